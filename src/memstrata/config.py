@@ -1,0 +1,122 @@
+"""Store configuration: `<home>/config.toml`, every key optional.
+
+```toml
+[kinds]            # ledger kinds and their half-lives in hours (seed 000)
+convention = 720
+interface = 480
+decision = 336
+artifact = 168
+warning = 168
+code = 72
+
+[roles]            # seed 004 scope table; unnamed agents are "project"
+admin = ["wilco"]
+skill = ["seo"]
+
+[log]
+compact_bytes = 51200
+compact_entries = 100
+
+[sessions]
+retention_days = 30
+keep_recent = 10
+tool_result_retention = 5
+
+[tools.memory]
+enabled = true     # seed 003: memory tools off, CONTEXT.md auto-load stays
+```
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memstrata.errors import MalformedInput
+
+DEFAULT_HALF_LIVES: dict[str, float] = {
+    "convention": 720.0,
+    "interface": 480.0,
+    "decision": 336.0,
+    "artifact": 168.0,
+    "warning": 168.0,
+    "code": 72.0,
+}
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Seed 000 memory bounds."""
+
+    summary_bytes: int = 4096
+    detail_bytes: int = 16384
+    query_max: int = 50
+    search_default: int = 10
+    context_entries: int = 15
+    context_bytes: int = 10240
+
+
+@dataclass(frozen=True)
+class Config:
+    half_lives: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_HALF_LIVES))
+    bounds: Bounds = field(default_factory=Bounds)
+    admins: tuple[str, ...] = ()
+    skills: tuple[str, ...] = ()
+    log_compact_bytes: int = 50 * 1024
+    log_compact_entries: int = 100
+    session_retention_days: int = 30
+    session_keep_recent: int = 10
+    tool_result_retention: int = 5
+    max_memory_chars: int = 50000
+    memory_tools_enabled: bool = True
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(self.half_lives)
+
+    def role_of(self, agent: str | None) -> str:
+        if agent is None:
+            return "admin"
+        if agent in self.admins:
+            return "admin"
+        if agent in self.skills:
+            return "skill"
+        return "project"
+
+
+def load_config(home: Path) -> Config:
+    path = home / "config.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return Config()
+    except tomllib.TOMLDecodeError as exc:
+        raise MalformedInput(f"{path}: invalid TOML: {exc}") from None
+    try:
+        kinds = data.get("kinds")
+        half_lives = (
+            {str(k): float(v) for k, v in kinds.items()} if kinds else dict(DEFAULT_HALF_LIVES)
+        )
+        roles = data.get("roles", {})
+        log = data.get("log", {})
+        sessions = data.get("sessions", {})
+        memory = data.get("memory", {})
+        tools = data.get("tools", {}).get("memory", {})
+        return Config(
+            half_lives=half_lives,
+            admins=tuple(roles.get("admin", ())),
+            skills=tuple(roles.get("skill", ())),
+            log_compact_bytes=int(log.get("compact_bytes", 50 * 1024)),
+            log_compact_entries=int(log.get("compact_entries", 100)),
+            session_retention_days=int(sessions.get("retention_days", 30)),
+            session_keep_recent=int(sessions.get("keep_recent", 10)),
+            tool_result_retention=int(sessions.get("tool_result_retention", 5)),
+            max_memory_chars=int(memory.get("max_chars", 50000)),
+            memory_tools_enabled=bool(tools.get("enabled", True)),
+            raw=data,
+        )
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise MalformedInput(f"{path}: invalid value: {exc}") from None

@@ -1,0 +1,130 @@
+"""One exception tree for memstrata.
+
+    MemstrataError
+    ├── InvalidInput              bad value from a caller (the store is unchanged)
+    │   ├── PathOutsideStore      `..`, absolute, NUL, symlink out, sibling prefix
+    │   ├── EntryTooLarge         summary > 4 KB, detail > 16 KB, ...
+    │   ├── UnknownKind           kind not in the configured kinds
+    │   ├── UnknownLayer          layer name not known to search
+    │   ├── MalformedInput        malformed JSON, bad timestamp, bad query value
+    │   └── ReservedFile          a path owned by a layer (LOG.md is append-only, ...)
+    ├── NotFound                  unknown id, key, file or session
+    │   └── UnknownSupersedes     `supersedes` names no ledger entry
+    ├── Conflict                  the thing changed under you
+    │   ├── NotUnique             replace target matches 0 or 2+ times
+    │   ├── AlreadyExists         create-only target exists
+    │   └── StaleWrite            expected-content check failed
+    ├── ScopeDenied               the principal may not read/write that memory
+    ├── Refused                   a policy refused the write (save exclusions, ...)
+    ├── IndexError_               the derived index cannot be used (rebuild it)
+    ├── ProviderError             an embedder / LLM provider failed (timeout, bad reply)
+    └── LockTimeout               a cross-process lock was not acquired in time
+
+The library raises these; adapters (CLI, MCP, HTTP) translate them. Nothing here
+shadows a builtin (`MemoryError`, `IndexError`).
+"""
+
+from __future__ import annotations
+
+
+class MemstrataError(Exception):
+    """Root of every error memstrata raises on purpose."""
+
+    code = "error"
+
+
+class InvalidInput(MemstrataError, ValueError):
+    code = "invalid_input"
+
+
+class PathOutsideStore(InvalidInput):
+    code = "path_outside_store"
+
+
+class EntryTooLarge(InvalidInput):
+    code = "entry_too_large"
+
+
+class UnknownKind(InvalidInput):
+    code = "unknown_kind"
+
+
+class UnknownLayer(InvalidInput):
+    code = "unknown_layer"
+
+
+class MalformedInput(InvalidInput):
+    code = "malformed_input"
+
+
+class ReservedFile(InvalidInput):
+    code = "reserved_file"
+
+
+class NotFound(MemstrataError, LookupError):
+    code = "not_found"
+
+
+class UnknownSupersedes(NotFound):
+    code = "unknown_supersedes"
+
+
+class Conflict(MemstrataError):
+    code = "conflict"
+
+
+class NotUnique(Conflict):
+    code = "not_unique"
+
+
+class AlreadyExists(Conflict):
+    code = "already_exists"
+
+
+class StaleWrite(Conflict):
+    code = "stale_write"
+
+
+class ScopeDenied(MemstrataError, PermissionError):
+    code = "scope_denied"
+
+
+class Refused(MemstrataError):
+    code = "refused"
+
+
+class IndexError_(MemstrataError):
+    """The derived SQLite index is unusable; `memstrata reindex` rebuilds it."""
+
+    code = "index_error"
+
+
+class ProviderError(MemstrataError):
+    code = "provider_error"
+
+
+class LockTimeout(MemstrataError, TimeoutError):
+    code = "lock_timeout"
+
+
+__all__ = [
+    "AlreadyExists",
+    "Conflict",
+    "EntryTooLarge",
+    "IndexError_",
+    "InvalidInput",
+    "LockTimeout",
+    "MalformedInput",
+    "MemstrataError",
+    "NotFound",
+    "NotUnique",
+    "PathOutsideStore",
+    "ProviderError",
+    "Refused",
+    "ReservedFile",
+    "ScopeDenied",
+    "StaleWrite",
+    "UnknownKind",
+    "UnknownLayer",
+    "UnknownSupersedes",
+]

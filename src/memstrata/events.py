@@ -1,0 +1,83 @@
+"""Memory events (seed 004): delivered to in-process subscribers and to `events.jsonl`.
+
+| event          | payload                           |
+|----------------|-----------------------------------|
+| memory:read    | {type, path, size}                |
+| memory:write   | {type, path, delta}               |
+| memory:flush   | {sessionId}                       |
+| memory:compact | {sessionId, before, after}        |
+| memory:search  | {query, results}                  |
+
+The audit file is an append-only trail, written with one `write` per event under
+the file lock but without fsync: it records what happened, while the memory files
+themselves carry the durability promise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memstrata.files.appendlog import durable_append
+from memstrata.files.jsonl import encode, read_records
+from memstrata.files.locks import LockTable
+
+EVENT_NAMES = ("memory:read", "memory:write", "memory:flush", "memory:compact", "memory:search")
+
+
+@dataclass(frozen=True)
+class Event:
+    name: str
+    payload: dict[str, Any]
+    agent: str | None
+    ts: float
+
+
+Subscriber = Callable[[Event], None]
+
+
+class EventBus:
+    def __init__(self, audit_path: Path | None, locks: LockTable, agent: str | None) -> None:
+        self._audit = audit_path
+        self._locks = locks
+        self._agent = agent
+        self._subs: list[Subscriber] = []
+        self._guard = threading.Lock()
+
+    def subscribe(self, fn: Subscriber) -> Callable[[], None]:
+        """Call `fn(event)` for every event; returns a function that unsubscribes."""
+        with self._guard:
+            self._subs.append(fn)
+
+        def unsubscribe() -> None:
+            with self._guard, contextlib.suppress(ValueError):
+                self._subs.remove(fn)
+
+        return unsubscribe
+
+    @contextlib.contextmanager
+    def capture(self) -> Iterator[list[Event]]:
+        """Collect the events emitted inside the block (used by tests and "ignore memory")."""
+        seen: list[Event] = []
+        unsubscribe = self.subscribe(seen.append)
+        try:
+            yield seen
+        finally:
+            unsubscribe()
+
+    def emit(self, name: str, payload: dict[str, Any]) -> None:
+        event = Event(name, payload, self._agent, time.time())
+        if self._audit is not None:
+            record = {"ts": event.ts, "event": name, "agent": self._agent, "payload": payload}
+            durable_append(self._locks, self._audit, encode(record), fsync=False)
+        for fn in list(self._subs):
+            fn(event)
+
+
+def read_audit(path: Path) -> list[dict[str, Any]]:
+    return [r for _, r in read_records(path).records]

@@ -1,0 +1,156 @@
+"""Where every layer lives on disk. The folder listing of a store is its documentation:
+
+    <home>/                       default ./.memstrata, or $MEMSTRATA_HOME
+      config.toml                 optional settings (kinds, roles, thresholds)
+      ledger.jsonl                shared cross-agent ledger (seed 000)
+      items.json                  extracted knowledge (seed 004)
+      events.jsonl                memory events audit trail (seed 004)
+      index.db                    derived SQLite index: delete it and nothing is lost
+      rooms/<room>/channel.jsonl  per-room conversation (seed 000 layer 1)
+      rooms/<room>/artifacts/     room artifacts (seed 000 layer 2)
+      agents/<name>/
+        AGENT.md                  identity (seeds 002, 004)
+        memory/                   the agent's memory directory (seed 003 tools work here)
+          CONTEXT.md | MEMORY.md  auto-loaded long-term memory (seeds 003 / 004)
+          NOW.md | NOTES.md       hot state (seeds 002 / 001)
+          LOG.md                  warm append-only log (seed 002)
+          session/                conversation scratch (seed 001 layer 1)
+          *.md                    free-form memory files (seed 003)
+        archive/                  cold: compacted LOG archives, cleared scratch, old sessions
+        facts.jsonl               key/value and durable typed facts (seeds 002, 001)
+        tasks.json                task memory (seed 004)
+        compactions.jsonl         compaction history (seed 002)
+        episodes/<task-slug>/     task-episodic memory (seed 001 layer 2)
+        sessions/sessions.json    session index; sessions/<id>.jsonl transcripts (seed 004)
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from memstrata.model import check_name
+
+DEFAULT_HOME = ".memstrata"
+
+# Two seeds name one layer twice; the first name is the one memstrata creates.
+ALIASES: dict[str, tuple[str, ...]] = {
+    "CONTEXT.md": ("CONTEXT.md", "MEMORY.md"),
+    "NOW.md": ("NOW.md", "NOTES.md"),
+}
+
+
+def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
+    if home is not None:
+        return Path(home).expanduser().absolute()
+    env = os.environ.get("MEMSTRATA_HOME")
+    if env:
+        return Path(env).expanduser().absolute()
+    return Path.cwd() / DEFAULT_HOME
+
+
+@dataclass(frozen=True)
+class Layout:
+    home: Path
+
+    @property
+    def ledger(self) -> Path:
+        return self.home / "ledger.jsonl"
+
+    @property
+    def items(self) -> Path:
+        return self.home / "items.json"
+
+    @property
+    def events(self) -> Path:
+        return self.home / "events.jsonl"
+
+    @property
+    def index_db(self) -> Path:
+        return self.home / "index.db"
+
+    @property
+    def locks(self) -> Path:
+        return self.home / ".locks"
+
+    @property
+    def config(self) -> Path:
+        return self.home / "config.toml"
+
+    def room(self, room: str) -> Path:
+        return self.home / "rooms" / check_name(room, "room")
+
+    def channel(self, room: str) -> Path:
+        return self.room(room) / "channel.jsonl"
+
+    def artifacts(self, room: str) -> Path:
+        return self.room(room) / "artifacts"
+
+    def agent(self, agent: str) -> Path:
+        return self.home / "agents" / check_name(agent, "agent")
+
+    def memory_dir(self, agent: str) -> Path:
+        return self.agent(agent) / "memory"
+
+    def identity(self, agent: str) -> Path:
+        return self.agent(agent) / "AGENT.md"
+
+    def aliased(self, agent: str, canonical: str) -> Path:
+        """The existing file among a layer's names, else the canonical one."""
+        folder = self.memory_dir(agent)
+        for name in ALIASES[canonical]:
+            candidate = folder / name
+            if candidate.exists():
+                return candidate
+        return folder / canonical
+
+    def context_file(self, agent: str) -> Path:
+        return self.aliased(agent, "CONTEXT.md")
+
+    def now_file(self, agent: str) -> Path:
+        return self.aliased(agent, "NOW.md")
+
+    def log_file(self, agent: str) -> Path:
+        return self.memory_dir(agent) / "LOG.md"
+
+    def scratch_dir(self, agent: str) -> Path:
+        return self.memory_dir(agent) / "session"
+
+    def archive_dir(self, agent: str) -> Path:
+        return self.agent(agent) / "archive"
+
+    def facts(self, agent: str) -> Path:
+        return self.agent(agent) / "facts.jsonl"
+
+    def tasks(self, agent: str) -> Path:
+        return self.agent(agent) / "tasks.json"
+
+    def compactions(self, agent: str) -> Path:
+        return self.agent(agent) / "compactions.jsonl"
+
+    def episodes_dir(self, agent: str) -> Path:
+        return self.agent(agent) / "episodes"
+
+    def sessions_dir(self, agent: str) -> Path:
+        return self.agent(agent) / "sessions"
+
+    def session_index(self, agent: str) -> Path:
+        return self.sessions_dir(agent) / "sessions.json"
+
+    def session(self, agent: str, session_id: str) -> Path:
+        return self.sessions_dir(agent) / f"{check_name(session_id, 'session id')}.jsonl"
+
+    def agents(self) -> list[str]:
+        root = self.home / "agents"
+        try:
+            return sorted(p.name for p in root.iterdir() if p.is_dir())
+        except FileNotFoundError:
+            return []
+
+    def rooms(self) -> list[str]:
+        root = self.home / "rooms"
+        try:
+            return sorted(p.name for p in root.iterdir() if p.is_dir())
+        except FileNotFoundError:
+            return []

@@ -1,0 +1,1 @@
+"""The derived SQLite index: schema, writes, catch-up with the files. Rebuildable from files."""

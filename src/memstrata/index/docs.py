@@ -1,0 +1,137 @@
+"""What the index stores: one `Doc` per searchable memory, plus fact rows; and the writes."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from memstrata.files.jsonl import BadLine
+
+
+@dataclass(frozen=True)
+class Doc:
+    """One searchable memory, whatever layer it comes from.
+
+    `uid` is stable across reindexing (derived from the file, never from row ids),
+    so re-parsing a source replaces its docs instead of duplicating them.
+    """
+
+    uid: str
+    layer: str
+    ts: float
+    body: str
+    source: str
+    owner: str | None = None
+    room: str | None = None
+    kind: str | None = None
+    tags: tuple[str, ...] = ()
+    title: str = ""
+    context: str = ""
+    line: int | None = None
+    thread: str | None = None
+    pos: int | None = None
+    supersedes: str | None = None
+    meta: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class FactRow:
+    owner: str
+    key: str
+    value: str | None  # None = the fact was retracted
+    category: str
+    citations: tuple[str, ...]
+    ts: str
+
+
+@dataclass
+class Parsed:
+    """What a layer's parser found in a byte range of one of its files."""
+
+    docs: list[Doc] = field(default_factory=list)
+    bad: list[BadLine] = field(default_factory=list)
+    consumed: int = 0
+    facts: list[FactRow] = field(default_factory=list)
+
+
+_UPSERT = """
+INSERT INTO docs (uid, layer, owner, room, kind, tags, ts, title, body, context, source,
+                  line, thread, pos, supersedes, superseded, meta)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+        EXISTS(SELECT 1 FROM docs d2 WHERE d2.supersedes = ?), ?)
+ON CONFLICT(uid) DO UPDATE SET
+    layer=excluded.layer, owner=excluded.owner, room=excluded.room, kind=excluded.kind,
+    tags=excluded.tags, ts=excluded.ts, title=excluded.title, body=excluded.body,
+    context=excluded.context, source=excluded.source, line=excluded.line,
+    thread=excluded.thread, pos=excluded.pos, supersedes=excluded.supersedes, meta=excluded.meta
+"""
+
+
+def tags_text(tags: Iterable[str]) -> str:
+    return " ".join(tags)
+
+
+def upsert_docs(conn: sqlite3.Connection, docs: Iterable[Doc]) -> int:
+    rows = []
+    superseding: list[str] = []
+    for d in docs:
+        rows.append(
+            (
+                d.uid, d.layer, d.owner, d.room, d.kind, tags_text(d.tags), d.ts, d.title,
+                d.body, d.context, d.source, d.line, d.thread, d.pos, d.supersedes, d.uid,
+                json.dumps(d.meta, ensure_ascii=False) if d.meta is not None else None,
+            )
+        )
+        if d.supersedes:
+            superseding.append(d.supersedes)
+    if rows:
+        conn.executemany(_UPSERT, rows)
+    if superseding:
+        conn.executemany("UPDATE docs SET superseded = 1 WHERE uid = ?", [(u,) for u in superseding])
+    return len(rows)
+
+
+def apply_facts(conn: sqlite3.Connection, facts: Iterable[FactRow]) -> None:
+    for f in facts:
+        if f.value is None:
+            conn.execute("DELETE FROM facts WHERE owner = ? AND key = ?", (f.owner, f.key))
+            continue
+        conn.execute(
+            """
+            INSERT INTO facts (owner, key, value, category, citations, created_at, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(owner, key) DO UPDATE SET value=excluded.value,
+                category=excluded.category, citations=excluded.citations,
+                updated_at=excluded.updated_at
+            """,
+            (f.owner, f.key, f.value, f.category, json.dumps(list(f.citations)), f.ts, f.ts),
+        )
+
+
+def record_bad(conn: sqlite3.Connection, bad: Iterable[BadLine]) -> None:
+    conn.executemany(
+        "INSERT OR REPLACE INTO bad_lines(source, offset, reason, text) VALUES (?, ?, ?, ?)",
+        [(b.path, b.offset, b.reason, b.text) for b in bad],
+    )
+
+
+def delete_source(conn: sqlite3.Connection, source: str) -> None:
+    """Forget everything indexed from one source file (before re-parsing it whole)."""
+    conn.execute(
+        "UPDATE docs SET superseded = 0 WHERE uid IN "
+        "(SELECT supersedes FROM docs WHERE source = ? AND supersedes IS NOT NULL)",
+        (source,),
+    )
+    conn.execute("DELETE FROM docs WHERE source = ?", (source,))
+    conn.execute("DELETE FROM bad_lines WHERE source = ?", (source,))
+
+
+def apply_parsed(conn: sqlite3.Connection, parsed: Parsed) -> None:
+    upsert_docs(conn, parsed.docs)
+    if parsed.facts:
+        apply_facts(conn, parsed.facts)
+    if parsed.bad:
+        record_bad(conn, parsed.bad)

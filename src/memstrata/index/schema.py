@@ -1,0 +1,100 @@
+"""Named migrations, applied in order on open; `meta.schema` records the last one applied.
+
+Every text-bearing memory of every layer is one row of `docs`, mirrored into the
+FTS5 table `docs_fts` by triggers. `sources` records how far each source file has
+been indexed so that opening a store only reads what changed.
+"""
+
+from __future__ import annotations
+
+MIGRATIONS: list[tuple[str, str]] = [
+    (
+        "001_docs",
+        """
+        CREATE TABLE IF NOT EXISTS docs (
+            id INTEGER PRIMARY KEY,
+            uid TEXT NOT NULL UNIQUE,
+            layer TEXT NOT NULL,
+            owner TEXT,
+            room TEXT,
+            kind TEXT,
+            tags TEXT NOT NULL DEFAULT '',
+            ts REAL NOT NULL,
+            title TEXT NOT NULL DEFAULT '',
+            body TEXT NOT NULL DEFAULT '',
+            context TEXT NOT NULL DEFAULT '',
+            source TEXT NOT NULL,
+            line INTEGER,
+            thread TEXT,
+            pos INTEGER,
+            supersedes TEXT,
+            superseded INTEGER NOT NULL DEFAULT 0,
+            meta TEXT
+        );
+        CREATE INDEX IF NOT EXISTS docs_source ON docs(source);
+        CREATE INDEX IF NOT EXISTS docs_layer_ts ON docs(layer, ts);
+        CREATE INDEX IF NOT EXISTS docs_owner ON docs(owner, layer);
+        CREATE INDEX IF NOT EXISTS docs_thread ON docs(thread, pos);
+        CREATE INDEX IF NOT EXISTS docs_supersedes ON docs(supersedes);
+        CREATE VIRTUAL TABLE IF NOT EXISTS docs_fts USING fts5(
+            title, body, tags, context,
+            content='docs', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER IF NOT EXISTS docs_ai AFTER INSERT ON docs BEGIN
+            INSERT INTO docs_fts(rowid, title, body, tags, context)
+            VALUES (new.id, new.title, new.body, new.tags, new.context);
+        END;
+        CREATE TRIGGER IF NOT EXISTS docs_ad AFTER DELETE ON docs BEGIN
+            INSERT INTO docs_fts(docs_fts, rowid, title, body, tags, context)
+            VALUES ('delete', old.id, old.title, old.body, old.tags, old.context);
+        END;
+        CREATE TRIGGER IF NOT EXISTS docs_au AFTER UPDATE OF title, body, tags, context ON docs BEGIN
+            INSERT INTO docs_fts(docs_fts, rowid, title, body, tags, context)
+            VALUES ('delete', old.id, old.title, old.body, old.tags, old.context);
+            INSERT INTO docs_fts(rowid, title, body, tags, context)
+            VALUES (new.id, new.title, new.body, new.tags, new.context);
+        END;
+        CREATE TABLE IF NOT EXISTS sources (
+            path TEXT PRIMARY KEY,
+            mode TEXT NOT NULL,
+            ino INTEGER,
+            size INTEGER,
+            mtime_ns INTEGER,
+            offset INTEGER NOT NULL DEFAULT 0,
+            anchor BLOB,
+            bad_lines INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE TABLE IF NOT EXISTS facts (
+            owner TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            category TEXT NOT NULL,
+            citations TEXT NOT NULL DEFAULT '[]',
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (owner, key)
+        );
+        CREATE TABLE IF NOT EXISTS bad_lines (
+            source TEXT NOT NULL,
+            offset INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            text TEXT NOT NULL,
+            PRIMARY KEY (source, offset)
+        );
+        """,
+    ),
+    (
+        "002_vectors",
+        """
+        CREATE TABLE IF NOT EXISTS vectors (
+            uid TEXT NOT NULL,
+            model TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            content_hash TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (uid, model)
+        );
+        """,
+    ),
+]

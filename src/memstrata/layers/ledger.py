@@ -1,0 +1,228 @@
+"""The shared cross-agent ledger (seed 000): `ledger.jsonl`, one entry per line.
+
+Entries are never removed or edited: a new entry may `supersede` an old one, which
+then stays in the file for audit but is hidden from every default read (the index
+marks it `superseded`). Each room sees the others' entries through filtered views
+(`exclude_room`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Any
+
+from memstrata.errors import MalformedInput, NotFound, UnknownKind, UnknownSupersedes
+from memstrata.files.jsonl import decode, encode, read_records
+from memstrata.index.docs import Doc, Parsed
+from memstrata.index.reconcile import SourceSpec
+from memstrata.layers.base import Layer, check_tags, check_text
+from memstrata.model import LedgerEntry, check_name, iso, now_ts, parse_ts
+
+if TYPE_CHECKING:
+    from memstrata.store import Store
+
+LEDGER_FIELDS = (
+    "id", "ts", "kind", "room_id", "author_role", "ref", "tags", "summary", "detail", "supersedes",
+)
+
+
+def parse_ledger(data: bytes, base: int, path: str) -> Parsed:
+    dec = decode(data, base, path)
+    out = Parsed(bad=dec.bad, consumed=dec.consumed)
+    for off, rec in dec.records:
+        try:
+            entry = LedgerEntry.from_dict(rec)
+            ts = parse_ts(entry.ts)
+        except (KeyError, MalformedInput) as exc:
+            from memstrata.files.jsonl import BadLine
+
+            out.bad.append(BadLine(path, off, f"not a ledger entry: {exc}", json.dumps(rec)[:200]))
+            continue
+        out.docs.append(
+            Doc(
+                uid=f"ledger:{entry.id}",
+                layer="ledger",
+                ts=ts,
+                title=entry.summary,
+                body=entry.detail or "",
+                source=path,
+                room=entry.room_id,
+                kind=entry.kind,
+                tags=entry.tags,
+                line=off,
+                supersedes=f"ledger:{entry.supersedes}" if entry.supersedes else None,
+                meta=entry.to_dict(),
+            )
+        )
+    return out
+
+
+class Ledger(Layer):
+    """Publish, query and search the shared ledger.
+
+    Example:
+        >>> entry = store.ledger.publish("decision", "Chose bcrypt", tags=["auth"])  # doctest: +SKIP
+    """
+
+    layer = "ledger"
+
+    def __init__(self, store: Store) -> None:
+        super().__init__(store, None)
+        self.path = store.layout.ledger
+
+    def spec(self) -> SourceSpec:
+        path = str(self.path)
+        return SourceSpec(self.path, "append", lambda data, base: parse_ledger(data, base, path))
+
+    def publish(
+        self,
+        kind: str,
+        summary: str,
+        *,
+        tags: list[str] | tuple[str, ...] | None = None,
+        detail: str | None = None,
+        ref: str | None = None,
+        room_id: str | None = None,
+        author_role: str | None = None,
+        supersedes: str | None = None,
+        ts: float | str | None = None,
+    ) -> LedgerEntry:
+        """Append an entry; acknowledged (returned) only once it is on disk."""
+        self._check("write")
+        cfg = self.store.config
+        if kind not in cfg.half_lives:
+            raise UnknownKind(f"unknown kind {kind!r}; known kinds: {', '.join(cfg.kinds)}")
+        check_text(summary, "summary", cfg.bounds.summary_bytes)
+        if detail is not None:
+            check_text(detail, "detail", cfg.bounds.detail_bytes, allow_empty=True)
+        tags_t = check_tags(tags)
+        room = room_id if room_id is not None else self.store.principal.room
+        if room is not None:
+            check_name(room, "room")
+        if ref is not None:
+            check_text(ref, "ref", 256)
+        if author_role is None:
+            author_role = self.store.principal.agent
+        if supersedes is not None:
+            if not isinstance(supersedes, str) or not self._exists(supersedes):
+                raise UnknownSupersedes(f"supersedes: no ledger entry with id {supersedes!r}")
+        when = now_ts() if ts is None else parse_ts(ts)
+        entry = LedgerEntry(
+            id=self._new_id(),
+            ts=iso(when),
+            kind=kind,
+            room_id=room,
+            author_role=author_role,
+            ref=ref,
+            tags=tags_t,
+            summary=summary,
+            detail=detail,
+            supersedes=supersedes,
+        )
+        data = encode(entry.to_dict())
+        self.store.append(self.spec(), data)
+        self._write_event(self.path, len(data), "ledger")
+        return entry
+
+    def _new_id(self) -> str:
+        for _ in range(16):
+            candidate = "mem-" + os.urandom(4).hex()
+            if not self._in_index(candidate):
+                return candidate
+        raise RuntimeError("could not allocate a unique ledger id")  # pragma: no cover
+
+    def _in_index(self, entry_id: str) -> bool:
+        with self.store.db.read() as conn:
+            row = conn.execute("SELECT 1 FROM docs WHERE uid = ?", (f"ledger:{entry_id}",))
+            return row.fetchone() is not None
+
+    def _exists(self, entry_id: str) -> bool:
+        if self._in_index(entry_id):
+            return True
+        # The index may lag a writer that died before indexing: the file decides.
+        return any(rec.get("id") == entry_id for _, rec in read_records(self.path).records)
+
+    def get(self, entry_id: str) -> LedgerEntry:
+        """One entry by id, superseded or not (audit reads may name any id)."""
+        self._check("read")
+        with self.store.db.read() as conn:
+            row = conn.execute(
+                "SELECT meta FROM docs WHERE uid = ?", (f"ledger:{entry_id}",)
+            ).fetchone()
+        if row is None:
+            raise NotFound(f"no ledger entry with id {entry_id!r}")
+        self._read_event(self.path, len(row[0]))
+        return LedgerEntry.from_dict(json.loads(row[0]))
+
+    def is_superseded(self, entry_id: str) -> bool:
+        with self.store.db.read() as conn:
+            row = conn.execute(
+                "SELECT superseded FROM docs WHERE uid = ?", (f"ledger:{entry_id}",)
+            ).fetchone()
+        if row is None:
+            raise NotFound(f"no ledger entry with id {entry_id!r}")
+        return bool(row[0])
+
+    def query(
+        self,
+        *,
+        tags: list[str] | None = None,
+        kind: str | None = None,
+        last_n: int | None = None,
+        room: str | None = None,
+        exclude_room: str | None = None,
+        match: str = "any",
+        include_superseded: bool = False,
+    ) -> list[LedgerEntry]:
+        """Structured filters, newest first, at most `bounds.query_max` (50) entries."""
+        self._check("read")
+        cap = self.store.config.bounds.query_max
+        limit = cap if last_n is None else last_n
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            raise MalformedInput(f"last_n must be a positive integer, got {last_n!r}")
+        limit = min(limit, cap)
+        if kind is not None and kind not in self.store.config.half_lives:
+            raise UnknownKind(f"unknown kind {kind!r}; known kinds: {', '.join(self.store.config.kinds)}")
+        if match not in ("any", "all"):
+            raise MalformedInput("match must be 'any' or 'all'")
+        tags_t = check_tags(tags)
+        where = ["d.layer = 'ledger'"]
+        params: list[Any] = []
+        if not include_superseded:
+            where.append("d.superseded = 0")
+        if kind:
+            where.append("d.kind = ?")
+            params.append(kind)
+        if room:
+            where.append("d.room = ?")
+            params.append(room)
+        if exclude_room:
+            where.append("(d.room IS NULL OR d.room != ?)")
+            params.append(exclude_room)
+        if tags_t:
+            joiner = " OR " if match == "any" else " AND "
+            where.append(
+                "(" + joiner.join("(' ' || d.tags || ' ') LIKE ?" for _ in tags_t) + ")"
+            )
+            params.extend(f"% {t} %" for t in tags_t)
+        sql = (
+            f"SELECT d.meta FROM docs d WHERE {' AND '.join(where)} "
+            "ORDER BY d.ts DESC, d.id DESC LIMIT ?"
+        )
+        with self.store.db.read() as conn:
+            rows = conn.execute(sql, [*params, limit]).fetchall()
+        out = [LedgerEntry.from_dict(json.loads(r[0])) for r in rows]
+        self._read_event(self.path, sum(len(r[0]) for r in rows))
+        return out
+
+    def entries(self, *, include_superseded: bool = False) -> list[LedgerEntry]:
+        """Every entry straight from the file, in file order (audit view)."""
+        self._check("read")
+        parsed = parse_ledger(read_records(self.path).records and self.path.read_bytes() or b"", 0, str(self.path))
+        hidden = {d.supersedes for d in parsed.docs if d.supersedes}
+        return [
+            LedgerEntry.from_dict(d.meta or {})
+            for d in parsed.docs
+            if include_superseded or d.uid not in hidden
+        ]

@@ -1,0 +1,227 @@
+"""Value types shared by every layer: frozen dataclasses, no behaviour beyond (de)serialising."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from memstrata.errors import MalformedInput
+
+Role = Literal["admin", "project", "skill"]
+ROLES: tuple[str, ...] = ("admin", "project", "skill")
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def check_name(value: str, what: str) -> str:
+    """Agent, room and session names become folder names: keep them plain."""
+    if not isinstance(value, str) or not _NAME_RE.match(value) or value in (".", ".."):
+        raise MalformedInput(
+            f"invalid {what} {value!r}: use 1-64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    return value
+
+
+def now_ts() -> float:
+    return time.time()
+
+
+def iso(ts: float) -> str:
+    """Epoch seconds -> '2026-11-22T10:30:00.123Z' (UTC, millisecond precision)."""
+    dt = datetime.fromtimestamp(ts, UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+def parse_ts(value: str | float | int | None) -> float:
+    """ISO 8601 (with Z or offset, date-only allowed) or epoch seconds -> epoch seconds."""
+    if value is None:
+        raise MalformedInput("missing timestamp")
+    if isinstance(value, bool):
+        raise MalformedInput(f"invalid timestamp {value!r}")
+    if isinstance(value, int | float):
+        return float(value)
+    text = str(value).strip()
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        raise MalformedInput(f"invalid timestamp {value!r}: expected ISO 8601") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.timestamp()
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is reading or writing: an agent name, its role (seed 004 scope table) and room."""
+
+    agent: str | None = None
+    role: Role = "admin"
+    room: str | None = None
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One line of `ledger.jsonl`, with exactly the fields of seed 000."""
+
+    id: str
+    ts: str
+    kind: str
+    room_id: str | None
+    author_role: str | None
+    ref: str | None
+    tags: tuple[str, ...]
+    summary: str
+    detail: str | None
+    supersedes: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "ts": self.ts,
+            "kind": self.kind,
+            "room_id": self.room_id,
+            "author_role": self.author_role,
+            "ref": self.ref,
+            "tags": list(self.tags),
+            "summary": self.summary,
+            "detail": self.detail,
+            "supersedes": self.supersedes,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> LedgerEntry:
+        tags = d.get("tags") or []
+        if not isinstance(tags, list):
+            raise MalformedInput("tags must be a list")
+        return cls(
+            id=str(d["id"]),
+            ts=str(d["ts"]),
+            kind=str(d["kind"]),
+            room_id=d.get("room_id"),
+            author_role=d.get("author_role"),
+            ref=d.get("ref"),
+            tags=tuple(str(t) for t in tags),
+            summary=str(d.get("summary", "")),
+            detail=d.get("detail"),
+            supersedes=d.get("supersedes"),
+        )
+
+
+LOG_TYPES: tuple[str, ...] = ("TOOL_USE", "THOUGHT", "USER_FEEDBACK", "ERROR", "SYSTEM")
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One entry of LOG.md (seed 002 warm memory)."""
+
+    id: str
+    ts: str
+    entry_type: str
+    content: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A key/value fact (seed 002 user_facts; seed 001 durable facts use taxonomy categories)."""
+
+    key: str
+    value: str
+    category: str
+    created_at: str
+    updated_at: str
+    citations: tuple[str, ...] = ()
+
+
+SESSION_ROLES: tuple[str, ...] = ("user", "assistant", "tool_call", "tool_result", "system", "summary")
+
+
+@dataclass(frozen=True)
+class SessionMessage:
+    """One line of `sessions/<id>.jsonl` (seed 004 episodic memory)."""
+
+    id: str
+    role: str
+    content: str
+    timestamp: str
+    name: str | None = None
+    input: Any = None
+    speaker: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"id": self.id, "role": self.role}
+        if self.name is not None:
+            d["name"] = self.name
+        if self.input is not None:
+            d["input"] = self.input
+        if self.speaker is not None:
+            d["speaker"] = self.speaker
+        d["content"] = self.content
+        d["timestamp"] = self.timestamp
+        return d
+
+
+TASK_STATUSES: tuple[str, ...] = ("pending", "in_progress", "blocked", "done", "cancelled")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task of `tasks.json` (seed 004 task memory)."""
+
+    id: str
+    milestone: str | None
+    priority: int
+    status: str
+    description: str
+    acceptance_criteria: tuple[str, ...]
+    created: str
+    completed: str | None
+    blocked_by: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "milestone": self.milestone,
+            "priority": self.priority,
+            "status": self.status,
+            "description": self.description,
+            "acceptance_criteria": list(self.acceptance_criteria),
+            "created": self.created,
+            "completed": self.completed,
+            "blocked_by": list(self.blocked_by),
+        }
+
+
+ITEM_TYPES: tuple[str, ...] = ("entity", "claim", "task", "decision", "note")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One extracted knowledge item of `items.json` (seed 004)."""
+
+    id: str
+    type: str
+    title: str
+    content: str
+    sourceFile: str  # noqa: N815 - seed 004 field name
+    lineNumber: int  # noqa: N815
+    confidence: float
+    extractedAt: str  # noqa: N815
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "type": self.type,
+            "title": self.title,
+            "content": self.content,
+            "sourceFile": self.sourceFile,
+            "lineNumber": self.lineNumber,
+            "confidence": self.confidence,
+            "extractedAt": self.extractedAt,
+        }
