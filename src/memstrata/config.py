@@ -22,6 +22,10 @@ retention_days = 30
 keep_recent = 10
 tool_result_retention = 5
 
+[decay]            # half-lives (hours) of other layers; 0 = no decay
+log = 336
+channel = 168
+
 [tools.memory]
 enabled = true     # seed 003: memory tools off, CONTEXT.md auto-load stays
 ```
@@ -43,6 +47,17 @@ DEFAULT_HALF_LIVES: dict[str, float] = {
     "artifact": 168.0,
     "warning": 168.0,
     "code": 72.0,
+}
+
+
+# Decay for non-ledger layers (hours; None = evergreen). Identity, CONTEXT.md,
+# NOW.md, facts, tasks, items and memory files are what the agent currently holds
+# true, so they do not fade; the activity log and room chatter do. Transcripts do
+# not decay by default: what was said stays what was said.
+DEFAULT_LAYER_HALF_LIVES: dict[str, float | None] = {
+    "log": 336.0,
+    "archive": 720.0,
+    "channel": 168.0,
 }
 
 
@@ -71,11 +86,20 @@ class Config:
     tool_result_retention: int = 5
     max_memory_chars: int = 50000
     memory_tools_enabled: bool = True
+    layer_half_lives: dict[str, float | None] = field(
+        default_factory=lambda: dict(DEFAULT_LAYER_HALF_LIVES)
+    )
     raw: dict[str, Any] = field(default_factory=dict)
 
     @property
     def kinds(self) -> tuple[str, ...]:
         return tuple(self.half_lives)
+
+    def half_life(self, layer: str, kind: str | None) -> float | None:
+        """Half-life in hours for a doc of `layer`/`kind` (None: no decay)."""
+        if layer == "ledger":
+            return self.half_lives.get(kind or "")
+        return self.layer_half_lives.get(layer)
 
     def role_of(self, agent: str | None) -> str:
         if agent is None:
@@ -105,6 +129,9 @@ def load_config(home: Path) -> Config:
         sessions = data.get("sessions", {})
         memory = data.get("memory", {})
         tools = data.get("tools", {}).get("memory", {})
+        decay = dict(DEFAULT_LAYER_HALF_LIVES)
+        for k, v in data.get("decay", {}).items():
+            decay[str(k)] = float(v) if v else None
         return Config(
             half_lives=half_lives,
             admins=tuple(roles.get("admin", ())),
@@ -116,6 +143,7 @@ def load_config(home: Path) -> Config:
             tool_result_retention=int(sessions.get("tool_result_retention", 5)),
             max_memory_chars=int(memory.get("max_chars", 50000)),
             memory_tools_enabled=bool(tools.get("enabled", True)),
+            layer_half_lives=decay,
             raw=data,
         )
     except (TypeError, ValueError, AttributeError) as exc:

@@ -8,9 +8,10 @@
 | memory:compact | {sessionId, before, after}        |
 | memory:search  | {query, results}                  |
 
-The audit file is an append-only trail, written with one `write` per event under
-the file lock but without fsync: it records what happened, while the memory files
-themselves carry the durability promise.
+The audit file is an append-only trail: one `O_APPEND` write per event (atomic
+for a regular file on Linux, so concurrent processes never interleave lines) and
+no fsync: it records what happened, while the memory files themselves carry the
+durability promise. Readers skip a line torn by a crash, as for every JSONL file.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memstrata.files.appendlog import durable_append
+import os
+
 from memstrata.files.jsonl import encode, read_records
 from memstrata.files.locks import LockTable
 
@@ -48,6 +50,7 @@ class EventBus:
         self._agent = agent
         self._subs: list[Subscriber] = []
         self._guard = threading.Lock()
+        self._fd: int | None = None
 
     def subscribe(self, fn: Subscriber) -> Callable[[], None]:
         """Call `fn(event)` for every event; returns a function that unsubscribes."""
@@ -74,9 +77,27 @@ class EventBus:
         event = Event(name, payload, self._agent, time.time())
         if self._audit is not None:
             record = {"ts": event.ts, "event": name, "agent": self._agent, "payload": payload}
-            durable_append(self._locks, self._audit, encode(record), fsync=False)
+            self._write(encode(record))
         for fn in list(self._subs):
             fn(event)
+
+
+    def _write(self, line: bytes) -> None:
+        with self._guard:
+            if self._fd is None:
+                assert self._audit is not None
+                self._audit.parent.mkdir(parents=True, exist_ok=True)
+                self._fd = os.open(
+                    self._audit, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644
+                )
+            os.write(self._fd, line)
+
+    def close(self) -> None:
+        with self._guard:
+            if self._fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(self._fd)
+                self._fd = None
 
 
 def read_audit(path: Path) -> list[dict[str, Any]]:

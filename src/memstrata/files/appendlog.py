@@ -29,9 +29,13 @@ class Appended:
 
 
 def durable_append(
-    locks: LockTable, path: Path, data: bytes, *, fsync: bool = True
+    locks: LockTable, path: Path, data: bytes, *, fsync: bool = True, blank_line: bool = False
 ) -> Appended:
-    """Append `data` (which must end with a newline) to `path` durably."""
+    """Append `data` (which must end with a newline) to `path` durably.
+
+    With `blank_line`, the file is first made to end in an empty line, so that
+    block formats (LOG.md entries) always start a fresh block.
+    """
     if not data.endswith(b"\n"):
         raise ValueError("appended data must end with a newline")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -41,10 +45,17 @@ def durable_append(
             st = os.fstat(fd)
             size = st.st_size
             repaired = False
-            if size > 0 and os.pread(fd, 1, size - 1) != b"\n":
-                os.write(fd, b"\n")
-                size += 1
-                repaired = True
+            if size > 0:
+                tail = os.pread(fd, 2, max(0, size - 2))
+                fix = b""
+                if not tail.endswith(b"\n"):
+                    fix = b"\n\n" if blank_line else b"\n"
+                elif blank_line and tail != b"\n\n" and size > 1:
+                    fix = b"\n"
+                if fix:
+                    os.write(fd, fix)
+                    size += len(fix)
+                    repaired = True
             view = memoryview(data)
             written = 0
             while written < len(data):

@@ -37,16 +37,6 @@ class Doc:
     meta: dict[str, Any] | None = None
 
 
-@dataclass(frozen=True)
-class FactRow:
-    owner: str
-    key: str
-    value: str | None  # None = the fact was retracted
-    category: str
-    citations: tuple[str, ...]
-    ts: str
-
-
 @dataclass
 class Parsed:
     """What a layer's parser found in a byte range of one of its files."""
@@ -54,7 +44,7 @@ class Parsed:
     docs: list[Doc] = field(default_factory=list)
     bad: list[BadLine] = field(default_factory=list)
     consumed: int = 0
-    facts: list[FactRow] = field(default_factory=list)
+    deletes: list[str] = field(default_factory=list)  # uids retracted (facts forgotten)
 
 
 _UPSERT = """
@@ -94,23 +84,6 @@ def upsert_docs(conn: sqlite3.Connection, docs: Iterable[Doc]) -> int:
     return len(rows)
 
 
-def apply_facts(conn: sqlite3.Connection, facts: Iterable[FactRow]) -> None:
-    for f in facts:
-        if f.value is None:
-            conn.execute("DELETE FROM facts WHERE owner = ? AND key = ?", (f.owner, f.key))
-            continue
-        conn.execute(
-            """
-            INSERT INTO facts (owner, key, value, category, citations, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT(owner, key) DO UPDATE SET value=excluded.value,
-                category=excluded.category, citations=excluded.citations,
-                updated_at=excluded.updated_at
-            """,
-            (f.owner, f.key, f.value, f.category, json.dumps(list(f.citations)), f.ts, f.ts),
-        )
-
-
 def record_bad(conn: sqlite3.Connection, bad: Iterable[BadLine]) -> None:
     conn.executemany(
         "INSERT OR REPLACE INTO bad_lines(source, offset, reason, text) VALUES (?, ?, ?, ?)",
@@ -131,7 +104,7 @@ def delete_source(conn: sqlite3.Connection, source: str) -> None:
 
 def apply_parsed(conn: sqlite3.Connection, parsed: Parsed) -> None:
     upsert_docs(conn, parsed.docs)
-    if parsed.facts:
-        apply_facts(conn, parsed.facts)
+    if parsed.deletes:
+        conn.executemany("DELETE FROM docs WHERE uid = ?", [(u,) for u in parsed.deletes])
     if parsed.bad:
         record_bad(conn, parsed.bad)

@@ -65,16 +65,6 @@ MIGRATIONS: list[tuple[str, str]] = [
             anchor BLOB,
             bad_lines INTEGER NOT NULL DEFAULT 0
         );
-        CREATE TABLE IF NOT EXISTS facts (
-            owner TEXT NOT NULL,
-            key TEXT NOT NULL,
-            value TEXT NOT NULL,
-            category TEXT NOT NULL,
-            citations TEXT NOT NULL DEFAULT '[]',
-            created_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL,
-            PRIMARY KEY (owner, key)
-        );
         CREATE TABLE IF NOT EXISTS bad_lines (
             source TEXT NOT NULL,
             offset INTEGER NOT NULL,

@@ -219,7 +219,9 @@ class Ledger(Layer):
     def entries(self, *, include_superseded: bool = False) -> list[LedgerEntry]:
         """Every entry straight from the file, in file order (audit view)."""
         self._check("read")
-        parsed = parse_ledger(read_records(self.path).records and self.path.read_bytes() or b"", 0, str(self.path))
+        from memstrata.files.appendlog import read_from
+
+        parsed = parse_ledger(read_from(self.path, 0), 0, str(self.path))
         hidden = {d.supersedes for d in parsed.docs if d.supersedes}
         return [
             LedgerEntry.from_dict(d.meta or {})

@@ -1,0 +1,111 @@
+"""One agent's memory: every per-agent layer behind one handle.
+
+    agent = store.agent("finn")
+    agent.now.update("Analyzing portfolio data", ["Load CSV", "Report"])
+    agent.log.append("TOOL_USE", "loaded prices.csv", {"rows": 1200})
+    agent.facts.set("preferred_currency", "USD", "preference")
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from memstrata.index.reconcile import SourceSpec
+from memstrata.layers.catalog import _walk
+from memstrata.layers.episodes import Episodes, Scratch
+from memstrata.layers.facts import Facts
+from memstrata.layers.files import MemoryFiles
+from memstrata.layers.hot import Context, Identity, Now
+from memstrata.layers.log import Log, parse_log
+from memstrata.layers.mdparse import is_text_file, markdown_spec
+from memstrata.layers.sessions import Sessions
+from memstrata.layers.tasks import Tasks
+
+if TYPE_CHECKING:
+    from memstrata.store import Store
+
+
+class AgentMemory:
+    def __init__(self, store: Store, name: str) -> None:
+        self.store = store
+        self.name = name
+
+    @cached_property
+    def now(self) -> Now:
+        return Now(self.store, self.name)
+
+    @cached_property
+    def context(self) -> Context:
+        return Context(self.store, self.name)
+
+    @cached_property
+    def identity(self) -> Identity:
+        return Identity(self.store, self.name)
+
+    @cached_property
+    def log(self) -> Log:
+        return Log(self.store, self.name)
+
+    @cached_property
+    def files(self) -> MemoryFiles:
+        return MemoryFiles(self.store, self.name)
+
+    @cached_property
+    def facts(self) -> Facts:
+        return Facts(self.store, self.name)
+
+    @cached_property
+    def tasks(self) -> Tasks:
+        return Tasks(self.store, self.name)
+
+    @cached_property
+    def sessions(self) -> Sessions:
+        return Sessions(self.store, self.name)
+
+    @cached_property
+    def scratch(self) -> Scratch:
+        return Scratch(self.store, self.name, self.files)
+
+    @cached_property
+    def episodes(self) -> Episodes:
+        return Episodes(self.store, self.name)
+
+    def sources(self) -> list[SourceSpec]:
+        """Every index source this agent has on disk."""
+        lay = self.store.layout
+        specs: list[SourceSpec] = []
+        mem = lay.memory_dir(self.name)
+        for p in _walk(mem):
+            rel = p.relative_to(mem).as_posix()
+            if rel == "LOG.md":
+                specs.append(self.log.spec())
+            elif is_text_file(p):
+                specs.append(self.files.spec_for(p, rel))
+        if lay.identity(self.name).exists():
+            specs.append(self.identity.spec())
+        if lay.facts(self.name).exists():
+            specs.append(self.facts.spec())
+        if lay.tasks(self.name).exists():
+            specs.append(self.tasks.spec())
+        for sid in self.sessions.ids():
+            specs.append(self.sessions.spec(sid))
+        specs.extend(self.episodes.sources())
+        archive = lay.archive_dir(self.name)
+        for p in _walk(archive):
+            if p.suffix == ".md":
+                specs.append(archive_spec(self.store, p, self.name))
+        return specs
+
+
+def archive_spec(store: Store, path: object, owner: str) -> SourceSpec:
+    """Cold memory: compacted LOG archives (LOG format) and archived Markdown."""
+    from pathlib import Path
+
+    assert isinstance(path, Path)
+    if path.name.startswith("LOG-"):
+        p = str(path)
+        return SourceSpec(
+            path, "whole", lambda d, b: parse_log(d, b, p, owner=owner, layer="archive", final=True)
+        )
+    return markdown_spec(path, store.rel(path), "archive", owner=owner)

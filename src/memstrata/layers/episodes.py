@@ -1,0 +1,188 @@
+"""Seed 001's session and task-episodic layers.
+
+* `Scratch`: `memory/session/`, conversation scratch. Not auto-loaded; list
+  before reading; `clear()` at conversation end moves the files to the archive
+  (cleared from view, never destroyed).
+* `Episodes`: `episodes/<task-slug>/`, one folder per task (slug = kebab-case
+  title) holding revision history, verified items, phase reports and the gate
+  event log `observability/<task-id>.ndjson`. Persists beyond the conversation.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memstrata.errors import MalformedInput, NotFound
+from memstrata.files.jsonl import encode, read_records
+from memstrata.files.paths import safe_join
+from memstrata.index.reconcile import SourceSpec
+from memstrata.layers.base import Layer, check_text
+from memstrata.layers.catalog import _walk
+from memstrata.layers.mdparse import is_text_file, markdown_spec
+from memstrata.model import check_name, iso, now_ts
+
+if TYPE_CHECKING:
+    from memstrata.layers.files import FileInfo, MemoryFiles
+    from memstrata.store import Store
+
+SESSION_TEMPLATE = """# Session notes
+
+## Current State
+
+## Files and Functions
+
+## Errors & Corrections
+
+## Key Results
+
+## Worklog
+"""
+
+
+def slugify(title: str) -> str:
+    """Kebab-case task slug (seed 001): 'Implement Feature X!' -> 'implement-feature-x'."""
+    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:64].strip("-")
+    if not slug:
+        raise MalformedInput(f"cannot make a task slug from {title!r}")
+    return slug
+
+
+class Scratch(Layer):
+    """Conversation scratch under `memory/session/` (a view over the memory files)."""
+
+    layer = "scratch"
+
+    def __init__(self, store: Store, owner: str, files: MemoryFiles) -> None:
+        super().__init__(store, owner)
+        self.files = files
+        self.dir: Path = store.layout.scratch_dir(owner)
+
+    def list(self) -> list[FileInfo]:
+        if not self.dir.exists():
+            return []
+        return [f for f in self.files.list("session") if not f.is_dir]
+
+    def read(self, name: str) -> str:
+        return self.files.read(f"session/{name}")
+
+    def write(self, name: str, content: str) -> FileInfo:
+        return self.files.write(f"session/{name}", content)
+
+    def start_notes(self, name: str = "notes.md") -> FileInfo:
+        """Create the five-section session notes template (seed 001) if absent."""
+        if self.files.exists(f"session/{name}"):
+            return self.files.stat(f"session/{name}")
+        return self.write(name, SESSION_TEMPLATE)
+
+    def clear(self) -> str | None:
+        """Conversation end: move scratch to the archive; returns the archive folder."""
+        self._check("write")
+        files = self.list()
+        if not files:
+            return None
+        assert self.owner is not None
+        dest = self.store.layout.archive_dir(self.owner) / "scratch" / iso(now_ts()).replace(":", "")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with self.store.locks.hold(str(self.dir)):
+            shutil.move(str(self.dir), dest)
+        from memstrata.layers.agent import archive_spec
+
+        for f in files:
+            path = self.files.root / f.path
+            self.store.index_file(self.files.spec_for(path, f.path))
+            moved = dest / f.path.removeprefix("session/")
+            if moved.suffix == ".md" and moved.is_file():
+                self.store.index_file(archive_spec(self.store, moved, self.owner))
+        self._write_event(self.dir, -sum(f.size for f in files))
+        return self.store.rel(dest)
+
+
+class Episodes(Layer):
+    layer = "episode"
+
+    def __init__(self, store: Store, owner: str) -> None:
+        super().__init__(store, owner)
+        self.root: Path = store.layout.episodes_dir(owner)
+
+    def spec_for(self, path: Path) -> SourceSpec:
+        return markdown_spec(path, self.store.rel(path), "episode", owner=self.owner,
+                             thread=path.parent.name)
+
+    def sources(self) -> list[SourceSpec]:
+        return [self.spec_for(p) for p in _walk(self.root) if is_text_file(p) and p.suffix != ".ndjson"]
+
+    def _folder(self, slug: str) -> Path:
+        check_name(slug, "task slug")
+        return self.root / slug
+
+    def create(self, title: str) -> str:
+        self._check("write")
+        slug = slugify(title)
+        folder = self._folder(slug)
+        folder.mkdir(parents=True, exist_ok=True)
+        return slug
+
+    def list(self) -> list[str]:
+        self._check("read")
+        if not self.root.is_dir():
+            return []
+        return sorted(p.name for p in self.root.iterdir() if p.is_dir())
+
+    def files(self, slug: str) -> list[str]:
+        self._check("read")
+        folder = self._folder(slug)
+        if not folder.is_dir():
+            raise NotFound(f"no task folder {slug!r}")
+        return [p.relative_to(folder).as_posix() for p in _walk(folder)]
+
+    def write(self, slug: str, rel: str, content: str) -> str:
+        self._check("write")
+        folder = self._folder(slug)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = safe_join(folder, rel)
+        check_text(content, "content", 1024 * 1024, allow_empty=True)
+        self.store.rewrite(self.spec_for(path), content)
+        self._write_event(path, len(content))
+        return self.store.rel(path)
+
+    def append(self, slug: str, rel: str, text: str) -> str:
+        """Append a section to a task file (revision history, verified items...)."""
+        self._check("write")
+        folder = self._folder(slug)
+        folder.mkdir(parents=True, exist_ok=True)
+        path = safe_join(folder, rel)
+        check_text(text, "text", 256 * 1024)
+        with self.store.editing(self.spec_for(path)) as commit:
+            old = path.read_text(encoding="utf-8") if path.exists() else ""
+            sep = "" if not old or old.endswith("\n\n") else ("\n" if old.endswith("\n") else "\n\n")
+            commit(old + sep + text.rstrip("\n") + "\n")
+        self._write_event(path, len(text))
+        return self.store.rel(path)
+
+    def read(self, slug: str, rel: str) -> str:
+        self._check("read")
+        path = safe_join(self._folder(slug), rel)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise NotFound(f"no file {rel!r} in task {slug!r}") from None
+        self._read_event(path, len(text))
+        return text
+
+    def log_gate_event(self, slug: str, task_id: str, event: dict[str, Any]) -> None:
+        """Append a gate event to `observability/<task-id>.ndjson` (seed 001)."""
+        self._check("write")
+        check_name(task_id, "task id")
+        path = self._folder(slug) / "observability" / f"{task_id}.ndjson"
+        from memstrata.files.appendlog import durable_append
+
+        durable_append(self.store.locks, path, encode({"ts": iso(now_ts()), **event}))
+        self._write_event(path, 1)
+
+    def gate_events(self, slug: str, task_id: str) -> list[dict[str, Any]]:
+        self._check("read")
+        path = self._folder(slug) / "observability" / f"{check_name(task_id, 'task id')}.ndjson"
+        return [r for _, r in read_records(path).records]

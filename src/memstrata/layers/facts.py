@@ -1,0 +1,147 @@
+"""Key/value facts: seed 002's `user_facts` and seed 001's typed durable facts.
+
+`facts.jsonl` is an append-only journal of `set` and `forget` operations; the
+current value of a key is its last `set` not followed by a `forget`. The index
+keeps one row per live key, so `get` is a keyed lookup. Categories are seed
+002's (general, preference, personal, config) and seed 001's taxonomy (user,
+feedback, project, reference).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from memstrata.errors import MalformedInput, NotFound
+from memstrata.files.jsonl import BadLine, decode, encode
+from memstrata.index.docs import Doc, Parsed
+from memstrata.index.reconcile import SourceSpec
+from memstrata.layers.base import Layer, check_text
+from memstrata.model import Fact, iso, now_ts, parse_ts
+
+if TYPE_CHECKING:
+    from memstrata.store import Store
+
+FACT_CATEGORIES = (
+    "general", "preference", "personal", "config", "user", "feedback", "project", "reference",
+)
+DURABLE_CATEGORIES = ("user", "feedback", "project", "reference")
+MAX_KEY_CHARS = 200
+MAX_VALUE_BYTES = 16 * 1024
+
+
+def parse_facts(data: bytes, base: int, path: str, owner: str) -> Parsed:
+    dec = decode(data, base, path)
+    out = Parsed(bad=dec.bad, consumed=dec.consumed)
+    last: dict[str, tuple[int, dict[str, Any]]] = {}
+    for off, rec in dec.records:
+        key = rec.get("key")
+        if not isinstance(key, str) or rec.get("op") not in ("set", "forget"):
+            out.bad.append(BadLine(path, off, "not a fact record", json.dumps(rec)[:200]))
+            continue
+        last[key] = (off, rec)
+    for key, (off, rec) in last.items():
+        uid = f"fact:{owner}:{key}"
+        if rec["op"] == "forget":
+            out.deletes.append(uid)
+            continue
+        try:
+            ts = parse_ts(rec.get("updated_at"))
+        except MalformedInput as exc:
+            out.bad.append(BadLine(path, off, f"bad fact: {exc}", json.dumps(rec)[:200]))
+            continue
+        out.docs.append(
+            Doc(uid=uid, layer="fact", ts=ts, title=key, body=str(rec.get("value", "")),
+                source=path, owner=owner, kind=str(rec.get("category", "general")),
+                line=off, meta=rec)
+        )
+    return out
+
+
+def to_fact(rec: dict[str, Any]) -> Fact:
+    return Fact(
+        key=rec["key"], value=str(rec.get("value", "")), category=rec.get("category", "general"),
+        created_at=rec.get("created_at", ""), updated_at=rec.get("updated_at", ""),
+        citations=tuple(rec.get("citations") or ()),
+    )
+
+
+class Facts(Layer):
+    layer = "fact"
+
+    def __init__(self, store: Store, owner: str) -> None:
+        super().__init__(store, owner)
+        self.path = store.layout.facts(owner)
+
+    def spec(self) -> SourceSpec:
+        path, owner = str(self.path), self.owner or ""
+        return SourceSpec(self.path, "append", lambda d, b: parse_facts(d, b, path, owner))
+
+    def _row(self, key: str) -> dict[str, Any] | None:
+        self.store.fresh(self.spec())
+        with self.store.db.read() as conn:
+            row = conn.execute(
+                "SELECT meta FROM docs WHERE uid = ?", (f"fact:{self.owner}:{key}",)
+            ).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def set(
+        self,
+        key: str,
+        value: str,
+        category: str = "general",
+        *,
+        citations: list[str] | tuple[str, ...] | None = None,
+    ) -> Fact:
+        """Save or update a fact (seed 002 `save_fact`); durable once returned."""
+        self._check("write")
+        check_text(key, "key", MAX_KEY_CHARS * 4)
+        if len(key) > MAX_KEY_CHARS or "\n" in key:
+            raise MalformedInput(f"key must be one line of at most {MAX_KEY_CHARS} characters")
+        check_text(value, "value", MAX_VALUE_BYTES)
+        if category not in FACT_CATEGORIES:
+            raise MalformedInput(
+                f"unknown fact category {category!r}; use one of {', '.join(FACT_CATEGORIES)}"
+            )
+        cites = tuple(citations or ())
+        for c in cites:
+            check_text(c, "citation", 1000)
+        now = iso(now_ts())
+        old = self._row(key)
+        rec = {"op": "set", "key": key, "value": value, "category": category,
+               "citations": list(cites), "created_at": old["created_at"] if old else now,
+               "updated_at": now}
+        data = encode(rec)
+        self.store.append(self.spec(), data)
+        self._write_event(self.path, len(data))
+        return to_fact(rec)
+
+    def get(self, key: str) -> Fact:
+        """The fact stored under `key` (seed 002 `get_fact`); NotFound if none."""
+        self._check("read")
+        rec = self._row(key)
+        if rec is None:
+            raise NotFound(f"no fact {key!r}")
+        self._read_event(self.path, len(rec.get("value", "")))
+        return to_fact(rec)
+
+    def forget(self, key: str) -> None:
+        self._check("write")
+        if self._row(key) is None:
+            raise NotFound(f"no fact {key!r}")
+        data = encode({"op": "forget", "key": key, "ts": iso(now_ts())})
+        self.store.append(self.spec(), data)
+        self._write_event(self.path, -len(data))
+
+    def list(self, category: str | None = None) -> list[Fact]:
+        self._check("read")
+        self.store.fresh(self.spec())
+        sql = "SELECT meta FROM docs WHERE source = ? AND layer = 'fact'"
+        params: list[Any] = [str(self.path)]
+        if category is not None:
+            sql += " AND kind = ?"
+            params.append(category)
+        with self.store.db.read() as conn:
+            rows = conn.execute(sql + " ORDER BY title", params).fetchall()
+        self._read_event(self.path, sum(len(r[0]) for r in rows))
+        return [to_fact(json.loads(r[0])) for r in rows]

@@ -1,0 +1,219 @@
+"""Free-form memory files (seed 003 tools; seed 004 MEMORY.md; seed 001 scratch).
+
+Paths are relative to the agent's memory directory (`/memories/...` accepted).
+Every rewrite is atomic and made under the file's lock; `write` can be told the
+content hash the caller last read, and refuses (StaleWrite) if someone else
+changed the file meanwhile. `delete` never destroys: the file moves to the
+agent's archive. LOG.md is append-only and cannot be written here.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memstrata.errors import (
+    AlreadyExists,
+    EntryTooLarge,
+    MalformedInput,
+    NotFound,
+    NotUnique,
+    ReservedFile,
+)
+from memstrata.files.paths import safe_join
+from memstrata.layers.base import Layer, check_text
+from memstrata.layers.catalog import memory_layer_of
+from memstrata.layers.mdparse import markdown_spec
+from memstrata.model import iso, now_ts
+from memstrata.store import sha256_text
+
+if TYPE_CHECKING:
+    from memstrata.index.reconcile import SourceSpec
+    from memstrata.store import Store
+
+MAX_FILE_BYTES = 1024 * 1024
+RESERVED = frozenset({"LOG.md"})
+
+
+@dataclass(frozen=True)
+class FileInfo:
+    path: str
+    size: int
+    modified: str
+    is_dir: bool = False
+    sha256: str | None = None
+
+
+class MemoryFiles(Layer):
+    """read / write / replace / insert / list / delete / rename inside one memory dir."""
+
+    layer = "file"
+
+    def __init__(self, store: Store, owner: str) -> None:
+        super().__init__(store, owner)
+        self.root: Path = store.layout.memory_dir(owner)
+
+    # -- helpers -------------------------------------------------------------
+    def _path(self, rel: str, *, writing: bool = False) -> tuple[Path, str]:
+        self.root.mkdir(parents=True, exist_ok=True)
+        path = safe_join(self.root, rel)
+        relp = path.relative_to(self.root.resolve()).as_posix()
+        if writing and relp in RESERVED:
+            raise ReservedFile(f"{relp} is append-only: use the log (append_log / log_activity)")
+        return path, relp
+
+    def spec_for(self, path: Path, relp: str) -> SourceSpec:
+        assert self.owner is not None
+        return markdown_spec(
+            path, self.store.rel(path), memory_layer_of(relp), owner=self.owner
+        )
+
+    def _info(self, path: Path, relp: str, text: str | None = None) -> FileInfo:
+        st = path.stat()
+        return FileInfo(relp, st.st_size, iso(st.st_mtime), path.is_dir(),
+                        sha256_text(text) if text is not None else None)
+
+    # -- operations ----------------------------------------------------------
+    def read(self, rel: str) -> str:
+        self._check("read")
+        path, relp = self._path(rel)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise NotFound(f"no memory file {relp!r}") from None
+        except IsADirectoryError:
+            raise MalformedInput(f"{relp!r} is a directory") from None
+        self._read_event(path, len(text))
+        return text
+
+    def stat(self, rel: str) -> FileInfo:
+        self._check("read")
+        path, relp = self._path(rel)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise NotFound(f"no memory file {relp!r}") from None
+        return self._info(path, relp, text)
+
+    def exists(self, rel: str) -> bool:
+        self._check("read")
+        path, _ = self._path(rel)
+        return path.is_file()
+
+    def write(self, rel: str, content: str, *, expected_sha: str | None = None) -> FileInfo:
+        """Create or overwrite a file atomically."""
+        self._check("write")
+        check_text(content, "content", MAX_FILE_BYTES, allow_empty=True)
+        path, relp = self._path(rel, writing=True)
+        if path.is_dir():
+            raise MalformedInput(f"{relp!r} is a directory")
+        before = path.stat().st_size if path.exists() else 0
+        self.store.rewrite(self.spec_for(path, relp), content, expected_sha=expected_sha)
+        self._write_event(path, len(content.encode("utf-8")) - before)
+        return self._info(path, relp, content)
+
+    def _modify(self, rel: str, change: object) -> FileInfo:
+        self._check("write")
+        path, relp = self._path(rel, writing=True)
+        spec = self.spec_for(path, relp)
+        with self.store.editing(spec) as commit:
+            try:
+                text = path.read_text(encoding="utf-8")
+            except FileNotFoundError:
+                raise NotFound(f"no memory file {relp!r}") from None
+            new = change(text, relp)  # type: ignore[operator]
+            if len(new.encode("utf-8")) > MAX_FILE_BYTES:
+                raise EntryTooLarge(f"{relp} would exceed {MAX_FILE_BYTES} bytes")
+            commit(new)
+        self._write_event(path, len(new) - len(text))
+        return self._info(path, relp, new)
+
+    def replace(self, rel: str, old: str, new: str) -> FileInfo:
+        """Replace the one occurrence of `old` (seed 003: must be a unique match)."""
+        check_text(old, "old text", MAX_FILE_BYTES)
+        check_text(new, "new text", MAX_FILE_BYTES, allow_empty=True)
+
+        def change(text: str, relp: str) -> str:
+            count = text.count(old)
+            if count != 1:
+                where = "not found" if count == 0 else f"found {count} times"
+                raise NotUnique(f"text to replace {where} in {relp}; it must match exactly once")
+            return text.replace(old, new, 1)
+
+        return self._modify(rel, change)
+
+    def insert(self, rel: str, line: int, text: str) -> FileInfo:
+        """Insert `text` after line `line` (0 = at the top)."""
+        check_text(text, "text", MAX_FILE_BYTES)
+        if not isinstance(line, int) or isinstance(line, bool):
+            raise MalformedInput("line must be an integer")
+
+        def change(old: str, relp: str) -> str:
+            lines = old.split("\n")
+            if old.endswith("\n"):
+                lines.pop()
+            if line < 0 or line > len(lines):
+                raise MalformedInput(f"line {line} is out of range: {relp} has {len(lines)} lines")
+            lines[line:line] = text.rstrip("\n").split("\n")
+            return "\n".join(lines) + "\n"
+
+        return self._modify(rel, change)
+
+    def list(self, rel: str = "") -> list[FileInfo]:
+        """Every file and folder below `rel`, sorted; LOG.md included (read-only)."""
+        self._check("read")
+        self.root.mkdir(parents=True, exist_ok=True)
+        base = safe_join(self.root, rel, allow_root=True)
+        if not base.exists():
+            raise NotFound(f"no memory folder {rel!r}")
+        root = self.root.resolve()
+        out: list[FileInfo] = []
+        if base.is_file():
+            return [self._info(base, base.relative_to(root).as_posix())]
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for name in [*dirnames, *sorted(filenames)]:
+                if name.startswith("."):
+                    continue
+                p = Path(dirpath) / name
+                out.append(self._info(p, p.relative_to(root).as_posix()))
+        out.sort(key=lambda f: f.path)
+        return out
+
+    def delete(self, rel: str) -> str:
+        """Move a file to the archive (nothing is destroyed); returns its archive path."""
+        self._check("write")
+        path, relp = self._path(rel, writing=True)
+        if not path.exists():
+            raise NotFound(f"no memory file {relp!r}")
+        assert self.owner is not None
+        dest = self.store.layout.archive_dir(self.owner) / "deleted" / f"{int(now_ts() * 1000)}-{relp.replace('/', '__')}"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with self.store.locks.hold(str(path)):
+            shutil.move(str(path), dest)
+        self.store.index_file(self.spec_for(path, relp))
+        from memstrata.layers.agent import archive_spec
+
+        if dest.is_file():
+            self.store.index_file(archive_spec(self.store, dest, self.owner))
+        self._write_event(path, -dest.stat().st_size if dest.is_file() else 0)
+        return self.store.rel(dest)
+
+    def rename(self, old: str, new: str) -> FileInfo:
+        self._check("write")
+        src, _ = self._path(old, writing=True)
+        dst, relp = self._path(new, writing=True)
+        if not src.exists():
+            raise NotFound(f"no memory file {old!r}")
+        if dst.exists():
+            raise AlreadyExists(f"{relp!r} already exists")
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        with self.store.locks.hold(str(src)), self.store.locks.hold(str(dst)):
+            os.rename(src, dst)
+        self.store.index_file(self.spec_for(src, old))
+        self.store.index_file(self.spec_for(dst, relp))
+        self._write_event(dst, 0)
+        return self._info(dst, relp)

@@ -1,0 +1,187 @@
+"""Whole-file Markdown layers every prompt starts from.
+
+* `Now`: hot state, `NOW.md` (seed 002) also known as `NOTES.md` (seed 001):
+  the current objective and next steps, overwritten when the objective changes;
+  seed 001's blockers and phase boundary live in the same file.
+* `Context`: `CONTEXT.md` (seed 003) also known as `MEMORY.md` (seed 004): the
+  long-term memory auto-loaded into the system prompt, capped at
+  `memory.max_chars`.
+* `Identity`: `AGENT.md`, who the agent is (seeds 002, 004).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from memstrata.errors import EntryTooLarge, MalformedInput
+from memstrata.files.atomic import read_text
+from memstrata.layers.base import Layer, check_text
+from memstrata.layers.mdparse import markdown_spec
+from memstrata.model import iso, now_ts
+
+if TYPE_CHECKING:
+    from memstrata.index.reconcile import SourceSpec
+    from memstrata.store import Store
+
+MAX_STEP_CHARS = 1000
+
+
+class MarkdownLayer(Layer):
+    """A single Markdown file owned by one agent."""
+
+    def __init__(self, store: Store, owner: str, path: Path) -> None:
+        super().__init__(store, owner)
+        self.path = path
+
+    def spec(self) -> SourceSpec:
+        return markdown_spec(self.path, self.store.rel(self.path), self.layer, owner=self.owner)
+
+    def read(self) -> str:
+        """The file's text ('' if it does not exist yet)."""
+        self._check("read")
+        text = read_text(self.path) or ""
+        self._read_event(self.path, len(text))
+        return text
+
+    def write(self, text: str, *, expected_sha: str | None = None) -> None:
+        self._check("write")
+        check_text(text, f"{self.path.name} content", 1024 * 1024, allow_empty=True)
+        before = self.path.stat().st_size if self.path.exists() else 0
+        self.store.rewrite(self.spec(), text, expected_sha=expected_sha)
+        self._write_event(self.path, len(text.encode("utf-8")) - before)
+
+    def exists(self) -> bool:
+        return self.path.exists()
+
+
+@dataclass(frozen=True)
+class NowState:
+    objective: str
+    next_steps: tuple[str, ...] = ()
+    blockers: tuple[str, ...] = ()
+    phase: str | None = None
+    updated: str | None = None
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+_SECTION = re.compile(r"^##\s+(.+?)\s*$")
+_ITEM = re.compile(r"^\s*[-*]\s+(?:\[[ xX]\]\s+)?(.*\S)\s*$")
+
+
+def render_now(state: NowState) -> str:
+    parts = ["# NOW", "", "## Objective", state.objective.strip() or "(none)", ""]
+    if state.phase:
+        parts += ["## Phase", state.phase.strip(), ""]
+    parts += ["## Next steps"]
+    parts += [f"- [ ] {s.strip()}" for s in state.next_steps] or ["- (none)"]
+    parts.append("")
+    if state.blockers:
+        parts += ["## Blockers"] + [f"- {b.strip()}" for b in state.blockers] + [""]
+    parts.append(f"_Updated: {state.updated or iso(now_ts())}_")
+    return "\n".join(parts) + "\n"
+
+
+def parse_now(text: str) -> NowState:
+    sections: dict[str, list[str]] = {}
+    current = None
+    updated = None
+    for line in text.splitlines():
+        m = _SECTION.match(line)
+        if m:
+            current = m.group(1).strip().lower()
+            sections[current] = []
+            continue
+        u = re.match(r"^_Updated:\s*(.+?)_\s*$", line)
+        if u:
+            updated = u.group(1)
+            continue
+        if current is not None:
+            sections[current].append(line)
+
+    def items(name: str) -> tuple[str, ...]:
+        out = []
+        for line in sections.get(name, []):
+            m = _ITEM.match(line)
+            if m and m.group(1) != "(none)":
+                out.append(m.group(1))
+        return tuple(out)
+
+    objective = "\n".join(sections.get("objective", [])).strip()
+    if not sections and text.strip():
+        objective = text.strip()  # a hand-written NOW.md / NOTES.md without sections
+    phase = "\n".join(sections.get("phase", [])).strip() or None
+    known = {"objective", "phase", "next steps", "blockers"}
+    extra = {k: "\n".join(v).strip() for k, v in sections.items() if k not in known}
+    return NowState(objective, items("next steps"), items("blockers"), phase, updated, extra)
+
+
+class Now(MarkdownLayer):
+    """Hot memory: what the agent is doing right now."""
+
+    layer = "now"
+
+    def __init__(self, store: Store, owner: str) -> None:
+        super().__init__(store, owner, store.layout.now_file(owner))
+
+    def update(
+        self,
+        status: str,
+        next_steps: list[str] | tuple[str, ...] | None = None,
+        *,
+        blockers: list[str] | tuple[str, ...] | None = None,
+        phase: str | None = None,
+    ) -> NowState:
+        """Overwrite NOW.md with a new objective and next steps (seed 002 `update_now`)."""
+        check_text(status, "status", 16 * 1024)
+        steps = _check_list(next_steps, "next_steps")
+        block = _check_list(blockers, "blockers")
+        if phase is not None:
+            check_text(phase, "phase", 1000)
+        state = NowState(status, steps, block, phase, iso(now_ts()))
+        self.write(render_now(state))
+        return state
+
+    def state(self) -> NowState:
+        return parse_now(self.read())
+
+
+def _check_list(values: list[str] | tuple[str, ...] | None, what: str) -> tuple[str, ...]:
+    if values is None:
+        return ()
+    if isinstance(values, str) or not isinstance(values, list | tuple):
+        raise MalformedInput(f"{what} must be a list of strings")
+    for v in values:
+        check_text(v, f"each of {what}", MAX_STEP_CHARS)
+        if "\n" in v.strip():
+            raise MalformedInput(f"each of {what} must be a single line")
+    return tuple(v.strip() for v in values)
+
+
+class Context(MarkdownLayer):
+    """Long-term memory auto-loaded into every prompt (CONTEXT.md / MEMORY.md)."""
+
+    layer = "context"
+
+    def __init__(self, store: Store, owner: str) -> None:
+        super().__init__(store, owner, store.layout.context_file(owner))
+
+    def write(self, text: str, *, expected_sha: str | None = None) -> None:
+        limit = self.store.config.max_memory_chars
+        if len(text) > limit:
+            raise EntryTooLarge(
+                f"{self.path.name} would be {len(text)} characters; the limit is {limit} "
+                "(memory.max_chars): move detail into other memory files"
+            )
+        super().write(text, expected_sha=expected_sha)
+
+
+class Identity(MarkdownLayer):
+    """AGENT.md: identity, rules and capabilities."""
+
+    layer = "identity"
+
+    def __init__(self, store: Store, owner: str) -> None:
+        super().__init__(store, owner, store.layout.identity(owner))

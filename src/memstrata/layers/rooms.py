@@ -1,0 +1,119 @@
+"""Room memory (seed 000 layers 1 and 2): the channel log and the artifacts folder.
+
+`rooms/<room>/channel.jsonl` captures every inter-agent message of a war-room
+(task assignments, done reports, reviews, verdicts), appended durably;
+`rooms/<room>/artifacts/` holds the room's work product. Only agents of the
+room (and admins) may read or write them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memstrata.errors import MalformedInput, NotFound
+from memstrata.files.jsonl import BadLine, decode, encode, read_records
+from memstrata.files.paths import safe_join
+from memstrata.index.docs import Doc, Parsed
+from memstrata.index.reconcile import SourceSpec
+from memstrata.layers.base import Layer, check_tags, check_text
+from memstrata.layers.catalog import _walk
+from memstrata.layers.mdparse import is_text_file, markdown_spec
+from memstrata.model import iso, now_ts, parse_ts
+
+if TYPE_CHECKING:
+    from memstrata.store import Store
+
+MESSAGE_TYPES = ("task", "done", "review", "verdict", "message", "question", "answer")
+
+
+def parse_channel(data: bytes, base: int, path: str, room: str) -> Parsed:
+    dec = decode(data, base, path)
+    out = Parsed(bad=dec.bad, consumed=dec.consumed)
+    for off, rec in dec.records:
+        try:
+            ts = parse_ts(rec.get("ts"))
+            body = str(rec["content"])
+        except (KeyError, MalformedInput) as exc:
+            out.bad.append(BadLine(path, off, f"not a channel message: {exc}", json.dumps(rec)[:200]))
+            continue
+        out.docs.append(
+            Doc(uid=f"channel:{room}:{rec.get('id', off)}", layer="channel", ts=ts,
+                title=f"{rec.get('from', '')} {rec.get('type', '')}".strip(), body=body,
+                source=path, owner=rec.get("from"), room=room, kind=rec.get("type"),
+                tags=tuple(rec.get("tags") or ()), thread=room, pos=off, line=off, meta=rec)
+        )
+    return out
+
+
+class Room(Layer):
+    layer = "channel"
+
+    def __init__(self, store: Store, name: str) -> None:
+        super().__init__(store, None, name)
+        self.name = name
+        self.channel_path: Path = store.layout.channel(name)
+        self.artifacts_dir: Path = store.layout.artifacts(name)
+
+    def channel_spec(self) -> SourceSpec:
+        p, room = str(self.channel_path), self.name
+        return SourceSpec(self.channel_path, "append", lambda d, b: parse_channel(d, b, p, room))
+
+    def artifact_spec(self, path: Path) -> SourceSpec:
+        return markdown_spec(path, self.store.rel(path), "artifact", room=self.name)
+
+    def sources(self) -> list[SourceSpec]:
+        specs = [self.channel_spec()] if self.channel_path.exists() else []
+        specs += [self.artifact_spec(p) for p in _walk(self.artifacts_dir) if is_text_file(p)]
+        return specs
+
+    # -- channel -------------------------------------------------------------
+    def post(self, content: str, *, type: str = "message", to: str | None = None,
+             ref: str | None = None, tags: list[str] | None = None) -> dict[str, Any]:
+        """Append a message to the room's channel; durable once returned."""
+        self._check("write")
+        check_text(content, "content", 64 * 1024)
+        if type not in MESSAGE_TYPES:
+            raise MalformedInput(f"unknown message type {type!r}; use {', '.join(MESSAGE_TYPES)}")
+        rec = {"id": "msg-" + os.urandom(4).hex(), "ts": iso(now_ts()), "room": self.name,
+               "from": self.store.principal.agent, "to": to, "type": type, "ref": ref,
+               "tags": list(check_tags(tags)), "content": content}
+        data = encode(rec)
+        self.store.append(self.channel_spec(), data)
+        self._write_event(self.channel_path, len(data))
+        return rec
+
+    def messages(self, last_n: int | None = None) -> list[dict[str, Any]]:
+        self._check("read")
+        dec = read_records(self.channel_path)
+        self._read_event(self.channel_path, dec.consumed)
+        recs = [r for _, r in dec.records]
+        return recs[-last_n:] if last_n else recs
+
+    # -- artifacts -----------------------------------------------------------
+    def write_artifact(self, rel: str, content: str) -> str:
+        self.store.gate.check("write", "artifact", None, self.name)
+        self.artifacts_dir.mkdir(parents=True, exist_ok=True)
+        path = safe_join(self.artifacts_dir, rel)
+        check_text(content, "artifact", 4 * 1024 * 1024, allow_empty=True)
+        self.store.rewrite(self.artifact_spec(path), content)
+        self._write_event(path, len(content), "artifact")
+        return path.relative_to(self.artifacts_dir.resolve()).as_posix()
+
+    def read_artifact(self, rel: str) -> str:
+        self.store.gate.check("read", "artifact", None, self.name)
+        self.artifacts_dir.mkdir(parents=True, exist_ok=True)
+        path = safe_join(self.artifacts_dir, rel)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise NotFound(f"no artifact {rel!r} in room {self.name}") from None
+        self._read_event(path, len(text), "artifact")
+        return text
+
+    def artifacts(self) -> list[str]:
+        self.store.gate.check("read", "artifact", None, self.name)
+        root = self.artifacts_dir.resolve() if self.artifacts_dir.exists() else self.artifacts_dir
+        return [p.relative_to(root).as_posix() for p in _walk(root)]

@@ -1,0 +1,103 @@
+"""Seed 002's `MemoryManager`: a thin face over the store for one agent.
+
+    from memstrata import MemoryManager
+    m = MemoryManager("finn")
+    m.update_now("Analyzing portfolio data", ["Load CSV", "Calculate returns"])
+    m.append_log("TOOL_USE", "loaded prices.csv", {"rows": 1200})
+    m.save_fact("preferred_currency", "USD", "preference")
+    m.get_fact("preferred_currency")        # -> "USD"
+    m.recall_memory("what stocks did the user ask about?", n_results=3)
+    prompt_block = m.format_context_for_prompt()
+
+Everything is a file under the store home (default `./.memstrata`, or
+`$MEMSTRATA_HOME`): `agents/finn/memory/NOW.md`, `LOG.md`, `facts.jsonl`...
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from memstrata.errors import NotFound
+from memstrata.search.query import Hit, SearchQuery
+from memstrata.store import Store
+
+
+class MemoryManager:
+    """One agent's memory with the method names of seed 002."""
+
+    def __init__(
+        self,
+        agent_name: str,
+        home: str | os.PathLike[str] | None = None,
+        *,
+        room: str | None = None,
+        role: str | None = None,
+        store: Store | None = None,
+    ) -> None:
+        self.store = store or Store(home, agent=agent_name, room=room, role=role)
+        self.agent_name = agent_name
+        self.memory = self.store.agent(agent_name)
+        self._ensure_files()
+
+    def _ensure_files(self) -> None:
+        # Seed 002: initialising creates NOW.md with default content and LOG.md with a header.
+        if not self.memory.now.exists() and self.store.gate.allows("write", "now", self.agent_name):
+            self.memory.now.update("No active objective yet", [])
+        if not self.memory.log.path.exists() and self.store.gate.allows("write", "log", self.agent_name):
+            self.memory.log._ensure_header()
+
+    # -- seed 002 methods --------------------------------------------------
+    def update_now(self, new_status: str, next_steps: list[str] | None = None) -> None:
+        """Overwrite hot memory (NOW.md) with a new status and next steps."""
+        self.memory.now.update(new_status, next_steps or [])
+
+    def read_now(self) -> str:
+        return self.memory.now.read()
+
+    def append_log(
+        self, entry_type: str, content: str, metadata: dict[str, Any] | None = None
+    ) -> str:
+        """Append to warm memory (LOG.md); returns the entry id once it is on disk."""
+        return self.memory.log.append(entry_type, content, metadata).id
+
+    def read_log(self, n: int = 20) -> list[dict[str, Any]]:
+        return [
+            {"id": e.id, "ts": e.ts, "entry_type": e.entry_type, "content": e.content,
+             "metadata": e.metadata}
+            for e in self.memory.log.tail(n)
+        ]
+
+    def save_fact(self, key: str, value: str, category: str = "general") -> None:
+        self.memory.facts.set(key, value, category)
+
+    def get_fact(self, key: str) -> str | None:
+        try:
+            return self.memory.facts.get(key).value
+        except NotFound:
+            return None
+
+    def recall_memory(self, query: str, n_results: int = 5, **kw: Any) -> list[Hit]:
+        """Search this agent's memory (all its layers, archives included) plus shared layers."""
+        q = SearchQuery(text=query, k=n_results, agent=kw.pop("agent", None), **kw)
+        return self.store.search(q)
+
+    def format_context_for_prompt(self, **kw: Any) -> str:
+        """The Markdown block injected into the prompt (identity, CONTEXT, NOW, LOG, facts)."""
+        from memstrata.context import assemble_context
+
+        return assemble_context(self.store, self.agent_name, **kw).text
+
+    def compact_log(self, summary: str | None = None) -> Any:
+        from memstrata.lifecycle.compaction import compact_log
+
+        return compact_log(self.store, self.agent_name, summary=summary)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> MemoryManager:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

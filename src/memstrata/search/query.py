@@ -1,0 +1,99 @@
+"""The search value types: one `SearchQuery` in, a list of `Hit`s out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from memstrata.errors import MalformedInput, UnknownLayer
+from memstrata.model import parse_ts
+
+LAYERS: tuple[str, ...] = (
+    "ledger", "log", "archive", "now", "context", "identity", "file", "scratch", "episode",
+    "fact", "session", "item", "task", "channel", "artifact",
+)
+MAX_K = 50
+MAX_QUERY_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class SearchQuery:
+    """What to look for and where. `text` may be empty for a structured (newest-first) query.
+
+    Example:
+        >>> SearchQuery(text="auth flow", layers=("ledger",), exclude_room="room-042", k=5)
+        ... # doctest: +ELLIPSIS
+        SearchQuery(...)
+    """
+
+    text: str = ""
+    layers: tuple[str, ...] = ()
+    kind: str | None = None
+    tags: tuple[str, ...] = ()
+    tags_match: str = "any"
+    agent: str | None = None
+    room: str | None = None
+    exclude_room: str | None = None
+    since: float | str | None = None
+    until: float | str | None = None
+    include_superseded: bool = False
+    k: int = 10
+    mode: str = "lexical"  # "lexical" | "hybrid" | "semantic"
+    now: float | None = None  # the clock decay is measured against (default: time.time())
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise MalformedInput("query text must be a string")
+        if len(self.text) > MAX_QUERY_CHARS:
+            object.__setattr__(self, "text", self.text[:MAX_QUERY_CHARS])
+        if isinstance(self.layers, str):
+            object.__setattr__(self, "layers", (self.layers,))
+        unknown = [x for x in self.layers if x not in LAYERS]
+        if unknown:
+            raise UnknownLayer(f"unknown layer {unknown[0]!r}; layers are {', '.join(LAYERS)}")
+        if isinstance(self.tags, str):
+            object.__setattr__(self, "tags", (self.tags,))
+        if self.tags_match not in ("any", "all"):
+            raise MalformedInput("tags_match must be 'any' or 'all'")
+        if not isinstance(self.k, int) or isinstance(self.k, bool) or not 1 <= self.k <= MAX_K:
+            raise MalformedInput(f"k must be an integer from 1 to {MAX_K}, got {self.k!r}")
+        if self.mode not in ("lexical", "hybrid", "semantic"):
+            raise MalformedInput("mode must be 'lexical', 'hybrid' or 'semantic'")
+        for name in ("since", "until"):
+            v = getattr(self, name)
+            if v is not None:
+                object.__setattr__(self, name, parse_ts(v))
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One recalled memory, with where it came from and why it ranked where it did."""
+
+    uid: str
+    layer: str
+    score: float
+    title: str
+    text: str
+    snippet: str
+    ts: float
+    source: str
+    owner: str | None = None
+    room: str | None = None
+    kind: str | None = None
+    tags: tuple[str, ...] = ()
+    line: int | None = None
+    superseded: bool = False
+    meta: dict[str, Any] = field(default_factory=dict)
+    explain: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self, *, full: bool = True) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "uid": self.uid, "layer": self.layer, "score": round(self.score, 6),
+            "title": self.title, "snippet": self.snippet, "ts": self.ts, "source": self.source,
+            "owner": self.owner, "room": self.room, "kind": self.kind, "tags": list(self.tags),
+            "line": self.line, "superseded": self.superseded, "explain": self.explain,
+        }
+        if full:
+            d["text"] = self.text
+            d["meta"] = self.meta
+        return d
