@@ -84,7 +84,7 @@ class MemoryManager:
 
     def format_context_for_prompt(self, **kw: Any) -> str:
         """The Markdown block injected into the prompt (identity, CONTEXT, NOW, LOG, facts)."""
-        from memstrata.context import assemble_context
+        from memstrata.assembly.context import assemble_context
 
         return assemble_context(self.store, self.agent_name, **kw).text
 

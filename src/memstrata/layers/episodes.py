@@ -61,6 +61,7 @@ class Scratch(Layer):
         self.dir: Path = store.layout.scratch_dir(owner)
 
     def list(self) -> list[FileInfo]:
+        self._check("read")
         if not self.dir.exists():
             return []
         return [f for f in self.files.list("session") if not f.is_dir]

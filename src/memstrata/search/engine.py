@@ -12,14 +12,13 @@ asks for them. Structured queries (no text) return newest first.
 from __future__ import annotations
 
 import json
+import math
 import re
 import time
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import UnknownKind
-from memstrata.search import scoring
 from memstrata.search.query import Hit, SearchQuery
-from memstrata.search.text import match_expression
 
 if TYPE_CHECKING:
     from memstrata.store import Store
@@ -48,6 +47,7 @@ def _filters(store: Store, q: SearchQuery) -> tuple[list[str], list[Any]]:
         where.append("d.kind = ?")
         params.append(q.kind)
     if q.agent is not None:
+        store.gate.check("read", "file", q.agent)
         where.append("d.owner = ?")
         params.append(q.agent)
     if q.room is not None:
@@ -67,6 +67,14 @@ def _filters(store: Store, q: SearchQuery) -> tuple[list[str], list[Any]]:
         where.append("(" + joiner.join("(' ' || d.tags || ' ') LIKE ?" for _ in q.tags) + ")")
         params.extend(f"% {t} %" for t in q.tags)
     return where, params
+
+
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def match_expression(text: str, max_terms: int = 64) -> str | None:  # interim
+    terms = list(dict.fromkeys(t.lower() for t in _TOKEN.findall(text)))[:max_terms]
+    return " OR ".join(f'"{t}"' for t in terms) or None
 
 
 def search(store: Store, q: SearchQuery) -> list[Hit]:
@@ -105,10 +113,10 @@ def _ranked(
     terms = [t.strip('"') for t in expr.split(" OR ")]
     scored = []
     for r in rows:
-        relevance = scoring.bm25_relevance(r[-1])
+        relevance = -float(r[-1])
         half_life = store.config.half_life(r[2], r[5])
         age_h = (now - r[7]) / 3600.0
-        dec = scoring.decay(age_h, half_life)
+        dec = math.exp(-math.log(2) / half_life * max(age_h, 0.0)) if half_life else 1.0
         score = relevance * dec
         explain = {"bm25": round(r[-1], 6), "relevance": round(relevance, 6),
                    "age_hours": round(max(age_h, 0.0), 3), "half_life_hours": half_life,

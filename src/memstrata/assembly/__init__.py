@@ -1,0 +1,1 @@
+"""Assembly: turning memory into the text an agent's prompt starts with."""

@@ -1,0 +1,63 @@
+"""Predecessor context (seed 000 `memory_get_context`): what other rooms learned.
+
+The most relevant ledger entries from rooms other than `room`, for a brief's
+keywords (BM25 x decay through the one search), else the newest ones; at most
+`bounds.context_entries` (15) entries and about `bounds.context_bytes` (10 KB)
+of Markdown, grouped by kind.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memstrata.search.query import SearchQuery
+
+if TYPE_CHECKING:
+    from memstrata.store import Store
+
+
+def predecessor_lines(
+    store: Store,
+    *,
+    room: str | None,
+    keywords: str | list[str] | tuple[str, ...] = "",
+    max_entries: int | None = None,
+    max_bytes: int | None = None,
+) -> list[str]:
+    bounds = store.config.bounds
+    n = min(max_entries or bounds.context_entries, bounds.context_entries)
+    limit = min(max_bytes or bounds.context_bytes, bounds.context_bytes)
+    text = " ".join(keywords) if isinstance(keywords, list | tuple) else keywords
+    hits = store.search(SearchQuery(text=text, layers=("ledger",), exclude_room=room, k=max(n, 1)))
+    lines: list[str] = []
+    size = 0
+    for h in hits[:n]:
+        m = h.meta
+        line = (f"- [{m.get('kind')}] {' '.join(m.get('summary', '').split())} "
+                f"(room {m.get('room_id') or '-'}, {str(m.get('ts', ''))[:10]}, {m.get('id')}"
+                + (f"; tags: {', '.join(m.get('tags') or [])}" if m.get("tags") else "") + ")")
+        detail = " ".join((m.get("detail") or "").split())
+        if detail:
+            line += f"\n  {detail[:600]}{'…' if len(detail) > 600 else ''}"
+        if size + len(line.encode()) + 1 > limit:
+            break
+        lines.append(line)
+        size += len(line.encode()) + 1
+    return lines
+
+
+def predecessor_context(
+    store: Store,
+    *,
+    room: str | None,
+    keywords: str | list[str] | tuple[str, ...] = "",
+    max_entries: int | None = None,
+    max_bytes: int | None = None,
+) -> str:
+    """The Markdown document injected into a new room's initial context."""
+    lines = predecessor_lines(store, room=room, keywords=keywords, max_entries=max_entries,
+                              max_bytes=max_bytes)
+    head = f"# Predecessor context for {room or 'this room'}\n\n"
+    if not lines:
+        return head + "_No relevant entries from other rooms._\n"
+    return head + "\n".join(lines) + "\n"

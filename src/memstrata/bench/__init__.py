@@ -1,0 +1,1 @@
+"""Benchmarks: seed 002's operation table, search latency, LoCoMo retrieval."""

@@ -1,0 +1,83 @@
+"""`memstrata bench ops`: seed 002's performance table, measured.
+
+For each store size, populate synthetic memories, open the store (indexing
+them), then time each operation of seed 002's table many times and report p50
+and p95 in milliseconds against memstrata's targets (ten times better than the
+seed's numbers).
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memstrata.bench.synth import Writer, populate
+
+TARGETS_MS = {
+    "read NOW": 0.1, "read LOG tail (20)": 1.0, "append LOG (durable)": 0.5,
+    "update NOW": 1.0, "save fact": 0.5, "get fact": 0.1, "recall (lexical)": 10.0,
+}
+
+
+def _time(fn: Callable[[], Any], n: int) -> tuple[float, float]:
+    samples = []
+    for _ in range(n):
+        t = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - t) * 1000)
+    samples.sort()
+    return statistics.median(samples), samples[int(len(samples) * 0.95) - 1]
+
+
+def run_ops(sizes: tuple[int, ...] = (10_000, 100_000), repeat: int = 500,
+            progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    from memstrata.store import Store
+
+    rows: list[dict[str, Any]] = []
+    for size in sizes:
+        tmp = Path(tempfile.mkdtemp(prefix="memstrata-bench-"))
+        try:
+            populate(tmp, size)
+            t = time.perf_counter()
+            store = Store(tmp, agent="bench")
+            index_s = time.perf_counter() - t
+            if progress:
+                progress(f"{size} entries indexed in {index_s:.1f}s")
+            mem = store.agent()
+            mem.now.update("Benchmarking", ["measure", "report"])
+            for i in range(50):
+                mem.log.append("TOOL_USE", f"warm-up entry {i}")
+                mem.facts.set(f"key{i}", f"value {i}")
+            w = Writer(99)
+            counter = iter(range(10**9))
+            ops: dict[str, Callable[[], Any]] = {
+                "read NOW": mem.now.read,
+                "read LOG tail (20)": lambda: mem.log.tail(20),
+                "append LOG (durable)": lambda: mem.log.append("TOOL_USE", "ran step", {"i": 1}),
+                "update NOW": lambda: mem.now.update("Benchmarking", ["measure", "report"]),
+                "save fact": lambda: mem.facts.set(f"key{next(counter) % 50}", "value"),
+                "get fact": lambda: mem.facts.get("key7"),
+                "recall (lexical)": lambda: store.search(w.query(), k=10),
+            }
+            for name, fn in ops.items():
+                p50, p95 = _time(fn, repeat)
+                rows.append({"entries": size, "operation": name, "p50_ms": round(p50, 4),
+                             "p95_ms": round(p95, 4), "target_ms": TARGETS_MS[name],
+                             "ok": p95 <= TARGETS_MS[name] if name.startswith("recall") else p50 <= TARGETS_MS[name]})
+            store.close()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return rows
+
+
+def format_table(rows: list[dict[str, Any]]) -> str:
+    out = [f"{'entries':>8}  {'operation':<22} {'p50 ms':>9} {'p95 ms':>9} {'target':>8}  ok"]
+    for r in rows:
+        out.append(f"{r['entries']:>8}  {r['operation']:<22} {r['p50_ms']:>9.4f} {r['p95_ms']:>9.4f} "
+                   f"{r['target_ms']:>8}  {'yes' if r['ok'] else 'NO'}")
+    return "\n".join(out)

@@ -1,0 +1,1 @@
+"""The `memstrata` command line: one module per command group, translating only."""

@@ -1,0 +1,26 @@
+"""`memstrata bench ops | search | locomo`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("bench", help="run benchmarks")
+    bsub = p.add_subparsers(dest="bench", metavar="BENCH", required=True)
+    ops = bsub.add_parser("ops", help="seed 002 operation latencies at 10k and 100k entries")
+    ops.add_argument("--sizes", default="10000,100000", help="comma-separated store sizes")
+    ops.add_argument("--repeat", type=int, default=500)
+    ops.set_defaults(func=run_ops)
+
+
+def run_ops(args: argparse.Namespace) -> int:
+    from memstrata.bench.ops import format_table, run_ops
+    from memstrata.cli.main import emit
+
+    sizes = tuple(int(x) for x in args.sizes.split(","))
+    rows = run_ops(sizes, args.repeat, progress=lambda m: sys.stderr.write(m + "\n"))
+    emit(args, rows, format_table(rows))
+    return 0

@@ -1,0 +1,67 @@
+"""Entry point: `memstrata [--home DIR] [--agent NAME] [--room ROOM] [--json] COMMAND ...`.
+
+Command groups live in their own modules and register themselves through
+`COMMAND_MODULES`; each exposes `register(subparsers)` and sets `func` on its
+parsers. Library errors become one clear line on stderr and exit code 2 (user
+mistake) or 1 (anything else the library reports); no tracebacks for user
+mistakes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+COMMAND_MODULES = ("memstrata.cli.bench_cmd", "memstrata.cli.demo_cmd")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="memstrata", description="Persistent, layered memory for AI agents.")
+    p.add_argument("--home", default=os.environ.get("MEMSTRATA_HOME"), help="store folder (default ./.memstrata or $MEMSTRATA_HOME)")
+    p.add_argument("--agent", default=os.environ.get("MEMSTRATA_AGENT"), help="agent identity ($MEMSTRATA_AGENT)")
+    p.add_argument("--room", default=os.environ.get("MEMSTRATA_ROOM"), help="room ($MEMSTRATA_ROOM)")
+    p.add_argument("--role", default=None, help="override the agent's role (admin, project, skill)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return p
+
+
+def emit(args: argparse.Namespace, data: Any, text: str | None = None) -> None:
+    if args.json:
+        sys.stdout.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+    else:
+        sys.stdout.write((text if text is not None else str(data)).rstrip("\n") + "\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from memstrata.errors import InvalidInput, MemstrataError, NotFound, ScopeDenied
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        rc = args.func(args)
+        return int(rc or 0)
+    except (InvalidInput, NotFound, ScopeDenied) as exc:
+        sys.stderr.write(f"memstrata: error: {exc}\n")
+        return 2
+    except MemstrataError as exc:
+        sys.stderr.write(f"memstrata: error: {exc}\n")
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""Seed 004 scope table, checked on every read and write path, including search."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memstrata import ScopeDenied, Store
+
+
+@pytest.fixture
+def populated(home: Path) -> Path:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text('[roles]\nadmin = ["wilco"]\nskill = ["seo"]\n')
+    for agent, room in (("alice", "room-a"), ("bob", "room-b"), ("wilco", None)):
+        s = Store(home, agent=agent, room=room)
+        m = s.agent()
+        m.now.update(f"{agent} secret objective zebra")
+        m.context.write(f"# {agent} memory zebra\n")
+        m.log.append("THOUGHT", f"{agent} private thought zebra")
+        m.facts.set("secret", f"{agent} zebra")
+        m.files.write("notes.md", f"{agent} notes zebra")
+        m.tasks.add(f"{agent} task zebra")
+        m.sessions.append("s1", "user", f"{agent} said zebra")
+        slug = m.episodes.create("zebra task")
+        m.episodes.write(slug, "report.md", f"{agent} report zebra")
+        m.scratch.write("scratch.md", f"{agent} scratch zebra")
+        if room:
+            s.room().post(f"{agent} channel zebra")
+            s.room().write_artifact("a.md", f"{agent} artifact zebra")
+        s.ledger.publish("decision", f"{agent} ledger zebra", room_id=room)
+        s.close()
+    return home
+
+
+def _reads(store: Store, agent: str) -> dict[str, Callable[[], Any]]:
+    m = store.agent(agent)
+    return {
+        "now": m.now.read, "context": m.context.read, "identity": m.identity.read,
+        "log.tail": lambda: m.log.tail(5), "log.entries": m.log.entries,
+        "facts.get": lambda: m.facts.get("secret"), "facts.list": m.facts.list,
+        "files.read": lambda: m.files.read("notes.md"), "files.list": m.files.list,
+        "tasks": m.tasks.list, "sessions.list": m.sessions.list,
+        "sessions.messages": lambda: m.sessions.messages("s1"),
+        "episodes": m.episodes.list, "scratch": m.scratch.list,
+    }
+
+
+def _writes(store: Store, agent: str) -> dict[str, Callable[[], Any]]:
+    m = store.agent(agent)
+    return {
+        "now": lambda: m.now.update("hijack"), "context": lambda: m.context.write("hijack"),
+        "log": lambda: m.log.append("THOUGHT", "hijack"),
+        "facts": lambda: m.facts.set("secret", "hijack"),
+        "files": lambda: m.files.write("notes.md", "hijack"),
+        "replace": lambda: m.files.replace("notes.md", "zebra", "hijack"),
+        "delete": lambda: m.files.delete("notes.md"),
+        "tasks": lambda: m.tasks.add("hijack"),
+        "sessions": lambda: m.sessions.append("s1", "user", "hijack"),
+        "episodes": lambda: m.episodes.write("zebra-task", "x.md", "hijack"),
+    }
+
+
+def test_project_agent_cannot_touch_another_project_agent(populated: Path) -> None:
+    alice = Store(populated, agent="alice", room="room-a")
+    for name, fn in {**_reads(alice, "bob"), **_writes(alice, "bob")}.items():
+        with pytest.raises(ScopeDenied):
+            fn()
+            pytest.fail(f"{name} leaked")
+    assert "zebra" in (populated / "agents/bob/memory/notes.md").read_text()
+    alice.close()
+
+
+def test_project_agent_reads_admin_but_cannot_write_it(populated: Path) -> None:
+    alice = Store(populated, agent="alice", room="room-a")
+    for fn in _reads(alice, "wilco").values():
+        fn()
+    for name, fn in _writes(alice, "wilco").items():
+        with pytest.raises(ScopeDenied):
+            fn()
+            pytest.fail(f"{name} leaked")
+    alice.close()
+
+
+def test_rooms_are_private_to_their_agents(populated: Path) -> None:
+    alice = Store(populated, agent="alice", room="room-a")
+    other = alice.room("room-b")
+    for fn in (other.messages, other.artifacts, lambda: other.read_artifact("a.md"),
+               lambda: other.post("hi"), lambda: other.write_artifact("b.md", "x")):
+        with pytest.raises(ScopeDenied):
+            fn()
+    assert alice.room().messages()[0]["content"] == "alice channel zebra"
+    alice.close()
+
+
+def test_skill_agent_reads_and_writes_nothing(populated: Path) -> None:
+    seo = Store(populated, agent="seo")
+    for fn in [*_reads(seo, "seo").values(), *_reads(seo, "alice").values(),
+               lambda: seo.ledger.query(), lambda: seo.ledger.publish("decision", "x")]:
+        with pytest.raises(ScopeDenied):
+            fn()
+    assert seo.search("zebra") == []
+    seo.close()
+
+
+def test_search_never_returns_out_of_scope_memory(populated: Path) -> None:
+    alice = Store(populated, agent="alice", room="room-a")
+    hits = alice.search("zebra", k=50)
+    owners = {h.owner for h in hits if h.layer not in ("ledger", "item", "channel", "artifact")}
+    assert owners == {"alice", "wilco"}
+    assert {h.room for h in hits if h.layer in ("channel", "artifact")} == {"room-a"}
+    assert {h.layer for h in hits} >= {"now", "context", "log", "fact", "file", "task", "session",
+                                       "episode", "scratch", "ledger", "channel", "artifact"}
+    assert all("bob" not in h.text or h.layer == "ledger" for h in hits)
+    with pytest.raises(ScopeDenied):
+        alice.search("zebra", agent="bob") and None
+    alice.close()
+
+
+def test_admin_reads_and_writes_everything(populated: Path) -> None:
+    wilco = Store(populated, agent="wilco")
+    for fn in _reads(wilco, "bob").values():
+        fn()
+    wilco.agent("bob").facts.set("note", "from admin")
+    assert {h.owner for h in wilco.search("zebra", k=50)} >= {"alice", "bob", "wilco"}
+    wilco.close()
