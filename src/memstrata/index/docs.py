@@ -91,13 +91,18 @@ def record_bad(conn: sqlite3.Connection, bad: Iterable[BadLine]) -> None:
     )
 
 
-def delete_source(conn: sqlite3.Connection, source: str) -> None:
-    """Forget everything indexed from one source file (before re-parsing it whole)."""
-    conn.execute(
-        "UPDATE docs SET superseded = 0 WHERE uid IN "
-        "(SELECT supersedes FROM docs WHERE source = ? AND supersedes IS NOT NULL)",
-        (source,),
-    )
+def delete_source(conn: sqlite3.Connection, source: str, *, superseding: bool = True) -> None:
+    """Forget everything indexed from one source file (before re-parsing it whole).
+
+    `superseding=False` skips un-hiding entries this source superseded: only
+    append sources (the ledger) ever supersede.
+    """
+    if superseding:
+        conn.execute(
+            "UPDATE docs SET superseded = 0 WHERE uid IN "
+            "(SELECT supersedes FROM docs WHERE source = ? AND supersedes IS NOT NULL)",
+            (source,),
+        )
     conn.execute("DELETE FROM docs WHERE source = ?", (source,))
     conn.execute("DELETE FROM bad_lines WHERE source = ?", (source,))
 

@@ -121,14 +121,15 @@ def index_whole(db: Database, spec: SourceSpec, *, force: bool = False) -> bool:
             conn.execute("DELETE FROM sources WHERE path = ?", (path,))
         return True
     with db.write() as conn:
-        row = conn.execute(
-            "SELECT ino, size, mtime_ns FROM sources WHERE path = ?", (path,)
-        ).fetchone()
-        if not force and row == (st.st_ino, st.st_size, st.st_mtime_ns):
-            return False
+        if not force:
+            row = conn.execute(
+                "SELECT ino, size, mtime_ns FROM sources WHERE path = ?", (path,)
+            ).fetchone()
+            if row == (st.st_ino, st.st_size, st.st_mtime_ns):
+                return False
         data = read_from(spec.path, 0)
         parsed = spec.parse(data, 0)
-        delete_source(conn, path)
+        delete_source(conn, path, superseding=False)
         apply_parsed(conn, parsed)
         _set_source(conn, path, "whole", st.st_ino, st.st_size, st.st_mtime_ns, len(data), None)
     return True
