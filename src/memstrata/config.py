@@ -89,6 +89,7 @@ class Config:
     layer_half_lives: dict[str, float | None] = field(
         default_factory=lambda: dict(DEFAULT_LAYER_HALF_LIVES)
     )
+    postings_budget: int = 6_000
     raw: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -144,6 +145,7 @@ def load_config(home: Path) -> Config:
             max_memory_chars=int(memory.get("max_chars", 50000)),
             memory_tools_enabled=bool(tools.get("enabled", True)),
             layer_half_lives=decay,
+            postings_budget=int(data.get("search", {}).get("postings_budget", 6_000)),
             raw=data,
         )
     except (TypeError, ValueError, AttributeError) as exc:

@@ -17,14 +17,13 @@ durability promise. Readers skip a line torn by a crash, as for every JSONL file
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import os
 
 from memstrata.files.jsonl import encode, read_records
 from memstrata.files.locks import LockTable

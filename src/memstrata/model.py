@@ -209,10 +209,10 @@ class Item:
     type: str
     title: str
     content: str
-    sourceFile: str  # noqa: N815 - seed 004 field name
-    lineNumber: int  # noqa: N815
+    sourceFile: str
+    lineNumber: int
     confidence: float
-    extractedAt: str  # noqa: N815
+    extractedAt: str
 
     def to_dict(self) -> dict[str, Any]:
         return {

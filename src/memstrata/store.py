@@ -44,6 +44,7 @@ from memstrata.index.reconcile import (
 )
 from memstrata.model import ROLES, Principal, check_name
 from memstrata.scope import Gate
+from memstrata.search.terms import DocFrequencies
 
 if TYPE_CHECKING:
     from memstrata.layers.agent import AgentMemory
@@ -92,6 +93,7 @@ class Store:
         self.events = EventBus(self.layout.events if audit else None, self.locks, agent)
         self._db: Database | None = None
         self._stale = False
+        self.df_cache = DocFrequencies()
         if sync:
             self.sync()
 

@@ -20,16 +20,36 @@ from typing import Any
 COMMAND_MODULES = ("memstrata.cli.bench_cmd", "memstrata.cli.demo_cmd")
 
 
+def _common(p: argparse.ArgumentParser, *, top: bool) -> None:
+    """The options every command takes, before or after the command name."""
+
+    def d(value: Any) -> Any:
+        return value if top else argparse.SUPPRESS
+
+    p.add_argument("--home", default=d(os.environ.get("MEMSTRATA_HOME")),
+                   help="store folder (default ./.memstrata or $MEMSTRATA_HOME)")
+    p.add_argument("--agent", default=d(os.environ.get("MEMSTRATA_AGENT")),
+                   help="agent identity ($MEMSTRATA_AGENT)")
+    p.add_argument("--room", default=d(os.environ.get("MEMSTRATA_ROOM")), help="room ($MEMSTRATA_ROOM)")
+    p.add_argument("--role", default=d(None), help="override the role (admin, project, skill)")
+    p.add_argument("--json", action="store_true", default=d(False), help="machine-readable output")
+
+
+def _add_common_everywhere(p: argparse.ArgumentParser) -> None:
+    for action in p._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in set(action.choices.values()):
+                _common(child, top=False)
+                _add_common_everywhere(child)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="memstrata", description="Persistent, layered memory for AI agents.")
-    p.add_argument("--home", default=os.environ.get("MEMSTRATA_HOME"), help="store folder (default ./.memstrata or $MEMSTRATA_HOME)")
-    p.add_argument("--agent", default=os.environ.get("MEMSTRATA_AGENT"), help="agent identity ($MEMSTRATA_AGENT)")
-    p.add_argument("--room", default=os.environ.get("MEMSTRATA_ROOM"), help="room ($MEMSTRATA_ROOM)")
-    p.add_argument("--role", default=None, help="override the agent's role (admin, project, skill)")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    _common(p, top=True)
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    _add_common_everywhere(p)
     return p
 
 

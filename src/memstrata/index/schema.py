@@ -88,3 +88,12 @@ MIGRATIONS: list[tuple[str, str]] = [
         """,
     ),
 ]
+
+MIGRATIONS.append(
+    (
+        "003_vocab",
+        """
+        CREATE VIRTUAL TABLE IF NOT EXISTS docs_vocab USING fts5vocab(docs_fts, 'row');
+        """,
+    )
+)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import UnknownKind
 from memstrata.search.query import Hit, SearchQuery
+from memstrata.search.terms import TermStat, essential_terms, stems
 
 if TYPE_CHECKING:
     from memstrata.store import Store
@@ -97,23 +98,75 @@ def _structured(store: Store, q: SearchQuery, where: list[str], params: list[Any
     return [_hit(r, 0.0, {"order": "newest first"}, []) for r in rows]
 
 
+def _words(expr: str) -> list[str]:
+    return [w.replace('""', '"') for w in re.findall(r'"((?:[^"]|"")*)"', expr)]
+
+
+def _prune(
+    store: Store, expr: str
+) -> tuple[str | None, dict[str, Any], list[tuple[str, list[str], int]], int]:
+    """Keep the essential (rarest) terms within the postings budget.
+
+    Returns the pruned expression, explain info, the dropped terms as
+    (word, stems, df) for re-scoring, and the collection size.
+    """
+    words = _words(expr)
+    if len(words) < 2:
+        return expr, {}, [], 0
+    with store.db.read() as conn:
+        total = int(conn.execute("SELECT coalesce(max(id), 0) FROM docs").fetchone()[0])
+        if total <= store.config.postings_budget:
+            return expr, {}, [], total
+        by_word = stems(words)
+        stats = []
+        for w in words:
+            dfs = [store.df_cache.df(conn, t, total) for t in by_word[w]]
+            stats.append(TermStat(w, min(dfs) if dfs else 0))
+    kept, dropped = essential_terms(stats, store.config.postings_budget)
+    if not kept:
+        return None, {}, [], total
+    info = {"common_terms_rescored": [d.word for d in dropped]} if dropped else {}
+    extra = [(d.word, by_word[d.word], d.df) for d in dropped]
+    return " OR ".join('"' + k.word.replace('"', '""') + '"' for k in kept), info, extra, total
+
+
 def _ranked(
     store: Store, q: SearchQuery, expr: str, where: list[str], params: list[Any]
 ) -> list[Hit]:
-    fetch = max(MIN_FETCH, q.k * 5)
+    pruned, prune_info, extra, total = _prune(store, expr)
+    if pruned is None:
+        return []
     w = ", ".join(str(x) for x in COLUMN_WEIGHTS)
-    sql = (
-        f"SELECT {_COLUMNS}, bm25(docs_fts, {w}) AS rank FROM docs_fts "
-        f"JOIN docs d ON d.id = docs_fts.rowid WHERE docs_fts MATCH ? AND {' AND '.join(where)} "
-        "ORDER BY rank LIMIT ?"
-    )
-    with store.db.read() as conn:
-        rows = conn.execute(sql, [expr, *params, fetch]).fetchall()
+    # Stage 1 ranks inside FTS5 only; stage 2 joins the few best and applies
+    # scope and filters. If filters leave too few, widen stage 1 and retry.
+    fetch = max(MIN_FETCH, q.k * 5)
+    rows: list[Any] = []
+    for _ in range(4):
+        sql = (
+            f"WITH top AS (SELECT rowid AS rid, bm25(docs_fts, {w}) AS rank FROM docs_fts "
+            "WHERE docs_fts MATCH ? ORDER BY rank LIMIT ?) "
+            f"SELECT {_COLUMNS}, top.rank FROM top JOIN docs d ON d.id = top.rid "
+            f"WHERE {' AND '.join(where)} ORDER BY top.rank"
+        )
+        with store.db.read() as conn:
+            rows = conn.execute(sql, [pruned, fetch * 4, *params]).fetchall()
+        if len(rows) >= fetch or (len(rows) >= q.k and fetch >= 4 * MIN_FETCH):
+            break
+        with store.db.read() as conn:
+            got = conn.execute(
+                "SELECT count(*) FROM (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? LIMIT ?)",
+                (pruned, fetch * 4 + 1),
+            ).fetchone()[0]
+        if got <= fetch * 4:
+            break  # stage 1 already saw every match
+        fetch *= 8
+    rows = rows[:fetch]
+    bonus = scoring_extra(rows, extra, total) if extra else [0.0] * len(rows)
     now = q.now if q.now is not None else time.time()
-    terms = [t.strip('"') for t in expr.split(" OR ")]
+    terms = _words(expr)
     scored = []
-    for r in rows:
-        relevance = -float(r[-1])
+    for r, add in zip(rows, bonus, strict=True):
+        relevance = -float(r[-1]) + add
         half_life = store.config.half_life(r[2], r[5])
         age_h = (now - r[7]) / 3600.0
         dec = math.exp(-math.log(2) / half_life * max(age_h, 0.0)) if half_life else 1.0
@@ -121,10 +174,31 @@ def _ranked(
         explain = {"bm25": round(r[-1], 6), "relevance": round(relevance, 6),
                    "age_hours": round(max(age_h, 0.0), 3), "half_life_hours": half_life,
                    "decay": round(dec, 6), "score": round(score, 6),
-                   "formula": "relevance x exp(-ln2 / half_life x age_hours)"}
+                   "formula": "relevance x exp(-ln2 / half_life x age_hours)", **prune_info}
         scored.append((score, r, explain))
     scored.sort(key=lambda x: (-x[0], -x[1][7]))
     return [_hit(r, s, e, terms) for s, r, e in scored[: q.k]]
+
+
+def scoring_extra(rows: list[Any], extra: list[tuple[str, list[str], int]], total: int) -> list[float]:
+    """BM25 contribution of the pruned common terms, computed on the candidates only.
+
+    score_t(d) = idf(t) x tf x (k1 + 1) / (tf + k1 x (1 - b + b x |d| / avg|d|)),
+    idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)), k1 = 1.2, b = 0.75; tf counts
+    words of the candidate starting with one of the term's stems.
+    """
+    texts = [f"{r[8]} {r[9]} {r[6]}".lower() for r in rows]
+    lengths = [max(1, len(t.split())) for t in texts]
+    avg = sum(lengths) / len(lengths) if lengths else 1.0
+    out = [0.0] * len(rows)
+    for _word, stem_list, df in extra:
+        idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
+        pat = re.compile(r"\b(?:" + "|".join(re.escape(s) for s in stem_list) + r")\w*")
+        for i, t in enumerate(texts):
+            tf = len(pat.findall(t))
+            if tf:
+                out[i] += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * lengths[i] / avg))
+    return out
 
 
 def _hit(r: Any, score: float, explain: dict[str, Any], terms: list[str]) -> Hit:
