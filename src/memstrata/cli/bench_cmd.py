@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Any
 
@@ -14,6 +15,11 @@ def register(sub: Any) -> None:
     ops.add_argument("--sizes", default="10000,100000", help="comma-separated store sizes")
     ops.add_argument("--repeat", type=int, default=500)
     ops.set_defaults(func=run_ops)
+    loc = bsub.add_parser("locomo", help="LoCoMo retrieval recall@k against FTS5 and MiniLM baselines")
+    loc.add_argument("path", help="LoCoMo-format JSON file")
+    loc.add_argument("--mode", default="lexical", choices=("lexical", "hybrid"))
+    loc.add_argument("--no-baselines", action="store_true")
+    loc.set_defaults(func=run_locomo)
 
 
 def run_ops(args: argparse.Namespace) -> int:
@@ -23,4 +29,21 @@ def run_ops(args: argparse.Namespace) -> int:
     sizes = tuple(int(x) for x in args.sizes.split(","))
     rows = run_ops(sizes, args.repeat, progress=lambda m: sys.stderr.write(m + "\n"))
     emit(args, rows, format_table(rows))
+    return 0
+
+
+def run_locomo(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from memstrata.bench.locomo import format_rows, run
+    from memstrata.cli.main import emit
+
+    rows = run(Path(args.path), baselines=not args.no_baselines, mode=args.mode,
+               progress=lambda m: sys.stderr.write(m + "\n"))
+    if args.json:
+        for r in rows:
+            if r["category"] == "all":
+                sys.stdout.write(json.dumps(r) + "\n")
+        return 0
+    emit(args, rows, format_rows(rows))
     return 0

@@ -1,0 +1,224 @@
+"""`memstrata bench locomo PATH`: retrieval quality on LoCoMo-format conversations.
+
+Protocol (the same public ingest and search a user has):
+
+* each conversation goes into a fresh store; each of its sessions becomes a
+  session transcript (`sessions.append_many`), each dialog turn one message
+  with the session's date as its timestamp, the speaker recorded, and the turn's
+  dialog id (`D3:7`) as the message id;
+* each question of categories 1-4 that has evidence is a query
+  (`store.search(question, layers=("session",), k=20)`);
+* recall@k = mean over questions of |evidence turns in top k| / |evidence|
+  (the LoCoMo paper's definition); hit@k = share of questions with at least one
+  evidence turn in the top k; the same at session level.
+
+Baselines run on the same turns: plain SQLite FTS5 (default tokenizer, OR of the
+question's words, bm25 order) and, when installed, all-MiniLM-L6-v2 cosine.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import sqlite3
+import statistics
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memstrata.errors import MalformedInput
+
+KS = (5, 10, 20)
+CATEGORIES = (1, 2, 3, 4)
+_EVID = re.compile(r"D(\d+):(\d+)")
+_DATE = re.compile(r"(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+(\w+),?\s+(\d{4})", re.I)
+
+Turn = tuple[str, int, str, str, float]  # dia_id, session, speaker, text, ts
+Question = tuple[str, int, set[str]]  # text, category, evidence dia ids
+
+
+def parse_date(text: str) -> float:
+    m = _DATE.search(text or "")
+    if not m:
+        return 0.0
+    hh, mm, ap, day, month, year = m.groups()
+    h = int(hh) % 12 + (12 if ap.lower() == "pm" else 0)
+    try:
+        dt = datetime.strptime(f"{day} {month[:3]} {year}", "%d %b %Y")
+    except ValueError:
+        return 0.0
+    return dt.replace(hour=h, minute=int(mm)).timestamp()
+
+
+def load(path: Path) -> list[tuple[str, list[Turn], list[Question]]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise MalformedInput(f"cannot read LoCoMo file {path}: {exc}") from None
+    if not isinstance(data, list):
+        raise MalformedInput("a LoCoMo file is a JSON array of conversations")
+    out = []
+    for conv in data:
+        c = conv.get("conversation", {})
+        turns: list[Turn] = []
+        for key, value in c.items():
+            m = re.fullmatch(r"session_(\d+)", key)
+            if not m or not isinstance(value, list):
+                continue
+            n = int(m.group(1))
+            base = parse_date(c.get(f"session_{n}_date_time", ""))
+            for i, t in enumerate(value):
+                text = t.get("text", "")
+                if t.get("blip_caption"):
+                    text += f" [shared a photo: {t['blip_caption']}]"
+                turns.append((t["dia_id"], n, t.get("speaker", ""), text, base + i))
+        qs: list[Question] = []
+        for q in conv.get("qa", []):
+            ev = {f"D{a}:{b}" for e in q.get("evidence") or [] for a, b in _EVID.findall(str(e))}
+            if q.get("category") in CATEGORIES and ev:
+                qs.append((q["question"], int(q["category"]), ev))
+        out.append((str(conv.get("sample_id", len(out))), turns, qs))
+    return out
+
+
+def session_of(dia: str) -> int:
+    m = _EVID.match(dia)
+    return int(m.group(1)) if m else -1
+
+
+class Tally:
+    def __init__(self) -> None:
+        self.rows: dict[Any, list[dict[str, float]]] = defaultdict(list)
+        self.latency: list[float] = []
+
+    def add(self, cat: int, ranked: list[str], evidence: set[str]) -> None:
+        ev_s = {session_of(e) for e in evidence}
+        row = {}
+        for k in KS:
+            top = ranked[:k]
+            found = len(evidence & set(top))
+            row[f"recall@{k}"] = found / len(evidence)
+            row[f"hit@{k}"] = 1.0 if found else 0.0
+            sess = {session_of(d) for d in top}
+            row[f"session_recall@{k}"] = len(ev_s & sess) / len(ev_s)
+        self.rows[cat].append(row)
+        self.rows["all"].append(row)
+
+    def summary(self, system: str) -> list[dict[str, Any]]:
+        out = []
+        for cat in ["all", *CATEGORIES]:
+            rows = self.rows.get(cat, [])
+            if not rows:
+                continue
+            d: dict[str, Any] = {"system": system, "category": cat, "questions": len(rows)}
+            for key in rows[0]:
+                d[key] = round(statistics.fmean(r[key] for r in rows), 4)
+            if cat == "all" and self.latency:
+                lat = sorted(self.latency)
+                d["p50_ms"] = round(statistics.median(lat), 3)
+                d["p95_ms"] = round(lat[max(0, int(len(lat) * 0.95) - 1)], 3)
+            out.append(d)
+        return out
+
+
+def run_memstrata(convs: Iterable[tuple[str, list[Turn], list[Question]]], mode: str = "lexical",
+                  progress: Callable[[str], None] | None = None) -> tuple[Tally, float, int]:
+    from memstrata.store import Store
+
+    tally, ingest_s, n_turns = Tally(), 0.0, 0
+    for sample, turns, qs in convs:
+        home = Path(tempfile.mkdtemp(prefix="memstrata-locomo-"))
+        try:
+            store = Store(home, agent="locomo")
+            sessions = store.agent().sessions
+            t = time.perf_counter()
+            by_session: dict[int, list[dict[str, Any]]] = defaultdict(list)
+            for dia, n, speaker, text, ts in turns:
+                by_session[n].append({"id": dia, "role": "user", "speaker": speaker,
+                                      "content": text, "timestamp": ts})
+            for n in sorted(by_session):
+                sessions.append_many(f"session-{n}", by_session[n])
+            ingest_s += time.perf_counter() - t
+            n_turns += len(turns)
+            for question, cat, ev in qs:
+                t = time.perf_counter()
+                hits = store.search(question, layers=("session",), k=max(KS), mode=mode)
+                tally.latency.append((time.perf_counter() - t) * 1000)
+                tally.add(cat, [h.meta.get("id", "") for h in hits], ev)
+            store.close()
+            if progress:
+                progress(f"conversation {sample}: {len(turns)} turns, {len(qs)} questions")
+        finally:
+            shutil.rmtree(home, ignore_errors=True)
+    return tally, ingest_s, n_turns
+
+
+def run_fts5_baseline(convs: Iterable[tuple[str, list[Turn], list[Question]]]) -> Tally:
+    tally = Tally()
+    for _sample, turns, qs in convs:
+        db = sqlite3.connect(":memory:")
+        db.execute("CREATE VIRTUAL TABLE t USING fts5(dia UNINDEXED, text)")
+        db.executemany("INSERT INTO t VALUES (?, ?)", [(d, txt) for d, _n, _s, txt, _ts in turns])
+        for question, cat, ev in qs:
+            words = re.findall(r"\w+", question)
+            expr = " OR ".join(f'"{w}"' for w in words)
+            t = time.perf_counter()
+            rows = db.execute("SELECT dia FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT 20", (expr,)).fetchall() if expr else []
+            tally.latency.append((time.perf_counter() - t) * 1000)
+            tally.add(cat, [r[0] for r in rows], ev)
+    return tally
+
+
+def run_dense_baseline(convs: Iterable[tuple[str, list[Turn], list[Question]]]) -> Tally | None:
+    try:
+        from memstrata.embed import make_embedder
+
+        emb = make_embedder("local")
+    except Exception:  # noqa: BLE001 - the baseline is optional; any load failure skips it
+        return None
+    import numpy as np
+
+    tally = Tally()
+    for _sample, turns, qs in convs:
+        mat = np.asarray(emb.embed([txt for _d, _n, _s, txt, _ts in turns]), dtype=np.float32)
+        ids = [d for d, *_ in turns]
+        qv = np.asarray(emb.embed([q for q, _c, _e in qs]), dtype=np.float32)
+        for (question, cat, ev), v in zip(qs, qv, strict=True):
+            t = time.perf_counter()
+            order = np.argsort(-(mat @ v))[:20]
+            tally.latency.append((time.perf_counter() - t) * 1000)
+            tally.add(cat, [ids[i] for i in order], ev)
+    return tally
+
+
+def run(path: Path, *, baselines: bool = True, mode: str = "lexical",
+        progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    convs = load(path)
+    tally, ingest_s, n = run_memstrata(convs, mode, progress)
+    rows = tally.summary("memstrata" if mode == "lexical" else f"memstrata-{mode}")
+    rows[0]["ingest_s"] = round(ingest_s, 3)
+    rows[0]["ingest_per_s"] = round(n / ingest_s) if ingest_s else None
+    if baselines:
+        rows += run_fts5_baseline(convs).summary("fts5")
+        dense = run_dense_baseline(convs)
+        if dense is not None:
+            rows += dense.summary("minilm")
+    return rows
+
+
+def format_rows(rows: list[dict[str, Any]]) -> str:
+    head = f"{'system':<18}{'cat':>4}{'n':>5}" + "".join(f"{'r@' + str(k):>8}" for k in KS) + \
+        "".join(f"{'hit@' + str(k):>8}" for k in KS) + f"{'s-r@10':>8}{'p50ms':>8}{'p95ms':>8}"
+    out = [head]
+    for r in rows:
+        out.append(f"{r['system']:<18}{r['category']!s:>4}{r['questions']:>5}"
+                   + "".join(f"{r[f'recall@{k}']:>8.3f}" for k in KS)
+                   + "".join(f"{r[f'hit@{k}']:>8.3f}" for k in KS)
+                   + f"{r['session_recall@10']:>8.3f}"
+                   + (f"{r['p50_ms']:>8.2f}{r['p95_ms']:>8.2f}" if "p50_ms" in r else ""))
+    return "\n".join(out)
