@@ -15,6 +15,11 @@ def register(sub: Any) -> None:
     ops.add_argument("--sizes", default="10000,100000", help="comma-separated store sizes")
     ops.add_argument("--repeat", type=int, default=500)
     ops.set_defaults(func=run_ops)
+    se = bsub.add_parser("search", help="search latency at 10k/100k/1M entries, lexical and hybrid")
+    se.add_argument("--sizes", default="10000,100000,1000000")
+    se.add_argument("--queries", type=int, default=300)
+    se.add_argument("--no-hybrid", action="store_true")
+    se.set_defaults(func=run_search)
     loc = bsub.add_parser("locomo", help="LoCoMo retrieval recall@k against FTS5 and MiniLM baselines")
     loc.add_argument("path", help="LoCoMo-format JSON file")
     loc.add_argument("--mode", default="lexical", choices=("lexical", "hybrid"))
@@ -46,4 +51,15 @@ def run_locomo(args: argparse.Namespace) -> int:
                 sys.stdout.write(json.dumps(r) + "\n")
         return 0
     emit(args, rows, format_rows(rows))
+    return 0
+
+
+def run_search(args: argparse.Namespace) -> int:
+    from memstrata.bench.search import format_table, run_search
+    from memstrata.cli.main import emit
+
+    sizes = tuple(int(x) for x in args.sizes.split(","))
+    rows = run_search(sizes, args.queries, not args.no_hybrid,
+                      progress=lambda m: sys.stderr.write(m + "\n"))
+    emit(args, rows, format_table(rows))
     return 0

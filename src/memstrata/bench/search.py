@@ -1,0 +1,90 @@
+"""`memstrata bench search`: search latency at 10k / 100k / 1M stored entries.
+
+Synthetic memories with realistic lengths (Zipf words, 8-40 word sentences) are
+written as a user's files would be, the store is opened (ingest = indexing them
+all), then random queries run: p50/p95 per mode. Hybrid excludes the query's own
+embedding time (the vectors come from the fake embedder so the bench measures
+the index, not the model).
+"""
+
+from __future__ import annotations
+
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memstrata.bench.synth import Writer, populate
+
+
+def _pct(xs: list[float]) -> tuple[float, float]:
+    xs = sorted(xs)
+    return statistics.median(xs), xs[max(0, int(len(xs) * 0.95) - 1)]
+
+
+def run_search(sizes: tuple[int, ...] = (10_000, 100_000, 1_000_000), queries: int = 300,
+               hybrid: bool = True, progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    from memstrata.store import Store
+
+    rows: list[dict[str, Any]] = []
+    for size in sizes:
+        tmp = Path(tempfile.mkdtemp(prefix="memstrata-bench-search-"))
+        try:
+            populate(tmp, size)
+            t = time.perf_counter()
+            store = Store(tmp, agent="bench")
+            ingest = time.perf_counter() - t
+            if progress:
+                progress(f"{size}: indexed in {ingest:.1f}s ({size / ingest:,.0f} entries/s)")
+            w = Writer(5)
+            qs = [w.query() for _ in range(queries)]
+            lat = []
+            for q in qs:
+                t = time.perf_counter()
+                store.search(q, k=10)
+                lat.append((time.perf_counter() - t) * 1000)
+            p50, p95 = _pct(lat)
+            rows.append({"entries": size, "mode": "lexical", "p50_ms": round(p50, 3),
+                         "p95_ms": round(p95, 3), "ingest_per_s": round(size / ingest)})
+            if hybrid:
+                rows.extend(_hybrid(store, qs, size, progress))
+            store.close()
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return rows
+
+
+def _hybrid(store: Any, qs: list[str], size: int,
+            progress: Callable[[str], None] | None) -> list[dict[str, Any]]:
+    try:
+        from memstrata.search.hybrid import hybrid_search
+    except ImportError:
+        return []
+    from memstrata.embed import make_embedder
+    from memstrata.search.query import SearchQuery
+
+    emb = make_embedder("fake:384")
+    t = time.perf_counter()
+    store.vectors(emb).sync_all()
+    embed_s = time.perf_counter() - t
+    if progress:
+        progress(f"{size}: embedded (fake, dim 384) in {embed_s:.1f}s")
+    vecs = emb.embed(qs)
+    lat = []
+    for q, v in zip(qs, vecs, strict=True):
+        t = time.perf_counter()
+        hybrid_search(store, SearchQuery(text=q, k=10, mode="hybrid"), emb, query_vector=v)
+        lat.append((time.perf_counter() - t) * 1000)
+    p50, p95 = _pct(lat)
+    return [{"entries": size, "mode": "hybrid", "p50_ms": round(p50, 3), "p95_ms": round(p95, 3)}]
+
+
+def format_table(rows: list[dict[str, Any]]) -> str:
+    out = [f"{'entries':>9}  {'mode':<8}{'p50 ms':>9}{'p95 ms':>9}{'ingest/s':>11}"]
+    for r in rows:
+        out.append(f"{r['entries']:>9}  {r['mode']:<8}{r['p50_ms']:>9.3f}{r['p95_ms']:>9.3f}"
+                   f"{r.get('ingest_per_s', ''):>11}")
+    return "\n".join(out)
