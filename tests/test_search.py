@@ -1,0 +1,123 @@
+"""One search over every layer: filters, supersedes, decay, explain, bad input, rebuild."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from memstrata import MalformedInput, SearchQuery, Store, UnknownKind, UnknownLayer
+
+
+@pytest.fixture
+def ledger_store(home: Path) -> Store:
+    s = Store(home, agent="architect", room="room-042")
+    now = time.time()
+    s.ledger.publish("decision", "Chose bcrypt for password hashing", tags=["auth", "db"],
+                     room_id="room-038", ts=now - 3600)
+    s.ledger.publish("code", "JWT validation helper for auth tokens", tags=["auth"],
+                     room_id="room-038", ts=now - 600 * 3600)
+    s.ledger.publish("convention", "All API endpoints use the /api/v1 prefix", tags=["api"],
+                     room_id="room-042", ts=now - 600 * 3600)
+    return s
+
+
+def test_ledger_search_bm25_times_decay_with_explain(ledger_store: Store) -> None:
+    hits = ledger_store.search("auth password JWT", layers=("ledger",))
+    assert [h.title for h in hits][0] == "Chose bcrypt for password hashing"
+    for h in hits:
+        e = h.explain
+        assert e["score"] == pytest.approx(e["relevance"] * e["decay"], rel=1e-4)
+        assert e["half_life_hours"] in (336.0, 72.0)
+    code = next(h for h in hits if h.kind == "code")
+    assert code.explain["decay"] < 0.01  # 600 h old, 72 h half-life
+
+
+def test_filters_and_filtered_views(ledger_store: Store) -> None:
+    q = SearchQuery(text="api auth", layers=("ledger",), exclude_room="room-042")
+    assert all(h.room != "room-042" for h in ledger_store.search(q))
+    assert [h.kind for h in ledger_store.search(SearchQuery(text="auth", kind="code"))] == ["code"]
+    tagged = ledger_store.search(SearchQuery(tags=("api",), layers=("ledger",)))
+    assert [h.title for h in tagged] == ["All API endpoints use the /api/v1 prefix"]
+    both = ledger_store.search(SearchQuery(tags=("auth", "db"), tags_match="all"))
+    assert [h.title for h in both] == ["Chose bcrypt for password hashing"]
+    newest = ledger_store.search(SearchQuery(layers=("ledger",), k=3))  # structured: newest first
+    assert newest[0].title == "Chose bcrypt for password hashing"
+    since = ledger_store.search(SearchQuery(layers=("ledger",), since=time.time() - 7200))
+    assert len(since) == 1
+
+
+def test_superseded_never_comes_back_unless_asked(ledger_store: Store) -> None:
+    old = ledger_store.ledger.query(kind="decision")[0]
+    ledger_store.ledger.publish("decision", "Switched from bcrypt to argon2 hashing", supersedes=old.id)
+    titles = [h.title for h in ledger_store.search("bcrypt hashing")]
+    assert "Chose bcrypt for password hashing" not in titles
+    assert all(e.id != old.id for e in ledger_store.ledger.query())
+    with_old = ledger_store.search(SearchQuery(text="bcrypt", include_superseded=True))
+    assert any(h.superseded and h.meta["id"] == old.id for h in with_old)
+    assert old.id in {e.id for e in ledger_store.ledger.entries(include_superseded=True)}
+
+
+def test_search_spans_layers(store: Store) -> None:
+    m = store.agent()
+    m.now.update("Migrating the billing database")
+    m.log.append("TOOL_USE", "ran the billing migration dry run")
+    m.facts.set("billing_db", "postgres 15 on db-2")
+    m.files.write("billing.md", "# Billing\nThe billing schema has 12 tables.\n")
+    m.sessions.append("s1", "user", "when does the billing migration start?")
+    m.tasks.add("Finish billing migration")
+    layers = {h.layer for h in store.search("billing", k=50)}
+    assert layers == {"now", "log", "fact", "file", "session", "task"}
+    only = store.search(SearchQuery(text="billing", layers=("fact", "task")))
+    assert {h.layer for h in only} == {"fact", "task"}
+
+
+@pytest.mark.parametrize("text", ['"', "'", '"unbalanced', "a* OR NOT b", "NEAR(a b)", "col:val",
+                                  "^start", "(((", "-x", "AND", "🙂 emoji", "a" * 10_000, "x\x00y"])
+def test_hostile_query_text_never_errors(ledger_store: Store, text: str) -> None:
+    hits = ledger_store.search(text)
+    assert isinstance(hits, list)
+
+
+def test_empty_query_is_structured_and_stopwords_give_nothing(ledger_store: Store) -> None:
+    assert len(ledger_store.search("   ", layers=("ledger",))) == 3
+    assert ledger_store.search("?!? ...") == []
+
+
+def test_bad_query_values(ledger_store: Store) -> None:
+    with pytest.raises(UnknownLayer):
+        SearchQuery(text="x", layers=("dreams",))
+    for k in (0, 51, -1, True):
+        with pytest.raises(MalformedInput):
+            SearchQuery(text="x", k=k)
+    with pytest.raises(UnknownKind):
+        ledger_store.search(SearchQuery(text="x", layers=("ledger",), kind="gossip"))
+    with pytest.raises(MalformedInput):
+        SearchQuery(text="x", since="yesterday-ish")
+
+
+def test_search_emits_event(ledger_store: Store) -> None:
+    with ledger_store.events.capture() as seen:
+        hits = ledger_store.search("bcrypt")
+    [ev] = [e for e in seen if e.name == "memory:search"]
+    assert ev.payload == {"query": "bcrypt", "results": [h.uid for h in hits]}
+
+
+def test_deleting_the_index_gives_the_same_results(home: Path) -> None:
+    s = Store(home, agent="finn", room="room-1")
+    m = s.agent()
+    for i in range(30):
+        s.ledger.publish("decision", f"decision {i} about caching layer {i % 7}", tags=[f"t{i % 3}"])
+        m.log.append("THOUGHT", f"considered cache eviction policy {i}")
+    m.files.write("cache.md", "# Cache\nLRU with 5 minute TTL\n")
+    queries = ["caching layer 3", "cache eviction", "LRU TTL", "decision"]
+    fixed = time.time()
+    before = [[h.uid for h in s.search(SearchQuery(text=q, now=fixed))] for q in queries]
+    s.close()
+    os.unlink(home / "index.db")
+    again = Store(home, agent="finn", room="room-1")
+    after = [[h.uid for h in again.search(SearchQuery(text=q, now=fixed))] for q in queries]
+    assert before == after and all(before)
+    again.close()
