@@ -26,7 +26,7 @@ def ledger_store(home: Path) -> Store:
 
 def test_ledger_search_bm25_times_decay_with_explain(ledger_store: Store) -> None:
     hits = ledger_store.search("auth password JWT", layers=("ledger",))
-    assert [h.title for h in hits][0] == "Chose bcrypt for password hashing"
+    assert hits[0].title == "Chose bcrypt for password hashing"
     for h in hits:
         e = h.explain
         assert e["score"] == pytest.approx(e["relevance"] * e["decay"], rel=1e-4)

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from memstrata.layers.items import Items
     from memstrata.layers.ledger import Ledger
     from memstrata.layers.rooms import Room
-    from memstrata.search.engine import Hit, SearchQuery
+    from memstrata.search.query import Hit, SearchQuery
 
 
 def sha256_text(text: str) -> str:
@@ -237,7 +237,8 @@ class Store:
 
     def search(self, query: SearchQuery | str, **kw: Any) -> list[Hit]:
         """One search over every layer the principal may read (see `memstrata.search`)."""
-        from memstrata.search.engine import SearchQuery, search
+        from memstrata.search.engine import search
+        from memstrata.search.query import SearchQuery
 
         q = query if isinstance(query, SearchQuery) else SearchQuery(text=query, **kw)
         return search(self, q)

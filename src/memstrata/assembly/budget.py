@@ -48,8 +48,7 @@ def fit(sections: list[Section], budget: int) -> list[Section]:
                 lines.pop()
             dropped += 1
             out[idx] = replace(s, lines=tuple(lines), dropped=dropped)
-        if not lines:
-            # a section with nothing left disappears, marker included, if still over
-            if total(out) > budget:
-                out[idx] = replace(s, lines=(), dropped=0)
+        if not lines and total(out) > budget:
+            # a section with nothing left disappears, marker included
+            out[idx] = replace(s, lines=(), dropped=0)
     return [s for s in out if s.lines or s.dropped]

@@ -62,7 +62,7 @@ def load(path: Path) -> list[tuple[str, list[Turn], list[Question]]]:
         raise MalformedInput(f"cannot read LoCoMo file {path}: {exc}") from None
     if not isinstance(data, list):
         raise MalformedInput("a LoCoMo file is a JSON array of conversations")
-    out = []
+    out: list[tuple[str, list[Turn], list[Question]]] = []
     for conv in data:
         c = conv.get("conversation", {})
         turns: list[Turn] = []
@@ -179,7 +179,7 @@ def run_dense_baseline(convs: Iterable[tuple[str, list[Turn], list[Question]]]) 
         from memstrata.embed import make_embedder
 
         emb = make_embedder("local")
-    except Exception:  # noqa: BLE001 - the baseline is optional; any load failure skips it
+    except Exception:
         return None
     import numpy as np
 
@@ -188,7 +188,7 @@ def run_dense_baseline(convs: Iterable[tuple[str, list[Turn], list[Question]]]) 
         mat = np.asarray(emb.embed([txt for _d, _n, _s, txt, _ts in turns]), dtype=np.float32)
         ids = [d for d, *_ in turns]
         qv = np.asarray(emb.embed([q for q, _c, _e in qs]), dtype=np.float32)
-        for (question, cat, ev), v in zip(qs, qv, strict=True):
+        for (_question, cat, ev), v in zip(qs, qv, strict=True):
             t = time.perf_counter()
             order = np.argsort(-(mat @ v))[:20]
             tally.latency.append((time.perf_counter() - t) * 1000)

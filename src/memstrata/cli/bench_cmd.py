@@ -32,7 +32,7 @@ def run_ops(args: argparse.Namespace) -> int:
     from memstrata.cli.main import emit
 
     sizes = tuple(int(x) for x in args.sizes.split(","))
-    rows = run_ops(sizes, args.repeat, progress=lambda m: sys.stderr.write(m + "\n"))
+    rows = run_ops(sizes, args.repeat, progress=_progress)
     emit(args, rows, format_table(rows))
     return 0
 
@@ -44,7 +44,7 @@ def run_locomo(args: argparse.Namespace) -> int:
     from memstrata.cli.main import emit
 
     rows = run(Path(args.path), baselines=not args.no_baselines, mode=args.mode,
-               progress=lambda m: sys.stderr.write(m + "\n"))
+               progress=_progress)
     if args.json:
         for r in rows:
             if r["category"] == "all":
@@ -60,6 +60,10 @@ def run_search(args: argparse.Namespace) -> int:
 
     sizes = tuple(int(x) for x in args.sizes.split(","))
     rows = run_search(sizes, args.queries, not args.no_hybrid,
-                      progress=lambda m: sys.stderr.write(m + "\n"))
+                      progress=_progress)
     emit(args, rows, format_table(rows))
     return 0
+
+
+def _progress(message: str) -> None:
+    sys.stderr.write(message + "\n")

@@ -13,13 +13,15 @@ import contextlib
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from memstrata.errors import IndexError_
 from memstrata.index.schema import MIGRATIONS
 
 BUSY_TIMEOUT_MS = 30000
+T = TypeVar("T")
 
 
 class Database:
@@ -41,7 +43,7 @@ class Database:
         self._depth = 0
         self._migrate()
 
-    def _retry(self, fn):  # type: ignore[no-untyped-def]
+    def _retry(self, fn: Callable[[], T]) -> T:
         deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
         while True:
             try:

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import builtins
 import re
 import shutil
 from pathlib import Path
@@ -60,7 +61,7 @@ class Scratch(Layer):
         self.files = files
         self.dir: Path = store.layout.scratch_dir(owner)
 
-    def list(self) -> list[FileInfo]:
+    def list(self) -> builtins.list[FileInfo]:
         self._check("read")
         if not self.dir.exists():
             return []
@@ -112,7 +113,7 @@ class Episodes(Layer):
         return markdown_spec(path, self.store.rel(path), "episode", owner=self.owner,
                              thread=path.parent.name)
 
-    def sources(self) -> list[SourceSpec]:
+    def sources(self) -> builtins.list[SourceSpec]:
         return [self.spec_for(p) for p in _walk(self.root) if is_text_file(p) and p.suffix != ".ndjson"]
 
     def _folder(self, slug: str) -> Path:
@@ -126,13 +127,13 @@ class Episodes(Layer):
         folder.mkdir(parents=True, exist_ok=True)
         return slug
 
-    def list(self) -> list[str]:
+    def list(self) -> builtins.list[str]:
         self._check("read")
         if not self.root.is_dir():
             return []
         return sorted(p.name for p in self.root.iterdir() if p.is_dir())
 
-    def files(self, slug: str) -> list[str]:
+    def files(self, slug: str) -> builtins.list[str]:
         self._check("read")
         folder = self._folder(slug)
         if not folder.is_dir():
@@ -183,7 +184,7 @@ class Episodes(Layer):
         durable_append(self.store.locks, path, encode({"ts": iso(now_ts()), **event}))
         self._write_event(path, 1)
 
-    def gate_events(self, slug: str, task_id: str) -> list[dict[str, Any]]:
+    def gate_events(self, slug: str, task_id: str) -> builtins.list[dict[str, Any]]:
         self._check("read")
         path = self._folder(slug) / "observability" / f"{check_name(task_id, 'task id')}.ndjson"
         return [r for _, r in read_records(path).records]

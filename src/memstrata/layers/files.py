@@ -9,6 +9,7 @@ agent's archive. LOG.md is append-only and cannot be written here.
 
 from __future__ import annotations
 
+import builtins
 import os
 import shutil
 from dataclasses import dataclass
@@ -162,7 +163,7 @@ class MemoryFiles(Layer):
 
         return self._modify(rel, change)
 
-    def list(self, rel: str = "") -> list[FileInfo]:
+    def list(self, rel: str = "") -> builtins.list[FileInfo]:
         """Every file and folder below `rel`, sorted; LOG.md included (read-only)."""
         self._check("read")
         self.root.mkdir(parents=True, exist_ok=True)

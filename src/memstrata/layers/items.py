@@ -7,6 +7,7 @@ rewrite, so re-extraction replaces instead of accumulating.
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 from collections.abc import Iterable
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from memstrata.store import Store
 
 
-def load_items(data: bytes, path: str) -> list[dict[str, Any]]:
+def load_items(data: bytes, path: str) -> builtins.list[dict[str, Any]]:
     if not data.strip():
         return []
     try:
@@ -74,13 +75,13 @@ class Items(Layer):
         p = str(self.path)
         return SourceSpec(self.path, "whole", lambda d, b: parse_items(d, p))
 
-    def _load(self) -> list[dict[str, Any]]:
+    def _load(self) -> builtins.list[dict[str, Any]]:
         try:
             return load_items(self.path.read_bytes(), str(self.path))
         except FileNotFoundError:
             return []
 
-    def list(self, *, type: str | None = None, source_file: str | None = None) -> list[Item]:
+    def list(self, *, type: str | None = None, source_file: str | None = None) -> builtins.list[Item]:
         self._check("read")
         items = [to_item(i) for i in self._load()]
         self._read_event(self.path, len(items))
@@ -90,12 +91,12 @@ class Items(Layer):
             items = [i for i in items if i.sourceFile == source_file]
         return items
 
-    def replace_source(self, source_file: str, drafts: Iterable[dict[str, Any]]) -> list[Item]:
+    def replace_source(self, source_file: str, drafts: Iterable[dict[str, Any]]) -> builtins.list[Item]:
         """Replace every item from `source_file` with `drafts` (type, title, content,
         lineNumber, confidence); returns the stored items."""
         self._check("write")
         now = iso(now_ts())
-        new: list[dict[str, Any]] = []
+        new: builtins.list[dict[str, Any]] = []
         for d in drafts:
             if d.get("type") not in ITEM_TYPES:
                 raise MalformedInput(f"unknown item type {d.get('type')!r}; use {', '.join(ITEM_TYPES)}")

@@ -104,9 +104,10 @@ class Ledger(Layer):
             check_text(ref, "ref", 256)
         if author_role is None:
             author_role = self.store.principal.agent
-        if supersedes is not None:
-            if not isinstance(supersedes, str) or not self._exists(supersedes):
-                raise UnknownSupersedes(f"supersedes: no ledger entry with id {supersedes!r}")
+        if supersedes is not None and (
+            not isinstance(supersedes, str) or not self._exists(supersedes)
+        ):
+            raise UnknownSupersedes(f"supersedes: no ledger entry with id {supersedes!r}")
         when = now_ts() if ts is None else parse_ts(ts)
         entry = LedgerEntry(
             id=self._new_id(),

@@ -9,6 +9,7 @@ a message never rewrites the index file.
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 from collections.abc import Iterable
@@ -153,7 +154,7 @@ class Sessions(Layer):
         """Durably append one message (seed 004 PERSIST stage)."""
         return self.append_many(session_id, [{"role": role, "content": content, **kw}])[0]
 
-    def append_many(self, session_id: str, messages: Iterable[dict[str, Any]]) -> list[SessionMessage]:
+    def append_many(self, session_id: str, messages: Iterable[dict[str, Any]]) -> builtins.list[SessionMessage]:
         """Append several messages in one durable write (one fsync)."""
         self._check("write")
         sid = check_name(session_id, "session id")
@@ -168,7 +169,7 @@ class Sessions(Layer):
         self._write_event(spec.path, len(data))
         return [to_message(r) for r in recs]
 
-    def messages(self, session_id: str) -> list[SessionMessage]:
+    def messages(self, session_id: str) -> builtins.list[SessionMessage]:
         self._check("read")
         self._require(session_id)
         path = self.spec(session_id).path
@@ -176,7 +177,7 @@ class Sessions(Layer):
         self._read_event(path, dec.consumed)
         return [to_message(r) for _, r in dec.records if "role" in r]
 
-    def ids(self) -> list[str]:
+    def ids(self) -> builtins.list[str]:
         if not self.dir.is_dir():
             return []
         return sorted(p.stem for p in self.dir.glob("*.jsonl"))

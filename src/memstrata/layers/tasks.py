@@ -7,6 +7,7 @@ changes are explicit calls (seed 004 write rule 4).
 
 from __future__ import annotations
 
+import builtins
 import json
 import re
 from pathlib import Path
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 _ID = re.compile(r"^TASK-(\d+)$")
 
 
-def load_tasks(data: bytes, path: str) -> list[dict[str, Any]]:
+def load_tasks(data: bytes, path: str) -> builtins.list[dict[str, Any]]:
     if not data.strip():
         return []
     try:
@@ -80,17 +81,17 @@ class Tasks(Layer):
         path, owner = str(self.path), self.owner or ""
         return SourceSpec(self.path, "whole", lambda d, b: parse_tasks(d, path, owner))
 
-    def _load(self) -> list[dict[str, Any]]:
+    def _load(self) -> builtins.list[dict[str, Any]]:
         try:
             return load_tasks(self.path.read_bytes(), str(self.path))
         except FileNotFoundError:
             return []
 
-    def _save(self, commit: Any, tasks: list[dict[str, Any]]) -> None:
+    def _save(self, commit: Any, tasks: builtins.list[dict[str, Any]]) -> None:
         commit(json.dumps({"tasks": tasks}, indent=2, ensure_ascii=False) + "\n")
         self._write_event(self.path, len(tasks))
 
-    def list(self, status: str | None = None, milestone: str | None = None) -> list[Task]:
+    def list(self, status: str | None = None, milestone: str | None = None) -> builtins.list[Task]:
         """Tasks ordered by priority then id (seed 004: prioritized)."""
         self._check("read")
         tasks = [to_task(t) for t in self._load()]
@@ -113,8 +114,8 @@ class Tasks(Layer):
         *,
         milestone: str | None = None,
         priority: int = 3,
-        acceptance_criteria: list[str] | None = None,
-        blocked_by: list[str] | None = None,
+        acceptance_criteria: builtins.list[str] | None = None,
+        blocked_by: builtins.list[str] | None = None,
     ) -> Task:
         self._check("write")
         check_text(description, "description", 16 * 1024)
