@@ -17,7 +17,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-COMMAND_MODULES = ("memstrata.cli.bench_cmd", "memstrata.cli.demo_cmd")
+COMMAND_MODULES = (
+    "memstrata.cli.bench_cmd",
+    "memstrata.cli.demo_cmd",
+    "memstrata.cli.mcp_cmd",
+)
 
 
 def _common(p: argparse.ArgumentParser, *, top: bool) -> None:

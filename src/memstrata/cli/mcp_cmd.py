@@ -1,0 +1,47 @@
+"""`memstrata mcp`: serve the store to agents over MCP (stdio by default, or --http)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("mcp", help="run the MCP server (stdio, or streamable HTTP with --http)")
+    p.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--token", default=os.environ.get("MEMSTRATA_MCP_TOKEN"),
+                   help="bearer token, required when not bound to loopback ($MEMSTRATA_MCP_TOKEN)")
+    p.add_argument("--tools", default=os.environ.get("MEMSTRATA_MCP_TOOLS"),
+                   help="comma-separated subset of tools to expose")
+    p.add_argument("--list-tools", action="store_true", help="print the tools and exit")
+    p.set_defaults(func=run_mcp)
+
+
+def run_mcp(args: argparse.Namespace) -> int:
+    try:
+        from memstrata.mcp.server import build_server, select_tools, serve_http
+    except ImportError:  # pragma: no cover - depends on the install
+        sys.stderr.write("memstrata: the MCP server needs the extra: pip install 'memstrata[mcp]'\n")
+        return 1
+    from memstrata.store import Store
+
+    agent = args.agent or "agent"
+    store = Store(args.home, agent=agent, room=args.room, role=args.role)
+    names = [t.strip() for t in args.tools.split(",") if t.strip()] if args.tools else None
+    if args.list_tools:
+        for spec in select_tools(store, names):
+            flags = "read-only" if spec.read_only else ("destructive" if spec.destructive else "write")
+            sys.stdout.write(f"{spec.name:<20} {flags:<12} {spec.description.splitlines()[0]}\n")
+        return 0
+    server = build_server(store, names)
+    if args.http:
+        sys.stderr.write(f"memstrata MCP: http://{args.host}:{args.port}/mcp (agent {agent}, "
+                         f"room {args.room or '-'}, store {store.home})\n")
+        serve_http(server, args.host, args.port, args.token)
+    else:
+        server.run("stdio")
+    return 0
