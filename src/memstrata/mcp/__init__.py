@@ -1,0 +1,1 @@
+"""MCP adapter: the memstrata server, its tools, and the Claude memory-tool handler."""

@@ -1,0 +1,1 @@
+"""Search: one query value, candidate generation over the index, pure ranking math."""
