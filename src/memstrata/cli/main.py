@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     "memstrata.cli.bench_cmd",
     "memstrata.cli.demo_cmd",
     "memstrata.cli.mcp_cmd",
+    "memstrata.cli.hooks_cmd",
 )
 
 
