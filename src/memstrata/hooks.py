@@ -74,7 +74,8 @@ def _text(content: Any) -> str:
 def _messages(transcript: Path) -> list[dict[str, Any]]:
     out = []
     for off, rec in read_records(transcript).records:
-        msg = rec.get("message") if isinstance(rec.get("message"), dict) else rec
+        inner = rec.get("message")
+        msg: dict[str, Any] = inner if isinstance(inner, dict) else rec
         role = msg.get("role") or rec.get("type")
         if role not in ("user", "assistant"):
             continue
