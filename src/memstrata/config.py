@@ -26,6 +26,13 @@ tool_result_retention = 5
 log = 336
 channel = 168
 
+[search]
+embedder = "local"        # enables mode="hybrid"/"semantic"; "fake", "openai:<model>@<url>"
+fusion = "weighted"       # or "rrf"
+text_weight = 0.5
+vector_weight = 0.5
+postings_budget = 6000    # candidate generation keeps the rarest terms up to this many postings
+
 [tools.memory]
 enabled = true     # seed 003: memory tools off, CONTEXT.md auto-load stays
 ```
@@ -90,6 +97,10 @@ class Config:
         default_factory=lambda: dict(DEFAULT_LAYER_HALF_LIVES)
     )
     postings_budget: int = 6_000
+    embedder: str | None = None
+    fusion: str = "weighted"
+    text_weight: float = 0.5
+    vector_weight: float = 0.5
     raw: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -130,6 +141,9 @@ def load_config(home: Path) -> Config:
         sessions = data.get("sessions", {})
         memory = data.get("memory", {})
         tools = data.get("tools", {}).get("memory", {})
+        search = data.get("search", {})
+        if search.get("fusion", "weighted") not in ("weighted", "rrf"):
+            raise MalformedInput(f"{path}: [search] fusion must be 'weighted' or 'rrf'")
         decay = dict(DEFAULT_LAYER_HALF_LIVES)
         for k, v in data.get("decay", {}).items():
             decay[str(k)] = float(v) if v else None
@@ -145,7 +159,11 @@ def load_config(home: Path) -> Config:
             max_memory_chars=int(memory.get("max_chars", 50000)),
             memory_tools_enabled=bool(tools.get("enabled", True)),
             layer_half_lives=decay,
-            postings_budget=int(data.get("search", {}).get("postings_budget", 6_000)),
+            postings_budget=int(search.get("postings_budget", 6_000)),
+            embedder=search.get("embedder"),
+            fusion=str(search.get("fusion", "weighted")),
+            text_weight=float(search.get("text_weight", 0.5)),
+            vector_weight=float(search.get("vector_weight", 0.5)),
             raw=data,
         )
     except (TypeError, ValueError, AttributeError) as exc:

@@ -47,6 +47,8 @@ from memstrata.scope import Gate
 from memstrata.search.terms import DocFrequencies
 
 if TYPE_CHECKING:
+    from memstrata.embed.base import Embedder
+    from memstrata.index.vectors import VectorIndex
     from memstrata.layers.agent import AgentMemory
     from memstrata.layers.items import Items
     from memstrata.layers.ledger import Ledger
@@ -94,6 +96,8 @@ class Store:
         self._db: Database | None = None
         self._stale = False
         self.df_cache = DocFrequencies()
+        self._embedder: Embedder | None = None
+        self._vector_indexes: dict[str, VectorIndex] = {}
         if sync:
             self.sync()
 
@@ -242,6 +246,31 @@ class Store:
 
         q = query if isinstance(query, SearchQuery) else SearchQuery(text=query, **kw)
         return search(self, q)
+
+    def embedder(self) -> Embedder:
+        """The configured embedder (`[search] embedder = "local" | "fake" | "openai:..."`)."""
+        if self._embedder is None:
+            spec = self.config.embedder
+            if not spec:
+                raise MalformedInput(
+                    "semantic and hybrid search need an embedder: set [search] embedder in "
+                    "config.toml (e.g. \"local\" for all-MiniLM-L6-v2) or pass one"
+                )
+            from memstrata.embed import make_embedder
+
+            self._embedder = make_embedder(spec)
+        return self._embedder
+
+    def use_embedder(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+
+    def vectors(self, embedder: Embedder) -> VectorIndex:
+        from memstrata.index.vectors import VectorIndex
+
+        key = embedder.model_id
+        if key not in self._vector_indexes:
+            self._vector_indexes[key] = VectorIndex(self.db, embedder)
+        return self._vector_indexes[key]
 
     def agents(self) -> list[str]:
         return self.layout.agents()

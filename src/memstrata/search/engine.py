@@ -79,6 +79,17 @@ def match_expression(text: str, max_terms: int = 64) -> str | None:  # interim
 
 
 def search(store: Store, q: SearchQuery) -> list[Hit]:
+    if q.mode != "lexical" and q.text.strip():
+        from memstrata.search.hybrid import hybrid_search
+
+        hits = hybrid_search(store, q, store.embedder())
+    else:
+        hits = lexical_search(store, q)
+    store.events.emit("memory:search", {"query": q.text, "results": [h.uid for h in hits]})
+    return hits
+
+
+def lexical_search(store: Store, q: SearchQuery, *, fetch: int | None = None) -> list[Hit]:
     where, params = _filters(store, q)
     expr = match_expression(q.text) if q.text.strip() else None
     if q.text.strip() and expr is None:
@@ -86,8 +97,7 @@ def search(store: Store, q: SearchQuery) -> list[Hit]:
     elif expr is None:
         hits = _structured(store, q, where, params)
     else:
-        hits = _ranked(store, q, expr, where, params)
-    store.events.emit("memory:search", {"query": q.text, "results": [h.uid for h in hits]})
+        hits = _ranked(store, q, expr, where, params, fetch)
     return hits
 
 
@@ -131,7 +141,8 @@ def _prune(
 
 
 def _ranked(
-    store: Store, q: SearchQuery, expr: str, where: list[str], params: list[Any]
+    store: Store, q: SearchQuery, expr: str, where: list[str], params: list[Any],
+    wanted: int | None = None,
 ) -> list[Hit]:
     pruned, prune_info, extra, total = _prune(store, expr)
     if pruned is None:
@@ -139,7 +150,7 @@ def _ranked(
     w = ", ".join(str(x) for x in COLUMN_WEIGHTS)
     # Stage 1 ranks inside FTS5 only; stage 2 joins the few best and applies
     # scope and filters. If filters leave too few, widen stage 1 and retry.
-    fetch = max(MIN_FETCH, q.k * 5)
+    fetch = max(MIN_FETCH, q.k * 5, wanted or 0)
     rows: list[Any] = []
     for _ in range(4):
         sql = (
@@ -177,7 +188,7 @@ def _ranked(
                    "formula": "relevance x exp(-ln2 / half_life x age_hours)", **prune_info}
         scored.append((score, r, explain))
     scored.sort(key=lambda x: (-x[0], -x[1][7]))
-    return [_hit(r, s, e, terms) for s, r, e in scored[: q.k]]
+    return [_hit(r, s, e, terms) for s, r, e in scored[: wanted or q.k]]
 
 
 def scoring_extra(rows: list[Any], extra: list[tuple[str, list[str], int]], total: int) -> list[float]:
