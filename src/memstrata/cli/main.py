@@ -18,6 +18,20 @@ from collections.abc import Sequence
 from typing import Any
 
 COMMAND_MODULES = (
+    "memstrata.cli.init_cmd",
+    "memstrata.cli.now_cmd",
+    "memstrata.cli.log_cmd",
+    "memstrata.cli.files_cmd",
+    "memstrata.cli.facts_cmd",
+    "memstrata.cli.tasks_cmd",
+    "memstrata.cli.sessions_cmd",
+    "memstrata.cli.ledger_cmd",
+    "memstrata.cli.search_cmd",
+    "memstrata.cli.context_cmd",
+    "memstrata.cli.reindex_cmd",
+    "memstrata.cli.doctor_cmd",
+    "memstrata.cli.export_cmd",
+    "memstrata.cli.import_cmd",
     "memstrata.cli.bench_cmd",
     "memstrata.cli.demo_cmd",
     "memstrata.cli.mcp_cmd",

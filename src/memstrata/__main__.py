@@ -1,0 +1,7 @@
+"""`python -m memstrata ...` runs the CLI, the same as the `memstrata` command."""
+
+import sys
+
+from memstrata.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,104 @@
+"""What the command modules share: opening the store from the common options,
+reading user-supplied JSON and text, and rendering plain-text tables.
+
+Everything heavy (the store, the layers) is imported inside the functions, so
+importing a command module costs nothing at start-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memstrata.layers.agent import AgentMemory
+    from memstrata.store import Store
+
+DEFAULT_AGENT = "agent"  # the same default as `memstrata mcp` and `memstrata hook`
+
+
+def open_store(args: argparse.Namespace, *, as_agent: bool = True, sync: bool = True) -> Store:
+    """The store named by --home, acting as --agent (default "agent") in --room.
+
+    `as_agent=False` opens it for the whole store: without --agent the principal
+    is anonymous and therefore admin, which store-wide commands (ledger, search,
+    reindex, doctor) need to see everything.
+    """
+    from memstrata.store import Store
+
+    agent = (args.agent or DEFAULT_AGENT) if as_agent else args.agent
+    return Store(args.home, agent=agent, room=args.room, role=args.role, sync=sync)
+
+
+def agent_memory(args: argparse.Namespace) -> tuple[Store, AgentMemory]:
+    store = open_store(args)
+    return store, store.agent()
+
+
+def json_object(text: str | None, what: str) -> dict[str, Any] | None:
+    """Parse a JSON object given on the command line; MalformedInput if it is not one."""
+    from memstrata.errors import MalformedInput
+
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MalformedInput(f"{what} is not valid JSON: {exc.msg} at column {exc.colno}") from None
+    if not isinstance(value, dict):
+        raise MalformedInput(f"{what} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def json_value(text: str | None, what: str) -> Any:
+    from memstrata.errors import MalformedInput
+
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MalformedInput(f"{what} is not valid JSON: {exc.msg} at column {exc.colno}") from None
+
+
+def text_arg(value: str) -> str:
+    """A text argument; `-` reads it from stdin (for long or multi-line content)."""
+    return sys.stdin.read() if value == "-" else value
+
+
+def table(rows: Iterable[Sequence[object]], headers: Sequence[str], *, width: int = 60) -> str:
+    """A left-aligned plain-text table; cells are flattened to one line and clipped."""
+    cells = [[_cell(v, width) for v in row] for row in rows]
+    if not cells:
+        return "(none)"
+    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.upper().ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    for r in cells:
+        lines.append("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    return "\n".join(lines)
+
+
+def _cell(value: object, width: int) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, list | tuple):
+        value = ", ".join(str(v) for v in value)
+    flat = " ".join(str(value).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def fields(obj: Any) -> dict[str, Any]:
+    """A frozen dataclass as a JSON-ready dict (tuples become lists)."""
+    from dataclasses import asdict
+
+    if hasattr(obj, "to_dict"):
+        return dict(obj.to_dict())
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(obj).items()}
+
+
+def progress(message: str) -> None:
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()

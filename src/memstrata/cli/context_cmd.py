@@ -1,0 +1,40 @@
+"""`memstrata context [--budget N] [--brief TEXT] [--ignore-memory]`: the prompt block.
+
+Prints what `assemble_context` builds for --agent: identity, CONTEXT.md, date
+and workspace, NOW.md, open tasks, the LOG tail, facts and cross-room ledger
+knowledge, within a character budget. This runs before every agent call, so it
+must start fast: nothing beyond the store and the assembly is imported.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("context", help="print the assembled memory context for a prompt")
+    p.add_argument("--budget", type=int, help="character budget (default 24000)")
+    p.add_argument("--brief", help="what the next turn is about: picks facts and ledger entries")
+    p.add_argument("--ignore-memory", action="store_true",
+                   help="read nothing from memory (seed 001 'ignore memory')")
+    p.add_argument("--log-entries", type=int, default=20, help="LOG.md entries (default 20)")
+    p.add_argument("--workspace", help="workspace shown in the context (default: cwd)")
+    p.set_defaults(func=run_context)
+
+
+def run_context(args: argparse.Namespace) -> int:
+    from memstrata.assembly.context import assemble_context
+    from memstrata.cli.common import open_store
+    from memstrata.cli.main import emit
+
+    # Ignoring memory reads nothing, so the store is not even caught up.
+    with open_store(args, sync=not args.ignore_memory) as store:
+        ctx = assemble_context(
+            store, budget_chars=args.budget, brief=args.brief, room=args.room,
+            ignore_memory=args.ignore_memory, log_entries=args.log_entries,
+            workspace=args.workspace,
+        )
+    emit(args, {"text": ctx.text, "sections": list(ctx.sections), "chars": ctx.chars,
+                "truncated": ctx.truncated}, ctx.text)
+    return 0

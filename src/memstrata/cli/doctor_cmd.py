@@ -1,0 +1,145 @@
+"""`memstrata doctor [--fix]`: does the derived index still agree with the files?
+
+Opens the store without catching up, parses every source file afresh (the same
+parsers `reindex` uses) and compares, source by source, the docs the files
+yield with the rows the index holds: missing, stale and changed docs, docs of
+files that no longer exist, and the superseded flags of the ledger. It also
+lists the unreadable lines the index recorded (torn or hand-mangled records,
+which are skipped, never fatal) and runs SQLite's and FTS5's integrity checks.
+Exit 0 when the index agrees, 1 when it drifted or is damaged; `--fix`
+rebuilds it and checks again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sqlite3
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memstrata.store import Store
+
+SHOW_UIDS = 5
+
+
+@dataclass
+class Findings:
+    sources: int = 0
+    file_docs: int = 0
+    index_docs: int = 0
+    drift: list[dict[str, Any]] = field(default_factory=list)
+    bad_lines: list[dict[str, Any]] = field(default_factory=list)
+    integrity: list[str] = field(default_factory=list)
+    fts_integrity: str = "ok"
+
+    @property
+    def ok(self) -> bool:
+        return not self.drift and self.integrity == ["ok"] and self.fts_integrity == "ok"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "sources": self.sources, "file_docs": self.file_docs,
+                "index_docs": self.index_docs, "drift": self.drift, "bad_lines": self.bad_lines,
+                "integrity_check": self.integrity, "fts_integrity": self.fts_integrity}
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("doctor", help="check the index against the files (exit 1 on drift)")
+    p.add_argument("--fix", action="store_true", help="rebuild the index if it drifted")
+    p.set_defaults(func=run_doctor)
+
+
+def examine(store: Store) -> Findings:
+    """Compare a fresh parse of every source with the index rows, without changing either."""
+    from pathlib import Path
+
+    from memstrata.files.appendlog import read_from
+
+    out = Findings()
+    seen: set[str] = set()
+    should_hide: set[str] = set()
+    bad: dict[tuple[str, int], str] = {}  # what the files hold now, and what the index recorded
+    with store.db.read() as conn:
+        for spec in store.sources():
+            path = str(spec.path)
+            seen.add(path)
+            out.sources += 1
+            parsed = spec.parse(read_from(spec.path, 0), 0)
+            fresh = {d.uid: (d.title, d.body) for d in parsed.docs}
+            should_hide.update(d.supersedes for d in parsed.docs if d.supersedes)
+            rows = conn.execute("SELECT uid, title, body FROM docs WHERE source = ?", (path,))
+            held = {uid: (title, body) for uid, title, body in rows}
+            out.file_docs += len(fresh)
+            for b in parsed.bad:
+                bad[(store.rel(spec.path), b.offset)] = b.reason
+            _compare(out, store.rel(spec.path), fresh, held)
+        out.index_docs = int(conn.execute("SELECT count(*) FROM docs").fetchone()[0])
+        for source, n in conn.execute("SELECT source, count(*) FROM docs GROUP BY source"):
+            if source not in seen:
+                out.drift.append({"source": store.rel(Path(source)), "problem": "file gone",
+                                  "stale": n})
+        hidden = {r[0] for r in conn.execute("SELECT uid FROM docs WHERE superseded = 1")}
+        should_hide &= {r[0] for r in conn.execute("SELECT uid FROM docs WHERE layer='ledger'")}
+        if hidden != should_hide:
+            out.drift.append({"source": "ledger.jsonl", "problem": "superseded flags",
+                              "should_hide": sorted(should_hide - hidden)[:SHOW_UIDS],
+                              "wrongly_hidden": sorted(hidden - should_hide)[:SHOW_UIDS]})
+        for source, offset, reason in conn.execute("SELECT source, offset, reason FROM bad_lines"):
+            bad.setdefault((store.rel(Path(source)), offset), reason)
+        out.integrity = [str(r[0]) for r in conn.execute("PRAGMA integrity_check")]
+    out.bad_lines = [{"source": k[0], "offset": k[1], "reason": r} for k, r in sorted(bad.items())]
+    try:
+        with store.db.write() as conn:
+            conn.execute("INSERT INTO docs_fts(docs_fts, rank) VALUES ('integrity-check', 1)")
+    except sqlite3.DatabaseError as exc:
+        out.fts_integrity = str(exc)
+    return out
+
+
+def _compare(out: Findings, rel: str, fresh: dict[str, Any], held: dict[str, Any]) -> None:
+    missing = sorted(set(fresh) - set(held))
+    stale = sorted(set(held) - set(fresh))
+    changed = sorted(u for u in set(fresh) & set(held) if fresh[u] != held[u])
+    if missing or stale or changed:
+        out.drift.append({"source": rel, "problem": "docs differ",
+                          "missing": len(missing), "stale": len(stale), "changed": len(changed),
+                          "examples": (missing + stale + changed)[:SHOW_UIDS]})
+
+
+def render(f: Findings, home: str) -> str:
+    lines = [f"index: {home}/index.db",
+             f"sources: {f.sources} checked; docs: {f.file_docs} in files, {f.index_docs} in index"]
+    if f.drift:
+        lines.append(f"DRIFT in {len(f.drift)} place(s):")
+        for d in f.drift:
+            detail = ", ".join(f"{k} {v}" for k, v in d.items() if k not in ("source", "problem"))
+            lines.append(f"  {d['source']}: {d['problem']} ({detail})")
+    else:
+        lines.append("drift: none, every source matches its index rows")
+    if f.bad_lines:
+        lines.append(f"unreadable lines skipped ({len(f.bad_lines)}; fix them by hand if wanted):")
+        lines += [f"  {b['source']} @ byte {b['offset']}: {b['reason']}" for b in f.bad_lines[:20]]
+    else:
+        lines.append("bad lines: none")
+    lines.append(f"integrity_check: {'; '.join(f.integrity)}")
+    lines.append(f"fts integrity: {f.fts_integrity}")
+    lines.append("result: OK" if f.ok else
+                 "result: PROBLEMS FOUND: run `memstrata reindex` (or `memstrata doctor --fix`)")
+    return "\n".join(lines)
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    from memstrata.cli.common import open_store
+    from memstrata.cli.main import emit
+
+    with open_store(args, as_agent=False, sync=False) as store:
+        findings = examine(store)
+        fixed = False
+        if args.fix and not findings.ok:
+            store.reindex()
+            findings = examine(store)
+            fixed = True
+        home = str(store.home)
+    emit(args, {**findings.to_dict(), "fixed": fixed, "home": home},
+         ("rebuilt the index, then:\n" if fixed else "") + render(findings, home))
+    return 0 if findings.ok else 1

@@ -1,0 +1,69 @@
+"""`memstrata init`: create the store folder and one agent's files, then say where.
+
+Creates (never overwrites) `AGENT.md` from a template, `NOW.md` with seed 002's
+default objective, `LOG.md` with its header and an empty `CONTEXT.md`. Running
+it again is harmless: files that exist are left as they are and reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+AGENT_TEMPLATE = """# {name}
+
+## Role
+Describe who this agent is and what it is responsible for.
+
+## Rules
+- Read NOW.md and CONTEXT.md before acting; log what you did to LOG.md.
+- Save durable facts with `memstrata facts set`; publish cross-room knowledge to the ledger.
+
+## Capabilities
+- List the tools and skills this agent may use.
+"""
+
+CONTEXT_TEMPLATE = """# Persistent memory
+
+Long-term notes that are loaded into every prompt. Keep them short and current.
+"""
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("init", help="create the store and an agent's memory files")
+    p.add_argument("name", nargs="?", help="agent to create (default: --agent, else 'agent')")
+    p.set_defaults(func=run_init)
+
+
+def run_init(args: argparse.Namespace) -> int:
+    from memstrata.cli.common import DEFAULT_AGENT
+    from memstrata.cli.main import emit
+    from memstrata.store import Store
+
+    name = args.name or args.agent or DEFAULT_AGENT
+    with Store(args.home, agent=name, room=args.room, role=args.role) as store:
+        mem = store.agent(name)
+        steps: list[tuple[Path, Callable[[], object]]] = [
+            (mem.identity.path, lambda: mem.identity.write(AGENT_TEMPLATE.format(name=name))),
+            (mem.now.path, lambda: mem.now.update("No active objective yet", [])),
+            (mem.log.path, mem.log._ensure_header),
+            (mem.context.path, lambda: mem.context.write(CONTEXT_TEMPLATE)),
+        ]
+        created: list[str] = []
+        kept: list[str] = []
+        for path, make in steps:
+            if path.exists():
+                kept.append(store.rel(path))
+            else:
+                make()
+                created.append(store.rel(path))
+        home = str(store.home)
+    lines = [f"store: {home}", f"agent: {name}"]
+    lines += [f"  created {p}" for p in created] + [f"  kept    {p}" for p in kept]
+    lines.append(f"next: memstrata --home {home} --agent {name} context")
+    emit(args, {"home": home, "agent": name, "created": created, "kept": kept}, "\n".join(lines))
+    return 0
