@@ -53,7 +53,9 @@ def select_tools(store: Store, names: list[str] | None) -> list[ToolSpec]:
     specs = build_tools(store)
     if not store.config.memory_tools_enabled:
         specs = [s for s in specs if s.group != "files"]
-    if names:
+    if not names:
+        specs = [s for s in specs if s.group != "claude"]
+    else:
         known = {s.name for s in specs}
         unknown = [n for n in names if n not in known]
         if unknown:
@@ -75,6 +77,7 @@ def build_server(store: Store, tools: list[str] | None = None) -> MCPServer:
                                         destructive_hint=spec.destructive,
                                         idempotent_hint=spec.idempotent,
                                         open_world_hint=False),
+            structured_output=False,
         )
 
     @server.resource("memory://context", name="CONTEXT.md", mime_type="text/markdown",

@@ -28,7 +28,8 @@ class ToolSpec:
     read_only: bool
     destructive: bool = False
     idempotent: bool = False
-    group: str = "core"  # "files" = seed 003's five tools, off when tools.memory.enabled = false
+    group: str = "core"  # "files": seed 003's five tools, off when tools.memory.enabled = false;
+    # "claude": the Anthropic memory-tool shape, exposed only when named in the subset
 
 
 def _hits(hits: list[Any]) -> str:
@@ -159,6 +160,21 @@ def build_tools(store: Store) -> list[ToolSpec]:
         msgs = agent.sessions.messages(session_id)[-max(1, min(last_n, 200)):]
         return json.dumps([m.to_dict() for m in msgs], ensure_ascii=False)
 
+    def memory(command: str, path: str | None = None, file_text: str | None = None,
+               old_str: str | None = None, new_str: str | None = None,
+               insert_line: int | None = None, insert_text: str | None = None,
+               old_path: str | None = None, new_path: str | None = None,
+               view_range: list[int] | None = None) -> Any:
+        """Anthropic memory tool (memory_20250818): view, create, str_replace, insert, delete,
+        rename under /memories."""
+        from mcp.types import CallToolResult, TextContent
+
+        from memstrata.mcp.claude_memory import ClaudeMemoryHandler
+
+        args = {k: v for k, v in locals().items() if v is not None and k not in ("CallToolResult", "TextContent", "ClaudeMemoryHandler")}
+        text, is_error = ClaudeMemoryHandler(agent.files).handle_result(args)
+        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=is_error)
+
     ro, rw = True, False
     return [
         ToolSpec("memory_read", memory_read, memory_read.__doc__ or "", ro, idempotent=True, group="files"),
@@ -181,6 +197,7 @@ def build_tools(store: Store) -> list[ToolSpec]:
         ToolSpec("task_list", task_list, task_list.__doc__ or "", ro, idempotent=True),
         ToolSpec("session_append", session_append, session_append.__doc__ or "", rw),
         ToolSpec("session_read", session_read, session_read.__doc__ or "", ro, idempotent=True),
+        ToolSpec("memory", memory, memory.__doc__ or "", rw, destructive=True, group="claude"),
     ]
 
 
