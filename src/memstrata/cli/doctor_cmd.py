@@ -13,7 +13,6 @@ rebuilds it and checks again.
 from __future__ import annotations
 
 import argparse
-import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +50,7 @@ def register(sub: Any) -> None:
 
 def examine(store: Store) -> Findings:
     """Compare a fresh parse of every source with the index rows, without changing either."""
+    import sqlite3
     from pathlib import Path
 
     from memstrata.files.appendlog import read_from

@@ -88,7 +88,7 @@ def run_import(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from memstrata.cli.main import emit
-    from memstrata.errors import AlreadyExists
+    from memstrata.errors import AlreadyExists, PathOutsideStore
     from memstrata.files.atomic import atomic_write_bytes
     from memstrata.files.layout import resolve_home
     from memstrata.files.paths import safe_join
@@ -98,7 +98,13 @@ def run_import(args: argparse.Namespace) -> int:
     home = resolve_home(args.home)
     home.mkdir(parents=True, exist_ok=True)
     # Check every path and every clash before writing anything.
-    targets = {rel: safe_join(home, rel) for rel in files}
+    targets: dict[str, Path] = {}
+    for rel in files:
+        try:
+            targets[rel] = safe_join(home, rel)
+        except PathOutsideStore as exc:
+            raise PathOutsideStore(f"{args.source}: refusing {rel!r}, it would land outside the "
+                                   f"store ({exc}); nothing was imported") from None
     clashes = sorted(rel for rel, path in targets.items() if path.exists())
     if clashes and not args.force:
         raise AlreadyExists(
