@@ -386,3 +386,26 @@ def test_import_refuses_paths_out_of_the_store_and_tampered_exports(tmp_path: Pa
     bad = run(tmp_path / "other", "import", str(tmp_path / "dump"), agent=None)
     assert bad.returncode == 2 and "sha256" in bad.stderr
     assert not (tmp_path / "other/agents").exists()
+
+
+def test_compact_log_and_session_with_a_given_summary(seeded: Path) -> None:
+    pytest.importorskip("memstrata.lifecycle.compaction")
+    for i in range(3):
+        ok(seeded, "log", "append", "TOOL_USE", f"step {i} of the migration")
+    assert ok(seeded, "compact")["compacted"] is False  # under the limits
+    rec = ok(seeded, "compact", "--force", "--summary", "three migration steps ran")
+    assert rec["compacted"] and rec["entries_count"] == 3
+    archive = (seeded / rec["archive_path"]).read_text()
+    assert all(f"step {i} of the migration" in archive for i in range(3))
+    log = (seeded / "agents/finn/memory/LOG.md").read_text()
+    assert "step 0 of the migration" not in log and "three migration steps ran" in log
+    assert rows(seeded, "SELECT count(*) FROM docs WHERE layer='archive' AND body LIKE '%step 1%'") == [(1,)]
+    assert [h["archive_id"] for h in ok(seeded, "compact", "--history")] == [rec["archive_id"]]
+    for text in ("one", "two", "three"):
+        ok(seeded, "sessions", "append", "s1", "user", text)
+    got = ok(seeded, "compact", "--session", "s1", "--keep", "1", "--summary", "counted to two")
+    assert (got["before"], got["after"]) == (3, 2)
+    roles = [json.loads(x)["role"] for x in (seeded / "agents/finn/sessions/s1.jsonl").read_text().splitlines()]
+    assert roles == ["summary", "user"]
+    missing = run(seeded, "compact", "--session", "nope", "--summary", "x")
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
