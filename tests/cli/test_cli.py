@@ -409,3 +409,37 @@ def test_compact_log_and_session_with_a_given_summary(seeded: Path) -> None:
     assert roles == ["summary", "user"]
     missing = run(seeded, "compact", "--session", "nope", "--summary", "x")
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
+
+
+def test_audit_reports_and_prunes_volatile_facts(seeded: Path) -> None:
+    pytest.importorskip("memstrata.lifecycle.hygiene")
+    ok(seeded, "facts", "set", "where", "The parser lives in src/parser.py", "--category", "project")
+    report = ok(seeded, "audit")
+    assert not report["clean"] and report["findings"][0]["target"] == "where"
+    dry = ok(seeded, "audit", "--prune")
+    assert dry["prune"]["dry_run"] and not dry["prune"]["actions"][0]["applied"]
+    assert rows(seeded, "SELECT count(*) FROM docs WHERE uid='fact:finn:where'") == [(1,)]
+    done = ok(seeded, "audit", "--prune", "--apply")
+    assert done["prune"]["actions"][0]["applied"]
+    assert rows(seeded, "SELECT count(*) FROM docs WHERE uid='fact:finn:where'") == [(0,)]
+    assert ok(seeded, "audit")["clean"]
+    bad = run(seeded, "audit", "--apply")
+    assert bad.returncode == 2 and "--prune" in bad.stderr
+
+
+def test_verify_flags_stale_code_claims(seeded: Path, tmp_path: Path) -> None:
+    pytest.importorskip("memstrata.lifecycle.verify")
+    code = tmp_path / "code"
+    (code / "src").mkdir(parents=True)
+    (code / "src/app.py").write_text("def main():\n    return 1\n")
+    ok(seeded, "facts", "set", "entry", "entry point is src/app.py", "--category", "project")
+    r = run(seeded, "--json", "verify", str(code))
+    assert r.returncode == 0 and json.loads(r.stdout) == []
+    (code / "src/app.py").unlink()
+    r = run(seeded, "--json", "verify", str(code))
+    assert r.returncode == 1
+    assert [(f["source"], f["problem"]) for f in json.loads(r.stdout)] == [("fact:entry", "missing")]
+    hits = ok(seeded, "verify", str(code), "--recall", "entry point")
+    assert hits[0]["explain"]["stale"]
+    gone = run(seeded, "verify", str(tmp_path / "nowhere"))
+    assert gone.returncode == 2 and "not a folder" in gone.stderr

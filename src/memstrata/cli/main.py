@@ -33,6 +33,8 @@ COMMAND_MODULES = (
     "memstrata.cli.export_cmd",
     "memstrata.cli.import_cmd",
     "memstrata.cli.compact_cmd",
+    "memstrata.cli.audit_cmd",
+    "memstrata.cli.verify_cmd",
     "memstrata.cli.bench_cmd",
     "memstrata.cli.demo_cmd",
     "memstrata.cli.mcp_cmd",
