@@ -88,10 +88,15 @@ class MemoryManager:
 
         return assemble_context(self.store, self.agent_name, **kw).text
 
-    def compact_log(self, summary: str | None = None) -> Any:
+    def compact_log(
+        self, summary: str | None = None, *, summarizer: Any = None, force: bool = False
+    ) -> Any:
+        """Compact LOG.md into a summary entry plus a searchable archive (seed 002)."""
         from memstrata.lifecycle.compaction import compact_log
 
-        return compact_log(self.store, self.agent_name, summary=summary)
+        return compact_log(
+            self.store, self.agent_name, summary=summary, summarizer=summarizer, force=force
+        )
 
     def close(self) -> None:
         self.store.close()

@@ -1,0 +1,75 @@
+"""Self-annealing (seed 002): an error leaves a recovery trail in memory.
+
+    with annealing(store, "finn"):
+        run_step()
+
+    @annealing(manager)            # a MemoryManager knows its agent
+    def run_step() -> None: ...
+
+On an exception the block's error is appended to LOG.md as an ERROR entry with
+the traceback in its metadata, NOW.md is set to "Error encountered - Recovery
+needed" with the recovery steps (the interrupted objective is kept as a
+blocker), and the exception is re-raised unchanged. If memory itself cannot be
+written, the original exception still propagates, with a note saying why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import traceback
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from memstrata.errors import MalformedInput, MemstrataError
+
+if TYPE_CHECKING:
+    from memstrata.manager import MemoryManager
+    from memstrata.store import Store
+
+RECOVERY_STATUS = "Error encountered - Recovery needed"
+RECOVERY_STEPS = ("Review LOG.md", "Analyze root cause", "Implement fix")
+MAX_TRACEBACK_CHARS = 16 * 1024
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    flat = " ".join(text.split())
+    return flat[:limit] + ("…" if len(flat) > limit else "")
+
+
+def record_error(store: Store, agent: str, exc: BaseException) -> None:
+    """Write the ERROR entry and the recovery NOW.md for `exc` (no re-raise)."""
+    mem = store.agent(agent)
+    tb = "".join(traceback.format_exception(exc))[-MAX_TRACEBACK_CHARS:]
+    message = f"Error: {type(exc).__name__}: {exc}"
+    mem.log.append("ERROR", message, {"traceback": tb, "error_type": type(exc).__name__})
+    previous = mem.now.state().objective if mem.now.exists() else ""
+    blockers = [_one_line(message)]
+    if previous and previous != RECOVERY_STATUS:
+        blockers.append(_one_line(f"Interrupted objective: {previous}"))
+    mem.now.update(RECOVERY_STATUS, list(RECOVERY_STEPS), blockers=blockers)
+
+
+@contextlib.contextmanager
+def annealing(target: Store | MemoryManager, agent: str | None = None) -> Iterator[None]:
+    """Record any exception raised inside the block in memory, then re-raise it.
+
+    `target` is a `Store` (with `agent`, or the store's own agent) or a
+    `MemoryManager`. Also usable as a decorator.
+    """
+    from memstrata.manager import MemoryManager
+
+    who: str | None
+    if isinstance(target, MemoryManager):
+        store, who = target.store, agent or target.agent_name
+    else:
+        store, who = target, agent or target.principal.agent
+    if who is None:
+        raise MalformedInput("annealing needs an agent: pass agent= or open the store as one")
+    try:
+        yield
+    except Exception as exc:
+        try:
+            record_error(store, who, exc)
+        except (MemstrataError, OSError) as failure:
+            exc.add_note(f"memstrata: could not record this error in memory: {failure}")
+        raise

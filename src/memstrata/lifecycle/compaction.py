@@ -1,0 +1,176 @@
+"""LOG.md compaction (seed 002): warm memory stays small, nothing is forgotten.
+
+Trigger: LOG.md over `log.compact_bytes` (50 KB) or `log.compact_entries` (100),
+or `force`. Protocol, in an order that never loses an entry:
+
+1. snapshot the entries (under the LOG lock for an instant);
+2. summarise them with no lock held (a model may take seconds; writers go on);
+3. write the entries verbatim to `archive/LOG-<stamp>-<archive_id>.md`, durably,
+   in LOG format, so they stay searchable as layer "archive" (cold memory);
+4. under the LOG lock: replace the compacted prefix with one SYSTEM summary
+   entry (metadata `archive_id`, `entries`, `compacted`), carrying every entry
+   appended since the snapshot over verbatim (`lifecycle.splice`);
+5. append the record to `compactions.jsonl` (seed 002 `compaction_history`) and
+   emit `memory:compact`.
+
+A summariser failure (ProviderError) or a bad `summary` raises before step 3:
+memory is unchanged. A crash between steps 3 and 4 leaves the entries in both
+LOG.md and the archive (a duplicate, never a loss).
+
+    record = compact_log(store, "finn", force=True)
+    record.archive_path  # 'agents/finn/archive/LOG-20261122T103000Z-arc-1a2b3c4d.md'
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from memstrata.errors import MalformedInput
+from memstrata.files.appendlog import durable_append
+from memstrata.files.jsonl import encode, read_records
+from memstrata.layers.base import check_text
+from memstrata.layers.log import LOG_HEADER, MAX_CONTENT_BYTES, encode_entry, parse_log
+from memstrata.lifecycle.providers import default_summarizer, usage_delta, usage_snapshot
+from memstrata.lifecycle.splice import durable_copy, splice, take_snapshot
+from memstrata.model import LogEntry, iso, now_ts
+
+if TYPE_CHECKING:
+    from memstrata.llm.base import Summarizer
+    from memstrata.store import Store
+
+DEFAULT_SUMMARY_CHARS = 2000
+
+
+@dataclass(frozen=True)
+class CompactionRecord:
+    """What one compaction did (one line of `compactions.jsonl` when `compacted`)."""
+
+    compacted: bool
+    reason: str
+    compacted_at: str = ""
+    entries_count: int = 0
+    summary: str = ""
+    archive_id: str = ""
+    archive_path: str = ""
+    original_size_kb: float = 0.0
+    new_size_kb: float = 0.0
+    carried_over: int = 0
+    summarizer: str = ""
+    usage: dict[str, int] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def needs_compaction(store: Store, agent: str) -> str | None:
+    """Why LOG.md should be compacted now, or None."""
+    log = store.agent(agent).log
+    size = log.size()
+    if size > store.config.log_compact_bytes:
+        return f"LOG.md is {size} bytes (> {store.config.log_compact_bytes})"
+    count = log.count()
+    if count > store.config.log_compact_entries:
+        return f"LOG.md has {count} entries (> {store.config.log_compact_entries})"
+    return None
+
+
+def stamp(ts: float) -> str:
+    """'20261122T103000Z': a timestamp that sorts and is safe in file names."""
+    return iso(ts)[:19].replace("-", "").replace(":", "") + "Z"
+
+
+def compact_log(
+    store: Store,
+    agent: str,
+    *,
+    summary: str | None = None,
+    summarizer: Summarizer | None = None,
+    force: bool = False,
+    max_summary_chars: int = DEFAULT_SUMMARY_CHARS,
+) -> CompactionRecord:
+    """Compact `agent`'s LOG.md if it is over its limits (or `force`).
+
+    Args:
+        summary: Use this text as the summary (seed 002 `compact_log(summary)`).
+        summarizer: Any `Summarizer`; default: `[llm] summarizer` from config,
+            else the deterministic extractive one.
+        force: Compact even under the thresholds.
+
+    Returns:
+        A `CompactionRecord`; `compacted` is False (and nothing changed) when
+        no compaction was needed or there was nothing to compact.
+
+    Raises:
+        ProviderError: the summariser failed; LOG.md is unchanged.
+        StaleWrite: LOG.md was rewritten meanwhile; LOG.md is unchanged.
+    """
+    mem = store.agent(agent)
+    log = mem.log
+    store.gate.check("write", "log", agent)
+    if summary is not None:
+        check_text(summary, "summary", MAX_CONTENT_BYTES // 2)
+    if not isinstance(max_summary_chars, int) or max_summary_chars < 100:
+        raise MalformedInput("max_summary_chars must be an integer >= 100")
+    reason = "forced" if force else needs_compaction(store, agent)
+    if reason is None:
+        return CompactionRecord(False, "under the LOG.md size and entry limits")
+    # One compaction per LOG at a time; appenders never take this lock.
+    with store.locks.hold(f"compact:{log.path}", timeout=600):
+        snap = take_snapshot(store, log.path)
+        parsed = parse_log(snap.data, 0, str(log.path), owner=agent)
+        if not parsed.docs:
+            return CompactionRecord(False, "LOG.md has no entries to compact")
+        first = min([d.line or 0 for d in parsed.docs] + [b.offset for b in parsed.bad])
+        upto = parsed.consumed
+        metas = [d.meta or {} for d in parsed.docs]
+        provider_name = "given"
+        usage = None
+        if summary is None:
+            chosen = summarizer if summarizer is not None else default_summarizer(store)
+            provider_name = type(chosen).__name__
+            before = usage_snapshot(chosen)
+            texts = [f"[{m.get('ts')}] {m.get('entry_type')}: {m.get('content')}" for m in metas]
+            summary = chosen.summarize(texts, max_chars=max_summary_chars)
+            usage = usage_delta(before, chosen)
+            if not isinstance(summary, str) or not summary.strip():
+                summary = f"{len(metas)} entries compacted (the summariser returned no text)."
+            summary = summary[:max_summary_chars]
+        when = now_ts()
+        archive_id = "arc-" + os.urandom(4).hex()
+        archive = store.layout.archive_dir(agent) / f"LOG-{stamp(when)}-{archive_id}.md"
+        head = (f"# LOG archive {archive_id}\n\n{len(metas)} entries compacted out of "
+                f"LOG.md at {iso(when)}. Same format as LOG.md.\n\n").encode()
+        durable_copy(head + snap.data[first:upto], archive)
+        from memstrata.layers.agent import archive_spec
+
+        store.index_file(archive_spec(store, archive, agent))
+        entry = LogEntry(
+            "log-" + os.urandom(4).hex(), iso(when), "SYSTEM",
+            f"LOG compacted: {len(metas)} entries archived to {store.rel(archive)}.\n\n{summary}",
+            {"archive_id": archive_id, "entries": len(metas), "compacted": True,
+             "archive": store.rel(archive)},
+        )
+        prefix = snap.data[:first] or LOG_HEADER.encode()
+        old_size, tail = splice(store, snap, upto, prefix + encode_entry(entry), log.spec())
+        new_size = log.size()
+        carried = len(parse_log(tail, 0, str(log.path), owner=agent, final=True).docs)
+        record = CompactionRecord(
+            True, reason, iso(when), len(metas), summary, archive_id, store.rel(archive),
+            round(old_size / 1024, 3), round(new_size / 1024, 3), carried, provider_name, usage,
+        )
+        history = store.layout.compactions(agent)
+        durable_append(store.locks, history, encode(record.to_dict()))
+    store.events.emit("memory:compact", {
+        "sessionId": None, "agent": agent, "layer": "log", "before": len(metas) + carried,
+        "after": 1 + carried, "before_bytes": old_size, "after_bytes": new_size,
+        "archive_id": archive_id,
+    })
+    return record
+
+
+def compaction_history(store: Store, agent: str) -> list[dict[str, Any]]:
+    """Every compaction of `agent`'s LOG, oldest first (seed 002 `compaction_history`)."""
+    store.gate.check("read", "log", agent)
+    return [r for _, r in read_records(store.layout.compactions(agent)).records]

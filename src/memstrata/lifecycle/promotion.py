@@ -1,0 +1,202 @@
+"""Promotion between seed 001's layers, with its taxonomy and save exclusions.
+
+    session scratch --promote_scratch--> task-episodic --promote_fact--> durable fact
+
+A durable (repo-persistent) fact is short (1-2 sentences), cited, classified
+as user / feedback / project / reference, and create-only. These never become
+durable facts, and are refused with the reason (`Refused`):
+
+* git history: commit hashes, branch names, merge/rebase records;
+* ephemeral task state: clock times, "iteration 3 passed", "currently running";
+* derivable code state: where code lives or what it contains ("defined in
+  src/x.py", "app.py:120", "utils.py has 300 lines") - re-read the code instead.
+
+`classify_fact` is a documented keyword rule, checked in this order:
+
+1. feedback:  corrections and constraints ("never", "don't", "avoid", "must not",
+   "instead of", "mistake", "wrong")
+2. user:      preferences ("prefers", "likes", "the user", "I want", "my ")
+3. reference: commands and configuration (a `code span`, a shell command such as
+   npm/pytest/make/pip/cargo/docker/git, a --flag, KEY=value, port, env var)
+4. project:   everything else (architecture, structure, conventions).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from memstrata.errors import AlreadyExists, MalformedInput, NotFound, Refused
+from memstrata.layers.episodes import slugify
+from memstrata.layers.facts import DURABLE_CATEGORIES
+from memstrata.model import Fact, check_name, iso, now_ts
+
+if TYPE_CHECKING:
+    from memstrata.store import Store
+
+MAX_FACT_CHARS = 400
+MAX_SENTENCES = 2
+
+_FEEDBACK = re.compile(
+    r"\b(never|don'?t|do not|avoid|must not|mustn'?t|should not|shouldn'?t|instead of|"
+    r"mistakes?|wrong|incorrect|correction|stop (doing|using))\b", re.I)
+_USER = re.compile(r"\b(prefers?|preferences?|likes?|dislikes?|the user|user wants|"
+                   r"i want|i like|i prefer|my)\b", re.I)
+_REFERENCE = re.compile(
+    r"`[^`]+`|\b(npm|npx|yarn|pnpm|pytest|make|pip|uv|cargo|go (test|build|run)|docker|"
+    r"kubectl|git config|python -m|cd \S+ &&)\b|(^|\s)--[a-z][\w-]+|\b[A-Z][A-Z0-9_]{2,}=\S+|"
+    r"\b(port|env(ironment)? var(iable)?|config(uration)? (value|key|file)|command)\b", re.I)
+
+_GIT = [
+    (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"), "a commit hash"),
+    (re.compile(r"\b(committed|merged|rebased|cherry-picked|reverted)\b|\bmerge (commit|of)\b|"
+                r"\b(PR|pull request) #?\d+\b", re.I), "a commit / merge record"),
+    (re.compile(r"\b(on|the|to|from|in) branch\b|\bbranch (named |called )?[\w./-]+/[\w./-]+|"
+                r"\b(feature|bugfix|hotfix|release)/[\w.-]+", re.I), "a branch name"),
+]
+_EPHEMERAL = [
+    (re.compile(r"\b\d{1,2}:\d{2}(:\d{2})?\b"), "a clock time of a single turn"),
+    (re.compile(r"\b(iteration|attempt|run|step) #?\d+\b", re.I), "a per-iteration result"),
+    (re.compile(r"\b(currently|right now|just now|at the moment|in progress|this (turn|session)|"
+                r"is (still )?running|today|yesterday|so far)\b", re.I), "ephemeral task state"),
+]
+_DERIVABLE = [
+    (re.compile(r"[\w./-]+\.\w{1,5}:\d+\b"), "a file:line location"),
+    (re.compile(r"\b(is|are) (defined|declared|implemented|located) (in|at)\b|\blives in\b", re.I),
+     "where code is defined"),
+    (re.compile(r"\b(has|have|contains?) \d+ (lines?|functions?|classes|methods?|files?|tests?)\b",
+                re.I), "a count of code that can be re-read"),
+]
+_STOP = frozenset(
+    ["a", "an", "the", "is", "are", "was", "were", "be", "to", "of", "in", "on", "at", "for", "with", "and", "or", "by", "it", "this", "that", "as", "use", "uses", "used", "using", "run", "runs", "with", "via", "from", "into"])
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])")
+
+
+def classify_fact(text: str) -> str:
+    """Taxonomy category for a fact by the keyword rule in the module docstring.
+
+    Example:
+        >>> classify_fact("The test command is `cd evals && npm test`.")
+        'reference'
+    """
+    if _FEEDBACK.search(text):
+        return "feedback"
+    if _USER.search(text):
+        return "user"
+    if _REFERENCE.search(text):
+        return "reference"
+    return "project"
+
+
+def save_exclusion(text: str) -> str | None:
+    """Why `text` must not be saved as a durable fact (seed 001), or None."""
+    for group, label in ((_GIT, "git history"), (_EPHEMERAL, "ephemeral task state"),
+                         (_DERIVABLE, "derivable code state")):
+        for pattern, what in group:
+            m = pattern.search(text)
+            if m:
+                return f"{label}: {what} ({m.group(0)!r})"
+    return None
+
+
+def sentences(text: str) -> int:
+    return len([s for s in _SENTENCE.split(text.strip()) if s.strip()])
+
+
+def tokens(text: str) -> frozenset[str]:
+    """Content words, lower-cased, stop words out, plural 's' folded."""
+    out = set()
+    for w in re.findall(r"[a-z0-9]+", text.lower()):
+        if w in _STOP:
+            continue
+        out.add(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
+    return frozenset(out)
+
+
+def _code(text: str) -> frozenset[str]:
+    return frozenset(" ".join(c.split()) for c in re.findall(r"`([^`]{6,})`", text))
+
+
+def similarity(a: str, b: str) -> float:
+    """max(token Jaccard, overlap coefficient when the smaller side has >= 3 words);
+    1.0 when both quote the same code span."""
+    if _code(a) & _code(b):
+        return 1.0
+    ta, tb = tokens(a), tokens(b)
+    if not ta or not tb:
+        return 1.0 if a.strip().lower() == b.strip().lower() else 0.0
+    inter = len(ta & tb)
+    jaccard = inter / len(ta | tb)
+    small = min(len(ta), len(tb))
+    overlap = inter / small if small >= 3 else 0.0
+    return max(jaccard, overlap)
+
+
+def near_duplicate(a: str, b: str, threshold: float = 0.8) -> bool:
+    return similarity(a, b) >= threshold
+
+
+def promote_scratch(
+    store: Store, agent: str, scratch_name: str, task_slug: str, dest: str = "notes.md"
+) -> str:
+    """Session -> task-episodic: append a scratch file to `episodes/<task_slug>/<dest>`
+    under a provenance header. Returns the episode file's store-relative path."""
+    check_name(task_slug, "task slug")
+    mem = store.agent(agent)
+    text = mem.scratch.read(scratch_name)
+    if not text.strip():
+        raise Refused(f"session/{scratch_name} is empty: nothing to promote")
+    header = f"## Promoted from session/{scratch_name} ({iso(now_ts())})"
+    return mem.episodes.append(task_slug, dest, f"{header}\n\n{text.strip()}\n")
+
+
+def promote_fact(
+    store: Store,
+    agent: str,
+    text: str,
+    category: str | None,
+    citations: Sequence[str],
+    key: str | None = None,
+) -> Fact:
+    """Task-episodic -> repo-persistent: save one durable, cited, classified fact.
+
+    Raises:
+        Refused: save exclusion, too long, no citation, or a near-duplicate of a
+            durable fact already stored. AlreadyExists: `key` is taken.
+        MalformedInput: bad types or an unknown category.
+    """
+    if not isinstance(text, str) or not text.strip() or "\x00" in text:
+        raise MalformedInput("a fact must be non-empty text")
+    text = " ".join(text.split())
+    if isinstance(citations, str) or not isinstance(citations, list | tuple):
+        raise MalformedInput("citations must be a list of strings")
+    cites = [c.strip() for c in citations if isinstance(c, str) and c.strip()]
+    if len(cites) != len(citations):
+        raise MalformedInput("every citation must be a non-empty string")
+    if not cites:
+        raise Refused("a durable fact needs at least one citation (file, doc or task it came from)")
+    if category is None:
+        category = classify_fact(text)
+    elif category not in DURABLE_CATEGORIES:
+        raise MalformedInput(f"durable facts are one of {', '.join(DURABLE_CATEGORIES)}; "
+                             f"got {category!r}")
+    if len(text) > MAX_FACT_CHARS or sentences(text) > MAX_SENTENCES:
+        raise Refused(f"a durable fact is 1-{MAX_SENTENCES} sentences and at most "
+                      f"{MAX_FACT_CHARS} characters: split it or keep it in task notes")
+    reason = save_exclusion(text)
+    if reason:
+        raise Refused(f"not saved as a durable fact, it is {reason}")
+    facts = store.agent(agent).facts
+    for old in facts.list():
+        if old.category in DURABLE_CATEGORIES and near_duplicate(old.value, text):
+            raise Refused(f"duplicate of durable fact {old.key!r}: {old.value!r}")
+    if key is None:
+        digest = hashlib.sha256(text.encode()).hexdigest()[:6]
+        key = f"{category}/{slugify(text)[:48].strip('-')}-{digest}"
+    try:
+        facts.get(key)
+    except NotFound:
+        return facts.set(key, text, category, citations=cites)
+    raise AlreadyExists(f"fact {key!r} already exists; durable facts are create-only")

@@ -1,0 +1,100 @@
+"""Session retention (seed 004 `sessionRetentionDays`, default 30).
+
+A transcript whose last message is older than `[sessions] retention_days` is
+moved (one atomic rename, under the transcript's lock) to
+`archive/sessions/<id>-<stamp>.jsonl` and marked `archived` in sessions.json.
+Nothing is deleted; `Sessions.list(include_archived=True)` still shows it.
+Order: rename, fsync both folders, then mark - a crash in between leaves an
+unmarked session with no transcript, never a lost transcript.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from memstrata.errors import MalformedInput
+from memstrata.files.jsonl import read_records
+from memstrata.lifecycle.compaction import stamp
+from memstrata.lifecycle.splice import move_durably
+from memstrata.model import iso, parse_ts
+
+if TYPE_CHECKING:
+    from memstrata.layers.sessions import Sessions
+    from memstrata.store import Store
+
+DAY = 86400.0
+
+
+@dataclass(frozen=True)
+class ArchivedSession:
+    id: str
+    last_activity: str
+    archive_path: str
+
+
+def last_activity(sessions: Sessions, sid: str) -> float | None:
+    """Newest message timestamp of a transcript (file mtime if none parse)."""
+    path = sessions.spec(sid).path
+    newest: float | None = None
+    for _, rec in read_records(path).records:
+        try:
+            ts = parse_ts(rec.get("timestamp"))
+        except MalformedInput:
+            continue
+        newest = ts if newest is None else max(newest, ts)
+    if newest is None and path.exists():
+        newest = path.stat().st_mtime
+    return newest
+
+
+def _mark_archived(store: Store, sessions: Sessions, done: dict[str, str]) -> None:
+    with store.editing(sessions.index_spec()) as commit:
+        try:
+            data: Any = json.loads(sessions.index_path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            data = {"sessions": []}
+        except json.JSONDecodeError as exc:
+            raise MalformedInput(f"{sessions.index_path}: invalid JSON: {exc.msg}") from None
+        rows = data.get("sessions") if isinstance(data, dict) else None
+        if not isinstance(rows, list):
+            raise MalformedInput(f"{sessions.index_path}: expected {{\"sessions\": [...]}}")
+        now = iso(time.time())
+        for sid, archive in done.items():
+            row = next((r for r in rows if isinstance(r, dict) and r.get("id") == sid), None)
+            if row is None:
+                row = {"id": sid, "title": None, "created": None, "ended": None}
+                rows.append(row)
+            row.update(archived=True, archived_at=now, archive=archive)
+        commit(json.dumps({**data, "sessions": rows}, indent=2, ensure_ascii=False) + "\n")
+
+
+def archive_old_sessions(
+    store: Store, agent: str, now: float | None = None, *, retention_days: float | None = None
+) -> list[ArchivedSession]:
+    """Archive every transcript of `agent` idle for longer than the retention period."""
+    store.gate.check("write", "session", agent)
+    days = store.config.session_retention_days if retention_days is None else retention_days
+    if not isinstance(days, int | float) or isinstance(days, bool) or days < 0:
+        raise MalformedInput("retention_days must be a non-negative number")
+    clock = time.time() if now is None else now
+    sessions = store.agent(agent).sessions
+    moved: list[ArchivedSession] = []
+    for sid in sessions.ids():
+        spec = sessions.spec(sid)
+        with store.locks.hold(str(spec.path)):
+            last = last_activity(sessions, sid)
+            if last is None or clock - last <= days * DAY:
+                continue
+            dest = store.layout.archive_dir(agent) / "sessions" / f"{sid}-{stamp(clock)}.jsonl"
+            move_durably(spec.path, dest)
+            store.index_file(spec)  # the transcript is gone: drop its docs
+        moved.append(ArchivedSession(sid, iso(last), store.rel(dest)))
+    if moved:
+        _mark_archived(store, sessions, {m.id: m.archive_path for m in moved})
+        for m in moved:
+            store.events.emit("memory:write", {"type": "session", "path": m.archive_path,
+                                               "delta": 0, "archived": m.id})
+    return moved

@@ -1,0 +1,226 @@
+"""LOG.md compaction: trigger, archive, summary entry, history, events, races, failures."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from lifecycle_stub_llm import StubLLM
+
+from memstrata import MemoryManager, ProviderError, Store
+from memstrata.files.jsonl import read_records
+from memstrata.layers.log import parse_log
+from memstrata.lifecycle import compact_log, compaction_history
+from memstrata.llm.openai_compat import ChatClient, LLMSummarizer
+
+
+def _ids(path: Path) -> list[str]:
+    parsed = parse_log(path.read_bytes(), 0, str(path), owner="finn", final=True)
+    return [d.meta["id"] for d in parsed.docs if d.meta]
+
+
+def _archives(store: Store) -> list[Path]:
+    return sorted(store.layout.archive_dir("finn").glob("LOG-*.md"))
+
+
+def _fill(store: Store, n: int, size: int = 20) -> list[str]:
+    log = store.agent("finn").log
+    return [log.append("THOUGHT", f"thought {i} about parser " + "x" * size).id for i in range(n)]
+
+
+def test_under_limits_nothing_changes(store: Store) -> None:
+    _fill(store, 5)
+    before = store.agent("finn").log.path.read_bytes()
+    rec = compact_log(store, "finn")
+    assert rec.compacted is False
+    assert store.agent("finn").log.path.read_bytes() == before
+    assert _archives(store) == []
+    assert not store.layout.compactions("finn").exists()
+
+
+def test_entry_limit_triggers_and_everything_is_kept(store: Store) -> None:
+    ids = _fill(store, store.config.log_compact_entries + 1)
+    with store.events.capture() as seen:
+        rec = compact_log(store, "finn")
+    assert rec.compacted and rec.entries_count == len(ids)
+    log_path = store.agent("finn").log.path
+    entries = store.agent("finn").log.entries()
+    assert len(entries) == 1
+    first = entries[0]
+    assert first.entry_type == "SYSTEM"
+    assert first.metadata == {"archive_id": rec.archive_id, "entries": len(ids),
+                              "compacted": True, "archive": rec.archive_path}
+    assert rec.summary in first.content
+    assert log_path.read_text().startswith("# LOG")
+    [archive] = _archives(store)
+    assert rec.archive_id in archive.name
+    assert _ids(archive) == ids  # verbatim, in order
+    assert rec.new_size_kb < rec.original_size_kb
+    [hist] = compaction_history(store, "finn")
+    assert {k: hist[k] for k in ("entries_count", "summary", "archive_id")} == {
+        "entries_count": len(ids), "summary": rec.summary, "archive_id": rec.archive_id}
+    assert hist["original_size_kb"] > hist["new_size_kb"] > 0
+    compact = [e for e in seen if e.name == "memory:compact"]
+    assert len(compact) == 1
+    assert compact[0].payload["before"] == len(ids) and compact[0].payload["after"] == 1
+    assert compact[0].payload["sessionId"] is None
+
+
+def test_byte_limit_triggers(home: Path) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text("[log]\ncompact_bytes = 2000\ncompact_entries = 1000\n")
+    with Store(home, agent="finn") as s:
+        _fill(s, 10, size=300)
+        assert s.agent("finn").log.size() > 2000
+        assert compact_log(s, "finn").compacted
+
+
+def test_archive_stays_searchable_and_index_follows(store: Store) -> None:
+    log = store.agent("finn").log
+    old = log.append("TOOL_USE", "configured the zanzibar gateway on port 8443")
+    _fill(store, 3)
+    rec = compact_log(store, "finn", force=True, summary="Set up a gateway, thought a lot.")
+    hits = store.search("zanzibar")
+    assert [h.layer for h in hits] == ["archive"]
+    assert hits[0].meta["id"] == old.id
+    assert log.count() == 1 and log.tail(5)[0].entry_type == "SYSTEM"
+    after = log.append("THOUGHT", "after compaction")
+    assert [e.id for e in log.tail(5)][-1] == after.id
+    store.reindex()
+    assert log.count() == 2
+    assert store.search("zanzibar gateway")[0].source.endswith(Path(rec.archive_path).name)
+
+
+def test_repeated_compaction_chains_summaries(store: Store) -> None:
+    first = _fill(store, 4)
+    r1 = compact_log(store, "finn", force=True)
+    second = _fill(store, 4)
+    r2 = compact_log(store, "finn", force=True)
+    assert r2.entries_count == 5  # previous summary + 4 new entries
+    archives = _archives(store)
+    assert len(archives) == 2
+    all_ids = [i for a in archives for i in _ids(a)]
+    assert set(first + second) <= set(all_ids)
+    assert len(compaction_history(store, "finn")) == 2
+    assert r1.archive_id != r2.archive_id
+
+
+def test_manager_keeps_seed_signature(home: Path) -> None:
+    with MemoryManager("finn", home) as m:
+        for i in range(3):
+            m.append_log("THOUGHT", f"step {i}")
+        rec = m.compact_log("Three steps were taken.", force=True)
+        assert rec.compacted and rec.summary == "Three steps were taken."
+        assert m.read_log(5)[0]["metadata"]["compacted"] is True
+
+
+def test_bad_summary_is_refused_and_log_unchanged(store: Store) -> None:
+    _fill(store, 3)
+    before = store.agent("finn").log.path.read_bytes()
+    from memstrata.errors import EntryTooLarge, MalformedInput
+
+    with pytest.raises(MalformedInput):
+        compact_log(store, "finn", force=True, summary="   ")
+    with pytest.raises(EntryTooLarge):
+        compact_log(store, "finn", force=True, summary="x" * 100_000)
+    assert store.agent("finn").log.path.read_bytes() == before
+    assert _archives(store) == []
+
+
+def _llm(stub: StubLLM, timeout: float = 2.0) -> LLMSummarizer:
+    return LLMSummarizer(ChatClient(stub.base_url, "stub-model", timeout=timeout, max_retries=0))
+
+
+@pytest.mark.parametrize("mode", ["garbage", "no_choices", "sleep"])
+def test_llm_failure_leaves_memory_unchanged(store: Store, stub_llm: StubLLM, mode: str) -> None:
+    _fill(store, 5)
+    log_path = store.agent("finn").log.path
+    before = log_path.read_bytes()
+    stub_llm.mode, stub_llm.sleep = mode, 1.5
+    with pytest.raises(ProviderError):
+        compact_log(store, "finn", force=True, summarizer=_llm(stub_llm, timeout=0.3))
+    assert log_path.read_bytes() == before
+    assert _archives(store) == []
+    assert not store.layout.compactions("finn").exists()
+    assert stub_llm.requests  # the server really was asked
+
+
+def test_llm_usage_is_recorded(store: Store, stub_llm: StubLLM) -> None:
+    _fill(store, 5)
+    stub_llm.reply = "The agent thought about the parser five times."
+    rec = compact_log(store, "finn", force=True, summarizer=_llm(stub_llm))
+    assert rec.summary == stub_llm.reply
+    assert rec.usage == {"calls": 1, "prompt_tokens": 11, "completion_tokens": 7,
+                         "total_tokens": 18}
+    assert compaction_history(store, "finn")[0]["usage"]["calls"] == 1
+    sent = stub_llm.requests[0]["messages"][-1]["content"]
+    assert "thought 4 about parser" in sent
+
+
+def test_llm_from_config(home: Path, stub_llm: StubLLM) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(f'[llm]\nsummarizer = "openai:m@{stub_llm.base_url}"\n')
+    with Store(home, agent="finn") as s:
+        _fill(s, 2)
+        rec = compact_log(s, "finn", force=True)
+    assert rec.summarizer == "LLMSummarizer" and rec.summary == "stub summary"
+
+
+class SlowSummarizer:
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.calls = 0
+
+    def summarize(self, texts: Sequence[str], *, max_chars: int) -> str:
+        self.calls += 1
+        time.sleep(self.seconds)
+        return f"{len(texts)} entries summarised slowly"
+
+
+def test_concurrent_appends_survive_slow_compaction(store: Store, tmp_path: Path) -> None:
+    """A real second process appends while the summariser sleeps: every acknowledged
+    entry ends up exactly once in the new LOG.md or in the archive."""
+    prefill = _fill(store, 40)
+    stop = tmp_path / "stop"
+    writer = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("log_appender.py")),
+         str(store.home), "finn", str(stop)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert writer.stdout is not None
+        acked = [writer.stdout.readline().strip() for _ in range(5)]  # writer is running
+        rec = compact_log(store, "finn", force=True, summarizer=SlowSummarizer(1.5))
+        time.sleep(0.3)  # appends after the rewrite too
+        stop.touch()
+        out, _ = writer.communicate(timeout=30)
+    finally:
+        stop.touch()
+        if writer.poll() is None:
+            writer.kill()
+    acked += [line for line in out.splitlines() if line]
+    assert writer.returncode == 0
+    assert rec.compacted and rec.carried_over > 0  # entries really arrived mid-compaction
+    log_ids = _ids(store.agent("finn").log.path)
+    archive_ids = [i for a in _archives(store) for i in _ids(a)]
+    counts = Counter(log_ids[1:] + archive_ids)
+    expected = prefill + acked
+    missing = [i for i in expected if counts[i] == 0]
+    doubled = [i for i in expected if counts[i] > 1]
+    assert not missing and not doubled
+    assert set(counts) == set(expected)
+    assert log_ids[0] != expected[0]  # the summary entry leads the new LOG
+    meta = json.loads(json.dumps(store.agent("finn").log.entries()[0].metadata))
+    assert meta["compacted"] is True and meta["entries"] == rec.entries_count
+    assert rec.entries_count + rec.carried_over <= len(expected)
+    # the index agrees with the files once caught up
+    store.sync()
+    assert store.agent("finn").log.count() == len(log_ids)
+    assert [r["archive_id"] for _, r in read_records(store.layout.compactions("finn")).records] \
+        == [rec.archive_id]
