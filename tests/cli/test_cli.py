@@ -443,3 +443,21 @@ def test_verify_flags_stale_code_claims(seeded: Path, tmp_path: Path) -> None:
     assert hits[0]["explain"]["stale"]
     gone = run(seeded, "verify", str(tmp_path / "nowhere"))
     assert gone.returncode == 2 and "not a folder" in gone.stderr
+
+
+def test_extract_items_from_a_folder(home: Path, tmp_path: Path) -> None:
+    pytest.importorskip("memstrata.lifecycle.extraction")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "arch.md").write_text("# Architecture\n\nWe decided to use SQLite FTS5 for search.\n")
+    out = ok(home, "extract", str(docs), agent=None)
+    assert out["extracted"] == {"arch.md": out["items_written"]} and out["items_written"] >= 1
+    items = json.loads((home / "items.json").read_text())
+    stored = items["items"] if isinstance(items, dict) else items
+    assert {i["sourceFile"] for i in stored} == {"arch.md"}
+    assert rows(home, "SELECT count(*) FROM docs WHERE layer='item'") == [(len(stored),)]
+    again = ok(home, "extract", str(docs), "arch.md", agent=None)
+    assert again["items_written"] == out["items_written"]
+    assert rows(home, "SELECT count(*) FROM docs WHERE layer='item'") == [(len(stored),)]
+    bad = run(home, "extract", str(docs), "../secret.md", agent=None)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr

@@ -35,6 +35,7 @@ COMMAND_MODULES = (
     "memstrata.cli.compact_cmd",
     "memstrata.cli.audit_cmd",
     "memstrata.cli.verify_cmd",
+    "memstrata.cli.extract_cmd",
     "memstrata.cli.bench_cmd",
     "memstrata.cli.demo_cmd",
     "memstrata.cli.mcp_cmd",
