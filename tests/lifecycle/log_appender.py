@@ -1,8 +1,8 @@
 """A real writer process for the compaction race test (run as a script).
 
-    python log_appender.py HOME AGENT STOPFILE
+    python log_appender.py HOME AGENT STOPFILE [SESSION]
 
-Appends LOG entries until STOPFILE exists; prints each entry id only after the
+Appends LOG entries (or messages to session SESSION) until STOPFILE exists; prints each entry id only after the
 append returned (acknowledged), flushing every line.
 """
 
@@ -17,12 +17,16 @@ from memstrata import Store
 
 def main() -> None:
     home, agent, stop = sys.argv[1:4]
+    session = sys.argv[4] if len(sys.argv) > 4 else None
     store = Store(home, agent=agent)
-    log = store.agent().log
+    log, sessions = store.agent().log, store.agent().sessions
     i = 0
     while not os.path.exists(stop):
-        entry = log.append("TOOL_USE", f"writer step {i}\nline two of {i}", {"i": i})
-        sys.stdout.write(entry.id + "\n")
+        if session:
+            ack = sessions.append(session, "user", f"writer message {i}").id
+        else:
+            ack = log.append("TOOL_USE", f"writer step {i}\nline two of {i}", {"i": i}).id
+        sys.stdout.write(ack + "\n")
         sys.stdout.flush()
         i += 1
         time.sleep(0.002)
