@@ -3,33 +3,31 @@
 Files (Markdown, JSONL) are the source of truth; a SQLite index beside them is
 derived and rebuildable. Start with `Store` (every layer) or `MemoryManager`
 (seed 002's face for one agent).
+
+Names are loaded on first use (PEP 562), so `import memstrata` costs almost
+nothing: the CLI starts on every agent start and must stay fast.
 """
 
-from memstrata.errors import (
-    AlreadyExists,
-    Conflict,
-    EntryTooLarge,
-    IndexError_,
-    InvalidInput,
-    LockTimeout,
-    MalformedInput,
-    MemstrataError,
-    NotFound,
-    NotUnique,
-    PathOutsideStore,
-    ProviderError,
-    Refused,
-    ReservedFile,
-    ScopeDenied,
-    StaleWrite,
-    UnknownKind,
-    UnknownLayer,
-    UnknownSupersedes,
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_ERRORS = (
+    "AlreadyExists", "Conflict", "EntryTooLarge", "IndexError_", "InvalidInput", "LockTimeout",
+    "MalformedInput", "MemstrataError", "NotFound", "NotUnique", "PathOutsideStore",
+    "ProviderError", "Refused", "ReservedFile", "ScopeDenied", "StaleWrite", "UnknownKind",
+    "UnknownLayer", "UnknownSupersedes",
 )
-from memstrata.manager import MemoryManager
-from memstrata.model import Fact, Item, LedgerEntry, LogEntry, SessionMessage, Task
-from memstrata.search.query import Hit, SearchQuery
-from memstrata.store import Store
+_WHERE: dict[str, str] = {
+    **{name: "memstrata.errors" for name in _ERRORS},
+    "MemoryManager": "memstrata.manager",
+    "Store": "memstrata.store",
+    "SearchQuery": "memstrata.search.query",
+    "Hit": "memstrata.search.query",
+    **{name: "memstrata.model" for name in
+       ("Fact", "Item", "LedgerEntry", "LogEntry", "SessionMessage", "Task")},
+}
 
 __all__ = [
     "AlreadyExists",
@@ -62,3 +60,44 @@ __all__ = [
     "UnknownLayer",
     "UnknownSupersedes",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memstrata' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from memstrata.errors import (
+        AlreadyExists,
+        Conflict,
+        EntryTooLarge,
+        IndexError_,
+        InvalidInput,
+        LockTimeout,
+        MalformedInput,
+        MemstrataError,
+        NotFound,
+        NotUnique,
+        PathOutsideStore,
+        ProviderError,
+        Refused,
+        ReservedFile,
+        ScopeDenied,
+        StaleWrite,
+        UnknownKind,
+        UnknownLayer,
+        UnknownSupersedes,
+    )
+    from memstrata.manager import MemoryManager
+    from memstrata.model import Fact, Item, LedgerEntry, LogEntry, SessionMessage, Task
+    from memstrata.search.query import Hit, SearchQuery
+    from memstrata.store import Store
