@@ -42,7 +42,7 @@ MAX_FILE_BYTES = 1024 * 1024
 _EXT = "|".join(CODE_SUFFIXES)
 _PATH = re.compile(rf"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.(?:{_EXT}))(?::(\d+))?(?![\w/-])")
 _CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\(\)")
-_METHOD = re.compile(rf"(?<![\w./])([A-Z]\w*)\.([a-z_]\w*)\b(?!\.(?:{_EXT})\b)(?![/(])")
+_METHOD = re.compile(rf"(?<![\w./])([A-Z]\w*)\.(?!(?:{_EXT})\b)([a-z_]\w*)\b(?![/(])")
 
 
 @dataclass(frozen=True)
