@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 import time
@@ -224,3 +225,43 @@ def test_concurrent_appends_survive_slow_compaction(store: Store, tmp_path: Path
     assert store.agent("finn").log.count() == len(log_ids)
     assert [r["archive_id"] for _, r in read_records(store.layout.compactions("finn")).records] \
         == [rec.archive_id]
+
+
+def test_scope_and_empty_log(store: Store, home: Path) -> None:
+    assert compact_log(store, "finn", force=True).compacted is False  # no LOG.md yet
+    with Store(home, agent="other") as other:
+        other.agent().log.append("THOUGHT", "mine")
+    from memstrata import ScopeDenied
+
+    with pytest.raises(ScopeDenied):
+        compact_log(store, "other", force=True)
+
+
+COMPACTOR = """
+import sys
+from memstrata import Store
+from memstrata.lifecycle import compact_log
+s = Store(sys.argv[1], agent="finn")
+while True:
+    s.agent().log.append("THOUGHT", "churn " + "z" * 200)
+    compact_log(s, "finn", force=True)
+"""
+
+
+def test_sigkill_during_compaction_loses_nothing(store: Store) -> None:
+    """A compactor killed at random points: every entry is still in LOG.md or an archive."""
+    rng = random.Random(5)
+    expected = set(_fill(store, 30))
+    for _ in range(8):
+        proc = subprocess.Popen([sys.executable, "-c", COMPACTOR, str(store.home)])
+        time.sleep(rng.uniform(0.3, 0.9))
+        proc.kill()
+        proc.wait()
+        expected |= set(_fill(store, 3))
+        ours = set(_ids(store.agent("finn").log.path))
+        for a in _archives(store):
+            ours |= set(_ids(a))
+        assert expected <= ours
+        assert not parse_log(store.agent("finn").log.path.read_bytes(), 0, "LOG.md",
+                             owner="finn", final=True).bad
+    assert _archives(store)  # compactions really happened
