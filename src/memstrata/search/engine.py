@@ -18,8 +18,10 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import UnknownKind
+from memstrata.search import scoring
 from memstrata.search.query import Hit, SearchQuery
 from memstrata.search.terms import TermStat, essential_terms, stems
+from memstrata.search.text import match_expression
 
 if TYPE_CHECKING:
     from memstrata.store import Store
@@ -68,14 +70,6 @@ def _filters(store: Store, q: SearchQuery) -> tuple[list[str], list[Any]]:
         where.append("(" + joiner.join("(' ' || d.tags || ' ') LIKE ?" for _ in q.tags) + ")")
         params.extend(f"% {t} %" for t in q.tags)
     return where, params
-
-
-_TOKEN = re.compile(r"[^\W_]+")
-
-
-def match_expression(text: str, max_terms: int = 64) -> str | None:  # interim
-    terms = list(dict.fromkeys(t.lower() for t in _TOKEN.findall(text)))[:max_terms]
-    return " OR ".join(f'"{t}"' for t in terms) or None
 
 
 def search(store: Store, q: SearchQuery) -> list[Hit]:
@@ -177,10 +171,10 @@ def _ranked(
     terms = _words(expr)
     scored = []
     for r, add in zip(rows, bonus, strict=True):
-        relevance = -float(r[-1]) + add
+        relevance = scoring.bm25_relevance(r[-1]) + add
         half_life = store.config.half_life(r[2], r[5])
         age_h = (now - r[7]) / 3600.0
-        dec = math.exp(-math.log(2) / half_life * max(age_h, 0.0)) if half_life else 1.0
+        dec = scoring.decay(age_h, half_life)
         score = relevance * dec
         explain = {"bm25": round(r[-1], 6), "relevance": round(relevance, 6),
                    "age_hours": round(max(age_h, 0.0), 3), "half_life_hours": half_life,
