@@ -77,9 +77,12 @@ def hybrid_search(store: Store, q: SearchQuery, embedder: Embedder, *,
     for uid, f in fused.items():
         base = lex_hits.get(uid)
         row = by_uid.get(uid)
-        if base is None and row is None:
+        if base is not None:
+            layer, kind, ts = base.layer, base.kind, base.ts
+        elif row is not None:
+            layer, kind, ts = row[2], row[5], row[7]
+        else:
             continue
-        layer, kind, ts = (base.layer, base.kind, base.ts) if base else (row[2], row[5], row[7])
         half = cfg.half_life(layer, kind)
         age = max((now - ts) / 3600.0, 0.0)
         dec = math.exp(-math.log(2) / half * age) if half else 1.0
