@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 
-.PHONY: run test lint bench setup clean
+.PHONY: run demo test lint bench setup clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -15,6 +15,9 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 run: $(STAMP)
+	$(BIN)/memstrata --agent $${MEMSTRATA_AGENT:-assistant} mcp --http --port $${PORT:-8765}
+
+demo: $(STAMP)
 	$(BIN)/memstrata demo
 
 test: $(STAMP)

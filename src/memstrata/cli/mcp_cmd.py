@@ -39,8 +39,14 @@ def run_mcp(args: argparse.Namespace) -> int:
         return 0
     server = build_server(store, names)
     if args.http:
-        sys.stderr.write(f"memstrata MCP: http://{args.host}:{args.port}/mcp (agent {agent}, "
-                         f"room {args.room or '-'}, store {store.home})\n")
+        url = f"http://{args.host}:{args.port}/mcp"
+        sys.stderr.write(
+            f"memstrata MCP server on {url} (agent {agent}, room {args.room or '-'}, "
+            f"store {store.home})\n"
+            f"connect: claude mcp add --transport http memstrata {url}\n"
+            f"   or an MCP client config: {{\"mcpServers\": {{\"memstrata\": {{\"url\": \"{url}\"}}}}}}\n"
+            "stdio instead: memstrata --agent NAME mcp   (Ctrl-C to stop)\n"
+        )
         serve_http(server, args.host, args.port, args.token)
     else:
         server.run("stdio")
