@@ -1,0 +1,77 @@
+"""Hybrid and semantic search over the store: fake embedder for mechanics, the real
+local model for the claim that semantic recall works."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memstrata import MalformedInput, SearchQuery, Store
+from memstrata.embed.base import FakeEmbedder
+
+
+class CountingEmbedder(FakeEmbedder):
+    def __init__(self) -> None:
+        super().__init__(dim=64)
+        self.calls = 0
+        self.texts = 0
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        self.texts += len(texts)
+        return super().embed(texts)
+
+
+def test_hybrid_needs_an_embedder(store: Store) -> None:
+    store.agent().log.append("THOUGHT", "x")
+    with pytest.raises(MalformedInput):
+        store.search(SearchQuery(text="x", mode="hybrid"))
+
+
+def test_hybrid_fuses_and_explains_and_embeds_once(store: Store) -> None:
+    emb = CountingEmbedder()
+    store.use_embedder(emb)
+    m = store.agent()
+    m.log.append("THOUGHT", "the cache eviction policy is LRU")
+    m.facts.set("db", "postgres holds the billing tables")
+    store.ledger.publish("decision", "Chose LRU eviction for the cache", tags=["cache"])
+    hits = store.search(SearchQuery(text="cache eviction", mode="hybrid", k=5))
+    assert hits and {"cosine", "bm25_relevance", "fused", "decay"} <= set(hits[0].explain)
+    first = emb.texts
+    store.search(SearchQuery(text="billing", mode="hybrid"))
+    assert emb.texts == first + 1  # only the query: nothing re-embedded
+    m.log.append("THOUGHT", "new entry about eviction")
+    store.search(SearchQuery(text="eviction", mode="semantic"))
+    assert emb.texts == first + 1 + 2  # the one new doc and the query
+
+
+def test_hybrid_respects_scope_and_supersedes(home: Path) -> None:
+    a = Store(home, agent="alice", room="room-a")
+    b = Store(home, agent="bob", room="room-b")
+    emb = FakeEmbedder(dim=64)
+    a.use_embedder(emb)
+    b.agent().facts.set("secret", "bob zebra secret")
+    old = a.ledger.publish("decision", "zebra stripes are vertical")
+    a.ledger.publish("decision", "zebra stripes are horizontal", supersedes=old.id)
+    hits = a.search(SearchQuery(text="zebra secret stripes", mode="semantic", k=20))
+    assert all(h.owner != "bob" for h in hits)
+    assert old.id not in {h.meta.get("id") for h in hits}
+    a.close()
+    b.close()
+
+
+@pytest.mark.model
+def test_semantic_recall_finds_a_paraphrase_with_the_local_model(store: Store) -> None:
+    pytest.importorskip("sentence_transformers")
+    from memstrata.embed import make_embedder
+
+    store.use_embedder(make_embedder("local"))
+    m = store.agent()
+    m.log.append("USER_FEEDBACK", "The user says their dog Rex is scared of thunderstorms")
+    m.log.append("TOOL_USE", "ran the database migration for invoices")
+    m.log.append("THOUGHT", "Quarterly revenue grew by twelve percent")
+    lexical = store.search(SearchQuery(text="which pet is afraid of storms?", layers=("log",)))
+    assert not any("Rex" in h.text for h in lexical)  # no shared words: lexical cannot find it
+    hits = store.search(SearchQuery(text="which pet is afraid of storms?", mode="semantic", k=1))
+    assert "Rex" in hits[0].text
