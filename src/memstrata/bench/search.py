@@ -20,6 +20,9 @@ from typing import Any
 from memstrata.bench.synth import Writer, populate
 
 
+HYBRID_MAX = 100_000  # exact vector search is specified up to 100k memories
+
+
 def _pct(xs: list[float]) -> tuple[float, float]:
     xs = sorted(xs)
     return statistics.median(xs), xs[max(0, int(len(xs) * 0.95) - 1)]
@@ -49,7 +52,7 @@ def run_search(sizes: tuple[int, ...] = (10_000, 100_000, 1_000_000), queries: i
             p50, p95 = _pct(lat)
             rows.append({"entries": size, "mode": "lexical", "p50_ms": round(p50, 3),
                          "p95_ms": round(p95, 3), "ingest_per_s": round(size / ingest)})
-            if hybrid:
+            if hybrid and size <= HYBRID_MAX:
                 rows.extend(_hybrid(store, qs, size, progress))
             store.close()
         finally:
