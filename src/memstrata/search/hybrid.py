@@ -12,12 +12,12 @@ did not change is never embedded again. Lexical-only stays the default.
 
 from __future__ import annotations
 
-import math
+import json
 import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from memstrata.search import fusion
+from memstrata.search import fusion, scoring
 from memstrata.search.query import MAX_K, Hit, SearchQuery
 
 if TYPE_CHECKING:
@@ -51,17 +51,20 @@ def hybrid_search(store: Store, q: SearchQuery, embedder: Embedder, *,
 
     sync_vectors(store, embedder)
     fetch = max(FETCH, q.k * 5)
-    lexical = lexical_search(store, replace(q, k=MAX_K, mode="lexical"), fetch=fetch) if q.mode == "hybrid" else []
+    lexical = (lexical_search(store, replace(q, k=MAX_K, mode="lexical"), fetch=MAX_K)
+               if q.mode == "hybrid" else [])
     qv = query_vector if query_vector is not None else embedder.embed([q.text])[0]
-    nearest = store.vectors(embedder).search(qv, fetch * 4)
+    nearest = store.vectors(embedder).search(qv, fetch)
     where, params = _filters(store, q)
     by_uid: dict[str, Any] = {}
     if nearest:
-        marks = ",".join("?" for _ in nearest)
+        # json_each + CROSS JOIN makes SQLite look each uid up by its unique index;
+        # `uid IN (...)` next to the scope filter made it scan the scope indexes instead.
         with store.db.read() as conn:
             for r in conn.execute(
-                f"SELECT {_COLUMNS} FROM docs d WHERE d.uid IN ({marks}) AND {' AND '.join(where)}",
-                [u for u, _ in nearest] + params,
+                f"SELECT {_COLUMNS} FROM json_each(?) c CROSS JOIN docs d ON d.uid = c.value "
+                f"WHERE {' AND '.join(where)}",
+                [json.dumps([u for u, _ in nearest]), *params],
             ):
                 by_uid[r[1]] = r
     cos = {u: s for u, s in nearest if u in by_uid}
@@ -73,7 +76,7 @@ def hybrid_search(store: Store, q: SearchQuery, embedder: Embedder, *,
         fused = fusion.weighted(text, cos, w_text=cfg.text_weight, w_vec=cfg.vector_weight)
     lex_hits = {h.uid: h for h in lexical}
     now = q.now if q.now is not None else time.time()
-    out: list[tuple[float, Hit]] = []
+    scored: list[tuple[float, float, str, float]] = []
     for uid, f in fused.items():
         base = lex_hits.get(uid)
         row = by_uid.get(uid)
@@ -83,14 +86,17 @@ def hybrid_search(store: Store, q: SearchQuery, embedder: Embedder, *,
             layer, kind, ts = row[2], row[5], row[7]
         else:
             continue
-        half = cfg.half_life(layer, kind)
-        age = max((now - ts) / 3600.0, 0.0)
-        dec = math.exp(-math.log(2) / half * age) if half else 1.0
-        explain = {"fusion": cfg.fusion, "fused": round(f, 6), "cosine": round(cos.get(uid, 0.0), 6),
+        dec = scoring.decay((now - ts) / 3600.0, cfg.half_life(layer, kind))
+        scored.append((f * dec, ts, uid, dec))
+    scored.sort(key=lambda x: (-x[0], -x[1]))
+    out: list[Hit] = []
+    for final, _ts, uid, dec in scored[: q.k]:
+        explain = {"fusion": cfg.fusion, "fused": round(fused[uid], 6),
+                   "cosine": round(cos.get(uid, 0.0), 6),
                    "bm25_relevance": round(text.get(uid, 0.0), 6), "decay": round(dec, 6),
-                   "w_text": cfg.text_weight, "w_vec": cfg.vector_weight,
+                   "w_text": cfg.text_weight, "w_vec": cfg.vector_weight, "score": round(final, 6),
                    "formula": "(w_vec x norm(cos) + w_text x norm(bm25)) x decay"}
-        hit = base if base is not None else _hit(row, 0.0, {}, [])
-        out.append((f * dec, replace(hit, score=f * dec, explain=explain)))
-    out.sort(key=lambda x: (-x[0], -x[1].ts))
-    return [h for _, h in out[: q.k]]
+        base = lex_hits.get(uid)
+        hit = base if base is not None else _hit(by_uid[uid], 0.0, {}, [])
+        out.append(replace(hit, score=final, explain=explain))
+    return out
