@@ -45,6 +45,9 @@ class Parsed:
     bad: list[BadLine] = field(default_factory=list)
     consumed: int = 0
     deletes: list[str] = field(default_factory=list)  # uids retracted (facts forgotten)
+    # Transcript-like sources: give each doc the text of its thread neighbours within
+    # this many positions (and its date) as `context`, re-computed as messages arrive.
+    neighbour_radius: int = 0
 
 
 _UPSERT = """
@@ -109,7 +112,53 @@ def delete_source(conn: sqlite3.Connection, source: str, *, superseding: bool = 
 
 def apply_parsed(conn: sqlite3.Connection, parsed: Parsed) -> None:
     upsert_docs(conn, parsed.docs)
+    if parsed.neighbour_radius and parsed.docs:
+        first: dict[tuple[str, str], int] = {}
+        for d in parsed.docs:
+            if d.thread is not None and d.pos is not None:
+                key = (d.source, d.thread)
+                first[key] = min(first.get(key, d.pos), d.pos)
+        for (source, thread), pos in first.items():
+            refresh_neighbour_context(conn, source, thread, pos, parsed.neighbour_radius)
     if parsed.deletes:
         conn.executemany("DELETE FROM docs WHERE uid = ?", [(u,) for u in parsed.deletes])
     if parsed.bad:
         record_bad(conn, parsed.bad)
+
+
+def neighbour_context(texts: list[str], i: int, radius: int, date: str) -> str:
+    """The text of the neighbours of item `i` within `radius` positions, then its date."""
+    lo, hi = max(0, i - radius), min(len(texts), i + radius + 1)
+    parts = [texts[j] for j in range(lo, hi) if j != i]
+    return " ".join([*parts, date]).strip()
+
+
+def refresh_neighbour_context(
+    conn: sqlite3.Connection, source: str, thread: str, from_pos: int, radius: int
+) -> None:
+    """Recompute `context` for the docs of one thread near and after `from_pos`.
+
+    A message's context is its same-thread neighbours (radius positions either
+    side) plus its date in words: a reply is found by the words of the question it
+    answers, and "when" questions match the day a message was written.
+    """
+    from datetime import UTC, datetime
+
+    before = conn.execute(
+        "SELECT id, body, ts, context FROM docs WHERE source = ? AND thread = ? AND pos < ? "
+        "ORDER BY pos DESC LIMIT ?", (source, thread, from_pos, 2 * radius)).fetchall()[::-1]
+    after = conn.execute(
+        "SELECT id, body, ts, context FROM docs WHERE source = ? AND thread = ? AND pos >= ? "
+        "ORDER BY pos", (source, thread, from_pos)).fetchall()
+    rows = before + after
+    texts = [r[1] for r in rows]
+    start = max(0, len(before) - radius)
+    updates = []
+    for i in range(start, len(rows)):
+        dt = datetime.fromtimestamp(rows[i][2], UTC)
+        date = f"{dt.day} {dt:%B %Y}"
+        ctx = neighbour_context(texts, i, radius, date)
+        if ctx != rows[i][3]:
+            updates.append((ctx, rows[i][0]))
+    if updates:
+        conn.executemany("UPDATE docs SET context = ? WHERE id = ?", updates)

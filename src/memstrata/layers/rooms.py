@@ -31,7 +31,7 @@ MESSAGE_TYPES = ("task", "done", "review", "verdict", "message", "question", "an
 
 def parse_channel(data: bytes, base: int, path: str, room: str) -> Parsed:
     dec = decode(data, base, path)
-    out = Parsed(bad=dec.bad, consumed=dec.consumed)
+    out = Parsed(bad=dec.bad, consumed=dec.consumed, neighbour_radius=2)
     for off, rec in dec.records:
         try:
             ts = parse_ts(rec.get("ts"))

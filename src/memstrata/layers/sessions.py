@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from memstrata.store import Store
 
 MAX_MESSAGE_BYTES = 256 * 1024
+NEIGHBOUR_RADIUS = 2  # each message is also found by the words of the 2 around it
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ def to_message(rec: dict[str, Any]) -> SessionMessage:
 
 def parse_session(data: bytes, base: int, path: str, owner: str, sid: str) -> Parsed:
     dec = decode(data, base, path)
-    out = Parsed(bad=dec.bad, consumed=dec.consumed)
+    out = Parsed(bad=dec.bad, consumed=dec.consumed, neighbour_radius=NEIGHBOUR_RADIUS)
     for off, rec in dec.records:
         try:
             msg = to_message(rec)

@@ -21,12 +21,18 @@ from memstrata.errors import UnknownKind
 from memstrata.search import scoring
 from memstrata.search.query import Hit, SearchQuery
 from memstrata.search.terms import TermStat, essential_terms, stems
-from memstrata.search.text import match_expression
+from memstrata.search.text import match_expression, mentioned
 
 if TYPE_CHECKING:
     from memstrata.store import Store
 
 COLUMN_WEIGHTS = (2.0, 1.0, 1.5, 0.5)  # title, body, tags, context
+# Transcript-like layers: messages with an author (title) and thread neighbours.
+TRANSCRIPT_LAYERS = frozenset({"session", "channel"})
+# A query that names a message's author (all of the name's words) lifts that
+# author's messages by this much (relevance is normalised to the best hit = 1).
+# The name itself is a weak BM25 term in the author's own conversations.
+SPEAKER_BONUS = 0.3
 MIN_FETCH = 100
 SNIPPET_CHARS = 200
 
@@ -170,8 +176,13 @@ def _ranked(
     now = q.now if q.now is not None else time.time()
     terms = _words(expr)
     scored = []
-    for r, add in zip(rows, bonus, strict=True):
-        relevance = scoring.bm25_relevance(r[-1]) + add
+    raw = [scoring.bm25_relevance(r[-1]) + add for r, add in zip(rows, bonus, strict=True)]
+    top = max(raw, default=0.0) or 1.0
+    authors = {r[8] for r in rows if r[2] in TRANSCRIPT_LAYERS and r[8]}
+    named = mentioned(q.text, authors) if authors else set()
+    for r, rel in zip(rows, raw, strict=True):
+        speaker = SPEAKER_BONUS if (r[2] in TRANSCRIPT_LAYERS and r[8] in named) else 0.0
+        relevance = rel / top + speaker
         half_life = store.config.half_life(r[2], r[5])
         age_h = (now - r[7]) / 3600.0
         dec = scoring.decay(age_h, half_life)
@@ -179,7 +190,8 @@ def _ranked(
         explain = {"bm25": round(r[-1], 6), "relevance": round(relevance, 6),
                    "age_hours": round(max(age_h, 0.0), 3), "half_life_hours": half_life,
                    "decay": round(dec, 6), "score": round(score, 6),
-                   "formula": "relevance x exp(-ln2 / half_life x age_hours)", **prune_info}
+                   "formula": "(bm25 / best bm25 + author bonus) x exp(-ln2 / half_life x age_hours)",
+                   **({"author_named": SPEAKER_BONUS} if speaker else {}), **prune_info}
         scored.append((score, r, explain))
     scored.sort(key=lambda x: (-x[0], -x[1][7]))
     return [_hit(r, s, e, terms) for s, r, e in scored[: wanted or q.k]]
