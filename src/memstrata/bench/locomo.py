@@ -127,13 +127,17 @@ class Tally:
 
 
 def run_memstrata(convs: Iterable[tuple[str, list[Turn], list[Question]]], mode: str = "lexical",
-                  progress: Callable[[str], None] | None = None) -> tuple[Tally, float, int]:
+                  progress: Callable[[str], None] | None = None,
+                  embedder: str = "local") -> tuple[Tally, float, int]:
     from memstrata.store import Store
 
     tally, ingest_s, n_turns = Tally(), 0.0, 0
     for sample, turns, qs in convs:
         home = Path(tempfile.mkdtemp(prefix="memstrata-locomo-"))
         try:
+            if mode != "lexical":
+                # the user's way to turn on semantic recall: the store's config file
+                (home / "config.toml").write_text(f'[search]\nembedder = "{embedder}"\n')
             store = Store(home, agent="locomo")
             sessions = store.agent().sessions
             t = time.perf_counter()
@@ -143,8 +147,12 @@ def run_memstrata(convs: Iterable[tuple[str, list[Turn], list[Question]]], mode:
                                       "content": text, "timestamp": ts})
             for n in sorted(by_session):
                 sessions.append_many(f"session-{n}", by_session[n])
-            ingest_s += time.perf_counter() - t
             n_turns += len(turns)
+            if mode != "lexical":
+                from memstrata.search.hybrid import sync_vectors
+
+                sync_vectors(store, store.embedder())  # embedding is part of ingest
+            ingest_s += time.perf_counter() - t
             for question, cat, ev in qs:
                 t = time.perf_counter()
                 hits = store.search(question, layers=("session",), k=max(KS), mode=mode)

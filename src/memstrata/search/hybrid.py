@@ -3,7 +3,8 @@
     lexical = the lexical search, widened to `fetch` candidates (BM25 x decay)
     dense   = exact cosine over every stored vector of the embedder's model,
               best `fetch`, then the same scope and filters in SQL
-    final   = fusion (weighted min-max by default, or RRF) x decay(age, half-life)
+    final   = fusion x decay(age, half-life), fusion = `scoring.weighted_fusion`
+              (w_vec x minmax(cos) + w_text x minmax(bm25)) or `scoring.rrf`
 
 Vectors are kept beside the index (table `vectors`: uid, model id, dim, content
 hash); documents added since the last search are embedded first, and text that
@@ -17,7 +18,7 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from memstrata.search import fusion, scoring
+from memstrata.search import scoring
 from memstrata.search.query import MAX_K, Hit, SearchQuery
 
 if TYPE_CHECKING:
@@ -71,9 +72,10 @@ def hybrid_search(store: Store, q: SearchQuery, embedder: Embedder, *,
     text = {h.uid: h.explain.get("relevance", h.score) for h in lexical}
     cfg = store.config
     if cfg.fusion == "rrf":
-        fused = fusion.rrf([h.uid for h in lexical], sorted(cos, key=lambda u: -cos[u]))
+        fused = scoring.rrf([[h.uid for h in lexical], sorted(cos, key=lambda u: -cos[u])])
     else:
-        fused = fusion.weighted(text, cos, w_text=cfg.text_weight, w_vec=cfg.vector_weight)
+        fused = scoring.weighted_fusion(text, cos, w_text=cfg.text_weight,
+                                        w_vec=cfg.vector_weight)
     lex_hits = {h.uid: h for h in lexical}
     now = q.now if q.now is not None else time.time()
     scored: list[tuple[float, float, str, float]] = []
