@@ -121,3 +121,22 @@ def test_deleting_the_index_gives_the_same_results(home: Path) -> None:
     after = [[h.uid for h in again.search(SearchQuery(text=q, now=fixed))] for q in queries]
     assert before == after and all(before)
     again.close()
+
+
+def test_transcript_messages_are_found_by_their_neighbours_words(store: Store) -> None:
+    sess = store.agent().sessions
+    sess.append("s1", "user", "What breed is your new puppy?", speaker="Ana", timestamp="2023-05-07T10:00:00Z")
+    sess.append("s1", "assistant", "A golden retriever named Max!", speaker="Ben", timestamp="2023-05-07T10:01:00Z")
+    sess.append("s2", "user", "unrelated chatter about tax forms", speaker="Ana", timestamp="2023-06-01T10:00:00Z")
+    hits = store.search(SearchQuery(text="puppy breed", layers=("session",), k=5))
+    texts = [h.text for h in hits]
+    assert "A golden retriever named Max!" in texts  # found through its neighbour's words
+    assert "unrelated chatter about tax forms" not in texts
+    # the earlier message learns its right-hand neighbour when it arrives later
+    assert [h.text for h in store.search(SearchQuery(text="golden retriever", layers=("session",)))][:2] == [
+        "A golden retriever named Max!", "What breed is your new puppy?"]
+    may = store.search(SearchQuery(text="7 May 2023", layers=("session",)))
+    assert {h.text for h in may[:2]} == {"What breed is your new puppy?", "A golden retriever named Max!"}
+    assert may[-1].text == "unrelated chatter about tax forms"  # only "2023" matches it
+    named = store.search(SearchQuery(text="what did Ben say about the puppy", layers=("session",)))
+    assert named[0].title == "Ben" and named[0].explain.get("author_named") == 0.3

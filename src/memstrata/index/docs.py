@@ -111,15 +111,10 @@ def delete_source(conn: sqlite3.Connection, source: str, *, superseding: bool = 
 
 
 def apply_parsed(conn: sqlite3.Connection, parsed: Parsed) -> None:
-    upsert_docs(conn, parsed.docs)
-    if parsed.neighbour_radius and parsed.docs:
-        first: dict[tuple[str, str], int] = {}
-        for d in parsed.docs:
-            if d.thread is not None and d.pos is not None:
-                key = (d.source, d.thread)
-                first[key] = min(first.get(key, d.pos), d.pos)
-        for (source, thread), pos in first.items():
-            refresh_neighbour_context(conn, source, thread, pos, parsed.neighbour_radius)
+    docs = parsed.docs
+    if parsed.neighbour_radius and docs:
+        docs = with_neighbour_context(conn, docs, parsed.neighbour_radius)
+    upsert_docs(conn, docs)
     if parsed.deletes:
         conn.executemany("DELETE FROM docs WHERE uid = ?", [(u,) for u in parsed.deletes])
     if parsed.bad:
@@ -133,32 +128,41 @@ def neighbour_context(texts: list[str], i: int, radius: int, date: str) -> str:
     return " ".join([*parts, date]).strip()
 
 
-def refresh_neighbour_context(
-    conn: sqlite3.Connection, source: str, thread: str, from_pos: int, radius: int
-) -> None:
-    """Recompute `context` for the docs of one thread near and after `from_pos`.
-
-    A message's context is its same-thread neighbours (radius positions either
-    side) plus its date in words: a reply is found by the words of the question it
-    answers, and "when" questions match the day a message was written.
-    """
+def _date_words(ts: float) -> str:
     from datetime import UTC, datetime
 
-    before = conn.execute(
-        "SELECT id, body, ts, context FROM docs WHERE source = ? AND thread = ? AND pos < ? "
-        "ORDER BY pos DESC LIMIT ?", (source, thread, from_pos, 2 * radius)).fetchall()[::-1]
-    after = conn.execute(
-        "SELECT id, body, ts, context FROM docs WHERE source = ? AND thread = ? AND pos >= ? "
-        "ORDER BY pos", (source, thread, from_pos)).fetchall()
-    rows = before + after
-    texts = [r[1] for r in rows]
-    start = max(0, len(before) - radius)
-    updates = []
-    for i in range(start, len(rows)):
-        dt = datetime.fromtimestamp(rows[i][2], UTC)
-        date = f"{dt.day} {dt:%B %Y}"
-        ctx = neighbour_context(texts, i, radius, date)
-        if ctx != rows[i][3]:
-            updates.append((ctx, rows[i][0]))
-    if updates:
-        conn.executemany("UPDATE docs SET context = ? WHERE id = ?", updates)
+    dt = datetime.fromtimestamp(ts, UTC)
+    return f"{dt.day} {dt:%B %Y}"
+
+
+def with_neighbour_context(conn: sqlite3.Connection, docs: list[Doc], radius: int) -> list[Doc]:
+    """Give each new thread doc its neighbours' text (radius either side) and its date as
+    `context`, and refresh the already-indexed docs just before them, whose right-hand
+    neighbours just arrived. A reply is then found by the words of the question it
+    answers, and "when" questions match the day a message was written.
+    """
+    from dataclasses import replace
+
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, d in enumerate(docs):
+        if d.thread is not None and d.pos is not None:
+            groups.setdefault((d.source, d.thread), []).append(i)
+    out = list(docs)
+    for (source, thread), idx in groups.items():
+        idx.sort(key=lambda i: docs[i].pos or 0)
+        first = docs[idx[0]].pos
+        prev = conn.execute(
+            "SELECT id, body, ts, context FROM docs WHERE source = ? AND thread = ? AND pos < ? "
+            "ORDER BY pos DESC LIMIT ?", (source, thread, first, 2 * radius)).fetchall()[::-1]
+        texts = [r[1] for r in prev] + [docs[i].body for i in idx]
+        updates = []
+        for j in range(max(0, len(prev) - radius), len(prev)):
+            ctx = neighbour_context(texts, j, radius, _date_words(prev[j][2]))
+            if ctx != prev[j][3]:
+                updates.append((ctx, prev[j][0]))
+        if updates:
+            conn.executemany("UPDATE docs SET context = ? WHERE id = ?", updates)
+        for n, i in enumerate(idx):
+            ctx = neighbour_context(texts, len(prev) + n, radius, _date_words(docs[i].ts))
+            out[i] = replace(docs[i], context=ctx)
+    return out
