@@ -29,8 +29,8 @@ channel = 168
 [search]
 embedder = "local"        # enables mode="hybrid"/"semantic"; "fake", "openai:<model>@<url>"
 fusion = "weighted"       # or "rrf"
-text_weight = 0.5
-vector_weight = 0.5
+text_weight = 0.7
+vector_weight = 0.3
 postings_budget = 6000    # candidate generation keeps the rarest terms up to this many postings
 
 [tools.memory]
@@ -99,8 +99,10 @@ class Config:
     postings_budget: int = 6_000
     embedder: str | None = None
     fusion: str = "weighted"
-    text_weight: float = 0.5
-    vector_weight: float = 0.5
+    # Hybrid weights: chosen on the LoCoMo dev split among 0.5/0.5, 0.4/0.6 and 0.7/0.3
+    # (r@10 0.766, 0.734, 0.794): a small sentence model helps as a minority voice.
+    text_weight: float = 0.7
+    vector_weight: float = 0.3
     raw: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -162,8 +164,8 @@ def load_config(home: Path) -> Config:
             postings_budget=int(search.get("postings_budget", 6_000)),
             embedder=search.get("embedder"),
             fusion=str(search.get("fusion", "weighted")),
-            text_weight=float(search.get("text_weight", 0.5)),
-            vector_weight=float(search.get("vector_weight", 0.5)),
+            text_weight=float(search.get("text_weight", 0.7)),
+            vector_weight=float(search.get("vector_weight", 0.3)),
             raw=data,
         )
     except (TypeError, ValueError, AttributeError) as exc:

@@ -12,6 +12,10 @@ Protocol (the same public ingest and search a user has):
   (the LoCoMo paper's definition); hit@k = share of questions with at least one
   evidence turn in the top k; the same at session level.
 
+In hybrid mode the temporary store's `config.toml` sets `[search] embedder`; the
+environment variable MEMSTRATA_BENCH_SEARCH_CONFIG appends more `[search]` lines
+(e.g. `text_weight = 0.5`), which is how the weight grid in the notes was run.
+
 Baselines run on the same turns: plain SQLite FTS5 (default tokenizer, OR of the
 question's words, bm25 order) and, when installed, all-MiniLM-L6-v2 cosine.
 """
@@ -19,6 +23,7 @@ question's words, bm25 order) and, when installed, all-MiniLM-L6-v2 cosine.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sqlite3
@@ -137,7 +142,8 @@ def run_memstrata(convs: Iterable[tuple[str, list[Turn], list[Question]]], mode:
         try:
             if mode != "lexical":
                 # the user's way to turn on semantic recall: the store's config file
-                (home / "config.toml").write_text(f'[search]\nembedder = "{embedder}"\n')
+                extra = os.environ.get("MEMSTRATA_BENCH_SEARCH_CONFIG", "")
+                (home / "config.toml").write_text(f'[search]\nembedder = "{embedder}"\n{extra}\n')
             store = Store(home, agent="locomo")
             sessions = store.agent().sessions
             t = time.perf_counter()

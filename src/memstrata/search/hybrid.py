@@ -52,7 +52,7 @@ def hybrid_search(store: Store, q: SearchQuery, embedder: Embedder, *,
 
     sync_vectors(store, embedder)
     fetch = max(FETCH, q.k * 5)
-    lexical = (lexical_search(store, replace(q, k=MAX_K, mode="lexical"), fetch=MAX_K)
+    lexical = (lexical_search(store, replace(q, k=MAX_K, mode="lexical"), fetch=fetch)
                if q.mode == "hybrid" else [])
     qv = query_vector if query_vector is not None else embedder.embed([q.text])[0]
     nearest = store.vectors(embedder).search(qv, fetch)
@@ -69,13 +69,16 @@ def hybrid_search(store: Store, q: SearchQuery, embedder: Embedder, *,
             ):
                 by_uid[r[1]] = r
     cos = {u: s for u, s in nearest if u in by_uid}
-    text = {h.uid: h.explain.get("relevance", h.score) for h in lexical}
+    # the author bonus is added after fusion, on the fused scale, not stretched by it
+    bonus = {h.uid: float(h.explain.get("author_named", 0.0)) for h in lexical}
+    text = {h.uid: h.explain.get("relevance", h.score) - bonus[h.uid] for h in lexical}
     cfg = store.config
     if cfg.fusion == "rrf":
         fused = scoring.rrf([[h.uid for h in lexical], sorted(cos, key=lambda u: -cos[u])])
     else:
         fused = scoring.weighted_fusion(text, cos, w_text=cfg.text_weight,
-                                        w_vec=cfg.vector_weight)
+                                        w_vec=cfg.vector_weight, text_norm="max")
+        fused = {u: f + bonus.get(u, 0.0) for u, f in fused.items()}
     lex_hits = {h.uid: h for h in lexical}
     now = q.now if q.now is not None else time.time()
     scored: list[tuple[float, float, str, float]] = []
