@@ -19,7 +19,6 @@ from typing import Any
 
 from memstrata.bench.synth import Writer, populate
 
-
 HYBRID_MAX = 100_000  # exact vector search is specified up to 100k memories
 
 
