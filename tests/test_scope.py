@@ -116,7 +116,7 @@ def test_search_never_returns_out_of_scope_memory(populated: Path) -> None:
                                        "episode", "scratch", "ledger", "channel", "artifact"}
     assert all("bob" not in h.text or h.layer == "ledger" for h in hits)
     with pytest.raises(ScopeDenied):
-        alice.search("zebra", agent="bob") and None
+        alice.search("zebra", agent="bob")
     alice.close()
 
 

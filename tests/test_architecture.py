@@ -1,0 +1,53 @@
+"""Architecture rules as tests: data flows files -> index -> search -> assembly -> adapters."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "memstrata"
+CORE = ("files", "index", "search", "layers", "assembly", "embed", "llm", "lifecycle")
+ADAPTERS = ("memstrata.cli", "memstrata.mcp")
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            out.add(node.module)
+    return out
+
+
+def test_core_never_imports_adapters() -> None:
+    offenders = []
+    for pkg in CORE:
+        for path in (SRC / pkg).rglob("*.py"):
+            for mod in _imports(path):
+                if mod.startswith(ADAPTERS):
+                    offenders.append(f"{path.relative_to(SRC)} imports {mod}")
+    assert offenders == []
+
+
+def test_files_layer_depends_on_nothing_above_it() -> None:
+    for path in (SRC / "files").rglob("*.py"):
+        for mod in _imports(path):
+            assert not mod.startswith(("memstrata.index", "memstrata.layers", "memstrata.search",
+                                       "memstrata.store")), f"{path.name} imports {mod}"
+
+
+def test_no_module_over_600_lines() -> None:
+    big = [p for p in SRC.rglob("*.py") if len(p.read_text(encoding="utf-8").splitlines()) > 600]
+    assert big == []
+
+
+def test_import_is_cheap_and_pulls_no_optional_dependency() -> None:
+    code = ("import sys, memstrata, memstrata.cli.main; "
+            "heavy = [m for m in ('mcp', 'numpy', 'torch', 'sentence_transformers', 'uvicorn') "
+            "if m in sys.modules]; print(heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
