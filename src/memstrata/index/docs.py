@@ -166,3 +166,36 @@ def with_neighbour_context(conn: sqlite3.Connection, docs: list[Doc], radius: in
             ctx = neighbour_context(texts, len(prev) + n, radius, _date_words(docs[i].ts))
             out[i] = replace(docs[i], context=ctx)
     return out
+
+
+def replace_source_docs(conn: sqlite3.Connection, source: str, parsed: Parsed) -> None:
+    """Make a whole-file source's docs exactly `parsed.docs`, touching only what changed.
+
+    Rewriting NOW.md usually changes one of its chunks: unchanged chunks keep
+    their FTS rows (an FTS delete + insert is the expensive part of a rewrite);
+    only their position, time and metadata columns are refreshed.
+    """
+    have = {
+        uid: (title, body, tags, context)
+        for uid, title, body, tags, context in conn.execute(
+            "SELECT uid, title, body, tags, context FROM docs WHERE source = ?", (source,))
+    }
+    new = {d.uid for d in parsed.docs}
+    gone = [u for u in have if u not in new]
+    if gone:
+        conn.executemany("DELETE FROM docs WHERE uid = ?", [(u,) for u in gone])
+    changed = []
+    same = []
+    for d in parsed.docs:
+        if have.get(d.uid) == (d.title, d.body, tags_text(d.tags), d.context):
+            same.append((d.ts, d.line, d.pos, d.kind,
+                         json.dumps(d.meta, ensure_ascii=False) if d.meta is not None else None,
+                         d.uid))
+        else:
+            changed.append(d)
+    if same:
+        conn.executemany(
+            "UPDATE docs SET ts = ?, line = ?, pos = ?, kind = ?, meta = ? WHERE uid = ?", same)
+    conn.execute("DELETE FROM bad_lines WHERE source = ?", (source,))
+    apply_parsed(conn, Parsed(docs=changed, bad=parsed.bad, deletes=parsed.deletes,
+                              neighbour_radius=parsed.neighbour_radius))

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from memstrata.files.appendlog import read_from
 from memstrata.index.db import Database
-from memstrata.index.docs import Parsed, apply_parsed, delete_source
+from memstrata.index.docs import Parsed, apply_parsed, delete_source, replace_source_docs
 
 ANCHOR_BYTES = 32
 
@@ -129,8 +129,7 @@ def index_whole(db: Database, spec: SourceSpec, *, force: bool = False) -> bool:
                 return False
         data = read_from(spec.path, 0)
         parsed = spec.parse(data, 0)
-        delete_source(conn, path, superseding=False)
-        apply_parsed(conn, parsed)
+        replace_source_docs(conn, path, parsed)
         _set_source(conn, path, "whole", st.st_ino, st.st_size, st.st_mtime_ns, len(data), None)
     return True
 
