@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 def register(sub: Any) -> None:
     p = sub.add_parser("reindex", help="rebuild the SQLite index from the files")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    p.add_argument("--vectors", action="store_true",
+                   help="also embed every memory with the configured [search] embedder")
     p.set_defaults(func=run_reindex)
 
 
@@ -82,11 +84,19 @@ def run_reindex(args: argparse.Namespace) -> int:
         with store.db.read() as conn:
             docs = int(conn.execute("SELECT count(*) FROM docs").fetchone()[0])
         home = str(store.home)
+        embedded = None
+        if args.vectors:
+            emb = store.embedder()
+            if not args.quiet:
+                sys.stderr.write(f"embedding {docs} memories with {emb.model_id}...\n")
+            embedded = store.vectors(emb).sync_all()
     seconds = round(time.perf_counter() - started, 3)
     data = {"home": home, "sources": report.scanned, "docs": docs,
-            "bad_lines": report.bad_lines, "seconds": seconds}
+            "bad_lines": report.bad_lines, "seconds": seconds, "embedded": embedded}
     text = f"reindexed {home}: {report.scanned} sources, {docs} docs in {seconds} s"
     if report.bad_lines:
         text += f"; {report.bad_lines} unreadable lines skipped (see `memstrata doctor`)"
+    if embedded is not None:
+        text += f"; {embedded} embedded"
     emit(args, data, text)
     return 0

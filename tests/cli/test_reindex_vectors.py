@@ -1,0 +1,35 @@
+"""`memstrata reindex --vectors`: rebuild the index and the vectors from the files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memstrata"
+
+
+def _run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([EXE, "--home", str(home), *args], capture_output=True, text=True, timeout=120)
+
+
+def test_reindex_vectors_embeds_every_memory(home: Path) -> None:
+    home.mkdir(parents=True)
+    (home / "config.toml").write_text('[search]\nembedder = "fake"\n')
+    assert _run(home, "--agent", "a", "log", "append", "THOUGHT", "vectors survive rebuilds").returncode == 0
+    assert _run(home, "--agent", "a", "facts", "set", "k", "v").returncode == 0
+    r = _run(home, "--json", "reindex", "--vectors", "--quiet")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["docs"] == 2 and out["embedded"] == 2
+    with sqlite3.connect(home / "index.db") as conn:
+        assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 2
+
+
+def test_reindex_vectors_without_embedder_is_a_clear_error(home: Path) -> None:
+    home.mkdir(parents=True)
+    r = _run(home, "reindex", "--vectors", "--quiet")
+    assert r.returncode == 2 and "embedder" in r.stderr and "Traceback" not in r.stderr
