@@ -102,3 +102,25 @@ def fields(obj: Any) -> dict[str, Any]:
 def progress(message: str) -> None:
     sys.stderr.write(message + "\n")
     sys.stderr.flush()
+
+
+class Progress:
+    """A one-line progress indicator on stderr: redrawn on a terminal, every 10% otherwise."""
+
+    def __init__(self, label: str, total: int, *, enabled: bool = True) -> None:
+        self.label, self.total, self.enabled = label, total, enabled and total > 0
+        self.tty = sys.stderr.isatty()
+        self.last = -1
+
+    def __call__(self, done: int) -> None:
+        if not self.enabled:
+            return
+        pct = 100 * done // self.total
+        if self.tty:
+            sys.stderr.write(f"\r{self.label}: {done}/{self.total} ({pct}%)")
+            if done >= self.total:
+                sys.stderr.write("\n")
+        elif pct // 10 != self.last // 10 or done >= self.total:
+            sys.stderr.write(f"{self.label}: {done}/{self.total} ({pct}%)\n")
+        self.last = pct
+        sys.stderr.flush()

@@ -29,7 +29,17 @@ def run_extract(args: argparse.Namespace) -> int:
     from memstrata.lifecycle.extraction import extract_items
 
     with open_store(args, as_agent=False) as store:
-        report = extract_items(store, args.root, args.paths or None)
+        from memstrata.cli.common import Progress
+
+        bar: Progress | None = None
+
+        def tick(done: int, total: int) -> None:
+            nonlocal bar
+            if bar is None:
+                bar = Progress("extract", total, enabled=not args.json)
+            bar(done)
+
+        report = extract_items(store, args.root, args.paths or None, progress=tick)
     rows = [(rel, n, "") for rel, n in report.extracted.items()]
     rows += [(rel, 0, f"skipped: {why}") for rel, why in report.skipped.items()]
     rows += [(rel, 0, f"FAILED: {err}") for rel, err in report.errors.items()]

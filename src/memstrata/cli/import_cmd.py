@@ -111,10 +111,14 @@ def run_import(args: argparse.Namespace) -> int:
             f"{len(clashes)} file(s) already exist in {home.resolve()} (e.g. "
             f"{', '.join(clashes[:SHOW])}); nothing was imported; use --force to replace them"
         )
+    from memstrata.cli.common import Progress
+
+    bar = Progress("import", len(targets), enabled=not args.json)
     with Store(home, agent=args.agent, room=args.room, role=args.role, sync=False) as store:
-        for rel, path in targets.items():
+        for n, (rel, path) in enumerate(targets.items(), start=1):
             with store.locks.hold(str(path)):
                 atomic_write_bytes(path, files[rel])
+            bar(n)
         report = store.sync()
         with store.db.read() as conn:
             docs = int(conn.execute("SELECT count(*) FROM docs").fetchone()[0])

@@ -15,7 +15,7 @@ as they were; it is reported in `ExtractReport.errors` and the walk goes on.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -74,6 +74,7 @@ def extract_items(
     root: str | os.PathLike[str],
     paths: Sequence[str] | None = None,
     extractor: Extractor | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ExtractReport:
     """Extract items from the text files under `root` (or only `paths`, relative to it).
 
@@ -97,7 +98,9 @@ def extract_items(
     chosen = extractor if extractor is not None else default_extractor(store)
     before = usage_snapshot(chosen)
     report = ExtractReport()
-    for path in files:
+    for n, path in enumerate(files, start=1):
+        if progress is not None:
+            progress(n, len(files))
         rel = path.relative_to(base).as_posix()
         report.files_scanned += 1
         text, why = _read(path)
