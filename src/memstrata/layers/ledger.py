@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memstrata.errors import MalformedInput, NotFound, UnknownKind, UnknownSupersedes
 from memstrata.files.jsonl import decode, encode, read_records
@@ -183,38 +183,15 @@ class Ledger(Layer):
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
             raise MalformedInput(f"last_n must be a positive integer, got {last_n!r}")
         limit = min(limit, cap)
-        if kind is not None and kind not in self.store.config.half_lives:
-            raise UnknownKind(f"unknown kind {kind!r}; known kinds: {', '.join(self.store.config.kinds)}")
-        if match not in ("any", "all"):
-            raise MalformedInput("match must be 'any' or 'all'")
-        tags_t = check_tags(tags)
-        where = ["d.layer = 'ledger'"]
-        params: list[Any] = []
-        if not include_superseded:
-            where.append("d.superseded = 0")
-        if kind:
-            where.append("d.kind = ?")
-            params.append(kind)
-        if room:
-            where.append("d.room = ?")
-            params.append(room)
-        if exclude_room:
-            where.append("(d.room IS NULL OR d.room != ?)")
-            params.append(exclude_room)
-        if tags_t:
-            joiner = " OR " if match == "any" else " AND "
-            where.append(
-                "(" + joiner.join("(' ' || d.tags || ' ') LIKE ?" for _ in tags_t) + ")"
-            )
-            params.extend(f"% {t} %" for t in tags_t)
-        sql = (
-            f"SELECT d.meta FROM docs d WHERE {' AND '.join(where)} "
-            "ORDER BY d.ts DESC, d.id DESC LIMIT ?"
-        )
-        with self.store.db.read() as conn:
-            rows = conn.execute(sql, [*params, limit]).fetchall()
-        out = [LedgerEntry.from_dict(json.loads(r[0])) for r in rows]
-        self._read_event(self.path, sum(len(r[0]) for r in rows))
+        from memstrata.search.engine import lexical_search
+        from memstrata.search.query import SearchQuery
+
+        # One filter implementation: the search engine's structured (newest-first) path.
+        q = SearchQuery(layers=("ledger",), kind=kind, tags=check_tags(tags), tags_match=match,
+                        room=room, exclude_room=exclude_room,
+                        include_superseded=include_superseded, k=limit)
+        out = [LedgerEntry.from_dict(h.meta) for h in lexical_search(self.store, q)]
+        self._read_event(self.path, sum(len(e.summary) + len(e.detail or "") for e in out))
         return out
 
     def entries(self, *, include_superseded: bool = False) -> list[LedgerEntry]:
