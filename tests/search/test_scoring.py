@@ -156,3 +156,16 @@ def test_pipeline_composition_orders_as_documented() -> None:
     top = sc.rank(s, 3)
     assert top[0] == "s1-1"
     assert set(top) <= set(POS)
+
+
+def test_bm25_term_matches_the_okapi_formula() -> None:
+    import math
+
+    from memstrata.search.scoring import bm25_term
+
+    idf = math.log(1 + (1000 - 10 + 0.5) / (10 + 0.5))
+    assert bm25_term(2, 10, 1000, 20, 20) == pytest.approx(idf * 2 * 2.2 / (2 + 1.2))
+    assert bm25_term(0, 10, 1000, 20, 20) == 0.0
+    # longer than average documents weigh a term less; rarer terms weigh more
+    assert bm25_term(1, 10, 1000, 40, 20) < bm25_term(1, 10, 1000, 10, 20)
+    assert bm25_term(1, 500, 1000, 20, 20) < bm25_term(1, 5, 1000, 20, 20)

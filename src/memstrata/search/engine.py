@@ -12,7 +12,6 @@ asks for them. Structured queries (no text) return newest first.
 from __future__ import annotations
 
 import json
-import math
 import re
 import time
 from typing import TYPE_CHECKING, Any
@@ -21,7 +20,7 @@ from memstrata.errors import UnknownKind
 from memstrata.search import scoring
 from memstrata.search.query import Hit, SearchQuery
 from memstrata.search.terms import TermStat, essential_terms, stems
-from memstrata.search.text import match_expression, mentioned
+from memstrata.search.text import mentioned, query_terms, quote
 
 if TYPE_CHECKING:
     from memstrata.store import Store
@@ -91,14 +90,12 @@ def search(store: Store, q: SearchQuery) -> list[Hit]:
 
 def lexical_search(store: Store, q: SearchQuery, *, fetch: int | None = None) -> list[Hit]:
     where, params = _filters(store, q)
-    expr = match_expression(q.text) if q.text.strip() else None
-    if q.text.strip() and expr is None:
-        hits: list[Hit] = []  # only stopwords/punctuation: nothing to match on
-    elif expr is None:
-        hits = _structured(store, q, where, params)
-    else:
-        hits = _ranked(store, q, expr, where, params, fetch)
-    return hits
+    if not q.text.strip():
+        return _structured(store, q, where, params)
+    terms = query_terms(q.text)
+    if not terms:
+        return []  # only punctuation or symbols: nothing to match on
+    return _ranked(store, q, terms, where, params, fetch)
 
 
 def _structured(store: Store, q: SearchQuery, where: list[str], params: list[Any]) -> list[Hit]:
@@ -108,45 +105,39 @@ def _structured(store: Store, q: SearchQuery, where: list[str], params: list[Any
     return [_hit(r, 0.0, {"order": "newest first"}, []) for r in rows]
 
 
-def _words(expr: str) -> list[str]:
-    return [w.replace('""', '"') for w in re.findall(r'"((?:[^"]|"")*)"', expr)]
-
-
 def _prune(
-    store: Store, expr: str
-) -> tuple[str | None, dict[str, Any], list[tuple[str, list[str], int]], int]:
+    store: Store, words: list[str]
+) -> tuple[list[str], dict[str, Any], list[tuple[str, list[str], int]], int]:
     """Keep the essential (rarest) terms within the postings budget.
 
-    Returns the pruned expression, explain info, the dropped terms as
-    (word, stems, df) for re-scoring, and the collection size.
+    Returns the kept terms, explain info, the dropped terms as (word, stems, df)
+    for re-scoring, and the collection size.
     """
-    words = _words(expr)
     if len(words) < 2:
-        return expr, {}, [], 0
+        return words, {}, [], 0
     with store.db.read() as conn:
         total = int(conn.execute("SELECT coalesce(max(id), 0) FROM docs").fetchone()[0])
         if total <= store.config.postings_budget:
-            return expr, {}, [], total
+            return words, {}, [], total
         by_word = stems(words)
         stats = []
         for w in words:
             dfs = [store.df_cache.df(conn, t, total) for t in by_word[w]]
             stats.append(TermStat(w, min(dfs) if dfs else 0))
     kept, dropped = essential_terms(stats, store.config.postings_budget)
-    if not kept:
-        return None, {}, [], total
     info = {"common_terms_rescored": [d.word for d in dropped]} if dropped else {}
     extra = [(d.word, by_word[d.word], d.df) for d in dropped]
-    return " OR ".join('"' + k.word.replace('"', '""') + '"' for k in kept), info, extra, total
+    return [k.word for k in kept], info, extra, total
 
 
 def _ranked(
-    store: Store, q: SearchQuery, expr: str, where: list[str], params: list[Any],
+    store: Store, q: SearchQuery, terms: list[str], where: list[str], params: list[Any],
     wanted: int | None = None,
 ) -> list[Hit]:
-    pruned, prune_info, extra, total = _prune(store, expr)
-    if pruned is None:
-        return []
+    kept, prune_info, extra, total = _prune(store, terms)
+    if not kept:
+        return []  # no term occurs in any document
+    pruned = " OR ".join(quote(t) for t in kept)
     w = ", ".join(str(x) for x in COLUMN_WEIGHTS)
     # Stage 1 ranks inside FTS5 only; stage 2 joins the few best and applies
     # scope and filters. If filters leave too few, widen stage 1 and retry.
@@ -174,7 +165,6 @@ def _ranked(
     rows = rows[:fetch]
     bonus = scoring_extra(rows, extra, total) if extra else [0.0] * len(rows)
     now = q.now if q.now is not None else time.time()
-    terms = _words(expr)
     scored = []
     raw = [scoring.bm25_relevance(r[-1]) + add for r, add in zip(rows, bonus, strict=True)]
     top = max(raw, default=0.0) or 1.0
@@ -198,23 +188,18 @@ def _ranked(
 
 
 def scoring_extra(rows: list[Any], extra: list[tuple[str, list[str], int]], total: int) -> list[float]:
-    """BM25 contribution of the pruned common terms, computed on the candidates only.
-
-    score_t(d) = idf(t) x tf x (k1 + 1) / (tf + k1 x (1 - b + b x |d| / avg|d|)),
-    idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)), k1 = 1.2, b = 0.75; tf counts
-    words of the candidate starting with one of the term's stems.
-    """
+    """BM25 contribution (`scoring.bm25_term`) of the pruned common terms, on the
+    candidates only; tf counts words of the candidate starting with one of the term's stems."""
     texts = [f"{r[8]} {r[9]} {r[6]}".lower() for r in rows]
     lengths = [max(1, len(t.split())) for t in texts]
     avg = sum(lengths) / len(lengths) if lengths else 1.0
     out = [0.0] * len(rows)
     for _word, stem_list, df in extra:
-        idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
         pat = re.compile(r"\b(?:" + "|".join(re.escape(s) for s in stem_list) + r")\w*")
         for i, t in enumerate(texts):
             tf = len(pat.findall(t))
             if tf:
-                out[i] += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * lengths[i] / avg))
+                out[i] += scoring.bm25_term(tf, df, total, lengths[i], avg)
     return out
 
 

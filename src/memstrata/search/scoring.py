@@ -45,6 +45,20 @@ def bm25_relevance(raw: float) -> float:
     return max(0.0, -float(raw))
 
 
+def bm25_term(tf: int, df: int, total: int, length: float, avg_length: float, *,
+              k1: float = 1.2, b: float = 0.75) -> float:
+    """One term's Okapi BM25 weight in one document (FTS5's k1 and b).
+
+    idf   = ln(1 + (N - df + 0.5) / (df + 0.5))
+    score = idf x tf x (k1 + 1) / (tf + k1 x (1 - b + b x |d| / avg|d|))
+    """
+    if tf <= 0:
+        return 0.0
+    idf = math.log(1 + (total - df + 0.5) / (df + 0.5))
+    norm = 1 - b + b * length / (avg_length or 1.0)
+    return idf * tf * (k1 + 1) / (tf + k1 * norm)
+
+
 def max_normalize(scores: Mapping[K, float]) -> dict[K, float]:
     """s / max(s) over the list (keeps ratios, best = 1.0); all <= 0 -> unchanged.
 
