@@ -185,3 +185,24 @@ def test_index_catches_up_with_hand_edits_and_other_writers(home: Path) -> None:
     assert contents == ["written through the API", "added by hand in an editor"]
     assert again.ledger.get("mem-0badc0de").summary == "All endpoints use /api/v1"
     again.close()
+
+
+def test_a_failed_index_update_never_fails_the_write_and_is_caught_up(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    import memstrata.store as store_mod
+
+    store = Store(home, agent="finn")
+    real = store_mod.index_append
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(store_mod, "index_append", broken)
+    entry = store.ledger.publish("decision", "written while the index was failing")
+    assert entry.id in _file_ids(store.layout.ledger)  # acknowledged = on disk
+    monkeypatch.setattr(store_mod, "index_append", real)
+    assert [h.meta["id"] for h in store.search("failing index")] == [entry.id]
+    store.close()

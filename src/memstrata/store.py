@@ -245,6 +245,8 @@ class Store:
         from memstrata.search.query import SearchQuery
 
         q = query if isinstance(query, SearchQuery) else SearchQuery(text=query, **kw)
+        if self._stale:
+            self.sync()  # an earlier write reached the files but not the index
         return search(self, q)
 
     def embedder(self) -> Embedder:
