@@ -9,14 +9,13 @@ seed's numbers).
 from __future__ import annotations
 
 import shutil
-import statistics
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memstrata.bench.synth import Writer, populate
+from memstrata.bench.synth import Writer, p50_p95, populate
 
 TARGETS_MS = {
     "read NOW": 0.1, "read LOG tail (20)": 1.0, "append LOG (durable)": 0.5,
@@ -30,8 +29,7 @@ def _time(fn: Callable[[], Any], n: int) -> tuple[float, float]:
         t = time.perf_counter()
         fn()
         samples.append((time.perf_counter() - t) * 1000)
-    samples.sort()
-    return statistics.median(samples), samples[int(len(samples) * 0.95) - 1]
+    return p50_p95(samples)
 
 
 def run_ops(sizes: tuple[int, ...] = (10_000, 100_000), repeat: int = 500,

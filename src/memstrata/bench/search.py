@@ -10,21 +10,15 @@ the index, not the model).
 from __future__ import annotations
 
 import shutil
-import statistics
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memstrata.bench.synth import Writer, populate
+from memstrata.bench.synth import Writer, p50_p95, populate
 
 HYBRID_MAX = 100_000  # exact vector search is specified up to 100k memories
-
-
-def _pct(xs: list[float]) -> tuple[float, float]:
-    xs = sorted(xs)
-    return statistics.median(xs), xs[max(0, int(len(xs) * 0.95) - 1)]
 
 
 def run_search(sizes: tuple[int, ...] = (10_000, 100_000, 1_000_000), queries: int = 300,
@@ -48,7 +42,7 @@ def run_search(sizes: tuple[int, ...] = (10_000, 100_000, 1_000_000), queries: i
                 t = time.perf_counter()
                 store.search(q, k=10)
                 lat.append((time.perf_counter() - t) * 1000)
-            p50, p95 = _pct(lat)
+            p50, p95 = p50_p95(lat)
             rows.append({"entries": size, "mode": "lexical", "p50_ms": round(p50, 3),
                          "p95_ms": round(p95, 3), "ingest_per_s": round(size / ingest)})
             if hybrid and size <= HYBRID_MAX:
@@ -80,7 +74,7 @@ def _hybrid(store: Any, qs: list[str], size: int,
         t = time.perf_counter()
         hybrid_search(store, SearchQuery(text=q, k=10, mode="hybrid"), emb, query_vector=v)
         lat.append((time.perf_counter() - t) * 1000)
-    p50, p95 = _pct(lat)
+    p50, p95 = p50_p95(lat)
     return [{"entries": size, "mode": "hybrid", "p50_ms": round(p50, 3), "p95_ms": round(p95, 3)}]
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import statistics
 from pathlib import Path
 
 from memstrata.model import iso
@@ -15,6 +16,12 @@ _SYLLABLES = ("ka", "lo", "mi", "ra", "te", "su", "no", "ve", "pi", "da", "zo", 
 COMMON = ("the", "a", "to", "of", "and", "in", "is", "for", "on", "with", "that", "we", "it",
           "was", "api", "test", "user", "auth", "config", "deploy", "error", "build", "file",
           "database", "schema", "token", "cache", "queue", "review", "release")
+
+
+def p50_p95(samples: list[float]) -> tuple[float, float]:
+    """Median and 95th percentile (nearest rank) of latency samples."""
+    xs = sorted(samples)
+    return statistics.median(xs), xs[max(0, int(len(xs) * 0.95) - 1)]
 
 
 def vocabulary(size: int = 8000, seed: int = 7) -> list[str]:

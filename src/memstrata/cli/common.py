@@ -107,8 +107,9 @@ def progress(message: str) -> None:
 class Progress:
     """A one-line progress indicator on stderr: redrawn on a terminal, every 10% otherwise."""
 
-    def __init__(self, label: str, total: int, *, enabled: bool = True) -> None:
+    def __init__(self, label: str, total: int, *, unit: str = "", enabled: bool = True) -> None:
         self.label, self.total, self.enabled = label, total, enabled and total > 0
+        self.unit = f" {unit}" if unit else ""
         self.tty = sys.stderr.isatty()
         self.last = -1
 
@@ -117,10 +118,10 @@ class Progress:
             return
         pct = 100 * done // self.total
         if self.tty:
-            sys.stderr.write(f"\r{self.label}: {done}/{self.total} ({pct}%)")
+            sys.stderr.write(f"\r{self.label}: {done}/{self.total}{self.unit} ({pct}%)")
             if done >= self.total:
                 sys.stderr.write("\n")
         elif pct // 10 != self.last // 10 or done >= self.total:
-            sys.stderr.write(f"{self.label}: {done}/{self.total} ({pct}%)\n")
+            sys.stderr.write(f"{self.label}: {done}/{self.total}{self.unit} ({pct}%)\n")
         self.last = pct
         sys.stderr.flush()

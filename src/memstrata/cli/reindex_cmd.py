@@ -23,64 +23,40 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run_reindex)
 
 
-class _Progress:
-    """Counts parsed sources and redraws one stderr line (or prints milestones off a TTY)."""
+def _counted(specs: list[SourceSpec], enabled: bool) -> list[SourceSpec]:
+    """The same sources, each ticking a shared progress line when parsed."""
+    from memstrata.cli.common import Progress
+    from memstrata.index.reconcile import SourceSpec
 
-    def __init__(self, enabled: bool) -> None:
-        self.enabled = enabled
-        self.tty = sys.stderr.isatty()
-        self.done = 0
-        self.total = 0
-        self.last = -1
+    bar = Progress("reindex", len(specs), unit="sources", enabled=enabled)
+    bar(0)
+    done = 0
 
-    def wrap(self, specs: list[SourceSpec]) -> list[SourceSpec]:
-        from memstrata.index.reconcile import SourceSpec
+    def counted(spec: SourceSpec) -> SourceSpec:
+        def parse(data: bytes, base: int) -> Any:
+            nonlocal done
+            out = spec.parse(data, base)
+            done += 1
+            bar(done)
+            return out
 
-        self.total = len(specs)
-        self.tick(0)
+        return SourceSpec(spec.path, spec.mode, parse)
 
-        def counted(spec: SourceSpec) -> SourceSpec:
-            def parse(data: bytes, base: int) -> Any:
-                out = spec.parse(data, base)
-                self.tick(1)
-                return out
-
-            return SourceSpec(spec.path, spec.mode, parse)
-
-        return [counted(s) for s in specs]
-
-    def tick(self, n: int) -> None:
-        self.done += n
-        if not self.enabled:
-            return
-        pct = 100 * self.done // self.total if self.total else 100
-        if self.tty:
-            sys.stderr.write(f"\rreindex: {self.done}/{self.total} sources ({pct}%)")
-        elif pct // 10 != self.last // 10 or self.done == self.total:
-            sys.stderr.write(f"reindex: {self.done}/{self.total} sources ({pct}%)\n")
-        self.last = pct
-        sys.stderr.flush()
-
-    def finish(self) -> None:
-        if self.enabled and self.tty:
-            sys.stderr.write("\n")
+    return [counted(s) for s in specs]
 
 
 def run_reindex(args: argparse.Namespace) -> int:
     from memstrata.cli.main import emit
     from memstrata.store import Store
 
-    bar = _Progress(not args.quiet)
-
     class ProgressStore(Store):
         def sources(self) -> list[SourceSpec]:
-            return bar.wrap(super().sources())
+            return _counted(super().sources(), not args.quiet)
 
     started = time.perf_counter()
     with ProgressStore(args.home, agent=args.agent, room=args.room, role=args.role,
                        sync=False) as store:
         report = store.reindex()
-        bar.finish()
         with store.db.read() as conn:
             docs = int(conn.execute("SELECT count(*) FROM docs").fetchone()[0])
         home = str(store.home)
