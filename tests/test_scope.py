@@ -78,6 +78,8 @@ def test_project_agent_reads_admin_but_cannot_write_it(populated: Path) -> None:
     alice = Store(populated, agent="alice", room="room-a")
     for fn in _reads(alice, "wilco").values():
         fn()
+    assert "wilco secret objective" in alice.agent("wilco").now.read()
+    assert alice.agent("wilco").facts.get("secret").value == "wilco zebra"
     for name, fn in _writes(alice, "wilco").items():
         with pytest.raises(ScopeDenied):
             fn()
@@ -124,6 +126,9 @@ def test_admin_reads_and_writes_everything(populated: Path) -> None:
     wilco = Store(populated, agent="wilco")
     for fn in _reads(wilco, "bob").values():
         fn()
+    assert "bob secret objective" in wilco.agent("bob").now.read()
+    assert [e.content for e in wilco.agent("bob").log.tail(5)] == ["bob private thought zebra"]
     wilco.agent("bob").facts.set("note", "from admin")
+    assert Store(populated, agent="bob").agent().facts.get("note").value == "from admin"
     assert {h.owner for h in wilco.search("zebra", k=50)} >= {"alice", "bob", "wilco"}
     wilco.close()
