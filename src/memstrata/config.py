@@ -1,46 +1,34 @@
-"""Store configuration: `<home>/config.toml`, every key optional.
+"""Store configuration: `<home>/config.toml` (or seed 003's `config.yaml`), every key optional.
+
+The settings are declared once, in `SETTINGS` (section, key, type, default, help), and
+everything else is derived from that table: parsing, validation with "did you mean",
+the commented file `memstrata init` writes, and `memstrata config`, which shows each
+effective value and where it came from (default, file, environment).
+
+A broken config never takes the store down: `load_config` keeps the default for every
+value it cannot use and records one line per problem in `Config.problems` (unknown
+section or key, wrong type, value out of range, unreadable file). Adapters print those
+lines; `load_config(home, strict=True)` raises on the first one instead.
 
 ```toml
 [kinds]            # ledger kinds and their half-lives in hours (seed 000)
-convention = 720
-interface = 480
 decision = 336
-artifact = 168
-warning = 168
-code = 72
 
 [roles]            # seed 004 scope table; unnamed agents are "project"
 admin = ["wilco"]
 skill = ["seo"]
 
-[log]
-compact_bytes = 51200
-compact_entries = 100
-
-[sessions]
-retention_days = 30
-keep_recent = 10
-tool_result_retention = 5
-
-[decay]            # half-lives (hours) of other layers; 0 = no decay
-log = 336
-channel = 168
-
-[search]
-embedder = "local"        # enables mode="hybrid"/"semantic"; "fake", "openai:<model>@<url>"
-fusion = "weighted"       # or "rrf"
-text_weight = 0.7
-vector_weight = 0.3
-postings_budget = 6000    # candidate generation keeps the rarest terms up to this many postings
-
 [tools.memory]
-enabled = true     # seed 003: memory tools off, CONTEXT.md auto-load stays
+enabled = false    # seed 003: memory tools off, CONTEXT.md auto-load stays
 ```
 """
 
 from __future__ import annotations
 
+import difflib
+import os
 import tomllib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,7 +44,6 @@ DEFAULT_HALF_LIVES: dict[str, float] = {
     "code": 72.0,
 }
 
-
 # Decay for non-ledger layers (hours; None = evergreen). Identity, CONTEXT.md,
 # NOW.md, facts, tasks, items and memory files are what the agent currently holds
 # true, so they do not fade; the activity log and room chatter do. Transcripts do
@@ -66,6 +53,8 @@ DEFAULT_LAYER_HALF_LIVES: dict[str, float | None] = {
     "archive": 720.0,
     "channel": 168.0,
 }
+
+CONFIG_FILES = ("config.toml", "config.yaml", "config.yml")
 
 
 @dataclass(frozen=True)
@@ -78,6 +67,121 @@ class Bounds:
     search_default: int = 10
     context_entries: int = 15
     context_bytes: int = 10240
+
+
+# -- value parsers: each returns the parsed value or raises ValueError(reason) ------
+
+
+def _bool(v: Any) -> bool:
+    if isinstance(v, bool):
+        return v
+    raise ValueError(f"must be true or false (unquoted), got {v!r}")
+
+
+def _int(minimum: int = 0) -> Callable[[Any], int]:
+    def parse(v: Any) -> int:
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ValueError(f"must be a whole number, got {v!r}")
+        if v < minimum:
+            raise ValueError(f"must be >= {minimum}, got {v}")
+        return v
+
+    return parse
+
+
+def _float(minimum: float = 0.0) -> Callable[[Any], float]:
+    def parse(v: Any) -> float:
+        if isinstance(v, bool) or not isinstance(v, int | float):
+            raise ValueError(f"must be a number, got {v!r}")
+        if v < minimum:
+            raise ValueError(f"must be >= {minimum:g}, got {v}")
+        return float(v)
+
+    return parse
+
+
+def _choice(*names: str) -> Callable[[Any], str]:
+    def parse(v: Any) -> str:
+        if v not in names:
+            raise ValueError(f"must be one of {', '.join(repr(n) for n in names)}, got {v!r}")
+        return str(v)
+
+    return parse
+
+
+def _opt_str(v: Any) -> str | None:
+    if v is None or v == "":
+        return None
+    if not isinstance(v, str):
+        raise ValueError(f"must be a string, got {v!r}")
+    return v
+
+
+def _names(v: Any) -> tuple[str, ...]:
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise ValueError(f"must be a list of agent names, got {v!r}")
+    return tuple(v)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One configurable value: where it lives in the file and which `Config` field it sets."""
+
+    section: str
+    key: str
+    attr: str
+    default: Any
+    parse: Callable[[Any], Any]
+    help: str
+    env: str | None = None  # an environment variable that overrides the file
+
+    @property
+    def name(self) -> str:
+        return f"{self.section}.{self.key}"
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("roles", "admin", "admins", (), _names,
+            "agents with the admin role (read and write all memory)"),
+    Setting("roles", "skill", "skills", (), _names,
+            "agents with the skill role (no memory access; context is passed to them)"),
+    Setting("log", "compact_bytes", "log_compact_bytes", 50 * 1024, _int(1),
+            "compact LOG.md when it grows past this many bytes (seed 002: 50 KB)"),
+    Setting("log", "compact_entries", "log_compact_entries", 100, _int(1),
+            "compact LOG.md when it holds more entries than this (seed 002: 100)"),
+    Setting("sessions", "retention_days", "session_retention_days", 30, _int(0),
+            "archive session transcripts older than this many days (seed 004)"),
+    Setting("sessions", "keep_recent", "session_keep_recent", 10, _int(0),
+            "messages kept verbatim when a transcript is compacted (seed 004)"),
+    Setting("sessions", "tool_result_retention", "tool_result_retention", 5, _int(0),
+            "tool results kept in the context view of a transcript (seed 004)"),
+    Setting("memory", "max_chars", "max_memory_chars", 50000, _int(1),
+            "largest CONTEXT.md / MEMORY.md in characters (seed 004 maxMemorySize)"),
+    Setting("tools.memory", "enabled", "memory_tools_enabled", True, _bool,
+            "seed 003: false removes the five memory file tools; CONTEXT.md still loads"),
+    Setting("search", "embedder", "embedder", None, _opt_str,
+            'embedder for hybrid/semantic search: "local", "fake" or "openai:<model>@<url>"',
+            env="MEMSTRATA_EMBEDDER"),
+    Setting("search", "fusion", "fusion", "weighted", _choice("weighted", "rrf"),
+            "how hybrid search fuses text and vector scores"),
+    Setting("search", "text_weight", "text_weight", 0.7, _float(0.0),
+            "weight of the BM25 side in weighted fusion"),
+    Setting("search", "vector_weight", "vector_weight", 0.3, _float(0.0),
+            "weight of the cosine side in weighted fusion"),
+    Setting("search", "postings_budget", "postings_budget", 6000, _int(1),
+            "candidate generation keeps the rarest query terms up to this many postings"),
+    Setting("llm", "summarizer", "llm_summarizer", None, _opt_str,
+            'compaction summariser: "extractive" (default) or "openai:<model>@<url>"'),
+    Setting("llm", "extractor", "llm_extractor", None, _opt_str,
+            'knowledge extractor: "rules" (default) or "openai:<model>@<url>"'),
+)
+
+# Sections whose keys are free names (a kind, a layer) with values of one type.
+MAP_SECTIONS: dict[str, tuple[str, Callable[[Any], Any], str]] = {
+    "kinds": ("half-life in hours", _float(0.001), "ledger kinds and their half-lives in hours"),
+    "decay": ("half-life in hours, 0 = no decay", _float(0.0),
+              "half-lives (hours) of non-ledger layers: log, archive, channel, ..."),
+}
 
 
 @dataclass(frozen=True)
@@ -103,6 +207,12 @@ class Config:
     # (r@10 0.766, 0.734, 0.794): a small sentence model helps as a minority voice.
     text_weight: float = 0.7
     vector_weight: float = 0.3
+    llm_summarizer: str | None = None
+    llm_extractor: str | None = None
+    # What was read, and from where: "section.key" -> "default" | file name | "env VAR".
+    origins: dict[str, str] = field(default_factory=dict)
+    problems: tuple[str, ...] = ()
+    source: str | None = None  # the config file read, if any
     raw: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -124,49 +234,173 @@ class Config:
             return "skill"
         return "project"
 
+    def effective(self) -> list[tuple[str, Any, str]]:
+        """(name, value, origin) of every setting, for `memstrata config`."""
+        rows: list[tuple[str, Any, str]] = []
+        for s in SETTINGS:
+            rows.append((s.name, getattr(self, s.attr), self.origins.get(s.name, "default")))
+        for kind, hours in self.half_lives.items():
+            rows.append((f"kinds.{kind}", hours, self.origins.get("kinds", "default")))
+        for layer, decay in self.layer_half_lives.items():
+            rows.append((f"decay.{layer}", decay or 0, self.origins.get(f"decay.{layer}", "default")))
+        return rows
 
-def load_config(home: Path) -> Config:
-    path = home / "config.toml"
+
+def _suggest(word: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _read_file(home: Path) -> tuple[str | None, dict[str, Any], list[str]]:
+    """The first config file present, parsed to a mapping; problems instead of exceptions."""
+    present = [n for n in CONFIG_FILES if (home / n).is_file()]
+    if not present:
+        return None, {}, []
+    name = present[0]
+    problems = [f"{n}: ignored, {name} is read (keep one config file)" for n in present[1:]]
+    path = home / name
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return Config()
-    except tomllib.TOMLDecodeError as exc:
-        raise MalformedInput(f"{path}: invalid TOML: {exc}") from None
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return name, {}, [*problems, f"{name}: cannot be read ({exc}); using defaults"]
     try:
-        kinds = data.get("kinds")
-        half_lives = (
-            {str(k): float(v) for k, v in kinds.items()} if kinds else dict(DEFAULT_HALF_LIVES)
-        )
-        roles = data.get("roles", {})
-        log = data.get("log", {})
-        sessions = data.get("sessions", {})
-        memory = data.get("memory", {})
-        tools = data.get("tools", {}).get("memory", {})
-        search = data.get("search", {})
-        if search.get("fusion", "weighted") not in ("weighted", "rrf"):
-            raise MalformedInput(f"{path}: [search] fusion must be 'weighted' or 'rrf'")
-        decay = dict(DEFAULT_LAYER_HALF_LIVES)
-        for k, v in data.get("decay", {}).items():
-            decay[str(k)] = float(v) if v else None
-        return Config(
-            half_lives=half_lives,
-            admins=tuple(roles.get("admin", ())),
-            skills=tuple(roles.get("skill", ())),
-            log_compact_bytes=int(log.get("compact_bytes", 50 * 1024)),
-            log_compact_entries=int(log.get("compact_entries", 100)),
-            session_retention_days=int(sessions.get("retention_days", 30)),
-            session_keep_recent=int(sessions.get("keep_recent", 10)),
-            tool_result_retention=int(sessions.get("tool_result_retention", 5)),
-            max_memory_chars=int(memory.get("max_chars", 50000)),
-            memory_tools_enabled=bool(tools.get("enabled", True)),
-            layer_half_lives=decay,
-            postings_budget=int(search.get("postings_budget", 6_000)),
-            embedder=search.get("embedder"),
-            fusion=str(search.get("fusion", "weighted")),
-            text_weight=float(search.get("text_weight", 0.7)),
-            vector_weight=float(search.get("vector_weight", 0.3)),
-            raw=data,
-        )
-    except (TypeError, ValueError, AttributeError) as exc:
-        raise MalformedInput(f"{path}: invalid value: {exc}") from None
+        data = _parse(name, text)
+    except ValueError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return name, {}, [*problems, f"{name}: not valid {name.rsplit('.', 1)[1].upper()} "
+                                     f"({first}); using defaults"]
+    if not isinstance(data, dict):
+        return name, {}, [*problems, f"{name}: the top level must be a table; using defaults"]
+    return name, data, problems
+
+
+def _parse(name: str, text: str) -> Any:
+    """TOML or YAML text -> data; any syntax error becomes a ValueError."""
+    if name.endswith(".toml"):
+        return tomllib.loads(text)  # TOMLDecodeError is a ValueError
+    import yaml
+
+    try:
+        return yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _flatten_sections(data: Mapping[str, Any]) -> dict[str, Any]:
+    """{"tools": {"memory": {...}}} -> {"tools.memory": {...}} for the dotted sections."""
+    out: dict[str, Any] = {}
+    dotted = {s.section for s in SETTINGS if "." in s.section}
+    for name, value in data.items():
+        nested = [d for d in dotted if d.startswith(f"{name}.")]
+        if nested and isinstance(value, dict):
+            for sub, subval in value.items():
+                out[f"{name}.{sub}"] = subval
+        else:
+            out[str(name)] = value
+    return out
+
+
+def load_config(home: Path, *, strict: bool = False, env: Mapping[str, str] | None = None) -> Config:
+    """Read the store's config file (if any) and the environment over the defaults.
+
+    Never raises for a bad file unless `strict`: each unusable value keeps its default
+    and adds a line to `Config.problems`.
+    """
+    environ = os.environ if env is None else env
+    name, data, problems = _read_file(home)
+    values: dict[str, Any] = {}
+    origins: dict[str, str] = {}
+    sections = _flatten_sections(data)
+    known_sections = sorted({s.section for s in SETTINGS} | set(MAP_SECTIONS))
+    by_section: dict[str, dict[str, Setting]] = {}
+    for s in SETTINGS:
+        by_section.setdefault(s.section, {})[s.key] = s
+
+    half_lives = dict(DEFAULT_HALF_LIVES)
+    layer_half_lives = dict(DEFAULT_LAYER_HALF_LIVES)
+    for section, body in sections.items():
+        where = f"{name}: [{section}]"
+        if section not in known_sections:
+            problems.append(f"{where}: unknown section{_suggest(section, known_sections)}")
+            continue
+        if not isinstance(body, dict):
+            problems.append(f"{where}: must be a table of keys")
+            continue
+        if section in MAP_SECTIONS:
+            what, parse, _ = MAP_SECTIONS[section]
+            parsed: dict[str, float] = {}
+            for key, raw in body.items():
+                try:
+                    parsed[str(key)] = parse(raw)
+                except ValueError as exc:
+                    problems.append(f"{where} {key}: {what} {exc}")
+            if section == "kinds" and parsed:
+                half_lives = parsed  # a [kinds] table replaces the seed's kinds
+                origins["kinds"] = str(name)
+            elif section == "decay":
+                for key, hours in parsed.items():
+                    layer_half_lives[key] = hours or None
+                    origins[f"decay.{key}"] = str(name)
+            continue
+        known = by_section[section]
+        for key, raw in body.items():
+            setting = known.get(str(key))
+            if setting is None:
+                problems.append(f"{where} {key}: unknown key{_suggest(str(key), sorted(known))}"
+                                f"; known keys: {', '.join(sorted(known))}")
+                continue
+            try:
+                values[setting.attr] = setting.parse(raw)
+                origins[setting.name] = str(name)
+            except ValueError as exc:
+                problems.append(f"{where} {key}: {exc}; using the default {setting.default!r}")
+    for setting in SETTINGS:
+        if setting.env and environ.get(setting.env):
+            try:
+                values[setting.attr] = setting.parse(environ[setting.env])
+                origins[setting.name] = f"env {setting.env}"
+            except ValueError as exc:
+                problems.append(f"${setting.env}: {exc}")
+    if strict and problems:
+        raise MalformedInput(problems[0])
+    return Config(
+        half_lives=half_lives,
+        layer_half_lives=layer_half_lives,
+        origins=origins,
+        problems=tuple(problems),
+        source=name,
+        raw=dict(data),
+        **values,
+    )
+
+
+def commented_template() -> str:
+    """A config file with every setting commented out at its default, for `memstrata init`."""
+    lines = ["# memstrata configuration: every key is optional; uncomment to change a default.",
+             "# `memstrata config` shows the effective values and where each came from.", ""]
+    for section, (_, _, help_text) in MAP_SECTIONS.items():
+        lines.append(f"# [{section}]  # {help_text}")
+        defaults = DEFAULT_HALF_LIVES if section == "kinds" else DEFAULT_LAYER_HALF_LIVES
+        lines.extend(f"# {k} = {v:g}" for k, v in defaults.items() if v is not None)
+        lines.append("")
+    current = None
+    for s in SETTINGS:
+        if s.section != current:
+            if current is not None:
+                lines.append("")
+            lines.append(f"# [{s.section}]")
+            current = s.section
+        lines.append(f"# {s.key} = {_toml_value(s.default)}    # {s.help}")
+    return "\n".join(lines) + "\n"
+
+
+def _toml_value(v: Any) -> str:
+    if v is None:
+        return '""'
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, tuple):
+        return "[" + ", ".join(f'"{x}"' for x in v) + "]"
+    if isinstance(v, str):
+        return f'"{v}"'
+    return str(v)

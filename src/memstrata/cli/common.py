@@ -30,7 +30,15 @@ def open_store(args: argparse.Namespace, *, as_agent: bool = True, sync: bool = 
     from memstrata.store import Store
 
     agent = (args.agent or DEFAULT_AGENT) if as_agent else args.agent
-    return Store(args.home, agent=agent, room=args.room, role=args.role, sync=sync)
+    store = Store(args.home, agent=agent, room=args.room, role=args.role, sync=sync)
+    warn_config(store)
+    return store
+
+
+def warn_config(store: Store) -> None:
+    """One stderr line per config problem: a broken setting keeps its default, loudly."""
+    for problem in store.config.problems:
+        sys.stderr.write(f"memstrata: warning: {problem}\n")
 
 
 def agent_memory(args: argparse.Namespace) -> tuple[Store, AgentMemory]:

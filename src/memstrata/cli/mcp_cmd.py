@@ -31,6 +31,9 @@ def run_mcp(args: argparse.Namespace) -> int:
 
     agent = args.agent or "agent"
     store = Store(args.home, agent=agent, room=args.room, role=args.role)
+    from memstrata.cli.common import warn_config
+
+    warn_config(store)
     names = [t.strip() for t in args.tools.split(",") if t.strip()] if args.tools else None
     if args.list_tools:
         for spec in select_tools(store, names):

@@ -15,35 +15,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from memstrata.errors import MalformedInput
-
 if TYPE_CHECKING:
     from memstrata.llm.base import Extractor, Summarizer
     from memstrata.store import Store
-
-
-def _spec(store: Store, key: str) -> str | None:
-    section = store.config.raw.get("llm", {})
-    if not isinstance(section, dict):
-        raise MalformedInput("config.toml: [llm] must be a table")
-    value = section.get(key)
-    if value is not None and not isinstance(value, str):
-        raise MalformedInput(f"config.toml: [llm] {key} must be a string")
-    return value or None
 
 
 def default_summarizer(store: Store) -> Summarizer:
     """The configured summariser, else the deterministic extractive one."""
     from memstrata.llm import make_summarizer
 
-    return make_summarizer(_spec(store, "summarizer") or "extractive")
+    return make_summarizer(store.config.llm_summarizer or "extractive")
 
 
 def default_extractor(store: Store) -> Extractor:
     """The configured extractor, else the rule-based one."""
     from memstrata.llm import make_extractor
 
-    return make_extractor(_spec(store, "extractor") or "rules")
+    return make_extractor(store.config.llm_extractor or "rules")
 
 
 def usage_counter(provider: object) -> Any:
