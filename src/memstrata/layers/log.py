@@ -9,10 +9,15 @@ Each entry is one Markdown block, written with a single durable append:
 
 The footer carries the entry id and its metadata as JSON, invisible when the
 Markdown is rendered. Content lines that would read as a header or footer (or
-that start with a backslash) are escaped with a leading backslash. A block a
-person appended by hand (header, text, no footer) is accepted as an entry; a
-block whose footer is cut off by a crash is skipped and reported. The same
+that start with a backslash) are escaped with a leading backslash. The same
 format is used by compaction archives, so archived entries stay searchable.
+
+LOG.md is also a file people edit. Whatever they save stays visible
+(`logblocks` has the grammar): CRLF endings, entries without a footer (the
+last one included: once no writer of ours is appending, a block without a
+footer is a hand entry), text between entries (its own block), copied footer
+ids (each copy keeps a uid of its own). What cannot be read cleanly is kept
+and reported as a bad line, which `doctor` lists.
 """
 
 from __future__ import annotations
@@ -20,15 +25,17 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memstrata.errors import MalformedInput
+from memstrata.errors import LockTimeout, MalformedInput
 from memstrata.files.appendlog import read_from
 from memstrata.files.jsonl import BadLine
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.base import Layer, check_text
+from memstrata.layers.logblocks import split_blocks
 from memstrata.model import LOG_TYPES, LogEntry, iso, now_ts, parse_ts
 
 if TYPE_CHECKING:
@@ -36,8 +43,7 @@ if TYPE_CHECKING:
 
 LOG_HEADER = "# LOG\n\nAppend-only activity log (warm memory). Newest entries at the bottom.\n\n"
 MAX_CONTENT_BYTES = 64 * 1024
-_HEAD = re.compile(r"^### (\S+) · ([A-Z_]+)[ \t]*$")
-_FOOT = re.compile(r"^<!-- (log-[0-9a-f]{8}) (\{.*\}) -->$")
+_HEADER_LINES = frozenset(LOG_HEADER.splitlines())
 
 
 def _escape(content: str) -> str:
@@ -59,71 +65,114 @@ def encode_entry(entry: LogEntry) -> bytes:
     return text.encode("utf-8")
 
 
+# Preamble lines our writers produce (LOG.md's header, a compaction archive's head):
+# not memories. Any other text before the first entry is kept as a text block.
+_OWN_PREAMBLE = re.compile(
+    r"^(# LOG( archive arc-[0-9a-f]+)?|\d+ entries compacted out of LOG\.md at \S+ Same format as "
+    r"LOG\.md\.)$"
+)
+Taken = Callable[[list[str], int], set[str]]
+
+
 def parse_log(
-    data: bytes, base: int, path: str, *, owner: str | None, layer: str = "log", final: bool = False
+    data: bytes,
+    base: int,
+    path: str,
+    *,
+    owner: str | None,
+    layer: str = "log",
+    final: bool = False,
+    taken: Taken | None = None,
 ) -> Parsed:
-    """Blocks -> docs. An unfinished last block is left unconsumed unless `final`."""
-    text = data.decode("utf-8", "replace")
-    out = Parsed()
-    lines = text.split("\n")
-    # byte offset of each line start
-    offsets: list[int] = []
-    pos = 0
-    for line in lines:
-        offsets.append(pos)
-        pos += len(line.encode("utf-8")) + 1
-    heads = [i for i, line in enumerate(lines) if _HEAD.match(line)]
-    out.consumed = len(data) if (not heads or final) else offsets[heads[0]]
-    for n, start in enumerate(heads):
-        stop = heads[n + 1] if n + 1 < len(heads) else len(lines)
-        block = lines[start:stop]
-        is_last = n + 1 == len(heads)
-        m = _HEAD.match(block[0])
-        assert m is not None
-        body = block[1:]
-        while body and body[-1] == "":
-            body.pop()
-        complete = (
-            not is_last
-            or final
-            or (stop - start >= 3 and len(lines) >= 2 and lines[-1] == "" and lines[-2] == "")
-        )
-        if is_last and not complete:
-            break
-        off = base + offsets[start]
-        foot = _FOOT.match(body[-1]) if body else None
-        if foot is None and body and body[-1].startswith("<!-- log-"):
-            out.bad.append(BadLine(path, off, "torn LOG entry (footer cut off)", "\n".join(block)[:200]))
-            out.consumed = offsets[stop] if stop < len(lines) else len(data)
-            continue
-        try:
-            ts = parse_ts(m.group(1))
-            meta: dict[str, Any] = json.loads(foot.group(2)) if foot else {}
-        except (MalformedInput, json.JSONDecodeError) as exc:
-            out.bad.append(BadLine(path, off, f"bad LOG entry: {exc}", "\n".join(block)[:200]))
-            out.consumed = offsets[stop] if stop < len(lines) else len(data)
-            continue
-        entry_id = foot.group(1) if foot else f"log-hand-{off:x}"
-        content = _unescape(body[:-1] if foot else body)
+    """Entries and text blocks -> docs (grammar in `logblocks`).
+
+    An open last block is left unconsumed unless `final`. Every block becomes a
+    doc, problems included (they are also reported as bad lines for `doctor`).
+    A footer id already held by an earlier entry (in `data`, or before `base`
+    according to `taken(uids, base)`) gets a uid of its own, `<id>@<offset>`,
+    so a copied footer never replaces the entry it was copied from.
+    """
+    split = split_blocks(data, base, final=final)
+    out = Parsed(consumed=split.consumed)
+    prefix = f"log:{owner}:" if layer == "log" else f"{layer}:{path}:"
+    own = [prefix + b.entry_id for b in split.blocks if b.entry_id]
+    held = taken(own, base) if taken is not None and base > 0 and own else set()
+    seen: set[str] = set()
+    last_ts: float | None = None
+    meta: dict[str, Any]
+    for b in split.blocks:
+        off = base + b.start
+        problems = [b.problem] if b.problem else []
+        if b.kind == "text":
+            lines = [x for x in b.lines if not (b.preamble and _own_preamble(x))]
+            content = "\n".join(lines).strip()
+            if not content:
+                continue
+            entry_id, kind, ts_text, meta = f"log-text-{off:x}", "TEXT", None, {}
+        else:
+            content, kind, ts_text = _unescape(b.lines), b.entry_type or "", b.ts
+            meta, bad_meta = _metadata(b.meta_json)
+            problems += bad_meta
+            entry_id = b.entry_id or f"log-hand-{off:x}"
+        uid = prefix + entry_id
+        if b.entry_id and (uid in seen or uid in held):
+            uid = f"{uid}@{off:x}"
+            problems.append(f"duplicate entry id {entry_id} (an earlier entry has it); "
+                            f"indexed as {uid.removeprefix(prefix)}")
+        seen.add(uid)
+        ts = _block_ts(ts_text, last_ts, path, problems)
+        last_ts = ts if b.kind == "entry" else last_ts
+        for reason in problems:
+            out.bad.append(BadLine(path, off, f"LOG entry: {reason}", content[:200]))
         out.docs.append(
             Doc(
-                uid=f"{layer}:{owner}:{entry_id}" if layer == "log" else f"{layer}:{path}:{entry_id}",
+                uid=uid,
                 layer=layer,
                 ts=ts,
-                title=m.group(2),
+                title=kind,
                 body=content,
                 source=path,
                 owner=owner,
-                kind=m.group(2),
+                kind=kind,
                 line=off,
                 thread=path,
                 pos=off,
-                meta={"id": entry_id, "ts": m.group(1), "entry_type": m.group(2),
+                meta={"id": entry_id, "ts": ts_text or iso(ts), "entry_type": kind,
                       "content": content, "metadata": meta},
             )
         )
-        out.consumed = offsets[stop] if stop < len(lines) else len(data)
     return out
+
+
+def _own_preamble(line: str) -> bool:
+    return line in _HEADER_LINES or _OWN_PREAMBLE.match(line) is not None
+
+
+def _metadata(raw: str | None) -> tuple[dict[str, Any], list[str]]:
+    if raw is None:
+        return {}, []
+    try:
+        meta = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return {}, [f"footer metadata is not JSON ({exc.msg}); entry kept without it"]
+    if not isinstance(meta, dict):
+        return {}, ["footer metadata is not a JSON object; entry kept without it"]
+    return meta, []
+
+
+def _block_ts(text: str | None, last: float | None, path: str, problems: list[str]) -> float:
+    """The header's time; else (bad header, text block) the entry before's, else the file's."""
+    if text is not None:
+        try:
+            return parse_ts(text)
+        except MalformedInput as exc:
+            problems.append(f"{exc}; entry kept, dated by its neighbours")
+    if last is not None:
+        return last
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return 0.0
 
 
 def to_entry(meta: dict[str, Any]) -> LogEntry:
@@ -140,8 +189,49 @@ class Log(Layer):
         self.path: Path = store.layout.log_file(owner)
 
     def spec(self) -> SourceSpec:
-        path, owner = str(self.path), self.owner
-        return SourceSpec(self.path, "append", lambda d, b: parse_log(d, b, path, owner=owner))
+        return SourceSpec(self.path, "append", self._parse)
+
+    def _parse(self, data: bytes, base: int) -> Parsed:
+        path = str(self.path)
+        out = parse_log(data, base, path, owner=self.owner, taken=self._taken)
+        if out.consumed < len(data) and self._settled(data, base + len(data)):
+            out = parse_log(data, base, path, owner=self.owner, final=True, taken=self._taken)
+        return out
+
+    def _settled(self, data: bytes, end: int) -> bool:
+        """Is the open block that ends `data` (at file offset `end`) finished?
+
+        Yes if the next block already starts at `end`, or if no writer of ours
+        is appending (ours hold the file's lock for the whole write, and always
+        write a footer) and the file still ends at `end`: a block without a
+        footer that is not growing was written by hand (or by a writer that
+        died). No while an append is under way: its writer indexes the block
+        right after its own write.
+        """
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(end)
+                after = fh.read(4)
+            if after:
+                return after == b"### " and data.endswith(b"\n")
+            with self.store.locks.hold(str(self.path), timeout=0):
+                return os.stat(self.path).st_size == end
+        except (LockTimeout, FileNotFoundError):
+            return False
+
+    def _taken(self, uids: list[str], before: int) -> set[str]:
+        """Which of `uids` an entry of this LOG before byte `before` already holds."""
+        held: set[str] = set()
+        with self.store.db.read() as conn:
+            for n in range(0, len(uids), 500):
+                chunk = uids[n : n + 500]
+                rows = conn.execute(
+                    f"SELECT uid FROM docs WHERE source = ? AND pos < ? AND uid IN "
+                    f"({','.join('?' * len(chunk))})",
+                    (str(self.path), before, *chunk),
+                )
+                held.update(r[0] for r in rows)
+        return held
 
     def append(
         self,
