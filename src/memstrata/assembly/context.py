@@ -10,6 +10,8 @@ Order (seed 003's system prompt, extended with seeds 002, 000 and 004):
 Recalled memory is framed as data with its source file, never as instructions.
 A hard character budget (or tokens x 4) is enforced by `budget.fit`: lower
 priority parts shrink first, with a visible marker, and no line is ever cut.
+One bad file costs one section: a section whose file cannot be read is replaced
+by a one-line warning naming the file (`_Sections`), and the rest is served.
 With `ignore_memory=True` (seed 001 "ignore memory"), nothing is read from
 memory at all: only the date and workspace are given.
 """
@@ -19,14 +21,18 @@ from __future__ import annotations
 import os
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memstrata.assembly.budget import Section, fit
-from memstrata.errors import MalformedInput
+from memstrata.errors import MalformedInput, MemstrataError
 
 if TYPE_CHECKING:
+    from memstrata.layers.agent import AgentMemory
+    from memstrata.layers.hot import MarkdownLayer
     from memstrata.store import Store
 
 DEFAULT_BUDGET_CHARS = 24_000
@@ -53,6 +59,7 @@ class AssembledContext:
     sections: tuple[str, ...]
     chars: int
     truncated: bool
+    warnings: tuple[str, ...] = ()  # files that could not be (fully) read, config problems
 
 
 def _fenced(source: str, text: str) -> list[str]:
@@ -93,53 +100,122 @@ def assemble_context(
         return _render(sections, budget)
 
     mem = store.agent(agent)
-    rel = store.rel
-    ident = mem.identity.read()
-    if ident.strip():
-        sections.append(Section("identity", "## Identity", tuple(_fenced(rel(mem.identity.path), ident)), 100))
-    ctx = mem.context.read()
-    if ctx.strip():
-        sections.append(Section("context", "## Persistent memory", tuple(_fenced(rel(mem.context.path), ctx)), 85))
-    sections.append(Section("time", "## Current date and time", tuple(when), 90))
-    sections.append(Section("workspace", "## Workspace", tuple(ws), 80))
-    now_text = mem.now.read()
-    if now_text.strip():
-        sections.append(Section("now", "## Current status (NOW)", tuple(_fenced(rel(mem.now.path), now_text)), 95))
-    tasks = [t for t in mem.tasks.list() if t.status in ("pending", "in_progress", "blocked")]
-    if tasks:
-        lines = [f"- {t.id} [{t.status}] (P{t.priority}) {t.description.splitlines()[0]}" for t in tasks]
-        sections.append(Section("tasks", "## Open tasks", tuple(lines), 60))
-    entries = mem.log.tail(log_entries) if log_entries else []
-    if entries:
-        lines = [f"- {e.ts[:16].replace('T', ' ')} {e.entry_type}: {_one_line(e.content)}" for e in entries]
-        sections.append(Section("log", f"## Recent activity (LOG.md, last {len(entries)})", tuple(lines), 50, keep="tail"))
-    facts = mem.facts.list()
-    if brief:
-        words = set(re.findall(r"\w+", brief.lower()))
-        facts.sort(key=lambda f: -len(words & set(re.findall(r"\w+", f"{f.key} {f.value}".lower()))))
-    if facts:
-        lines = [f"- {f.key} ({f.category}): {_one_line(f.value)}" for f in facts]
-        sections.append(Section("facts", "## Known facts", tuple(lines), 70))
-    scratch = [f.path for f in mem.scratch.list()]
-    if scratch:
-        sections.append(Section("scratch", "## Session scratch files (read on demand)", tuple(f"- {p}" for p in scratch), 30))
+    build = _Sections(store)
+    build.add("identity", "## Identity", 100, mem.identity.path, lambda: _fenced_file(store, mem.identity))
+    build.add("context", "## Persistent memory", 85, mem.context.path, lambda: _fenced_file(store, mem.context))
+    build.sections.append(Section("time", "## Current date and time", tuple(when), 90))
+    build.sections.append(Section("workspace", "## Workspace", tuple(ws), 80))
+    build.add("now", "## Current status (NOW)", 95, mem.now.path, lambda: _fenced_file(store, mem.now))
+    build.add("tasks", "## Open tasks", 60, mem.tasks.path, lambda: _open_tasks(build, mem))
+    build.add("log", "## Recent activity (LOG.md)", 50, mem.log.path,
+              lambda: _recent_log(mem, log_entries), keep="tail")
+    build.add("facts", "## Known facts", 70, mem.facts.path, lambda: _facts(build, mem, brief))
+    build.add("scratch", "## Session scratch files (read on demand)", 30, mem.scratch.dir,
+              lambda: [f"- {f.path}" for f in mem.scratch.list()])
     here = room or store.principal.room
     if brief or here:
         from memstrata.assembly.predecessor import predecessor_lines
 
-        lines = predecessor_lines(store, room=here, keywords=brief or "")
-        if lines:
-            sections.append(Section("ledger", "## Knowledge from other rooms (shared ledger)", tuple(lines), 40))
-    return _render(sections, budget)
+        build.add("ledger", "## Knowledge from other rooms (shared ledger)", 40, store.layout.ledger,
+                  lambda: predecessor_lines(store, room=here, keywords=brief or ""))
+    # Problems of files with no section of their own: the config, the session index.
+    build.warnings += store.config.problems
+    config = [f"⚠ {p}" for p in store.config.problems]
+    build.add("warnings", "## Memory warnings", 97, mem.sessions.index_path, lambda: config + [
+        build.warn(mem.sessions.index_path, p) for p in mem.sessions.problems()])
+    return _render(build.sections, budget, build.warnings)
 
 
-def _render(sections: list[Section], budget: int) -> AssembledContext:
+class _Sections:
+    """Sections in output order; a section whose file cannot be read becomes one warning line.
+
+    This is where "one bad file costs one section" is enforced: each section is
+    built from its own file, and whatever goes wrong there (a typed error from a
+    layer, an unreadable file, or a bug meeting data it did not expect) is shown
+    in its place as a line naming the file, and reported in `warnings`, while the
+    other sections are served as usual.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.sections: list[Section] = []
+        self.warnings: list[str] = []
+
+    def add(self, key: str, title: str, priority: int, source: Path,
+            build: Callable[[], list[str] | Section], *, keep: str = "head") -> None:
+        try:
+            built = build()
+        except Exception as exc:  # fault isolation: reported in its place, never swallowed
+            reason = str(exc) if isinstance(exc, MemstrataError) else f"{type(exc).__name__}: {exc}"
+            line = self.warn(source, f"could not be read, so this section is left out: {reason}")
+            self.sections.append(Section(key, title, (line,), priority))
+            return
+        if isinstance(built, Section):
+            self.sections.append(built)
+        elif built:
+            self.sections.append(Section(key, title, tuple(built), priority, keep=keep))
+
+    def warn(self, source: Path, text: str) -> str:
+        """`⚠ <file>: <text>`, recorded in `warnings`; `text` may repeat the path, it is cut."""
+        text = text.replace(f"{source}: ", "").replace(f"{source} ", "")
+        line = f"⚠ {self.store.rel(source)}: {text}"
+        self.warnings.append(line)
+        return line
+
+
+def _fenced_file(store: Store, layer: MarkdownLayer) -> list[str]:
+    text = layer.read()
+    return _fenced(store.rel(layer.path), text) if text.strip() else []
+
+
+def _open_tasks(build: _Sections, mem: AgentMemory) -> list[str]:
+    tasks = [t for t in mem.tasks.list() if t.status in ("pending", "in_progress", "blocked")]
+    lines = [f"- {t.id} [{t.status}] (P{t.priority}) {_first_line(t.description)}" for t in tasks]
+    problems = mem.tasks.problems()
+    if problems:
+        lines.append(build.warn(mem.tasks.path, _summary(problems, "entry", "entries")))
+    return lines
+
+
+def _recent_log(mem: AgentMemory, n: int) -> Section | list[str]:
+    entries = mem.log.tail(n) if n else []
+    if not entries:
+        return []
+    lines = [f"- {e.ts[:16].replace('T', ' ')} {e.entry_type}: {_one_line(e.content)}" for e in entries]
+    return Section("log", f"## Recent activity (LOG.md, last {len(entries)})", tuple(lines), 50, keep="tail")
+
+
+def _facts(build: _Sections, mem: AgentMemory, brief: str | None) -> list[str]:
+    facts = mem.facts.list()
+    if brief:
+        words = set(re.findall(r"\w+", brief.lower()))
+        facts.sort(key=lambda f: -len(words & set(re.findall(r"\w+", f"{f.key} {f.value}".lower()))))
+    lines = [f"- {f.key} ({f.category}): {_one_line(f.value)}" for f in facts]
+    problems = mem.facts.problems()
+    if problems:
+        lines.append(build.warn(mem.facts.path, _summary(problems, "line", "lines")))
+    return lines
+
+
+def _summary(problems: list[str], one: str, many: str) -> str:
+    """One line for a file's problems: how many, the first, where to see them all."""
+    count = f"{len(problems)} {one if len(problems) == 1 else many}"
+    return f"{count} could not be used ({_one_line(problems[0], 200)}); `memstrata doctor` lists them"
+
+
+def _first_line(text: str) -> str:
+    lines = text.splitlines()
+    return lines[0] if lines else ""
+
+
+def _render(sections: list[Section], budget: int, warnings: list[str] | None = None) -> AssembledContext:
     head = "# Memory context\n\n" + FRAME + "\n"
     kept = fit(sections, budget - len(head) - 1)
     body = "\n".join(s.render() for s in kept)
     text = head + "\n" + body
     truncated = any(s.dropped for s in kept) or len(kept) < len(sections)
-    return AssembledContext(text, tuple(s.key for s in kept), len(text), truncated)
+    return AssembledContext(text, tuple(s.key for s in kept), len(text), truncated,
+                            tuple(warnings or ()))
 
 
 def _one_line(text: str, limit: int = 300) -> str:

@@ -3,12 +3,15 @@
 Prints what `assemble_context` builds for --agent: identity, CONTEXT.md, date
 and workspace, NOW.md, open tasks, the LOG tail, facts and cross-room ledger
 knowledge, within a character budget. This runs before every agent call, so it
-must start fast: nothing beyond the store and the assembly is imported.
+must start fast: nothing beyond the store and the assembly is imported. A file
+that cannot be read costs its section only (a warning line in its place, and on
+stderr); the exit status stays 0.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 
@@ -35,6 +38,10 @@ def run_context(args: argparse.Namespace) -> int:
             ignore_memory=args.ignore_memory, log_entries=args.log_entries,
             workspace=args.workspace,
         )
+        shown = set(store.config.problems)  # open_store has printed those already
+    for warning in ctx.warnings:
+        if warning not in shown:
+            sys.stderr.write(f"memstrata: warning: {warning.removeprefix('⚠ ')}\n")
     emit(args, {"text": ctx.text, "sections": list(ctx.sections), "chars": ctx.chars,
-                "truncated": ctx.truncated}, ctx.text)
+                "truncated": ctx.truncated, "warnings": list(ctx.warnings)}, ctx.text)
     return 0

@@ -8,6 +8,7 @@ project, reference (seed 001). `forget` appends a tombstone; history stays in
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 
@@ -61,6 +62,8 @@ def run_list(args: argparse.Namespace) -> int:
     store, mem = agent_memory(args)
     with store:
         facts = mem.facts.list(args.category)
+        for problem in mem.facts.problems():  # unreadable lines are skipped, not fatal
+            sys.stderr.write(f"memstrata: warning: {problem}\n")
     rows = [(f.key, f.category, f.value, f.updated_at[:19]) for f in facts]
     emit(args, [fields(f) for f in facts], table(rows, ("key", "category", "value", "updated")))
     return 0

@@ -7,6 +7,7 @@ statuses are pending, in_progress, blocked, done and cancelled.
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 
@@ -68,6 +69,8 @@ def run_list(args: argparse.Namespace) -> int:
     store, mem = agent_memory(args)
     with store:
         tasks = mem.tasks.list(args.status, args.milestone)
+        for problem in mem.tasks.problems():  # kept in the file, left out of the list
+            sys.stderr.write(f"memstrata: warning: {problem}\n")
     rows = [(t.id, t.status, t.priority, t.milestone, t.description) for t in tasks]
     emit(args, [t.to_dict() for t in tasks],
          table(rows, ("id", "status", "priority", "milestone", "description")))

@@ -35,6 +35,15 @@ class Layer:
             "memory:write", {"type": kind or self.layer, "path": self._rel(path), "delta": delta}
         )
 
+    def _index_problems(self, path: Path) -> list[str]:
+        """What the index could not read cleanly in one of this layer's files, one line each
+        (`memstrata doctor` lists the same)."""
+        with self.store.db.read() as conn:
+            rows = conn.execute(
+                "SELECT offset, reason FROM bad_lines WHERE source = ? ORDER BY offset", (str(path),)
+            ).fetchall()
+        return [f"{path} @ byte {offset}: {reason}" for offset, reason in rows]
+
     def _rel(self, path: Path) -> str:
         try:
             return os.path.relpath(path, self.store.home)

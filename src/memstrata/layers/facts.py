@@ -9,6 +9,7 @@ feedback, project, reference).
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -47,23 +48,40 @@ def parse_facts(data: bytes, base: int, path: str, owner: str) -> Parsed:
             continue
         try:
             ts = parse_ts(rec.get("updated_at"))
-        except MalformedInput as exc:
-            out.bad.append(BadLine(path, off, f"bad fact: {exc}", json.dumps(rec)[:200]))
-            continue
+        except MalformedInput as exc:  # still a fact: kept visible, the line reported
+            out.bad.append(BadLine(path, off, f"fact {key!r}: updated_at: {exc}", json.dumps(rec)[:200]))
+            ts = 0.0
+        fact = to_fact(rec)
         out.docs.append(
-            Doc(uid=uid, layer="fact", ts=ts, title=key, body=str(rec.get("value", "")),
-                source=path, owner=owner, kind=str(rec.get("category", "general")),
-                line=off, meta=rec)
+            Doc(uid=uid, layer="fact", ts=ts, title=key, body=fact.value,
+                source=path, owner=owner, kind=fact.category, line=off, meta=rec)
         )
     return out
 
 
 def to_fact(rec: dict[str, Any]) -> Fact:
+    """A fact from its journal record, whatever types a hand edit left in it: numbers and
+    other JSON values are shown as text, epoch timestamps as ISO 8601."""
+    cites = rec.get("citations")
     return Fact(
-        key=rec["key"], value=str(rec.get("value", "")), category=rec.get("category", "general"),
-        created_at=rec.get("created_at", ""), updated_at=rec.get("updated_at", ""),
-        citations=tuple(rec.get("citations") or ()),
+        key=str(rec["key"]), value=_as_text(rec.get("value")),
+        category=_as_text(rec.get("category")) or "general",
+        created_at=_as_time(rec.get("created_at")), updated_at=_as_time(rec.get("updated_at")),
+        citations=tuple(_as_text(c) for c in cites) if isinstance(cites, list) else (),
     )
+
+
+def _as_text(value: Any) -> str:
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _as_time(value: Any) -> str:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        with contextlib.suppress(OverflowError, ValueError, OSError):
+            return iso(float(value))
+    return _as_text(value)
 
 
 class Facts(Layer):
@@ -132,6 +150,12 @@ class Facts(Layer):
         data = encode({"op": "forget", "key": key, "ts": iso(now_ts())})
         self.store.append(self.spec(), data)
         self._write_event(self.path, -len(data))
+
+    def problems(self) -> list[str]:
+        """Lines of facts.jsonl that could not be read (skipped, the rest still reads)."""
+        self._check("read")
+        self.store.fresh(self.spec())
+        return self._index_problems(self.path)
 
     def list(self, category: str | None = None) -> list[Fact]:
         self._check("read")

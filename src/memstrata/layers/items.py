@@ -2,18 +2,19 @@
 
 Only the extraction pipeline writes it (seed 004 write rule 3): `replace_source`
 swaps every item extracted from one source file for a new set in one atomic
-rewrite, so re-extraction replaces instead of accumulating.
+rewrite, so re-extraction replaces instead of accumulating. Entries it does not
+understand (a hand edit) are kept and written back unchanged (`files.jsondoc`).
 """
 
 from __future__ import annotations
 
 import builtins
-import json
 import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput
+from memstrata.files.jsondoc import Fields, RecordList, whole_file_problems
 from memstrata.files.jsonl import BadLine
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
@@ -24,44 +25,53 @@ if TYPE_CHECKING:
     from memstrata.store import Store
 
 
-def load_items(data: bytes, path: str) -> builtins.list[dict[str, Any]]:
-    if not data.strip():
-        return []
-    try:
-        items = json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise MalformedInput(f"{path}: invalid JSON: {exc.msg} at line {exc.lineno}") from None
-    if not isinstance(items, list):
-        raise MalformedInput(f"{path}: expected a JSON array of items")
-    return [i for i in items if isinstance(i, dict) and "id" in i]
+def load_items(data: bytes, path: str) -> RecordList:
+    """items.json as a document that keeps what it does not understand."""
+    return RecordList.parse(data, path, key=None)
 
 
-def to_item(d: dict[str, Any]) -> Item:
+def to_item(d: dict[str, Any], path: str = "items.json") -> Item:
+    """An item from its JSON object; MalformedInput naming the file, item and field if unusable."""
+    f = Fields(d, f"{path}: item {d.get('id')!r}")
     return Item(
-        id=str(d["id"]), type=str(d.get("type", "note")), title=str(d.get("title", "")),
-        content=str(d.get("content", "")), sourceFile=str(d.get("sourceFile", "")),
-        lineNumber=int(d.get("lineNumber") or 0), confidence=float(d.get("confidence", 0.5)),
-        extractedAt=str(d.get("extractedAt", "")),
+        id=f.text("id"), type=f.text("type", "note"), title=f.text("title"),
+        content=f.text("content"), sourceFile=f.text("sourceFile"),
+        lineNumber=f.integer("lineNumber", 0), confidence=f.number("confidence", 0.5),
+        extractedAt=f.text("extractedAt"),
     )
+
+
+def read_items(doc: RecordList) -> tuple[builtins.list[Item], builtins.list[str]]:
+    items: builtins.list[Item] = []
+    problems = doc.problems()
+    for rec in doc.records():
+        try:
+            items.append(to_item(rec, doc.path))
+        except MalformedInput as exc:
+            problems.append(str(exc))
+    return items, problems
 
 
 def parse_items(data: bytes, path: str) -> Parsed:
     try:
-        items = load_items(data, path)
+        doc = load_items(data, path)
     except MalformedInput as exc:
         return Parsed(bad=[BadLine(path, 0, str(exc), data[:200].decode("utf-8", "replace"))])
+    _, problems = read_items(doc)
     docs = []
-    for i in items:
+    for i in doc.records():
         try:
             ts = parse_ts(i.get("extractedAt") or 0)
         except MalformedInput:
             ts = 0.0
+        line = i.get("lineNumber")
         docs.append(
             Doc(uid=f"item:{i['id']}", layer="item", ts=ts, title=str(i.get("title", "")),
                 body=str(i.get("content", "")), source=path, kind=str(i.get("type")),
-                context=str(i.get("sourceFile", "")), line=i.get("lineNumber"), meta=i)
+                context=str(i.get("sourceFile", "")),
+                line=line if isinstance(line, int) else None, meta=i)
         )
-    return Parsed(docs=docs, consumed=len(data))
+    return Parsed(docs=docs, bad=whole_file_problems(path, problems), consumed=len(data))
 
 
 class Items(Layer):
@@ -75,21 +85,23 @@ class Items(Layer):
         p = str(self.path)
         return SourceSpec(self.path, "whole", lambda d, b: parse_items(d, p))
 
-    def _load(self) -> builtins.list[dict[str, Any]]:
-        try:
-            return load_items(self.path.read_bytes(), str(self.path))
-        except FileNotFoundError:
-            return []
+    def _load(self) -> RecordList:
+        return RecordList.read(self.path, key=None)
 
     def list(self, *, type: str | None = None, source_file: str | None = None) -> builtins.list[Item]:
+        """Every usable item (one with an unusable field is named by `problems()`)."""
         self._check("read")
-        items = [to_item(i) for i in self._load()]
+        items, _ = read_items(self._load())
         self._read_event(self.path, len(items))
         if type is not None:
             items = [i for i in items if i.type == type]
         if source_file is not None:
             items = [i for i in items if i.sourceFile == source_file]
         return items
+
+    def problems(self) -> builtins.list[str]:
+        self._check("read")
+        return read_items(self._load())[1]
 
     def replace_source(self, source_file: str, drafts: Iterable[dict[str, Any]]) -> builtins.list[Item]:
         """Replace every item from `source_file` with `drafts` (type, title, content,
@@ -111,7 +123,10 @@ class Items(Layer):
                 "confidence": conf, "extractedAt": now,
             })
         with self.store.editing(self.spec()) as commit:
-            kept = [i for i in self._load() if i.get("sourceFile") != source_file]
-            commit(json.dumps(kept + new, indent=2, ensure_ascii=False) + "\n")
+            doc = self._load()
+            doc.remove(lambda i: i.get("sourceFile") == source_file)
+            for item in new:
+                doc.append(item)
+            commit(doc.dumps())
         self._write_event(self.path, len(new))
         return [to_item(i) for i in new]

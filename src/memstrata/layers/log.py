@@ -293,6 +293,13 @@ class Log(Layer):
         self._read_event(self.path, len(data))
         return [to_entry(d.meta or {}) for d in parsed.docs]
 
+    def problems(self) -> list[str]:
+        """Blocks of LOG.md kept but not read cleanly (torn footer, bad metadata or time,
+        copied id): each is still an entry."""
+        self._check("read")
+        self.store.fresh(self.spec())
+        return self._index_problems(self.path)
+
     def read_text(self) -> str:
         self._check("read")
         data = read_from(self.path, 0)

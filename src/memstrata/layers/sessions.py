@@ -3,21 +3,24 @@
 `sessions/<id>.jsonl` holds messages (user, assistant, tool_call, tool_result,
 system, summary) with ids and timestamps, appended durably; `sessions.json` is a
 small index (id, title, created, ended, archived) rewritten atomically under its
-lock. Message counts and last activity come from the derived index, so appending
+lock, keeping what it does not understand; if it is damaged it is rebuilt from
+the transcripts, so it never blocks a new session. Message counts and last activity come from the derived index, so appending
 a message never rewrites the index file.
 """
 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import AlreadyExists, MalformedInput, NotFound
+from memstrata.files.jsondoc import Fields, RecordList
 from memstrata.files.jsonl import BadLine, decode, encode, read_records
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
@@ -91,35 +94,94 @@ class Sessions(Layer):
     def index_spec(self) -> SourceSpec:
         return SourceSpec(self.index_path, "whole", lambda d, b: Parsed(consumed=len(d)))
 
-    # -- session index -------------------------------------------------------
-    def _load_index(self) -> list[dict[str, Any]]:
+    # -- session index ---------------------------------------------------------
+    # sessions.json only lists sessions: the transcripts are the truth. If a hand
+    # edit breaks it, reads list the sessions rebuilt from the transcripts, and the
+    # next write moves the broken file aside (kept, and reported) and writes the
+    # rebuilt index: a damaged index never blocks a new session.
+    def _read_index(self) -> RecordList:
         try:
-            data = json.loads(self.index_path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return []
-        except json.JSONDecodeError as exc:
-            raise MalformedInput(f"{self.index_path}: invalid JSON: {exc.msg}") from None
-        sessions = data.get("sessions") if isinstance(data, dict) else None
-        return [s for s in sessions or [] if isinstance(s, dict) and "id" in s]
+            return RecordList.read(self.index_path, key="sessions")
+        except MalformedInput:
+            return self._rebuilt()
+
+    def _rebuilt(self) -> RecordList:
+        """The index rebuilt from the transcripts, live and archived (titles are lost)."""
+        rows: builtins.list[dict[str, Any]] = [
+            {"id": sid, "title": None, "created": _first_timestamp(self.spec(sid).path),
+             "ended": None, "archived": False}
+            for sid in self.ids()
+        ]
+        known = {r["id"] for r in rows}
+        archived = self.store.layout.archive_dir(self.owner or "") / "sessions"
+        for path in sorted(archived.glob("*.jsonl")) if archived.is_dir() else []:
+            sid = path.stem.rsplit("-", 1)[0]
+            if sid not in known:
+                known.add(sid)
+                rows.append({"id": sid, "title": None, "created": _first_timestamp(path),
+                             "ended": None, "archived": True, "archive": self.store.rel(path)})
+        return RecordList(str(self.index_path), "sessions", {}, rows)
+
+    def _edit_index(self, change: Callable[[RecordList], None]) -> None:
+        with self.store.editing(self.index_spec()) as commit:
+            try:
+                doc = RecordList.read(self.index_path, key="sessions")
+            except MalformedInput:
+                aside = self.index_path.with_name(f"{self.index_path.name}.broken-{_new_id()[2:]}")
+                os.replace(self.index_path, aside)
+                doc = self._rebuilt()
+            change(doc)
+            commit(doc.dumps())
 
     def _update_index(self, sid: str, **fields: Any) -> None:
-        with self.store.editing(self.index_spec()) as commit:
-            rows = self._load_index()
-            for row in rows:
-                if row["id"] == sid:
-                    row.update(fields)
-                    break
+        def change(doc: RecordList) -> None:
+            row = doc.find(sid)
+            if row is not None:
+                row.update(fields)
             else:
-                rows.append({"id": sid, "title": None, "created": iso(now_ts()), "ended": None,
-                             "archived": False, **fields})
-            commit(json.dumps({"sessions": rows}, indent=2, ensure_ascii=False) + "\n")
+                doc.append({"id": sid, "title": None, "created": iso(now_ts()), "ended": None,
+                            "archived": False, **fields})
+
+        self._edit_index(change)
+
+    def mark_archived(self, archives: dict[str, str]) -> None:
+        """Record that each session id in `archives` moved to its archive path."""
+        now = iso(now_ts())
+
+        def change(doc: RecordList) -> None:
+            for sid, archive in archives.items():
+                row = doc.find(sid)
+                if row is None:
+                    row = {"id": sid, "title": None, "created": None, "ended": None}
+                    doc.append(row)
+                row.update(archived=True, archived_at=now, archive=archive)
+
+        self._edit_index(change)
+
+    def problems(self) -> builtins.list[str]:
+        """What a person should look at: an unreadable index (and copies set aside), rows
+        kept but not understood."""
+        self._check("read")
+        out = [f"{p}: an unreadable session index, set aside; sessions.json was rebuilt from "
+               "the transcripts" for p in sorted(self.dir.glob("sessions.json.broken-*"))]
+        try:
+            doc = RecordList.read(self.index_path, key="sessions")
+        except MalformedInput as exc:
+            return [*out, f"{exc} (sessions are listed from the transcripts)"]
+        out += doc.problems()
+        for row in doc.records():
+            try:
+                _info(row, doc.path, 0)
+            except MalformedInput as exc:
+                out.append(str(exc))
+        return out
 
     def start(self, session_id: str | None = None, *, title: str | None = None,
               created: str | float | None = None) -> SessionInfo:
         """Register a new session (created implicitly by the first `append` too)."""
         self._check("write")
         sid = check_name(session_id, "session id") if session_id else _new_id()
-        if any(r["id"] == sid for r in self._load_index()):
+        if self._read_index().find(sid) is not None:
             raise AlreadyExists(f"session {sid!r} already exists")
         when = iso(now_ts() if created is None else parse_ts(created))
         self._update_index(sid, title=title, created=when)
@@ -131,7 +193,7 @@ class Sessions(Layer):
         self._update_index(session_id, ended=iso(now_ts()))
 
     def _require(self, sid: str) -> None:
-        if not any(r["id"] == sid for r in self._load_index()) and not self.spec(sid).path.exists():
+        if self._read_index().find(sid) is None and not self.spec(sid).path.exists():
             raise NotFound(f"no session {sid!r}")
 
     def list(self, *, include_archived: bool = False) -> list[SessionInfo]:
@@ -143,11 +205,11 @@ class Sessions(Layer):
                 (self.owner,),
             ):
                 counts[thread] = n
-        out = [
-            SessionInfo(r["id"], r.get("title"), r.get("created", ""), r.get("ended"),
-                        bool(r.get("archived")), counts.get(r["id"], 0))
-            for r in self._load_index()
-        ]
+        doc = self._read_index()
+        out = []
+        for row in doc.records():
+            with contextlib.suppress(MalformedInput):  # named by problems()
+                out.append(_info(row, doc.path, counts.get(row["id"], 0)))
         return [s for s in out if include_archived or not s.archived]
 
     # -- transcripts ---------------------------------------------------------
@@ -163,7 +225,7 @@ class Sessions(Layer):
         if not recs:
             return []
         spec = self.spec(sid)
-        if not spec.path.exists() and not any(r["id"] == sid for r in self._load_index()):
+        if not spec.path.exists() and self._read_index().find(sid) is None:
             self._update_index(sid, created=recs[0]["timestamp"])
         data = b"".join(encode(r) for r in recs)
         self.store.append(spec, data)
@@ -182,6 +244,25 @@ class Sessions(Layer):
         if not self.dir.is_dir():
             return []
         return sorted(p.stem for p in self.dir.glob("*.jsonl"))
+
+
+def _info(row: dict[str, Any], path: str, messages: int) -> SessionInfo:
+    f = Fields(row, f"{path}: session {row.get('id')!r}")
+    return SessionInfo(f.text("id"), f.optional_text("title"), f.text("created"),
+                       f.optional_text("ended"), f.flag("archived"), messages)
+
+
+def _first_timestamp(path: Path) -> str:
+    """When a transcript started: its first message's timestamp, else the file's mtime."""
+    try:
+        with open(path, "rb") as fh:
+            first = json.loads(fh.readline())
+        return iso(parse_ts(first["timestamp"]))
+    except (OSError, ValueError, KeyError, TypeError, MalformedInput):
+        try:
+            return iso(path.stat().st_mtime)
+        except OSError:
+            return ""
 
 
 def _new_id() -> str:

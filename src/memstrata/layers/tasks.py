@@ -2,18 +2,22 @@
 
 Every change is a read-modify-write under the file's lock followed by an atomic
 replace, so two processes updating tasks never lose each other's change. Status
-changes are explicit calls (seed 004 write rule 4).
+changes are explicit calls (seed 004 write rule 4). The file is also edited by
+hand: what the code does not understand (other top-level keys, entries without
+an id) is kept and written back unchanged (`files.jsondoc`), and a task with an
+unusable field is reported by name instead of breaking the rest.
 """
 
 from __future__ import annotations
 
 import builtins
-import json
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput, NotFound
+from memstrata.files.jsondoc import Fields, RecordList, whole_file_problems
+from memstrata.files.jsonl import BadLine
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.base import Layer, check_text
@@ -25,49 +29,54 @@ if TYPE_CHECKING:
 _ID = re.compile(r"^TASK-(\d+)$")
 
 
-def load_tasks(data: bytes, path: str) -> builtins.list[dict[str, Any]]:
-    if not data.strip():
-        return []
-    try:
-        doc = json.loads(data)
-    except json.JSONDecodeError as exc:
-        raise MalformedInput(f"{path}: invalid JSON: {exc.msg} at line {exc.lineno}") from None
-    tasks = doc.get("tasks") if isinstance(doc, dict) else None
-    if not isinstance(tasks, list):
-        raise MalformedInput(f'{path}: expected {{"tasks": [...]}}')
-    return [t for t in tasks if isinstance(t, dict) and "id" in t]
+def load_tasks(data: bytes, path: str) -> RecordList:
+    """tasks.json as a document that keeps what it does not understand (MalformedInput if not JSON)."""
+    return RecordList.parse(data, path, key="tasks")
 
 
-def to_task(d: dict[str, Any]) -> Task:
+def to_task(d: dict[str, Any], path: str = "tasks.json") -> Task:
+    """A task from its JSON object; MalformedInput naming the file, task and field if one is unusable."""
+    f = Fields(d, f"{path}: task {d.get('id')!r}")
     return Task(
-        id=str(d["id"]), milestone=d.get("milestone"), priority=int(d.get("priority", 3)),
-        status=str(d.get("status", "pending")), description=str(d.get("description", "")),
-        acceptance_criteria=tuple(d.get("acceptance_criteria") or ()),
-        created=str(d.get("created", "")), completed=d.get("completed"),
-        blocked_by=tuple(d.get("blocked_by") or ()),
+        id=f.text("id"), milestone=f.optional_text("milestone"), priority=f.integer("priority", 3),
+        status=f.choice("status", TASK_STATUSES, "pending"), description=f.text("description"),
+        acceptance_criteria=f.texts("acceptance_criteria"), created=f.text("created"),
+        completed=f.optional_text("completed"), blocked_by=f.texts("blocked_by"),
     )
+
+
+def read_tasks(doc: RecordList) -> tuple[builtins.list[Task], builtins.list[str]]:
+    """Every usable task, and one line per entry kept but not usable (the rest still reads)."""
+    tasks: builtins.list[Task] = []
+    problems = doc.problems()
+    for rec in doc.records():
+        try:
+            tasks.append(to_task(rec, doc.path))
+        except MalformedInput as exc:
+            problems.append(str(exc))
+    return tasks, problems
 
 
 def parse_tasks(data: bytes, path: str, owner: str) -> Parsed:
     try:
-        tasks = load_tasks(data, path)
+        doc = load_tasks(data, path)
     except MalformedInput as exc:
-        from memstrata.files.jsonl import BadLine
-
         return Parsed(bad=[BadLine(path, 0, str(exc), data[:200].decode("utf-8", "replace"))])
+    _, problems = read_tasks(doc)
     docs = []
-    for t in tasks:
+    for t in doc.records():
         try:
             ts = parse_ts(t.get("created") or 0)
         except MalformedInput:
             ts = 0.0
-        criteria = " ".join(str(c) for c in t.get("acceptance_criteria") or ())
+        criteria = t.get("acceptance_criteria")
+        criteria_text = " ".join(str(c) for c in criteria) if isinstance(criteria, list) else ""
         docs.append(
             Doc(uid=f"task:{owner}:{t['id']}", layer="task", ts=ts, title=str(t["id"]),
-                body=f"{t.get('description', '')}\n{criteria}".strip(), source=path,
+                body=f"{t.get('description', '')}\n{criteria_text}".strip(), source=path,
                 owner=owner, kind=str(t.get("status")), meta=t)
         )
-    return Parsed(docs=docs, consumed=len(data))
+    return Parsed(docs=docs, bad=whole_file_problems(path, problems), consumed=len(data))
 
 
 class Tasks(Layer):
@@ -81,20 +90,22 @@ class Tasks(Layer):
         path, owner = str(self.path), self.owner or ""
         return SourceSpec(self.path, "whole", lambda d, b: parse_tasks(d, path, owner))
 
-    def _load(self) -> builtins.list[dict[str, Any]]:
-        try:
-            return load_tasks(self.path.read_bytes(), str(self.path))
-        except FileNotFoundError:
-            return []
+    def _load(self) -> RecordList:
+        return RecordList.read(self.path, key="tasks")
 
-    def _save(self, commit: Any, tasks: builtins.list[dict[str, Any]]) -> None:
-        commit(json.dumps({"tasks": tasks}, indent=2, ensure_ascii=False) + "\n")
-        self._write_event(self.path, len(tasks))
+    def _save(self, commit: Any, doc: RecordList, changed: dict[str, Any]) -> Task:
+        task = to_task(changed, str(self.path))  # refuse before writing a task we could not read
+        commit(doc.dumps())
+        self._write_event(self.path, len(doc.entries))
+        return task
 
     def list(self, status: str | None = None, milestone: str | None = None) -> builtins.list[Task]:
-        """Tasks ordered by priority then id (seed 004: prioritized)."""
+        """Tasks ordered by priority then id (seed 004: prioritized).
+
+        A task with an unusable field is left out (and named by `problems()`).
+        """
         self._check("read")
-        tasks = [to_task(t) for t in self._load()]
+        tasks, _ = read_tasks(self._load())
         self._read_event(self.path, len(tasks))
         if status is not None:
             tasks = [t for t in tasks if t.status == status]
@@ -102,11 +113,18 @@ class Tasks(Layer):
             tasks = [t for t in tasks if t.milestone == milestone]
         return sorted(tasks, key=lambda t: (t.priority, _num(t.id), t.id))
 
+    def problems(self) -> builtins.list[str]:
+        """One line per entry of tasks.json kept but not usable (unknown shape, bad field)."""
+        self._check("read")
+        return read_tasks(self._load())[1]
+
     def get(self, task_id: str) -> Task:
-        for t in self.list():
-            if t.id == task_id:
-                return t
-        raise NotFound(f"no task {task_id!r}")
+        """One task; MalformedInput naming the file and field if a hand edit broke it."""
+        self._check("read")
+        rec = self._load().find(task_id)
+        if rec is None:
+            raise NotFound(f"no task {task_id!r}")
+        return to_task(rec, str(self.path))
 
     def add(
         self,
@@ -123,19 +141,18 @@ class Tasks(Layer):
             raise MalformedInput("priority must be a non-negative integer (1 = highest)")
         criteria = [check_text(c, "acceptance criterion", 4096) for c in acceptance_criteria or []]
         with self.store.editing(self.spec()) as commit:
-            tasks = self._load()
-            ids = {t["id"] for t in tasks}
+            doc = self._load()
+            ids = {t["id"] for t in doc.records()}
             for b in blocked_by or []:
                 if b not in ids:
                     raise NotFound(f"blocked_by names an unknown task {b!r}")
-            n = max((_num(t["id"]) for t in tasks), default=0) + 1
+            n = max((_num(i) for i in ids), default=0) + 1
             task = {"id": f"TASK-{n:03d}", "milestone": milestone, "priority": priority,
                     "status": "pending", "description": description,
                     "acceptance_criteria": criteria, "created": iso(now_ts())[:10],
                     "completed": None, "blocked_by": list(blocked_by or [])}
-            tasks.append(task)
-            self._save(commit, tasks)
-        return to_task(task)
+            doc.append(task)
+            return self._save(commit, doc, task)
 
     def update(self, task_id: str, **changes: Any) -> Task:
         """Change status, priority, milestone, description, criteria or blockers."""
@@ -149,17 +166,16 @@ class Tasks(Layer):
         if status is not None and status not in TASK_STATUSES:
             raise MalformedInput(f"unknown status {status!r}; use {', '.join(TASK_STATUSES)}")
         with self.store.editing(self.spec()) as commit:
-            tasks = self._load()
-            for t in tasks:
-                if t["id"] == task_id:
-                    t.update({k: v for k, v in changes.items() if v is not None})
-                    if status == "done":
-                        t["completed"] = iso(now_ts())[:10]
-                    elif status is not None:
-                        t["completed"] = None
-                    self._save(commit, tasks)
-                    return to_task(t)
-        raise NotFound(f"no task {task_id!r}")
+            doc = self._load()
+            t = doc.find(task_id)
+            if t is None:
+                raise NotFound(f"no task {task_id!r}")
+            t.update({k: v for k, v in changes.items() if v is not None})
+            if status == "done":
+                t["completed"] = iso(now_ts())[:10]
+            elif status is not None:
+                t["completed"] = None
+            return self._save(commit, doc, t)
 
 
 def _num(task_id: str) -> int:

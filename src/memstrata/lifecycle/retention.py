@@ -10,10 +10,9 @@ unmarked session with no transcript, never a lost transcript.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memstrata.errors import MalformedInput
 from memstrata.files.jsonl import read_records
@@ -50,27 +49,6 @@ def last_activity(sessions: Sessions, sid: str) -> float | None:
     return newest
 
 
-def _mark_archived(store: Store, sessions: Sessions, done: dict[str, str]) -> None:
-    with store.editing(sessions.index_spec()) as commit:
-        try:
-            data: Any = json.loads(sessions.index_path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            data = {"sessions": []}
-        except json.JSONDecodeError as exc:
-            raise MalformedInput(f"{sessions.index_path}: invalid JSON: {exc.msg}") from None
-        rows = data.get("sessions") if isinstance(data, dict) else None
-        if not isinstance(rows, list):
-            raise MalformedInput(f"{sessions.index_path}: expected {{\"sessions\": [...]}}")
-        now = iso(time.time())
-        for sid, archive in done.items():
-            row = next((r for r in rows if isinstance(r, dict) and r.get("id") == sid), None)
-            if row is None:
-                row = {"id": sid, "title": None, "created": None, "ended": None}
-                rows.append(row)
-            row.update(archived=True, archived_at=now, archive=archive)
-        commit(json.dumps({**data, "sessions": rows}, indent=2, ensure_ascii=False) + "\n")
-
-
 def archive_old_sessions(
     store: Store, agent: str, now: float | None = None, *, retention_days: float | None = None
 ) -> list[ArchivedSession]:
@@ -93,7 +71,7 @@ def archive_old_sessions(
             store.index_file(spec)  # the transcript is gone: drop its docs
         moved.append(ArchivedSession(sid, iso(last), store.rel(dest)))
     if moved:
-        _mark_archived(store, sessions, {m.id: m.archive_path for m in moved})
+        sessions.mark_archived({m.id: m.archive_path for m in moved})
         for m in moved:
             store.events.emit("memory:write", {"type": "session", "path": m.archive_path,
                                                "delta": 0, "archived": m.id})

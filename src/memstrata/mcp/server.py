@@ -83,13 +83,18 @@ def build_server(store: Store, tools: list[str] | None = None) -> MCPServer:
     @server.resource("memory://context", name="CONTEXT.md", mime_type="text/markdown",
                      description="Your auto-loaded long-term memory (CONTEXT.md / MEMORY.md)")
     def context_md() -> str:
-        return store.agent().context.read()
+        context = store.agent().context
+        try:
+            return context.read()
+        except OSError as exc:  # a resource degrades to a warning naming the file
+            return f"⚠ {store.rel(context.path)} could not be read: {exc.strerror or exc}\n"
 
     @server.resource("memory://prompt-context", name="assembled context", mime_type="text/markdown",
                      description="Identity, CONTEXT, NOW, recent LOG, facts and ledger context")
     def prompt_context() -> str:
         from memstrata.assembly.context import assemble_context
 
+        # A file that cannot be read costs its section only (a warning line in its place).
         return assemble_context(store, store.principal.agent).text
 
     return server
