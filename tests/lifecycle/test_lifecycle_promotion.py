@@ -161,8 +161,9 @@ def test_prune_dry_run_then_real_run_never_destroys(store: Store) -> None:
     assert SIX_VARIANTS[0] in journal and "Iteration 3" in journal  # history kept
     names = {f.path for f in store.agent("finn").scratch.list()}
     assert names == {"session/fresh.md"}
-    archived = list((store.layout.archive_dir("finn") / "deleted").iterdir())
-    assert sorted(p.name.split("-", 1)[1] for p in archived) == ["session__old.md", "session__unused.md"]
+    deleted = store.layout.archive_dir("finn") / "deleted"  # deleted/<ms>/<path>
+    archived = [p.relative_to(deleted).as_posix() for p in deleted.rglob("*.md")]
+    assert sorted(p.split("/", 1)[1] for p in archived) == ["session/old.md", "session/unused.md"]
     assert len(real.applied) == 8
     # a second real run on the stale report skips what is already done
     again = prune(store, "finn", report, dry_run=False)

@@ -103,7 +103,7 @@ def archive_spec(store: Store, path: object, owner: str) -> SourceSpec:
     from pathlib import Path
 
     assert isinstance(path, Path)
-    if path.name.startswith("LOG-"):
+    if path.name.startswith("LOG-") and path.parent == store.layout.archive_dir(owner):
         p = str(path)
         return SourceSpec(
             path, "whole", lambda d, b: parse_log(d, b, p, owner=owner, layer="archive", final=True)

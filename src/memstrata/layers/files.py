@@ -4,7 +4,8 @@ Paths are relative to the agent's memory directory (`/memories/...` accepted).
 Every rewrite is atomic and made under the file's lock; `write` can be told the
 content hash the caller last read, and refuses (StaleWrite) if someone else
 changed the file meanwhile. `delete` never destroys: the file moves to the
-agent's archive. LOG.md is append-only and cannot be written here.
+agent's archive. Listing copes with a folder that changes meanwhile and never
+follows a symlink out of the memory folder. LOG.md is append-only and cannot be written here.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import builtins
 import os
 import shutil
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,6 +39,22 @@ if TYPE_CHECKING:
 
 MAX_FILE_BYTES = 1024 * 1024
 RESERVED = frozenset({"LOG.md"})
+
+
+def _entry(path: Path, root: Path) -> FileInfo | None:
+    """What `list` shows for `path` (below `root`), or None if it vanished meanwhile,
+    dangles, or is a symlink that leads out of `root`."""
+    try:
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            target = Path(os.path.realpath(path))
+            if root not in target.parents:
+                return None
+            st = os.stat(target)
+    except OSError:  # deleted by someone else meanwhile, a dangling or looping link
+        return None
+    return FileInfo(path.relative_to(root).as_posix(), st.st_size, iso(st.st_mtime),
+                    stat.S_ISDIR(st.st_mode))
 
 
 @dataclass(frozen=True)
@@ -164,34 +182,53 @@ class MemoryFiles(Layer):
         return self._modify(rel, change)
 
     def list(self, rel: str = "") -> builtins.list[FileInfo]:
-        """Every file and folder below `rel`, sorted; LOG.md included (read-only)."""
+        """Every file and folder below `rel`, sorted; LOG.md included (read-only).
+
+        The folder may change while it is listed: an entry another process
+        deletes meanwhile is left out, and so is a symlink that dangles or leads
+        out of the memory folder (never followed out, not even for a size).
+        """
         self._check("read")
         self.root.mkdir(parents=True, exist_ok=True)
         base = safe_join(self.root, rel, allow_root=True)
-        if not base.exists():
-            raise NotFound(f"no memory folder {rel!r}")
         root = self.root.resolve()
+        try:
+            is_dir = stat.S_ISDIR(os.stat(base).st_mode)
+        except FileNotFoundError:
+            raise NotFound(f"no memory folder {rel!r}") from None
+        if not is_dir:
+            found = _entry(base, root)
+            if found is None:
+                raise NotFound(f"no memory file {rel!r}")
+            return [found]
         out: list[FileInfo] = []
-        if base.is_file():
-            return [self._info(base, base.relative_to(root).as_posix())]
         for dirpath, dirnames, filenames in os.walk(base):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
             for name in [*dirnames, *sorted(filenames)]:
-                if name.startswith("."):
-                    continue
-                p = Path(dirpath) / name
-                out.append(self._info(p, p.relative_to(root).as_posix()))
+                if not name.startswith("."):
+                    info = _entry(Path(dirpath) / name, root)
+                    if info is not None:
+                        out.append(info)
         out.sort(key=lambda f: f.path)
         return out
 
     def delete(self, rel: str) -> str:
-        """Move a file to the archive (nothing is destroyed); returns its archive path."""
+        """Move a file (or folder) to the archive; returns its archive path.
+
+        Nothing is destroyed: it goes to `archive/deleted/<ms>/<path>`, the same
+        path below a folder per deletion, so any path that could be written can
+        be archived (no name grows longer than the one it had).
+        """
         self._check("write")
         path, relp = self._path(rel, writing=True)
         if not path.exists():
             raise NotFound(f"no memory file {relp!r}")
         assert self.owner is not None
-        dest = self.store.layout.archive_dir(self.owner) / "deleted" / f"{int(now_ts() * 1000)}-{relp.replace('/', '__')}"
+        deleted = self.store.layout.archive_dir(self.owner) / "deleted"
+        stamp = int(now_ts() * 1000)
+        while (deleted / str(stamp) / relp).exists():
+            stamp += 1
+        dest = deleted / str(stamp) / relp
         dest.parent.mkdir(parents=True, exist_ok=True)
         with self.store.locks.hold(str(path)):
             shutil.move(str(path), dest)
