@@ -193,3 +193,29 @@ def test_parser_keeps_what_it_cannot_read_and_reports_it() -> None:
     assert [d.body for d in pending.docs][-1] == "torn by a killed writer"
     assert pending.consumed == data.index(b"### 2026-11-01T09:03")
     assert all(data[d.pos or 0:].startswith(b"### ") for d in parsed.docs[1:])  # offsets exact
+
+
+def test_doctor_reports_what_it_could_not_parse_instead_of_ok(home: Path) -> None:
+    store = Store(home, agent="finn")
+    mem = store.agent()
+    mem.log.append("THOUGHT", "a clean entry")
+    mem.facts.set("editor", "helix")
+    store.close()
+    clean = _cli(home, "doctor")
+    assert clean.returncode == 0 and "result: OK" in clean.stdout
+    with open(mem.log.path, "a", encoding="utf-8") as fh:
+        fh.write(HAND + "footer cut by a crash: ocelot\n<!-- log-12ab\n\n")
+        fh.write(HAND + "metadata mangled by hand: lynx\n<!-- log-0000abcd {oops} -->\n\n")
+    with open(mem.facts.path, "a", encoding="utf-8") as fh:
+        fh.write('{"op": "set", "key": "half a line\n')
+    assert _cli(home, "log", "tail").returncode == 0  # any command catches the index up
+    text = _cli(home, "doctor")
+    assert text.returncode == 1 and "result: OK" not in text.stdout
+    assert "FILE PROBLEMS" in text.stdout
+    report = json.loads(_cli(home, "--json", "doctor").stdout)
+    assert report["ok"] is False and report["index_ok"] is True and report["files_ok"] is False
+    where = {(b["source"], b["reason"].split(":")[0]) for b in report["bad_lines"]}
+    assert where == {("agents/finn/memory/LOG.md", "LOG entry"), ("agents/finn/facts.jsonl", "invalid JSON")}
+    assert len([b for b in report["bad_lines"] if b["source"].endswith("LOG.md")]) == 2
+    for word in ("ocelot", "lynx"):  # reported, and still entries
+        assert json.loads(_cli(home, "--json", "search", word).stdout)

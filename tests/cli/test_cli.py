@@ -326,7 +326,9 @@ def test_doctor_reports_drift_bad_lines_and_fixes(seeded: Path) -> None:
     text = run(seeded, "doctor", agent=None)
     assert text.returncode == 1 and "DRIFT" in text.stdout and "memstrata reindex" in text.stdout
     fixed = run(seeded, "--json", "doctor", "--fix", agent=None)
-    assert fixed.returncode == 0 and json.loads(fixed.stdout)["fixed"] is True
+    after = json.loads(fixed.stdout)
+    assert after["fixed"] is True and after["index_ok"] is True
+    assert fixed.returncode == 1 and after["files_ok"] is False  # the torn line needs a person
     assert rows(seeded, "SELECT count(*) FROM docs WHERE uid='ledger:mem-0badf00d'") == [(1,)]
     assert rows(seeded, "SELECT count(*) FROM bad_lines") == [(1,)]
 

@@ -4,10 +4,12 @@ Opens the store without catching up, parses every source file afresh (the same
 parsers `reindex` uses) and compares, source by source, the docs the files
 yield with the rows the index holds: missing, stale and changed docs, docs of
 files that no longer exist, and the superseded flags of the ledger. It also
-lists the unreadable lines the index recorded (torn or hand-mangled records,
-which are skipped, never fatal) and runs SQLite's and FTS5's integrity checks.
-Exit 0 when the index agrees, 1 when it drifted or is damaged; `--fix`
-rebuilds it and checks again.
+lists what the files hold that could not be read cleanly (torn or hand-mangled
+records, LOG blocks with a cut footer or a copied id, JSON entries the code does
+not understand, a damaged session index: each skipped or kept as said, never
+fatal) and runs SQLite's and FTS5's integrity checks. Exit 0 only when the
+index agrees and every file reads cleanly, 1 otherwise; `--fix` rebuilds a
+drifted or damaged index and checks again (file problems need a person).
 """
 
 from __future__ import annotations
@@ -33,11 +35,17 @@ class Findings:
     fts_integrity: str = "ok"
 
     @property
-    def ok(self) -> bool:
+    def index_ok(self) -> bool:
         return not self.drift and self.integrity == ["ok"] and self.fts_integrity == "ok"
 
+    @property
+    def ok(self) -> bool:
+        """The index agrees with the files and every file reads cleanly."""
+        return self.index_ok and not self.bad_lines
+
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "sources": self.sources, "file_docs": self.file_docs,
+        return {"ok": self.ok, "index_ok": self.index_ok, "files_ok": not self.bad_lines,
+                "sources": self.sources, "file_docs": self.file_docs,
                 "index_docs": self.index_docs, "drift": self.drift, "bad_lines": self.bad_lines,
                 "integrity_check": self.integrity, "fts_integrity": self.fts_integrity}
 
@@ -50,9 +58,11 @@ def register(sub: Any) -> None:
 
 def examine(store: Store) -> Findings:
     """Compare a fresh parse of every source with the index rows, without changing either."""
+    import contextlib
     import sqlite3
     from pathlib import Path
 
+    from memstrata.errors import ScopeDenied
     from memstrata.files.appendlog import read_from
 
     out = Findings()
@@ -86,6 +96,12 @@ def examine(store: Store) -> Findings:
                               "wrongly_hidden": sorted(hidden - should_hide)[:SHOW_UIDS]})
         for source, offset, reason in conn.execute("SELECT source, offset, reason FROM bad_lines"):
             bad.setdefault((store.rel(Path(source)), offset), reason)
+    for agent in store.agents():  # the session index is no index source, but a file people edit
+        sessions = store.agent(agent).sessions
+        with contextlib.suppress(ScopeDenied):
+            for n, problem in enumerate(sessions.problems()):
+                bad.setdefault((store.rel(sessions.index_path), n),
+                               problem.replace(f"{store.home}/", ""))
         out.integrity = [str(r[0]) for r in conn.execute("PRAGMA integrity_check")]
     out.bad_lines = [{"source": k[0], "offset": k[1], "reason": r} for k, r in sorted(bad.items())]
     try:
@@ -117,14 +133,22 @@ def render(f: Findings, home: str) -> str:
     else:
         lines.append("drift: none, every source matches its index rows")
     if f.bad_lines:
-        lines.append(f"unreadable lines skipped ({len(f.bad_lines)}; fix them by hand if wanted):")
+        lines.append(f"not read cleanly ({len(f.bad_lines)}; each kept or skipped as said, "
+                     "fix them by hand):")
         lines += [f"  {b['source']} @ byte {b['offset']}: {b['reason']}" for b in f.bad_lines[:20]]
+        if len(f.bad_lines) > 20:
+            lines.append(f"  ... and {len(f.bad_lines) - 20} more (--json lists them all)")
     else:
         lines.append("bad lines: none")
     lines.append(f"integrity_check: {'; '.join(f.integrity)}")
     lines.append(f"fts integrity: {f.fts_integrity}")
-    lines.append("result: OK" if f.ok else
-                 "result: PROBLEMS FOUND: run `memstrata reindex` (or `memstrata doctor --fix`)")
+    if not f.index_ok:
+        lines.append("result: PROBLEMS FOUND: run `memstrata reindex` (or `memstrata doctor --fix`)")
+    elif f.bad_lines:
+        lines.append(f"result: FILE PROBLEMS: {len(f.bad_lines)} place(s) in the files could not "
+                     "be read cleanly (listed above); the index holds everything that could")
+    else:
+        lines.append("result: OK")
     return "\n".join(lines)
 
 
@@ -135,7 +159,7 @@ def run_doctor(args: argparse.Namespace) -> int:
     with open_store(args, as_agent=False, sync=False) as store:
         findings = examine(store)
         fixed = False
-        if args.fix and not findings.ok:
+        if args.fix and not findings.index_ok:  # a rebuild cannot fix the files themselves
             store.reindex()
             findings = examine(store)
             fixed = True
