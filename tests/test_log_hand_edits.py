@@ -170,6 +170,22 @@ def test_hand_entry_without_footer_becomes_visible_to_an_open_store(home: Path) 
     store.close()
 
 
+@pytest.mark.parametrize("ending", ["\n", "", "\r\n\r\n"])
+def test_hand_entry_then_an_api_append_indexes_both(home: Path, ending: str) -> None:
+    """The writer indexes the hand block it finds before its own write (the gap) at once."""
+    store = Store(home, agent="finn")
+    log = store.agent().log
+    log.append("THOUGHT", "api entry")
+    with open(log.path, "a", encoding="utf-8", newline="") as fh:
+        fh.write(HAND + "typed, then the agent wrote: tapir" + ending)
+    log.append("THOUGHT", "api entry after it")  # no read in between: the gap path
+    with store.db.read() as conn:
+        bodies = [r[0] for r in conn.execute(
+            "SELECT body FROM docs WHERE layer = 'log' ORDER BY pos")]
+    assert bodies == ["api entry", "typed, then the agent wrote: tapir", "api entry after it"]
+    store.close()
+
+
 def test_parser_keeps_what_it_cannot_read_and_reports_it() -> None:
     data = (
         "# LOG\n\nnotes a person put at the top\n\n"

@@ -134,7 +134,6 @@ def test_unreadable_context_file_costs_its_section_only(populated: Path) -> None
 def test_mcp_resources_degrade(populated: Path) -> None:
     pytest.importorskip("mcp")
     from mcp import Client
-
     from memstrata.mcp.server import build_server
 
     (populated / "agents/finn/tasks.json").write_text("not json", encoding="utf-8")
