@@ -42,7 +42,7 @@ class Layer:
             rows = conn.execute(
                 "SELECT offset, reason FROM bad_lines WHERE source = ? ORDER BY offset", (str(path),)
             ).fetchall()
-        return [f"{path} @ byte {offset}: {reason}" for offset, reason in rows]
+        return [f"{path}: byte {offset}: {reason}" for offset, reason in rows]
 
     def _rel(self, path: Path) -> str:
         try:

@@ -63,11 +63,13 @@ def _lines(data: bytes, base: int) -> list[tuple[int, int, str, bool]]:
     out: list[tuple[int, int, str, bool]] = []
     pos = 0
     raw_lines = data.split(b"\n")
+    # one decode when bytes and characters coincide; else per line, so offsets stay exact
+    texts = data.decode("ascii").split("\n") if data.isascii() else None
     for n, raw in enumerate(raw_lines):
         terminated = n < len(raw_lines) - 1
         if not terminated and not raw:
             break
-        text = raw.decode("utf-8", "replace")
+        text = texts[n] if texts is not None else raw.decode("utf-8", "replace")
         if text.endswith("\r"):
             text = text[:-1]
         if base == 0 and n == 0 and text.startswith("\ufeff"):
@@ -87,16 +89,18 @@ def split_blocks(data: bytes, base: int = 0, *, final: bool = False) -> Split:
     """
     blocks: list[Block] = []
     cur: Block | None = None
+    entries = 0
     lines = _lines(data, base)
     for start, end, text, terminated in lines:
-        head = HEAD.match(text) if terminated or final else None
+        head = HEAD.match(text) if text.startswith("### ") and (terminated or final) else None
         if head is not None:
             if cur is not None:
                 cur.closed = True
             cur = Block("entry", start, ts=head.group(1), entry_type=head.group(2).upper())
             blocks.append(cur)
-        elif cur is not None and cur.kind == "entry" and not cur.has_footer:
-            foot = FOOT.match(text)
+            entries += 1
+        elif cur is not None and cur.kind == "entry" and cur.entry_id is None:
+            foot = FOOT.match(text) if text.startswith(_FOOT_START) else None
             if foot is not None:
                 cur.entry_id, cur.meta_json = foot.group(1), foot.group(2)
                 cur.closed = terminated
@@ -109,8 +113,7 @@ def split_blocks(data: bytes, base: int = 0, *, final: bool = False) -> Split:
             if cur is None or cur.kind != "text":
                 if cur is not None:
                     cur.closed = True  # an entry with its footer ends at the footer
-                first = base == 0 and not any(b.kind == "entry" for b in blocks)
-                cur = Block("text", start, preamble=first)
+                cur = Block("text", start, preamble=base == 0 and not entries)
                 blocks.append(cur)
             cur.lines.append(text)
             cur.closed = terminated  # text no writer of ours produces: done once its line is
