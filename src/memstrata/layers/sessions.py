@@ -162,8 +162,8 @@ class Sessions(Layer):
         """What a person should look at: an unreadable index (and copies set aside), rows
         kept but not understood."""
         self._check("read")
-        out = [f"{p}: an unreadable session index, set aside; sessions.json was rebuilt from "
-               "the transcripts" for p in sorted(self.dir.glob("sessions.json.broken-*"))]
+        out = [f"{self.index_path}: was unreadable and was rebuilt from the transcripts; the "
+               f"damaged copy is kept as {p.name}" for p in sorted(self.dir.glob("sessions.json.broken-*"))]
         try:
             doc = RecordList.read(self.index_path, key="sessions")
         except MalformedInput as exc:
