@@ -112,6 +112,19 @@ def test_corrupt_facts_line(populated: Path) -> None:
     assert len(warning) == 1 and "agents/finn/facts.jsonl" in warning[0]
 
 
+def test_hand_written_fact_records_read_and_update(home: Path) -> None:
+    store = Store(home, agent="finn")
+    facts = store.agent().facts
+    facts.set("editor", "helix")
+    with open(facts.path, "a", encoding="utf-8") as fh:  # no created_at, a number for a value
+        fh.write(json.dumps({"op": "set", "key": "port", "value": 8080, "updated_at": 1767225600}) + "\n")
+    got = facts.get("port")
+    assert got.value == "8080" and got.updated_at.startswith("2026-01-01")
+    assert facts.set("port", "9090").value == "9090"
+    assert facts.get("port").value == "9090"
+    store.close()
+
+
 @pytest.mark.parametrize("config", ["[serch]\nmode = 'lexical'\n", "[search\nbroken toml", "[tools.memory]\nenabled = \"no\"\n"])
 def test_broken_config(populated: Path, config: str) -> None:
     (populated / "config.toml").write_text(config, encoding="utf-8")

@@ -127,7 +127,7 @@ class Facts(Layer):
         now = iso(now_ts())
         old = self._row(key)
         rec = {"op": "set", "key": key, "value": value, "category": category,
-               "citations": list(cites), "created_at": old["created_at"] if old else now,
+               "citations": list(cites), "created_at": (old or {}).get("created_at") or now,
                "updated_at": now}
         data = encode(rec)
         self.store.append(self.spec(), data)
@@ -140,8 +140,9 @@ class Facts(Layer):
         rec = self._row(key)
         if rec is None:
             raise NotFound(f"no fact {key!r}")
-        self._read_event(self.path, len(rec.get("value", "")))
-        return to_fact(rec)
+        fact = to_fact(rec)
+        self._read_event(self.path, len(fact.value))
+        return fact
 
     def forget(self, key: str) -> None:
         self._check("write")
