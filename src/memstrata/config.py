@@ -174,6 +174,21 @@ SETTINGS: tuple[Setting, ...] = (
             'compaction summariser: "extractive" (default) or "openai:<model>@<url>"'),
     Setting("llm", "extractor", "llm_extractor", None, _opt_str,
             'knowledge extractor: "rules" (default) or "openai:<model>@<url>"'),
+    # -- seed 002 automatic memory, seed 003 agent-controlled mode, seed 004 thresholds --
+    Setting("memory", "mode", "memory_mode", "automatic", _choice("automatic", "agent-controlled"),
+            'seed 003: "agent-controlled" = the harness never writes memory on the agent\'s '
+            "behalf (no auto-log, hook capture, automatic compaction, flush or maintenance)",
+            env="MEMSTRATA_MEMORY_MODE"),
+    Setting("log", "auto_compact", "log_auto_compact", True, _bool,
+            "compact LOG.md by itself, after the acknowledged append that crosses a limit"),
+    Setting("sessions", "compaction_threshold", "session_compaction_threshold", 100_000, _int(1),
+            "seed 004 compactionThreshold: compact a transcript past this many tokens"),
+    Setting("sessions", "flush_enabled", "session_flush_enabled", True, _bool,
+            "seed 004 flushEnabled: flush durable items to CONTEXT.md / MEMORY.md first"),
+    Setting("sessions", "flush_threshold", "session_flush_threshold", 80_000, _int(1),
+            "seed 004 flushThreshold: pre-compaction flush past this many tokens"),
+    Setting("mcp", "auto_log", "mcp_auto_log", False, _bool,
+            "seed 002 auto-log: the MCP server logs every tool call to LOG.md (TOOL_USE)"),
 )
 
 # Sections whose keys are free names (a kind, a layer) with values of one type.
@@ -209,11 +224,22 @@ class Config:
     vector_weight: float = 0.3
     llm_summarizer: str | None = None
     llm_extractor: str | None = None
+    memory_mode: str = "automatic"
+    log_auto_compact: bool = True
+    session_compaction_threshold: int = 100_000
+    session_flush_enabled: bool = True
+    session_flush_threshold: int = 80_000
+    mcp_auto_log: bool = False
     # What was read, and from where: "section.key" -> "default" | file name | "env VAR".
     origins: dict[str, str] = field(default_factory=dict)
     problems: tuple[str, ...] = ()
     source: str | None = None  # the config file read, if any
     raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def automatic_writes(self) -> bool:
+        """False in seed 003's agent-controlled mode: nothing writes on the agent's behalf."""
+        return self.memory_mode == "automatic"
 
     @property
     def kinds(self) -> tuple[str, ...]:
@@ -383,15 +409,14 @@ def commented_template() -> str:
         defaults = DEFAULT_HALF_LIVES if section == "kinds" else DEFAULT_LAYER_HALF_LIVES
         lines.extend(f"# {k} = {v:g}" for k, v in defaults.items() if v is not None)
         lines.append("")
-    current = None
+    sections: dict[str, list[Setting]] = {}  # rows appended later join their section
     for s in SETTINGS:
-        if s.section != current:
-            if current is not None:
-                lines.append("")
-            lines.append(f"# [{s.section}]")
-            current = s.section
-        lines.append(f"# {s.key} = {_toml_value(s.default)}    # {s.help}")
-    return "\n".join(lines) + "\n"
+        sections.setdefault(s.section, []).append(s)
+    for section, rows in sections.items():
+        lines.append(f"# [{section}]")
+        lines.extend(f"# {s.key} = {_toml_value(s.default)}    # {s.help}" for s in rows)
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def _toml_value(v: Any) -> str:

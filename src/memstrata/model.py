@@ -116,15 +116,34 @@ class LedgerEntry:
 LOG_TYPES: tuple[str, ...] = ("TOOL_USE", "THOUGHT", "USER_FEEDBACK", "ERROR", "SYSTEM")
 
 
+def estimate_tokens(text: str) -> int:
+    """Tokens of `text` as memstrata counts them everywhere: characters / 4, rounded up.
+
+    The same rule as the context budget (`budget_tokens * 4` characters); no
+    tokenizer is needed, so counts are the same on every machine and model.
+    """
+    return (len(text) + 3) // 4
+
+
 @dataclass(frozen=True)
 class LogEntry:
-    """One entry of LOG.md (seed 002 warm memory)."""
+    """One entry of LOG.md (seed 002 warm memory).
+
+    `content_hash`, `token_count` and `compacted` are seed 002's `log_metadata`:
+    the writer records hash and tokens in the entry's footer; `compacted` is true
+    for entries read from a compaction archive; `edited` marks an entry whose text
+    no longer matches the hash its writer recorded (a hand edit).
+    """
 
     id: str
     ts: str
     entry_type: str
     content: str
     metadata: dict[str, Any] = field(default_factory=dict)
+    content_hash: str = ""
+    token_count: int = 0
+    compacted: bool = False
+    edited: bool = False
 
 
 @dataclass(frozen=True)

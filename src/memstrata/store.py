@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
 import os
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
@@ -98,6 +100,9 @@ class Store:
         self.df_cache = DocFrequencies()
         self._embedder: Embedder | None = None
         self._vector_indexes: dict[str, VectorIndex] = {}
+        self._jobs: dict[str, threading.Thread] = {}
+        self._jobs_guard = threading.Lock()
+        self.background_errors: list[tuple[str, BaseException]] = []
         if sync:
             self.sync()
 
@@ -113,6 +118,7 @@ class Store:
         return self._db
 
     def close(self) -> None:
+        self.drain()
         if self._db is not None:
             self._db.close()
             self._db = None
@@ -126,6 +132,51 @@ class Store:
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+    # -- work after the acknowledgement ---------------------------------------
+    def after_ack(self, key: str, job: Callable[[], object]) -> bool:
+        """Run `job` in a background thread, after the write that asked for it returned.
+
+        Triggered maintenance (LOG compaction, transcript flush) must never slow
+        down or fail the acknowledged write that crossed a limit. At most one job
+        per `key` runs at a time: a request while one runs is dropped (the running
+        job reads the same files). A job's exception is logged and kept in
+        `background_errors`, never raised to a writer. `close()` waits for every job.
+
+        Returns:
+            True if the job was started, False if one with this key is running.
+        """
+        with self._jobs_guard:
+            running = self._jobs.get(key)
+            if running is not None and running.is_alive():
+                return False
+
+            def run() -> None:
+                try:
+                    job()
+                except Exception as exc:  # reported, never raised to the writer
+                    self.background_errors.append((key, exc))
+                    logging.getLogger("memstrata").warning("memstrata: %s failed: %s", key, exc)
+
+            thread = threading.Thread(target=run, name=f"memstrata {key}")
+            self._jobs[key] = thread
+            thread.start()
+            return True
+
+    def drain(self, timeout: float | None = None) -> None:
+        """Wait for the background jobs started by `after_ack` (and any they started)."""
+        while True:
+            with self._jobs_guard:
+                pending = [t for t in self._jobs.values() if t.is_alive()]
+                if not pending:
+                    self._jobs.clear()
+                    return
+            for t in pending:
+                if t is threading.current_thread():
+                    return
+                t.join(timeout)
+                if timeout is not None and t.is_alive():
+                    return
 
     # -- the two write doors -------------------------------------------------
     def append(self, spec: SourceSpec, data: bytes, *, blank_line: bool = False) -> Appended:

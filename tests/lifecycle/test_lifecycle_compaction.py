@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import subprocess
@@ -46,6 +47,8 @@ def test_under_limits_nothing_changes(store: Store) -> None:
 
 
 def test_entry_limit_triggers_and_everything_is_kept(store: Store) -> None:
+    # The explicit call is under test here; the automatic trigger is in test_lifecycle_triggers.
+    store.config = dataclasses.replace(store.config, log_auto_compact=False)
     ids = _fill(store, store.config.log_compact_entries + 1)
     with store.events.capture() as seen:
         rec = compact_log(store, "finn")
@@ -75,7 +78,8 @@ def test_entry_limit_triggers_and_everything_is_kept(store: Store) -> None:
 
 def test_byte_limit_triggers(home: Path) -> None:
     home.mkdir(parents=True, exist_ok=True)
-    (home / "config.toml").write_text("[log]\ncompact_bytes = 2000\ncompact_entries = 1000\n")
+    (home / "config.toml").write_text(
+        "[log]\ncompact_bytes = 2000\ncompact_entries = 1000\nauto_compact = false\n")
     with Store(home, agent="finn") as s:
         _fill(s, 10, size=300)
         assert s.agent("finn").log.size() > 2000
@@ -188,6 +192,9 @@ def test_concurrent_appends_survive_slow_compaction(store: Store, tmp_path: Path
     """A real second process appends while the summariser sleeps: every acknowledged
     entry ends up exactly once in the new LOG.md or in the archive."""
     prefill = _fill(store, 40)
+    # One explicit compaction is under test: the writer must not start its own
+    # (tests/lifecycle/test_lifecycle_triggers.py races the automatic one).
+    (store.home / "config.toml").write_text("[log]\nauto_compact = false\n")
     stop = tmp_path / "stop"
     writer = subprocess.Popen(
         [sys.executable, str(Path(__file__).with_name("log_appender.py")),

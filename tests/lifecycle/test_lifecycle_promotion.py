@@ -173,7 +173,7 @@ def test_prune_dry_run_then_real_run_never_destroys(store: Store) -> None:
 
 def test_audit_flags_stale_now_and_big_log(home: Path) -> None:
     home.mkdir(parents=True, exist_ok=True)
-    (home / "config.toml").write_text("[log]\ncompact_entries = 3\n")
+    (home / "config.toml").write_text("[log]\ncompact_entries = 3\nauto_compact = false\n")
     with Store(home, agent="finn") as s:
         mem = s.agent("finn")
         mem.now.update("Old objective", [])

@@ -8,7 +8,9 @@ Each entry is one Markdown block, written with a single durable append:
     (blank line)
 
 The footer carries the entry id and its metadata as JSON, invisible when the
-Markdown is rendered. Content lines that would read as a header or footer (or
+Markdown is rendered; under the reserved key `_log` the writer records seed
+002's `log_metadata` (`content_hash`, `token_count`), so a later hand edit of
+the text shows as `edited`. Content lines that would read as a header or footer (or
 that start with a backslash) are escaped with a leading backslash. The same
 format is used by compaction archives, so archived entries stay searchable.
 
@@ -22,6 +24,7 @@ and reported as a bad line, which `doctor` lists.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -36,7 +39,7 @@ from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.base import Layer, check_text
 from memstrata.layers.logblocks import split_blocks
-from memstrata.model import LOG_TYPES, LogEntry, iso, now_ts, parse_ts
+from memstrata.model import LOG_TYPES, LogEntry, estimate_tokens, iso, now_ts, parse_ts
 
 if TYPE_CHECKING:
     from memstrata.store import Store
@@ -44,6 +47,24 @@ if TYPE_CHECKING:
 LOG_HEADER = "# LOG\n\nAppend-only activity log (warm memory). Newest entries at the bottom.\n\n"
 MAX_CONTENT_BYTES = 64 * 1024
 _HEADER_LINES = frozenset(LOG_HEADER.splitlines())
+RESERVED_META = "_log"  # footer key holding the writer's log_metadata record
+
+
+def content_hash(content: str) -> str:
+    """'sha256:<16 hex>' of an entry's text (line endings normalised)."""
+    digest = hashlib.sha256(content.replace("\r\n", "\n").encode("utf-8")).hexdigest()
+    return "sha256:" + digest[:16]
+
+
+def log_metadata(content: str, footer: dict[str, Any], *, layer: str) -> dict[str, Any]:
+    """Seed 002 `log_metadata` of one parsed entry (pops the writer's record from `footer`)."""
+    recorded = footer.pop(RESERVED_META, None)
+    actual = content_hash(content)
+    out: dict[str, Any] = {"content_hash": actual, "token_count": estimate_tokens(content),
+                           "compacted": layer == "archive"}
+    if isinstance(recorded, dict) and recorded.get("content_hash") not in (None, actual):
+        out["edited"] = True
+    return out
 
 
 def _escape(content: str) -> str:
@@ -60,7 +81,9 @@ def _unescape(lines: list[str]) -> str:
 
 
 def encode_entry(entry: LogEntry) -> bytes:
-    meta = json.dumps(entry.metadata, ensure_ascii=False, sort_keys=True).replace("-->", "--\\u003e")
+    record = {"content_hash": content_hash(entry.content), "token_count": estimate_tokens(entry.content)}
+    footer = {**entry.metadata, RESERVED_META: record}
+    meta = json.dumps(footer, ensure_ascii=False, sort_keys=True).replace("-->", "--\\u003e")
     text = f"### {entry.ts} · {entry.entry_type}\n{_escape(entry.content)}\n<!-- {entry.id} {meta} -->\n\n"
     return text.encode("utf-8")
 
@@ -124,6 +147,7 @@ def parse_log(
         last_ts = ts if b.kind == "entry" else last_ts
         for reason in problems:
             out.bad.append(BadLine(path, off, f"LOG entry: {reason}", content[:200]))
+        info = log_metadata(content, meta, layer=layer)
         out.docs.append(
             Doc(
                 uid=uid,
@@ -138,7 +162,7 @@ def parse_log(
                 thread=path,
                 pos=off,
                 meta={"id": entry_id, "ts": ts_text or iso(ts), "entry_type": kind,
-                      "content": content, "metadata": meta},
+                      "content": content, "metadata": meta, **info},
             )
         )
     return out
@@ -176,7 +200,13 @@ def _block_ts(text: str | None, last: float | None, path: str, problems: list[st
 
 
 def to_entry(meta: dict[str, Any]) -> LogEntry:
-    return LogEntry(meta["id"], meta["ts"], meta["entry_type"], meta["content"], meta.get("metadata") or {})
+    content = meta["content"]
+    return LogEntry(
+        meta["id"], meta["ts"], meta["entry_type"], content, meta.get("metadata") or {},
+        meta.get("content_hash") or content_hash(content),
+        int(meta.get("token_count") or estimate_tokens(content)),
+        bool(meta.get("compacted")), bool(meta.get("edited")),
+    )
 
 
 class Log(Layer):
@@ -249,12 +279,16 @@ class Log(Layer):
         check_text(content, "log content", MAX_CONTENT_BYTES)
         if metadata is not None and not isinstance(metadata, dict):
             raise MalformedInput("metadata must be a JSON object")
+        if metadata and RESERVED_META in metadata:
+            raise MalformedInput(f"metadata key {RESERVED_META!r} is reserved for log_metadata")
         try:
             json.dumps(metadata or {})
         except (TypeError, ValueError) as exc:
             raise MalformedInput(f"metadata is not JSON-serialisable: {exc}") from None
         when = now_ts() if ts is None else parse_ts(ts)
-        entry = LogEntry("log-" + os.urandom(4).hex(), iso(when), kind, content.strip("\n"), metadata or {})
+        text = content.strip("\n")
+        entry = LogEntry("log-" + os.urandom(4).hex(), iso(when), kind, text, metadata or {},
+                         content_hash(text), estimate_tokens(text))
         if not self.path.exists():
             self._ensure_header()
         data = encode_entry(entry)

@@ -230,6 +230,9 @@ class Sessions(Layer):
         data = b"".join(encode(r) for r in recs)
         self.store.append(spec, data)
         self._write_event(spec.path, len(data))
+        from memstrata.lifecycle.triggers import after_session_append
+
+        after_session_append(self.store, self.owner or "", sid)  # seed 004 thresholds
         return [to_message(r) for r in recs]
 
     def messages(self, session_id: str) -> builtins.list[SessionMessage]:

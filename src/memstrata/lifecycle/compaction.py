@@ -1,10 +1,14 @@
 """LOG.md compaction (seed 002): warm memory stays small, nothing is forgotten.
 
-Trigger: LOG.md over `log.compact_bytes` (50 KB) or `log.compact_entries` (100),
-or `force`. Protocol, in an order that never loses an entry:
+Trigger: LOG.md over `log.compact_bytes` (50 KB) or `log.compact_entries` (100)
+(checked after every append, see `lifecycle.triggers`), an explicit `summary`
+(seed 002's manual `compact_log(summary)`, honoured at any size), or `force`.
+Protocol, in an order that never loses an entry:
 
 1. snapshot the entries (under the LOG lock for an instant);
-2. summarise them with no lock held (a model may take seconds; writers go on);
+2. summarise them with no lock held (a model may take seconds; writers go on):
+   seed 001's policy digest (`lifecycle.digest`): objective, phase, blockers,
+   decisions and constraints first, tool output only as counts and outcomes;
 3. write the entries verbatim to `archive/LOG-<stamp>-<archive_id>.md`, durably,
    in LOG format, so they stay searchable as layer "archive" (cold memory);
 4. under the LOG lock: replace the compacted prefix with one SYSTEM summary
@@ -27,11 +31,12 @@ import os
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from memstrata.errors import MalformedInput
+from memstrata.errors import LockTimeout, MalformedInput
 from memstrata.files.appendlog import durable_append
 from memstrata.files.jsonl import encode, read_records
 from memstrata.layers.base import check_text
-from memstrata.layers.log import LOG_HEADER, MAX_CONTENT_BYTES, encode_entry, parse_log
+from memstrata.layers.log import LOG_HEADER, MAX_CONTENT_BYTES, encode_entry, parse_log, to_entry
+from memstrata.lifecycle.digest import digest, log_records
 from memstrata.lifecycle.providers import default_summarizer, usage_delta, usage_snapshot
 from memstrata.lifecycle.splice import durable_copy, splice, take_snapshot
 from memstrata.model import LogEntry, iso, now_ts
@@ -89,14 +94,18 @@ def compact_log(
     summarizer: Summarizer | None = None,
     force: bool = False,
     max_summary_chars: int = DEFAULT_SUMMARY_CHARS,
+    wait: float = 600.0,
 ) -> CompactionRecord:
-    """Compact `agent`'s LOG.md if it is over its limits (or `force`).
+    """Compact `agent`'s LOG.md if it is over its limits (or `force`, or a `summary` is given).
 
     Args:
-        summary: Use this text as the summary (seed 002 `compact_log(summary)`).
-        summarizer: Any `Summarizer`; default: `[llm] summarizer` from config,
-            else the deterministic extractive one.
+        summary: Use this text as the summary (seed 002 `compact_log(summary)`):
+            the caller asks for this compaction, so it runs at any size.
+        summarizer: Writes the narrative part of the policy digest; default:
+            `[llm] summarizer` from config, else the deterministic extractive one.
         force: Compact even under the thresholds.
+        wait: Seconds to wait for a compaction another process is running
+            (0: skip instead; the triggers do that).
 
     Returns:
         A `CompactionRecord`; `compacted` is False (and nothing changed) when
@@ -113,61 +122,87 @@ def compact_log(
         check_text(summary, "summary", MAX_CONTENT_BYTES // 2)
     if not isinstance(max_summary_chars, int) or max_summary_chars < 100:
         raise MalformedInput("max_summary_chars must be an integer >= 100")
-    reason = "forced" if force else needs_compaction(store, agent)
-    if reason is None:
+    asked = "forced" if force else ("summary given" if summary is not None else None)
+    if asked is None and needs_compaction(store, agent) is None:
         return CompactionRecord(False, "under the LOG.md size and entry limits")
     # One compaction per LOG at a time; appenders never take this lock.
-    with store.locks.hold(f"compact:{log.path}", timeout=600):
-        snap = take_snapshot(store, log.path)
-        parsed = parse_log(snap.data, 0, str(log.path), owner=agent)
-        if not parsed.docs:
-            return CompactionRecord(False, "LOG.md has no entries to compact")
-        first = min([d.line or 0 for d in parsed.docs] + [b.offset for b in parsed.bad])
-        upto = parsed.consumed
-        metas = [d.meta or {} for d in parsed.docs]
-        provider_name = "given"
-        usage = None
-        if summary is None:
-            chosen = summarizer if summarizer is not None else default_summarizer(store)
-            provider_name = type(chosen).__name__
-            before = usage_snapshot(chosen)
-            texts = [f"[{m.get('ts')}] {m.get('entry_type')}: {m.get('content')}" for m in metas]
-            summary = chosen.summarize(texts, max_chars=max_summary_chars)
-            usage = usage_delta(before, chosen)
-            if not isinstance(summary, str) or not summary.strip():
-                summary = f"{len(metas)} entries compacted (the summariser returned no text)."
-            summary = summary[:max_summary_chars]
-        when = now_ts()
-        archive_id = "arc-" + os.urandom(4).hex()
-        archive = store.layout.archive_dir(agent) / f"LOG-{stamp(when)}-{archive_id}.md"
-        head = (f"# LOG archive {archive_id}\n\n{len(metas)} entries compacted out of "
-                f"LOG.md at {iso(when)}. Same format as LOG.md.\n\n").encode()
-        durable_copy(head + snap.data[first:upto], archive)
-        from memstrata.layers.agent import archive_spec
-
-        store.index_file(archive_spec(store, archive, agent))
-        entry = LogEntry(
-            "log-" + os.urandom(4).hex(), iso(when), "SYSTEM",
-            f"LOG compacted: {len(metas)} entries archived to {store.rel(archive)}.\n\n{summary}",
-            {"archive_id": archive_id, "entries": len(metas), "compacted": True,
-             "archive": store.rel(archive)},
-        )
-        prefix = snap.data[:first] or LOG_HEADER.encode()
-        old_size, tail = splice(store, snap, upto, prefix + encode_entry(entry), log.spec())
-        new_size = log.size()
-        carried = len(parse_log(tail, 0, str(log.path), owner=agent, final=True).docs)
-        record = CompactionRecord(
-            True, reason, iso(when), len(metas), summary, archive_id, store.rel(archive),
-            round(old_size / 1024, 3), round(new_size / 1024, 3), carried, provider_name, usage,
-        )
-        history = store.layout.compactions(agent)
-        durable_append(store.locks, history, encode(record.to_dict()))
+    try:
+        with store.locks.hold(f"compact:{log.path}", timeout=wait):
+            # Checked again under the lock: another process may just have compacted.
+            reason = asked or needs_compaction(store, agent)
+            if reason is None:
+                return CompactionRecord(False, "under the LOG.md size and entry limits")
+            record, old_size, new_size = _compact_locked(
+                store, agent, reason, summary, summarizer, max_summary_chars)
+    except LockTimeout:
+        if wait > 0:
+            raise
+        return CompactionRecord(False, "another compaction of this LOG is running")
+    if not record.compacted:
+        return record
     store.events.emit("memory:compact", {
-        "sessionId": None, "agent": agent, "layer": "log", "before": len(metas) + carried,
-        "after": 1 + carried, "before_bytes": old_size, "after_bytes": new_size,
-        "archive_id": archive_id,
+        "sessionId": None, "agent": agent, "layer": "log",
+        "before": record.entries_count + record.carried_over, "after": 1 + record.carried_over,
+        "before_bytes": old_size, "after_bytes": new_size, "archive_id": record.archive_id,
     })
     return record
+
+
+def _compact_locked(
+    store: Store, agent: str, reason: str, summary: str | None,
+    summarizer: Summarizer | None, max_summary_chars: int,
+) -> tuple[CompactionRecord, int, int]:
+    log = store.agent(agent).log
+    snap = take_snapshot(store, log.path)
+    parsed = parse_log(snap.data, 0, str(log.path), owner=agent)
+    if not parsed.docs:
+        return CompactionRecord(False, "LOG.md has no entries to compact"), 0, 0
+    first = min([d.line or 0 for d in parsed.docs] + [b.offset for b in parsed.bad])
+    upto = parsed.consumed
+    metas = [d.meta or {} for d in parsed.docs]
+    provider_name = "given"
+    usage = None
+    if summary is None:
+        from memstrata.llm.extractive import ExtractiveSummarizer
+
+        chosen = summarizer if summarizer is not None else default_summarizer(store)
+        provider_name = type(chosen).__name__
+        before = usage_snapshot(chosen)
+        mem = store.agent(agent)
+        now = mem.now.state() if mem.now.exists() else None
+        summary = digest(log_records(to_entry(m) for m in metas), now=now, narrative=chosen,
+                         max_chars=max_summary_chars,
+                         bulletize=isinstance(chosen, ExtractiveSummarizer))
+        usage = usage_delta(before, chosen)
+        if not isinstance(summary, str) or not summary.strip():
+            summary = f"{len(metas)} entries compacted (the summariser returned no text)."
+        summary = summary[:max_summary_chars]
+    when = now_ts()
+    archive_id = "arc-" + os.urandom(4).hex()
+    archive = store.layout.archive_dir(agent) / f"LOG-{stamp(when)}-{archive_id}.md"
+    head = (f"# LOG archive {archive_id}\n\n{len(metas)} entries compacted out of "
+            f"LOG.md at {iso(when)}. Same format as LOG.md.\n\n").encode()
+    durable_copy(head + snap.data[first:upto], archive)
+    from memstrata.layers.agent import archive_spec
+
+    store.index_file(archive_spec(store, archive, agent))
+    entry = LogEntry(
+        "log-" + os.urandom(4).hex(), iso(when), "SYSTEM",
+        f"LOG compacted: {len(metas)} entries archived to {store.rel(archive)}.\n\n{summary}",
+        {"archive_id": archive_id, "entries": len(metas), "compacted": True,
+         "archive": store.rel(archive)},
+    )
+    prefix = snap.data[:first] or LOG_HEADER.encode()
+    old_size, tail = splice(store, snap, upto, prefix + encode_entry(entry), log.spec())
+    new_size = log.size()
+    carried = len(parse_log(tail, 0, str(log.path), owner=agent, final=True).docs)
+    record = CompactionRecord(
+        True, reason, iso(when), len(metas), summary, archive_id, store.rel(archive),
+        round(old_size / 1024, 3), round(new_size / 1024, 3), carried, provider_name, usage,
+    )
+    history = store.layout.compactions(agent)
+    durable_append(store.locks, history, encode(record.to_dict()))
+    return record, old_size, new_size
 
 
 def compaction_history(store: Store, agent: str) -> list[dict[str, Any]]:

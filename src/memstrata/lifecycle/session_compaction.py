@@ -9,8 +9,10 @@ Order, so nothing is lost and no model cooperation is needed:
 
 1. snapshot the transcript (lock held for an instant) and summarise the older
    messages with no lock held (a failure raises here: nothing changed);
-2. pre-compaction flush: a SYSTEM entry in LOG.md with the summary and the last
-   messages before the cut, then `memory:flush {sessionId}`;
+2. pre-compaction flush (`lifecycle.flush`, when `[sessions] flush_enabled`):
+   the decisions, constraints and preferences of the older messages go to
+   CONTEXT.md / MEMORY.md (seed 004), then `memory:flush {sessionId}`; a
+   SYSTEM entry in LOG.md records the summary and the last messages before the cut;
 3. archive the full original transcript to `archive/sessions/<id>-<stamp>.jsonl`;
 4. splice the transcript under its lock, carrying over messages appended since
    the snapshot verbatim; then `memory:compact {sessionId, before, after}`.
@@ -109,25 +111,37 @@ def compact_session(
         cut = kept[0][0] if kept else upto
         usage = None
         if summary is None:
+            from memstrata.layers.sessions import to_message
+            from memstrata.lifecycle.digest import digest, message_records
+            from memstrata.llm.extractive import ExtractiveSummarizer
+
             chosen = summarizer if summarizer is not None else default_summarizer(store)
             before = usage_snapshot(chosen)
-            summary = chosen.summarize([_line(r, 4000) for _, r in older],
-                                       max_chars=max_summary_chars)
+            mem = store.agent(agent)
+            now = mem.now.state() if mem.now.exists() else None
+            summary = digest(message_records(to_message(r) for _, r in older), now=now,
+                             narrative=chosen, max_chars=max_summary_chars,
+                             bulletize=isinstance(chosen, ExtractiveSummarizer))
             usage = usage_delta(before, chosen)
             if not isinstance(summary, str) or not summary.strip():
                 summary = f"{len(older)} earlier messages (the summariser returned no text)."
             summary = summary[:max_summary_chars]
         when = now_ts()
         # Deterministic pre-compaction flush: what is about to leave the transcript
-        # is written to LOG.md first, whether or not the agent saves anything itself.
-        last = "\n".join(f"- {_line(r)}" for _, r in older[-FLUSH_TAIL:])
-        store.agent(agent).log.append(
-            "SYSTEM",
-            f"Pre-compaction flush of session {sid}: {len(older)} message(s) summarised, "
-            f"{len(kept)} kept.\n\nSummary:\n{summary}\n\nLast messages before the cut:\n{last}",
-            {"sessionId": sid, "flush": True, "summarized": len(older)},
-        )
-        store.events.emit("memory:flush", {"sessionId": sid})
+        # reaches long-term memory first, whether or not the agent saves anything itself.
+        if store.config.session_flush_enabled:
+            from memstrata.layers.sessions import to_message
+            from memstrata.lifecycle.flush import flush_session
+
+            flush_session(store, agent, sid, [to_message(r) for _, r in older])
+        if store.config.automatic_writes:
+            last = "\n".join(f"- {_line(r)}" for _, r in older[-FLUSH_TAIL:])
+            store.agent(agent).log.append(
+                "SYSTEM",
+                f"Session {sid} compacted: {len(older)} message(s) summarised, "
+                f"{len(kept)} kept.\n\nSummary:\n{summary}\n\nLast messages before the cut:\n{last}",
+                {"sessionId": sid, "flush": True, "summarized": len(older)},
+            )
         archive = store.layout.archive_dir(agent) / "sessions" / f"{sid}-{stamp(when)}.jsonl"
         durable_copy(snap.data[:upto], archive)
         rec = {"id": "msg_" + os.urandom(4).hex(), "role": "summary", "content": summary,

@@ -1,0 +1,132 @@
+"""Pre-compaction memory flush (seed 004): durable items go to long-term memory first.
+
+Seed 004's MEMORY.md is "Updated: agent writes during loop, or memory flush".
+Before a transcript is compacted (and already when it passes
+`[sessions] flush_threshold` tokens, 80 000 by default), the decisions,
+constraints and preferences found in the messages about to leave the context
+(`lifecycle.digest`, line rules, no model) are appended to the agent's
+CONTEXT.md / MEMORY.md under "## Session Summaries", one dated subsection per
+flush, skipping lines the file already holds and never passing
+`memory.max_chars`. Then `memory:flush {sessionId}` is emitted and the flush is
+recorded in sessions.json (`flushed_upto`), so one token cycle flushes once.
+
+Token counts are characters / 4 (`model.estimate_tokens`) over the messages
+since the transcript's last compaction summary. In agent-controlled mode the
+flush writes nothing (the agent alone decides what CONTEXT.md holds).
+
+    result = flush_session(store, "finn", "s1")
+    result.items   # ('- Decision: ship on Friday', ...)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from memstrata.errors import StaleWrite
+from memstrata.lifecycle.digest import durable_items, message_records
+from memstrata.model import SessionMessage, estimate_tokens, iso, now_ts
+
+if TYPE_CHECKING:
+    from memstrata.store import Store
+
+SECTION = "## Session Summaries"
+MAX_FLUSH_ITEMS = 30
+
+
+@dataclass(frozen=True)
+class FlushResult:
+    flushed: bool
+    reason: str
+    session_id: str
+    items: tuple[str, ...] = ()
+    path: str = ""
+
+
+def current_cycle(messages: list[SessionMessage]) -> list[SessionMessage]:
+    """The messages since the last compaction summary (what the context holds)."""
+    last = max((i for i, m in enumerate(messages) if m.role == "summary"), default=-1)
+    return messages[last + 1:]
+
+
+def transcript_tokens(messages: list[SessionMessage]) -> int:
+    return sum(estimate_tokens(m.content) for m in messages)
+
+
+def _session_row(store: Store, agent: str, sid: str) -> dict[str, Any]:
+    rows = store.agent(agent).sessions._load_index()
+    return next((r for r in rows if r.get("id") == sid), {})
+
+
+def _merge(existing: str, sid: str, items: list[str], limit: int) -> tuple[str, list[str]]:
+    """CONTEXT.md text with a new dated flush subsection; the items that fit."""
+    fresh = [i for i in items if i not in existing]
+    if not fresh:
+        return existing, []
+    base = existing.rstrip("\n")
+    if not base:
+        base = "# Agent Memory"
+    if SECTION not in base:
+        base += f"\n\n{SECTION}"
+    head = f"\n\n### {iso(now_ts())[:10]} (session {sid}, memory flush)\n"
+    kept: list[str] = []
+    for item in fresh:
+        if len(base) + len(head) + sum(len(k) + 1 for k in kept) + len(item) + 2 > limit:
+            break
+        kept.append(item)
+    if not kept:
+        return existing, []
+    return base + head + "\n".join(kept) + "\n", kept
+
+
+def flush_session(
+    store: Store, agent: str, session_id: str, messages: list[SessionMessage] | None = None
+) -> FlushResult:
+    """Append the durable items of `messages` (default: the current cycle) to CONTEXT.md."""
+    if not store.config.automatic_writes:
+        return FlushResult(False, "agent-controlled mode: the agent writes CONTEXT.md itself",
+                           session_id)
+    mem = store.agent(agent)
+    msgs = messages if messages is not None else current_cycle(mem.sessions.messages(session_id))
+    items = durable_items(message_records(msgs))[:MAX_FLUSH_ITEMS]
+    kept: list[str] = []
+    path = ""
+    if items:
+        for _ in range(5):  # read-modify-write; retried if someone wrote CONTEXT.md meanwhile
+            from memstrata.store import sha256_text
+
+            current = mem.context.read()
+            text, kept = _merge(current, session_id, items, store.config.max_memory_chars)
+            if not kept:
+                break
+            try:
+                mem.context.write(text, expected_sha=sha256_text(current))
+                path = store.rel(mem.context.path)
+                break
+            except StaleWrite:
+                continue
+    if msgs:
+        mem.sessions._update_index(session_id, flushed_upto=msgs[-1].id, flushed_at=iso(now_ts()))
+    store.events.emit("memory:flush", {"sessionId": session_id})
+    reason = f"{len(kept)} durable item(s) written" if kept else "no new durable items"
+    return FlushResult(True, reason, session_id, tuple(kept), path)
+
+
+def apply_session_thresholds(store: Store, agent: str, session_id: str) -> str:
+    """Flush and/or compact one transcript as seed 004's thresholds say; what was done."""
+    from memstrata.lifecycle.session_compaction import compact_session
+
+    config = store.config
+    cycle = current_cycle(store.agent(agent).sessions.messages(session_id))
+    tokens = transcript_tokens(cycle)
+    done = []
+    if config.session_flush_enabled and tokens >= config.session_flush_threshold:
+        flushed = _session_row(store, agent, session_id).get("flushed_upto")
+        if flushed not in {m.id for m in cycle}:
+            flush_session(store, agent, session_id, cycle)
+            done.append("flushed")
+    if tokens >= config.session_compaction_threshold:
+        result = compact_session(store, agent, session_id)
+        if result.compacted:
+            done.append("compacted")
+    return ", ".join(done) or f"{tokens} tokens: under the thresholds"
