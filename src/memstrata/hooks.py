@@ -1,13 +1,22 @@
-"""Session hooks for coding agents (Claude Code style): start, pre-compact, stop.
+"""Hooks for coding agents (Claude Code's hook events), deterministic and never blocking.
 
-* `session_start` returns the assembled memory context in the JSON a
-  SessionStart hook prints (`hookSpecificOutput.additionalContext`).
-* `capture_transcript` (pre-compact and stop) reads the agent's transcript file
-  (JSONL; the hook input names it), appends the messages not captured yet to the
-  memstrata session of the same id, and writes one SYSTEM entry to LOG.md. It is
-  deterministic (no model involved) and idempotent: messages are keyed by their
-  transcript uuid, so running it twice appends nothing the second time. Before a
-  compaction it emits `memory:flush` with the session id.
+    SessionStart      -> the assembled memory context (`additionalContext`); with
+                         `source` "resume" or "compact", the session's last captured
+                         messages too, so the agent picks up where the transcript was cut
+    UserPromptSubmit  -> logs the user's intent (seed 002) and injects NOW + the last
+                         LOG entries; "ignore memory" (seed 001) injects no memory at all
+    PostToolUse       -> one compact TOOL_USE entry per tool execution (seed 002 auto-log)
+    PreCompact, Stop  -> capture the transcript's new messages into the memstrata
+                         session of the same id, in transcript order; one SYSTEM entry
+                         in LOG.md only when something new was captured
+
+Each function takes the hook's JSON input (`session_id`, `transcript_path`,
+`prompt`, `tool_name`, `tool_input`, `tool_response`, `source`...) and returns
+what the hook prints on stdout (or None). Capture is idempotent: messages are
+keyed by their transcript uuid, so running it twice appends nothing the second
+time. In agent-controlled mode (`[memory] mode`) nothing is written; reads
+(session start, prompt context) still work. Exit codes are the CLI's business
+(`cli/hooks_cmd.py`): no hook ever blocks the agent by accident.
 """
 
 from __future__ import annotations
@@ -24,8 +33,12 @@ from memstrata.model import check_name
 if TYPE_CHECKING:
     from memstrata.store import Store
 
-MAX_CAPTURE = 500  # messages per hook call; older ones were captured by earlier hooks
+MAX_CAPTURE = 2000  # messages per hook call, oldest first; the next call takes the rest
+CHUNK = 500  # messages per durable write
 MAX_CONTENT = 8000
+PROMPT_LOG_ENTRIES = 5
+RESUME_MESSAGES = 6
+SKIPPED_TOOL_PREFIX = "mcp__memstrata__"  # memstrata's own tools log themselves
 
 
 @dataclass(frozen=True)
@@ -33,6 +46,7 @@ class Captured:
     session_id: str
     appended: int
     skipped: int
+    remaining: int = 0
 
 
 def parse_hook_input(raw: str) -> dict[str, Any]:
@@ -47,11 +61,85 @@ def parse_hook_input(raw: str) -> dict[str, Any]:
     return data
 
 
-def session_start(store: Store, agent: str, *, budget_chars: int = 12000) -> dict[str, Any]:
+def session_id_of(hook: dict[str, Any]) -> str:
+    raw = str(hook.get("session_id") or "hook-session").replace(":", "-")[:64]
+    return check_name(raw, "session id")
+
+
+def _output(event: str, context: str) -> dict[str, Any]:
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def session_start(
+    store: Store, agent: str, hook: dict[str, Any] | None = None, *, budget_chars: int = 12000
+) -> dict[str, Any]:
+    """The SessionStart output: memory context, plus this session's tail when resumed."""
     from memstrata.assembly.context import assemble_context
 
-    ctx = assemble_context(store, agent, budget_chars=budget_chars)
-    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": ctx.text}}
+    hook = hook or {}
+    source = str(hook.get("source") or "startup")
+    tail = ""
+    if hook.get("session_id") and source in ("resume", "compact"):
+        sid = session_id_of(hook)
+        sessions = store.agent(agent).sessions
+        if sessions.spec(sid).path.exists():
+            msgs = [m for m in sessions.messages(sid) if m.role in ("user", "assistant", "summary")]
+            lines = [f"- {m.role}: {_one_line(m.content)}" for m in msgs[-RESUME_MESSAGES:]]
+            if lines:
+                tail = (f"\n## This session before the {'compaction' if source == 'compact' else 'break'}"
+                        f" (session {sid}, last {len(lines)} captured)\n" + "\n".join(lines) + "\n")
+    budget = max(200, budget_chars - len(tail))
+    ctx = assemble_context(store, agent, budget_chars=budget)
+    return _output("SessionStart", ctx.text + tail)
+
+
+def prompt_context(store: Store, agent: str, *, log_entries: int = PROMPT_LOG_ENTRIES) -> str:
+    """NOW.md and the last LOG entries: what seed 002 reads before every LLM call."""
+    mem = store.agent(agent)
+    parts = []
+    now = mem.now.read().strip()
+    if now:
+        parts.append(f'<memory source="{store.rel(mem.now.path)}">\n{now}\n</memory>')
+    entries = mem.log.tail(log_entries) if log_entries else []
+    if entries:
+        parts.append("Recent activity (LOG.md):\n" + "\n".join(
+            f"- {e.ts[:16].replace('T', ' ')} {e.entry_type}: {_one_line(e.content)}" for e in entries))
+    return "\n\n".join(parts)
+
+
+def user_prompt_submit(store: Store, agent: str, hook: dict[str, Any]) -> dict[str, Any] | None:
+    """Log the prompt as the user's intent; inject NOW + LOG, or nothing on "ignore memory"."""
+    from memstrata.assembly.context import wants_no_memory
+    from memstrata.loop import log_intent
+
+    prompt = str(hook.get("prompt") or "")
+    ignore = wants_no_memory(prompt)
+    meta: dict[str, Any] = {"session": session_id_of(hook)} if hook.get("session_id") else {}
+    if ignore:
+        meta["ignore_memory"] = True
+    log_intent(store, agent, prompt, **meta)
+    if ignore:
+        return None  # seed 001: memory is not consulted for this turn
+    text = prompt_context(store, agent)
+    return _output("UserPromptSubmit", text) if text else None
+
+
+def post_tool_use(store: Store, agent: str, hook: dict[str, Any]) -> None:
+    """One TOOL_USE entry: tool, clipped parameters, result size and outcome."""
+    from memstrata.loop import log_tool
+
+    name = str(hook.get("tool_name") or "tool")
+    if name.startswith(SKIPPED_TOOL_PREFIX):
+        return
+    meta = {k: hook[k] for k in ("tool_use_id",) if hook.get(k)}
+    if hook.get("session_id"):
+        meta["session"] = session_id_of(hook)
+    log_tool(store, agent, name, hook.get("tool_input"), hook.get("tool_response"), **meta)
 
 
 def _text(content: Any) -> str:
@@ -87,22 +175,36 @@ def _messages(transcript: Path) -> list[dict[str, Any]]:
     return out
 
 
-def capture_transcript(store: Store, agent: str, hook: dict[str, Any], *, event: str) -> Captured:
-    sid = check_name(str(hook.get("session_id") or "hook-session").replace(":", "-")[:64], "session id")
+def capture_transcript(
+    store: Store, agent: str, hook: dict[str, Any], *, event: str, max_capture: int | None = None
+) -> Captured:
+    """Append the transcript's messages not captured yet, oldest first, in transcript order.
+
+    At most `max_capture` (default `MAX_CAPTURE`) per call: the next call appends
+    the rest after them, so the session file always follows the transcript.
+    """
+    limit = MAX_CAPTURE if max_capture is None else max_capture
+    sid = session_id_of(hook)
+    if event == "pre-compact":
+        store.events.emit("memory:flush", {"sessionId": sid})
+    from memstrata.loop import writes_allowed
+
+    if not writes_allowed(store):
+        return Captured(sid, 0, 0)
     path = hook.get("transcript_path")
     msgs = _messages(Path(path)) if path and Path(path).is_file() else []
     sessions = store.agent(agent).sessions
     have = {m.id for m in sessions.messages(sid)} if sessions.spec(sid).path.exists() else set()
-    new = [m for m in msgs if m["id"] not in have][-MAX_CAPTURE:]
+    pending = [m for m in msgs if m["id"] not in have]
+    new = pending[:limit]  # the oldest first: a later call appends the rest after them
     for m in new:
         if m["timestamp"] is None:
             del m["timestamp"]
-    if event == "pre-compact":
-        store.events.emit("memory:flush", {"sessionId": sid})
+    for start in range(0, len(new), CHUNK):
+        sessions.append_many(sid, new[start:start + CHUNK])
     if new:
-        sessions.append_many(sid, new)
-    tail = " | ".join(f"{m['role']}: {' '.join(m['content'].split())[:160]}" for m in new[-3:])
-    store.agent(agent).log.append(
-        "SYSTEM", f"{event} hook: captured {len(new)} new message(s) of session {sid}"
-        + (f"; last: {tail}" if tail else ""), {"session": sid, "event": event, "captured": len(new)})
-    return Captured(sid, len(new), len(msgs) - len(new))
+        tail = " | ".join(f"{m['role']}: {' '.join(m['content'].split())[:160]}" for m in new[-3:])
+        store.agent(agent).log.append(
+            "SYSTEM", f"{event} hook: captured {len(new)} new message(s) of session {sid}; "
+            f"last: {tail}", {"session": sid, "event": event, "captured": len(new)})
+    return Captured(sid, len(new), len(msgs) - len(pending), len(pending) - len(new))

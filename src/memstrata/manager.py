@@ -3,6 +3,8 @@
     from memstrata import MemoryManager
     m = MemoryManager("finn")
     m.update_now("Analyzing portfolio data", ["Load CSV", "Calculate returns"])
+    with m.turn("Summarise the portfolio") as turn:   # seed 002's automatic logging
+        prompt = turn.before_llm_call()
     m.append_log("TOOL_USE", "loaded prices.csv", {"rows": 1200})
     m.save_fact("preferred_currency", "USD", "preference")
     m.get_fact("preferred_currency")        # -> "USD"
@@ -16,11 +18,14 @@ Everything is a file under the store home (default `./.memstrata`, or
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memstrata.errors import NotFound
+from memstrata.errors import MalformedInput, NotFound
 from memstrata.search.query import Hit, SearchQuery
 from memstrata.store import Store
+
+if TYPE_CHECKING:
+    from memstrata.loop import Turn
 
 
 class MemoryManager:
@@ -48,9 +53,26 @@ class MemoryManager:
             self.memory.log._ensure_header()
 
     # -- seed 002 methods --------------------------------------------------
-    def update_now(self, new_status: str, next_steps: list[str] | None = None) -> None:
-        """Overwrite hot memory (NOW.md) with a new status and next steps."""
-        self.memory.now.update(new_status, next_steps or [])
+    def update_now(
+        self,
+        status: str | None = None,
+        next_steps: list[str] | None = None,
+        *,
+        new_status: str | None = None,
+        **kw: Any,
+    ) -> None:
+        """Overwrite hot memory (NOW.md) with a new status and next steps.
+
+        Seed 002 writes both `update_now(status, next_steps)` and, in its
+        self-annealing example, `update_now(new_status=..., next_steps=...)`:
+        either keyword works. `blockers=` and `phase=` (seed 001) pass through.
+        """
+        if status is not None and new_status is not None and status != new_status:
+            raise MalformedInput("give the status once: status= or new_status=, not both")
+        chosen = status if status is not None else new_status
+        if chosen is None:
+            raise MalformedInput("update_now needs a status")
+        self.memory.now.update(chosen, next_steps or [], **kw)
 
     def read_now(self) -> str:
         return self.memory.now.read()
@@ -97,6 +119,12 @@ class MemoryManager:
         return compact_log(
             self.store, self.agent_name, summary=summary, summarizer=summarizer, force=force
         )
+
+    def turn(self, message: str, *, session_id: str | None = None) -> Turn:
+        """Seed 002's automatic memory around one agent turn (see `memstrata.loop`)."""
+        from memstrata.loop import AgentLoop
+
+        return AgentLoop(self).turn(message, session_id=session_id)
 
     def close(self) -> None:
         self.store.close()

@@ -1,24 +1,64 @@
-"""Session hooks through the installed CLI: start prints context; pre-compact/stop capture."""
+"""Claude Code hooks as real processes: Claude Code-shaped JSON on stdin, files and exit codes checked.
+
+Seed 002 (automatic logging through the hooks), seed 001 (ignore memory), seed 003
+(agent-controlled mode) and issue 9 item 10 (hooks never block by accident).
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from memstrata import Store
 
 EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memstrata"
 
 
-def _run(home: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+def _run(home: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None
+         ) -> subprocess.CompletedProcess[str]:
     return subprocess.run([EXE, "--home", str(home), "--agent", "coder", *args],
-                          input=stdin, capture_output=True, text=True, timeout=60)
+                          input=stdin, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, **(env or {})})
 
 
-def test_session_start_prints_context_json(home: Path) -> None:
+def _payload(event: str, tmp_path: Path, **fields: Any) -> str:
+    """The common input fields every Claude Code hook receives, plus the event's own."""
+    base = {"session_id": "abc-123", "transcript_path": str(tmp_path / "t.jsonl"),
+            "cwd": str(tmp_path), "permission_mode": "default", "hook_event_name": event}
+    return json.dumps({**base, **fields})
+
+
+def _transcript(path: Path, n: int, *, start: int = 0) -> list[str]:
+    """A Claude Code transcript of `n` alternating user/assistant records (plus noise)."""
+    ids, lines = [], []
+    for i in range(start, start + n):
+        role = "user" if i % 2 == 0 else "assistant"
+        content: Any = f"message {i} about the login test" if role == "user" else [
+            {"type": "text", "text": f"reply {i} about the login test"},
+            {"type": "tool_use", "name": "Read", "input": {"path": f"f{i}.py"}}]
+        ids.append(f"uuid-{i:03d}")
+        lines.append({"type": role, "uuid": ids[-1], "timestamp": f"2026-11-22T10:{i // 60:02d}:{i % 60:02d}Z",
+                      "message": {"role": role, "content": content}})
+        if i % 4 == 0:
+            lines.append({"type": "summary", "summary": "ignored"})
+    with path.open("a") as f:
+        f.write("".join(json.dumps(x) + "\n" for x in lines))
+    return ids
+
+
+def _log_bytes(home: Path) -> bytes:
+    path = home / "agents" / "coder" / "memory" / "LOG.md"
+    return path.read_bytes() if path.exists() else b""
+
+
+def test_hook_session_start_prints_context_json(home: Path) -> None:
     s = Store(home, agent="coder")
     s.agent().now.update("Fix the flaky login test", ["rerun CI"])
     s.close()
@@ -29,30 +69,158 @@ def test_session_start_prints_context_json(home: Path) -> None:
     assert "Fix the flaky login test" in out["additionalContext"]
 
 
-def test_pre_compact_and_stop_capture_transcript_once(home: Path, tmp_path: Path) -> None:
-    transcript = tmp_path / "t.jsonl"
-    lines = [
-        {"type": "user", "uuid": "u1", "timestamp": "2026-11-22T10:00:00Z",
-         "message": {"role": "user", "content": "please fix the login test"}},
-        {"type": "assistant", "uuid": "a1", "timestamp": "2026-11-22T10:00:05Z",
-         "message": {"role": "assistant", "content": [{"type": "text", "text": "Looking at tests/test_login.py"},
-                                                      {"type": "tool_use", "name": "Read", "input": {"path": "x"}}]}},
-        {"type": "summary", "summary": "ignored"},
-    ]
-    transcript.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
-    hook = json.dumps({"session_id": "abc-123", "transcript_path": str(transcript)})
-    r = _run(home, "--json", "hook", "pre-compact", stdin=hook)
+def test_hook_session_start_uses_session_id_and_source(home: Path, tmp_path: Path) -> None:
+    _transcript(tmp_path / "t.jsonl", 6)
+    assert _run(home, "hook", "pre-compact", stdin=_payload("PreCompact", tmp_path)).returncode == 0
+    resumed = _run(home, "hook", "session-start",
+                   stdin=_payload("SessionStart", tmp_path, source="compact"))
+    assert resumed.returncode == 0, resumed.stderr
+    text = json.loads(resumed.stdout)["hookSpecificOutput"]["additionalContext"]
+    section = text.split("## This session before the compaction (session abc-123", 1)[1]
+    assert "user: message 4 about the login test" in section
+    fresh = _run(home, "hook", "session-start", stdin=_payload("SessionStart", tmp_path, source="startup"))
+    assert "## This session" not in json.loads(fresh.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_hook_user_prompt_submit_logs_intent_and_injects_now_and_log(home: Path, tmp_path: Path) -> None:
+    with Store(home, agent="coder") as s:
+        s.agent().now.update("Fix the flaky login test", ["rerun CI"])
+        s.agent().log.append("THOUGHT", "the retry decorator hides the race")
+    r = _run(home, "hook", "user-prompt-submit",
+             stdin=_payload("UserPromptSubmit", tmp_path, prompt="Now make the test deterministic"))
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout) == {"session_id": "abc-123", "appended": 2, "skipped": 0}
-    r2 = _run(home, "--json", "hook", "stop", stdin=hook)
+    out = json.loads(r.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "UserPromptSubmit"
+    assert "Fix the flaky login test" in out["additionalContext"]
+    assert "the retry decorator hides the race" in out["additionalContext"]
+    with Store(home, agent="coder") as s:
+        last = s.agent().log.entries()[-1]
+    assert (last.entry_type, last.content) == ("USER_FEEDBACK", "Now make the test deterministic")
+    assert last.metadata["event"] == "user_intent" and last.metadata["session"] == "abc-123"
+
+
+def test_hook_user_prompt_submit_ignore_memory_injects_nothing(home: Path, tmp_path: Path) -> None:
+    with Store(home, agent="coder") as s:
+        s.agent().now.update("Secret objective", [])
+    r = _run(home, "hook", "user-prompt-submit",
+             stdin=_payload("UserPromptSubmit", tmp_path, prompt="Ignore memory: what is 2+2?"))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == ""  # nothing reaches the model's context for this turn
+    with Store(home, agent="coder") as s:
+        last = s.agent().log.entries()[-1]
+    assert last.entry_type == "USER_FEEDBACK" and last.metadata["ignore_memory"] is True
+
+
+def test_hook_post_tool_use_logs_a_compact_entry(home: Path, tmp_path: Path) -> None:
+    output = "\n".join(f"tests/test_login.py::test_{i} PASSED" for i in range(600))
+    r = _run(home, "hook", "post-tool-use", stdin=_payload(
+        "PostToolUse", tmp_path, tool_name="Bash", tool_use_id="toolu_01",
+        tool_input={"command": "pytest -q tests/test_login.py", "description": "run the tests"},
+        tool_response={"stdout": output, "stderr": "", "interrupted": False, "isImage": False}))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == ""
+    with Store(home, agent="coder") as s:
+        [entry] = s.agent().log.entries()
+    assert entry.entry_type == "TOOL_USE" and entry.content.startswith("Bash(")
+    assert "pytest -q tests/test_login.py" in entry.content and len(entry.content) < 400
+    assert entry.metadata["outcome"] == "ok" and entry.metadata["result_chars"] > len(output)
+    assert entry.metadata["tool_use_id"] == "toolu_01" and entry.metadata["session"] == "abc-123"
+    assert b"test_599 PASSED" not in _log_bytes(home)  # the output itself is never logged
+    failed = _run(home, "hook", "post-tool-use", stdin=_payload(
+        "PostToolUse", tmp_path, tool_name="Bash", tool_input={"command": "false"},
+        tool_response={"stdout": "", "stderr": "boom", "interrupted": True}))
+    assert failed.returncode == 0
+    with Store(home, agent="coder") as s:
+        assert s.agent().log.entries()[-1].metadata["outcome"] == "error"
+
+
+def test_hook_pre_compact_and_stop_capture_transcript_once(home: Path, tmp_path: Path) -> None:
+    ids = _transcript(tmp_path / "t.jsonl", 2)
+    r = _run(home, "--json", "hook", "pre-compact", stdin=_payload("PreCompact", tmp_path, trigger="auto"))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"session_id": "abc-123", "appended": 2, "skipped": 0, "remaining": 0}
+    r2 = _run(home, "--json", "hook", "stop", stdin=_payload("Stop", tmp_path, stop_hook_active=False))
     assert json.loads(r2.stdout)["appended"] == 0
-    s = Store(home, agent="coder")
-    msgs = s.agent().sessions.messages("abc-123")
-    assert [m.id for m in msgs] == ["u1", "a1"] and "[tool_use Read]" in msgs[1].content
-    log = [e.content for e in s.agent().log.tail(5)]
-    assert any("pre-compact hook: captured 2" in c for c in log)
+    with Store(home, agent="coder") as s:
+        msgs = s.agent().sessions.messages("abc-123")
+        assert [m.id for m in msgs] == ids and "[tool_use Read]" in msgs[1].content
+        log = [e.content for e in s.agent().log.entries()]
+    assert len(log) == 1 and "pre-compact hook: captured 2" in log[0]
     audit = [json.loads(x) for x in (home / "events.jsonl").read_text().splitlines()]
     assert any(a["event"] == "memory:flush" and a["payload"] == {"sessionId": "abc-123"} for a in audit)
-    s.close()
-    bad = _run(home, "hook", "stop", stdin="{not json")
-    assert bad.returncode == 2 and "not JSON" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_hook_stop_with_nothing_new_writes_nothing(home: Path, tmp_path: Path) -> None:
+    _transcript(tmp_path / "t.jsonl", 4)
+    assert _run(home, "hook", "stop", stdin=_payload("Stop", tmp_path)).returncode == 0
+    session = home / "agents" / "coder" / "sessions" / "abc-123.jsonl"
+    log_before, session_before = _log_bytes(home), session.read_bytes()
+    for _ in range(3):  # every turn ends with a Stop hook
+        r = _run(home, "hook", "stop", stdin=_payload("Stop", tmp_path, stop_hook_active=False))
+        assert r.returncode == 0, r.stderr
+    assert _log_bytes(home) == log_before
+    assert session.read_bytes() == session_before
+
+
+def test_hook_long_transcript_is_captured_in_order(home: Path, tmp_path: Path) -> None:
+    ids = _transcript(tmp_path / "t.jsonl", 9)
+    got = []
+    for _ in range(3):  # more messages than one call captures: the rest come next time, after
+        r = _run(home, "--json", "hook", "stop", "--max-capture", "4", stdin=_payload("Stop", tmp_path))
+        assert r.returncode == 0, r.stderr
+        got.append(json.loads(r.stdout)["appended"])
+    assert got == [4, 4, 1]
+    ids += _transcript(tmp_path / "t.jsonl", 2, start=9)
+    _run(home, "hook", "stop", "--max-capture", "4", stdin=_payload("Stop", tmp_path))
+    with Store(home, agent="coder") as s:
+        assert [m.id for m in s.agent().sessions.messages("abc-123")] == ids
+
+
+def test_capture_over_the_bound_keeps_transcript_order(
+        home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The library path with the module's own bound: older messages are never stored after newer."""
+    from memstrata import hooks
+
+    monkeypatch.setattr(hooks, "MAX_CAPTURE", 3)
+    ids = _transcript(tmp_path / "t.jsonl", 8)
+    payload = json.loads(_payload("Stop", tmp_path))
+    with Store(home, agent="coder") as s:
+        for _ in range(3):
+            hooks.capture_transcript(s, "coder", payload, event="stop")
+        assert [m.id for m in s.agent().sessions.messages("abc-123")] == ids
+
+
+def test_hook_internal_errors_exit_0_with_a_message_on_stderr(home: Path, tmp_path: Path) -> None:
+    for event in ("stop", "pre-compact", "user-prompt-submit", "post-tool-use", "session-start"):
+        bad = _run(home, "hook", event, stdin="{not json")
+        assert bad.returncode == 0, event  # exit 2 would block Stop / PreCompact in Claude Code
+        assert "not JSON" in bad.stderr and "Traceback" not in bad.stderr
+        assert bad.stdout == ""
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("x")  # the store cannot even be opened
+    broken = subprocess.run([EXE, "--home", str(not_a_dir / "store"), "--agent", "coder", "hook", "stop"],
+                            input=_payload("Stop", tmp_path), capture_output=True, text=True, timeout=60)
+    assert broken.returncode == 0 and "memstrata hook stop" in broken.stderr
+    assert "Traceback" not in broken.stderr
+
+
+def test_hook_agent_controlled_mode_writes_nothing(home: Path, tmp_path: Path) -> None:
+    with Store(home, agent="coder") as s:
+        s.agent().now.update("Fix the flaky login test", [])
+    _transcript(tmp_path / "t.jsonl", 4)
+    mode = {"MEMSTRATA_MEMORY_MODE": "agent-controlled"}
+    now_file = home / "agents" / "coder" / "memory" / "NOW.md"
+    before = now_file.read_bytes()
+    prompt = _run(home, "hook", "user-prompt-submit", env=mode,
+                  stdin=_payload("UserPromptSubmit", tmp_path, prompt="carry on"))
+    assert prompt.returncode == 0, prompt.stderr
+    assert "Fix the flaky login test" in prompt.stdout  # reading is still fine
+    for event, name in (("post-tool-use", "PostToolUse"), ("pre-compact", "PreCompact"), ("stop", "Stop")):
+        r = _run(home, "hook", event, env=mode, stdin=_payload(
+            name, tmp_path, tool_name="Bash", tool_input={"command": "ls"}, tool_response={"stdout": "a"}))
+        assert r.returncode == 0, r.stderr
+    assert _log_bytes(home) == b""
+    assert not (home / "agents" / "coder" / "sessions").exists()
+    assert now_file.read_bytes() == before
+    start = _run(home, "hook", "session-start", env=mode, stdin=_payload("SessionStart", tmp_path))
+    assert "Fix the flaky login test" in json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]

@@ -1,14 +1,21 @@
-"""`memstrata hook session-start | pre-compact | stop`: session hooks for coding agents.
+"""`memstrata hook EVENT`: Claude Code hooks (the hook's JSON input arrives on stdin).
 
-Install (Claude Code, `.claude/settings.json`):
+Install (`.claude/settings.json`; add `--home DIR` to point at a store):
 
     {"hooks": {
-      "SessionStart": [{"hooks": [{"type": "command", "command": "memstrata --agent me hook session-start"}]}],
-      "PreCompact":   [{"hooks": [{"type": "command", "command": "memstrata --agent me hook pre-compact"}]}],
-      "Stop":         [{"hooks": [{"type": "command", "command": "memstrata --agent me hook stop"}]}]
+      "SessionStart":     [{"hooks": [{"type": "command", "command": "memstrata --agent me hook session-start"}]}],
+      "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "memstrata --agent me hook user-prompt-submit"}]}],
+      "PostToolUse":      [{"matcher": "*", "hooks": [{"type": "command", "command": "memstrata --agent me hook post-tool-use"}]}],
+      "PreCompact":       [{"hooks": [{"type": "command", "command": "memstrata --agent me hook pre-compact"}]}],
+      "Stop":             [{"hooks": [{"type": "command", "command": "memstrata --agent me hook stop"}]}]
     }}
 
-The hook input JSON arrives on stdin (session_id, transcript_path).
+A memory hook must never get in the agent's way. In Claude Code exit code 2 is
+a deliberate block (it stops Stop and PreCompact and feeds stderr to the model),
+and none of these hooks means to block: every hook exits 0, and an internal
+error (bad input, an unreadable store, a full disk) becomes one line on stderr,
+which Claude Code shows to the user, not to the model. Context for the model
+goes to stdout as `hookSpecificOutput.additionalContext`.
 """
 
 from __future__ import annotations
@@ -18,28 +25,49 @@ import json
 import sys
 from typing import Any
 
+EVENTS = ("session-start", "user-prompt-submit", "post-tool-use", "pre-compact", "stop")
+
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("hook", help="session hooks for coding agents (reads hook JSON on stdin)")
-    p.add_argument("event", choices=("session-start", "pre-compact", "stop"))
-    p.add_argument("--budget", type=int, default=12000, help="context budget (characters)")
+    p = sub.add_parser("hook", help="Claude Code hooks (read the hook's JSON on stdin; never block)")
+    p.add_argument("event", choices=EVENTS)
+    p.add_argument("--budget", type=int, default=12000, help="session-start context budget (characters)")
+    p.add_argument("--max-capture", type=int, default=None,
+                   help="pre-compact/stop: most messages captured per call, oldest first")
     p.set_defaults(func=run_hook)
 
 
 def run_hook(args: argparse.Namespace) -> int:
-    from memstrata.hooks import capture_transcript, parse_hook_input, session_start
+    try:
+        out = _run(args)
+    except Exception as exc:  # the adapter's edge: report, never block the agent
+        from memstrata.errors import MemstrataError
+
+        kind = "" if isinstance(exc, MemstrataError) else f"{type(exc).__name__}: "
+        sys.stderr.write(f"memstrata hook {args.event}: {kind}{exc} (the agent was not blocked)\n")
+        return 0
+    if out is not None:
+        sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+    return 0
+
+
+def _run(args: argparse.Namespace) -> dict[str, Any] | None:
+    from memstrata import hooks
+    from memstrata.cli.common import DEFAULT_AGENT, warn_config
     from memstrata.store import Store
 
-    agent = args.agent or "agent"
-    store = Store(args.home, agent=agent, room=args.room, role=args.role)
-    try:
+    raw = sys.stdin.read() if sys.stdin is not None and not sys.stdin.isatty() else ""
+    hook = hooks.parse_hook_input(raw)
+    agent = args.agent or DEFAULT_AGENT
+    with Store(args.home, agent=agent, room=args.room, role=args.role) as store:
+        warn_config(store)
         if args.event == "session-start":
-            sys.stdout.write(json.dumps(session_start(store, agent, budget_chars=args.budget)) + "\n")
-            return 0
-        hook = parse_hook_input(sys.stdin.read() if not sys.stdin.isatty() else "")
-        got = capture_transcript(store, agent, hook, event=args.event)
-        if args.json:
-            sys.stdout.write(json.dumps(got.__dict__) + "\n")
-        return 0
-    finally:
-        store.close()
+            return hooks.session_start(store, agent, hook, budget_chars=args.budget)
+        if args.event == "user-prompt-submit":
+            return hooks.user_prompt_submit(store, agent, hook)
+        if args.event == "post-tool-use":
+            hooks.post_tool_use(store, agent, hook)
+            return None
+        got = hooks.capture_transcript(store, agent, hook, event=args.event,
+                                       max_capture=args.max_capture)
+        return got.__dict__ if args.json else None

@@ -7,6 +7,7 @@ ERROR, SYSTEM) appended durably; `append` returns once the entry is on disk.
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 
@@ -24,8 +25,12 @@ def register(sub: Any) -> None:
 
 
 def _entry(e: Any) -> dict[str, Any]:
-    return {"id": e.id, "ts": e.ts, "entry_type": e.entry_type, "content": e.content,
-            "metadata": e.metadata}
+    out = {"id": e.id, "ts": e.ts, "entry_type": e.entry_type, "content": e.content,
+           "metadata": e.metadata, "content_hash": e.content_hash, "token_count": e.token_count,
+           "compacted": e.compacted}  # seed 002 log_metadata
+    if e.edited:
+        out["edited"] = True
+    return out
 
 
 def run_append(args: argparse.Namespace) -> int:
@@ -37,7 +42,10 @@ def run_append(args: argparse.Namespace) -> int:
     store, mem = agent_memory(args)
     with store:
         entry = mem.log.append(args.type, content, meta)
-    emit(args, _entry(entry), f"{entry.id} {entry.ts} {entry.entry_type}")
+        # The acknowledgement goes out now; a compaction this append triggered
+        # runs in the background and closing the store waits for it.
+        emit(args, _entry(entry), f"{entry.id} {entry.ts} {entry.entry_type}")
+        sys.stdout.flush()
     return 0
 
 

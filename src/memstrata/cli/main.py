@@ -40,6 +40,7 @@ COMMAND_MODULES = (
     "memstrata.cli.demo_cmd",
     "memstrata.cli.mcp_cmd",
     "memstrata.cli.hooks_cmd",
+    "memstrata.cli.maintain_cmd",
 )
 
 

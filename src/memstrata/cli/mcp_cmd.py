@@ -41,6 +41,9 @@ def run_mcp(args: argparse.Namespace) -> int:
             sys.stdout.write(f"{spec.name:<20} {flags:<12} {spec.description.splitlines()[0]}\n")
         return 0
     server = build_server(store, names)
+    from memstrata.lifecycle.maintain import start_maintenance
+
+    start_maintenance(store)  # seed 004 retention and archival, in the background
     if args.http:
         url = f"http://{args.host}:{args.port}/mcp"
         sys.stderr.write(

@@ -9,7 +9,7 @@
       rooms/<room>/channel.jsonl  per-room conversation (seed 000 layer 1)
       rooms/<room>/artifacts/     room artifacts (seed 000 layer 2)
       agents/<name>/
-        AGENT.md                  identity (seeds 002, 004)
+        AGENT.md | IDENTITY.md    identity (seeds 002, 004 / 003), first in every prompt
         memory/                   the agent's memory directory (seed 003 tools work here)
           CONTEXT.md | MEMORY.md  auto-loaded long-term memory (seeds 003 / 004)
           NOW.md | NOTES.md       hot state (seeds 002 / 001)
@@ -38,6 +38,7 @@ DEFAULT_HOME = ".memstrata"
 ALIASES: dict[str, tuple[str, ...]] = {
     "CONTEXT.md": ("CONTEXT.md", "MEMORY.md"),
     "NOW.md": ("NOW.md", "NOTES.md"),
+    "AGENT.md": ("AGENT.md", "IDENTITY.md"),  # seeds 002/004 / seed 003 (beside memory/)
 }
 
 
@@ -94,7 +95,12 @@ class Layout:
         return self.agent(agent) / "memory"
 
     def identity(self, agent: str) -> Path:
-        return self.agent(agent) / "AGENT.md"
+        """AGENT.md, or seed 003's IDENTITY.md when only that one exists."""
+        folder = self.agent(agent)
+        for name in ALIASES["AGENT.md"]:
+            if (folder / name).exists():
+                return folder / name
+        return folder / "AGENT.md"
 
     def aliased(self, agent: str, canonical: str) -> Path:
         """The existing file among a layer's names, else the canonical one."""

@@ -2,7 +2,10 @@
 
 The server registers the tools of `mcp.tools` (optionally a chosen subset:
 too many tools hurt agents), translating memstrata's typed errors into tool
-errors an agent can act on (`is_error` results carrying the message). Seed
+errors an agent can act on (`is_error` results carrying the message). With
+`[mcp] auto_log = true` every tool call also leaves a compact TOOL_USE entry in
+LOG.md (seed 002's "auto-logged for all tool executions"; not in agent-controlled
+mode). Seed
 003's switch `tools.memory.enabled = false` removes the five file tools while
 CONTEXT.md stays readable as the resource `memory://context`.
 
@@ -16,6 +19,8 @@ from __future__ import annotations
 import functools
 import hmac
 import inspect
+import sys
+import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import TYPE_CHECKING, Any
 
@@ -35,18 +40,40 @@ INSTRUCTIONS = (
 )
 
 
-def _guard(spec: ToolSpec) -> Callable[..., Any]:
+# Tools whose whole effect is a LOG entry: logging them again would only double it.
+NOT_AUTO_LOGGED = frozenset({"log_activity"})
+
+
+def _guard(spec: ToolSpec, log_to: Store | None = None) -> Callable[..., Any]:
+    """The tool as the server calls it: typed errors become tool errors; with `log_to`
+    (seed 002 auto-log, `[mcp] auto_log = true`) every call leaves a TOOL_USE entry."""
     from mcp.server.mcpserver.exceptions import ToolError
 
     @functools.wraps(spec.fn)
     def call(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
         try:
-            return spec.fn(*args, **kwargs)
+            result = spec.fn(*args, **kwargs)
         except MemstrataError as exc:
+            _auto_log(log_to, spec.name, kwargs, None, time.perf_counter() - start, exc)
             raise ToolError(f"{exc.code}: {exc}") from exc
+        _auto_log(log_to, spec.name, kwargs, result, time.perf_counter() - start, None)
+        return result
 
     call.__signature__ = inspect.signature(spec.fn)  # type: ignore[attr-defined]
     return call
+
+
+def _auto_log(store: Store | None, name: str, args: dict[str, Any], result: Any,
+              duration: float, error: BaseException | None) -> None:
+    if store is None or name in NOT_AUTO_LOGGED or store.principal.agent is None:
+        return
+    from memstrata.loop import log_tool
+
+    try:
+        log_tool(store, store.principal.agent, name, args, result, duration, error, via="mcp")
+    except (MemstrataError, OSError) as exc:  # the tool call itself succeeded or failed already
+        sys.stderr.write(f"memstrata: could not auto-log {name}: {exc}\n")
 
 
 def select_tools(store: Store, names: list[str] | None) -> list[ToolSpec]:
@@ -70,9 +97,10 @@ def build_server(store: Store, tools: list[str] | None = None) -> MCPServer:
     from mcp.types import ToolAnnotations
 
     server: MCPServer = MCPServer(name="memstrata", instructions=INSTRUCTIONS, log_level="WARNING")
+    auto_log = store if store.config.mcp_auto_log and store.config.automatic_writes else None
     for spec in select_tools(store, tools):
         server.add_tool(
-            _guard(spec), name=spec.name, description=spec.description,
+            _guard(spec, auto_log), name=spec.name, description=spec.description,
             annotations=ToolAnnotations(read_only_hint=spec.read_only,
                                         destructive_hint=spec.destructive,
                                         idempotent_hint=spec.idempotent,

@@ -1,0 +1,128 @@
+"""Scheduled upkeep (seed 004): session retention, task archival, LOG over its limits.
+
+    memstrata maintain            # once, by hand or from cron
+    memstrata mcp                 # the server runs it in the background when it starts
+
+For each agent the principal may write (all of them for an admin):
+
+* sessions idle longer than `[sessions] retention_days` move to the archive
+  (`lifecycle.retention`);
+* a milestone whose tasks are all done or cancelled (at least one done) is
+  archived: its tasks move from tasks.json to `archive/tasks-<milestone>-<stamp>.json`
+  (written durably first, so a crash leaves a duplicate, never a loss) - seed 004
+  "Tasks ... Archived: After milestone completion";
+* LOG.md is compacted if it is over its limits (normally the append trigger did it).
+
+One agent's failure is reported in its row and does not stop the others.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from memstrata.errors import MemstrataError
+from memstrata.lifecycle.compaction import stamp
+from memstrata.lifecycle.splice import durable_copy
+from memstrata.model import iso, now_ts
+
+if TYPE_CHECKING:
+    from memstrata.store import Store
+
+CLOSED = ("done", "cancelled")
+
+
+@dataclass
+class AgentUpkeep:
+    agent: str
+    sessions_archived: list[str] = field(default_factory=list)
+    milestones_archived: list[str] = field(default_factory=list)
+    log_compacted: bool = False
+    problems: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:40] or "milestone"
+
+
+def completed_milestones(tasks: list[dict[str, Any]]) -> list[str]:
+    """Milestones whose every task is closed and at least one is done."""
+    by: dict[str, list[str]] = {}
+    for t in tasks:
+        if t.get("milestone"):
+            by.setdefault(str(t["milestone"]), []).append(str(t.get("status")))
+    return [m for m, statuses in by.items()
+            if all(s in CLOSED for s in statuses) and "done" in statuses]
+
+
+def archive_completed_milestones(store: Store, agent: str) -> list[str]:
+    """Move the tasks of completed milestones out of tasks.json into the archive."""
+    tasks = store.agent(agent).tasks
+    store.gate.check("write", "task", agent)
+    if not tasks.path.exists():
+        return []
+    done: list[str] = []
+    with store.editing(tasks.spec()) as commit:
+        rows = tasks._load()
+        milestones = completed_milestones(rows)
+        if not milestones:
+            return []
+        when = now_ts()
+        for milestone in milestones:
+            moving = [t for t in rows if str(t.get("milestone")) == milestone]
+            dest = store.layout.archive_dir(agent) / f"tasks-{_slug(milestone)}-{stamp(when)}.json"
+            body = {"milestone": milestone, "archived_at": iso(when), "tasks": moving}
+            durable_copy((json.dumps(body, indent=2, ensure_ascii=False) + "\n").encode(), dest)
+            done.append(milestone)
+        rows = [t for t in rows if str(t.get("milestone")) not in milestones]
+        tasks._save(commit, rows)
+    for milestone in done:
+        store.events.emit("memory:write", {"type": "task", "path": store.rel(tasks.path),
+                                           "delta": 0, "archived_milestone": milestone})
+    return done
+
+
+def maintain_agent(store: Store, agent: str) -> AgentUpkeep:
+    from memstrata.lifecycle.compaction import compact_log
+    from memstrata.lifecycle.retention import archive_old_sessions
+
+    row = AgentUpkeep(agent)
+
+    def sessions() -> None:
+        row.sessions_archived.extend(s.id for s in archive_old_sessions(store, agent))
+
+    def tasks() -> None:
+        row.milestones_archived.extend(archive_completed_milestones(store, agent))
+
+    def log() -> None:
+        row.log_compacted = compact_log(store, agent, wait=0).compacted
+
+    for name, step in (("sessions", sessions), ("tasks", tasks), ("log", log)):
+        try:
+            step()
+        except (MemstrataError, OSError) as exc:
+            row.problems.append(f"{name}: {exc}")
+    return row
+
+
+def maintain(store: Store, agents: list[str] | None = None) -> list[AgentUpkeep]:
+    """Run the upkeep for `agents` (default: the store's own agent, or every agent for an admin)."""
+    if agents is None:
+        own = store.principal.agent
+        agents = store.agents() if store.principal.role == "admin" else [own] if own else []
+        if own and own not in agents and store.layout.agent(own).exists():
+            agents.append(own)
+    return [maintain_agent(store, a) for a in agents
+            if store.gate.allows("write", "log", a)]
+
+
+def start_maintenance(store: Store) -> bool:
+    """Run `maintain` in the background (server start); nothing in agent-controlled mode."""
+    if not store.config.automatic_writes:
+        return False
+    return store.after_ack("maintain", lambda: maintain(store))

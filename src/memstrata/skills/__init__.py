@@ -1,0 +1,37 @@
+"""Seed 002's five memory skills, each in the AgentOS skill shape (`SKILL_METADATA` + `execute`).
+
+    from memstrata.skills import update_status, save_fact, recall_memory
+
+    update_status(agent_name="finn", new_status="Analyzing portfolio data",
+                  next_steps=["Load CSV", "Calculate returns", "Generate report"])
+    save_fact(agent_name="finn", key="preferred_currency", value="USD", category="preference")
+    memories = recall_memory(agent_name="finn", query="stocks the user asked about", n_results=3)
+
+Each skill lives in `memstrata.skills.scripts.<name>` (seed 002's
+`core/skills/memory/scripts/<name>.py`) and opens the agent's memory for the
+call (`home=` or `$MEMSTRATA_HOME`), so it can run from any process. Results are
+plain JSON-ready values. `SKILLS` maps each name to its metadata.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memstrata.skills.scripts import get_fact as _get_fact
+from memstrata.skills.scripts import log_activity as _log_activity
+from memstrata.skills.scripts import recall_memory as _recall_memory
+from memstrata.skills.scripts import save_fact as _save_fact
+from memstrata.skills.scripts import update_status as _update_status
+
+update_status = _update_status.execute
+log_activity = _log_activity.execute
+recall_memory = _recall_memory.execute
+save_fact = _save_fact.execute
+get_fact = _get_fact.execute
+
+SKILLS: dict[str, dict[str, Any]] = {
+    m.SKILL_METADATA["name"]: m.SKILL_METADATA
+    for m in (_update_status, _log_activity, _recall_memory, _save_fact, _get_fact)
+}
+
+__all__ = ["SKILLS", "get_fact", "log_activity", "recall_memory", "save_fact", "update_status"]

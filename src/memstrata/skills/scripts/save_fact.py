@@ -1,0 +1,30 @@
+"""Skill `save_fact`: store a key/value user fact (seed 002 `user_facts`)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+SKILL_METADATA: dict[str, Any] = {
+    "name": "save_fact",
+    "description": "Store a user fact or preference (category: general, preference, personal, config).",
+    "parameters": {
+        "agent_name": {"type": "string", "required": True},
+        "key": {"type": "string", "required": True},
+        "value": {"type": "string", "required": True},
+        "category": {"type": "string", "required": False, "default": "general"},
+    },
+    "memory_layer": "cold",
+}
+
+
+def execute(
+    agent_name: str, key: str, value: str, category: str = "general",
+    *, home: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:
+    """Create or update the fact `key`."""
+    from memstrata.manager import MemoryManager
+
+    with MemoryManager(agent_name, home) as m:
+        m.save_fact(key, value, category)
+        return {"ok": True, "key": key, "value": value, "category": category}
