@@ -102,6 +102,7 @@ class Store:
         self._vector_indexes: dict[str, VectorIndex] = {}
         self._jobs: dict[str, threading.Thread] = {}
         self._jobs_guard = threading.Lock()
+        self._rerun: set[str] = set()
         self.background_errors: list[tuple[str, BaseException]] = []
         if sync:
             self.sync()
@@ -139,24 +140,31 @@ class Store:
 
         Triggered maintenance (LOG compaction, transcript flush) must never slow
         down or fail the acknowledged write that crossed a limit. At most one job
-        per `key` runs at a time: a request while one runs is dropped (the running
-        job reads the same files). A job's exception is logged and kept in
-        `background_errors`, never raised to a writer. `close()` waits for every job.
+        per `key` runs at a time: a request while it runs makes it run once more
+        when it ends (the files may have grown past the limit again meanwhile).
+        A job's exception is logged and kept in `background_errors`, never raised
+        to a writer. `close()` waits for every job.
 
         Returns:
-            True if the job was started, False if one with this key is running.
+            True if a job was started, False if the running one will run again.
         """
         with self._jobs_guard:
             running = self._jobs.get(key)
             if running is not None and running.is_alive():
+                self._rerun.add(key)
                 return False
 
             def run() -> None:
-                try:
-                    job()
-                except Exception as exc:  # reported, never raised to the writer
-                    self.background_errors.append((key, exc))
-                    logging.getLogger("memstrata").warning("memstrata: %s failed: %s", key, exc)
+                while True:
+                    try:
+                        job()
+                    except Exception as exc:  # reported, never raised to the writer
+                        self.background_errors.append((key, exc))
+                        logging.getLogger("memstrata").warning("memstrata: %s failed: %s", key, exc)
+                    with self._jobs_guard:
+                        if key not in self._rerun:
+                            return
+                        self._rerun.discard(key)
 
             thread = threading.Thread(target=run, name=f"memstrata {key}")
             self._jobs[key] = thread

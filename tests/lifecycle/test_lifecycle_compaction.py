@@ -207,7 +207,10 @@ def test_concurrent_appends_survive_slow_compaction(store: Store, tmp_path: Path
         rec = compact_log(store, "finn", force=True, summarizer=SlowSummarizer(1.5))
         time.sleep(0.3)  # appends after the rewrite too
         stop.touch()
-        out, _ = writer.communicate(timeout=30)
+        # Through the same buffered reader: communicate(timeout=...) reads the raw pipe and
+        # would miss acknowledgements readline() already buffered.
+        out = writer.stdout.read()
+        writer.wait(timeout=30)
     finally:
         stop.touch()
         if writer.poll() is None:

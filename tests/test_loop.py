@@ -1,0 +1,152 @@
+"""Seed 002's engine integration (`memstrata.loop`): the "Automatic" list around one agent turn.
+
+Also the seed's Amnesia test through the loop API with a real process SIGKILLed mid-task,
+seed 003's agent-controlled mode, and seed 001's "ignore memory" for one turn.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memstrata import MemoryManager, Store
+from memstrata.lifecycle.anneal import RECOVERY_STATUS
+from memstrata.loop import AgentLoop, describe_tool
+
+
+class ToolCrashed(RuntimeError):
+    pass
+
+
+def _mode(home: Path, mode: str) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(f'[memory]\nmode = "{mode}"\n')
+
+
+def test_seed002_turn_writes_exactly_the_automatic_entries(home: Path) -> None:
+    m = MemoryManager("finn", home)
+    m.save_fact("preferred_currency", "USD", "preference")
+    before = len(m.read_log(100))
+    big = {"rows": list(range(5000))}
+    with AgentLoop(m).turn("Analyse the portfolio and report returns") as turn:
+        prompt = turn.before_llm_call()
+        assert "preferred_currency" in prompt  # facts are read before the call
+        turn.tool_executed("load_csv", {"path": "prices.csv"}, big, duration=0.25)
+        turn.tool_executed("calculate_returns", {"window": 30}, {"ok": True, "value": 0.07})
+        turn.final_response("Returns over 30 days: 7%")
+    log = m.read_log(100)[before:]
+    assert [(e["entry_type"], e["metadata"].get("event") or e["metadata"].get("tool")) for e in log] == [
+        ("USER_FEEDBACK", "user_intent"), ("TOOL_USE", "load_csv"),
+        ("TOOL_USE", "calculate_returns"), ("SYSTEM", "final_response")]
+    assert log[0]["content"] == "Analyse the portfolio and report returns"
+    tool = log[1]
+    assert tool["content"].startswith('load_csv(path="prices.csv") -> ok, ')
+    assert tool["metadata"]["result_chars"] == len(json.dumps(big)) and "4999" not in tool["content"]
+    assert tool["metadata"]["duration_s"] == 0.25
+    assert log[3]["content"] == "Final response: Returns over 30 days: 7%"
+    now = m.memory.now.state()
+    assert now.objective == "Task complete: Analyse the portfolio and report returns"
+    assert now.next_steps == ()
+    m.close()
+
+
+def test_seed002_before_llm_call_reads_now_and_log_fresh_each_call(home: Path) -> None:
+    with AgentLoop.open("finn", home) as loop, loop.turn("Fix the parser") as turn:
+        first = turn.before_llm_call()
+        with Store(home, agent="finn") as other:  # another process's write between two calls
+            other.agent().now.update("Parser fixed; write the changelog", ["changelog"])
+            other.agent().log.append("THOUGHT", "the tokenizer drops trailing commas")
+        second = turn.before_llm_call()
+    assert "Parser fixed" not in first
+    assert "Parser fixed; write the changelog" in second
+    assert "the tokenizer drops trailing commas" in second
+
+
+def test_seed001_ignore_memory_turn_reads_nothing(home: Path) -> None:
+    m = MemoryManager("finn", home)
+    m.update_now("Secret objective about the merger", [])
+    m.save_fact("api_key", "12345")
+    with m.turn("No memory please, ignore memory: summarise this paragraph") as turn:
+        assert turn.ignore_memory
+        text = turn.before_llm_call()
+    assert "Secret objective" not in text and "12345" not in text
+    assert "ignored for this turn" in text
+    with m.turn("And now the merger status?") as turn:  # the override does not persist
+        text = turn.before_llm_call()
+    assert "12345" in text and "Task complete: No memory please" in text
+    m.close()
+
+
+def test_seed002_turn_self_anneals_on_error(home: Path) -> None:
+    m = MemoryManager("finn", home)
+    m.update_now("Load the quarterly data", ["Load CSV"])
+    with pytest.raises(ToolCrashed, match="disk quota"), m.turn("Load the quarterly data") as turn:
+        turn.tool_executed("load_csv", {"path": "q3.csv"}, None, error="disk quota exceeded")
+        raise ToolCrashed("disk quota exceeded")
+    log = m.read_log(10)
+    assert [e["entry_type"] for e in log[-3:]] == ["USER_FEEDBACK", "TOOL_USE", "ERROR"]
+    assert log[-2]["metadata"]["outcome"] == "error"
+    assert "Traceback" in log[-1]["metadata"]["traceback"]
+    state = m.memory.now.state()
+    assert state.objective == RECOVERY_STATUS  # not "task complete"
+    assert any("Load the quarterly data" in b for b in state.blockers)
+    m.close()
+
+
+def test_seed003_agent_controlled_turn_writes_nothing(home: Path) -> None:
+    _mode(home, "agent-controlled")
+    m = MemoryManager("finn", home)
+    m.update_now("Agent's own objective", ["step"])  # the agent itself may always write
+    files = sorted((home / "agents" / "finn").rglob("*"))
+    snapshot = {p: p.read_bytes() for p in files if p.is_file()}
+    with pytest.raises(ToolCrashed), m.turn("Do the thing") as turn:
+        assert "Agent's own objective" in turn.before_llm_call()
+        turn.tool_executed("grep", {"pattern": "x"}, "match")
+        turn.final_response("done")
+        raise ToolCrashed("no anneal either")
+    with m.turn("Do the next thing") as turn:
+        turn.final_response("done")
+    assert {p: p.read_bytes() for p in files if p.is_file()} == snapshot
+    assert sorted((home / "agents" / "finn").rglob("*")) == files
+    m.close()
+
+
+def test_describe_tool_keeps_parameters_small() -> None:
+    content, meta = describe_tool("Write", {"file_path": "a.py", "content": "x" * 10_000,
+                                            "mode": 420, "flag": True}, {"success": False}, 1.5)
+    assert content == 'Write(file_path="a.py", content="<10000 chars>", mode=420, flag=true) -> error, 18 chars in 1.50s'
+    assert meta["outcome"] == "error" and meta["args"]["content"] == "<10000 chars>"
+
+
+def test_seed002_amnesia_sigkill_mid_task_then_resume(home: Path) -> None:
+    """Start a task, let the research step finish, kill -9 the process, restart, "Continue"."""
+    worker = str(Path(__file__).with_name("loop_worker.py"))
+    proc = subprocess.Popen([sys.executable, worker, str(home), "finn", "work"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "RESEARCH_DONE"  # acknowledged, not slept on
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == -signal.SIGKILL
+    out = subprocess.run([sys.executable, worker, str(home), "finn", "resume"],
+                         capture_output=True, text=True, timeout=60, check=True)
+    seen = json.loads(out.stdout)
+    # The new process read NOW.md before its first LLM call and sees research done, outline next.
+    assert "Outline the blog post on Python decorators" in seen["context"]
+    assert "research done" in seen["context"]
+    assert "web_search" in seen["context"]  # the research step is in the LOG it read
+    assert seen["next_steps"] == ["Write the outline from the research notes"]
+    with Store(home, agent="finn") as s:
+        entries = s.agent().log.entries()
+        assert [e.content for e in entries if e.entry_type == "USER_FEEDBACK"] == [
+            "Research Python decorators and outline a blog post", "Continue"]
+        assert s.agent().now.state().objective == "Task complete: Continue"
