@@ -34,7 +34,14 @@ def test_seed002_update_now_status_and_next_steps_keywords(home: Path) -> None:
 
 
 def test_seed002_five_skills_take_agent_name(home: Path) -> None:
-    from memstrata.skills import SKILLS, get_fact, log_activity, recall_memory, save_fact, update_status
+    from memstrata.skills import (
+        SKILLS,
+        get_fact,
+        log_activity,
+        recall_memory,
+        save_fact,
+        update_status,
+    )
     from memstrata.skills.scripts.update_status import SKILL_METADATA, execute
 
     assert execute is update_status and SKILL_METADATA["name"] == "update_status"

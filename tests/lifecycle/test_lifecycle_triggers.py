@@ -17,8 +17,8 @@ import pytest
 
 from memstrata import IndexError_, Store
 from memstrata.layers.log import parse_log
-from memstrata.lifecycle import compaction_history
 from memstrata.lifecycle import compaction as compaction_module
+from memstrata.lifecycle import compaction_history
 
 
 class GateSummarizer:

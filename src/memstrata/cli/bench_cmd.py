@@ -1,4 +1,4 @@
-"""`memstrata bench ops | search | locomo`."""
+"""`memstrata bench ops | search | locomo | append`."""
 
 from __future__ import annotations
 
@@ -25,6 +25,9 @@ def register(sub: Any) -> None:
     loc.add_argument("--mode", default="lexical", choices=("lexical", "hybrid"))
     loc.add_argument("--no-baselines", action="store_true")
     loc.set_defaults(func=run_locomo)
+    app = bsub.add_parser("append", help="LOG append p50/p95 with the compaction trigger on vs off")
+    app.add_argument("--appends", type=int, default=2000, help="appends per side")
+    app.set_defaults(func=run_append)
 
 
 def run_ops(args: argparse.Namespace) -> int:
@@ -34,6 +37,15 @@ def run_ops(args: argparse.Namespace) -> int:
     sizes = tuple(int(x) for x in args.sizes.split(","))
     rows = run_ops(sizes, args.repeat, progress=_progress)
     emit(args, rows, format_table(rows))
+    return 0
+
+
+def run_append(args: argparse.Namespace) -> int:
+    from memstrata.bench.append import format_row, run_append
+    from memstrata.cli.main import emit
+
+    row = run_append(args.appends)
+    emit(args, row, format_row(row))
     return 0
 
 

@@ -21,6 +21,15 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run_mcp)
 
 
+def _report_upkeep(rows: list[Any]) -> None:
+    done = [f"{r.agent}: {len(r.sessions_archived)} session(s), "
+            f"{len(r.milestones_archived)} milestone(s) archived" for r in rows]
+    problems = [f"{r.agent}: {p}" for r in rows for p in r.problems]
+    sys.stderr.write(f"memstrata: upkeep done ({'; '.join(done) or 'no agents'})"
+                     + (f"; problems: {'; '.join(problems)}" if problems else "") + "\n")
+    sys.stderr.flush()
+
+
 def run_mcp(args: argparse.Namespace) -> int:
     try:
         from memstrata.mcp.server import build_server, select_tools, serve_http
@@ -43,7 +52,7 @@ def run_mcp(args: argparse.Namespace) -> int:
     server = build_server(store, names)
     from memstrata.lifecycle.maintain import start_maintenance
 
-    start_maintenance(store)  # seed 004 retention and archival, in the background
+    start_maintenance(store, _report_upkeep)  # seed 004 retention and archival, in the background
     if args.http:
         url = f"http://{args.host}:{args.port}/mcp"
         sys.stderr.write(

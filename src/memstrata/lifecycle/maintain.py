@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -121,8 +122,19 @@ def maintain(store: Store, agents: list[str] | None = None) -> list[AgentUpkeep]
             if store.gate.allows("write", "log", a)]
 
 
-def start_maintenance(store: Store) -> bool:
-    """Run `maintain` in the background (server start); nothing in agent-controlled mode."""
+def start_maintenance(
+    store: Store, report: Callable[[list[AgentUpkeep]], object] | None = None
+) -> bool:
+    """Run `maintain` in the background (server start), then `report` the rows.
+
+    Nothing runs in agent-controlled mode.
+    """
     if not store.config.automatic_writes:
         return False
-    return store.after_ack("maintain", lambda: maintain(store))
+
+    def job() -> None:
+        rows = maintain(store)
+        if report is not None:
+            report(rows)
+
+    return store.after_ack("maintain", job)
