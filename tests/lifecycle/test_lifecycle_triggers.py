@@ -169,7 +169,7 @@ def test_seed001_policy_summary_keeps_decision_and_constraint_drops_tool_output(
         "- Phase: implementation",
         "- Blocker: CI runner lacks Python 3.12",
         "- Decision: keep the index in WAL mode (approved by the user)",
-        "- Constraint: Safety constraint: never push to main without review",
+        "- Constraint: never push to main without review",
         "- Tool use: 200 call(s): pytest ×200 (4 error, 196 ok)",
     ]
     assert "PASSED" not in rec.summary and "test session starts" not in rec.summary

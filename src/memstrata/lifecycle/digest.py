@@ -227,8 +227,13 @@ def _dedupe(items: Iterable[str]) -> list[str]:
     return out
 
 
+_OWN_LABELS = {**{c: re.escape(label) for c, label in LABELS.items()},
+               "constraint": r"(?:safety constraint|safety|constraint)"}
+
+
 def _strip_label(category: str, text: str) -> str:
-    label = re.compile(_LEAD + LABELS[category] + _SEP, re.I)
+    """'Decision: x' -> 'x' under the Decision bullet (other labels, like 'Warning:', stay)."""
+    label = re.compile(_LEAD + _OWN_LABELS[category] + _SEP, re.I)
     return label.sub("", text, count=1).strip() or text
 
 
