@@ -101,6 +101,7 @@ def test_seed002_turn_self_anneals_on_error(home: Path) -> None:
 def test_seed003_agent_controlled_turn_writes_nothing(home: Path) -> None:
     _mode(home, "agent-controlled")
     m = MemoryManager("finn", home)
+    assert not m.memory.now.exists() and not m.memory.log.path.exists()  # a blank slate
     m.update_now("Agent's own objective", ["step"])  # the agent itself may always write
     files = sorted((home / "agents" / "finn").rglob("*"))
     snapshot = {p: p.read_bytes() for p in files if p.is_file()}

@@ -46,7 +46,10 @@ class MemoryManager:
         self._ensure_files()
 
     def _ensure_files(self) -> None:
-        # Seed 002: initialising creates NOW.md with default content and LOG.md with a header.
+        # Seed 002: initialising creates NOW.md with default content and LOG.md with a header
+        # (not in seed 003's agent-controlled mode: a fresh agent starts with a blank slate).
+        if not self.store.config.automatic_writes:
+            return
         if not self.memory.now.exists() and self.store.gate.allows("write", "now", self.agent_name):
             self.memory.now.update("No active objective yet", [])
         if not self.memory.log.path.exists() and self.store.gate.allows("write", "log", self.agent_name):
