@@ -81,7 +81,9 @@ def test_a_failing_trigger_never_fails_the_acknowledged_append(
     def broken(*a: object) -> None:
         raise IndexError_("index unreadable")
 
-    monkeypatch.setattr(compaction_module, "needs_compaction", broken)
+    from memstrata.lifecycle import triggers
+
+    monkeypatch.setattr(triggers, "needs_compaction", broken)
     entry = store.agent("finn").log.append("THOUGHT", "still stored")
     assert _ids(store.agent("finn").log.path) == [entry.id]
     assert [k for k, _ in store.background_errors] == ["after_log_append"]

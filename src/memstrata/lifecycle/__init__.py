@@ -11,31 +11,48 @@
 
 Everything here works through the store's two write doors and the layer
 handles; summaries and extraction use `memstrata.llm` (deterministic by default).
+Names are loaded on first use: a LOG append imports only the trigger it needs.
+
+    triggers            compaction / flush after an acknowledged append (seeds 002, 004)
+    digest              seed 001's compaction policy as deterministic bullets
+    flush               pre-compaction flush of durable items to CONTEXT.md (seed 004)
+    maintain            retention, milestone archival, LOG upkeep (`memstrata maintain`)
 """
 
-from memstrata.lifecycle.anneal import annealing, record_error
-from memstrata.lifecycle.compaction import (
-    CompactionRecord,
-    compact_log,
-    compaction_history,
-    needs_compaction,
-)
-from memstrata.lifecycle.extraction import ExtractReport, extract_items
-from memstrata.lifecycle.hygiene import AuditFinding, AuditReport, PruneReport, audit, prune
-from memstrata.lifecycle.promotion import (
-    classify_fact,
-    promote_fact,
-    promote_scratch,
-    save_exclusion,
-)
-from memstrata.lifecycle.retention import archive_old_sessions
-from memstrata.lifecycle.session_compaction import (
-    SessionCompaction,
-    compact_session,
-    context_view,
-    session_context_view,
-)
-from memstrata.lifecycle.verify import Finding, flag_stale, recall_verified, verify_citations
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_WHERE: dict[str, str] = {
+    "AuditFinding": "memstrata.lifecycle.hygiene",
+    "AuditReport": "memstrata.lifecycle.hygiene",
+    "CompactionRecord": "memstrata.lifecycle.compaction",
+    "ExtractReport": "memstrata.lifecycle.extraction",
+    "Finding": "memstrata.lifecycle.verify",
+    "PruneReport": "memstrata.lifecycle.hygiene",
+    "SessionCompaction": "memstrata.lifecycle.session_compaction",
+    "annealing": "memstrata.lifecycle.anneal",
+    "archive_old_sessions": "memstrata.lifecycle.retention",
+    "audit": "memstrata.lifecycle.hygiene",
+    "classify_fact": "memstrata.lifecycle.promotion",
+    "compact_log": "memstrata.lifecycle.compaction",
+    "compact_session": "memstrata.lifecycle.session_compaction",
+    "compaction_history": "memstrata.lifecycle.compaction",
+    "context_view": "memstrata.lifecycle.session_compaction",
+    "extract_items": "memstrata.lifecycle.extraction",
+    "flag_stale": "memstrata.lifecycle.verify",
+    "needs_compaction": "memstrata.lifecycle.triggers",
+    "promote_fact": "memstrata.lifecycle.promotion",
+    "promote_scratch": "memstrata.lifecycle.promotion",
+    "prune": "memstrata.lifecycle.hygiene",
+    "recall_verified": "memstrata.lifecycle.verify",
+    "record_error": "memstrata.lifecycle.anneal",
+    "save_exclusion": "memstrata.lifecycle.promotion",
+    "session_context_view": "memstrata.lifecycle.session_compaction",
+    "verify_citations": "memstrata.lifecycle.verify",
+}
+
 
 __all__ = [
     "AuditFinding",
@@ -65,3 +82,38 @@ __all__ = [
     "session_context_view",
     "verify_citations",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memstrata.lifecycle' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from memstrata.lifecycle.anneal import annealing, record_error
+    from memstrata.lifecycle.compaction import (
+        CompactionRecord,
+        compact_log,
+        compaction_history,
+    )
+    from memstrata.lifecycle.extraction import ExtractReport, extract_items
+    from memstrata.lifecycle.hygiene import AuditFinding, AuditReport, PruneReport, audit, prune
+    from memstrata.lifecycle.promotion import (
+        classify_fact,
+        promote_fact,
+        promote_scratch,
+        save_exclusion,
+    )
+    from memstrata.lifecycle.retention import archive_old_sessions
+    from memstrata.lifecycle.session_compaction import (
+        SessionCompaction,
+        compact_session,
+        context_view,
+        session_context_view,
+    )
+    from memstrata.lifecycle.triggers import needs_compaction
+    from memstrata.lifecycle.verify import Finding, flag_stale, recall_verified, verify_citations

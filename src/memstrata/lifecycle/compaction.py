@@ -39,6 +39,7 @@ from memstrata.layers.log import LOG_HEADER, MAX_CONTENT_BYTES, encode_entry, pa
 from memstrata.lifecycle.digest import digest, log_records
 from memstrata.lifecycle.providers import default_summarizer, usage_delta, usage_snapshot
 from memstrata.lifecycle.splice import durable_copy, splice, take_snapshot
+from memstrata.lifecycle.triggers import needs_compaction
 from memstrata.model import LogEntry, iso, now_ts
 
 if TYPE_CHECKING:
@@ -67,18 +68,6 @@ class CompactionRecord:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-def needs_compaction(store: Store, agent: str) -> str | None:
-    """Why LOG.md should be compacted now, or None."""
-    log = store.agent(agent).log
-    size = log.size()
-    if size > store.config.log_compact_bytes:
-        return f"LOG.md is {size} bytes (> {store.config.log_compact_bytes})"
-    count = log.count()
-    if count > store.config.log_compact_entries:
-        return f"LOG.md has {count} entries (> {store.config.log_compact_entries})"
-    return None
 
 
 def stamp(ts: float) -> str:

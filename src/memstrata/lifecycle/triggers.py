@@ -45,17 +45,33 @@ def _never_raises(check: Callable[..., bool]) -> Callable[..., bool]:
     return guarded
 
 
+def needs_compaction(store: Store, agent: str) -> str | None:
+    """Why LOG.md should be compacted now (seed 002: over 50 KB or 100 entries), or None."""
+    log = store.agent(agent).log
+    size = log.size()
+    if size > store.config.log_compact_bytes:
+        return f"LOG.md is {size} bytes (> {store.config.log_compact_bytes})"
+    count = log.count()
+    if count > store.config.log_compact_entries:
+        return f"LOG.md has {count} entries (> {store.config.log_compact_entries})"
+    return None
+
+
 @_never_raises
 def after_log_append(store: Store, agent: str) -> bool:
     """Start a LOG compaction in the background if `agent`'s LOG.md is over a limit."""
     config = store.config
     if not (config.automatic_writes and config.log_auto_compact):
         return False
-    from memstrata.lifecycle.compaction import compact_log, needs_compaction
-
     if needs_compaction(store, agent) is None:
         return False
-    return store.after_ack(f"compact-log:{agent}", lambda: compact_log(store, agent, wait=0))
+
+    def job() -> None:
+        from memstrata.lifecycle.compaction import compact_log  # imported only when needed
+
+        compact_log(store, agent, wait=0)
+
+    return store.after_ack(f"compact-log:{agent}", job)
 
 
 def session_token_floor(store: Store) -> int:
