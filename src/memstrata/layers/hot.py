@@ -6,7 +6,8 @@
 * `Context`: `CONTEXT.md` (seed 003) also known as `MEMORY.md` (seed 004): the
   long-term memory auto-loaded into the system prompt, capped at
   `memory.max_chars`.
-* `Identity`: `AGENT.md`, who the agent is (seeds 002, 004).
+* `Identity`: `AGENT.md` (seeds 002, 004) or `IDENTITY.md` (seed 003), who the
+  agent is: the first section of every prompt.
 """
 
 from __future__ import annotations
@@ -179,7 +180,7 @@ class Context(MarkdownLayer):
 
 
 class Identity(MarkdownLayer):
-    """AGENT.md: identity, rules and capabilities."""
+    """AGENT.md (or seed 003's IDENTITY.md): identity, rules and capabilities."""
 
     layer = "identity"
 
