@@ -126,8 +126,9 @@ def describe_tool(
 
 
 def writes_allowed(store: Store) -> bool:
-    """False in agent-controlled mode: the harness writes nothing on the agent's behalf."""
-    return store.config.automatic_writes
+    """False in agent-controlled mode (the harness writes nothing on the agent's behalf)
+    and for a skill agent (seed 004: stateless, it writes no memory)."""
+    return store.config.automatic_writes and store.principal.role != "skill"
 
 
 def log_intent(store: Store, agent: str, message: str, **meta: Any) -> LogEntry | None:
