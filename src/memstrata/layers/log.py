@@ -294,6 +294,9 @@ class Log(Layer):
         data = encode_entry(entry)
         self.store.append(self.spec(), data, blank_line=True)
         self._write_event(self.path, len(data))
+        from memstrata.lifecycle.triggers import after_log_append
+
+        after_log_append(self.store, self.owner or "")  # compaction, after this ack
         return entry
 
     def _ensure_header(self) -> None:
