@@ -54,8 +54,7 @@ def transcript_tokens(messages: list[SessionMessage]) -> int:
 
 
 def _session_row(store: Store, agent: str, sid: str) -> dict[str, Any]:
-    rows = store.agent(agent).sessions._load_index()
-    return next((r for r in rows if r.get("id") == sid), {})
+    return store.agent(agent).sessions._read_index().find(sid) or {}
 
 
 def _merge(existing: str, sid: str, items: list[str], limit: int) -> tuple[str, list[str]]:

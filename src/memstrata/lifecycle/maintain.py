@@ -69,19 +69,19 @@ def archive_completed_milestones(store: Store, agent: str) -> list[str]:
         return []
     done: list[str] = []
     with store.editing(tasks.spec()) as commit:
-        rows = tasks._load()
-        milestones = completed_milestones(rows)
+        doc = tasks._load()  # every entry kept, the ones not understood included
+        milestones = completed_milestones(doc.records())
         if not milestones:
             return []
         when = now_ts()
         for milestone in milestones:
-            moving = [t for t in rows if str(t.get("milestone")) == milestone]
+            moving = [t for t in doc.records() if str(t.get("milestone")) == milestone]
             dest = store.layout.archive_dir(agent) / f"tasks-{_slug(milestone)}-{stamp(when)}.json"
             body = {"milestone": milestone, "archived_at": iso(when), "tasks": moving}
             durable_copy((json.dumps(body, indent=2, ensure_ascii=False) + "\n").encode(), dest)
             done.append(milestone)
-        rows = [t for t in rows if str(t.get("milestone")) not in milestones]
-        tasks._save(commit, rows)
+        doc.remove(lambda t: str(t.get("milestone")) in milestones)
+        commit(doc.dumps())
     for milestone in done:
         store.events.emit("memory:write", {"type": "task", "path": store.rel(tasks.path),
                                            "delta": 0, "archived_milestone": milestone})
