@@ -197,7 +197,10 @@ def test_messages_appended_during_compaction_are_kept(store: Store, tmp_path: Pa
         acked = [writer.stdout.readline().strip() for _ in range(3)]
         res = compact_session(store, "finn", "live", keep_recent=3, summarizer=_Slow())
         stop.touch()
-        out, _ = writer.communicate(timeout=30)
+        # Through the same buffered reader: communicate(timeout=...) reads the raw pipe and
+        # would miss acknowledgements readline() already buffered.
+        out = writer.stdout.read()
+        writer.wait(timeout=30)
     finally:
         stop.touch()
         if writer.poll() is None:
@@ -209,5 +212,8 @@ def test_messages_appended_during_compaction_are_kept(store: Store, tmp_path: Pa
     assert live[0] != before[0] and store.agent("finn").sessions.messages("live")[0].role == "summary"
     for mid in before + acked:
         assert mid in live or mid in archived
-    assert all(live.count(m) == 1 for m in acked)
+    # An acked message the snapshot caught may be summarised (then it is only in the archive,
+    # which holds the whole snapshot); none is ever twice in the transcript, and every one
+    # that arrived after the snapshot is in it.
+    assert all(live.count(m) <= 1 for m in acked)
     assert set(acked) - set(archived) <= set(live)
