@@ -51,7 +51,8 @@ def test_filters_and_filtered_views(ledger_store: Store) -> None:
 
 def test_superseded_never_comes_back_unless_asked(ledger_store: Store) -> None:
     old = ledger_store.ledger.query(kind="decision")[0]
-    ledger_store.ledger.publish("decision", "Switched from bcrypt to argon2 hashing", supersedes=old.id)
+    with Store(ledger_store.home, agent="architect", room="room-038") as own_room:
+        own_room.ledger.publish("decision", "Switched from bcrypt to argon2 hashing", supersedes=old.id)
     titles = [h.title for h in ledger_store.search("bcrypt hashing")]
     assert "Chose bcrypt for password hashing" not in titles
     assert all(e.id != old.id for e in ledger_store.ledger.query())

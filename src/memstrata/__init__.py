@@ -14,9 +14,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _ERRORS = (
-    "AlreadyExists", "Conflict", "EntryTooLarge", "IndexError_", "InvalidInput", "LockTimeout",
+    "AlreadyExists", "AlreadySuperseded", "Conflict", "EntryTooLarge", "IndexError_", "InvalidInput", "LockTimeout",
     "MalformedInput", "MemstrataError", "NotFound", "NotUnique", "PathOutsideStore",
-    "ProviderError", "Refused", "ReservedFile", "ScopeDenied", "StaleWrite", "UnknownKind",
+    "ProviderError", "Refused", "ReservedFile", "ScopeDenied", "StaleWrite", "SupersedeDenied", "UnknownKind",
     "UnknownLayer", "UnknownSupersedes",
 )
 _WHERE: dict[str, str] = {
@@ -31,6 +31,7 @@ _WHERE: dict[str, str] = {
 
 __all__ = [
     "AlreadyExists",
+    "AlreadySuperseded",
     "Conflict",
     "EntryTooLarge",
     "Fact",
@@ -55,6 +56,7 @@ __all__ = [
     "SessionMessage",
     "StaleWrite",
     "Store",
+    "SupersedeDenied",
     "Task",
     "UnknownKind",
     "UnknownLayer",
@@ -78,6 +80,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover
     from memstrata.errors import (
         AlreadyExists,
+        AlreadySuperseded,
         Conflict,
         EntryTooLarge,
         IndexError_,
@@ -93,6 +96,7 @@ if TYPE_CHECKING:  # pragma: no cover
         ReservedFile,
         ScopeDenied,
         StaleWrite,
+        SupersedeDenied,
         UnknownKind,
         UnknownLayer,
         UnknownSupersedes,

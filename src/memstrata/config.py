@@ -145,6 +145,8 @@ SETTINGS: tuple[Setting, ...] = (
             "agents with the admin role (read and write all memory)"),
     Setting("roles", "skill", "skills", (), _names,
             "agents with the skill role (no memory access; context is passed to them)"),
+    Setting("roles", "project", "projects", (), _names,
+            "known project agents (the default role; naming them makes typos an error)"),
     Setting("log", "compact_bytes", "log_compact_bytes", 50 * 1024, _int(1),
             "compact LOG.md when it grows past this many bytes (seed 002: 50 KB)"),
     Setting("log", "compact_entries", "log_compact_entries", 100, _int(1),
@@ -205,6 +207,7 @@ class Config:
     bounds: Bounds = field(default_factory=Bounds)
     admins: tuple[str, ...] = ()
     skills: tuple[str, ...] = ()
+    projects: tuple[str, ...] = ()
     log_compact_bytes: int = 50 * 1024
     log_compact_entries: int = 100
     session_retention_days: int = 30
@@ -250,6 +253,11 @@ class Config:
         if layer == "ledger":
             return self.half_lives.get(kind or "")
         return self.layer_half_lives.get(layer)
+
+    @property
+    def configured_agents(self) -> frozenset[str]:
+        """Every agent named in `[roles]`."""
+        return frozenset((*self.admins, *self.skills, *self.projects))
 
     def role_of(self, agent: str | None) -> str:
         if agent is None:

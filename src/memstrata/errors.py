@@ -13,8 +13,10 @@
     ├── Conflict                  the thing changed under you
     │   ├── NotUnique             replace target matches 0 or 2+ times
     │   ├── AlreadyExists         create-only target exists
-    │   └── StaleWrite            expected-content check failed
+    │   ├── StaleWrite            expected-content check failed
+    │   └── AlreadySuperseded     the ledger entry already has a successor (supersede its head)
     ├── ScopeDenied               the principal may not read/write that memory
+    │   └── SupersedeDenied       the entry belongs to another room or to an admin
     ├── Refused                   a policy refused the write (save exclusions, ...)
     ├── IndexError_               the derived index cannot be used (rebuild it)
     ├── ProviderError             an embedder / LLM provider failed (timeout, bad reply)
@@ -85,8 +87,24 @@ class StaleWrite(Conflict):
     code = "stale_write"
 
 
+class AlreadySuperseded(Conflict):
+    """The entry already has a successor; there is never more than one live successor."""
+
+    code = "already_superseded"
+
+    def __init__(self, message: str, head: str | None = None) -> None:
+        super().__init__(message)
+        self.head = head
+
+
 class ScopeDenied(MemstrataError, PermissionError):
     code = "scope_denied"
+
+
+class SupersedeDenied(ScopeDenied):
+    """A room may not erase another room's (or an admin's) ledger entry."""
+
+    code = "supersede_denied"
 
 
 class Refused(MemstrataError):
@@ -109,6 +127,7 @@ class LockTimeout(MemstrataError, TimeoutError):
 
 __all__ = [
     "AlreadyExists",
+    "AlreadySuperseded",
     "Conflict",
     "EntryTooLarge",
     "IndexError_",
@@ -124,6 +143,7 @@ __all__ = [
     "ReservedFile",
     "ScopeDenied",
     "StaleWrite",
+    "SupersedeDenied",
     "UnknownKind",
     "UnknownLayer",
     "UnknownSupersedes",

@@ -42,7 +42,7 @@ class MemoryManager:
     ) -> None:
         self.store = store or Store(home, agent=agent_name, room=room, role=role)
         self.agent_name = agent_name
-        self.memory = self.store.agent(agent_name)
+        self.memory = self.store.agent(agent_name, create=True)  # seed 002: init creates
         self._ensure_files()
 
     def _ensure_files(self) -> None:
@@ -50,9 +50,9 @@ class MemoryManager:
         # (not in seed 003's agent-controlled mode: a fresh agent starts with a blank slate).
         if not self.store.config.automatic_writes:
             return
-        if not self.memory.now.exists() and self.store.gate.allows("write", "now", self.agent_name):
+        if self.store.gate.allows("write", "now", self.agent_name) and not self.memory.now.exists():
             self.memory.now.update("No active objective yet", [])
-        if not self.memory.log.path.exists() and self.store.gate.allows("write", "log", self.agent_name):
+        if self.store.gate.allows("write", "log", self.agent_name) and not self.memory.log.path.exists():
             self.memory.log._ensure_header()
 
     # -- seed 002 methods --------------------------------------------------

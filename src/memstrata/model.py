@@ -8,21 +8,49 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from memstrata.errors import MalformedInput
+from memstrata.errors import EntryTooLarge, MalformedInput
 
 Role = Literal["admin", "project", "skill"]
 ROLES: tuple[str, ...] = ("admin", "project", "skill")
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+# `fullmatch`, never `match` with `$`: `$` also matches before a final newline, which
+# let `finn\n` through as a folder name.
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+# C0 and C1 control characters, DEL, and the Unicode line and paragraph separators.
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def check_name(value: str, what: str) -> str:
-    """Agent, room and session names become folder names: keep them plain."""
-    if not isinstance(value, str) or not _NAME_RE.match(value) or value in (".", ".."):
+    """Agent, room, session, task-id and slug names become file names: keep them plain.
+
+    Example:
+        >>> check_name("finn", "agent")
+        'finn'
+    """
+    if not isinstance(value, str) or not _NAME_RE.fullmatch(value) or value in (".", ".."):
         raise MalformedInput(
             f"invalid {what} {value!r}: use 1-64 letters, digits, '.', '_' or '-', "
             "starting with a letter or digit"
         )
+    return value
+
+
+def has_control(value: str) -> bool:
+    """True if `value` holds a control character (newline, tab, NUL, DEL, C1, U+2028/9)."""
+    return _CONTROL_RE.search(value) is not None
+
+
+def check_plain(value: object, what: str, max_chars: int) -> str:
+    """A one-line label (fact key, tag, milestone, author, ref): a non-empty string of at
+    most `max_chars` characters without control characters. Length is checked first."""
+    if not isinstance(value, str):
+        raise MalformedInput(f"{what} must be a string, got {type(value).__name__}")
+    if len(value) > max_chars:
+        raise EntryTooLarge(f"{what} is {len(value)} characters; the limit is {max_chars}")
+    if not value.strip():
+        raise MalformedInput(f"{what} must not be empty")
+    if has_control(value):
+        raise MalformedInput(f"{what} {value!r} contains a control character (newline, tab, ...)")
     return value
 
 

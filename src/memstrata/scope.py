@@ -9,16 +9,59 @@
 
 Every layer method calls `Gate.check` before touching a file, and every index
 query adds `Gate.sql_filter`, so there is no read path that skips scope.
+
+Roles come from the store's configuration (`[roles]`), never from the caller: a
+caller may ask for a *lower* role (`--role skill`), never a higher one. The
+anonymous principal (no agent name) is the person at the terminal who owns the
+files, and is admin.
+
+The shared ledger adds two rules of its own (seed 000: a room must not be able
+to erase another room's decision):
+
+* **Who may supersede.** Admins may supersede any entry. A project agent may
+  supersede an entry of its own room, or a room-less entry it wrote itself, and
+  never an entry written by an admin (or by no one: an unattributed entry is
+  treated as an admin's). Skills write nothing.
+* **Who is the author.** `author_role` is the acting agent's identity; only an
+  admin may set it to something else.
 """
 
 from __future__ import annotations
 
-from memstrata.config import Config
-from memstrata.errors import ScopeDenied
-from memstrata.model import Principal
+from typing import TYPE_CHECKING
+
+from memstrata.errors import MalformedInput, ScopeDenied, SupersedeDenied
+from memstrata.model import ROLES, Principal, Role
+
+if TYPE_CHECKING:
+    from memstrata.config import Config
+    from memstrata.model import LedgerEntry
 
 SHARED_LAYERS = frozenset({"ledger", "item"})
 ROOM_LAYERS = frozenset({"channel", "artifact"})
+_RANK = {"skill": 0, "project": 1, "admin": 2}
+
+
+def resolve_role(config: Config, agent: str | None, requested: str | None) -> Role:
+    """The role a principal acts with: the configured one, or a lower one it asks for.
+
+    Example:
+        >>> from memstrata.config import Config
+        >>> resolve_role(Config(admins=("wilco",)), "finn", "skill")
+        'skill'
+    """
+    configured = config.role_of(agent)
+    if requested is None:
+        return configured  # type: ignore[return-value]
+    if requested not in ROLES:
+        raise MalformedInput(f"unknown role {requested!r}; roles are {', '.join(ROLES)}")
+    if _RANK[requested] > _RANK[configured]:
+        who = agent or "anonymous"
+        raise ScopeDenied(
+            f"{who} is {configured} in this store's config and cannot act as {requested}: "
+            "roles come from [roles] in config.toml, a caller may only lower its own"
+        )
+    return requested  # type: ignore[return-value]
 
 
 class Gate:
@@ -49,6 +92,49 @@ class Gate:
             raise ScopeDenied(
                 f"{who} ({self.principal.role}) may not {action} {target}"
             )
+
+    # -- the ledger's own rules ------------------------------------------------
+    def may_supersede(self, target: LedgerEntry) -> bool:
+        p = self.principal
+        if p.role == "admin":
+            return True
+        if p.role != "project":
+            return False
+        author = target.author_role
+        if author is None or author in self._admins:
+            return False
+        if target.room_id is not None:
+            return target.room_id == p.room
+        return p.agent is not None and author == p.agent
+
+    def check_supersede(self, target: LedgerEntry) -> None:
+        """Raise `SupersedeDenied` unless the principal may hide `target` (see module doc)."""
+        self.check("write", "ledger", None)
+        if self.may_supersede(target):
+            return
+        who = self.principal.agent or "anonymous"
+        if target.author_role is None or target.author_role in self._admins:
+            why = "it was written by an admin"
+        elif target.room_id is not None:
+            why = f"it belongs to room {target.room_id}"
+        else:
+            why = f"it is a room-less entry written by {target.author_role}"
+        raise SupersedeDenied(
+            f"{who} ({self.principal.role}, room {self.principal.room or '-'}) may not supersede "
+            f"{target.id}: {why}; only that room's agents and admins may"
+        )
+
+    def author(self, requested: str | None) -> str | None:
+        """The `author_role` to record: the acting agent, unless an admin names another."""
+        p = self.principal
+        if requested is None or requested == p.agent:
+            return p.agent
+        if p.role == "admin":
+            return requested
+        raise ScopeDenied(
+            f"{p.agent or 'anonymous'} ({p.role}) may not publish as {requested!r}: "
+            "author_role is the acting agent's identity (only an admin may set it)"
+        )
 
     def sql_filter(self, alias: str = "d") -> tuple[str, list[object]]:
         """A WHERE fragment restricting index rows to what the principal may read."""

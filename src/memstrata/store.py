@@ -29,7 +29,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from memstrata.config import Config, load_config
-from memstrata.errors import IndexError_, MalformedInput, StaleWrite
+from memstrata.errors import IndexError_, MalformedInput, NotFound, StaleWrite
 from memstrata.events import EventBus
 from memstrata.files.appendlog import Appended, durable_append
 from memstrata.files.atomic import atomic_write_bytes
@@ -44,8 +44,8 @@ from memstrata.index.reconcile import (
     index_whole,
     sync_sources,
 )
-from memstrata.model import ROLES, Principal, check_name
-from memstrata.scope import Gate
+from memstrata.model import Principal, check_name
+from memstrata.scope import Gate, resolve_role
 from memstrata.search.terms import DocFrequencies
 
 if TYPE_CHECKING:
@@ -88,10 +88,9 @@ class Store:
             check_name(agent, "agent")
         if room is not None:
             check_name(room, "room")
-        chosen = role or self.config.role_of(agent)
-        if chosen not in ROLES:
-            raise MalformedInput(f"unknown role {chosen!r}; roles are {', '.join(ROLES)}")
-        self.principal = Principal(agent=agent, role=chosen, room=room)  # type: ignore[arg-type]
+        # Roles come from [roles] in the config; `role` may only lower the configured one.
+        chosen = resolve_role(self.config, agent, role)
+        self.principal = Principal(agent=agent, role=chosen, room=room)
         self.gate = Gate(self.principal, self.config)
         self.locks = LockTable(self.layout.locks)
         self.events = EventBus(self.layout.events if audit else None, self.locks, agent)
@@ -269,14 +268,35 @@ class Store:
             return self.sync(force=True)
 
     # -- layer handles -------------------------------------------------------
-    def agent(self, name: str | None = None) -> AgentMemory:
-        """The memory of one agent (default: the principal's own)."""
+    def agent(self, name: str | None = None, *, create: bool = False) -> AgentMemory:
+        """The memory of one agent (default: the principal's own).
+
+        Another agent's name must exist (a folder under `agents/` or a name in
+        `[roles]`): a typo such as `store.agent("fnn")` raises `NotFound` with a
+        suggestion instead of handing back an empty agent. An agent comes into being
+        with its own first write, with `memstrata init NAME`, or here with `create=True`.
+        """
         from memstrata.layers.agent import AgentMemory
 
         who = name or self.principal.agent
         if who is None:
             raise MalformedInput("no agent given and the store was opened without one")
-        return AgentMemory(self, check_name(who, "agent"))
+        check_name(who, "agent")
+        if not create and who != self.principal.agent and not self.has_agent(who):
+            raise NotFound(f"no agent {who!r} in {self.home}{self._suggest_agent(who)}; "
+                           "an agent is created by `memstrata init NAME` or by its own first write")
+        return AgentMemory(self, who)
+
+    def has_agent(self, name: str) -> bool:
+        """True if `name` has memory on disk or is named in the config's `[roles]`."""
+        return self.layout.agent(name).is_dir() or name in self.config.configured_agents
+
+    def _suggest_agent(self, name: str) -> str:
+        import difflib
+
+        known = sorted(set(self.agents()) | set(self.config.configured_agents))
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+        return f" (did you mean {close[0]!r}?)" if close else ""
 
     @property
     def ledger(self) -> Ledger:

@@ -3,7 +3,8 @@
 A path is accepted only if, after resolving symlinks, it is the root itself or
 lies strictly below it. Checked on the resolved path, so a symlink inside the
 store that leads out is refused as well as `..`, absolute paths, NUL bytes and
-sibling-prefix tricks (`/store-evil` is not inside `/store`).
+sibling-prefix tricks (`/store-evil` is not inside `/store`); control characters
+(`notes\n.md`) are refused so every memory file name stays printable.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import os
 from pathlib import Path
 
 from memstrata.errors import PathOutsideStore
+from memstrata.model import has_control
 
 MAX_PATH_CHARS = 512
 
@@ -25,10 +27,12 @@ def safe_join(root: Path, rel: str, *, allow_root: bool = False) -> Path:
     """
     if not isinstance(rel, str):
         raise PathOutsideStore(f"path must be a string, got {type(rel).__name__}")
-    if "\x00" in rel:
-        raise PathOutsideStore("path contains a NUL byte")
     if len(rel) > MAX_PATH_CHARS:
         raise PathOutsideStore(f"path longer than {MAX_PATH_CHARS} characters")
+    if "\x00" in rel:
+        raise PathOutsideStore("path contains a NUL byte")
+    if has_control(rel):
+        raise PathOutsideStore(f"path contains a control character (newline, tab, ...): {rel!r}")
     cleaned = rel.strip().replace("\\", "/")
     if cleaned.startswith("/memories/"):
         # Anthropic memory-tool and seed 001 style paths are rooted at /memories.

@@ -88,7 +88,7 @@ class AgentMemory:
             specs.append(self.facts.spec())
         if lay.tasks(self.name).exists():
             specs.append(self.tasks.spec())
-        for sid in self.sessions.ids():
+        for sid in self.sessions.transcript_ids():
             specs.append(self.sessions.spec(sid))
         specs.extend(self.episodes.sources())
         archive = lay.archive_dir(self.name)

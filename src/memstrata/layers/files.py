@@ -77,7 +77,8 @@ class MemoryFiles(Layer):
 
     # -- helpers -------------------------------------------------------------
     def _path(self, rel: str, *, writing: bool = False) -> tuple[Path, str]:
-        self.root.mkdir(parents=True, exist_ok=True)
+        if writing:  # reads never create an (empty) agent folder
+            self.root.mkdir(parents=True, exist_ok=True)
         path = safe_join(self.root, rel)
         relp = path.relative_to(self.root.resolve()).as_posix()
         if writing and relp in RESERVED:
@@ -189,12 +190,13 @@ class MemoryFiles(Layer):
         out of the memory folder (never followed out, not even for a size).
         """
         self._check("read")
-        self.root.mkdir(parents=True, exist_ok=True)
         base = safe_join(self.root, rel, allow_root=True)
         root = self.root.resolve()
         try:
             is_dir = stat.S_ISDIR(os.stat(base).st_mode)
         except FileNotFoundError:
+            if base == root:
+                return []  # an agent with no memory files yet: reading creates nothing
             raise NotFound(f"no memory folder {rel!r}") from None
         if not is_dir:
             found = _entry(base, root)

@@ -55,6 +55,7 @@ class MarkdownLayer(Layer):
         self._write_event(self.path, len(text.encode("utf-8")) - before)
 
     def exists(self) -> bool:
+        self._check("read")
         return self.path.exists()
 
 

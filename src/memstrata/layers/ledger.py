@@ -12,15 +12,25 @@ import json
 import os
 from typing import TYPE_CHECKING
 
-from memstrata.errors import MalformedInput, NotFound, UnknownKind, UnknownSupersedes
-from memstrata.files.jsonl import decode, encode, read_records
+from memstrata.errors import (
+    AlreadySuperseded,
+    MalformedInput,
+    NotFound,
+    UnknownKind,
+    UnknownSupersedes,
+)
+from memstrata.files.jsonl import decode, encode
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.base import Layer, check_tags, check_text
-from memstrata.model import LedgerEntry, check_name, iso, now_ts, parse_ts
+from memstrata.model import LedgerEntry, check_name, check_plain, iso, now_ts, parse_ts
 
 if TYPE_CHECKING:
     from memstrata.store import Store
+
+MAX_REF_CHARS = 256
+MAX_AUTHOR_CHARS = 64
+MAX_ID_CHARS = 64
 
 LEDGER_FIELDS = (
     "id", "ts", "kind", "room_id", "author_role", "ref", "tags", "summary", "detail", "supersedes",
@@ -51,7 +61,9 @@ def parse_ledger(data: bytes, base: int, path: str) -> Parsed:
                 kind=entry.kind,
                 tags=entry.tags,
                 line=off,
-                supersedes=f"ledger:{entry.supersedes}" if entry.supersedes else None,
+                # A line naming itself (hand-edited, imported) must not hide itself.
+                supersedes=(f"ledger:{entry.supersedes}"
+                            if entry.supersedes and entry.supersedes != entry.id else None),
                 meta=entry.to_dict(),
             )
         )
@@ -101,35 +113,68 @@ class Ledger(Layer):
         if room is not None:
             check_name(room, "room")
         if ref is not None:
-            check_text(ref, "ref", 256)
-        if author_role is None:
-            author_role = self.store.principal.agent
-        if supersedes is not None and (
-            not isinstance(supersedes, str) or not self._exists(supersedes)
-        ):
-            raise UnknownSupersedes(f"supersedes: no ledger entry with id {supersedes!r}")
+            check_plain(ref, "ref", MAX_REF_CHARS)
+        if author_role is not None:
+            check_plain(author_role, "author_role", MAX_AUTHOR_CHARS)
+        author = self.store.gate.author(author_role)
+        if supersedes is not None:
+            check_plain(supersedes, "supersedes", MAX_ID_CHARS)
         when = now_ts() if ts is None else parse_ts(ts)
-        entry = LedgerEntry(
-            id=self._new_id(),
-            ts=iso(when),
-            kind=kind,
-            room_id=room,
-            author_role=author_role,
-            ref=ref,
-            tags=tags_t,
-            summary=summary,
-            detail=detail,
-            supersedes=supersedes,
-        )
-        data = encode(entry.to_dict())
-        self.store.append(self.spec(), data)
+        spec = self.spec()
+        # The supersede checks and the append happen under the ledger's lock, so two
+        # writers can never both supersede the same entry.
+        with self.store.locks.hold(str(self.path)):
+            if supersedes is not None:
+                self._check_supersede(spec, supersedes)
+            entry = LedgerEntry(
+                id=self._new_id(avoid=supersedes),
+                ts=iso(when),
+                kind=kind,
+                room_id=room,
+                author_role=author,
+                ref=ref,
+                tags=tags_t,
+                summary=summary,
+                detail=detail,
+                supersedes=supersedes,
+            )
+            data = encode(entry.to_dict())
+            self.store.append(spec, data)
         self._write_event(self.path, len(data), "ledger")
         return entry
 
-    def _new_id(self) -> str:
+    def _check_supersede(self, spec: SourceSpec, target_id: str) -> None:
+        """`target_id` exists, the principal may hide it, and it has no successor yet."""
+        self.store.fresh(spec)  # under the lock: the index now holds every entry
+        target = self._lookup(target_id)
+        if target is None:
+            raise UnknownSupersedes(f"supersedes: no ledger entry with id {target_id!r}")
+        self.store.gate.check_supersede(target)
+        head = self._successor(target_id)
+        if head is not None:
+            raise AlreadySuperseded(
+                f"{target_id} is already superseded by {head}: supersede {head} instead "
+                "(an entry has at most one live successor)", head=head)
+
+    def _lookup(self, entry_id: str) -> LedgerEntry | None:
+        with self.store.db.read() as conn:
+            row = conn.execute(
+                "SELECT meta FROM docs WHERE uid = ? AND layer = 'ledger'", (f"ledger:{entry_id}",)
+            ).fetchone()
+        return LedgerEntry.from_dict(json.loads(row[0])) if row is not None else None
+
+    def _successor(self, entry_id: str) -> str | None:
+        with self.store.db.read() as conn:
+            row = conn.execute(
+                "SELECT meta FROM docs WHERE supersedes = ? AND layer = 'ledger' ORDER BY ts LIMIT 1",
+                (f"ledger:{entry_id}",),
+            ).fetchone()
+        return str(json.loads(row[0])["id"]) if row else None
+
+    def _new_id(self, avoid: str | None = None) -> str:
         for _ in range(16):
             candidate = "mem-" + os.urandom(4).hex()
-            if not self._in_index(candidate):
+            if candidate != avoid and not self._in_index(candidate):  # never self-superseding
                 return candidate
         raise RuntimeError("could not allocate a unique ledger id")  # pragma: no cover
 
@@ -137,12 +182,6 @@ class Ledger(Layer):
         with self.store.db.read() as conn:
             row = conn.execute("SELECT 1 FROM docs WHERE uid = ?", (f"ledger:{entry_id}",))
             return row.fetchone() is not None
-
-    def _exists(self, entry_id: str) -> bool:
-        if self._in_index(entry_id):
-            return True
-        # The index may lag a writer that died before indexing: the file decides.
-        return any(rec.get("id") == entry_id for _, rec in read_records(self.path).records)
 
     def get(self, entry_id: str) -> LedgerEntry:
         """One entry by id, superseded or not (audit reads may name any id)."""
@@ -157,6 +196,7 @@ class Ledger(Layer):
         return LedgerEntry.from_dict(json.loads(row[0]))
 
     def is_superseded(self, entry_id: str) -> bool:
+        self._check("read")
         with self.store.db.read() as conn:
             row = conn.execute(
                 "SELECT superseded FROM docs WHERE uid = ?", (f"ledger:{entry_id}",)

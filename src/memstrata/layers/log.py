@@ -344,12 +344,14 @@ class Log(Layer):
         return data.decode("utf-8", "replace")
 
     def size(self) -> int:
+        self._check("read")
         try:
             return os.stat(self.path).st_size
         except FileNotFoundError:
             return 0
 
     def count(self) -> int:
+        self._check("read")
         self.store.fresh(self.spec())
         with self.store.db.read() as conn:
             row = conn.execute("SELECT count(*) FROM docs WHERE source = ?", (str(self.path),))

@@ -104,7 +104,6 @@ class Room(Layer):
 
     def read_artifact(self, rel: str) -> str:
         self.store.gate.check("read", "artifact", None, self.name)
-        self.artifacts_dir.mkdir(parents=True, exist_ok=True)
         path = safe_join(self.artifacts_dir, rel)
         try:
             text = path.read_text(encoding="utf-8")

@@ -244,6 +244,13 @@ class Sessions(Layer):
         return [to_message(r) for _, r in dec.records if "role" in r]
 
     def ids(self) -> builtins.list[str]:
+        """The ids of the transcripts on disk."""
+        self._check("read")
+        return self.transcript_ids()
+
+    def transcript_ids(self) -> builtins.list[str]:
+        """Index machinery (`AgentMemory.sources`): the same list without a scope check,
+        since the derived index covers every agent whoever opened the store."""
         if not self.dir.is_dir():
             return []
         return sorted(p.stem for p in self.dir.glob("*.jsonl"))
