@@ -12,10 +12,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from memstrata import limits
 from memstrata.errors import PathOutsideStore
 from memstrata.model import has_control
 
-MAX_PATH_CHARS = 512
+MAX_PATH_CHARS = limits.PATH_CHARS
 
 
 def safe_join(root: Path, rel: str, *, allow_root: bool = False) -> Path:

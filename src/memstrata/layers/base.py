@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from memstrata import limits
 from memstrata.errors import EntryTooLarge, MalformedInput
+from memstrata.model import has_control
 
 if TYPE_CHECKING:
     from memstrata.store import Store
@@ -54,6 +57,8 @@ class Layer:
 def check_text(value: object, what: str, max_bytes: int, *, allow_empty: bool = False) -> str:
     if not isinstance(value, str):
         raise MalformedInput(f"{what} must be a string, got {type(value).__name__}")
+    if len(value) > max_bytes:  # every character is at least one byte: no need to encode
+        raise EntryTooLarge(f"{what} is at least {len(value)} bytes; the limit is {max_bytes} bytes")
     if "\x00" in value:
         raise MalformedInput(f"{what} contains a NUL byte")
     if not allow_empty and not value.strip():
@@ -64,18 +69,70 @@ def check_text(value: object, what: str, max_bytes: int, *, allow_empty: bool = 
     return value
 
 
-def check_tags(tags: object, max_tags: int = 32) -> tuple[str, ...]:
+def check_count(values: object, what: str, max_items: int) -> list[Any] | tuple[Any, ...]:
+    """A list (or tuple) of at most `max_items`, checked before any item is looked at."""
+    if isinstance(values, str) or not isinstance(values, list | tuple):
+        raise MalformedInput(f"{what} must be a list")
+    if len(values) > max_items:
+        raise EntryTooLarge(f"{len(values)} {what}; the limit is {max_items}")
+    return values
+
+
+def check_tags(tags: object, max_tags: int = limits.TAGS_PER_ENTRY) -> tuple[str, ...]:
+    """At most `max_tags` one-line tags of <= 100 characters, stripped, duplicates dropped.
+
+    The count is checked first (duplicates count), then each tag once: linear time.
+    """
     if tags is None:
         return ()
     if isinstance(tags, str) or not isinstance(tags, list | tuple):
         raise MalformedInput("tags must be a list of strings")
-    out: list[str] = []
+    if len(tags) > max_tags:
+        raise EntryTooLarge(f"{len(tags)} tags; at most {max_tags} tags per entry")
+    out: dict[str, None] = {}
     for t in tags:
-        if not isinstance(t, str) or not t.strip() or len(t) > 100 or "\x00" in t:
-            raise MalformedInput(f"invalid tag {t!r}: tags are non-empty strings of <= 100 chars")
-        t = t.strip()
-        if t not in out:
-            out.append(t)
-    if len(out) > max_tags:
-        raise MalformedInput(f"at most {max_tags} tags per entry")
+        if (not isinstance(t, str) or not t.strip() or len(t) > limits.TAG_CHARS
+                or has_control(t)):
+            raise MalformedInput(f"invalid tag {t!r}: tags are non-empty one-line strings of "
+                                 f"<= {limits.TAG_CHARS} chars")
+        out[t.strip()] = None
     return tuple(out)
+
+
+def check_json(value: object, what: str, max_bytes: int, max_depth: int = limits.JSON_DEPTH) -> None:
+    """A JSON-serialisable value at most `max_depth` deep and about `max_bytes` big.
+
+    One iterative walk (no recursion, so 100,000 levels cannot raise RecursionError)
+    that stops at the first container too deep or once the running size estimate
+    passes the limit; only a value that passed is then serialised for the exact size.
+    """
+    budget = max_bytes
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list | tuple):
+            if depth > max_depth:
+                raise MalformedInput(f"{what} is nested more than {max_depth} levels deep")
+            budget -= 2 + len(node)
+            if isinstance(node, dict):
+                for k, v in node.items():
+                    if not isinstance(k, str):
+                        raise MalformedInput(f"{what}: object keys must be strings, got {k!r}")
+                    budget -= len(k) + 3
+                    stack.append((v, depth + 1))
+            else:
+                stack.extend((v, depth + 1) for v in node)
+        elif isinstance(node, str):
+            budget -= len(node) + 2
+        elif node is None or isinstance(node, bool | int | float):
+            budget -= 5
+        else:
+            raise MalformedInput(f"{what} is not JSON: {type(node).__name__} values are not allowed")
+        if budget < 0:
+            raise EntryTooLarge(f"{what} is larger than {max_bytes} bytes")
+    try:
+        size = len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
+    except (TypeError, ValueError) as exc:
+        raise MalformedInput(f"{what} is not JSON-serialisable: {exc}") from None
+    if size > max_bytes:
+        raise EntryTooLarge(f"{what} is {size} bytes; the limit is {max_bytes} bytes")

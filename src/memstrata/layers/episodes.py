@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memstrata import limits
 from memstrata.errors import MalformedInput, NotFound
 from memstrata.files.jsonl import encode, read_records
 from memstrata.files.paths import safe_join
@@ -122,6 +123,7 @@ class Episodes(Layer):
 
     def create(self, title: str) -> str:
         self._check("write")
+        check_text(title, "task title", limits.LABEL_CHARS)
         slug = slugify(title)
         folder = self._folder(slug)
         folder.mkdir(parents=True, exist_ok=True)

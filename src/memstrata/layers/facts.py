@@ -13,12 +13,13 @@ import contextlib
 import json
 from typing import TYPE_CHECKING, Any
 
+from memstrata import limits
 from memstrata.errors import MalformedInput, NotFound
 from memstrata.files.jsonl import BadLine, decode, encode
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
-from memstrata.layers.base import Layer, check_text
-from memstrata.model import Fact, iso, now_ts, parse_ts
+from memstrata.layers.base import Layer, check_count, check_text
+from memstrata.model import Fact, check_plain, iso, now_ts, parse_ts
 
 if TYPE_CHECKING:
     from memstrata.store import Store
@@ -27,8 +28,8 @@ FACT_CATEGORIES = (
     "general", "preference", "personal", "config", "user", "feedback", "project", "reference",
 )
 DURABLE_CATEGORIES = ("user", "feedback", "project", "reference")
-MAX_KEY_CHARS = 200
-MAX_VALUE_BYTES = 16 * 1024
+MAX_KEY_CHARS = limits.FACT_KEY_CHARS
+MAX_VALUE_BYTES = limits.FACT_VALUE_BYTES
 
 
 def parse_facts(data: bytes, base: int, path: str, owner: str) -> Parsed:
@@ -113,17 +114,15 @@ class Facts(Layer):
     ) -> Fact:
         """Save or update a fact (seed 002 `save_fact`); durable once returned."""
         self._check("write")
-        check_text(key, "key", MAX_KEY_CHARS * 4)
-        if len(key) > MAX_KEY_CHARS or "\n" in key:
-            raise MalformedInput(f"key must be one line of at most {MAX_KEY_CHARS} characters")
+        check_plain(key, "fact key", MAX_KEY_CHARS)  # one line, no control characters
         check_text(value, "value", MAX_VALUE_BYTES)
         if category not in FACT_CATEGORIES:
             raise MalformedInput(
                 f"unknown fact category {category!r}; use one of {', '.join(FACT_CATEGORIES)}"
             )
-        cites = tuple(citations or ())
+        cites = tuple(check_count(citations or [], "citations", limits.FACT_CITATIONS))
         for c in cites:
-            check_text(c, "citation", 1000)
+            check_text(c, "citation", limits.CITATION_CHARS)
         now = iso(now_ts())
         old = self._row(key)
         rec = {"op": "set", "key": key, "value": value, "category": category,

@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memstrata import limits
 from memstrata.errors import EntryTooLarge, MalformedInput
 from memstrata.files.atomic import read_text
-from memstrata.layers.base import Layer, check_text
+from memstrata.layers.base import Layer, check_count, check_text
 from memstrata.layers.mdparse import markdown_spec
 from memstrata.model import iso, now_ts
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from memstrata.index.reconcile import SourceSpec
     from memstrata.store import Store
 
-MAX_STEP_CHARS = 1000
+MAX_STEP_CHARS = limits.NOW_STEP_CHARS
 
 
 class MarkdownLayer(Layer):
@@ -155,6 +156,7 @@ def _check_list(values: list[str] | tuple[str, ...] | None, what: str) -> tuple[
         return ()
     if isinstance(values, str) or not isinstance(values, list | tuple):
         raise MalformedInput(f"{what} must be a list of strings")
+    check_count(values, what, limits.NOW_STEPS)
     for v in values:
         check_text(v, f"each of {what}", MAX_STEP_CHARS)
         if "\n" in v.strip():

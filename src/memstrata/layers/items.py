@@ -13,13 +13,14 @@ import os
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from memstrata.errors import MalformedInput
+from memstrata import limits
+from memstrata.errors import EntryTooLarge, MalformedInput
 from memstrata.files.jsondoc import Fields, RecordList, whole_file_problems
 from memstrata.files.jsonl import BadLine
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.base import Layer, check_text
-from memstrata.model import ITEM_TYPES, Item, iso, now_ts, parse_ts
+from memstrata.model import ITEM_TYPES, Item, check_plain, iso, now_ts, parse_ts
 
 if TYPE_CHECKING:
     from memstrata.store import Store
@@ -107,20 +108,28 @@ class Items(Layer):
         """Replace every item from `source_file` with `drafts` (type, title, content,
         lineNumber, confidence); returns the stored items."""
         self._check("write")
+        check_plain(source_file, "sourceFile", limits.PATH_CHARS)
         now = iso(now_ts())
         new: builtins.list[dict[str, Any]] = []
-        for d in drafts:
+        for d in drafts:  # bounded as it goes
+            if len(new) == limits.ITEMS_PER_SOURCE:
+                raise EntryTooLarge(f"more than {limits.ITEMS_PER_SOURCE} items from one source")
+            if not isinstance(d, dict):
+                raise MalformedInput("each item must be an object")
             if d.get("type") not in ITEM_TYPES:
                 raise MalformedInput(f"unknown item type {d.get('type')!r}; use {', '.join(ITEM_TYPES)}")
-            conf = float(d.get("confidence", 0.5))
-            if not 0.0 <= conf <= 1.0:
-                raise MalformedInput("confidence must be between 0 and 1")
+            conf = d.get("confidence", 0.5)
+            if isinstance(conf, bool) or not isinstance(conf, int | float) or not 0.0 <= conf <= 1.0:
+                raise MalformedInput(f"confidence must be a number between 0 and 1, got {conf!r}")
+            line = d.get("lineNumber") or 0
+            if isinstance(line, bool) or not isinstance(line, int) or line < 0:
+                raise MalformedInput(f"lineNumber must be a non-negative integer, got {line!r}")
             new.append({
                 "id": "item_" + os.urandom(4).hex(), "type": d["type"],
-                "title": check_text(str(d.get("title", "")), "title", 1024),
-                "content": check_text(str(d.get("content", "")), "content", 16 * 1024),
-                "sourceFile": source_file, "lineNumber": int(d.get("lineNumber") or 0),
-                "confidence": conf, "extractedAt": now,
+                "title": check_text(d.get("title", ""), "title", limits.ITEM_TITLE_BYTES),
+                "content": check_text(d.get("content", ""), "content", limits.ITEM_CONTENT_BYTES),
+                "sourceFile": source_file, "lineNumber": line,
+                "confidence": float(conf), "extractedAt": now,
             })
         with self.store.editing(self.spec()) as commit:
             doc = self._load()

@@ -12,6 +12,7 @@ import json
 import os
 from typing import TYPE_CHECKING
 
+from memstrata import limits
 from memstrata.errors import (
     AlreadySuperseded,
     MalformedInput,
@@ -28,9 +29,9 @@ from memstrata.model import LedgerEntry, check_name, check_plain, iso, now_ts, p
 if TYPE_CHECKING:
     from memstrata.store import Store
 
-MAX_REF_CHARS = 256
-MAX_AUTHOR_CHARS = 64
-MAX_ID_CHARS = 64
+MAX_REF_CHARS = limits.LABEL_CHARS
+MAX_AUTHOR_CHARS = limits.NAME_CHARS
+MAX_ID_CHARS = limits.NAME_CHARS
 
 LEDGER_FIELDS = (
     "id", "ts", "kind", "room_id", "author_role", "ref", "tags", "summary", "detail", "supersedes",

@@ -32,12 +32,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memstrata import limits
 from memstrata.errors import LockTimeout, MalformedInput
 from memstrata.files.appendlog import read_from
 from memstrata.files.jsonl import BadLine
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
-from memstrata.layers.base import Layer, check_text
+from memstrata.layers.base import Layer, check_json, check_text
 from memstrata.layers.logblocks import split_blocks
 from memstrata.model import LOG_TYPES, LogEntry, estimate_tokens, iso, now_ts, parse_ts
 
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from memstrata.store import Store
 
 LOG_HEADER = "# LOG\n\nAppend-only activity log (warm memory). Newest entries at the bottom.\n\n"
-MAX_CONTENT_BYTES = 64 * 1024
+MAX_CONTENT_BYTES = limits.LOG_CONTENT_BYTES
 _HEADER_LINES = frozenset(LOG_HEADER.splitlines())
 RESERVED_META = "_log"  # footer key holding the writer's log_metadata record
 
@@ -281,10 +282,7 @@ class Log(Layer):
             raise MalformedInput("metadata must be a JSON object")
         if metadata and RESERVED_META in metadata:
             raise MalformedInput(f"metadata key {RESERVED_META!r} is reserved for log_metadata")
-        try:
-            json.dumps(metadata or {})
-        except (TypeError, ValueError) as exc:
-            raise MalformedInput(f"metadata is not JSON-serialisable: {exc}") from None
+        check_json(metadata or {}, "metadata", limits.LOG_METADATA_BYTES)
         when = now_ts() if ts is None else parse_ts(ts)
         text = content.strip("\n")
         entry = LogEntry("log-" + os.urandom(4).hex(), iso(when), kind, text, metadata or {},

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memstrata import limits
 from memstrata.errors import MalformedInput, NotFound
 from memstrata.files.jsonl import BadLine, decode, encode, read_records
 from memstrata.files.paths import safe_join
@@ -21,7 +22,7 @@ from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.base import Layer, check_tags, check_text
 from memstrata.layers.catalog import _walk
 from memstrata.layers.mdparse import is_text_file, markdown_spec
-from memstrata.model import iso, now_ts, parse_ts
+from memstrata.model import check_plain, iso, now_ts, parse_ts
 
 if TYPE_CHECKING:
     from memstrata.store import Store
@@ -74,7 +75,10 @@ class Room(Layer):
              ref: str | None = None, tags: list[str] | None = None) -> dict[str, Any]:
         """Append a message to the room's channel; durable once returned."""
         self._check("write")
-        check_text(content, "content", 64 * 1024)
+        check_text(content, "content", limits.CHANNEL_MESSAGE_BYTES)
+        for label, value in (("to", to), ("ref", ref)):
+            if value is not None:
+                check_plain(value, label, limits.LABEL_CHARS)
         if type not in MESSAGE_TYPES:
             raise MalformedInput(f"unknown message type {type!r}; use {', '.join(MESSAGE_TYPES)}")
         rec = {"id": "msg-" + os.urandom(4).hex(), "ts": iso(now_ts()), "room": self.name,

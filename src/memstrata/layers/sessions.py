@@ -19,18 +19,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memstrata.errors import AlreadyExists, MalformedInput, NotFound
+from memstrata import limits
+from memstrata.errors import AlreadyExists, EntryTooLarge, MalformedInput, NotFound
 from memstrata.files.jsondoc import Fields, RecordList
 from memstrata.files.jsonl import BadLine, decode, encode, read_records
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
-from memstrata.layers.base import Layer, check_text
-from memstrata.model import SESSION_ROLES, SessionMessage, check_name, iso, now_ts, parse_ts
+from memstrata.layers.base import Layer, check_json, check_text
+from memstrata.model import (
+    SESSION_ROLES,
+    SessionMessage,
+    check_name,
+    check_plain,
+    iso,
+    now_ts,
+    parse_ts,
+)
 
 if TYPE_CHECKING:
     from memstrata.store import Store
 
-MAX_MESSAGE_BYTES = 256 * 1024
+MAX_MESSAGE_BYTES = limits.SESSION_MESSAGE_BYTES
 NEIGHBOUR_RADIUS = 2  # each message is also found by the words of the 2 around it
 
 
@@ -221,7 +230,17 @@ class Sessions(Layer):
         """Append several messages in one durable write (one fsync)."""
         self._check("write")
         sid = check_name(session_id, "session id")
-        recs = [_message_record(m) for m in messages]
+        recs: builtins.list[dict[str, Any]] = []
+        total = 0
+        for m in messages:  # bounded as it goes: a huge batch is refused at its first excess
+            if len(recs) == limits.SESSION_MESSAGES_PER_APPEND:
+                raise EntryTooLarge(f"more than {limits.SESSION_MESSAGES_PER_APPEND} messages "
+                                    "in one append; append them in batches")
+            recs.append(_message_record(m))
+            total += len(recs[-1]["content"])
+            if total > limits.SESSION_APPEND_BYTES:
+                raise EntryTooLarge(f"one append carries more than {limits.SESSION_APPEND_BYTES} "
+                                    "bytes of messages; append them in batches")
         if not recs:
             return []
         spec = self.spec(sid)
@@ -287,20 +306,20 @@ def _message_record(m: dict[str, Any]) -> dict[str, Any]:
         raise MalformedInput(f"unknown role {role!r}; use {', '.join(SESSION_ROLES)}")
     content = m.get("content", "")
     if not isinstance(content, str):
-        try:
-            content = json.dumps(content, ensure_ascii=False)
-        except (TypeError, ValueError):
-            raise MalformedInput("content must be text or JSON") from None
+        check_json(content, "message content", MAX_MESSAGE_BYTES)
+        content = json.dumps(content, ensure_ascii=False)
     check_text(content, "message content", MAX_MESSAGE_BYTES, allow_empty=role != "user")
     ts = m.get("timestamp")
-    rec: dict[str, Any] = {"id": m.get("id") or "msg_" + os.urandom(4).hex(), "role": role}
-    for opt in ("name", "input", "speaker"):
-        if m.get(opt) is not None:
-            rec[opt] = m[opt]
+    msg_id = m.get("id")
+    if msg_id is not None:
+        check_plain(msg_id, "message id", limits.SESSION_LABEL_CHARS)
+    rec: dict[str, Any] = {"id": msg_id or "msg_" + os.urandom(4).hex(), "role": role}
+    for label in ("name", "speaker"):
+        if m.get(label) is not None:
+            rec[label] = check_plain(m[label], f"message {label}", limits.SESSION_LABEL_CHARS)
+    if m.get("input") is not None:
+        check_json(m["input"], "tool call input", limits.SESSION_INPUT_BYTES)
+        rec["input"] = m["input"]
     rec["content"] = content
     rec["timestamp"] = iso(now_ts() if ts is None else parse_ts(ts))
-    try:
-        json.dumps(rec)
-    except (TypeError, ValueError) as exc:
-        raise MalformedInput(f"message is not JSON-serialisable: {exc}") from None
     return rec

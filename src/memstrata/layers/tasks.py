@@ -15,13 +15,14 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memstrata import limits
 from memstrata.errors import MalformedInput, NotFound
 from memstrata.files.jsondoc import Fields, RecordList, whole_file_problems
 from memstrata.files.jsonl import BadLine
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
-from memstrata.layers.base import Layer, check_text
-from memstrata.model import TASK_STATUSES, Task, iso, now_ts, parse_ts
+from memstrata.layers.base import Layer, check_count, check_text
+from memstrata.model import TASK_STATUSES, Task, check_plain, iso, now_ts, parse_ts
 
 if TYPE_CHECKING:
     from memstrata.store import Store
@@ -136,46 +137,96 @@ class Tasks(Layer):
         blocked_by: builtins.list[str] | None = None,
     ) -> Task:
         self._check("write")
-        check_text(description, "description", 16 * 1024)
-        if not isinstance(priority, int) or isinstance(priority, bool) or priority < 0:
-            raise MalformedInput("priority must be a non-negative integer (1 = highest)")
-        criteria = [check_text(c, "acceptance criterion", 4096) for c in acceptance_criteria or []]
+        fields = check_task_fields({"description": description, "milestone": milestone,
+                                    "priority": priority,
+                                    "acceptance_criteria": acceptance_criteria or [],
+                                    "blocked_by": blocked_by or []})
         with self.store.editing(self.spec()) as commit:
             doc = self._load()
             ids = {t["id"] for t in doc.records()}
-            for b in blocked_by or []:
-                if b not in ids:
-                    raise NotFound(f"blocked_by names an unknown task {b!r}")
+            _check_blockers(fields["blocked_by"], ids, None)
             n = max((_num(i) for i in ids), default=0) + 1
-            task = {"id": f"TASK-{n:03d}", "milestone": milestone, "priority": priority,
-                    "status": "pending", "description": description,
-                    "acceptance_criteria": criteria, "created": iso(now_ts())[:10],
-                    "completed": None, "blocked_by": list(blocked_by or [])}
+            task = {"id": f"TASK-{n:03d}", "milestone": fields["milestone"],
+                    "priority": fields["priority"], "status": "pending",
+                    "description": fields["description"],
+                    "acceptance_criteria": fields["acceptance_criteria"],
+                    "created": iso(now_ts())[:10], "completed": None,
+                    "blocked_by": fields["blocked_by"]}
             doc.append(task)
             return self._save(commit, doc, task)
 
     def update(self, task_id: str, **changes: Any) -> Task:
-        """Change status, priority, milestone, description, criteria or blockers."""
+        """Change status, priority, milestone, description, criteria or blockers.
+
+        Each field is validated exactly as `add` validates it; `None` leaves a field as is.
+        """
         self._check("write")
         allowed = {"status", "priority", "milestone", "description", "acceptance_criteria",
                    "blocked_by"}
         unknown = set(changes) - allowed
         if unknown:
             raise MalformedInput(f"cannot change {', '.join(sorted(unknown))}")
+        if not isinstance(task_id, str) or len(task_id) > limits.NAME_CHARS:
+            raise NotFound("no task with that id (task ids look like TASK-001)")
         status = changes.get("status")
         if status is not None and status not in TASK_STATUSES:
             raise MalformedInput(f"unknown status {status!r}; use {', '.join(TASK_STATUSES)}")
+        checked = check_task_fields({k: v for k, v in changes.items()
+                                     if v is not None and k != "status"})
         with self.store.editing(self.spec()) as commit:
             doc = self._load()
             t = doc.find(task_id)
             if t is None:
                 raise NotFound(f"no task {task_id!r}")
-            t.update({k: v for k, v in changes.items() if v is not None})
+            if "blocked_by" in checked:
+                _check_blockers(checked["blocked_by"], {r["id"] for r in doc.records()}, task_id)
+            t.update(checked)
+            if status is not None:
+                t["status"] = status
             if status == "done":
                 t["completed"] = iso(now_ts())[:10]
             elif status is not None:
                 t["completed"] = None
             return self._save(commit, doc, t)
+
+
+def check_task_fields(fields: dict[str, Any]) -> dict[str, Any]:
+    """Validate the task fields present in `fields` (one rule for `add` and `update`).
+
+    Counts are checked before items and lengths before encoding (limits.TASK_*).
+    """
+    out: dict[str, Any] = {}
+    if "description" in fields:
+        out["description"] = check_text(fields["description"], "description",
+                                        limits.TASK_DESCRIPTION_BYTES)
+    if "milestone" in fields:
+        m = fields["milestone"]
+        out["milestone"] = None if m is None else check_plain(m, "milestone",
+                                                              limits.TASK_MILESTONE_CHARS)
+    if "priority" in fields:
+        p = fields["priority"]
+        if not isinstance(p, int) or isinstance(p, bool) or not 0 <= p <= limits.TASK_PRIORITY_MAX:
+            raise MalformedInput(f"priority must be an integer from 0 to {limits.TASK_PRIORITY_MAX} "
+                                 f"(1 = highest), got {p!r}")
+        out["priority"] = p
+    if "acceptance_criteria" in fields:
+        criteria = check_count(fields["acceptance_criteria"], "acceptance criteria",
+                               limits.TASK_CRITERIA)
+        out["acceptance_criteria"] = [check_text(c, "acceptance criterion",
+                                                 limits.TASK_CRITERION_BYTES) for c in criteria]
+    if "blocked_by" in fields:
+        blockers = check_count(fields["blocked_by"], "blocked_by tasks", limits.TASK_BLOCKERS)
+        out["blocked_by"] = [check_plain(b, "blocked_by task id", limits.NAME_CHARS)
+                             for b in blockers]
+    return out
+
+
+def _check_blockers(blockers: builtins.list[str], ids: set[str], task_id: str | None) -> None:
+    for b in blockers:
+        if b == task_id:
+            raise MalformedInput(f"task {task_id} cannot block itself")
+        if b not in ids:
+            raise NotFound(f"blocked_by names an unknown task {b!r}")
 
 
 def _num(task_id: str) -> int:

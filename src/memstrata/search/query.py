@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memstrata.errors import MalformedInput, UnknownLayer
+from memstrata.limits import TAGS_PER_ENTRY
 from memstrata.model import parse_ts
 
 LAYERS: tuple[str, ...] = (
@@ -53,6 +54,8 @@ class SearchQuery:
             raise UnknownLayer(f"unknown layer {unknown[0]!r}; layers are {', '.join(LAYERS)}")
         if isinstance(self.tags, str):
             object.__setattr__(self, "tags", (self.tags,))
+        if len(self.tags) > TAGS_PER_ENTRY:
+            raise MalformedInput(f"at most {TAGS_PER_ENTRY} tags in a filter, got {len(self.tags)}")
         if self.tags_match not in ("any", "all"):
             raise MalformedInput("tags_match must be 'any' or 'all'")
         if not isinstance(self.k, int) or isinstance(self.k, bool) or not 1 <= self.k <= MAX_K:
