@@ -9,7 +9,7 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "memstrata"
 CORE = ("files", "index", "search", "layers", "assembly", "embed", "llm", "lifecycle")
-ADAPTERS = ("memstrata.cli", "memstrata.mcp")
+ADAPTERS = ("memstrata.cli", "memstrata.mcp", "memstrata.web")
 
 
 def _imports(path: Path) -> set[str]:

@@ -123,6 +123,12 @@ def _names(v: Any) -> tuple[str, ...]:
     return tuple(v)
 
 
+def _strings(v: Any) -> tuple[str, ...]:
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise ValueError(f"must be a list of strings, got {v!r}")
+    return tuple(v)
+
+
 @dataclass(frozen=True)
 class Setting:
     """One configurable value: where it lives in the file and which `Config` field it sets."""
@@ -191,6 +197,10 @@ SETTINGS: tuple[Setting, ...] = (
             "seed 004 flushThreshold: pre-compaction flush past this many tokens"),
     Setting("mcp", "auto_log", "mcp_auto_log", False, _bool,
             "seed 002 auto-log: the MCP server logs every tool call to LOG.md (TOOL_USE)"),
+    Setting("http", "allow_hosts", "http_allow_hosts", (), _strings,
+            'extra Host values HTTP accepts: "name", "name:port", "name:*" (--allow-host)'),
+    Setting("http", "allow_origins", "http_allow_origins", (), _strings,
+            'extra browser Origins HTTP accepts: "http://name:port", "http://name:*" (--allow-origin)'),
 )
 
 # Sections whose keys are free names (a kind, a layer) with values of one type.
@@ -233,6 +243,8 @@ class Config:
     session_flush_enabled: bool = True
     session_flush_threshold: int = 80_000
     mcp_auto_log: bool = False
+    http_allow_hosts: tuple[str, ...] = ()
+    http_allow_origins: tuple[str, ...] = ()
     # What was read, and from where: "section.key" -> "default" | file name | "env VAR".
     origins: dict[str, str] = field(default_factory=dict)
     problems: tuple[str, ...] = ()

@@ -283,7 +283,7 @@ class Store:
             raise MalformedInput("no agent given and the store was opened without one")
         check_name(who, "agent")
         if not create and who != self.principal.agent and not self.has_agent(who):
-            raise NotFound(f"no agent {who!r} in {self.home}{self._suggest_agent(who)}; "
+            raise NotFound(f"no agent {who!r} in {self.home}{self.suggest_agent(who)}; "
                            "an agent is created by `memstrata init NAME` or by its own first write")
         return AgentMemory(self, who)
 
@@ -291,7 +291,7 @@ class Store:
         """True if `name` has memory on disk or is named in the config's `[roles]`."""
         return self.layout.agent(name).is_dir() or name in self.config.configured_agents
 
-    def _suggest_agent(self, name: str) -> str:
+    def suggest_agent(self, name: str) -> str:
         import difflib
 
         known = sorted(set(self.agents()) | set(self.config.configured_agents))

@@ -36,9 +36,17 @@ def open_store(args: argparse.Namespace, *, as_agent: bool = True, sync: bool = 
 
 
 def warn_config(store: Store) -> None:
-    """One stderr line per config problem: a broken setting keeps its default, loudly."""
+    """One stderr line per config problem: a broken setting keeps its default, loudly;
+    and one if the acting agent is new to this store (a typo such as `--agent fnn`)."""
     for problem in store.config.problems:
         sys.stderr.write(f"memstrata: warning: {problem}\n")
+    agent = store.principal.agent
+    if agent is not None and not store.has_agent(agent):
+        sys.stderr.write(
+            f"memstrata: warning: agent {agent!r} has no memory in {store.home} yet"
+            f"{store.suggest_agent(agent)}; its first write creates it "
+            f"(or run `memstrata init {agent}`)\n"
+        )
 
 
 def agent_memory(args: argparse.Namespace) -> tuple[Store, AgentMemory]:

@@ -15,6 +15,12 @@ def register(sub: Any) -> None:
     p.add_argument("--port", type=int, default=8765)
     p.add_argument("--token", default=os.environ.get("MEMSTRATA_MCP_TOKEN"),
                    help="bearer token, required when not bound to loopback ($MEMSTRATA_MCP_TOKEN)")
+    p.add_argument("--allow-host", action="append", default=[], metavar="HOST",
+                   help="also accept this Host header: name, name:port, name:* (repeatable; "
+                        "config [http] allow_hosts)")
+    p.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                   help="also accept this browser Origin, e.g. http://localhost:5173 "
+                        "(repeatable; config [http] allow_origins)")
     p.add_argument("--tools", default=os.environ.get("MEMSTRATA_MCP_TOOLS"),
                    help="comma-separated subset of tools to expose")
     p.add_argument("--list-tools", action="store_true", help="print the tools and exit")
@@ -54,15 +60,39 @@ def run_mcp(args: argparse.Namespace) -> int:
 
     start_maintenance(store, _report_upkeep)  # seed 004 retention and archival, in the background
     if args.http:
-        url = f"http://{args.host}:{args.port}/mcp"
+        from memstrata.web.security import WILDCARDS, HttpPolicy, url_host
+
+        policy = HttpPolicy.for_bind(
+            args.host, args.port, args.token,
+            allow_hosts=[*store.config.http_allow_hosts, *args.allow_host],
+            allow_origins=[*store.config.http_allow_origins, *args.allow_origin])
+        # A wildcard bind is reached locally through 127.0.0.1: print a URL that works.
+        shown = "127.0.0.1" if args.host in WILDCARDS else url_host(args.host)
+        url = f"http://{shown}:{args.port}/mcp"
         sys.stderr.write(
             f"memstrata MCP server on {url} (agent {agent}, room {args.room or '-'}, "
-            f"store {store.home})\n"
-            f"connect: claude mcp add --transport http memstrata {url}\n"
-            f"   or an MCP client config: {{\"mcpServers\": {{\"memstrata\": {{\"url\": \"{url}\"}}}}}}\n"
-            "stdio instead: memstrata --agent NAME mcp   (Ctrl-C to stop)\n"
+            f"store {store.home})\n" + connect_hints(url, policy.token)
+            + ("from another machine: use this machine's address instead of 127.0.0.1\n"
+               if args.host in WILDCARDS else "")
+            + "stdio instead: memstrata --agent NAME mcp   (Ctrl-C to stop)\n"
         )
-        serve_http(server, args.host, args.port, args.token)
+        sys.stderr.flush()
+        serve_http(server, args.host, args.port, policy)
     else:
         server.run("stdio")
     return 0
+
+
+def connect_hints(url: str, token: str | None) -> str:
+    """How to connect a client, carrying the bearer header when a token is set, so the
+    hint works exactly as printed."""
+    import json
+    import shlex
+
+    config: dict[str, Any] = {"type": "http", "url": url}
+    cmd = ["claude", "mcp", "add", "--transport", "http", "memstrata", url]
+    if token:
+        config["headers"] = {"Authorization": f"Bearer {token}"}
+        cmd += ["--header", f"Authorization: Bearer {token}"]
+    return (f"connect: {shlex.join(cmd)}\n"
+            f"   or an MCP client config: {json.dumps({'mcpServers': {'memstrata': config}})}\n")

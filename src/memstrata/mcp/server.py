@@ -9,19 +9,17 @@ mode). Seed
 003's switch `tools.memory.enabled = false` removes the five file tools while
 CONTEXT.md stays readable as the resource `memory://context`.
 
-HTTP binds 127.0.0.1 by default with the SDK's DNS-rebinding protection
-(Host and Origin must name this server); binding anywhere else requires a
-bearer token.
+HTTP binds 127.0.0.1 by default; `memstrata.web.security` checks Host, Origin
+and the bearer token (required on any non-loopback address) in front of the app.
 """
 
 from __future__ import annotations
 
 import functools
-import hmac
 import inspect
 import sys
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput, MemstrataError
@@ -31,8 +29,8 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
     from memstrata.store import Store
+    from memstrata.web.security import ASGIApp, HttpPolicy
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 INSTRUCTIONS = (
     "memstrata memory. Your CONTEXT.md is at resource memory://context. Use recall_memory "
     "or memory_search to find things, memory_get(uid) for full text, log_activity to record "
@@ -128,48 +126,19 @@ def build_server(store: Store, tools: list[str] | None = None) -> MCPServer:
     return server
 
 
-ASGIApp = Callable[[MutableMapping[str, Any], Any, Any], Awaitable[None]]
-
-
-def bearer_guard(app: ASGIApp, token: str) -> ASGIApp:
-    """Reject HTTP requests without `Authorization: Bearer <token>` (constant-time compare)."""
-
-    async def guarded(scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
-        if scope.get("type") == "http":
-            headers = dict(scope.get("headers") or [])
-            got = headers.get(b"authorization", b"").decode("latin-1")
-            if not hmac.compare_digest(got, f"Bearer {token}"):
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"application/json"),
-                                        (b"www-authenticate", b"Bearer")]})
-                await send({"type": "http.response.body",
-                            "body": b'{"error":"missing or wrong bearer token"}'})
-                return
-        await app(scope, receive, send)
-
-    return guarded
-
-
-def http_app(server: MCPServer, host: str, port: int, token: str | None,
-             allowed_origins: list[str] | None = None) -> ASGIApp:
+def http_app(server: MCPServer, host: str, policy: HttpPolicy) -> ASGIApp:
+    """The streamable-HTTP app behind memstrata's Host, Origin and bearer checks
+    (`memstrata.web.security`: one policy for every HTTP surface)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    if host not in LOOPBACK and not token:
-        raise MalformedInput(
-            f"binding {host} exposes memory beyond this machine: set a token "
-            "(--token or MEMSTRATA_MCP_TOKEN)"
-        )
-    hosts = [f"{h}:{port}" for h in ("127.0.0.1", "localhost", "[::1]")] + (
-        [f"{host}:{port}"] if host not in LOOPBACK else []
-    )
-    origins = [f"http://{h}" for h in hosts] + list(allowed_origins or [])
-    security = TransportSecuritySettings(enable_dns_rebinding_protection=True,
-                                         allowed_hosts=hosts, allowed_origins=origins)
-    app: ASGIApp = server.streamable_http_app(transport_security=security, host=host)
-    return bearer_guard(app, token) if token else app
+    from memstrata.web.security import guard
+
+    # The SDK's own Host/Origin check is off: `guard` is the one place that decides.
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    return guard(server.streamable_http_app(transport_security=security, host=host), policy)
 
 
-def serve_http(server: MCPServer, host: str, port: int, token: str | None) -> None:
+def serve_http(server: MCPServer, host: str, port: int, policy: HttpPolicy) -> None:
     import uvicorn
 
-    uvicorn.run(http_app(server, host, port, token), host=host, port=port, log_level="warning")
+    uvicorn.run(http_app(server, host, policy), host=host, port=port, log_level="warning")

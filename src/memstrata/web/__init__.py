@@ -1,0 +1,1 @@
+"""HTTP adapters: the security every memstrata HTTP surface shares (`security`)."""
