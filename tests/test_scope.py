@@ -46,6 +46,13 @@ def _reads(store: Store, agent: str) -> dict[str, Callable[[], Any]]:
         "tasks": m.tasks.list, "sessions.list": m.sessions.list,
         "sessions.messages": lambda: m.sessions.messages("s1"),
         "episodes": m.episodes.list, "scratch": m.scratch.list,
+        # sizes, counts and listings say something about the memory too
+        "log.count": m.log.count, "log.size": m.log.size, "log.read_text": m.log.read_text,
+        "sessions.ids": m.sessions.ids, "now.exists": m.now.exists,
+        "context.exists": m.context.exists, "files.exists": lambda: m.files.exists("notes.md"),
+        "files.stat": lambda: m.files.stat("notes.md"),
+        "episodes.files": lambda: m.episodes.files("zebra-task"),
+        "episodes.read": lambda: m.episodes.read("zebra-task", "report.md"),
     }
 
 
@@ -100,8 +107,11 @@ def test_rooms_are_private_to_their_agents(populated: Path) -> None:
 
 def test_skill_agent_reads_and_writes_nothing(populated: Path) -> None:
     seo = Store(populated, agent="seo")
+    entry = Store(populated, role="admin").ledger.query()[0]
     for fn in [*_reads(seo, "seo").values(), *_reads(seo, "alice").values(),
-               lambda: seo.ledger.query(), lambda: seo.ledger.publish("decision", "x")]:
+               lambda: seo.ledger.query(), lambda: seo.ledger.publish("decision", "x"),
+               lambda: seo.ledger.get(entry.id), lambda: seo.ledger.is_superseded(entry.id),
+               lambda: seo.ledger.entries(), lambda: seo.items.list()]:
         with pytest.raises(ScopeDenied):
             fn()
     assert seo.search("zebra") == []

@@ -77,12 +77,12 @@ class MemoryFiles(Layer):
 
     # -- helpers -------------------------------------------------------------
     def _path(self, rel: str, *, writing: bool = False) -> tuple[Path, str]:
-        if writing:  # reads never create an (empty) agent folder
-            self.root.mkdir(parents=True, exist_ok=True)
         path = safe_join(self.root, rel)
         relp = path.relative_to(self.root.resolve()).as_posix()
         if writing and relp in RESERVED:
             raise ReservedFile(f"{relp} is append-only: use the log (append_log / log_activity)")
+        if writing:  # reads never create an (empty) agent folder; refused paths neither
+            self.root.mkdir(parents=True, exist_ok=True)
         return path, relp
 
     def spec_for(self, path: Path, relp: str) -> SourceSpec:
@@ -244,8 +244,8 @@ class MemoryFiles(Layer):
 
     def rename(self, old: str, new: str) -> FileInfo:
         self._check("write")
+        dst, relp = self._path(new, writing=True)  # the caller's new name is checked first
         src, _ = self._path(old, writing=True)
-        dst, relp = self._path(new, writing=True)
         if not src.exists():
             raise NotFound(f"no memory file {old!r}")
         if dst.exists():

@@ -99,9 +99,9 @@ class Room(Layer):
     # -- artifacts -----------------------------------------------------------
     def write_artifact(self, rel: str, content: str) -> str:
         self.store.gate.check("write", "artifact", None, self.name)
-        self.artifacts_dir.mkdir(parents=True, exist_ok=True)
         path = safe_join(self.artifacts_dir, rel)
         check_text(content, "artifact", 4 * 1024 * 1024, allow_empty=True)
+        self.artifacts_dir.mkdir(parents=True, exist_ok=True)
         self.store.rewrite(self.artifact_spec(path), content)
         self._write_event(path, len(content), "artifact")
         return path.relative_to(self.artifacts_dir.resolve()).as_posix()
