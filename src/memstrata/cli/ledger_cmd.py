@@ -1,7 +1,8 @@
 """`memstrata ledger publish|query|search|get|context`: the shared ledger (seed 000).
 
 `publish` appends one entry and returns once it is on disk; `--supersedes ID`
-hides an older entry from every default read (it stays in the file).
+hides an older entry from every default read (it stays in the file). Who may
+supersede what, and who may set `--author`, is decided by `scope.Gate`.
 `context` is seed 000's predecessor context: what other rooms learned, for the
 room given with --room.
 """
@@ -21,8 +22,9 @@ def register(sub: Any) -> None:
     pub.add_argument("--tag", action="append", default=[], help="a tag (repeatable)")
     pub.add_argument("--detail", help="longer detail, at most 16 KB")
     pub.add_argument("--ref", help="a reference: file, commit, URL")
-    pub.add_argument("--author", help="author role (default: --agent)")
-    pub.add_argument("--supersedes", help="id of the entry this one replaces")
+    pub.add_argument("--author", help="author role (default: --agent; only an admin may set another)")
+    pub.add_argument("--supersedes", help="id of the entry this one replaces: an entry of your "
+                     "own room (admins: any), and its current head")
     pub.set_defaults(func=run_publish)
     q = lsub.add_parser("query", help="structured filters, newest first")
     _filters(q)

@@ -106,30 +106,35 @@ def check_json(value: object, what: str, max_bytes: int, max_depth: int = limits
     that stops at the first container too deep or once the running size estimate
     passes the limit; only a value that passed is then serialised for the exact size.
     """
-    budget = max_bytes
+    too_large = EntryTooLarge(f"{what} is larger than {max_bytes} bytes")
+    budget = max_bytes  # a lower bound on the serialised size is subtracted as we go
     stack: list[tuple[object, int]] = [(value, 1)]
     while stack:
         node, depth = stack.pop()
         if isinstance(node, dict | list | tuple):
             if depth > max_depth:
                 raise MalformedInput(f"{what} is nested more than {max_depth} levels deep")
-            budget -= 2 + len(node)
+            budget -= 2 + len(node)  # brackets and separators, before looking inside
+            if budget < 0:
+                raise too_large
             if isinstance(node, dict):
                 for k, v in node.items():
                     if not isinstance(k, str):
                         raise MalformedInput(f"{what}: object keys must be strings, got {k!r}")
                     budget -= len(k) + 3
+                    if budget < 0:
+                        raise too_large
                     stack.append((v, depth + 1))
             else:
                 stack.extend((v, depth + 1) for v in node)
         elif isinstance(node, str):
             budget -= len(node) + 2
         elif node is None or isinstance(node, bool | int | float):
-            budget -= 5
+            budget -= 1
         else:
             raise MalformedInput(f"{what} is not JSON: {type(node).__name__} values are not allowed")
         if budget < 0:
-            raise EntryTooLarge(f"{what} is larger than {max_bytes} bytes")
+            raise too_large
     try:
         size = len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
     except (TypeError, ValueError) as exc:

@@ -11,9 +11,9 @@ One ASGI middleware, `guard(app, policy)`, answers each request in this order:
    compared in constant time. A missing, malformed or non-ASCII header is a 401,
    never a 500.
 
-Defaults (`HttpPolicy.for_bind`) are safe: a loopback bind accepts the loopback
-names with its port; a specific non-loopback address also accepts itself; binding
-anything but loopback requires a token; and a wildcard bind (`0.0.0.0`, `::`)
+Defaults (`HttpPolicy.for_bind`) are safe: the loopback names with the server's
+port are accepted, and so is a specific bind address (`192.168.1.5`, `127.0.0.2`);
+binding anything but loopback requires a token; and a wildcard bind (`0.0.0.0`, `::`)
 with a token accepts any Host, because the token is then the authentication and a
 rebinding page cannot know it. Origins default to this server's own `http://`
 origins. `--allow-host` / `--allow-origin` (or `[http] allow_hosts` /
@@ -111,8 +111,8 @@ class HttpPolicy:
                 "(--token or MEMSTRATA_MCP_TOKEN)"
             )
         own = [f"{url_host(h)}:{port}" for h in LOOPBACK_NAMES]
-        if host not in WILDCARDS and not is_loopback(host):
-            own.append(f"{url_host(host)}:{port}")
+        if host not in WILDCARDS and host.strip("[]").lower() not in LOOPBACK_NAMES:
+            own.append(f"{url_host(host)}:{port}")  # e.g. 192.168.1.5 or 127.0.0.2
         hosts = list(own)
         if host in WILDCARDS:
             hosts.append("*")  # a token is required here, and it is the authentication
@@ -127,6 +127,7 @@ class HttpPolicy:
         if not value:
             return False
         name, port = split_host(value)
+        port = port or "80"  # a Host without a port names the scheme's default
         for entry in self.hosts:
             ename, eport = split_host(entry)
             if ename == name and (eport is None or eport == "*" or eport == port):
@@ -171,7 +172,8 @@ def _one(headers: dict[bytes, list[bytes]], name: bytes) -> bytes | None:
     return values[0] if values and len(values) == 1 else None
 
 
-async def _reply(send: Any, status: int, message: str, extra: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
+async def _reply(send: Any, status: int, message: str,
+                 extra: Iterable[tuple[bytes, bytes]] = ()) -> None:
     body = json.dumps({"error": message}).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"),

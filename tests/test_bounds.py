@@ -1,0 +1,202 @@
+"""Every caller-supplied size and count has a documented limit, checked before any work that
+grows with the input (issue 10 item 8), and the README's table says what the code does."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memstrata import EntryTooLarge, InvalidInput, MalformedInput, SearchQuery, Store, limits
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    root: dict[str, Any] = {}
+    node = root
+    for _ in range(depth):
+        node["a"] = {}
+        node = node["a"]
+    return root
+
+
+def test_100k_tags_are_refused_in_under_a_second(store: Store) -> None:
+    tags = [f"tag{i}" for i in range(100_000)]
+    for call in (lambda: store.ledger.publish("decision", "x", tags=tags),
+                 lambda: store.ledger.query(tags=tags),
+                 lambda: store.room().post("x", tags=tags),
+                 lambda: store.search(SearchQuery(text="x", tags=tuple(tags)))):
+        t = time.perf_counter()
+        with pytest.raises(InvalidInput):
+            call()
+        assert time.perf_counter() - t < 1.0
+    assert not store.layout.ledger.exists()
+    # duplicates count toward the limit; 32 distinct tags are fine
+    with pytest.raises(EntryTooLarge):
+        store.ledger.publish("decision", "x", tags=["same"] * 33)
+    assert len(store.ledger.publish("decision", "x", tags=[f"t{i}" for i in range(32)]).tags) == 32
+
+
+def test_100k_tags_over_mcp_are_refused_in_under_a_second(store: Store) -> None:
+    pytest.importorskip("mcp")
+    import anyio
+
+    from mcp import Client
+    from memstrata.mcp.server import build_server
+
+    async def main() -> tuple[bool, str, float]:
+        async with Client(build_server(store)) as c:
+            t = time.perf_counter()
+            r = await c.call_tool("memory_publish", {"kind": "decision", "summary": "x",
+                                                     "tags": [f"t{i}" for i in range(100_000)]})
+            return bool(r.is_error), r.content[0].text, time.perf_counter() - t
+
+    is_error, text, took = anyio.run(main)
+    assert is_error and "entry_too_large" in text
+    assert took < 1.0
+
+
+def test_log_metadata_has_a_size_and_depth_limit(store: Store) -> None:
+    log = store.agent().log
+    deep, big = _nested(100_000), {"blob": "x" * (10 * 1024 * 1024)}
+    wide = {f"k{i}": i for i in range(1_000_000)}
+    t = time.perf_counter()
+    with pytest.raises(MalformedInput, match="nested more than"):
+        log.append("THOUGHT", "deep", deep)  # json.dumps would raise RecursionError
+    with pytest.raises(EntryTooLarge):
+        log.append("THOUGHT", "big", big)
+    with pytest.raises(EntryTooLarge):
+        log.append("THOUGHT", "wide", wide)
+    assert time.perf_counter() - t < 0.5
+    with pytest.raises(MalformedInput, match="not JSON"):
+        log.append("THOUGHT", "odd", {"when": object()})
+    assert not log.path.exists() or "deep" not in log.path.read_text()
+    ok = log.append("THOUGHT", "fine", {"rows": 1200, "nested": _nested(limits.JSON_DEPTH - 2)})
+    assert log.tail(1)[0].metadata == ok.metadata
+
+
+def test_task_fields_are_bounded(store: Store) -> None:
+    tasks = store.agent().tasks
+    t = time.perf_counter()
+    for kw in ({"milestone": "m" * (5 * 1024 * 1024)},
+               {"acceptance_criteria": ["c"] * 100_000},
+               {"blocked_by": ["TASK-001"] * 100_000},
+               {"priority": -99}, {"priority": 10**9}, {"priority": True}):
+        with pytest.raises(InvalidInput):
+            tasks.add("x", **kw)
+    with pytest.raises(EntryTooLarge):
+        tasks.add("d" * (5 * 1024 * 1024))
+    assert time.perf_counter() - t < 1.0
+    assert not tasks.path.exists()
+
+
+BAD_TASK_CHANGES: list[dict[str, Any]] = [
+    {"priority": -99}, {"priority": "high"}, {"priority": 10**9},
+    {"milestone": "m" * 5000}, {"milestone": "M1\n"},
+    {"description": ""}, {"description": "d" * (64 * 1024)},
+    {"acceptance_criteria": ["c"] * 100_000}, {"acceptance_criteria": "not a list"},
+    {"acceptance_criteria": ["x" * 5000]},
+    {"blocked_by": ["TASK-404"]}, {"blocked_by": ["TASK-001"]},
+]
+
+
+@pytest.mark.parametrize("change", BAD_TASK_CHANGES, ids=lambda c: f"{next(iter(c))}")
+def test_task_update_validates_exactly_as_task_add(store: Store, change: dict[str, Any]) -> None:
+    tasks = store.agent().tasks
+    tasks.add("first")
+    before = tasks.path.read_bytes()
+    with pytest.raises((InvalidInput, LookupError)):
+        tasks.update("TASK-001", **change)
+    assert tasks.path.read_bytes() == before
+    if "blocked_by" not in change:  # add refuses the same value (blockers: add cannot name itself)
+        field = next(iter(change))
+        args: dict[str, Any] = {} if field == "description" else {field: change[field]}
+        with pytest.raises(InvalidInput):
+            tasks.add(change.get("description", "second"), **args)
+
+
+def test_task_update_over_mcp_refuses_what_task_add_refuses(store: Store) -> None:
+    pytest.importorskip("mcp")
+    import anyio
+
+    from mcp import Client
+    from memstrata.mcp.server import build_server
+
+    async def main() -> list[tuple[bool, str]]:
+        async with Client(build_server(store)) as c:
+            out = []
+            for tool, args in (("task_add", {"description": "x", "priority": -99}),
+                               ("task_add", {"description": "ok"}),
+                               ("task_update", {"task_id": "TASK-001", "priority": -99})):
+                r = await c.call_tool(tool, args)
+                out.append((bool(r.is_error), r.content[0].text))
+            return out
+
+    (add_err, _), (ok_err, _), (upd_err, text) = anyio.run(main)
+    assert add_err and not ok_err and upd_err and "malformed_input" in text
+    assert store.agent().tasks.get("TASK-001").priority == 3
+
+
+def test_session_messages_are_bounded(store: Store) -> None:
+    sessions = store.agent().sessions
+    t = time.perf_counter()
+    calls: list[Callable[[], Any]] = [
+        lambda: sessions.append_many("s1", ({"role": "user", "content": "x"} for _ in range(10**7))),
+        lambda: sessions.append("s1", "tool_call", "", name="read", input=_nested(100_000)),
+        lambda: sessions.append("s1", "tool_call", "", name="read", input={"a": "x" * (1024 * 1024)}),
+        lambda: sessions.append("s1", "assistant", _nested(100_000)),  # type: ignore[arg-type]
+        lambda: sessions.append("s1", "user", "x", id="i" * 10_000),
+        lambda: sessions.append("s1", "tool_call", "", name="n" * 10_000),
+        lambda: sessions.append("s1", "user", "x" * (1024 * 1024)),
+    ]
+    for call in calls:
+        with pytest.raises(InvalidInput):
+            call()
+    assert time.perf_counter() - t < 2.0
+    assert sessions.ids() == []
+
+
+def test_items_now_channel_facts_are_bounded(store: Store) -> None:
+    m = store.agent()
+    items = store.items
+    for drafts in ([{"type": "note", "title": "t", "content": "c", "confidence": "high"}],
+                   [{"type": "note", "title": "t", "content": "c", "lineNumber": "7"}],
+                   [{"type": "note", "title": "t" * 5000, "content": "c"}],
+                   ({"type": "note", "title": "t", "content": "c"} for _ in range(10**7))):
+        with pytest.raises(InvalidInput):
+            items.replace_source("doc.md", drafts)
+    t = time.perf_counter()
+    with pytest.raises(EntryTooLarge):
+        m.now.update("status", ["step"] * 100_000)
+    with pytest.raises(InvalidInput):
+        store.room().post("x", to="a" * (1024 * 1024))
+    with pytest.raises(EntryTooLarge):
+        m.facts.set("k", "v", citations=["c"] * 100_000)
+    with pytest.raises(EntryTooLarge):
+        m.facts.set("k" * 1_000_000, "v")
+    assert time.perf_counter() - t < 1.0
+    assert not store.layout.items.exists() and not m.facts.path.exists()
+
+
+def test_the_readme_limits_table_matches_the_code() -> None:
+    text = README.read_text(encoding="utf-8")
+    rows = re.findall(r"^\| [^|]+\| `limits\.([A-Z_]+)` \| ([^|]+) \|", text, re.M)
+    assert len(rows) >= 20
+    for name, shown in rows:
+        value = getattr(limits, name)
+        words = shown.strip().replace(",", "")
+        if words.endswith("MiB"):
+            expected = int(words.split()[0]) * limits.MIB
+        elif words.endswith("KiB"):
+            expected = int(words.split()[0]) * limits.KIB
+        else:
+            expected = int(words.split()[0])
+        assert value == expected, (name, shown)
+    documented = {name for name, _ in rows}
+    public = {n for n in dir(limits) if n.isupper() and n not in ("KIB", "MIB")}
+    assert public == documented, public ^ documented
