@@ -110,7 +110,7 @@ def test_sigkill_rounds_lose_nothing_acknowledged(home: Path) -> None:
             log_file = set(_log_ids(store.layout.log_file(a)))
             assert all_acked.get(f"log:{a}", set()) <= set(_log_and_archive_ids(store, a))
             assert _index_count(store, "layer = 'log' AND owner = ?", a) == len(log_file)
-            mem = store.agent(a)
+            mem = store.agent(a, create=True)  # a writer killed before its first write
             keys = {f.key for f in mem.facts.list()}
             assert all_acked.get(f"fact:{a}", set()) <= keys
             said = {m.content.rsplit(" ", 1)[-1] for m in mem.sessions.messages("s")} if (

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import builtins
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sized
 from typing import TYPE_CHECKING, Any
 
 from memstrata import limits
@@ -109,6 +109,8 @@ class Items(Layer):
         lineNumber, confidence); returns the stored items."""
         self._check("write")
         check_plain(source_file, "sourceFile", limits.PATH_CHARS)
+        if isinstance(drafts, Sized) and len(drafts) > limits.ITEMS_PER_SOURCE:
+            raise EntryTooLarge(f"more than {limits.ITEMS_PER_SOURCE} items from one source")
         now = iso(now_ts())
         new: builtins.list[dict[str, Any]] = []
         for d in drafts:  # bounded as it goes

@@ -14,7 +14,7 @@ import builtins
 import contextlib
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sized
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -230,12 +230,15 @@ class Sessions(Layer):
         """Append several messages in one durable write (one fsync)."""
         self._check("write")
         sid = check_name(session_id, "session id")
+        too_many = EntryTooLarge(f"more than {limits.SESSION_MESSAGES_PER_APPEND} messages "
+                                 "in one append; append them in batches")
+        if isinstance(messages, Sized) and len(messages) > limits.SESSION_MESSAGES_PER_APPEND:
+            raise too_many
         recs: builtins.list[dict[str, Any]] = []
         total = 0
-        for m in messages:  # bounded as it goes: a huge batch is refused at its first excess
+        for m in messages:  # a generator is bounded as it goes, refused at its first excess
             if len(recs) == limits.SESSION_MESSAGES_PER_APPEND:
-                raise EntryTooLarge(f"more than {limits.SESSION_MESSAGES_PER_APPEND} messages "
-                                    "in one append; append them in batches")
+                raise too_many
             recs.append(_message_record(m))
             total += len(recs[-1]["content"])
             if total > limits.SESSION_APPEND_BYTES:
