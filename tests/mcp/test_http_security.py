@@ -76,6 +76,10 @@ def test_unsafe_configurations_are_refused() -> None:
         HttpPolicy.for_bind("127.0.0.1", 8765, None, allow_origins=["localhost:5173"])
     with pytest.raises(MalformedInput):
         HttpPolicy.for_bind("127.0.0.1", 8765, None, allow_hosts=["evil.example/path"])
+    for extra in ({"allow_hosts": ["*"]}, {"allow_origins": ["*"]}):
+        with pytest.raises(MalformedInput, match="needs a token"):
+            HttpPolicy.for_bind("127.0.0.1", 8765, None, **extra)
+        assert HttpPolicy.for_bind("127.0.0.1", 8765, "t", **extra)
 
 
 # -- real servers on real ports --------------------------------------------------------------

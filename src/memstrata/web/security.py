@@ -118,6 +118,10 @@ class HttpPolicy:
             hosts.append("*")  # a token is required here, and it is the authentication
         extra_hosts = [_check_host_entry(h) for h in allow_hosts]
         extra_origins = [_check_origin_entry(o) for o in allow_origins]
+        if token is None and "*" in (*extra_hosts, *extra_origins):
+            # Without a token, any Host invites DNS rebinding and any Origin lets every
+            # web page in the user's browser read and write this memory.
+            raise MalformedInput("allowing every Host or Origin ('*') needs a token (--token)")
         origins = [f"http://{h}" for h in own]
         return cls(token, tuple(hosts + extra_hosts), tuple(origins + extra_origins))
 
