@@ -201,6 +201,23 @@ SETTINGS: tuple[Setting, ...] = (
             'extra Host values HTTP accepts: "name", "name:port", "name:*" (--allow-host)'),
     Setting("http", "allow_origins", "http_allow_origins", (), _strings,
             'extra browser Origins HTTP accepts: "http://name:port", "http://name:*" (--allow-origin)'),
+    Setting("import", "max_members", "import_max_members", 100_000, _int(1),
+            "largest number of members (files and folders) an import archive may hold"),
+    Setting("import", "max_file_bytes", "import_max_file_bytes", 64 * 1024 * 1024, _int(1),
+            "largest uncompressed size of one imported file, in bytes"),
+    Setting("import", "max_total_bytes", "import_max_total_bytes", 1024 * 1024 * 1024, _int(1),
+            "largest uncompressed size of a whole import, in bytes"),
+    Setting("events", "record_queries", "events_record_queries", False, _bool,
+            "write search query text to events.jsonl (default: only its sha256)"),
+    Setting("events", "max_bytes", "events_max_bytes", 8 * 1024 * 1024, _int(4096),
+            "rotate events.jsonl when it grows past this many bytes"),
+    Setting("events", "keep", "events_keep", 3, _int(0),
+            "rotated events files kept (events.1.jsonl is the newest)"),
+    Setting("secrets", "policy", "secrets_policy", "warn", _choice("warn", "redact", "refuse"),
+            "what a write that looks like a secret does: warn (store, warn, keep it out of "
+            "context), redact ([REDACTED:<kind>]) or refuse"),
+    Setting("secrets", "share_in_ledger", "secrets_share_in_ledger", False, _bool,
+            "let entries that look like secrets into the shared ledger (and other rooms' views)"),
 )
 
 # Sections whose keys are free names (a kind, a layer) with values of one type.
@@ -245,6 +262,14 @@ class Config:
     mcp_auto_log: bool = False
     http_allow_hosts: tuple[str, ...] = ()
     http_allow_origins: tuple[str, ...] = ()
+    import_max_members: int = 100_000
+    import_max_file_bytes: int = 64 * 1024 * 1024
+    import_max_total_bytes: int = 1024 * 1024 * 1024
+    events_record_queries: bool = False
+    events_max_bytes: int = 8 * 1024 * 1024
+    events_keep: int = 3
+    secrets_policy: str = "warn"
+    secrets_share_in_ledger: bool = False
     # What was read, and from where: "section.key" -> "default" | file name | "env VAR".
     origins: dict[str, str] = field(default_factory=dict)
     problems: tuple[str, ...] = ()

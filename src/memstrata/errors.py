@@ -18,6 +18,7 @@
     ├── ScopeDenied               the principal may not read/write that memory
     │   └── SupersedeDenied       the entry belongs to another room or to an admin
     ├── Refused                   a policy refused the write (save exclusions, ...)
+    │   └── SecretDetected        the text looks like a secret and the policy refused it
     ├── IndexError_               the derived index cannot be used (rebuild it)
     ├── ProviderError             an embedder / LLM provider failed (timeout, bad reply)
     └── LockTimeout               a cross-process lock was not acquired in time
@@ -111,6 +112,12 @@ class Refused(MemstrataError):
     code = "refused"
 
 
+class SecretDetected(Refused):
+    """`[secrets] policy` refused a value that looks like a secret (see `secretscan`)."""
+
+    code = "secret_detected"
+
+
 class IndexError_(MemstrataError):
     """The derived SQLite index is unusable; `memstrata reindex` rebuilds it."""
 
@@ -142,6 +149,7 @@ __all__ = [
     "Refused",
     "ReservedFile",
     "ScopeDenied",
+    "SecretDetected",
     "StaleWrite",
     "SupersedeDenied",
     "UnknownKind",

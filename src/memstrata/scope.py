@@ -24,6 +24,10 @@ to erase another room's decision):
   treated as an admin's). Skills write nothing.
 * **Who is the author.** `author_role` is the acting agent's identity; only an
   admin may set it to something else.
+
+Ledger entries that look like they hold a secret (`docs.secret`, see `secretscan`)
+are hidden from every room but their own (admins see them for audit), unless
+`[secrets] share_in_ledger = true`.
 """
 
 from __future__ import annotations
@@ -68,6 +72,7 @@ class Gate:
     def __init__(self, principal: Principal, config: Config) -> None:
         self.principal = principal
         self._admins = frozenset(config.admins)
+        self._share_secrets = config.secrets_share_in_ledger
 
     def allows(self, action: str, layer: str, owner: str | None, room: str | None = None) -> bool:
         p = self.principal
@@ -84,6 +89,11 @@ class Gate:
         if owner == p.agent:
             return True
         return action == "read" and owner in self._admins
+
+    def hides_secret(self, room: str | None) -> bool:
+        """True when a ledger entry of `room` that looks like a secret is hidden from us."""
+        p = self.principal
+        return p.role != "admin" and not self._share_secrets and room != p.room
 
     def check(self, action: str, layer: str, owner: str | None, room: str | None = None) -> None:
         if not self.allows(action, layer, owner, room):
@@ -151,4 +161,9 @@ class Gate:
             f"({alias}.layer IN ({shared}) OR ({alias}.layer IN ({rooms}) AND {alias}.room = ?)"
             f" OR ({alias}.layer NOT IN ({shared},{rooms}) AND {alias}.owner IN ({marks})))"
         )
-        return sql, [p.room, *owners]
+        params: list[object] = [p.room, *owners]
+        if not self._share_secrets:
+            sql = (f"({sql} AND NOT ({alias}.layer = 'ledger' AND {alias}.secret IS NOT NULL"
+                   f" AND {alias}.room IS NOT ?))")
+            params.append(p.room)
+        return sql, params

@@ -12,6 +12,9 @@ A hard character budget (or tokens x 4) is enforced by `budget.fit`: lower
 priority parts shrink first, with a visible marker, and no line is ever cut.
 One bad file costs one section: a section whose file cannot be read is replaced
 by a one-line warning naming the file (`_Sections`), and the rest is served.
+Nothing that looks like a secret is injected (`secretscan.mask`): each such span
+reads `[withheld: <kind>]`, and a fact whose key names a credential is withheld
+whole (`get_fact` still returns it).
 With `ignore_memory=True` (seed 001 "ignore memory"), nothing is read from
 memory at all: only the date and workspace are given.
 """
@@ -190,7 +193,7 @@ def _facts(build: _Sections, mem: AgentMemory, brief: str | None) -> list[str]:
     if brief:
         words = set(re.findall(r"\w+", brief.lower()))
         facts.sort(key=lambda f: -len(words & set(re.findall(r"\w+", f"{f.key} {f.value}".lower()))))
-    lines = [f"- {f.key} ({f.category}): {_one_line(f.value)}" for f in facts]
+    lines = [f"- {f.key} ({f.category}): {_fact_value(f.key, f.value)}" for f in facts]
     problems = mem.facts.problems()
     if problems:
         lines.append(build.warn(mem.facts.path, _summary(problems, "line", "lines")))
@@ -208,8 +211,28 @@ def _first_line(text: str) -> str:
     return lines[0] if lines else ""
 
 
+def _fact_value(key: str, value: str) -> str:
+    from memstrata.secretscan import fact_findings, kinds
+
+    found = fact_findings(key, value)
+    if found:
+        return f"[withheld: {', '.join(kinds(found))}; get_fact({key!r}) returns it]"
+    return _one_line(value)
+
+
+def _masked(section: Section) -> Section:
+    from dataclasses import replace
+
+    from memstrata.secretscan import mask
+
+    text = "\n".join(section.lines)
+    clean = mask(text)
+    return section if clean == text else replace(section, lines=tuple(clean.split("\n")))
+
+
 def _render(sections: list[Section], budget: int, warnings: list[str] | None = None) -> AssembledContext:
     head = "# Memory context\n\n" + FRAME + "\n"
+    sections = [_masked(s) for s in sections]
     kept = fit(sections, budget - len(head) - 1)
     body = "\n".join(s.render() for s in kept)
     text = head + "\n" + body

@@ -3,7 +3,8 @@
 The most relevant ledger entries from rooms other than `room`, for a brief's
 keywords (BM25 x decay through the one search), else the newest ones; at most
 `bounds.context_entries` (15) entries and about `bounds.context_bytes` (10 KB)
-of Markdown, grouped by kind.
+of Markdown, grouped by kind. Entries that look like they hold a secret are not
+shown to other rooms (`scope.Gate`), and any secret-looking span left is masked.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memstrata.search.query import SearchQuery
+from memstrata.secretscan import mask
 
 if TYPE_CHECKING:
     from memstrata.store import Store
@@ -39,6 +41,7 @@ def predecessor_lines(
         detail = " ".join((m.get("detail") or "").split())
         if detail:
             line += f"\n  {detail[:600]}{'…' if len(detail) > 600 else ''}"
+        line = mask(line)
         if size + len(line.encode()) + 1 > limit:
             break
         lines.append(line)

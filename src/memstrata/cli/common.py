@@ -32,6 +32,9 @@ def open_store(args: argparse.Namespace, *, as_agent: bool = True, sync: bool = 
     agent = (args.agent or DEFAULT_AGENT) if as_agent else args.agent
     store = Store(args.home, agent=agent, room=args.room, role=args.role, sync=sync)
     warn_config(store)
+    from memstrata.secretscan import send_notices_to
+
+    send_notices_to(lambda message: sys.stderr.write(f"memstrata: warning: {message}\n"))
     return store
 
 

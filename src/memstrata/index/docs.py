@@ -35,6 +35,8 @@ class Doc:
     pos: int | None = None
     supersedes: str | None = None
     meta: dict[str, Any] | None = None
+    secret: str | None = None  # kinds of secret the text looks like it holds (secretscan)
+    hidden: bool = False  # never shown by default reads (a purged ledger entry's stub)
 
 
 @dataclass
@@ -52,14 +54,15 @@ class Parsed:
 
 _UPSERT = """
 INSERT INTO docs (uid, layer, owner, room, kind, tags, ts, title, body, context, source,
-                  line, thread, pos, supersedes, superseded, meta)
+                  line, thread, pos, supersedes, superseded, meta, secret)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-        EXISTS(SELECT 1 FROM docs d2 WHERE d2.supersedes = ?), ?)
+        EXISTS(SELECT 1 FROM docs d2 WHERE d2.supersedes = ?) OR ?, ?, ?)
 ON CONFLICT(uid) DO UPDATE SET
     layer=excluded.layer, owner=excluded.owner, room=excluded.room, kind=excluded.kind,
     tags=excluded.tags, ts=excluded.ts, title=excluded.title, body=excluded.body,
     context=excluded.context, source=excluded.source, line=excluded.line,
-    thread=excluded.thread, pos=excluded.pos, supersedes=excluded.supersedes, meta=excluded.meta
+    thread=excluded.thread, pos=excluded.pos, supersedes=excluded.supersedes, meta=excluded.meta,
+    secret=excluded.secret, superseded=superseded OR excluded.superseded
 """
 
 
@@ -75,7 +78,8 @@ def upsert_docs(conn: sqlite3.Connection, docs: Iterable[Doc]) -> int:
             (
                 d.uid, d.layer, d.owner, d.room, d.kind, tags_text(d.tags), d.ts, d.title,
                 d.body, d.context, d.source, d.line, d.thread, d.pos, d.supersedes, d.uid,
-                json.dumps(d.meta, ensure_ascii=False) if d.meta is not None else None,
+                d.hidden, json.dumps(d.meta, ensure_ascii=False) if d.meta is not None else None,
+                d.secret,
             )
         )
         if d.supersedes:

@@ -28,6 +28,12 @@ class Layer:
     def _check(self, action: str, layer: str | None = None) -> None:
         self.store.gate.check(action, layer or self.layer, self.owner, self.room)
 
+    def _screen(self, text: str, what: str, *, shared: bool = False) -> str:
+        """Apply the store's secrets policy to text about to be written (see `secretscan`)."""
+        from memstrata.secretscan import screen
+
+        return screen(self.store, text, what, shared=shared)
+
     def _read_event(self, path: Path, size: int, kind: str | None = None) -> None:
         self.store.events.emit(
             "memory:read", {"type": kind or self.layer, "path": self._rel(path), "size": size}

@@ -148,6 +148,7 @@ class Episodes(Layer):
         folder.mkdir(parents=True, exist_ok=True)
         path = safe_join(folder, rel)
         check_text(content, "content", 1024 * 1024, allow_empty=True)
+        content = self._screen(content, rel)
         self.store.rewrite(self.spec_for(path), content)
         self._write_event(path, len(content))
         return self.store.rel(path)
@@ -159,6 +160,7 @@ class Episodes(Layer):
         folder.mkdir(parents=True, exist_ok=True)
         path = safe_join(folder, rel)
         check_text(text, "text", 256 * 1024)
+        text = self._screen(text, rel)
         with self.store.editing(self.spec_for(path)) as commit:
             old = path.read_text(encoding="utf-8") if path.exists() else ""
             sep = "" if not old or old.endswith("\n\n") else ("\n" if old.endswith("\n") else "\n\n")
@@ -183,6 +185,9 @@ class Episodes(Layer):
         path = self._folder(slug) / "observability" / f"{task_id}.ndjson"
         from memstrata.files.appendlog import durable_append
 
+        from memstrata.secretscan import screen_json
+
+        event = screen_json(self.store, event, "gate event")
         durable_append(self.store.locks, path, encode({"ts": iso(now_ts()), **event}))
         self._write_event(path, 1)
 

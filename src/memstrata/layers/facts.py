@@ -120,6 +120,10 @@ class Facts(Layer):
             raise MalformedInput(
                 f"unknown fact category {category!r}; use one of {', '.join(FACT_CATEGORIES)}"
             )
+        from memstrata.secretscan import apply_policy, fact_findings
+
+        key = self._screen(key, "fact key")
+        value = apply_policy(self.store, value, fact_findings(key, value), f"fact {key!r}")
         cites = tuple(check_count(citations or [], "citations", limits.FACT_CITATIONS))
         for c in cites:
             check_text(c, "citation", limits.CITATION_CHARS)

@@ -128,6 +128,7 @@ class MemoryFiles(Layer):
         self._check("write")
         check_text(content, "content", MAX_FILE_BYTES, allow_empty=True)
         path, relp = self._path(rel, writing=True)
+        content = self._screen(content, relp)
         if path.is_dir():
             raise MalformedInput(f"{relp!r} is a directory")
         before = path.stat().st_size if path.exists() else 0
@@ -155,6 +156,7 @@ class MemoryFiles(Layer):
         """Replace the one occurrence of `old` (seed 003: must be a unique match)."""
         check_text(old, "old text", MAX_FILE_BYTES)
         check_text(new, "new text", MAX_FILE_BYTES, allow_empty=True)
+        new = self._screen(new, "new text")
 
         def change(text: str, relp: str) -> str:
             count = text.count(old)
@@ -168,6 +170,7 @@ class MemoryFiles(Layer):
     def insert(self, rel: str, line: int, text: str) -> FileInfo:
         """Insert `text` after line `line` (0 = at the top)."""
         check_text(text, "text", MAX_FILE_BYTES)
+        text = self._screen(text, "inserted text")
         if not isinstance(line, int) or isinstance(line, bool):
             raise MalformedInput("line must be an integer")
 

@@ -51,6 +51,7 @@ class MarkdownLayer(Layer):
     def write(self, text: str, *, expected_sha: str | None = None) -> None:
         self._check("write")
         check_text(text, f"{self.path.name} content", 1024 * 1024, allow_empty=True)
+        text = self._screen(text, self.path.name)
         before = self.path.stat().st_size if self.path.exists() else 0
         self.store.rewrite(self.spec(), text, expected_sha=expected_sha)
         self._write_event(self.path, len(text.encode("utf-8")) - before)

@@ -128,8 +128,11 @@ class Items(Layer):
                 raise MalformedInput(f"lineNumber must be a non-negative integer, got {line!r}")
             new.append({
                 "id": "item_" + os.urandom(4).hex(), "type": d["type"],
-                "title": check_text(d.get("title", ""), "title", limits.ITEM_TITLE_BYTES),
-                "content": check_text(d.get("content", ""), "content", limits.ITEM_CONTENT_BYTES),
+                "title": self._screen(
+                    check_text(d.get("title", ""), "title", limits.ITEM_TITLE_BYTES), "item title"),
+                "content": self._screen(
+                    check_text(d.get("content", ""), "content", limits.ITEM_CONTENT_BYTES),
+                    "item content"),
                 "sourceFile": source_file, "lineNumber": line,
                 "confidence": float(conf), "extractedAt": now,
             })

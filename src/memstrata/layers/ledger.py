@@ -25,6 +25,7 @@ from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.base import Layer, check_tags, check_text
 from memstrata.model import LedgerEntry, check_name, check_plain, iso, now_ts, parse_ts
+from memstrata.secretscan import secret_mark
 
 if TYPE_CHECKING:
     from memstrata.store import Store
@@ -32,6 +33,9 @@ if TYPE_CHECKING:
 MAX_REF_CHARS = limits.LABEL_CHARS
 MAX_AUTHOR_CHARS = limits.NAME_CHARS
 MAX_ID_CHARS = limits.NAME_CHARS
+# A purged entry's line keeps seed 000's fields (id, ts, kind, room, author, supersedes)
+# with its content emptied: the summary is this marker and the entry is hidden.
+PURGED_SUMMARY = "[purged]"
 
 LEDGER_FIELDS = (
     "id", "ts", "kind", "room_id", "author_role", "ref", "tags", "summary", "detail", "supersedes",
@@ -66,6 +70,8 @@ def parse_ledger(data: bytes, base: int, path: str) -> Parsed:
                 supersedes=(f"ledger:{entry.supersedes}"
                             if entry.supersedes and entry.supersedes != entry.id else None),
                 meta=entry.to_dict(),
+                secret=secret_mark(entry.summary, entry.detail, entry.ref, " ".join(entry.tags)),
+                hidden=entry.summary == PURGED_SUMMARY and not entry.detail,
             )
         )
     return out
@@ -109,7 +115,12 @@ class Ledger(Layer):
         check_text(summary, "summary", cfg.bounds.summary_bytes)
         if detail is not None:
             check_text(detail, "detail", cfg.bounds.detail_bytes, allow_empty=True)
-        tags_t = check_tags(tags)
+        summary = self._screen(summary, "summary", shared=True)
+        if detail is not None:
+            detail = self._screen(detail, "detail", shared=True)
+        if ref is not None:
+            ref = self._screen(ref, "ref", shared=True)
+        tags_t = tuple(self._screen(t, "tag", shared=True) for t in check_tags(tags))
         room = room_id if room_id is not None else self.store.principal.room
         if room is not None:
             check_name(room, "room")
@@ -189,9 +200,9 @@ class Ledger(Layer):
         self._check("read")
         with self.store.db.read() as conn:
             row = conn.execute(
-                "SELECT meta FROM docs WHERE uid = ?", (f"ledger:{entry_id}",)
+                "SELECT meta, secret, room FROM docs WHERE uid = ?", (f"ledger:{entry_id}",)
             ).fetchone()
-        if row is None:
+        if row is None or (row[1] and self.store.gate.hides_secret(row[2])):
             raise NotFound(f"no ledger entry with id {entry_id!r}")
         self._read_event(self.path, len(row[0]))
         return LedgerEntry.from_dict(json.loads(row[0]))
@@ -242,8 +253,10 @@ class Ledger(Layer):
 
         parsed = parse_ledger(read_from(self.path, 0), 0, str(self.path))
         hidden = {d.supersedes for d in parsed.docs if d.supersedes}
+        gate = self.store.gate
         return [
             LedgerEntry.from_dict(d.meta or {})
             for d in parsed.docs
-            if include_superseded or d.uid not in hidden
+            if (include_superseded or (d.uid not in hidden and not d.hidden))
+            and not (d.secret and gate.hides_secret(d.room))
         ]

@@ -283,6 +283,10 @@ class Log(Layer):
         if metadata and RESERVED_META in metadata:
             raise MalformedInput(f"metadata key {RESERVED_META!r} is reserved for log_metadata")
         check_json(metadata or {}, "metadata", limits.LOG_METADATA_BYTES)
+        from memstrata.secretscan import screen_json
+
+        content = self._screen(content, "log content")
+        metadata = screen_json(self.store, metadata, "log metadata")
         when = now_ts() if ts is None else parse_ts(ts)
         text = content.strip("\n")
         entry = LogEntry("log-" + os.urandom(4).hex(), iso(when), kind, text, metadata or {},

@@ -79,6 +79,7 @@ class Room(Layer):
         for label, value in (("to", to), ("ref", ref)):
             if value is not None:
                 check_plain(value, label, limits.LABEL_CHARS)
+        content = self._screen(content, "channel message")
         if type not in MESSAGE_TYPES:
             raise MalformedInput(f"unknown message type {type!r}; use {', '.join(MESSAGE_TYPES)}")
         rec = {"id": "msg-" + os.urandom(4).hex(), "ts": iso(now_ts()), "room": self.name,
@@ -102,6 +103,7 @@ class Room(Layer):
         path = safe_join(self.artifacts_dir, rel)
         check_text(content, "artifact", 4 * 1024 * 1024, allow_empty=True)
         self.artifacts_dir.mkdir(parents=True, exist_ok=True)
+        content = self._screen(content, "artifact")
         self.store.rewrite(self.artifact_spec(path), content)
         self._write_event(path, len(content), "artifact")
         return path.relative_to(self.artifacts_dir.resolve()).as_posix()

@@ -244,6 +244,12 @@ class Sessions(Layer):
             if total > limits.SESSION_APPEND_BYTES:
                 raise EntryTooLarge(f"one append carries more than {limits.SESSION_APPEND_BYTES} "
                                     "bytes of messages; append them in batches")
+        from memstrata.secretscan import screen_json
+
+        for r in recs:
+            r["content"] = self._screen(r["content"], "message content")
+            if "input" in r:
+                r["input"] = screen_json(self.store, r["input"], "tool input")
         if not recs:
             return []
         spec = self.spec(sid)

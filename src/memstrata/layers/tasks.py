@@ -141,6 +141,10 @@ class Tasks(Layer):
                                     "priority": priority,
                                     "acceptance_criteria": acceptance_criteria or [],
                                     "blocked_by": blocked_by or []})
+        from memstrata.secretscan import screen_json
+
+        fields = {k: screen_json(self.store, v, f"task {k}") if k != "blocked_by" else v
+                  for k, v in fields.items()}
         with self.store.editing(self.spec()) as commit:
             doc = self._load()
             ids = {t["id"] for t in doc.records()}
@@ -173,6 +177,10 @@ class Tasks(Layer):
             raise MalformedInput(f"unknown status {status!r}; use {', '.join(TASK_STATUSES)}")
         checked = check_task_fields({k: v for k, v in changes.items()
                                      if v is not None and k != "status"})
+        from memstrata.secretscan import screen_json
+
+        checked = {k: screen_json(self.store, v, f"task {k}") if k != "blocked_by" else v
+                   for k, v in checked.items()}
         with self.store.editing(self.spec()) as commit:
             doc = self._load()
             t = doc.find(task_id)

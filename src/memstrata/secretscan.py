@@ -1,0 +1,327 @@
+"""Secrets in memory: a small, documented rule set, and the policy every write applies.
+
+Agents paste keys into chats and then into memory. Every layer's write path calls
+`screen` on the text it is about to store; `[secrets] policy` in config decides:
+
+* `warn` (default): store it, warn the caller (`SecretWarning`, or the adapter's
+  notice list), and the value is *marked*: see below.
+* `redact`: store `[REDACTED:<kind>]` in place of each secret.
+* `refuse`: raise `SecretDetected`; nothing is stored.
+
+Marking, without a new field in any file (seed 000's ledger lines keep their exact
+fields): secrets are detected again wherever memory leaves its owner.
+
+* Assembled context (CONTEXT/prompt assembly, predecessor context) passes every line
+  through `mask`, so a stored secret is shown as `[withheld: <kind>]`; a fact whose
+  key names a credential (`api_key`, `password`...) is withheld whole. `get_fact`
+  still returns the value: seed 002's "My API key is 12345" test holds.
+* The shared ledger, which every room reads: under `warn`, a publish that carries a
+  secret is refused (`SecretDetected`) unless `[secrets] share_in_ledger = true`.
+  Entries that arrive by hand edit or import are detected at index time (`docs.secret`
+  column), and `scope.Gate` hides them from every other room (admins still see them).
+
+Why not a library: detect-secrets 1.5 (evaluated) takes 0.7-1.9 s to import (it pulls
+requests), ~10 ms per line in its ad-hoc mode, and flags plain English sentences as
+high-entropy strings. These rules cost a few microseconds per write and are compiled
+on first use, so importing this module does no work.
+
+Rules (kind: what matches):
+
+| kind | shape |
+|---|---|
+| anthropic-key | `sk-ant-` + 20+ key characters |
+| openai-key | `sk-` / `sk-proj-` ... + 20+ key characters |
+| aws-access-key | `AKIA`/`ASIA`/... + 16 upper-case letters or digits |
+| aws-secret-key | 40 base64 characters after an `aws ... secret/key` label |
+| github-token | `ghp_`/`gho_`/`ghu_`/`ghs_`/`ghr_` + 36+, or `github_pat_...` |
+| slack-token | `xoxb-`/`xoxp-`/... tokens and `hooks.slack.com/services/...` URLs |
+| google-api-key | `AIza` + 35 characters |
+| stripe-key | `sk_live_`/`rk_test_`... + 24+ characters |
+| jwt | three base64url parts, the first two starting `eyJ` |
+| private-key | a `-----BEGIN ... PRIVATE KEY-----` block (to its END line) |
+| credential | `password = ...`, `api_key: ...`, `token=...` with an 8+ character value |
+|            | of two character classes; or a fact whose key names a credential |
+| high-entropy | a 32+ character token mixing 3 character classes, Shannon entropy >= 4.0 |
+|              | bits/char, less than 60% of it made of word-like runs (`Name`, `word`, |
+|              | `HTTP`): camelCase identifiers are 74-97% words, random base62/base64 |
+|              | tokens 23-26% on average (99th percentile 54-66%). Pure hex, such as |
+|              | commit ids and sha256 digests, is left alone. |
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import re
+import warnings
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from memstrata.errors import SecretDetected
+
+if TYPE_CHECKING:
+    from memstrata.store import Store
+
+POLICIES = ("warn", "redact", "refuse")
+ENTROPY_MIN_LEN = 32
+ENTROPY_BITS = 4.0
+WORDY = 0.6
+
+# (kind, literal triggers, pattern): a rule's pattern runs only when one of its
+# triggers occurs in the text (`in` is C-fast; `re` with a leading `\b` is not).
+# Triggers of rules marked `ci` are looked up in the lower-cased text.
+_RULES: tuple[tuple[str, tuple[str, ...], bool, str], ...] = (
+    ("private_key", ("PRIVATE KEY",), False,
+     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+     r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*\Z)"),
+    ("anthropic_key", ("sk-ant-",), False, r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
+    ("openai_key", ("sk-",), False,
+     r"\bsk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,}"),
+    ("stripe_key", ("_live_", "_test_"), False, r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{24,}"),
+    ("aws_access_key", ("AKIA", "ASIA", "ABIA", "ACCA", "AGPA", "AIDA", "AROA", "AIPA", "ANPA",
+                        "ANVA", "APKA"), False,
+     r"\b(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA)[0-9A-Z]{16}\b"),
+    ("aws_secret_key", ("aws",), True,
+     r"(?i:aws)[\w .-]{0,30}?(?i:secret|key)[\w .\"']{0,20}?[:=][ \t\"']*"
+     r"(?P<awsval>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"),
+    ("github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), False,
+     r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
+    ("slack_token", ("xox", "hooks.slack.com"), False,
+     r"\bxox[abposr]-[A-Za-z0-9-]{10,}|https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}"),
+    ("google_api_key", ("AIza",), False, r"\bAIza[0-9A-Za-z_-]{35}"),
+    ("jwt", ("eyJ",), False, r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    ("credential", ("pass", "pwd", "secret", "key", "token"), True,
+     r"(?i:(?:password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?key"
+     r"|secret[_-]?key|access[_-]?token|auth[_-]?token|token|client[_-]?secret"
+     r"|private[_-]?key)\b)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<credval>[^\s\"',;]{8,})"),
+)
+_CANDIDATE = r"[A-Za-z0-9+/_=-]{%d,}" % ENTROPY_MIN_LEN
+_WORD = r"[A-Z]?[a-z]{3,}|[A-Z]{4,}"
+_KEY_NAME = r"(?i)(pass(word|wd|phrase)?|secret|api[_-]?key|apikey|token|private[_-]?key" \
+            r"|access[_-]?key|credential|pwd)"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One secret-looking span `[start, end)` of a text, and which rule found it."""
+
+    kind: str
+    start: int
+    end: int
+
+
+class SecretWarning(UserWarning):
+    """A value that looks like a secret was stored (policy `warn`)."""
+
+
+@functools.cache
+def _compiled() -> tuple[list[tuple[str, tuple[str, ...], bool, re.Pattern[str]]],
+                         re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    rules = [(name, trig, ci, re.compile(rx, re.DOTALL)) for name, trig, ci, rx in _RULES]
+    return rules, re.compile(_CANDIDATE), re.compile(_KEY_NAME), re.compile(_WORD)
+
+
+def _entropy(token: str) -> float:
+    n = len(token)
+    return -sum(c / n * math.log2(c / n) for c in Counter(token).values())
+
+
+def _classes(token: str) -> int:
+    return (any(c.islower() for c in token) + any(c.isupper() for c in token)
+            + any(c.isdigit() for c in token) + any(c in "+/_=-" for c in token))
+
+
+def _matches(kind: str, triggers: tuple[str, ...], rx: re.Pattern[str], text: str,
+             lower: str) -> Iterator[re.Match[str]]:
+    if kind != "credential":
+        yield from rx.finditer(text)
+        return
+    # Labels are common words ("key", "token"): try the pattern anchored where a
+    # label can start (the word holding a trigger, or after a `_`/`-` inside it),
+    # which is far cheaper than letting `re` try every position of the text.
+    starts: set[int] = set()
+    for t in triggers:
+        pos = lower.find(t)
+        while pos >= 0:
+            start = pos
+            while start > 0 and (lower[start - 1].isalnum() or lower[start - 1] in "_-"):
+                start -= 1
+            starts.update(i for i in range(start, pos + 1)
+                          if i == start or text[i - 1] in "_-")
+            pos = lower.find(t, pos + 1)
+    last = -1
+    for at in sorted(starts):
+        if at < last:
+            continue
+        m = rx.match(text, at)
+        if m:
+            last = m.end()
+            yield m
+
+
+def find_secrets(text: str) -> list[Finding]:
+    """Every secret-looking span of `text`, in order, not overlapping.
+
+    Example:
+        >>> [f.kind for f in find_secrets("key: AKIAIOSFODNN7EXAMPLE")]
+        ['aws_access_key']
+    """
+    if not text:
+        return []
+    rules, candidate, _, word = _compiled()
+    lower = text.lower()
+    found: list[Finding] = []
+    for kind, triggers, ci, rx in rules:
+        haystack = lower if ci else text
+        if not any(t in haystack for t in triggers):
+            continue
+        for m in _matches(kind, triggers, rx, text, lower):
+            # A labelled value: only the value is the secret, the label stays readable.
+            group = {"aws_secret_key": "awsval", "credential": "credval"}.get(kind)
+            start, end = m.span(group) if group else m.span()
+            if kind == "credential" and _classes(text[start:end]) < 2:
+                continue
+            if any(f.start < end and start < f.end for f in found):
+                continue
+            found.append(Finding(kind.replace("_", "-"), start, end))
+    if not any(len(t) >= ENTROPY_MIN_LEN for t in text.split()):
+        found.sort(key=lambda f: f.start)
+        return found
+    for m in candidate.finditer(text):
+        token = m.group()
+        if any(f.start < m.end() and m.start() < f.end for f in found):
+            continue
+        if re.fullmatch(r"[0-9a-fA-F-]+", token) or _classes(token) < 3:
+            continue
+        wordy = sum(len(w) for w in word.findall(token)) / len(token)
+        if wordy < WORDY and _entropy(token) >= ENTROPY_BITS:
+            found.append(Finding("high-entropy", m.start(), m.end()))
+    found.sort(key=lambda f: f.start)
+    return found
+
+
+def credential_key(key: str) -> bool:
+    """True when a fact key names a credential (`api_key`, `db_password`, `token`...)."""
+    return bool(_compiled()[2].search(key or ""))
+
+
+def fact_findings(key: str, value: str) -> list[Finding]:
+    """Secrets in a fact: its value's shapes, or the whole value when the key names one."""
+    found = find_secrets(value)
+    if not found and value.strip() and credential_key(key):
+        found = [Finding("credential", 0, len(value))]
+    return found
+
+
+def kinds(findings: list[Finding]) -> list[str]:
+    return sorted({f.kind for f in findings})
+
+
+def redact(text: str, findings: list[Finding], template: str = "[REDACTED:{kind}]") -> str:
+    """`text` with each finding replaced by `template` (formatted with its kind)."""
+    out: list[str] = []
+    pos = 0
+    for f in findings:
+        if f.start < pos:
+            continue
+        out.append(text[pos:f.start])
+        out.append(template.format(kind=f.kind))
+        pos = f.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def mask(text: str) -> str:
+    """What assembled context shows: each secret replaced by `[withheld: <kind>]`."""
+    found = find_secrets(text)
+    return redact(text, found, "[withheld: {kind}]") if found else text
+
+
+# -- the policy ----------------------------------------------------------------------
+
+_sink: ContextVar[Callable[[str], None] | None] = ContextVar("memstrata_secret_sink",
+                                                            default=None)
+
+
+@contextlib.contextmanager
+def collect_notices() -> Iterator[list[str]]:
+    """Collect `warn`-policy notices raised inside the block instead of `warnings.warn`.
+
+    Adapters (MCP, HTTP) use it to hand the warning to their caller with the result.
+    """
+    seen: list[str] = []
+    token = _sink.set(seen.append)
+    try:
+        yield seen
+    finally:
+        _sink.reset(token)
+
+
+def send_notices_to(sink: Callable[[str], None]) -> None:
+    """Deliver every later notice of this context to `sink` (the CLI prints them)."""
+    _sink.set(sink)
+
+
+def _notify(message: str) -> None:
+    sink = _sink.get()
+    if sink is not None:
+        sink(message)
+    else:
+        warnings.warn(SecretWarning(message), stacklevel=4)
+
+
+def apply_policy(store: Store, text: str, findings: list[Finding], what: str,
+                 *, shared: bool = False) -> str:
+    """Apply `[secrets] policy` to `text` given its findings; returns what to store.
+
+    `shared`: the text goes where every room reads it (the ledger); under `warn` it
+    is refused there unless `[secrets] share_in_ledger = true`.
+    """
+    if not findings:
+        return text
+    policy = store.config.secrets_policy
+    found = ", ".join(kinds(findings))
+    if policy == "refuse":
+        raise SecretDetected(f"{what} looks like it contains a secret ({found}); nothing was "
+                             "stored (secrets.policy = refuse)")
+    if policy == "redact":
+        return redact(text, findings)
+    if shared and not store.config.secrets_share_in_ledger:
+        raise SecretDetected(
+            f"{what} looks like it contains a secret ({found}); the shared ledger is read by "
+            "every room, so it was not published. Keep it in your own memory (a fact), "
+            "remove it, or set [secrets] share_in_ledger = true")
+    _notify(f"{what} looks like it contains a secret ({found}); stored as given and kept "
+            "out of assembled context (secrets.policy = warn; `memstrata purge` removes it)")
+    return text
+
+
+def screen(store: Store, text: str, what: str, *, shared: bool = False) -> str:
+    """Detect secrets in `text` and apply the store's policy (see `apply_policy`)."""
+    if not isinstance(text, str) or not text:
+        return text
+    return apply_policy(store, text, find_secrets(text), what, shared=shared)
+
+
+def screen_json(store: Store, value: Any, what: str, *, shared: bool = False) -> Any:
+    """`screen` every string inside a JSON-like value (metadata, tool input)."""
+    if isinstance(value, str):
+        return screen(store, value, what, shared=shared)
+    if isinstance(value, dict):
+        return {k: screen_json(store, v, what, shared=shared) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [screen_json(store, v, what, shared=shared) for v in value]
+    return value
+
+
+def secret_mark(*texts: str | None) -> str | None:
+    """The index mark of a doc: its kinds joined by commas, or None if clean."""
+    found: set[str] = set()
+    for t in texts:
+        if t:
+            found.update(f.kind for f in find_secrets(t))
+    return ",".join(sorted(found)) or None

@@ -1,0 +1,225 @@
+"""Secrets in memory: the detector's rules, and `[secrets] policy` on every write path.
+
+warn (default) stores, warns and keeps the value out of assembled context and out of
+other rooms' ledger views; redact stores `[REDACTED:<kind>]`; refuse raises.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memstrata import Store
+from memstrata.assembly.context import assemble_context
+from memstrata.assembly.predecessor import predecessor_context
+from memstrata.errors import NotFound, SecretDetected
+from memstrata.files.jsonl import encode
+from memstrata.secretscan import SecretWarning, collect_notices, find_secrets, mask
+
+OPENAI = "sk-proj-T3BlbkFJq9Zx8Qp2Lm9Vt4Rw7Ks1Jd6Hf3Gb5Nc0Ya"
+AWS = "AKIAZ7Q4M2XK9LD3PB6W"
+AWS_SECRET = "Zq8v/K2mT9xR4pL7wN1bC6hJ3fD0sG5aY8eU2iOq"
+
+
+def files_bytes(home: Path) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted(home.rglob("*")) if p.is_file())
+
+
+def config(home: Path, text: str) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(text)
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    (f"use {OPENAI} for the bot", "openai-key"),
+    ("sk-ant-api03-Xy7Qp2Lm9Vt4Rw7Ks1Jd6Hf3Gb5Nc0YaZx8Q-AA", "anthropic-key"),
+    (f"id {AWS}", "aws-access-key"),
+    (f"aws_secret_access_key = {AWS_SECRET}", "aws-secret-key"),
+    ("ghp_Zx8Qp2Lm9Vt4Rw7Ks1Jd6Hf3Gb5Nc0YaQ7Lm", "github-token"),
+    ("xoxb-2401234567-Zx8Qp2Lm9Vt4Rw7K", "slack-token"),
+    ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTYifQ.Zx8Qp2Lm9Vt4Rw7Ks1Jd6H", "jwt"),
+    ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n-----END OPENSSH PRIVATE KEY-----",
+     "private-key"),
+    ("DB_PASSWORD=hunter2hunter2", "credential"),
+    ("token Zx8Qp2Lm9Vt4Rw7Ks1Jd6Hf3Gb5Nc0YaQ7", "high-entropy"),
+])
+def test_detector_finds_each_kind_and_only_the_secret_part(text: str, kind: str) -> None:
+    found = find_secrets(text)
+    assert [f.kind for f in found] == [kind]
+    masked = mask(text)
+    assert f"[withheld: {kind}]" in masked
+    if kind in ("credential", "aws-secret-key"):  # the label stays readable
+        assert masked.split("[withheld")[0].strip().rstrip("=:").strip() != ""
+
+
+@pytest.mark.parametrize("text", [
+    "My API key is 12345",
+    "commit 3fb41ae9c2d1e8f7a6b5c4d3e2f1a0b9c8d7e6f5 and sha256 "
+    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "uuid 123e4567-e89b-12d3-a456-426614174000",
+    "TestExportImportRoundTripWithManifest2 getUserAccountSettingsForOrganization2024",
+    "src/memstrata/lifecycle/session_compaction_policy_for_tools.py",
+    "the key is on the table; token budget: 50000 tokens; password reset flow",
+    "Chose bcrypt over argon2 for password hashing due to broader library support",
+])
+def test_detector_leaves_ordinary_memory_alone(text: str) -> None:
+    assert find_secrets(text) == []
+
+
+def test_warn_stores_returns_a_warning_and_keeps_it_out_of_context(store: Store) -> None:
+    mem = store.agent()
+    with pytest.warns(SecretWarning, match="openai-key"):
+        mem.facts.set("bot_key", OPENAI)
+    with pytest.warns(SecretWarning):
+        mem.now.update(f"deploy with {AWS}", ["rotate it"])
+    with pytest.warns(SecretWarning):
+        mem.log.append("TOOL_USE", "exported", {"env": f"AWS_SECRET_ACCESS_KEY={AWS_SECRET}"})
+    with collect_notices() as seen:  # what the MCP/HTTP adapters use instead of warnings
+        mem.files.write("CONTEXT.md", f"# Context\nOpenAI key: {OPENAI}\n")
+    assert seen and "secret" in seen[0]
+    assert mem.facts.get("bot_key").value == OPENAI  # stored as given
+    text = assemble_context(store).text
+    for secret in (OPENAI, AWS, AWS_SECRET):
+        assert secret not in text
+    assert "[withheld" in text and "rotate it" in text and "bot_key" in text
+
+
+def test_seed_002_correction_test_passes_under_the_default_policy(home: Path) -> None:
+    from memstrata import MemoryManager
+
+    m = MemoryManager("finn", home=home)
+    with pytest.warns(SecretWarning):  # `api_key` names a credential: warn, store, withhold
+        m.save_fact("api_key", "12345")
+    for i in range(55):
+        m.append_log("USER_FEEDBACK", f"turn {i}: chatting about something else")
+    assert m.get_fact("api_key") == "12345"
+    assert "12345" not in m.format_context_for_prompt()
+    m.store.close()
+
+
+def test_ledger_under_warn_refuses_to_publish_a_secret_to_every_room(store: Store,
+                                                                   home: Path) -> None:
+    with pytest.raises(SecretDetected, match="every room"):
+        store.ledger.publish("decision", f"deploy key is {AWS}", tags=["deploy"])
+    with pytest.raises(SecretDetected):
+        store.ledger.publish("decision", "deploy", detail=f"aws_secret_access_key={AWS_SECRET}")
+    assert not (home / "ledger.jsonl").exists() or AWS.encode() not in (
+        home / "ledger.jsonl").read_bytes()
+    store.ledger.publish("decision", "deploy with the CI role, no static keys")
+
+
+@pytest.fixture
+def hand_written_secret(home: Path) -> Iterator[dict[str, Any]]:
+    """A ledger entry with a key in it that reached the file without the API (hand edit,
+    import): the index marks it and the gate hides it from the other rooms."""
+    with Store(home, agent="ops", room="room-ops") as s:
+        s.ledger.publish("decision", "ops runs deploys from the CI role", tags=["deploy"])
+    rec = {"id": "mem-5ec2e700", "ts": "2026-01-01T00:00:00.000Z", "kind": "decision",
+           "room_id": "room-ops", "author_role": "ops", "ref": None, "tags": ["deploy"],
+           "summary": f"deploy key {AWS}", "detail": f"aws_secret_access_key={AWS_SECRET}",
+           "supersedes": None}
+    with open(home / "ledger.jsonl", "ab") as fh:
+        fh.write(encode(rec))
+    yield rec
+
+
+def test_a_marked_entry_is_not_in_the_ledger_view_of_another_room(
+        home: Path, hand_written_secret: dict[str, Any]) -> None:
+    with Store(home, agent="finn", room="room-1") as other:
+        views = [
+            json.dumps([e.to_dict() for e in other.ledger.query()]),
+            json.dumps([e.to_dict() for e in other.ledger.entries()]),
+            json.dumps([h.meta for h in other.search("deploy key", layers=("ledger",))]),
+            json.dumps([h.meta for h in other.search("deploy")]),
+            predecessor_context(other, room="room-1", keywords=["deploy"]),
+            assemble_context(other, brief="deploy key").text,
+        ]
+        for view in views:
+            assert AWS not in view and AWS_SECRET not in view
+        assert "CI role" in views[0]  # the clean entry is still shared
+        with pytest.raises(NotFound):
+            other.ledger.get(hand_written_secret["id"])
+    with Store(home, agent="ops", room="room-ops") as own:
+        assert own.ledger.get(hand_written_secret["id"]).summary.endswith(AWS)
+        assert any(AWS in e.summary for e in own.ledger.query())
+        ctx = predecessor_context(own, room="room-x", keywords=["deploy"])
+        assert AWS not in ctx  # masked even where the entry may be read
+    with Store(home) as admin:  # audit
+        assert admin.ledger.get(hand_written_secret["id"]).detail.endswith(AWS_SECRET)
+
+
+def test_share_in_ledger_lets_it_through_with_a_warning(home: Path) -> None:
+    config(home, "[secrets]\nshare_in_ledger = true\n")
+    with Store(home, agent="ops", room="room-ops") as s, pytest.warns(SecretWarning):
+        s.ledger.publish("decision", f"deploy key {AWS}")
+    with Store(home, agent="finn", room="room-1") as other:
+        assert any(AWS in e.summary for e in other.ledger.query())
+        assert AWS not in predecessor_context(other, room="room-1", keywords=["deploy"])
+
+
+def test_redact_stores_the_marker_and_never_the_secret(home: Path) -> None:
+    config(home, '[secrets]\npolicy = "redact"\n')
+    with Store(home, agent="finn", room="room-1") as s:
+        mem = s.agent()
+        assert mem.facts.set("bot", f"key {OPENAI}").value == "key [REDACTED:openai-key]"
+        entry = s.ledger.publish("decision", f"deploy key {AWS}")
+        assert entry.summary == "deploy key [REDACTED:aws-access-key]"
+        mem.log.append("THOUGHT", f"aws_secret_access_key = {AWS_SECRET}")
+        mem.sessions.append("s1", "user", f"my key is {OPENAI}")
+        assert mem.facts.get("bot").value == "key [REDACTED:openai-key]"
+        assert "[REDACTED:aws-secret-key]" in mem.log.tail(1)[0].content
+    data = files_bytes(home)
+    for secret in (OPENAI, AWS, AWS_SECRET):
+        assert secret.encode() not in data
+
+
+WRITES: dict[str, Callable[[Store], Any]] = {
+    "facts.set": lambda s: s.agent().facts.set("k", OPENAI),
+    "facts.set key name": lambda s: s.agent().facts.set("db_password", "12345"),
+    "ledger.publish": lambda s: s.ledger.publish("decision", "x", detail=OPENAI),
+    "log.append": lambda s: s.agent().log.append("THOUGHT", OPENAI),
+    "log metadata": lambda s: s.agent().log.append("THOUGHT", "x", {"k": OPENAI}),
+    "files.write": lambda s: s.agent().files.write("a.md", OPENAI),
+    "files.replace": lambda s: (s.agent().files.write("b.md", "old"),
+                                s.agent().files.replace("b.md", "old", OPENAI)),
+    "files.insert": lambda s: (s.agent().files.write("c.md", "x\n"),
+                               s.agent().files.insert("c.md", 0, OPENAI)),
+    "now.update": lambda s: s.agent().now.update(OPENAI),
+    "context.write": lambda s: s.agent().context.write(OPENAI),
+    "sessions.append": lambda s: s.agent().sessions.append("s1", "user", OPENAI),
+    "tasks.add": lambda s: s.agent().tasks.add(f"rotate {OPENAI}"),
+    "tasks.update": lambda s: (s.agent().tasks.add("t"),
+                               s.agent().tasks.update("TASK-001", description=OPENAI)),
+    "room.post": lambda s: s.room().post(OPENAI),
+    "room.artifact": lambda s: s.room().write_artifact("a.md", OPENAI),
+    "episodes.write": lambda s: s.agent().episodes.write("t", "a.md", OPENAI),
+    "episodes.append": lambda s: s.agent().episodes.append("t", "a.md", OPENAI),
+    "items": lambda s: s.items.replace_source("x.md", [{"type": "note", "title": "t",
+                                                         "content": OPENAI}]),
+}
+
+
+@pytest.mark.parametrize("write", sorted(WRITES))
+def test_refuse_raises_on_every_write_path_and_stores_nothing(home: Path, write: str) -> None:
+    config(home, '[secrets]\npolicy = "refuse"\n')
+    with Store(home, agent="finn", room="room-1") as s, pytest.raises(SecretDetected):
+        WRITES[write](s)
+    assert OPENAI.encode() not in files_bytes(home)
+
+
+def test_cli_prints_the_warning_and_still_stores(home: Path) -> None:
+    exe = str(Path(sys.executable).parent / "memstrata")
+    r = subprocess.run([exe, "--home", str(home), "--agent", "finn", "facts", "set", "bot", OPENAI],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "memstrata: warning:" in r.stderr and "openai-key" in r.stderr
+    assert "Traceback" not in r.stderr
+    got = subprocess.run([exe, "--home", str(home), "--agent", "finn", "facts", "get", "bot"],
+                         capture_output=True, text=True, timeout=60)
+    assert got.stdout.strip() == OPENAI
