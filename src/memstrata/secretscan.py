@@ -99,7 +99,7 @@ _RULES: tuple[tuple[str, tuple[str, ...], bool, str], ...] = (
      r"|secret[_-]?key|access[_-]?token|auth[_-]?token|token|client[_-]?secret"
      r"|private[_-]?key)\b)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<credval>[^\s\"',;]{8,})"),
 )
-_CANDIDATE = r"[A-Za-z0-9+/_=-]{%d,}" % ENTROPY_MIN_LEN
+_CANDIDATE = r"[A-Za-z0-9+/_=-]{" + str(ENTROPY_MIN_LEN) + ",}"
 _WORD = r"[A-Z]?[a-z]{3,}|[A-Z]{4,}"
 _KEY_NAME = r"(?i)(pass(word|wd|phrase)?|secret|api[_-]?key|apikey|token|private[_-]?key" \
             r"|access[_-]?key|credential|pwd)"

@@ -34,8 +34,12 @@ def open_store(args: argparse.Namespace, *, as_agent: bool = True, sync: bool = 
     warn_config(store)
     from memstrata.secretscan import send_notices_to
 
-    send_notices_to(lambda message: sys.stderr.write(f"memstrata: warning: {message}\n"))
+    send_notices_to(_print_warning)
     return store
+
+
+def _print_warning(message: str) -> None:
+    sys.stderr.write(f"memstrata: warning: {message}\n")
 
 
 def warn_config(store: Store) -> None:

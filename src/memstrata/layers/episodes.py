@@ -184,7 +184,6 @@ class Episodes(Layer):
         check_name(task_id, "task id")
         path = self._folder(slug) / "observability" / f"{task_id}.ndjson"
         from memstrata.files.appendlog import durable_append
-
         from memstrata.secretscan import screen_json
 
         event = screen_json(self.store, event, "gate event")
