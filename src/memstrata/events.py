@@ -8,15 +8,26 @@
 | memory:compact | {sessionId, before, after}        |
 | memory:search  | {query, results}                  |
 
-The audit file is an append-only trail: one `O_APPEND` write per event (atomic
-for a regular file on Linux, so concurrent processes never interleave lines) and
-no fsync: it records what happened, while the memory files themselves carry the
-durability promise. Readers skip a line torn by a crash, as for every JSONL file.
+The audit file is an append-only trail: one `O_APPEND` write per event, made under
+the file's cross-process lock, and no fsync: it records what happened, while the
+memory files themselves carry the durability promise. Readers skip a line torn by a
+crash, as for every JSONL file.
+
+Privacy: subscribers in the process get every payload as emitted, but the file
+records a search's query as `sha256:<hex>` unless `[events] record_queries = true`
+(a hash of a guessable query can be guessed: it hides text, it does not encrypt).
+
+Rotation: past `[events] max_bytes`, `events.jsonl` becomes `events.1.jsonl`
+(older ones shift to `.2`, ... and past `[events] keep` are deleted). Every write
+checks, under the lock, that its descriptor is still the file at `events.jsonl`
+and reopens it if not, so neither rotation nor a purge's rewrite (same lock) ever
+loses another process's records.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import threading
 import time
@@ -42,11 +53,46 @@ class Event:
 Subscriber = Callable[[Event], None]
 
 
+DEFAULT_MAX_BYTES = 8 * 1024 * 1024
+DEFAULT_KEEP = 3
+
+
+def rotated(path: Path, n: int) -> Path:
+    """`events.jsonl` -> `events.<n>.jsonl` (n = 1 is the newest rotated file)."""
+    return path.with_name(f"{path.stem}.{n}{path.suffix}")
+
+
+def audit_files(path: Path) -> list[Path]:
+    """The current audit file and every rotated one on disk, newest first."""
+    numbered: list[tuple[int, Path]] = []
+    for p in path.parent.glob(f"{path.stem}.*{path.suffix}"):
+        middle = p.name[len(path.stem) + 1 : -len(path.suffix)]
+        if middle.isdigit():
+            numbered.append((int(middle), p))
+    return ([path] if path.exists() else []) + [p for _, p in sorted(numbered)]
+
+
+def query_digest(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 class EventBus:
-    def __init__(self, audit_path: Path | None, locks: LockTable, agent: str | None) -> None:
+    def __init__(
+        self,
+        audit_path: Path | None,
+        locks: LockTable,
+        agent: str | None,
+        *,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        keep: int = DEFAULT_KEEP,
+        record_queries: bool = False,
+    ) -> None:
         self._audit = audit_path
         self._locks = locks
         self._agent = agent
+        self._max_bytes = max_bytes
+        self._keep = keep
+        self._record_queries = record_queries
         self._subs: list[Subscriber] = []
         self._guard = threading.Lock()
         self._fd: int | None = None
@@ -75,21 +121,60 @@ class EventBus:
     def emit(self, name: str, payload: dict[str, Any]) -> None:
         event = Event(name, payload, self._agent, time.time())
         if self._audit is not None:
-            record = {"ts": event.ts, "event": name, "agent": self._agent, "payload": payload}
+            kept = payload
+            query = payload.get("query")
+            if name == "memory:search" and not self._record_queries and isinstance(query, str):
+                kept = {**payload, "query": query_digest(query)}
+            record = {"ts": event.ts, "event": name, "agent": self._agent, "payload": kept}
             self._write(encode(record))
         for fn in list(self._subs):
             fn(event)
 
-
     def _write(self, line: bytes) -> None:
-        with self._guard:
-            if self._fd is None:
-                assert self._audit is not None
-                self._audit.parent.mkdir(parents=True, exist_ok=True)
-                self._fd = os.open(
-                    self._audit, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644
-                )
-            os.write(self._fd, line)
+        assert self._audit is not None
+        with self._guard, self._locks.hold(str(self._audit)):
+            fd = self._current()
+            os.write(fd, line)
+            if os.fstat(fd).st_size > self._max_bytes:
+                self._rotate()
+
+    def _current(self) -> int:
+        """The descriptor of the file now at the audit path (reopened after a rotation
+        or a purge's rewrite by any process). Called under the lock."""
+        assert self._audit is not None
+        if self._fd is not None:
+            try:
+                same = os.fstat(self._fd).st_ino == os.stat(self._audit).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                return self._fd
+            os.close(self._fd)
+            self._fd = None
+        self._audit.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(self._audit, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC,
+                           0o644)
+        return self._fd
+
+    def _rotate(self) -> None:
+        assert self._audit is not None
+        if self._keep == 0:
+            os.unlink(self._audit)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(rotated(self._audit, self._keep))
+            for n in range(self._keep - 1, 0, -1):
+                with contextlib.suppress(FileNotFoundError):
+                    os.replace(rotated(self._audit, n), rotated(self._audit, n + 1))
+            os.replace(self._audit, rotated(self._audit, 1))
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def lock(self) -> contextlib.AbstractContextManager[None]:
+        """The audit file's cross-process lock (a purge rewrites the files under it)."""
+        assert self._audit is not None
+        return self._locks.hold(str(self._audit))
 
     def close(self) -> None:
         with self._guard:

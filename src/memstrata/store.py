@@ -93,7 +93,10 @@ class Store:
         self.principal = Principal(agent=agent, role=chosen, room=room)
         self.gate = Gate(self.principal, self.config)
         self.locks = LockTable(self.layout.locks)
-        self.events = EventBus(self.layout.events if audit else None, self.locks, agent)
+        self.events = EventBus(self.layout.events if audit else None, self.locks, agent,
+                               max_bytes=self.config.events_max_bytes,
+                               keep=self.config.events_keep,
+                               record_queries=self.config.events_record_queries)
         self._db: Database | None = None
         self._stale = False
         self.df_cache = DocFrequencies()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import os
 import threading
@@ -93,6 +94,7 @@ def _flock(fd: int, timeout: float, resource: str) -> None:
             delay = min(delay * 2, 0.01)
 
 
+@functools.lru_cache(maxsize=4096)  # every append/rewrite/event names its lock again
 def _lock_name(resource: str) -> str:
     digest = hashlib.sha1(resource.encode("utf-8", "surrogatepass")).hexdigest()[:20]
     tail = "".join(c if c.isalnum() or c in "-_." else "_" for c in resource[-40:])
