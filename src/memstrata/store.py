@@ -93,6 +93,10 @@ class Store:
         self.principal = Principal(agent=agent, role=chosen, room=room)
         self.gate = Gate(self.principal, self.config)
         self.locks = LockTable(self.layout.locks)
+        if os.path.isdir(self.home / ".imports"):  # an importer died: finish or discard it
+            from memstrata.transfer.importer import recover_imports
+
+            recover_imports(self.home, self.locks)
         self.events = EventBus(self.layout.events if audit else None, self.locks, agent,
                                max_bytes=self.config.events_max_bytes,
                                keep=self.config.events_keep,

@@ -353,7 +353,8 @@ def test_export_import_round_trip(seeded: Path, tmp_path: Path, name: str) -> No
 
     fresh = tmp_path / "restored"
     got = ok(fresh, "import", str(target), agent=None)
-    assert got["files"] == out["files"] and got["replaced"] == 0
+    assert got["files"] + len(got["skipped"]) == out["files"] and got["replaced"] == 0
+    assert [x["path"] for x in got["skipped"]] == ["events.jsonl"]  # another store's audit
     assert {k: v for k, v in snapshot(fresh).items() if k != "events.jsonl"} == {
         k: v for k, v in snapshot(seeded).items() if k != "events.jsonl"}
     query = "SELECT uid, layer, body FROM docs WHERE layer != 'now' ORDER BY uid"

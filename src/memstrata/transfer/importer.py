@@ -1,0 +1,361 @@
+"""`import_archive`: stage, verify, commit, move into place; `recover_imports` after a kill.
+
+    1. stage    stream each member into <home>/.imports/<id>/files/, hashing and
+                counting bytes; names, duplicates, file/folder collisions and the
+                [import] caps are checked before a member's bytes are read
+    2. verify   every member listed in the manifest with its sha256, nothing missing
+    3. plan     compare with the store: identical files are left alone, other
+                clashes refuse the import (unless `force`), a file where the import
+                needs a folder (or the reverse) always does
+    4. commit   fsync what was staged, then write <id>/COMMIT (the list of moves)
+    5. move     rename each staged file over its target under the target's lock,
+                then remove the staging folder; the index catches up (`sync`)
+
+Before step 4 the store itself is untouched; after it, the import is decided and
+`recover_imports` (run by every `Store` open) finishes the moves of an importer
+that died. The staging folder is locked while its importer lives, so recovery
+never touches an import still running.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from memstrata.errors import (
+    AlreadyExists,
+    EntryTooLarge,
+    LockTimeout,
+    MalformedInput,
+    ScopeDenied,
+)
+from memstrata.files.atomic import atomic_write_bytes, fsync_dir
+from memstrata.transfer.members import MANIFEST, STAGING, classify, iter_members, member_name
+
+if TYPE_CHECKING:
+    from memstrata.files.locks import LockTable
+    from memstrata.store import Store
+
+CHUNK = 1024 * 1024
+SHOW = 5
+COMMIT = "COMMIT"
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    home: str
+    source: str
+    files: int  # memory files in the archive
+    written: int  # moved into the store (new or replaced)
+    identical: int  # already in the store with the same content
+    replaced: int
+    verified: bool  # checked against a manifest
+    skipped: tuple[tuple[str, str], ...] = ()  # (member, why it was not imported)
+    docs: int = 0
+    bad_lines: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"home": self.home, "source": self.source, "files": self.files,
+                "written": self.written, "identical": self.identical, "replaced": self.replaced,
+                "verified": self.verified, "docs": self.docs, "bad_lines": self.bad_lines,
+                "skipped": [{"path": p, "reason": r} for p, r in self.skipped]}
+
+
+@dataclass
+class _Staged:
+    hashes: dict[str, tuple[str, int]] = field(default_factory=dict)  # every file member
+    memory: list[str] = field(default_factory=list)  # staged, to import
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    manifest: bytes | None = None
+
+
+def import_archive(
+    store: Store,
+    source: str | os.PathLike[str],
+    *,
+    force: bool = False,
+    unverified: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> ImportReport:
+    """Load an export (folder or tarball) into `store`, all or nothing. Admins only.
+
+    Raises MalformedInput (tampered, unlisted, duplicate or colliding members, no
+    manifest without `unverified`), PathOutsideStore (absolute or `..` names),
+    EntryTooLarge (over an `[import]` cap) or AlreadyExists (files that differ from
+    the store's, unless `force`); in every case the store is unchanged.
+
+    Example:
+        >>> import_archive(Store(role="admin"), "backup.tar.gz")  # doctest: +SKIP
+    """
+    if store.principal.role != "admin":
+        raise ScopeDenied("an import writes every agent's memory: open the store as an admin "
+                          "(no --agent, or an agent listed in [roles] admin)")
+    src = Path(source).expanduser().absolute()
+    stage = store.home / STAGING / f"{int(time.time() * 1000)}-{os.getpid()}-{os.urandom(3).hex()}"
+    (stage / "files").mkdir(parents=True)
+    with store.locks.hold(str(stage)):
+        try:
+            staged = _stage(store, src, stage / "files")
+            verified = _verify(src, staged, unverified)
+            moves, identical, replaced = _plan(store.home, src, staged, force)
+            if moves:
+                _commit(stage, moves, force)
+        except BaseException:
+            shutil.rmtree(stage, ignore_errors=True)
+            _tidy(store.home)
+            raise
+        if moves:
+            _apply(store.home, stage, store.locks, progress)
+        else:
+            shutil.rmtree(stage, ignore_errors=True)
+    _tidy(store.home)
+    report = store.sync()
+    with store.db.read() as conn:
+        docs = int(conn.execute("SELECT count(*) FROM docs").fetchone()[0])
+    store.events.emit("memory:write", {"type": "import", "path": str(src), "delta": len(moves)})
+    return ImportReport(str(store.home), str(src), len(staged.memory), len(moves), len(identical),
+                        len(replaced), verified, tuple(staged.skipped), docs, report.bad_lines)
+
+
+def recover_imports(home: Path, locks: LockTable) -> list[str]:
+    """Finish (after COMMIT) or discard (before it) every import whose process died.
+
+    Returns the staging folders handled; an import still running is left alone.
+    """
+    root = home / STAGING
+    done: list[str] = []
+    try:
+        entries = sorted(root.iterdir())
+    except FileNotFoundError:
+        return done
+    for stage in entries:
+        try:
+            with locks.hold(str(stage), timeout=0.05):
+                if (stage / COMMIT).is_file():
+                    _apply(home, stage, locks, None)
+                else:
+                    shutil.rmtree(stage, ignore_errors=True) if stage.is_dir() else stage.unlink()
+                done.append(stage.name)
+        except LockTimeout:
+            continue  # its importer is alive
+    _tidy(home)
+    return done
+
+
+# -- 1. stage ------------------------------------------------------------------------
+
+
+def _stage(store: Store, src: Path, root: Path) -> _Staged:
+    cfg = store.config
+    out = _Staged()
+    dirs: set[str] = set()
+    count = total = 0
+    for m in iter_members(src):
+        count += 1
+        if count > cfg.import_max_members:
+            raise EntryTooLarge(f"{src}: more than {cfg.import_max_members} members "
+                                "([import] max_members); nothing was imported")
+        name = member_name(m.name, src)
+        if m.is_dir:
+            if name in out.hashes:
+                raise MalformedInput(f"{src}: {name!r} is both a file and a folder")
+            dirs.add(name)
+            continue
+        if name in out.hashes or (name == MANIFEST and out.manifest is not None):
+            raise MalformedInput(f"{src}: {name!r} appears twice in the archive")
+        parents = ["/".join(name.split("/")[:i]) for i in range(1, name.count("/") + 1)]
+        clash = name if name in dirs else next((p for p in parents if p in out.hashes), None)
+        if clash is not None:
+            raise MalformedInput(f"{src}: {clash!r} is both a file and a folder")
+        dirs.update(parents)
+        if m.size > cfg.import_max_file_bytes:
+            raise EntryTooLarge(f"{src}: {name} is {m.size} bytes uncompressed; the limit is "
+                                f"{cfg.import_max_file_bytes} ([import] max_file_bytes)")
+        total += m.size
+        if total > cfg.import_max_total_bytes:
+            raise EntryTooLarge(f"{src}: more than {cfg.import_max_total_bytes} bytes "
+                                "uncompressed ([import] max_total_bytes); nothing was imported")
+        if name == MANIFEST:
+            with m.open() as fh:
+                out.manifest = _read_exactly(fh, m.size, src, name)
+            continue
+        reason = classify(name, src)
+        target = root.joinpath(*name.split("/")) if reason is None else None
+        with m.open() as fh:
+            out.hashes[name] = _copy(fh, m.size, target, src, name)
+        if reason is None:
+            out.memory.append(name)
+        else:
+            out.skipped.append((name, reason))
+    return out
+
+
+def _read_exactly(fh: IO[bytes], size: int, src: Path, name: str) -> bytes:
+    data = fh.read(size + 1)
+    if len(data) != size:
+        raise MalformedInput(f"{src}: {name} is not {size} bytes as its header says")
+    return data
+
+
+def _copy(fh: IO[bytes], size: int, target: Path | None, src: Path, name: str,
+          ) -> tuple[str, int]:
+    """Stream at most `size` bytes to `target` (or only hash them); (sha256, bytes)."""
+    sha = hashlib.sha256()
+    seen = 0
+    out = None
+    if target is not None:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    try:
+        while chunk := fh.read(min(CHUNK, size + 1 - seen)):
+            seen += len(chunk)
+            if seen > size:
+                raise MalformedInput(f"{src}: {name} is larger than its {size} bytes")
+            sha.update(chunk)
+            if out is not None:
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(out, view):]
+        if seen != size:
+            raise MalformedInput(f"{src}: {name} is not {size} bytes as its header says")
+        if out is not None:
+            os.fsync(out)
+    finally:
+        if out is not None:
+            os.close(out)
+    return sha.hexdigest(), seen
+
+
+# -- 2. verify -----------------------------------------------------------------------
+
+
+def _verify(src: Path, staged: _Staged, unverified: bool) -> bool:
+    if staged.manifest is None:
+        if unverified:
+            return False
+        raise MalformedInput(
+            f"{src}: no manifest ({MANIFEST}), so nothing in it can be checked; nothing was "
+            "imported. Import only exports written by `memstrata export`, or pass "
+            "--unverified to accept this archive as it is")
+    try:
+        rows = json.loads(staged.manifest)["files"]
+        listed: dict[str, tuple[str, int]] = {}
+        for row in rows:
+            path = member_name(str(row["path"]), src)
+            if path in listed:
+                raise MalformedInput(f"{src}: the manifest lists {path!r} twice")
+            listed[path] = (str(row["sha256"]), int(row["size"]))
+    except (ValueError, KeyError, TypeError) as exc:
+        if isinstance(exc, MalformedInput):
+            raise
+        raise MalformedInput(f"{src}: the export manifest is unreadable") from None
+    unlisted = sorted(set(staged.hashes) - set(listed))
+    if unlisted:
+        raise MalformedInput(f"{src}: {len(unlisted)} member(s) not listed in the manifest "
+                             f"(e.g. {', '.join(unlisted[:SHOW])}); nothing was imported")
+    missing = sorted(set(listed) - set(staged.hashes))
+    if missing:
+        raise MalformedInput(f"{src}: {len(missing)} file(s) listed but absent, e.g. {missing[0]}")
+    for name, got in staged.hashes.items():
+        if got != listed[name]:
+            raise MalformedInput(f"{src}: {name} does not match its sha256 in the manifest; "
+                                 "nothing was imported")
+    return True
+
+
+# -- 3. plan -------------------------------------------------------------------------
+
+
+def _sha256_file(path: Path) -> str:
+    sha = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while chunk := fh.read(CHUNK):
+            sha.update(chunk)
+    return sha.hexdigest()
+
+
+def _plan(home: Path, src: Path, staged: _Staged, force: bool,
+          ) -> tuple[list[str], list[str], list[str]]:
+    moves: list[str] = []
+    identical: list[str] = []
+    clashes: list[str] = []
+    for rel in staged.memory:
+        parts = rel.split("/")
+        for i in range(1, len(parts)):
+            p = home.joinpath(*parts[:i])
+            if p.is_symlink() or (p.exists() and not p.is_dir()):
+                raise AlreadyExists(f"{src}: {rel} needs a folder where the store has the file "
+                                    f"{'/'.join(parts[:i])}; nothing was imported")
+        dst = home.joinpath(*parts)
+        if dst.is_symlink() or dst.is_dir():
+            raise AlreadyExists(f"{src}: {rel} is a folder (or a link) in the store; nothing "
+                                "was imported")
+        if dst.exists():
+            if _sha256_file(dst) == staged.hashes[rel][0]:
+                identical.append(rel)
+                continue
+            clashes.append(rel)
+        moves.append(rel)
+    if clashes and not force:
+        raise AlreadyExists(
+            f"{len(clashes)} file(s) already exist in {home} with other content (e.g. "
+            f"{', '.join(clashes[:SHOW])}); nothing was imported; use --force to replace them")
+    return moves, identical, clashes
+
+
+# -- 4. commit and 5. move -----------------------------------------------------------
+
+
+def _commit(stage: Path, moves: list[str], force: bool) -> None:
+    folders = {(stage / "files" / rel).parent for rel in moves}
+    for folder in sorted(folders, key=lambda p: -len(p.parts)):
+        fsync_dir(folder)
+    atomic_write_bytes(stage / COMMIT, json.dumps({"force": force, "files": moves}).encode())
+
+
+def _apply(home: Path, stage: Path, locks: LockTable,
+           progress: Callable[[int, int], None] | None) -> None:
+    plan = json.loads((stage / COMMIT).read_text(encoding="utf-8"))
+    moves: list[str] = plan["files"]
+    touched: set[Path] = set()
+    for n, rel in enumerate(moves, start=1):
+        staged = stage.joinpath("files", *rel.split("/"))
+        if staged.exists():  # else moved by an earlier, interrupted run
+            dst = home.joinpath(*rel.split("/"))
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            with locks.hold(str(dst)):
+                _place(staged, dst, bool(plan["force"]))
+            touched.add(dst.parent)
+        if progress:
+            progress(n, len(moves))
+    for folder in touched:
+        fsync_dir(folder)
+    shutil.rmtree(stage, ignore_errors=True)
+
+
+def _place(staged: Path, dst: Path, force: bool) -> None:
+    if force:
+        os.replace(staged, dst)
+        return
+    try:
+        os.link(staged, dst)  # never over a file written since the plan was made
+    except FileExistsError:
+        pass  # a racing writer's file (or our own link, before a kill) is kept
+    except OSError:
+        if not dst.exists():  # a filesystem without hard links
+            os.replace(staged, dst)
+            return
+    staged.unlink(missing_ok=True)
+
+
+def _tidy(home: Path) -> None:
+    with contextlib.suppress(OSError):
+        (home / STAGING).rmdir()  # only when empty

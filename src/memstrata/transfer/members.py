@@ -1,0 +1,162 @@
+"""What an archive holds, read as a stream of members, and which of them are memory.
+
+A member is a name (a store-relative posix path), a declared size and a way to
+stream its bytes. Tarballs are read in stream mode (`r|*`): one header at a time,
+nothing kept but the member being read, so a member count cap bounds memory. Folder
+sources are walked in sorted order; their symlinks are refused (an export never has
+one, and following one would import a file from outside the export).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import IO
+
+from memstrata.errors import MalformedInput, MemstrataError, NotFound, PathOutsideStore
+from memstrata.model import check_name
+
+MANIFEST = "memstrata-export.json"
+DERIVED = frozenset({"index.db", "index.db-wal", "index.db-shm", "index.db-journal"})
+SETTINGS_FILES = frozenset({"config.toml", "config.yaml", "config.yml"})
+STORE_FILES = frozenset({"ledger.jsonl", "items.json", "purged.jsonl"})
+STORE_FOLDERS = frozenset({"agents", "rooms"})
+STAGING = ".imports"
+MAX_NAME_CHARS = 1024
+_EVENTS = re.compile(r"^events(\.\d+)?\.jsonl$")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+@dataclass(frozen=True)
+class Member:
+    name: str  # normalised, store-relative posix path
+    size: int  # declared (tar header) or observed (folder) size in bytes
+    is_dir: bool
+    open: Callable[[], IO[bytes]]
+
+
+def is_tarball(name: str) -> bool:
+    return name.endswith((".tar.gz", ".tgz", ".tar"))
+
+
+def member_name(raw: str, source: object) -> str:
+    """A member's name as a plain relative path, or PathOutsideStore / MalformedInput.
+
+    `./` prefixes and a directory's trailing `/` are dropped; absolute names (also
+    `/memories/...`), `..`, empty parts, backslashes, drive letters and control
+    characters are refused: a member lands exactly where its name says, or nowhere.
+    """
+    name = raw
+    while name.startswith("./"):
+        name = name[2:]
+    name = name.rstrip("/") if name != "/" else name
+    if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
+        raise PathOutsideStore(f"{source}: refusing absolute member name {raw!r}")
+    if "\\" in name or _CONTROL.search(name):
+        raise MalformedInput(f"{source}: refusing member name {raw!r} (backslash or control "
+                             "character)")
+    parts = name.split("/")
+    if any(p == ".." for p in parts):
+        raise PathOutsideStore(f"{source}: refusing {raw!r}: it would land outside the store")
+    if not name or any(p in ("", ".") for p in parts) or len(name) > MAX_NAME_CHARS \
+            or any(len(p.encode("utf-8", "surrogateescape")) > 255 for p in parts):
+        raise MalformedInput(f"{source}: refusing malformed member name {raw!r}")
+    return name
+
+
+def classify(name: str, source: object) -> str | None:
+    """None when `name` is memory to import, else why it is skipped.
+
+    Raises MalformedInput for an agent or room folder whose name the store refuses.
+    """
+    parts = PurePosixPath(name).parts
+    top = parts[0]
+    if len(parts) == 1:
+        if top in DERIVED:
+            return "derived index: rebuilt from the files after the import"
+        if top in SETTINGS_FILES:
+            return "settings and roles are never taken from an archive (compare it by hand)"
+        if _EVENTS.match(top):
+            return "another store's audit trail is not merged into this one"
+    if any(p.startswith(".") for p in parts):
+        return "hidden file: private to a running store"
+    if len(parts) == 1 and top in STORE_FILES:
+        return None
+    if top in STORE_FOLDERS and len(parts) >= 3:
+        try:
+            check_name(parts[1], "agent" if top == "agents" else "room")
+        except MalformedInput as exc:
+            raise MalformedInput(f"{source}: refusing {name!r}: {exc}") from None
+        return None
+    return "not part of a memstrata store"
+
+
+def iter_members(source: Path) -> Iterator[Member]:
+    """Every member of a folder or tarball, in archive order; each must be read (or
+    skipped) before the next is asked for."""
+    if not source.exists():
+        raise NotFound(f"no export at {source}")
+    if source.is_dir():
+        yield from _folder(source)
+    elif is_tarball(source.name):
+        yield from _tar(source)
+    else:
+        raise MalformedInput(f"{source}: expected a folder or a .tar.gz / .tgz / .tar file")
+
+
+def _folder(root: Path) -> Iterator[Member]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        dirnames.sort()
+        for d in dirnames:
+            if (here / d).is_symlink():
+                raise MalformedInput(f"{root}: {(here / d).relative_to(root)} is a symlink")
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for name in sorted(filenames):
+            path = here / name
+            rel = path.relative_to(root).as_posix()
+            if rel in DERIVED or name.startswith("."):
+                continue  # private to a running store, never part of an export
+            if path.is_symlink() or not path.is_file():
+                raise MalformedInput(f"{root}: {rel!r} is not a plain file")
+            yield Member(rel, path.stat().st_size, False, _opener(path))
+
+
+def _opener(path: Path) -> Callable[[], IO[bytes]]:
+    return lambda: open(path, "rb")
+
+
+def _tar(source: Path) -> Iterator[Member]:
+    import tarfile
+
+    try:
+        with tarfile.open(source, mode="r|*") as tar:
+            for info in tar:
+                if info.isdir():
+                    yield Member(info.name, 0, True, _no_bytes)
+                    continue
+                if not info.isfile() or info.issparse():
+                    raise MalformedInput(f"{source}: {info.name!r} is not a plain file")
+                yield Member(info.name, info.size, False, _tar_opener(tar, info))
+    except MemstrataError:
+        raise
+    except (tarfile.TarError, EOFError, OSError, ValueError) as exc:
+        raise MalformedInput(f"{source}: not a readable tar archive: {exc}") from None
+
+
+def _no_bytes() -> IO[bytes]:
+    import io
+
+    return io.BytesIO(b"")
+
+
+def _tar_opener(tar: object, info: object) -> Callable[[], IO[bytes]]:
+    def opener() -> IO[bytes]:
+        fh = tar.extractfile(info)  # type: ignore[attr-defined]
+        assert fh is not None
+        return fh  # type: ignore[no-any-return]
+
+    return opener
