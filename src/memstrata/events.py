@@ -171,11 +171,6 @@ class EventBus:
             os.close(self._fd)
             self._fd = None
 
-    def lock(self) -> contextlib.AbstractContextManager[None]:
-        """The audit file's cross-process lock (a purge rewrites the files under it)."""
-        assert self._audit is not None
-        return self._locks.hold(str(self._audit))
-
     def close(self) -> None:
         with self._guard:
             if self._fd is not None:

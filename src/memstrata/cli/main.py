@@ -41,6 +41,7 @@ COMMAND_MODULES = (
     "memstrata.cli.mcp_cmd",
     "memstrata.cli.hooks_cmd",
     "memstrata.cli.maintain_cmd",
+    "memstrata.cli.purge_cmd",
 )
 
 

@@ -1,0 +1,364 @@
+"""Purge: when someone asks for content to be gone, it is gone from every place it lives.
+
+Plain `forget` / `delete` stay soft (a fact's history stays in `facts.jsonl`, a deleted
+file moves to the archive, a superseded ledger entry stays for audit). A purge is the
+explicit, irreversible exception, for facts, memory files, ledger entries (admins
+only: seed 000 keeps entries for audit) and sessions (whole, or one message):
+
+    files    journals rewritten without the records (read, filter, atomic replace,
+             all under the source's lock, so a racing appender's record is either
+             in the rewrite or appended after it); archived copies removed; a purged
+             ledger entry's line keeps seed 000's fields but not its content
+    events   audit records that quote the content dropped (same lock as writers)
+    index    the store re-syncs (rows of rewritten sources are re-parsed, neighbour
+             context included); vectors of the purged docs deleted; FTS5 segments
+             merged (`optimize`: deleted tokens otherwise linger); `VACUUM` with
+             `secure_delete` rewrites the database without free pages, and a
+             `wal_checkpoint(TRUNCATE)` empties the WAL, which holds old page images
+    exports  read the files, so no later export has it
+
+and a tombstone is appended to `purged.jsonl`: what (id), who, when and why, never
+the content (a reason that looks like a secret is redacted).
+
+Example:
+    >>> purge_fact(store, "api_key", reason="pasted by mistake")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memstrata.errors import MalformedInput, NotFound, ScopeDenied
+from memstrata.events import audit_files
+from memstrata.files.appendlog import durable_append
+from memstrata.files.atomic import atomic_write_bytes
+from memstrata.files.jsonl import encode
+from memstrata.model import iso, now_ts
+
+if TYPE_CHECKING:
+    from memstrata.store import Store
+
+TOMBSTONES = "purged.jsonl"
+MIN_NEEDLE = 4  # shorter texts are not searched for in the audit trail
+Transform = Callable[[bytes], bytes | None]  # a line -> the line to keep (None: drop it)
+
+
+@dataclass(frozen=True)
+class Tombstone:
+    id: str
+    layer: str
+    owner: str | None
+    by: str
+    role: str
+    ts: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "layer": self.layer, "owner": self.owner, "by": self.by,
+                "role": self.role, "ts": self.ts, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class PurgeReport:
+    tombstone: Tombstone
+    rewritten: tuple[str, ...]  # store-relative files rewritten without the content
+    removed: tuple[str, ...]  # store-relative files deleted
+    events: int  # audit records dropped
+    vectors: int  # stored embeddings deleted
+    wal_truncated: bool  # False: another process held the index open; see `notes`
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tombstone": self.tombstone.to_dict(), "rewritten": list(self.rewritten),
+                "removed": list(self.removed), "events": self.events, "vectors": self.vectors,
+                "wal_truncated": self.wal_truncated, "notes": list(self.notes)}
+
+
+class _Purge:
+    """The places one purge touches, then the shared steps every purge ends with."""
+
+    def __init__(self, store: Store, uid: str, layer: str, owner: str | None, reason: str):
+        if not isinstance(reason, str) or not reason.strip():
+            raise MalformedInput("a purge needs a reason (it is kept in the tombstone)")
+        self.store, self.uid, self.layer, self.owner = store, uid, layer, owner
+        self.reason = reason.strip()[:1000]
+        self.needles: set[str] = set()
+        self.uids: set[str] = set()
+        self.rewritten: list[str] = []
+        self.removed: list[str] = []
+
+    def rewrite(self, path: Path, transform: Transform) -> int:
+        """Rewrite `path` line by line under its lock; returns how many lines changed."""
+        with self.store.locks.hold(str(path)):
+            try:
+                data = path.read_bytes()
+            except FileNotFoundError:
+                return 0
+            lines = data.splitlines(keepends=True)
+            out = [transform(line) for line in lines]
+            changed = sum(1 for a, b in zip(lines, out, strict=True) if a != b)
+            if changed:
+                kept = [b for b in out if b is not None]
+                atomic_write_bytes(path, b"".join(kept))
+                self.rewritten.append(self.store.rel(path))
+        return changed
+
+    def remove(self, path: Path) -> None:
+        with self.store.locks.hold(str(path)):
+            try:
+                os.unlink(path)
+            except FileNotFoundError:
+                return
+        self.removed.append(self.store.rel(path))
+
+    def finish(self) -> PurgeReport:
+        store = self.store
+        with store.db.read() as conn:  # deletes overwrite, whatever SQLite's build default
+            conn.execute("PRAGMA secure_delete = ON")
+        store.sync()  # rewritten sources are re-parsed (new inode), removed ones dropped
+        events = _scrub_events(store, {n for n in self.needles if len(n) >= MIN_NEEDLE})
+        vectors = _drop_vectors(store, self.uids)
+        truncated, notes = _compact_index(store)
+        p = store.principal
+        from memstrata.secretscan import find_secrets, redact
+
+        tomb = Tombstone(self.uid, self.layer, self.owner, p.agent or "(admin)", p.role,
+                         iso(now_ts()), redact(self.reason, find_secrets(self.reason)))
+        durable_append(store.locks, store.home / TOMBSTONES, encode(tomb.to_dict()))
+        store.events.emit("memory:write", {"type": self.layer, "path": self.uid, "delta": 0,
+                                           "purged": True})
+        return PurgeReport(tomb, tuple(self.rewritten), tuple(self.removed), events, vectors,
+                           truncated, tuple(notes))
+
+
+def _records(path: Path) -> Iterable[dict[str, Any]]:
+    from memstrata.files.jsonl import read_records
+
+    return (r for _, r in read_records(path).records)
+
+
+def _json_line(line: bytes) -> dict[str, Any] | None:
+    try:
+        value = json.loads(line)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _dropping(match: Callable[[dict[str, Any]], bool], needles: set[str]) -> Transform:
+    """Drop lines whose record matches, and unreadable lines that quote a needle."""
+    raw = [n.encode("utf-8") for n in needles if len(n) >= MIN_NEEDLE]
+
+    def transform(line: bytes) -> bytes | None:
+        rec = _json_line(line)
+        if rec is not None:
+            return None if match(rec) else line
+        return None if any(n in line for n in raw) else line
+
+    return transform
+
+
+# -- what each layer's purge removes ----------------------------------------------------
+
+
+def purge_fact(store: Store, key: str, *, agent: str | None = None, reason: str) -> PurgeReport:
+    """Remove every record of fact `key` (values, history, forget markers) everywhere."""
+    owner = _owner(store, agent)
+    store.gate.check("write", "fact", owner)
+    path = store.layout.facts(owner)
+    job = _Purge(store, f"fact:{owner}:{key}", "fact", owner, reason)
+    job.needles = {str(r.get("value", "")) for r in _records(path)
+                   if r.get("key") == key and r.get("op") == "set"}
+    if not job.rewrite(path, _dropping(lambda r: r.get("key") == key, job.needles)):
+        raise NotFound(f"no fact {key!r} of {owner}")
+    job.uids = {job.uid}
+    return job.finish()
+
+
+def purge_file(store: Store, path: str, *, agent: str | None = None,
+               reason: str) -> PurgeReport:
+    """Remove a memory file and every archived copy of it (`files delete`, scratch)."""
+    owner = _owner(store, agent)
+    store.gate.check("write", "file", owner)
+    mem = store.agent(owner)
+    target, relp = mem.files._path(path)
+    archive = store.layout.archive_dir(owner)
+    copies = [target] if target.is_file() else []
+    copies += sorted((archive / "deleted").glob(f"*-{_glob_safe(relp.replace('/', '__'))}"))
+    if relp.startswith("session/"):
+        copies += sorted(p for p in (archive / "scratch").glob(
+            f"*/{_glob_safe(relp.removeprefix('session/'))}") if p.is_file())
+    if not copies:
+        raise NotFound(f"no memory file {relp!r} of {owner} (nor an archived copy)")
+    job = _Purge(store, f"file:{owner}:{relp}", "file", owner, reason)
+    with store.db.read() as conn:
+        for p in copies:
+            job.uids.update(r[0] for r in conn.execute(
+                "SELECT uid FROM docs WHERE source = ?", (str(p),)))
+    for p in copies:
+        job.remove(p)
+    return job.finish()
+
+
+def purge_ledger_entry(store: Store, entry_id: str, *, reason: str) -> PurgeReport:
+    """Empty a ledger entry's content in `ledger.jsonl` (admins only).
+
+    The line keeps seed 000's fields (id, ts, kind, room, author, supersedes) with
+    summary `[purged]` and no tags, ref or detail, so what it superseded stays hidden
+    and entries that supersede it still name an entry; the stub itself is hidden.
+    """
+    if store.principal.role != "admin":
+        raise ScopeDenied("only an admin may purge a ledger entry: seed 000 keeps entries, "
+                          "superseded ones included, for audit")
+    from memstrata.layers.ledger import PURGED_SUMMARY
+    from memstrata.model import LedgerEntry
+
+    path = store.layout.ledger
+    found = [r for r in _records(path) if r.get("id") == entry_id]
+    if not found:
+        raise NotFound(f"no ledger entry with id {entry_id!r}")
+    job = _Purge(store, f"ledger:{entry_id}", "ledger", None, reason)
+    for r in found:
+        job.needles.update(str(r.get(k) or "") for k in ("summary", "detail", "ref"))
+
+    def stub(line: bytes) -> bytes | None:
+        rec = _json_line(line)
+        if rec is None or rec.get("id") != entry_id:
+            return line
+        entry = LedgerEntry(id=entry_id, ts=str(rec.get("ts")), kind=str(rec.get("kind")),
+                            room_id=rec.get("room_id"), author_role=rec.get("author_role"),
+                            ref=None, tags=(), summary=PURGED_SUMMARY, detail=None,
+                            supersedes=rec.get("supersedes"))
+        return encode(entry.to_dict())
+
+    job.rewrite(path, stub)
+    job.uids = {job.uid}
+    return job.finish()
+
+
+def purge_session(store: Store, session_id: str, *, agent: str | None = None,
+                  message_id: str | None = None, reason: str) -> PurgeReport:
+    """Remove a whole session (transcript, index row, archived copies) or one message."""
+    from memstrata.model import check_name
+
+    owner = _owner(store, agent)
+    store.gate.check("write", "session", owner)
+    sid = check_name(session_id, "session id")
+    sessions = store.agent(owner).sessions
+    live = sessions.spec(sid).path
+    copies = [p for p in [live, *sorted((store.layout.archive_dir(owner) / "sessions").glob(
+        f"{_glob_safe(sid)}-*.jsonl"))] if p.is_file()]
+    listed = any(r["id"] == sid for r in sessions._load_index())
+    with store.db.read() as conn:
+        uids = {r[0] for r in conn.execute("SELECT uid FROM docs WHERE source = ?", (str(live),))}
+    if message_id is not None:
+        job = _Purge(store, f"session:{owner}:{sid}:{message_id}", "session", owner, reason)
+        for p in copies:
+            job.needles.update(str(r.get("content", "")) for r in _records(p)
+                               if r.get("id") == message_id)
+        drop = _dropping(lambda r: r.get("id") == message_id, set())
+        if not sum(job.rewrite(p, drop) for p in copies):
+            raise NotFound(f"no message {message_id!r} in session {sid!r} of {owner}")
+        job.uids = uids
+        return job.finish()
+    if not copies and not listed:
+        raise NotFound(f"no session {sid!r} of {owner}")
+    job = _Purge(store, f"session:{owner}:{sid}", "session", owner, reason)
+    for p in copies:
+        job.needles.update(str(r.get("content", "")) for r in _records(p))
+        job.remove(p)
+    if listed:
+        with store.editing(sessions.index_spec()) as commit:
+            rows = [r for r in sessions._load_index() if r["id"] != sid]
+            commit(json.dumps({"sessions": rows}, indent=2, ensure_ascii=False) + "\n")
+        job.rewritten.append(store.rel(sessions.index_path))
+    job.uids = uids
+    return job.finish()
+
+
+def tombstones(store: Store) -> list[dict[str, Any]]:
+    """Every purge recorded in `purged.jsonl`, oldest first."""
+    return list(_records(store.home / TOMBSTONES))
+
+
+def _owner(store: Store, agent: str | None) -> str:
+    who = agent or store.principal.agent
+    if who is None:
+        raise MalformedInput("say whose memory to purge (agent)")
+    return store.agent(who).name
+
+
+def _glob_safe(name: str) -> str:
+    return "".join(f"[{c}]" if c in "*?[]" else c for c in name)
+
+
+# -- the steps every purge ends with ------------------------------------------------------
+
+
+def _scrub_events(store: Store, needles: set[str]) -> int:
+    """Drop audit records that quote any needle, in events.jsonl and its rotations."""
+    if not needles:
+        return 0
+    dropped = 0
+
+    def quotes(value: Any) -> bool:
+        if isinstance(value, str):
+            return any(n in value for n in needles)
+        if isinstance(value, dict):
+            return any(quotes(v) for v in value.values())
+        if isinstance(value, list):
+            return any(quotes(v) for v in value)
+        return False
+
+    raw = [n.encode("utf-8") for n in needles]
+
+    def keep(line: bytes) -> bool:
+        rec = _json_line(line)
+        return not (quotes(rec) if rec is not None else any(n in line for n in raw))
+
+    # The lock every EventBus writes under; writers reopen the file after a rewrite.
+    with store.locks.hold(str(store.layout.events)):
+        for path in audit_files(store.layout.events):
+            lines = path.read_bytes().splitlines(keepends=True)
+            kept = [ln for ln in lines if keep(ln)]
+            if len(kept) != len(lines):
+                dropped += len(lines) - len(kept)
+                atomic_write_bytes(path, b"".join(kept))
+    return dropped
+
+
+def _drop_vectors(store: Store, uids: set[str]) -> int:
+    """Delete the purged docs' vectors and any orphan; other processes reload theirs."""
+    import uuid
+
+    with store.db.write() as conn:
+        n = 0
+        for uid in uids:
+            n += conn.execute("DELETE FROM vectors WHERE uid = ?", (uid,)).rowcount
+        n += conn.execute("DELETE FROM vectors WHERE uid NOT IN (SELECT uid FROM docs)").rowcount
+        if n:
+            conn.execute("UPDATE meta SET value = ? WHERE key LIKE 'vectors:%:generation'",
+                         (uuid.uuid4().hex,))
+    return n
+
+
+def _compact_index(store: Store) -> tuple[bool, list[str]]:
+    """Merge FTS segments, rewrite the database without free pages, empty the WAL."""
+    db = store.db
+    with db.write() as conn:
+        conn.execute("INSERT INTO docs_fts(docs_fts) VALUES ('optimize')")
+    with db.read() as conn:
+        conn.execute("VACUUM")
+        for _ in range(50):
+            busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            if not busy:
+                return True, []
+            time.sleep(0.05)
+    return False, ["another process holds the index open: old pages stay in index.db-wal "
+                   "until its next checkpoint; run `memstrata purge` again when it is closed"]

@@ -1,0 +1,289 @@
+"""Purge means gone: after a purge, the purged text is in no byte of any file under the
+store (journals, archive, index.db and its -wal/-shm, FTS segments, vectors, events)
+nor in a later export, and a tombstone says what, who, when and why. Plain forget and
+delete stay soft."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memstrata import Store
+from memstrata.errors import MalformedInput, NotFound, ScopeDenied
+from memstrata.purge import (
+    purge_fact,
+    purge_file,
+    purge_ledger_entry,
+    purge_session,
+    tombstones,
+)
+from memstrata.search.query import SearchQuery
+from memstrata.transfer import export_store
+
+# FTS5 stores the lower-cased token "qx7zebra9fluxt3blbkfjq9zx8qp2lm9vt4rw7": the byte
+# search is case-insensitive so that it finds the token as well as the original text.
+SECRET = "sk-proj-Qx7Zebra9FluxT3BlbkFJq9Zx8Qp2Lm9Vt4Rw7"
+OLD_SECRET = "sk-proj-Wq3Yak5MarmotT3BlbkFJz8Hn4Rp6Lm2Ck9Vb1"
+EXE = str(Path(sys.executable).parent / "memstrata")
+
+
+def holders(root: Path, *texts: str) -> list[str]:
+    """Every file under `root` (hidden ones included) holding any text, any case."""
+    needles = [t.lower().encode() for t in texts]
+    tokens = [n.split(b"-")[-1] for n in needles]  # the FTS token of each secret
+    out = []
+    for p in sorted(root.rglob("*")):
+        if p.is_file():
+            data = p.read_bytes().lower()
+            if any(n in data for n in needles + tokens):
+                out.append(p.relative_to(root).as_posix())
+    return out
+
+
+def fts_holds(home: Path, text: str) -> bool:
+    """Whether the FTS5 segment blobs hold the token (bytes, not a MATCH query)."""
+    conn = sqlite3.connect(home / "index.db")
+    try:
+        blobs = [r[0] for r in conn.execute("SELECT block FROM docs_fts_data") if r[0]]
+    finally:
+        conn.close()
+    token = text.lower().split("-")[-1].encode()
+    return any(token in bytes(b) for b in blobs)
+
+
+@pytest.fixture
+def hybrid_home(home: Path) -> Path:
+    home.mkdir(parents=True)
+    (home / "config.toml").write_text(
+        '[search]\nembedder = "fake"\n[events]\nrecord_queries = true\n'
+        "[secrets]\nshare_in_ledger = true\n")
+    return home
+
+
+def insecure(store: Store) -> Store:
+    """As on SQLite builds without SECURE_DELETE (Debian's has it on): deleted rows
+    would stay in free pages, so the purge has to do more than delete them."""
+    with store.db.read() as conn:
+        conn.execute("PRAGMA secure_delete = OFF")
+    return store
+
+
+def test_purge_fact_leaves_no_byte_of_it_anywhere(hybrid_home: Path, tmp_path: Path) -> None:
+    home = hybrid_home
+    with insecure(Store(home, agent="finn", room="r1")) as s:
+        mem = s.agent()
+        with pytest.warns(UserWarning):
+            mem.facts.set("bot_key", OLD_SECRET)
+            mem.facts.set("bot_key", SECRET)  # history: both values are in facts.jsonl
+        mem.facts.set("lang", "python")
+        assert s.search(SECRET)  # indexed, and the query itself is in events.jsonl
+        assert s.search(SECRET, mode="hybrid")  # and embedded (vectors table)
+        with s.db.read() as conn:
+            assert conn.execute("SELECT count(*) FROM vectors WHERE uid = 'fact:finn:bot_key'"
+                                ).fetchone()[0] == 1
+        before = holders(home, SECRET, OLD_SECRET)
+        assert {"agents/finn/facts.jsonl", "events.jsonl"} <= set(before)
+        assert any(h.startswith("index.db") for h in before) and fts_holds(home, SECRET)
+
+        report = purge_fact(s, "bot_key", reason="pasted a key by mistake")
+
+        assert holders(home, SECRET, OLD_SECRET) == []
+        assert report.wal_truncated and report.vectors >= 1 and report.events >= 1
+        assert not fts_holds(home, SECRET)
+        with pytest.raises(NotFound):
+            mem.facts.get("bot_key")
+        assert mem.facts.get("lang").value == "python"
+        with s.db.read() as conn:
+            assert conn.execute("SELECT count(*) FROM vectors WHERE uid = 'fact:finn:bot_key'"
+                                ).fetchone()[0] == 0
+    with Store(home) as admin:
+        export_store(admin, tmp_path / "after")
+        (tomb,) = tombstones(admin)
+    assert holders(tmp_path / "after", SECRET, OLD_SECRET) == []
+    assert tomb["id"] == "fact:finn:bot_key" and tomb["by"] == "finn"
+    assert tomb["reason"] == "pasted a key by mistake" and tomb["ts"]
+    assert "value" not in tomb and SECRET not in json.dumps(tomb)
+    with Store(home, agent="finn") as s:
+        assert s.search(SECRET) == []  # (this records the query again: record_queries)
+
+
+def test_purge_file_leaves_no_free_page_behind(store: Store, home: Path) -> None:
+    mem = insecure(store).agent()
+    for i in range(30):
+        mem.files.write(f"notes/n{i}.md", f"# n{i}\n" + "filler words here " * 300)
+    with pytest.warns(UserWarning):  # a body long enough for overflow pages
+        mem.files.write("notes/keys.md", "# keys\n" + "filler " * 900 + SECRET + " end" * 300)
+    with store.db.read() as conn:  # the content is in index.db itself, not only the WAL
+        assert conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0
+    assert "index.db" in holders(home, SECRET)
+    purge_file(store, "notes/keys.md", reason="leaked")
+    assert holders(home, SECRET) == []
+    assert len(mem.files.list("notes")) == 30
+
+
+def test_purge_clears_what_earlier_edits_left_in_free_pages(store: Store, home: Path) -> None:
+    mem = insecure(store).agent()
+    for i in range(30):
+        mem.files.write(f"notes/n{i}.md", f"# n{i}\n" + "filler words here " * 300)
+    with pytest.warns(UserWarning):
+        mem.files.write("notes/keys.md", "# keys\n" + "filler " * 900 + SECRET + " end" * 300)
+    mem.files.write("notes/keys.md", "# keys\nrotated, see the vault\n")  # edited out...
+    with store.db.read() as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert holders(home, SECRET) == ["index.db"]  # ...but still in the index's free pages
+    purge_file(store, "notes/keys.md", reason="it was there once")
+    assert holders(home, SECRET) == []
+
+
+def test_plain_forget_and_delete_stay_soft(store: Store, home: Path) -> None:
+    mem = store.agent()
+    mem.facts.set("city", "Zanzibar-Quokka-City")
+    mem.facts.forget("city")
+    mem.files.write("notes/trip.md", "# Trip\nQuokka island\n")
+    mem.files.delete("notes/trip.md")
+    assert "Zanzibar-Quokka-City" in (home / "agents/finn/facts.jsonl").read_text()
+    assert holders(home / "agents/finn/archive", "Quokka island")
+
+
+def test_purge_file_removes_it_and_every_archived_copy(store: Store, home: Path) -> None:
+    mem = insecure(store).agent()
+    with pytest.warns(UserWarning):
+        mem.files.write("notes/keys.md", f"# Keys\nprod: {OLD_SECRET}\n")
+    mem.files.delete("notes/keys.md")  # soft: a copy in archive/deleted
+    with pytest.warns(UserWarning):
+        mem.files.write("notes/keys.md", f"# Keys\nprod: {SECRET}\n")
+    with pytest.warns(UserWarning):
+        mem.scratch.write("keys.md", SECRET)
+    mem.scratch.clear()  # soft: a copy in archive/scratch/<stamp>/
+    mem.files.write("notes/other.md", "# Other\nkeep me\n")
+    assert len(holders(home, SECRET, OLD_SECRET)) >= 3
+    report = purge_file(store, "notes/keys.md", reason="rotate and forget")
+    assert len(report.removed) == 2
+    purge_file(store, "session/keys.md", reason="scratch copy too")
+    assert holders(home, SECRET, OLD_SECRET) == []
+    assert mem.files.read("notes/other.md") == "# Other\nkeep me\n"
+    with pytest.raises(NotFound):
+        purge_file(store, "notes/keys.md", reason="again")
+
+
+def test_purge_ledger_entry_is_admin_only_and_keeps_the_chain(hybrid_home: Path) -> None:
+    home = hybrid_home
+    with Store(home, agent="ops", room="r1") as ops:
+        old = ops.ledger.publish("decision", "deploy with static keys", tags=["deploy"])
+        with pytest.warns(UserWarning):
+            bad = ops.ledger.publish("decision", f"deploy key is {SECRET}", tags=["deploy"],
+                                     detail=f"also {OLD_SECRET}", supersedes=old.id)
+        with pytest.raises(ScopeDenied, match="admin"):
+            purge_ledger_entry(ops, bad.id, reason="leaked")
+    with Store(home) as admin:
+        purge_ledger_entry(admin, bad.id, reason="leaked key")
+        assert holders(home, SECRET, OLD_SECRET) == []
+        stub = json.loads((home / "ledger.jsonl").read_text().splitlines()[1])
+        assert list(stub) == ["id", "ts", "kind", "room_id", "author_role", "ref", "tags",
+                              "summary", "detail", "supersedes"]  # seed 000's fields
+        assert (stub["id"], stub["ts"], stub["supersedes"]) == (bad.id, bad.ts, old.id)
+        assert stub["summary"] == "[purged]" and stub["detail"] is None
+        live = [e.id for e in admin.ledger.query()]
+        assert old.id not in live and bad.id not in live  # still superseded; stub hidden
+        assert [e.id for e in admin.ledger.entries()] == []
+        assert admin.ledger.get(bad.id).summary == "[purged]"
+
+
+def test_purge_session_message_and_whole_session(store: Store, home: Path) -> None:
+    sessions = insecure(store).agent().sessions
+    for text in ("hello there", "what is the deploy key?"):
+        sessions.append("s1", "user", text)
+    with pytest.warns(UserWarning):
+        leak = sessions.append("s1", "assistant", f"it is {SECRET}")
+    sessions.append("s1", "user", "thanks, noted")
+    hits = store.search("thanks noted")
+    assert hits and any(h.uid.startswith("session:") for h in hits)
+    purge_session(store, "s1", message_id=leak.id, reason="secret in chat")
+    assert holders(home, SECRET) == []  # neighbour context of the other messages too
+    assert [m.content for m in sessions.messages("s1")] == [
+        "hello there", "what is the deploy key?", "thanks, noted"]
+    with pytest.warns(UserWarning):
+        sessions.append("s2", "user", f"again {OLD_SECRET}")
+    purge_session(store, "s2", reason="whole session")
+    assert holders(home, OLD_SECRET) == []
+    assert [s.id for s in sessions.list()] == ["s1"]
+    assert len(tombstones(store)) == 2
+
+
+RACER = """
+import sys
+from memstrata import Store
+with Store(sys.argv[1], agent="racer") as s:
+    facts = s.agent().facts
+    for i in range(int(sys.argv[2])):
+        facts.set(f"k{i}", f"v{i}")
+        print(f"ack {i}", flush=True)
+"""
+
+
+def test_purge_rewrites_lose_no_racing_append(home: Path) -> None:
+    n = 150
+    with Store(home, agent="racer") as s:
+        s.agent().facts.set("victim", "Zanzibar-Quokka-City")
+    p = subprocess.Popen([sys.executable, "-c", RACER, str(home), str(n)],
+                         stdout=subprocess.PIPE, text=True)
+    assert p.stdout is not None
+    acked = [p.stdout.readline().strip()]
+    assert acked[0] == "ack 0"
+    with Store(home, agent="racer") as s:
+        rounds = 0
+        while p.poll() is None and rounds < 30:
+            s.agent().facts.set("victim", f"Zanzibar-Quokka-{rounds}")
+            purge_fact(s, "victim", reason="race")
+            rounds += 1
+    acked += [line.strip() for line in p.stdout]
+    assert p.wait(timeout=120) == 0 and len(acked) == n and rounds >= 2
+    with Store(home, agent="racer") as s:
+        facts = {f.key: f.value for f in s.agent().facts.list()}
+    assert facts == {f"k{i}": f"v{i}" for i in range(n)}
+    assert b"Quokka" not in (home / "agents/racer/facts.jsonl").read_bytes()
+    racer_writes = [json.loads(x) for x in (home / "events.jsonl").read_text().splitlines()]
+    assert sum(1 for r in racer_writes if r["event"] == "memory:write" and
+               r["payload"].get("path") == "agents/racer/facts.jsonl") >= n
+
+
+def test_cli_purge_needs_confirmation_and_an_admin_for_the_ledger(home: Path) -> None:
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([EXE, "--home", str(home), *args], capture_output=True,
+                              text=True, timeout=60)
+
+    assert cli("--agent", "finn", "facts", "set", "pin", "Zanzibar-Quokka").returncode == 0
+    r = cli("--agent", "finn", "purge", "fact", "pin", "--reason", "oops")
+    assert r.returncode == 2 and "--yes" in r.stderr
+    assert b"Quokka" in (home / "agents/finn/facts.jsonl").read_bytes()
+    r = cli("--agent", "finn", "--json", "purge", "fact", "pin", "--reason", "oops", "--yes")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["tombstone"]["id"] == "fact:finn:pin"
+    assert holders(home, "Zanzibar-Quokka") == []
+    entry = json.loads(cli("--json", "ledger", "publish", "decision", "x").stdout)
+    r = cli("--agent", "finn", "purge", "ledger", entry["id"], "--reason", "x", "--yes")
+    assert r.returncode == 2 and "admin" in r.stderr
+    assert cli("purge", "ledger", entry["id"], "--reason", "x", "--yes").returncode == 0
+    listed = json.loads(cli("--json", "purge", "list").stdout)
+    assert [t["id"] for t in listed] == ["fact:finn:pin", f"ledger:{entry['id']}"]
+
+
+def test_a_purge_needs_a_reason(store: Store) -> None:
+    store.agent().facts.set("k", "v")
+    with pytest.raises(MalformedInput, match="reason"):
+        purge_fact(store, "k", reason=" ")
+
+
+def test_search_of_a_purged_text_through_hybrid_finds_nothing(hybrid_home: Path) -> None:
+    with Store(hybrid_home, agent="finn") as s:
+        with pytest.warns(UserWarning):
+            s.agent().facts.set("bot_key", SECRET)
+        s.search(SearchQuery(text="bot key", mode="hybrid"))
+        purge_fact(s, "bot_key", reason="x")
+        assert all(h.uid != "fact:finn:bot_key"
+                   for h in s.search(SearchQuery(text="bot key", mode="hybrid")))
