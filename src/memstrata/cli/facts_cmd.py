@@ -27,7 +27,8 @@ def register(sub: Any) -> None:
     ls = fsub.add_parser("list", help="every live fact")
     ls.add_argument("--category")
     ls.set_defaults(func=run_list)
-    f = fsub.add_parser("forget", help="forget a fact")
+    f = fsub.add_parser("forget", help="forget a fact (soft: its history stays in facts.jsonl; "
+                                      "`memstrata purge fact` removes it everywhere)")
     f.add_argument("key")
     f.set_defaults(func=run_forget)
 

@@ -35,7 +35,8 @@ def register(sub: Any) -> None:
     ls = fsub.add_parser("list", help="list files below a folder")
     ls.add_argument("path", nargs="?", default="")
     ls.set_defaults(func=run_list)
-    d = fsub.add_parser("delete", help="move a file to the archive")
+    d = fsub.add_parser("delete", help="move a file to the archive (soft: the copy stays "
+                                       "searchable; `memstrata purge file` removes it)")
     d.add_argument("path")
     d.set_defaults(func=run_delete)
     mv = fsub.add_parser("rename", help="rename or move a file")

@@ -4,8 +4,10 @@
       config.toml                 optional settings (kinds, roles, thresholds)
       ledger.jsonl                shared cross-agent ledger (seed 000)
       items.json                  extracted knowledge (seed 004)
-      events.jsonl                memory events audit trail (seed 004)
+      events.jsonl                memory events audit trail (seed 004), rotated by size
+      purged.jsonl                tombstones of purges: id, who, when, why (no content)
       index.db                    derived SQLite index: delete it and nothing is lost
+      .imports/                   imports being staged (finished or discarded on open)
       rooms/<room>/channel.jsonl  per-room conversation (seed 000 layer 1)
       rooms/<room>/artifacts/     room artifacts (seed 000 layer 2)
       agents/<name>/

@@ -148,6 +148,8 @@ class Facts(Layer):
         return fact
 
     def forget(self, key: str) -> None:
+        """Hide a fact (soft: a `forget` record is appended, every earlier value stays in
+        facts.jsonl for history). `memstrata.purge.purge_fact` removes it everywhere."""
         self._check("write")
         if self._row(key) is None:
             raise NotFound(f"no fact {key!r}")

@@ -220,9 +220,10 @@ class MemoryFiles(Layer):
     def delete(self, rel: str) -> str:
         """Move a file (or folder) to the archive; returns its archive path.
 
-        Nothing is destroyed: it goes to `archive/deleted/<ms>/<path>`, the same
-        path below a folder per deletion, so any path that could be written can
-        be archived (no name grows longer than the one it had).
+        Soft: nothing is destroyed, it goes to `archive/deleted/<ms>/<path>` (the
+        same path below a folder per deletion, so any path that could be written
+        can be archived) and stays searchable there. `memstrata.purge.purge_file`
+        removes a file and every archived copy.
         """
         self._check("write")
         path, relp = self._path(rel, writing=True)
