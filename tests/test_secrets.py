@@ -223,3 +223,26 @@ def test_cli_prints_the_warning_and_still_stores(home: Path) -> None:
     got = subprocess.run([exe, "--home", str(home), "--agent", "finn", "facts", "get", "bot"],
                          capture_output=True, text=True, timeout=60)
     assert got.stdout.strip() == OPENAI
+
+
+def test_mcp_caller_gets_the_warning_with_the_result_and_the_refusal_as_an_error(
+        store: Store) -> None:
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp import Client
+
+    from memstrata.mcp.server import build_server
+
+    async def main() -> None:
+        async with Client(build_server(store)) as c:
+            r = await c.call_tool("save_fact", {"key": "bot", "value": OPENAI})
+            assert not r.is_error and "warning:" in r.content[0].text
+            assert "openai-key" in r.content[0].text
+            r = await c.call_tool("get_fact", {"key": "bot"})
+            assert OPENAI in r.content[0].text
+            r = await c.call_tool("memory_publish", {"kind": "decision", "summary": OPENAI})
+            assert r.is_error and "secret_detected" in r.content[0].text
+            r = await c.call_tool("log_activity", {"entry_type": "THOUGHT", "content": "fine"})
+            assert not r.is_error and "warning" not in r.content[0].text
+
+    anyio.run(main)

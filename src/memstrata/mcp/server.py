@@ -49,13 +49,18 @@ def _guard(spec: ToolSpec, log_to: Store | None = None) -> Callable[..., Any]:
 
     @functools.wraps(spec.fn)
     def call(*args: Any, **kwargs: Any) -> Any:
+        from memstrata.secretscan import collect_notices
+
         start = time.perf_counter()
-        try:
-            result = spec.fn(*args, **kwargs)
-        except MemstrataError as exc:
-            _auto_log(log_to, spec.name, kwargs, None, time.perf_counter() - start, exc)
-            raise ToolError(f"{exc.code}: {exc}") from exc
-        _auto_log(log_to, spec.name, kwargs, result, time.perf_counter() - start, None)
+        with collect_notices() as notices:
+            try:
+                result = spec.fn(*args, **kwargs)
+            except MemstrataError as exc:
+                _auto_log(log_to, spec.name, kwargs, None, time.perf_counter() - start, exc)
+                raise ToolError(f"{exc.code}: {exc}") from exc
+            _auto_log(log_to, spec.name, kwargs, result, time.perf_counter() - start, None)
+        if notices and isinstance(result, str):  # secrets policy `warn`: tell the agent
+            result += "".join(f"\nwarning: {n}" for n in dict.fromkeys(notices))
         return result
 
     call.__signature__ = inspect.signature(spec.fn)  # type: ignore[attr-defined]
