@@ -229,8 +229,8 @@ def test_mcp_caller_gets_the_warning_with_the_result_and_the_refusal_as_an_error
         store: Store) -> None:
     pytest.importorskip("mcp")
     import anyio
-    from mcp import Client
 
+    from mcp import Client
     from memstrata.mcp.server import build_server
 
     async def main() -> None:
