@@ -1,7 +1,7 @@
 """What an archive holds, read as a stream of members, and which of them are memory.
 
 A member is a name (a store-relative posix path), a declared size and a way to
-stream its bytes. Tarballs are read in stream mode (`r|*`): one header at a time,
+stream its bytes. Tarballs are read in stream mode (`r|`): one header at a time,
 nothing kept but the member being read, so a member count cap bounds memory. Folder
 sources are walked in sorted order; their symlinks are refused (an export never has
 one, and following one would import a file from outside the export).
@@ -130,10 +130,15 @@ def _opener(path: Path) -> Callable[[], IO[bytes]]:
 
 
 def _tar(source: Path) -> Iterator[Member]:
+    import gzip
     import tarfile
+    import zlib
 
     try:
-        with tarfile.open(source, mode="r|*") as tar:
+        # gzip.GzipFile, not tarfile's own "r|gz": it reads multi-member gzip (pigz, bgzip).
+        with open(source, "rb") as raw, \
+                (gzip.GzipFile(fileobj=raw) if source.name.endswith("gz") else raw) as fh, \
+                tarfile.open(fileobj=fh, mode="r|") as tar:
             for info in tar:
                 if info.isdir():
                     yield Member(info.name, 0, True, _no_bytes)
@@ -143,7 +148,7 @@ def _tar(source: Path) -> Iterator[Member]:
                 yield Member(info.name, info.size, False, _tar_opener(tar, info))
     except MemstrataError:
         raise
-    except (tarfile.TarError, EOFError, OSError, ValueError) as exc:
+    except (tarfile.TarError, EOFError, OSError, ValueError, zlib.error) as exc:
         raise MalformedInput(f"{source}: not a readable tar archive: {exc}") from None
 
 
