@@ -287,3 +287,28 @@ def test_search_of_a_purged_text_through_hybrid_finds_nothing(hybrid_home: Path)
         purge_fact(s, "bot_key", reason="x")
         assert all(h.uid != "fact:finn:bot_key"
                    for h in s.search(SearchQuery(text="bot key", mode="hybrid")))
+
+
+def test_purge_log_entry_from_log_md_and_its_compaction_archive(store: Store,
+                                                                home: Path) -> None:
+    from memstrata.purge import purge_log_entry
+
+    log = insecure(store).agent().log
+    log.append("THOUGHT", "before")
+    with pytest.warns(UserWarning):
+        leak = log.append("TOOL_USE", f"curl -H 'Authorization: Bearer {SECRET}' api")
+    log.append("THOUGHT", "after")
+    pytest.importorskip("memstrata.lifecycle.compaction")
+    from memstrata.lifecycle.compaction import compact_log
+
+    compact_log(store, "finn", summary="three entries", force=True)
+    log.append("TOOL_USE", "a later entry")
+    with pytest.warns(UserWarning):
+        live = log.append("TOOL_USE", f"again {OLD_SECRET}")  # still in LOG.md itself
+    assert len(holders(home, SECRET)) >= 2  # the archive, the index
+    purge_log_entry(store, leak.id, reason="token in a tool call")
+    purge_log_entry(store, live.id, reason="token in a tool call")
+    assert holders(home, SECRET, OLD_SECRET) == []
+    archived = [h.text for h in store.search("before after", layers=("archive",))]
+    assert any("before" in t for t in archived) and any("after" in t for t in archived)
+    assert [e.content for e in log.entries()][-1] == "a later entry"

@@ -2,8 +2,8 @@
 
 Plain `forget` / `delete` stay soft (a fact's history stays in `facts.jsonl`, a deleted
 file moves to the archive, a superseded ledger entry stays for audit). A purge is the
-explicit, irreversible exception, for facts, memory files, ledger entries (admins
-only: seed 000 keeps entries for audit) and sessions (whole, or one message):
+explicit, irreversible exception, for facts, memory files, LOG entries, ledger entries
+(admins only: seed 000 keeps entries for audit) and sessions (whole, or one message):
 
     files    journals rewritten without the records (read, filter, atomic replace,
              all under the source's lock, so a racing appender's record is either
@@ -109,6 +109,24 @@ class _Purge:
                 self.rewritten.append(self.store.rel(path))
         return changed
 
+    def cut(self, path: Path, ranges: Callable[[bytes], list[tuple[int, int]]]) -> int:
+        """Remove byte ranges (blocks) from `path` under its lock; returns how many."""
+        with self.store.locks.hold(str(path)):
+            try:
+                data = path.read_bytes()
+            except FileNotFoundError:
+                return 0
+            spans = ranges(data)
+            if spans:
+                keep, pos = [], 0
+                for start, end in sorted(spans):
+                    keep.append(data[pos:start])
+                    pos = end
+                keep.append(data[pos:])
+                atomic_write_bytes(path, b"".join(keep))
+                self.rewritten.append(self.store.rel(path))
+        return len(spans)
+
     def remove(self, path: Path) -> None:
         with self.store.locks.hold(str(path)):
             try:
@@ -203,6 +221,34 @@ def purge_file(store: Store, path: str, *, agent: str | None = None,
                 "SELECT uid FROM docs WHERE source = ?", (str(p),)))
     for p in copies:
         job.remove(p)
+    return job.finish()
+
+
+def purge_log_entry(store: Store, entry_id: str, *, agent: str | None = None,
+                    reason: str) -> PurgeReport:
+    """Remove one LOG.md entry (and its copy in any compaction archive) by its id."""
+    from memstrata.layers.log import parse_log
+
+    owner = _owner(store, agent)
+    store.gate.check("write", "log", owner)
+    log = store.layout.log_file(owner)
+    archives = sorted(store.layout.archive_dir(owner).glob("LOG-*.md"))
+    job = _Purge(store, f"log:{owner}:{entry_id}", "log", owner, reason)
+
+    def blocks(data: bytes) -> list[tuple[int, int]]:
+        docs = parse_log(data, 0, "", owner=owner, final=True).docs
+        spans = []
+        for i, d in enumerate(docs):
+            if (d.meta or {}).get("id") == entry_id:
+                assert d.line is not None
+                end = docs[i + 1].line if i + 1 < len(docs) else len(data)
+                spans.append((d.line, end or len(data)))
+                job.needles.add(str((d.meta or {}).get("content", "")))
+        return spans
+
+    if not sum(job.cut(p, blocks) for p in [log, *archives]):
+        raise NotFound(f"no LOG entry {entry_id!r} of {owner}")
+    job.uids = {f"log:{owner}:{entry_id}"}
     return job.finish()
 
 

@@ -1,4 +1,4 @@
-"""`memstrata purge fact|file|ledger|session ... --reason R --yes`: make content gone.
+"""`memstrata purge fact|file|log|ledger|session ... --reason R --yes`: make content gone.
 
 Unlike `facts forget` and `files delete` (soft: history and archive copies stay),
 a purge removes the content from every file, archive, index row, vector and audit
@@ -20,12 +20,14 @@ def register(sub: Any) -> None:
     f.add_argument("key")
     m = psub.add_parser("file", help="a memory file and its archived copies")
     m.add_argument("path")
+    lg = psub.add_parser("log", help="one LOG.md entry (and its compaction archive copy)")
+    lg.add_argument("entry_id")
     led = psub.add_parser("ledger", help="a ledger entry's content (admins only)")
     led.add_argument("id")
     s = psub.add_parser("session", help="a whole session, or one message with --message")
     s.add_argument("session_id")
     s.add_argument("--message", help="purge only this message id")
-    for child in (f, m, led, s):
+    for child in (f, m, lg, led, s):
         child.add_argument("--reason", required=True, help="why (kept in the tombstone)")
         child.add_argument("--yes", action="store_true", help="confirm: this cannot be undone")
         child.set_defaults(func=run_purge)
@@ -48,6 +50,8 @@ def run_purge(args: argparse.Namespace) -> int:
             report = purge.purge_fact(store, args.key, reason=args.reason)
         elif what == "file":
             report = purge.purge_file(store, args.path, reason=args.reason)
+        elif what == "log":
+            report = purge.purge_log_entry(store, args.entry_id, reason=args.reason)
         elif what == "ledger":
             report = purge.purge_ledger_entry(store, args.id, reason=args.reason)
         else:
