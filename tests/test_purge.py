@@ -312,3 +312,34 @@ def test_purge_log_entry_from_log_md_and_its_compaction_archive(store: Store,
     archived = [h.text for h in store.search("before after", layers=("archive",))]
     assert any("before" in t for t in archived) and any("after" in t for t in archived)
     assert [e.content for e in log.entries()][-1] == "a later entry"
+
+
+READER = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute("BEGIN")
+conn.execute("SELECT count(*) FROM docs").fetchone()
+print("reading", flush=True)
+sys.stdin.readline()
+"""
+
+
+def test_a_reader_holding_the_index_is_reported_and_a_later_purge_finishes(
+        store: Store, home: Path) -> None:
+    from memstrata.index import scrub
+
+    mem = insecure(store).agent()
+    with pytest.warns(UserWarning):
+        mem.facts.set("bot_key", SECRET)
+    reader = subprocess.Popen([sys.executable, "-c", READER, str(home / "index.db")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert reader.stdout is not None and reader.stdout.readline().strip() == "reading"
+    report = purge_fact(store, "bot_key", reason="leaked")
+    assert not report.wal_truncated and "another process" in report.notes[0]
+    assert [h for h in holders(home, SECRET) if not h.startswith("index.db")] == []
+    assert reader.stdin is not None
+    reader.stdin.write("done\n")
+    reader.stdin.flush()
+    assert reader.wait(timeout=60) == 0
+    assert scrub.compact(store.db)  # what a later purge's last step does
+    assert holders(home, SECRET) == []

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import threading
 import time
@@ -177,6 +178,45 @@ class EventBus:
                 with contextlib.suppress(OSError):
                     os.close(self._fd)
                 self._fd = None
+
+
+def scrub_audit(path: Path, locks: LockTable, needles: set[str]) -> int:
+    """Drop every audit record (current and rotated files) that quotes a needle.
+
+    Rewrites under the lock every writer takes; writers reopen the file after it.
+    Returns how many records were dropped.
+    """
+    if not needles:
+        return 0
+    raw = [n.encode("utf-8") for n in needles]
+
+    def quotes(value: Any) -> bool:
+        if isinstance(value, str):
+            return any(n in value for n in needles)
+        if isinstance(value, dict):
+            return any(quotes(v) for v in value.values())
+        if isinstance(value, list):
+            return any(quotes(v) for v in value)
+        return False
+
+    def keep(line: bytes) -> bool:
+        try:
+            rec = json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            return not any(n in line for n in raw)
+        return not quotes(rec)
+
+    from memstrata.files.atomic import atomic_write_bytes
+
+    dropped = 0
+    with locks.hold(str(path)):
+        for p in audit_files(path):
+            lines = p.read_bytes().splitlines(keepends=True)
+            kept = [ln for ln in lines if keep(ln)]
+            if len(kept) != len(lines):
+                dropped += len(lines) - len(kept)
+                atomic_write_bytes(p, b"".join(kept))
+    return dropped
 
 
 def read_audit(path: Path) -> list[dict[str, Any]]:

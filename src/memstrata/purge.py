@@ -28,17 +28,17 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput, NotFound, ScopeDenied
-from memstrata.events import audit_files
+from memstrata.events import scrub_audit
 from memstrata.files.appendlog import durable_append
 from memstrata.files.atomic import atomic_write_bytes
 from memstrata.files.jsonl import encode
+from memstrata.index import scrub
 from memstrata.model import iso, now_ts
 
 if TYPE_CHECKING:
@@ -137,12 +137,15 @@ class _Purge:
 
     def finish(self) -> PurgeReport:
         store = self.store
-        with store.db.read() as conn:  # deletes overwrite, whatever SQLite's build default
-            conn.execute("PRAGMA secure_delete = ON")
+        scrub.secure_deletes(store.db)  # deletes overwrite, whatever SQLite's build default
         store.sync()  # rewritten sources are re-parsed (new inode), removed ones dropped
-        events = _scrub_events(store, {n for n in self.needles if len(n) >= MIN_NEEDLE})
-        vectors = _drop_vectors(store, self.uids)
-        truncated, notes = _compact_index(store)
+        events = scrub_audit(store.layout.events, store.locks,
+                             {n for n in self.needles if len(n) >= MIN_NEEDLE})
+        vectors = scrub.drop_vectors(store.db, self.uids)
+        truncated = scrub.compact(store.db)
+        notes = [] if truncated else [
+            "another process holds the index open: old pages stay in index.db-wal until its "
+            "next checkpoint; purge again once it has closed"]
         p = store.principal
         from memstrata.secretscan import find_secrets, redact
 
@@ -342,69 +345,3 @@ def _owner(store: Store, agent: str | None) -> str:
 
 def _glob_safe(name: str) -> str:
     return "".join(f"[{c}]" if c in "*?[]" else c for c in name)
-
-
-# -- the steps every purge ends with ------------------------------------------------------
-
-
-def _scrub_events(store: Store, needles: set[str]) -> int:
-    """Drop audit records that quote any needle, in events.jsonl and its rotations."""
-    if not needles:
-        return 0
-    dropped = 0
-
-    def quotes(value: Any) -> bool:
-        if isinstance(value, str):
-            return any(n in value for n in needles)
-        if isinstance(value, dict):
-            return any(quotes(v) for v in value.values())
-        if isinstance(value, list):
-            return any(quotes(v) for v in value)
-        return False
-
-    raw = [n.encode("utf-8") for n in needles]
-
-    def keep(line: bytes) -> bool:
-        rec = _json_line(line)
-        return not (quotes(rec) if rec is not None else any(n in line for n in raw))
-
-    # The lock every EventBus writes under; writers reopen the file after a rewrite.
-    with store.locks.hold(str(store.layout.events)):
-        for path in audit_files(store.layout.events):
-            lines = path.read_bytes().splitlines(keepends=True)
-            kept = [ln for ln in lines if keep(ln)]
-            if len(kept) != len(lines):
-                dropped += len(lines) - len(kept)
-                atomic_write_bytes(path, b"".join(kept))
-    return dropped
-
-
-def _drop_vectors(store: Store, uids: set[str]) -> int:
-    """Delete the purged docs' vectors and any orphan; other processes reload theirs."""
-    import uuid
-
-    with store.db.write() as conn:
-        n = 0
-        for uid in uids:
-            n += conn.execute("DELETE FROM vectors WHERE uid = ?", (uid,)).rowcount
-        n += conn.execute("DELETE FROM vectors WHERE uid NOT IN (SELECT uid FROM docs)").rowcount
-        if n:
-            conn.execute("UPDATE meta SET value = ? WHERE key LIKE 'vectors:%:generation'",
-                         (uuid.uuid4().hex,))
-    return n
-
-
-def _compact_index(store: Store) -> tuple[bool, list[str]]:
-    """Merge FTS segments, rewrite the database without free pages, empty the WAL."""
-    db = store.db
-    with db.write() as conn:
-        conn.execute("INSERT INTO docs_fts(docs_fts) VALUES ('optimize')")
-    with db.read() as conn:
-        conn.execute("VACUUM")
-        for _ in range(50):
-            busy, _log, _done = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
-            if not busy:
-                return True, []
-            time.sleep(0.05)
-    return False, ["another process holds the index open: old pages stay in index.db-wal "
-                   "until its next checkpoint; run `memstrata purge` again when it is closed"]

@@ -20,7 +20,7 @@ def register(sub: Any) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from memstrata.cli.common import Progress, open_store
+    from memstrata.cli.common import open_store
     from memstrata.cli.main import emit
     from memstrata.errors import NotFound
     from memstrata.files.layout import resolve_home
@@ -30,9 +30,7 @@ def run_export(args: argparse.Namespace) -> int:
     if not home.is_dir():
         raise NotFound(f"no store at {home}")
     with open_store(args, as_agent=False, sync=False) as store:
-        report = export_store(store, args.target,
-                              progress=lambda n, total: Progress("export", total,
-                                                                 enabled=False)(n))
+        report = export_store(store, args.target)
     emit(args, report.to_dict(), f"exported {report.files} files ({report.bytes} bytes) from "
                                  f"{report.home} to {report.target}")
     return 0
