@@ -369,3 +369,18 @@ def test_a_kill_before_the_commit_leaves_the_store_and_after_it_the_next_open_fi
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert snapshot(home) == {**before, **expected}
+
+
+def test_a_plain_tar_of_a_store_folder_imports_unverified(home: Path, tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    with Store(src, agent="finn") as s:
+        s.agent().facts.set("lang", "python")
+    archive = tmp_path / "plain.tgz"
+    subprocess.run(["tar", "-C", str(src), "-czf", str(archive), "."], check=True)
+    with Store(home) as s:
+        with pytest.raises(MalformedInput, match="no manifest"):
+            import_archive(s, archive)
+        report = import_archive(s, archive, unverified=True)
+        assert s.agent("finn").facts.get("lang").value == "python"
+    skipped = {p for p, _ in report.skipped}
+    assert "index.db" in skipped and any(p.startswith(".locks/") for p in skipped)

@@ -146,6 +146,8 @@ def recover_imports(home: Path, locks: LockTable) -> list[str]:
                 done.append(stage.name)
         except LockTimeout:
             continue  # its importer is alive
+        except OSError:
+            continue  # a read-only store: nothing can be finished or removed now
     _tidy(home)
     return done
 
@@ -163,6 +165,8 @@ def _stage(store: Store, src: Path, root: Path) -> _Staged:
         if count > cfg.import_max_members:
             raise EntryTooLarge(f"{src}: more than {cfg.import_max_members} members "
                                 "([import] max_members); nothing was imported")
+        if m.is_dir and m.name.strip("./") == "":
+            continue  # the archive's own root (`tar -C store -czf x.tgz .`)
         name = member_name(m.name, src)
         if m.is_dir:
             if name in out.hashes:
