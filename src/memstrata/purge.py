@@ -211,6 +211,7 @@ def purge_file(store: Store, path: str, *, agent: str | None = None,
     target, relp = mem.files._path(path)
     archive = store.layout.archive_dir(owner)
     copies = [target] if target.is_file() else []
+    copies += sorted(p for p in (archive / "deleted").glob(f"*/{_glob_safe(relp)}") if p.is_file())
     copies += sorted((archive / "deleted").glob(f"*-{_glob_safe(relp.replace('/', '__'))}"))
     if relp.startswith("session/"):
         copies += sorted(p for p in (archive / "scratch").glob(
@@ -230,7 +231,8 @@ def purge_file(store: Store, path: str, *, agent: str | None = None,
 def purge_log_entry(store: Store, entry_id: str, *, agent: str | None = None,
                     reason: str) -> PurgeReport:
     """Remove one LOG.md entry (and its copy in any compaction archive) by its id."""
-    from memstrata.layers.log import parse_log
+    from memstrata.layers.log import _unescape
+    from memstrata.layers.logblocks import split_blocks
 
     owner = _owner(store, agent)
     store.gate.check("write", "log", owner)
@@ -239,15 +241,11 @@ def purge_log_entry(store: Store, entry_id: str, *, agent: str | None = None,
     job = _Purge(store, f"log:{owner}:{entry_id}", "log", owner, reason)
 
     def blocks(data: bytes) -> list[tuple[int, int]]:
-        docs = parse_log(data, 0, "", owner=owner, final=True).docs
-        spans = []
-        for i, d in enumerate(docs):
-            if (d.meta or {}).get("id") == entry_id:
-                assert d.line is not None
-                end = docs[i + 1].line if i + 1 < len(docs) else len(data)
-                spans.append((d.line, end or len(data)))
-                job.needles.add(str((d.meta or {}).get("content", "")))
-        return spans
+        hits = [b for b in split_blocks(data, final=True).blocks
+                if b.entry_id == entry_id or (b.entry_id is None and b.kind == "entry"
+                                              and f"log-hand-{b.start:x}" == entry_id)]
+        job.needles.update(_unescape(b.lines) for b in hits)
+        return [(b.start, b.end or len(data)) for b in hits]
 
     if not sum(job.cut(p, blocks) for p in [log, *archives]):
         raise NotFound(f"no LOG entry {entry_id!r} of {owner}")
@@ -303,7 +301,7 @@ def purge_session(store: Store, session_id: str, *, agent: str | None = None,
     live = sessions.spec(sid).path
     copies = [p for p in [live, *sorted((store.layout.archive_dir(owner) / "sessions").glob(
         f"{_glob_safe(sid)}-*.jsonl"))] if p.is_file()]
-    listed = any(r["id"] == sid for r in sessions._load_index())
+    listed = sessions._read_index().find(sid) is not None
     with store.db.read() as conn:
         uids = {r[0] for r in conn.execute("SELECT uid FROM docs WHERE source = ?", (str(live),))}
     if message_id is not None:
@@ -323,9 +321,7 @@ def purge_session(store: Store, session_id: str, *, agent: str | None = None,
         job.needles.update(str(r.get("content", "")) for r in _records(p))
         job.remove(p)
     if listed:
-        with store.editing(sessions.index_spec()) as commit:
-            rows = [r for r in sessions._load_index() if r["id"] != sid]
-            commit(json.dumps({"sessions": rows}, indent=2, ensure_ascii=False) + "\n")
+        sessions._edit_index(lambda doc: doc.remove(lambda r: r.get("id") == sid))
         job.rewritten.append(store.rel(sessions.index_path))
     job.uids = uids
     return job.finish()
