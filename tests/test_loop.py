@@ -78,7 +78,9 @@ def test_seed001_ignore_memory_turn_reads_nothing(home: Path) -> None:
     assert "ignored for this turn" in text
     with m.turn("And now the merger status?") as turn:  # the override does not persist
         text = turn.before_llm_call()
-    assert "12345" in text and "Task complete: No memory please" in text
+    # memory is read again (the fact named api_key is listed, its value withheld from the
+    # prompt by the secrets policy: get_fact returns it)
+    assert "api_key" in text and "Task complete: No memory please" in text
     m.close()
 
 
