@@ -275,11 +275,11 @@ def big_export(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str
     tmp_path = tmp_path_factory.mktemp("export")
     src = tmp_path / "src"
     with Store(src) as s:
-        mem = s.agent("finn")
+        mem = s.agent("finn", create=True)
         for i in range(150):
             mem.files.write(f"notes/n{i:03d}.md", f"# note {i}\n" + "text " * 400)
         for a in range(10):
-            s.agent(f"a{a}").log.append("THOUGHT", f"agent {a} was here")
+            s.agent(f"a{a}", create=True).log.append("THOUGHT", f"agent {a} was here")
     with Store(src) as admin:
         export_store(admin, tmp_path / "big.tar.gz")
     return tmp_path / "big.tar.gz", snapshot(src)
