@@ -265,13 +265,10 @@ def collect_notices() -> Iterator[list[str]]:
         _sink.reset(token)
 
 
-def send_notices_to(sink: Callable[[str], None]) -> None:
-    """Deliver every later notice of this context to `sink` (the CLI prints them)."""
-    _sink.set(sink)
-
-
-def _notify(message: str) -> None:
-    sink = _sink.get()
+def _notify(store: Store, message: str) -> None:
+    """To the collector of the running call, else the store's own sink (the CLI sets one),
+    else as a Python warning."""
+    sink = _sink.get() or store.notice_sink
     if sink is not None:
         sink(message)
     else:
@@ -299,7 +296,7 @@ def apply_policy(store: Store, text: str, findings: list[Finding], what: str,
             f"{what} looks like it contains a secret ({found}); the shared ledger is read by "
             "every room, so it was not published. Keep it in your own memory (a fact), "
             "remove it, or set [secrets] share_in_ledger = true")
-    _notify(f"{what} looks like it contains a secret ({found}); stored as given and kept "
+    _notify(store, f"{what} looks like it contains a secret ({found}); stored as given and kept "
             "out of assembled context (secrets.policy = warn; `memstrata purge` removes it)")
     return text
 

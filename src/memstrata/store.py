@@ -106,6 +106,8 @@ class Store:
         self.df_cache = DocFrequencies()
         self._embedder: Embedder | None = None
         self._vector_indexes: dict[str, VectorIndex] = {}
+        # Where `warn`-policy secret notices go (adapters set it; None: Python warnings).
+        self.notice_sink: Callable[[str], None] | None = None
         self._jobs: dict[str, threading.Thread] = {}
         self._jobs_guard = threading.Lock()
         self._rerun: set[str] = set()

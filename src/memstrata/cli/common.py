@@ -32,9 +32,7 @@ def open_store(args: argparse.Namespace, *, as_agent: bool = True, sync: bool = 
     agent = (args.agent or DEFAULT_AGENT) if as_agent else args.agent
     store = Store(args.home, agent=agent, room=args.room, role=args.role, sync=sync)
     warn_config(store)
-    from memstrata.secretscan import send_notices_to
-
-    send_notices_to(_print_warning)
+    store.notice_sink = _print_warning  # secrets policy `warn`: one stderr line each
     return store
 
 
