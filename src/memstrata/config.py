@@ -201,6 +201,10 @@ SETTINGS: tuple[Setting, ...] = (
             'extra Host values HTTP accepts: "name", "name:port", "name:*" (--allow-host)'),
     Setting("http", "allow_origins", "http_allow_origins", (), _strings,
             'extra browser Origins HTTP accepts: "http://name:port", "http://name:*" (--allow-origin)'),
+    Setting("index", "watch", "index_watch", "auto", _choice("auto", "on", "off"),
+            "keep a long-running process's index fresh by watching the store folder: "
+            '"auto" starts watching once a store stays open past a few seconds',
+            env="MEMSTRATA_WATCH"),
 )
 
 # Sections whose keys are free names (a kind, a layer) with values of one type.
@@ -245,6 +249,7 @@ class Config:
     mcp_auto_log: bool = False
     http_allow_hosts: tuple[str, ...] = ()
     http_allow_origins: tuple[str, ...] = ()
+    index_watch: str = "auto"
     # What was read, and from where: "section.key" -> "default" | file name | "env VAR".
     origins: dict[str, str] = field(default_factory=dict)
     problems: tuple[str, ...] = ()

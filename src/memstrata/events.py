@@ -12,6 +12,9 @@ The audit file is an append-only trail: one `O_APPEND` write per event (atomic
 for a regular file on Linux, so concurrent processes never interleave lines) and
 no fsync: it records what happened, while the memory files themselves carry the
 durability promise. Readers skip a line torn by a crash, as for every JSONL file.
+Writing the trail is best effort: an event follows an operation that already
+happened (often an acknowledged write), so a full or read-only disk never fails
+that operation; refused event lines are counted in `EventBus.dropped`.
 """
 
 from __future__ import annotations
@@ -25,10 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memstrata.files.jsonl import encode, read_records
+from memstrata.files.jsonl import encode
 from memstrata.files.locks import LockTable
-
-EVENT_NAMES = ("memory:read", "memory:write", "memory:flush", "memory:compact", "memory:search")
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class EventBus:
         self._subs: list[Subscriber] = []
         self._guard = threading.Lock()
         self._fd: int | None = None
+        self.dropped = 0  # audit lines the disk refused (full, read-only)
 
     def subscribe(self, fn: Subscriber) -> Callable[[], None]:
         """Call `fn(event)` for every event; returns a function that unsubscribes."""
@@ -83,13 +85,16 @@ class EventBus:
 
     def _write(self, line: bytes) -> None:
         with self._guard:
-            if self._fd is None:
-                assert self._audit is not None
-                self._audit.parent.mkdir(parents=True, exist_ok=True)
-                self._fd = os.open(
-                    self._audit, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644
-                )
-            os.write(self._fd, line)
+            try:
+                if self._fd is None:
+                    assert self._audit is not None
+                    self._audit.parent.mkdir(parents=True, exist_ok=True)
+                    self._fd = os.open(
+                        self._audit, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644
+                    )
+                os.write(self._fd, line)
+            except OSError:
+                self.dropped += 1
 
     def close(self) -> None:
         with self._guard:
@@ -97,7 +102,3 @@ class EventBus:
                 with contextlib.suppress(OSError):
                     os.close(self._fd)
                 self._fd = None
-
-
-def read_audit(path: Path) -> list[dict[str, Any]]:
-    return [r for _, r in read_records(path).records]

@@ -123,9 +123,13 @@ def test_two_servers_two_rooms_share_the_ledger(home: Path) -> None:
             for i in range(15):
                 err, _ = await _call(c, "memory_publish", {"kind": "interface", "summary": f"{name} api {i}", "tags": ["api"]})
                 assert not err
-            await anyio.sleep(0.5)
-            err, text = await _call(c, "memory_query", {"tags": ["api"], "exclude_room": room, "last_n": 50})
-            out[name] = json.loads(text)
+            deadline = time.monotonic() + 60  # until the other server's 15 are all visible
+            while True:
+                err, text = await _call(c, "memory_query", {"tags": ["api"], "exclude_room": room, "last_n": 50})
+                out[name] = json.loads(text)
+                if len(out[name]) >= 15 or time.monotonic() > deadline:
+                    break
+                await anyio.sleep(0.05)
 
     async def main() -> None:
         out: dict[str, Any] = {}

@@ -2,7 +2,7 @@
 
 TARGET is a new (or empty) folder, or a `.tar.gz`/`.tgz` file. The export is
 the store's own files with their store-relative paths, minus what is derived or
-private to running processes (`index.db*`, `.locks/`, temp files), plus a small
+private to running processes (`index/`, `.locks/`, temp files), plus a small
 manifest (`memstrata-export.json`: path, size, sha256) that `memstrata import`
 checks. No lock is taken: whole files are replaced atomically, so each is
 copied old or new; an append caught mid-write leaves at most a torn last line,
@@ -43,7 +43,7 @@ def store_files(home: Path) -> list[tuple[str, Path]]:
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in filenames:
             rel = (here / name).relative_to(home).as_posix()
-            if rel in DERIVED or rel == MANIFEST or (name.startswith(".") and name.endswith(".tmp")):
+            if rel in DERIVED or rel.startswith("index/") or rel == MANIFEST or (name.startswith(".") and name.endswith(".tmp")):
                 continue
             if (here / name).is_file() and not (here / name).is_symlink():
                 out.append((rel, here / name))

@@ -5,7 +5,9 @@
       ledger.jsonl                shared cross-agent ledger (seed 000)
       items.json                  extracted knowledge (seed 004)
       events.jsonl                memory events audit trail (seed 004)
-      index.db                    derived SQLite index: delete it and nothing is lost
+      index/                      derived SQLite index: delete the folder and nothing is lost
+        CURRENT                   names the live generation; a rebuild swaps in a new one
+        <generation>.db           the index (with its own -wal and -shm)
       rooms/<room>/channel.jsonl  per-room conversation (seed 000 layer 1)
       rooms/<room>/artifacts/     room artifacts (seed 000 layer 2)
       agents/<name>/
@@ -68,8 +70,8 @@ class Layout:
         return self.home / "events.jsonl"
 
     @property
-    def index_db(self) -> Path:
-        return self.home / "index.db"
+    def index_dir(self) -> Path:
+        return self.home / "index"
 
     @property
     def locks(self) -> Path:
