@@ -154,12 +154,15 @@ def test_http_transport_and_host_origin_checks(home: Path) -> None:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        for _ in range(100):
+        deadline = time.monotonic() + 90  # start-up on a loaded machine, not a fixed wait
+        while True:
             try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
                 break
             except OSError:
-                time.sleep(0.1)
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"the HTTP server did not listen (exit code {proc.poll()})")
+                time.sleep(0.05)
         init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
         hdrs = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
