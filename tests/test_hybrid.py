@@ -55,10 +55,50 @@ def test_hybrid_respects_scope_and_supersedes(home: Path) -> None:
     old = a.ledger.publish("decision", "zebra stripes are vertical")
     a.ledger.publish("decision", "zebra stripes are horizontal", supersedes=old.id)
     hits = a.search(SearchQuery(text="zebra secret stripes", mode="semantic", k=20))
+    assert [h.title for h in hits if h.layer == "ledger"] == ["zebra stripes are horizontal"]
     assert all(h.owner != "bob" for h in hits)
     assert old.id not in {h.meta.get("id") for h in hits}
     a.close()
     b.close()
+
+
+def test_an_updated_fact_is_found_by_its_new_meaning_only(store: Store) -> None:
+    emb = CountingEmbedder()
+    store.use_embedder(emb)
+    facts = store.agent().facts
+    facts.set("pet", "a tabby cat called Miso")
+    facts.set("editor", "vim with a dark theme")
+
+    def semantic(text: str) -> list[str]:
+        return [h.text for h in store.search(SearchQuery(text=text, mode="semantic", k=1))]
+
+    def pet_cosine(text: str) -> float:
+        hits = store.search(SearchQuery(text=text, mode="semantic", k=5))
+        return float(next(h.explain["cosine"] for h in hits if h.meta.get("key") == "pet"))
+
+    assert semantic("tabby cat") == ["a tabby cat called Miso"]
+    assert pet_cosine("tabby cat") > 0.5
+    embedded = emb.texts
+    facts.set("pet", "a grey parrot called Kiwi")  # same uid, same row id, new text
+    assert semantic("grey parrot") == ["a grey parrot called Kiwi"]
+    assert emb.texts == embedded + 2  # the changed fact and the query, nothing else
+    assert pet_cosine("tabby cat") < 0.3  # the old meaning is gone with the old text
+    facts.set("pet", "a grey parrot called Kiwi")  # rewritten, text unchanged
+    before = emb.texts
+    semantic("parrot")
+    assert emb.texts == before + 1  # only the query: unchanged text is never re-embedded
+
+
+def test_vectors_survive_a_reindex_without_re_embedding(store: Store) -> None:
+    emb = CountingEmbedder()
+    store.use_embedder(emb)
+    store.agent().log.append("THOUGHT", "the kettle whistles at dawn")
+    assert store.search(SearchQuery(text="kettle", mode="semantic"))
+    store.reindex()  # a new generation: vectors are carried over by content hash
+    before = emb.texts
+    hits = store.search(SearchQuery(text="kettle", mode="semantic"))
+    assert hits and hits[0].text == "the kettle whistles at dawn"
+    assert emb.texts == before + 1  # the query only
 
 
 @pytest.mark.model

@@ -218,6 +218,10 @@ SETTINGS: tuple[Setting, ...] = (
             "context), redact ([REDACTED:<kind>]) or refuse"),
     Setting("secrets", "share_in_ledger", "secrets_share_in_ledger", False, _bool,
             "let entries that look like secrets into the shared ledger (and other rooms' views)"),
+    Setting("index", "watch", "index_watch", "auto", _choice("auto", "on", "off"),
+            "keep a long-running process's index fresh by watching the store folder: "
+            '"auto" starts watching once a store stays open past a few seconds',
+            env="MEMSTRATA_WATCH"),
 )
 
 # Sections whose keys are free names (a kind, a layer) with values of one type.
@@ -270,6 +274,7 @@ class Config:
     events_keep: int = 3
     secrets_policy: str = "warn"
     secrets_share_in_ledger: bool = False
+    index_watch: str = "auto"
     # What was read, and from where: "section.key" -> "default" | file name | "env VAR".
     origins: dict[str, str] = field(default_factory=dict)
     problems: tuple[str, ...] = ()

@@ -20,8 +20,12 @@
     ├── Refused                   a policy refused the write (save exclusions, ...)
     │   └── SecretDetected        the text looks like a secret and the policy refused it
     ├── IndexError_               the derived index cannot be used (rebuild it)
+    │   └── IndexDamaged          the index file is not a usable database (rebuilt on open)
     ├── ProviderError             an embedder / LLM provider failed (timeout, bad reply)
-    └── LockTimeout               a cross-process lock was not acquired in time
+    ├── LockTimeout               a cross-process lock was not acquired in time
+    └── StorageError              the disk refused a write (nothing was stored)
+        ├── StorageFull           no space left (ENOSPC, EDQUOT)
+        └── ReadOnlyStore         the store's folder is read-only (EROFS)
 
 The library raises these; adapters (CLI, MCP, HTTP) translate them. Nothing here
 shadows a builtin (`MemoryError`, `IndexError`).
@@ -124,6 +128,10 @@ class IndexError_(MemstrataError):
     code = "index_error"
 
 
+class IndexDamaged(IndexError_):
+    code = "index_damaged"
+
+
 class ProviderError(MemstrataError):
     code = "provider_error"
 
@@ -132,11 +140,26 @@ class LockTimeout(MemstrataError, TimeoutError):
     code = "lock_timeout"
 
 
+class StorageError(MemstrataError, OSError):
+    """The disk refused a write; the write was not stored and earlier writes are intact."""
+
+    code = "storage_error"
+
+
+class StorageFull(StorageError):
+    code = "storage_full"
+
+
+class ReadOnlyStore(StorageError):
+    code = "read_only_store"
+
+
 __all__ = [
     "AlreadyExists",
     "AlreadySuperseded",
     "Conflict",
     "EntryTooLarge",
+    "IndexDamaged",
     "IndexError_",
     "InvalidInput",
     "LockTimeout",
@@ -146,11 +169,14 @@ __all__ = [
     "NotUnique",
     "PathOutsideStore",
     "ProviderError",
+    "ReadOnlyStore",
     "Refused",
     "ReservedFile",
     "ScopeDenied",
     "SecretDetected",
     "StaleWrite",
+    "StorageError",
+    "StorageFull",
     "SupersedeDenied",
     "UnknownKind",
     "UnknownLayer",

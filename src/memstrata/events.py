@@ -22,6 +22,9 @@ Rotation: past `[events] max_bytes`, `events.jsonl` becomes `events.1.jsonl`
 checks, under the lock, that its descriptor is still the file at `events.jsonl`
 and reopens it if not, so neither rotation nor a purge's rewrite (same lock) ever
 loses another process's records.
+Writing the trail is best effort: an event follows an operation that already
+happened (often an acknowledged write), so a full or read-only disk never fails
+that operation; refused event lines are counted in `EventBus.dropped`.
 """
 
 from __future__ import annotations
@@ -37,10 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memstrata.errors import LockTimeout
 from memstrata.files.jsonl import encode, read_records
 from memstrata.files.locks import LockTable
-
-EVENT_NAMES = ("memory:read", "memory:write", "memory:flush", "memory:compact", "memory:search")
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,7 @@ class EventBus:
         self._subs: list[Subscriber] = []
         self._guard = threading.Lock()
         self._fd: int | None = None
+        self.dropped = 0  # audit lines the disk refused (full, read-only)
 
     def subscribe(self, fn: Subscriber) -> Callable[[], None]:
         """Call `fn(event)` for every event; returns a function that unsubscribes."""
@@ -133,11 +136,14 @@ class EventBus:
 
     def _write(self, line: bytes) -> None:
         assert self._audit is not None
-        with self._guard, self._locks.hold(str(self._audit)):
-            fd = self._current()
-            os.write(fd, line)
-            if os.fstat(fd).st_size > self._max_bytes:
-                self._rotate()
+        try:
+            with self._guard, self._locks.hold(str(self._audit)):
+                fd = self._current()
+                os.write(fd, line)
+                if os.fstat(fd).st_size > self._max_bytes:
+                    self._rotate()
+        except (OSError, LockTimeout):
+            self.dropped += 1
 
     def _current(self) -> int:
         """The descriptor of the file now at the audit path (reopened after a rotation

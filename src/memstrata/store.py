@@ -4,15 +4,23 @@ Every write goes through two doors only:
 
 * `append(spec, data)`: a durable append (lock, one write, fdatasync) to an
   append-only source, then the new record is indexed. The write is acknowledged
-  once it is on disk; if indexing fails the file still has it and the next open
-  (or `sync`) catches the index up.
+  once it is on disk; nothing after that (indexing, the audit event) can make it
+  fail: if indexing fails the file still has it, the store is marked stale and
+  the next read catches the index up.
 * `rewrite(spec, text)`: an atomic replace of a whole-file source under its lock,
   optionally checked against the content the caller last saw, then re-indexed.
 
-Reads of whole files go to the files; keyed and ranked reads go to the index,
-after a cheap freshness check against the file size. Opening a store catches the
-index up with anything written by other processes or by hand; `reindex()` throws
-the index away and rebuilds it from the files.
+Reads of whole files go to the files; keyed and ranked reads go to the index.
+Every index read first catches up (one place, `_before_read`): after a failed
+index write (stale), with the sources a folder watcher saw change (a
+long-running process, see `index.freshness`), and with a new generation when
+another process rebuilt the index or someone deleted it (`index.generations`).
+Opening a store catches the index up with anything written since; `reindex()`
+builds a new generation from the files and swaps it in.
+
+A store on a read-only disk (a mounted backup) is read and searched through a
+private copy of its index in a temporary folder, caught up with the files
+there; `notices` says so, and writes raise ReadOnlyStore.
 """
 
 from __future__ import annotations
@@ -21,27 +29,35 @@ import contextlib
 import hashlib
 import logging
 import os
+import shutil
 import sqlite3
+import tempfile
 import threading
+import time
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from memstrata.config import Config, load_config
-from memstrata.errors import IndexError_, MalformedInput, NotFound, StaleWrite
+from memstrata.errors import IndexDamaged, MalformedInput, MemstrataError, NotFound, StaleWrite
 from memstrata.events import EventBus
 from memstrata.files.appendlog import Appended, durable_append
 from memstrata.files.atomic import atomic_write_bytes
+from memstrata.files.diskerrors import is_read_only
 from memstrata.files.layout import Layout, resolve_home
 from memstrata.files.locks import LockTable
 from memstrata.index.db import Database
+from memstrata.index.freshness import Freshness
+from memstrata.index.generations import IndexFiles
 from memstrata.index.reconcile import (
     SourceSpec,
     SyncReport,
     catch_up_append,
     index_append,
     index_whole,
+    refresh,
     sync_sources,
 )
 from memstrata.model import Principal, check_name
@@ -57,6 +73,13 @@ if TYPE_CHECKING:
     from memstrata.layers.rooms import Room
     from memstrata.search.query import Hit, SearchQuery
 
+# Failures after an acknowledged write, or of a catch-up before a read: the files
+# hold the truth, the index only lags; the store is marked stale instead.
+INDEX_LAG = (sqlite3.Error, OSError, MemstrataError)
+AUTO_WATCH_AFTER_S = 3.0  # watch="auto": a store still read this long after opening
+RETRY_CATCH_UP_S = 1.0  # after a failed catch-up (disk full), reads retry at most this often
+MANY_CHANGES = 500  # more changed paths than this: one full catch-up instead
+
 
 def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -64,6 +87,12 @@ def sha256_text(text: str) -> str:
 
 class Store:
     """An opened memstrata store, acting as one principal (agent, role, room).
+
+    Args:
+        watch: keep the index fresh while the store stays open by watching its
+            folder (True), never (False: catch up on open only), or once the store
+            is still being read a few seconds after opening (None: `[index] watch`,
+            "auto" by default).
 
     Example:
         >>> with Store.open("/tmp/mem", agent="finn") as store:  # doctest: +SKIP
@@ -79,6 +108,7 @@ class Store:
         room: str | None = None,
         sync: bool = True,
         audit: bool = True,
+        watch: bool | None = None,
     ) -> None:
         self.home = resolve_home(home).resolve()
         self.layout = Layout(self.home)
@@ -93,7 +123,9 @@ class Store:
         self.principal = Principal(agent=agent, role=chosen, room=room)
         self.gate = Gate(self.principal, self.config)
         self.locks = LockTable(self.layout.locks)
-        if os.path.isdir(self.home / ".imports"):  # an importer died: finish or discard it
+        self.read_only = is_read_only(self.home)
+        if not self.read_only and os.path.isdir(self.home / ".imports"):
+            # an importer died: finish or discard its staged import
             from memstrata.transfer.importer import recover_imports
 
             recover_imports(self.home, self.locks)
@@ -101,8 +133,16 @@ class Store:
                                max_bytes=self.config.events_max_bytes,
                                keep=self.config.events_keep,
                                record_queries=self.config.events_record_queries)
+        self.notices: list[str] = []  # what a user should know (read-only copy, lagging index)
+        self._private: Path | None = None  # the temporary folder of a read-only store's index
+        self.index_files = self._index_files()
         self._db: Database | None = None
         self._stale = False
+        self._retry_at = 0.0  # monotonic time before which a failed catch-up is not retried
+        self._syncing = False
+        self._opened = time.monotonic()
+        self._watch_mode = self.config.index_watch if watch is None else ("on" if watch else "off")
+        self._keeper: Freshness | None = None
         self.df_cache = DocFrequencies()
         self._embedder: Embedder | None = None
         self._vector_indexes: dict[str, VectorIndex] = {}
@@ -113,26 +153,137 @@ class Store:
         self._rerun: set[str] = set()
         self.background_errors: list[tuple[str, BaseException]] = []
         if sync:
-            self.sync()
+            self._catch_up_all()
+        if self._watch_mode == "on":
+            self.watch()
 
     @classmethod
     def open(cls, home: str | os.PathLike[str] | None = None, **kw: Any) -> Store:
         return cls(home, **kw)
 
     # -- lifecycle ---------------------------------------------------------
+    def _index_files(self) -> IndexFiles:
+        files = IndexFiles(self.layout.index_dir, self.locks)
+        if not self.read_only:
+            for suffix in ("", "-wal", "-shm"):  # the single-file index of earlier versions
+                with contextlib.suppress(OSError):
+                    os.unlink(f"{self.home / 'index.db'}{suffix}")
+            return files
+        self._private = Path(tempfile.mkdtemp(prefix="memstrata-readonly-"))
+        weakref.finalize(self, shutil.rmtree, self._private, ignore_errors=True)
+        copy = files.copy_to(self._private / "index", LockTable(self._private / "locks"))
+        self.notices.append(
+            f"{self.home} is read-only: searching a private copy of its index in {self._private}"
+        )
+        return copy
+
     @property
     def db(self) -> Database:
         if self._db is None:
-            self._db = Database(self.layout.index_db)
+            try:
+                db = Database(files=self.index_files)
+            except IndexDamaged as exc:
+                # Recovery: a damaged generation is replaced by a new one, filled from the files.
+                self.notices.append(f"rebuilt a damaged index ({exc})")
+                with self.index_files.building():
+                    name = self.index_files.new_name()
+                    Database(self.index_files.path(name)).close()
+                    self.index_files.publish(name)
+                db = Database(files=self.index_files)
+                self._stale = True
+            db.on_reopen = self._after_swap
+            db.before_read = self._before_read
+            self._db = db
         return self._db
+
+    def _after_swap(self) -> None:
+        """Another process published a new generation (or the index was deleted)."""
+        self.df_cache = DocFrequencies()
+        self._catch_up_all()
+
+    def _before_read(self) -> None:
+        if self._syncing:
+            return
+        if self._keeper is None and self._watch_mode == "auto" and (
+            time.monotonic() - self._opened >= AUTO_WATCH_AFTER_S
+        ):
+            self.watch()
+        keeper = self._keeper
+        if keeper is not None and keeper.failure and keeper.failure not in self.notices:
+            self.notices.append(keeper.failure)
+        if self._stale and time.monotonic() < self._retry_at:
+            return  # the last catch-up failed (a full disk?): serve what the index has
+        rescan, paths = keeper.drain() if keeper is not None else (False, set())
+        if self._stale or rescan or len(paths) > MANY_CHANGES:
+            self._catch_up_all()
+        elif paths:
+            self._catch_up(paths)
+
+    def _catch_up_all(self) -> None:
+        try:
+            self.sync()
+        except INDEX_LAG as exc:
+            self._stale = True
+            self._retry_at = time.monotonic() + RETRY_CATCH_UP_S
+            self._notice(f"the index could not catch up with the files: {exc}")
+
+    def _catch_up(self, paths: set[Path]) -> None:
+        """Catch up the sources at `paths`; a folder, or an unknown path that was one, or
+        anything surprising, means one full catch-up instead."""
+        from memstrata.layers.catalog import source_for
+
+        specs = []
+        for path in paths:
+            spec = source_for(self, path)
+            if spec is not None:
+                specs.append(spec)
+            elif path.is_dir() or (not path.exists() and path.suffix == ""):
+                self._catch_up_all()
+                return
+        try:
+            refresh(self.db, specs, SyncReport())
+        except INDEX_LAG:
+            self._catch_up_all()
+
+    def _notice(self, text: str) -> None:
+        if text not in self.notices:
+            self.notices.append(text)
+
+    def watch(self) -> bool:
+        """Keep the index fresh while this store stays open (idempotent).
+
+        A background thread watches the store folder; each read then catches up
+        only the sources that changed. Returns True once watching has started.
+        """
+        if self._keeper is not None:
+            return True
+        from memstrata.files.watch import default_watcher
+
+        self._keeper = Freshness(default_watcher(self.home), ignore=self._private_path)
+        return self._keeper.start()
+
+    def _private_path(self, path: Path) -> bool:
+        """Paths a watcher reports that are no memory: the index, locks, the audit trail."""
+        try:
+            rel = path.relative_to(self.home).parts
+        except ValueError:
+            return True
+        return not rel or rel[0] in ("index", ".locks", "events.jsonl", "config.toml") or any(
+            p.startswith(".") or p.endswith((".tmp", "-journal")) for p in rel)
 
     def close(self) -> None:
         self.drain()
+        if self._keeper is not None:
+            self._keeper.close()
+            self._keeper = None
         if self._db is not None:
             self._db.close()
             self._db = None
         self.events.close()
         self.locks.close()
+        if self._private is not None:
+            shutil.rmtree(self._private, ignore_errors=True)
+            self._private = None
 
     def __enter__(self) -> Store:
         return self
@@ -199,10 +350,9 @@ class Store:
         """Durably append `data` to an append-mode source and index it."""
         app = durable_append(self.locks, spec.path, data, blank_line=blank_line)
         try:
-            own = spec.parse(data, app.start)
-            index_append(self.db, spec, app.start, app.end, own, app.ino)
-        except (sqlite3.Error, IndexError_):
-            # The bytes are on disk: the write stands. The index catches up later.
+            index_append(self.db, spec, app.start, data, app.ino)
+        except INDEX_LAG:
+            # The bytes are on disk: the write stands. The next read catches the index up.
             self._stale = True
         return app
 
@@ -237,20 +387,15 @@ class Store:
     def index_file(self, spec: SourceSpec) -> None:
         try:
             index_whole(self.db, spec, force=True)
-        except (sqlite3.Error, IndexError_):
+        except INDEX_LAG:
             self._stale = True
 
     def fresh(self, spec: SourceSpec) -> None:
         """Catch the index up with an append source another process may have grown."""
         try:
-            size = os.stat(spec.path).st_size
-        except FileNotFoundError:
-            size = 0
-        with self.db.read() as conn:
-            row = conn.execute("SELECT offset FROM sources WHERE path = ?", (str(spec.path),))
-            got = row.fetchone()
-        if (got[0] if got else 0) != size:
             catch_up_append(self.db, spec, SyncReport(), False)
+        except INDEX_LAG:
+            self._stale = True
 
     # -- index maintenance ---------------------------------------------------
     def sources(self) -> list[SourceSpec]:
@@ -261,20 +406,54 @@ class Store:
 
     def sync(self, *, force: bool = False) -> SyncReport:
         """Catch the index up with the files (other writers, hand edits, deletions)."""
-        report = sync_sources(self.db, self.sources(), root=self.home, force=force)
-        self._stale = False
+        db = self.db
+        self._syncing = True
+        try:
+            self._stale = False  # a write failing from here on marks it again
+            report = sync_sources(db, self.sources(), root=self.home, force=force)
+        except BaseException:
+            self._stale = True
+            raise
+        finally:
+            self._syncing = False
+        if report.docs_written > 100 or len(report.reparsed) > 100:
+            db.checkpoint()
         return report
 
     def reindex(self) -> SyncReport:
-        """Delete the derived index and rebuild it from the files."""
+        """Build a new index generation from the files and swap it in.
+
+        Readers keep using the old generation until the new one is published; every
+        open store moves to it on its next access. Stored vectors are carried over
+        (keyed by content hash, so only changed text is embedded again).
+        """
+        files = self.index_files
+        with files.building():
+            old = files.current()
+            name = files.new_name()
+            files.folder.mkdir(parents=True, exist_ok=True)
+            build = Database(files.path(name))
+            try:
+                if old is not None and files.path(old).exists():
+                    _carry_vectors(build, files.path(old))
+                report = sync_sources(build, self.sources(), root=self.home, force=True)
+                build.checkpoint()
+            finally:
+                build.close()
+            files.publish(name)
+        self.df_cache = DocFrequencies()
         if self._db is not None:
-            self._db.close()
-            self._db = None
-        with self.locks.hold("index.db"):
-            for suffix in ("", "-wal", "-shm"):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(str(self.layout.index_db) + suffix)
-            return self.sync(force=True)
+            self._db.follow()
+        from memstrata.layers.catalog import all_sources
+
+        self._syncing = True
+        try:  # what other processes wrote during the build
+            sync_sources(self.db, all_sources(self), root=self.home)
+        except INDEX_LAG:
+            self._stale = True
+        finally:
+            self._syncing = False
+        return report
 
     # -- layer handles -------------------------------------------------------
     def agent(self, name: str | None = None, *, create: bool = False) -> AgentMemory:
@@ -333,9 +512,7 @@ class Store:
         from memstrata.search.query import SearchQuery
 
         q = query if isinstance(query, SearchQuery) else SearchQuery(text=query, **kw)
-        if self._stale:
-            self.sync()  # an earlier write reached the files but not the index
-        return search(self, q)
+        return search(self, q)  # its index reads catch up first (`_before_read`)
 
     def embedder(self) -> Embedder:
         """The configured embedder (`[search] embedder = "local" | "fake" | "openai:..."`)."""
@@ -373,3 +550,14 @@ class Store:
             return path.relative_to(self.home).as_posix()
         except ValueError:
             return str(path)
+
+
+def _carry_vectors(build: Database, old: Path) -> None:
+    """Copy the stored vectors of the old generation into a new one (best effort)."""
+    with contextlib.suppress(sqlite3.Error):
+        build.conn.execute("ATTACH DATABASE ? AS old", (f"file:{old}?mode=ro",))
+        try:
+            with build.write() as conn:
+                conn.execute("INSERT OR IGNORE INTO vectors SELECT * FROM old.vectors")
+        finally:
+            build.conn.execute("DETACH DATABASE old")

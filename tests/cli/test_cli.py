@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from memstrata.index.generations import live_database
+
 EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memstrata"
 
 
@@ -38,7 +40,7 @@ def ok(home: Path, *args: str, **kw: Any) -> Any:
 
 
 def rows(home: Path, sql: str, *params: object) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(home / "index.db")
+    conn = sqlite3.connect(live_database(home / "index") or "")
     try:
         return conn.execute(sql, params).fetchall()
     finally:
@@ -50,7 +52,7 @@ def snapshot(home: Path) -> dict[str, str]:
     out = {}
     for p in sorted(home.rglob("*")):
         rel = p.relative_to(home).as_posix()
-        if p.is_file() and not rel.startswith((".locks", "index.db")):
+        if p.is_file() and not rel.startswith((".locks", "index/")):
             out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
     return out
 
@@ -290,8 +292,7 @@ def test_reindex_rebuilds_with_progress(seeded: Path) -> None:
     ok(seeded, "log", "append", "THOUGHT", "remember the reindex")
     ok(seeded, "ledger", "publish", "decision", "keep files as truth")
     before = rows(seeded, "SELECT uid, layer, body FROM docs ORDER BY uid")
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{seeded}/index.db{suffix}").unlink(missing_ok=True)
+    shutil.rmtree(seeded / "index")
     r = run(seeded, "--json", "reindex", agent=None)
     assert r.returncode == 0, r.stderr
     assert "reindex: 0/" in r.stderr and "(100%)" in r.stderr
@@ -311,7 +312,7 @@ def test_doctor_reports_drift_bad_lines_and_fixes(seeded: Path) -> None:
             "detail": None, "supersedes": None}
     with open(seeded / "ledger.jsonl", "a") as fh:
         fh.write(json.dumps(hand) + "\n" + "{torn garbage\n")
-    conn = sqlite3.connect(seeded / "index.db")
+    conn = sqlite3.connect(live_database(seeded / "index") or "")
     conn.execute("DELETE FROM docs WHERE layer = 'now'")
     conn.commit()
     conn.close()
@@ -347,7 +348,7 @@ def test_export_import_round_trip(seeded: Path, tmp_path: Path, name: str) -> No
     else:
         names = [p.relative_to(target).as_posix() for p in target.rglob("*") if p.is_file()]
     assert "ledger.jsonl" in names and "agents/finn/memory/LOG.md" in names
-    assert not any(n.startswith(("index.db", ".locks")) for n in names)
+    assert not any(n.startswith(("index/", ".locks")) for n in names)
     again = run(seeded, "export", str(target), agent=None)
     assert again.returncode == 1 and "already exists" in again.stderr
 
@@ -464,3 +465,18 @@ def test_extract_items_from_a_folder(home: Path, tmp_path: Path) -> None:
     assert rows(home, "SELECT count(*) FROM docs WHERE layer='item'") == [(len(stored),)]
     bad = run(home, "extract", str(docs), "../secret.md", agent=None)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_search_locations_are_one_based_line_numbers(home: Path) -> None:
+    for i in range(6):
+        ok(home, "ledger", "publish", "decision", f"filler decision {i}")
+    ok(home, "ledger", "publish", "decision", "the seventh entry names the wombat")
+    hits = ok(home, "search", "wombat", agent=None)
+    assert [(h["source"].rsplit("/", 1)[-1], h["line"]) for h in hits] == [("ledger.jsonl", 7)]
+    text = run(home, "search", "wombat", agent=None)
+    assert text.returncode == 0 and "ledger.jsonl:7\n" in text.stdout
+    ok(home, "log", "append", "THOUGHT", "first thought")
+    ok(home, "log", "append", "THOUGHT", "the wombat digs")
+    log_lines = (home / "agents/finn/memory/LOG.md").read_text().splitlines()
+    (hit,) = ok(home, "search", "digs", agent=None)
+    assert log_lines[hit["line"] - 1].endswith("· THOUGHT") and log_lines[hit["line"]] == "the wombat digs"

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from memstrata.index.generations import live_database
+
 EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memstrata"
 
 
@@ -25,7 +27,7 @@ def test_reindex_vectors_embeds_every_memory(home: Path) -> None:
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["docs"] == 2 and out["embedded"] == 2
-    with sqlite3.connect(home / "index.db") as conn:
+    with sqlite3.connect(live_database(home / "index") or "") as conn:
         assert conn.execute("SELECT count(*) FROM vectors").fetchone()[0] == 2
 
 

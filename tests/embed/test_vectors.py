@@ -59,15 +59,12 @@ def brute_force(
 def test_sync_embeds_only_new_or_changed_text(db: Database) -> None:
     emb = Counting()
     vi = VectorIndex(db, emb)
-    assert vi.pending(DOCS) == 5
     assert vi.sync(DOCS) == 5
     assert sorted(emb.seen) == sorted(t for _, t in DOCS)
     emb.seen.clear()
-    assert vi.pending(DOCS) == 0
     assert vi.sync(DOCS) == 0
     assert emb.seen == []
     changed = [*DOCS[:2], ("d3", "rebuild the sqlite index tomorrow"), *DOCS[3:], ("d6", "new doc")]
-    assert vi.pending(changed) == 2
     assert vi.sync(changed) == 2
     assert sorted(emb.seen) == ["new doc", "rebuild the sqlite index tomorrow"]
     # A fresh object over the same database knows the hashes too.
@@ -97,8 +94,7 @@ def test_models_do_not_mix(db: Database) -> None:
     small, big = Counting(16), Counting(64)
     VectorIndex(db, small).sync(DOCS)
     vi_big = VectorIndex(db, big)
-    assert vi_big.pending(DOCS) == 5  # another model: nothing reusable
-    vi_big.sync(DOCS[:2])
+    assert vi_big.sync(DOCS[:2]) == 2  # another model: nothing reusable
     hits = vi_big.search(big.embed(["anything"])[0], k=10)
     assert {u for u, _ in hits} == {"d1", "d2"}
     with db.read() as conn:
@@ -240,9 +236,9 @@ def test_sync_all_embeds_live_docs_prunes_gone_ones_and_sets_the_watermark(db: D
     with db.read() as conn:
         uids = [r[0] for r in conn.execute("SELECT uid FROM vectors ORDER BY uid")]
         mark = conn.execute(
-            "SELECT value FROM meta WHERE key = 'vectors:fake-hash-32:synced_id'"
+            "SELECT value FROM meta WHERE key = 'vectors:fake-hash-32:synced_change'"
         ).fetchone()
-        top = conn.execute("SELECT max(id) FROM docs").fetchone()[0]
+        top = conn.execute("SELECT max(seq) FROM doc_changes").fetchone()[0]
     assert uids == ["a", "b"]
     assert mark == (str(top),)
     assert vi.sync_all() == 0

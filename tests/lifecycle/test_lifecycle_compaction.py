@@ -7,7 +7,6 @@ import json
 import random
 import subprocess
 import sys
-import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -177,19 +176,24 @@ def test_llm_from_config(home: Path, stub_llm: StubLLM) -> None:
     assert rec.summarizer == "LLMSummarizer" and rec.summary == "stub summary"
 
 
-class SlowSummarizer:
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
+class WaitingSummarizer:
+    """Returns only after the writer acknowledged `more` appends: those arrived while the
+    compaction was under way (no sleep decides that, the writer's acks do)."""
+
+    def __init__(self, writer: subprocess.Popen[str], more: int) -> None:
+        self.writer, self.more = writer, more
+        self.acked: list[str] = []
         self.calls = 0
 
     def summarize(self, texts: Sequence[str], *, max_chars: int) -> str:
         self.calls += 1
-        time.sleep(self.seconds)
-        return f"{len(texts)} entries summarised slowly"
+        assert self.writer.stdout is not None
+        self.acked += [self.writer.stdout.readline().strip() for _ in range(self.more)]
+        return f"{len(texts)} entries summarised while the writer kept going"
 
 
 def test_concurrent_appends_survive_slow_compaction(store: Store, tmp_path: Path) -> None:
-    """A real second process appends while the summariser sleeps: every acknowledged
+    """A real second process appends while the summariser waits: every acknowledged
     entry ends up exactly once in the new LOG.md or in the archive."""
     prefill = _fill(store, 40)
     # One explicit compaction is under test: the writer must not start its own
@@ -204,8 +208,10 @@ def test_concurrent_appends_survive_slow_compaction(store: Store, tmp_path: Path
     try:
         assert writer.stdout is not None
         acked = [writer.stdout.readline().strip() for _ in range(5)]  # writer is running
-        rec = compact_log(store, "finn", force=True, summarizer=SlowSummarizer(1.5))
-        time.sleep(0.3)  # appends after the rewrite too
+        summarizer = WaitingSummarizer(writer, 20)
+        rec = compact_log(store, "finn", force=True, summarizer=summarizer)
+        acked += summarizer.acked
+        acked += [writer.stdout.readline().strip() for _ in range(5)]  # after the rewrite too
         stop.touch()
         # Through the same buffered reader: communicate(timeout=...) reads the raw pipe and
         # would miss acknowledgements readline() already buffered.
@@ -255,6 +261,7 @@ s = Store(sys.argv[1], agent="finn")
 while True:
     s.agent().log.append("THOUGHT", "churn " + "z" * 200)
     compact_log(s, "finn", force=True)
+    print("compacted", flush=True)
 """
 
 
@@ -263,8 +270,11 @@ def test_sigkill_during_compaction_loses_nothing(store: Store) -> None:
     rng = random.Random(5)
     expected = set(_fill(store, 30))
     for _ in range(8):
-        proc = subprocess.Popen([sys.executable, "-c", COMPACTOR, str(store.home)])
-        time.sleep(rng.uniform(0.3, 0.9))
+        proc = subprocess.Popen([sys.executable, "-c", COMPACTOR, str(store.home)],
+                                stdout=subprocess.PIPE, text=True)
+        assert proc.stdout is not None
+        for _ in range(rng.randint(1, 4)):  # killed after its n-th compaction, mid-way
+            assert proc.stdout.readline() == "compacted\n"
         proc.kill()
         proc.wait()
         expected |= set(_fill(store, 3))

@@ -131,8 +131,8 @@ def _polluted(store: Store) -> None:
 
 def test_audit_finds_pollution_and_changes_nothing(store: Store) -> None:
     _polluted(store)
-    before = {p: p.read_bytes() for p in store.home.rglob("*") if p.is_file() and "index" not in p.name
-              and p.name != "events.jsonl"}
+    before = {p: p.read_bytes() for p in store.home.rglob("*") if p.is_file()
+              and p.parent != store.layout.index_dir and p.name != "events.jsonl"}
     report = audit(store, "finn", thresholds=AuditThresholds(context_chars=2000))
     dups = report.of_kind("duplicate_fact")
     assert sorted(f.target for f in dups) == [f"test-cmd-{i}" for i in range(5)]

@@ -180,9 +180,16 @@ def test_retention_respects_config(home: Path) -> None:
             archive_old_sessions(s, "finn", retention_days=-1)
 
 
-class _Slow:
+class _Waiting:
+    """Returns once the writer acknowledged `more` messages: they arrived mid-compaction."""
+
+    def __init__(self, writer: subprocess.Popen[str], more: int) -> None:
+        self.writer, self.more = writer, more
+        self.acked: list[str] = []
+
     def summarize(self, texts: Sequence[str], *, max_chars: int) -> str:
-        time.sleep(1.0)
+        assert self.writer.stdout is not None
+        self.acked += [self.writer.stdout.readline().strip() for _ in range(self.more)]
         return f"{len(texts)} messages"
 
 
@@ -195,7 +202,9 @@ def test_messages_appended_during_compaction_are_kept(store: Store, tmp_path: Pa
     try:
         assert writer.stdout is not None
         acked = [writer.stdout.readline().strip() for _ in range(3)]
-        res = compact_session(store, "finn", "live", keep_recent=3, summarizer=_Slow())
+        waiting = _Waiting(writer, 10)
+        res = compact_session(store, "finn", "live", keep_recent=3, summarizer=waiting)
+        acked += waiting.acked
         stop.touch()
         # Through the same buffered reader: communicate(timeout=...) reads the raw pipe and
         # would miss acknowledgements readline() already buffered.

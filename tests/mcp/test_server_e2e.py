@@ -123,9 +123,13 @@ def test_two_servers_two_rooms_share_the_ledger(home: Path) -> None:
             for i in range(15):
                 err, _ = await _call(c, "memory_publish", {"kind": "interface", "summary": f"{name} api {i}", "tags": ["api"]})
                 assert not err
-            await anyio.sleep(0.5)
-            err, text = await _call(c, "memory_query", {"tags": ["api"], "exclude_room": room, "last_n": 50})
-            out[name] = json.loads(text)
+            deadline = time.monotonic() + 60  # until the other server's 15 are all visible
+            while True:
+                err, text = await _call(c, "memory_query", {"tags": ["api"], "exclude_room": room, "last_n": 50})
+                out[name] = json.loads(text)
+                if len(out[name]) >= 15 or time.monotonic() > deadline:
+                    break
+                await anyio.sleep(0.05)
 
     async def main() -> None:
         out: dict[str, Any] = {}
@@ -150,12 +154,15 @@ def test_http_transport_and_host_origin_checks(home: Path) -> None:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}/mcp"
     try:
-        for _ in range(100):
+        deadline = time.monotonic() + 90  # start-up on a loaded machine, not a fixed wait
+        while True:
             try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
                 break
             except OSError:
-                time.sleep(0.1)
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"the HTTP server did not listen (exit code {proc.poll()})")
+                time.sleep(0.05)
         init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
         hdrs = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}

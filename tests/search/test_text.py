@@ -10,7 +10,6 @@ from memstrata.search.text import (
     QUERY_STOPWORDS,
     QUESTION_WORDS,
     STOPWORDS,
-    match_expression,
     mentioned,
     query_terms,
     quote,
@@ -18,6 +17,12 @@ from memstrata.search.text import (
 )
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+
+def match_expression(text: str, max_terms: int = 64) -> str | None:
+    """The MATCH string the search engine builds: the OR of the quoted query terms."""
+    terms = query_terms(text, max_terms=max_terms)
+    return " OR ".join(quote(t) for t in terms) if terms else None
 
 
 @pytest.fixture(scope="module")

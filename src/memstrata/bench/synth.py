@@ -60,8 +60,10 @@ class Writer:
         return " ".join([self.rng.choice(self.vocab[:100]), *rare])
 
 
-def populate(home: Path, n: int, agent: str = "bench", seed: int = 11) -> None:
-    """Write `n` memories: 25% ledger entries, 75% session transcript messages."""
+def populate(home: Path, n: int, agent: str = "bench", seed: int = 11, *,
+             files: int | None = None) -> None:
+    """Write `n` memories: 25% ledger entries, 75% session transcript messages
+    (200 per transcript, or spread over `files` source files in all)."""
     w = Writer(seed)
     home.mkdir(parents=True, exist_ok=True)
     t0 = 1_760_000_000.0
@@ -77,9 +79,10 @@ def populate(home: Path, n: int, agent: str = "bench", seed: int = 11) -> None:
     sess_dir = home / "agents" / agent / "sessions"
     sess_dir.mkdir(parents=True, exist_ok=True)
     remaining = n - n_ledger
-    per = 200
+    transcripts = max(1, min(remaining, files - 1)) if files is not None else 0
     s = 0
     while remaining > 0:
+        per = -(-remaining // (transcripts - s)) if files is not None else 200  # spread evenly
         with open(sess_dir / f"s{s:05d}.jsonl", "w", encoding="utf-8") as fh:
             for j in range(min(per, remaining)):
                 rec = {"id": f"m{j}", "role": "user" if j % 2 == 0 else "assistant",

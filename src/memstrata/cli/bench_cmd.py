@@ -1,4 +1,4 @@
-"""`memstrata bench ops | search | locomo | append`."""
+"""`memstrata bench ops | search | locomo | append | fresh`."""
 
 from __future__ import annotations
 
@@ -28,6 +28,13 @@ def register(sub: Any) -> None:
     app = bsub.add_parser("append", help="LOG append p50/p95 with the compaction trigger on vs off")
     app.add_argument("--appends", type=int, default=2000, help="appends per side")
     app.set_defaults(func=run_append)
+    fr = bsub.add_parser("fresh", help="cost of the folder watcher per search; index + WAL size")
+    fr.add_argument("--size", type=int, default=100_000, help="entries in the store")
+    fr.add_argument("--sources", type=int, default=10_000, help="source files they are in")
+    fr.add_argument("--queries", type=int, default=300)
+    fr.add_argument("--writes", type=int, default=10_000, help="writes for the WAL size (0: skip)")
+    fr.add_argument("--no-search", action="store_true", help="only the WAL size")
+    fr.set_defaults(func=run_fresh)
 
 
 def run_ops(args: argparse.Namespace) -> int:
@@ -74,6 +81,17 @@ def run_search(args: argparse.Namespace) -> int:
     rows = run_search(sizes, args.queries, not args.no_hybrid,
                       progress=_progress)
     emit(args, rows, format_table(rows))
+    return 0
+
+
+def run_fresh(args: argparse.Namespace) -> int:
+    from memstrata.bench.fresh import format_report, run_fresh, run_wal
+    from memstrata.cli.main import emit
+
+    fresh = None if args.no_search else run_fresh(args.size, args.sources, args.queries,
+                                                  progress=_progress)
+    wal = run_wal(args.writes, progress=_progress) if args.writes else []
+    emit(args, {"fresh": fresh, "wal": wal}, format_report(fresh, wal))
     return 0
 
 

@@ -42,7 +42,8 @@ def _print_warning(message: str) -> None:
 
 def warn_config(store: Store) -> None:
     """One stderr line per config problem: a broken setting keeps its default, loudly;
-    and one if the acting agent is new to this store (a typo such as `--agent fnn`)."""
+    and one if the acting agent is new to this store (a typo such as `--agent fnn`);
+    one per store notice (a read-only store searched through a private index copy)."""
     for problem in store.config.problems:
         sys.stderr.write(f"memstrata: warning: {problem}\n")
     agent = store.principal.agent
@@ -52,6 +53,8 @@ def warn_config(store: Store) -> None:
             f"{store.suggest_agent(agent)}; its first write creates it "
             f"(or run `memstrata init {agent}`)\n"
         )
+    for notice in store.notices:
+        sys.stderr.write(f"memstrata: notice: {notice}\n")
 
 
 def agent_memory(args: argparse.Namespace) -> tuple[Store, AgentMemory]:

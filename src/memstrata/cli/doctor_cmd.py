@@ -123,7 +123,7 @@ def _compare(out: Findings, rel: str, fresh: dict[str, Any], held: dict[str, Any
 
 
 def render(f: Findings, home: str) -> str:
-    lines = [f"index: {home}/index.db",
+    lines = [f"index: {home}/index/",
              f"sources: {f.sources} checked; docs: {f.file_docs} in files, {f.index_docs} in index"]
     if f.drift:
         lines.append(f"DRIFT in {len(f.drift)} place(s):")

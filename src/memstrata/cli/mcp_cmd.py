@@ -45,7 +45,9 @@ def run_mcp(args: argparse.Namespace) -> int:
     from memstrata.store import Store
 
     agent = args.agent or "agent"
-    store = Store(args.home, agent=agent, room=args.room, role=args.role)
+    # A server stays up: watch the store folder so that other processes' writes and
+    # hand edits are found without a restart.
+    store = Store(args.home, agent=agent, room=args.room, role=args.role, watch=True)
     from memstrata.cli.common import warn_config
 
     warn_config(store)

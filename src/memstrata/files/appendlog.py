@@ -5,15 +5,19 @@ lock, then `fdatasync`: the write is acknowledged only once it is on disk. A
 writer killed mid-write can leave an unterminated tail; the next appender sees
 the file does not end in a newline and terminates it first, so the fragment
 becomes one corrupt line that readers skip and report instead of a line that
-swallows the next record.
+swallows the next record. A write the disk refuses (full, read-only) is cut
+back to where it started, so a failed append stores nothing and a caller's
+retry never duplicates it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from memstrata.files.diskerrors import disk_errors
 from memstrata.files.locks import LockTable
 
 
@@ -38,33 +42,48 @@ def durable_append(
     """
     if not data.endswith(b"\n"):
         raise ValueError("appended data must end with a newline")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with locks.hold(str(path)):
-        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        try:
-            st = os.fstat(fd)
-            size = st.st_size
-            repaired = False
-            if size > 0:
-                tail = os.pread(fd, 2, max(0, size - 2))
-                fix = b""
-                if not tail.endswith(b"\n"):
-                    fix = b"\n\n" if blank_line else b"\n"
-                elif blank_line and tail != b"\n\n" and size > 1:
-                    fix = b"\n"
-                if fix:
-                    os.write(fd, fix)
-                    size += len(fix)
-                    repaired = True
-            view = memoryview(data)
-            written = 0
-            while written < len(data):
-                written += os.write(fd, view[written:])
-            if fsync:
-                os.fdatasync(fd)
-        finally:
-            os.close(fd)
+    with disk_errors(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with locks.hold(str(path)):
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            try:
+                st = os.fstat(fd)
+                size, repaired = _append(fd, st.st_size, data, fsync=fsync, blank_line=blank_line)
+            finally:
+                os.close(fd)
     return Appended(path, size, size + len(data), repaired, st.st_ino)
+
+
+def _append(fd: int, size: int, data: bytes, *, fsync: bool, blank_line: bool) -> tuple[int, bool]:
+    """Write `data` at the end of `fd` (size `size`); return where it starts and if repaired.
+
+    On any failure the file is truncated back to `size`: nothing of this append stays.
+    """
+    original = size
+    repaired = False
+    try:
+        if size > 0:
+            tail = os.pread(fd, 2, max(0, size - 2))
+            fix = b""
+            if not tail.endswith(b"\n"):
+                fix = b"\n\n" if blank_line else b"\n"
+            elif blank_line and tail != b"\n\n" and size > 1:
+                fix = b"\n"
+            if fix:
+                os.write(fd, fix)
+                size += len(fix)
+                repaired = True
+        view = memoryview(data)
+        written = 0
+        while written < len(data):
+            written += os.write(fd, view[written:])
+        if fsync:
+            os.fdatasync(fd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, original)
+        raise
+    return size, repaired
 
 
 def read_from(path: Path, offset: int = 0) -> bytes:

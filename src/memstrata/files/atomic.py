@@ -2,7 +2,8 @@
 
 write unique temp file in the same folder -> fsync it -> os.replace over the
 target -> fsync the folder. A reader sees the old file or the new one, never a
-mix; after return the new content survives a power cut.
+mix; after return the new content survives a power cut. A full or read-only
+disk raises StorageFull / ReadOnlyStore with the old file untouched.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
+
+from memstrata.files.diskerrors import disk_errors
 
 
 def fsync_dir(folder: Path) -> None:
@@ -21,6 +24,11 @@ def fsync_dir(folder: Path) -> None:
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
+    with disk_errors(path):
+        _replace(path, data)
+
+
+def _replace(path: Path, data: bytes) -> None:
     folder = path.parent
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"

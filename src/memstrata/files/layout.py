@@ -6,7 +6,9 @@
       items.json                  extracted knowledge (seed 004)
       events.jsonl                memory events audit trail (seed 004), rotated by size
       purged.jsonl                tombstones of purges: id, who, when, why (no content)
-      index.db                    derived SQLite index: delete it and nothing is lost
+      index/                      derived SQLite index: delete the folder and nothing is lost
+        CURRENT                   names the live generation; a rebuild swaps in a new one
+        <generation>.db           the index (with its own -wal and -shm)
       .imports/                   imports being staged (finished or discarded on open)
       rooms/<room>/channel.jsonl  per-room conversation (seed 000 layer 1)
       rooms/<room>/artifacts/     room artifacts (seed 000 layer 2)
@@ -70,8 +72,8 @@ class Layout:
         return self.home / "events.jsonl"
 
     @property
-    def index_db(self) -> Path:
-        return self.home / "index.db"
+    def index_dir(self) -> Path:
+        return self.home / "index"
 
     @property
     def locks(self) -> Path:

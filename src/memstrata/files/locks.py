@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from memstrata.errors import LockTimeout
+from memstrata.files.diskerrors import disk_errors
 
 DEFAULT_TIMEOUT_S = 30.0
 
@@ -38,8 +39,9 @@ class LockTable:
         with self._guard:
             fd = self._fds.get(name)
             if fd is None:
-                self._dir.mkdir(parents=True, exist_ok=True)
-                fd = os.open(self._dir / name, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+                with disk_errors(self._dir):
+                    self._dir.mkdir(parents=True, exist_ok=True)
+                    fd = os.open(self._dir / name, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
                 self._fds[name] = fd
                 self._thread_locks[name] = threading.RLock()
                 self._depth[name] = 0

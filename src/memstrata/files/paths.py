@@ -53,7 +53,3 @@ def safe_join(root: Path, rel: str, *, allow_root: bool = False) -> Path:
     if resolved == root_resolved and not allow_root:
         raise PathOutsideStore("path names the memory directory itself")
     return resolved
-
-
-def relative_to_root(root: Path, path: Path) -> str:
-    return path.resolve().relative_to(root.resolve()).as_posix()

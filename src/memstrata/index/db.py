@@ -5,6 +5,18 @@ take the database write lock up front (`BEGIN IMMEDIATE`) so two processes never
 deadlock upgrading a read lock; the busy timeout plus a retry loop means callers
 never see "database is locked". The index is derived, so `synchronous=NORMAL`
 (no fsync per commit) is enough: the files are the durable copy.
+
+The write-ahead log is bounded: SQLite checkpoints it every `WAL_AUTOCHECKPOINT`
+pages and truncates it to `WAL_SIZE_LIMIT` bytes when it restarts
+(`journal_size_limit`), and `checkpoint()` empties it after bulk work (a catch-up
+or a rebuild), so the log never holds more than about a megabyte beyond the
+database itself (before, 23 records could leave a 2 MB log on a small disk).
+
+Opened on an `IndexFiles` folder, the connection follows the live generation
+(see `generations`): before each top-level read or write it checks, with two
+`stat` calls, that its generation is still the live one and reopens if not,
+calling `on_reopen` so the store can catch the new generation up. `before_read`
+runs before each top-level read: the store's catch-up of changed sources.
 """
 
 from __future__ import annotations
@@ -16,32 +28,114 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
+from urllib.parse import quote
 
-from memstrata.errors import IndexError_
+from memstrata.errors import IndexDamaged, IndexError_, MemstrataError
+from memstrata.files.diskerrors import translate
+from memstrata.index.generations import Identity, IndexFiles, identity, inode
 from memstrata.index.schema import MIGRATIONS
 
 BUSY_TIMEOUT_MS = 30000
+WAL_AUTOCHECKPOINT = 256  # pages (1 MiB at 4 KiB pages); SQLite's default is 1000
+WAL_SIZE_LIMIT = 1 << 20  # bytes the log is truncated to when it restarts
+OPEN_ATTEMPTS = 20
 T = TypeVar("T")
+Hook = Callable[[], None]
 
 
 class Database:
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        try:
-            self.conn = sqlite3.connect(
-                path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                check_same_thread=False,
-            )
-            self.conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-            self._retry(lambda: self.conn.execute("PRAGMA journal_mode=WAL"))
-            self.conn.execute("PRAGMA synchronous=NORMAL")
-            self.conn.execute("PRAGMA temp_store=MEMORY")
-            self.conn.execute("PRAGMA cache_size=-32000")
-        except sqlite3.DatabaseError as exc:
-            raise IndexError_(f"cannot open index {path}: {exc}; run `memstrata reindex`") from exc
+    """One SQLite connection to a database file, or to the live generation of `files`."""
+
+    def __init__(self, path: Path | None = None, *, files: IndexFiles | None = None) -> None:
+        if (path is None) == (files is None):
+            raise ValueError("give a database path or an IndexFiles folder")
+        self.files = files
+        self._ident: tuple[Identity | None, int | None] = (None, None)
         self._lock = threading.RLock()
         self._depth = 0
-        self._migrate()
+        self._in_hook = False
+        self.on_reopen: Hook | None = None
+        self.before_read: Hook | None = None
+        if path is not None:
+            self.path = path
+            self.conn = self._connect(path, create=True)
+        else:
+            self._open_live()
+
+    def _connect(self, path: Path, *, create: bool) -> sqlite3.Connection:
+        uri = f"file:{quote(str(path))}?mode={'rwc' if create else 'rw'}"
+        try:
+            conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                                   isolation_level=None, check_same_thread=False)
+        except sqlite3.OperationalError:
+            if not create:
+                raise  # the generation vanished: the caller looks again
+            raise IndexError_(f"cannot open index {path}") from None
+        try:
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            self._retry(lambda: conn.execute("PRAGMA journal_mode=WAL"))
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA temp_store=MEMORY")
+            conn.execute("PRAGMA cache_size=-32000")
+            conn.execute(f"PRAGMA wal_autocheckpoint={WAL_AUTOCHECKPOINT}")
+            conn.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
+            self.conn = conn
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            raise _index_error(path, exc) from exc
+        return conn
+
+    def _open_live(self) -> None:
+        """Connect to the generation CURRENT names (making one if there is none)."""
+        assert self.files is not None
+        for _ in range(OPEN_ATTEMPTS):
+            name = self.files.ensure()
+            path = self.files.path(name)
+            try:
+                conn = self._connect(path, create=False)
+            except sqlite3.OperationalError:
+                continue  # collected between ensure() and connect: look again
+            ident = (identity(self.files.pointer), inode(path))
+            if self.files.current() != name or ident[1] is None:
+                conn.close()
+                continue  # a newer generation was published meanwhile
+            self.path, self.conn, self._ident = path, conn, ident
+            return
+        raise IndexError_(f"the index in {self.files.folder} keeps changing; try again")
+
+    def moved(self) -> bool:
+        """True when this connection's generation is no longer the live one."""
+        if self.files is None:
+            return False
+        return (identity(self.files.pointer), inode(self.path)) != self._ident
+
+    def follow(self) -> bool:
+        """Reopen on the live generation if it changed; True if it did."""
+        with self._lock:
+            if not self.moved():
+                return False
+            with contextlib.suppress(sqlite3.Error):
+                self.conn.close()
+            self._open_live()
+            return True
+
+    def _hooks(self, *, reading: bool) -> None:
+        if self._depth or self._in_hook:
+            return
+        self._in_hook = True
+        try:
+            if self.follow() and self.on_reopen is not None:
+                self.on_reopen()
+            if reading and self.before_read is not None:
+                self.before_read()
+        finally:
+            self._in_hook = False
+
+    def checkpoint(self) -> None:
+        """Move the write-ahead log into the database and truncate it (after bulk work)."""
+        with self._lock, contextlib.suppress(sqlite3.Error):
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def _retry(self, fn: Callable[[], T]) -> T:
         deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
@@ -56,6 +150,13 @@ class Database:
                 time.sleep(0.005)
 
     def _migrate(self) -> None:
+        self._in_hook = True  # no generation check while the connection is being set up
+        try:
+            self._migrate_now()
+        finally:
+            self._in_hook = False
+
+    def _migrate_now(self) -> None:
         with self.write():
             self.conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
             done = {
@@ -91,26 +192,40 @@ class Database:
                 finally:
                     self._depth -= 1
                 return
+            self._hooks(reading=False)
             self._retry(lambda: self.conn.execute("BEGIN IMMEDIATE"))
             self._depth = 1
             try:
                 yield self.conn
-            except BaseException:
-                self.conn.execute("ROLLBACK")
-                raise
-            else:
                 self._retry(lambda: self.conn.execute("COMMIT"))
+            except BaseException:
+                # A failed COMMIT (disk full) can leave the transaction open: end it.
+                if self.conn.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        self.conn.execute("ROLLBACK")
+                raise
             finally:
                 self._depth = 0
 
     @contextlib.contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
+            self._hooks(reading=True)
             yield self.conn
 
     def close(self) -> None:
         with self._lock, contextlib.suppress(sqlite3.Error):
             self.conn.close()
+
+
+def _index_error(path: Path, exc: sqlite3.DatabaseError) -> MemstrataError:
+    """A full or read-only disk says so; anything else is a damaged index."""
+    text = str(exc).lower()
+    if "disk is full" in text:
+        return translate(OSError(28, "No space left on device"), path) or IndexError_(str(exc))
+    if "readonly" in text or "read-only" in text:
+        return translate(OSError(30, "Read-only file system"), path) or IndexError_(str(exc))
+    return IndexDamaged(f"cannot open index {path}: {exc}; run `memstrata reindex`")
 
 
 def _split_sql(script: str) -> list[str]:

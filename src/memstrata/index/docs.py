@@ -15,8 +15,12 @@ from memstrata.files.jsonl import BadLine
 class Doc:
     """One searchable memory, whatever layer it comes from.
 
-    `uid` is stable across reindexing (derived from the file, never from row ids),
-    so re-parsing a source replaces its docs instead of duplicating them.
+    `uid` is stable across reindexing (derived from the file, never from row ids
+    or line numbers), so re-parsing a source replaces its docs instead of
+    duplicating them. `line` is the 1-based line where the memory starts. Parsers
+    of line-oriented sources give the record's byte `offset` instead, and the
+    index turns it into a line number (`reconcile.number_lines`), because an
+    incremental parse does not know how many lines precede its first byte.
     """
 
     uid: str
@@ -37,6 +41,7 @@ class Doc:
     meta: dict[str, Any] | None = None
     secret: str | None = None  # kinds of secret the text looks like it holds (secretscan)
     hidden: bool = False  # never shown by default reads (a purged ledger entry's stub)
+    offset: int | None = None
 
 
 @dataclass

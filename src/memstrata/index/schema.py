@@ -98,9 +98,48 @@ MIGRATIONS.append(
     )
 )
 
+# How many lines precede `sources.offset`: records parsed incrementally get their
+# 1-based line numbers without re-reading the file from the start.
+MIGRATIONS.append(("004_source_lines", "ALTER TABLE sources ADD COLUMN lines INTEGER;"))
+
+# Which docs' embedded text may have changed: a sequence number per uid, bumped by
+# triggers whenever a doc is inserted, its title or body changes, it is
+# (un)superseded or deleted. Vector sync reads the changes past its watermark
+# and compares content hashes, so changed text is re-embedded and unchanged text
+# never is (an upsert keeps the row id, so a row-id watermark missed updates).
 MIGRATIONS.append(
     (
-        "004_secret_marks",
+        "005_doc_changes",
+        """
+        CREATE TABLE IF NOT EXISTS doc_changes (
+            uid TEXT PRIMARY KEY,
+            seq INTEGER NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS doc_changes_seq ON doc_changes(seq);
+        CREATE TRIGGER IF NOT EXISTS docs_change_ai AFTER INSERT ON docs BEGIN
+            INSERT INTO doc_changes(uid, seq)
+            VALUES (new.uid, (SELECT coalesce(max(seq), 0) + 1 FROM doc_changes))
+            ON CONFLICT(uid) DO UPDATE SET seq = excluded.seq;
+        END;
+        CREATE TRIGGER IF NOT EXISTS docs_change_au AFTER UPDATE OF title, body, superseded ON docs
+        WHEN old.title IS NOT new.title OR old.body IS NOT new.body
+             OR old.superseded IS NOT new.superseded BEGIN
+            INSERT INTO doc_changes(uid, seq)
+            VALUES (new.uid, (SELECT coalesce(max(seq), 0) + 1 FROM doc_changes))
+            ON CONFLICT(uid) DO UPDATE SET seq = excluded.seq;
+        END;
+        CREATE TRIGGER IF NOT EXISTS docs_change_ad AFTER DELETE ON docs BEGIN
+            INSERT INTO doc_changes(uid, seq)
+            VALUES (old.uid, (SELECT coalesce(max(seq), 0) + 1 FROM doc_changes))
+            ON CONFLICT(uid) DO UPDATE SET seq = excluded.seq;
+        END;
+        """,
+    )
+)
+
+MIGRATIONS.append(
+    (
+        "006_secret_marks",
         # `docs.secret`: the kinds of secret a doc's text looks like it holds (ledger
         # entries; see memstrata.secretscan). Forgetting the ledger's offset makes the
         # next sync re-parse it, so entries indexed before this column are marked too.

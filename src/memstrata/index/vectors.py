@@ -16,6 +16,11 @@ fresh random token in `meta['vectors:<model>:generation']`; a search compares
 (token, max(rowid)), two index lookups, with the cached pair and reloads on a
 difference. This object's own writes patch the matrix in place (amortised O(1)
 append, swap-remove) instead. Embedding runs outside any transaction.
+
+Which docs to look at comes from table `doc_changes` (a sequence number per uid,
+bumped by triggers when a doc's text changes, it is added, (un)superseded or
+deleted): `catch_up` reads the changes past its watermark, embeds the texts
+whose hash differs from the stored one and drops the vectors of deleted docs.
 """
 
 from __future__ import annotations
@@ -44,7 +49,12 @@ _SET_META = "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)"
 _UPSERT = (
     "INSERT OR REPLACE INTO vectors(uid, model, dim, content_hash, vector) VALUES (?, ?, ?, ?, ?)"
 )
-_LIVE_DOCS = "SELECT uid, title || char(10) || body FROM docs WHERE id <= ? AND superseded = 0"
+_LIVE_DOCS = "SELECT uid, title || char(10) || body FROM docs WHERE superseded = 0"
+_TOP_CHANGE = "SELECT coalesce(max(seq), 0) FROM doc_changes"
+_CHANGES = (
+    "SELECT c.seq, c.uid, d.title || char(10) || d.body, d.superseded FROM doc_changes c "
+    "LEFT JOIN docs d ON d.uid = c.uid WHERE c.seq > ? AND c.seq <= ? ORDER BY c.seq"
+)
 _STATE = "SELECT (SELECT value FROM meta WHERE key = ?), (SELECT max(rowid) FROM vectors)"
 _ROWS = "SELECT uid, vector FROM vectors WHERE model = ? AND dim = ?"
 _ORPHANS = "SELECT uid FROM vectors v WHERE model = ? AND NOT EXISTS (SELECT 1 FROM docs d WHERE d.uid = v.uid)"
@@ -153,6 +163,7 @@ class VectorIndex:
         self.model = embedder.model_id
         self.batch_size = max(1, batch_size)
         self._token_key = f"vectors:{self.model}:generation"
+        self._seq_key = f"vectors:{self.model}:synced_change"
         self._lock = threading.Lock()  # guards _cache; never held while waiting on the db
         self._cache: _Matrix | None = None
 
@@ -168,10 +179,6 @@ class VectorIndex:
             known = dict(conn.execute(sql + f"({','.join('?' * len(latest))})", args))
         hashed = ((u, t, content_hash(t)) for u, t in latest.items())
         return [(u, t, h) for u, t, h in hashed if known.get(u) != h]
-
-    def pending(self, docs: Iterable[tuple[str, str]]) -> int:
-        """How many of `docs` `sync` would embed (new text, changed text or other dim)."""
-        return sum(len(self._changed(c)) for c in _chunks(docs, LOOKUP_CHUNK))
 
     def sync(self, docs: Iterable[tuple[str, str]]) -> int:
         """Embed and store the `(uid, text)` docs whose text changed; return how many.
@@ -201,18 +208,41 @@ class VectorIndex:
     def sync_all(self) -> int:
         """Embed every live doc of table `docs` and drop vectors of docs that are gone.
 
-        Also advances `meta['vectors:<model>:synced_id']`, the row watermark of
-        `memstrata.search.hybrid.sync_vectors`, so hybrid search skips these rows.
+        Also advances the change watermark of `catch_up` past every change seen.
         """
         with self.db.read() as conn:
-            top = int(conn.execute("SELECT coalesce(max(id), 0) FROM docs").fetchone()[0])
-            docs = conn.execute(_LIVE_DOCS, (top,)).fetchall()
+            top = int(conn.execute(_TOP_CHANGE).fetchone()[0])
+            docs = conn.execute(_LIVE_DOCS).fetchall()
             gone = [r[0] for r in conn.execute(_ORPHANS, (self.model,))]
         n = self.sync(docs)
         self.remove(gone)
-        with self.db.write() as conn:
-            conn.execute(_SET_META, (f"vectors:{self.model}:synced_id", str(top)))
+        self._set_watermark(top)
         return n
+
+    def catch_up(self) -> int:
+        """Embed the docs whose text changed since the last catch-up; drop deleted ones.
+
+        Returns how many texts were embedded (unchanged text never is).
+        """
+        with self.db.read() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (self._seq_key,)).fetchone()
+            since = int(row[0]) if row else 0
+            top = int(conn.execute(_TOP_CHANGE).fetchone()[0])
+            if top <= since:
+                return 0
+            changes = conn.execute(_CHANGES, (since, top)).fetchall()
+        live = [(uid, text) for _, uid, text, hidden in changes if text is not None and not hidden]
+        gone = [uid for _, uid, text, _ in changes if text is None]
+        n = self.sync(live)
+        self.remove(gone)
+        self._set_watermark(top)
+        return n
+
+    def _set_watermark(self, top: int) -> None:
+        with self.db.write() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (self._seq_key,)).fetchone()
+            if row is None or int(row[0]) < top:  # another process may have gone further
+                conn.execute(_SET_META, (self._seq_key, str(top)))
 
     def _write(self, rows: list[tuple[str, str, bytes]], gone: list[str]) -> int:
         if not rows and not gone:

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memstrata.index.reconcile import SourceSpec
@@ -21,6 +22,7 @@ from memstrata.layers.log import Log, parse_log
 from memstrata.layers.mdparse import is_text_file, markdown_spec
 from memstrata.layers.sessions import Sessions
 from memstrata.layers.tasks import Tasks
+from memstrata.model import check_name
 
 if TYPE_CHECKING:
     from memstrata.store import Store
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
 class AgentMemory:
     def __init__(self, store: Store, name: str) -> None:
         self.store = store
-        self.name = name
+        self.name = check_name(name, "agent")
 
     @cached_property
     def now(self) -> Now:
@@ -98,10 +100,30 @@ class AgentMemory:
         return specs
 
 
+    def source_for(self, path: Path, rest: tuple[str, ...]) -> SourceSpec | None:
+        """The source `path` is, by its parts `rest` below the agent's folder (as `sources`)."""
+        head, tail = rest[0], "/".join(rest[1:])
+        if head == "memory" and tail:
+            if tail == "LOG.md":
+                return self.log.spec()
+            return self.files.spec_for(path, tail) if is_text_file(path) else None
+        if rest == ("AGENT.md",):
+            return self.identity.spec()
+        if rest == ("facts.jsonl",):
+            return self.facts.spec()
+        if rest == ("tasks.json",):
+            return self.tasks.spec()
+        if head == "sessions" and len(rest) == 2 and path.suffix == ".jsonl":
+            return self.sessions.spec(check_name(path.stem, "session id"))
+        if head == "episodes" and is_text_file(path) and path.suffix != ".ndjson":
+            return self.episodes.spec_for(path)
+        if head == "archive" and path.suffix == ".md":
+            return archive_spec(self.store, path, self.name)
+        return None
+
+
 def archive_spec(store: Store, path: object, owner: str) -> SourceSpec:
     """Cold memory: compacted LOG archives (LOG format) and archived Markdown."""
-    from pathlib import Path
-
     assert isinstance(path, Path)
     if path.name.startswith("LOG-") and path.parent == store.layout.archive_dir(owner):
         p = str(path)

@@ -2,6 +2,8 @@
 
 The store calls `all_sources` on open and on `sync`/`reindex`; each layer module
 owns the parser for its files, this module only walks the folder tree.
+`source_for` answers the same question for one path (a watcher reported it
+changed), by its place in the layout alone, so a deleted file is recognised too.
 """
 
 from __future__ import annotations
@@ -41,6 +43,34 @@ def _walk(root: Path) -> list[Path]:
         if len(out) > MAX_WALK_FILES:
             break
     return sorted(out)
+
+
+def source_for(store: Store, path: Path) -> SourceSpec | None:
+    """The source a path is (existing or not), or None if it is no index source."""
+    from memstrata.errors import InvalidInput
+    from memstrata.layers.agent import AgentMemory
+    from memstrata.layers.items import Items
+    from memstrata.layers.ledger import Ledger
+    from memstrata.layers.rooms import Room
+
+    try:
+        parts = path.relative_to(store.home).parts
+    except ValueError:
+        return None
+    if not parts or any(p.startswith(".") or p.endswith(".tmp") for p in parts):
+        return None
+    try:
+        if parts == ("ledger.jsonl",):
+            return Ledger(store).spec()
+        if parts == ("items.json",):
+            return Items(store).spec()
+        if len(parts) > 2 and parts[0] == "agents":
+            return AgentMemory(store, parts[1]).source_for(path, parts[2:])
+        if len(parts) > 2 and parts[0] == "rooms":
+            return Room(store, parts[1]).source_for(path, parts[2:])
+    except InvalidInput:  # a folder name that is no agent or room name
+        return None
+    return None
 
 
 def all_sources(store: Store) -> list[SourceSpec]:

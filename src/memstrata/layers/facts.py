@@ -55,7 +55,7 @@ def parse_facts(data: bytes, base: int, path: str, owner: str) -> Parsed:
         fact = to_fact(rec)
         out.docs.append(
             Doc(uid=uid, layer="fact", ts=ts, title=key, body=fact.value,
-                source=path, owner=owner, kind=fact.category, line=off, meta=rec)
+                source=path, owner=owner, kind=fact.category, offset=off, meta=rec)
         )
     return out
 

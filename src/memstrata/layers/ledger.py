@@ -65,7 +65,7 @@ def parse_ledger(data: bytes, base: int, path: str) -> Parsed:
                 room=entry.room_id,
                 kind=entry.kind,
                 tags=entry.tags,
-                line=off,
+                offset=off,
                 # A line naming itself (hand-edited, imported) must not hide itself.
                 supersedes=(f"ledger:{entry.supersedes}"
                             if entry.supersedes and entry.supersedes != entry.id else None),

@@ -159,7 +159,7 @@ def parse_log(
                 source=path,
                 owner=owner,
                 kind=kind,
-                line=off,
+                offset=off,
                 thread=path,
                 pos=off,
                 meta={"id": entry_id, "ts": ts_text or iso(ts), "entry_type": kind,

@@ -44,7 +44,7 @@ def parse_channel(data: bytes, base: int, path: str, room: str) -> Parsed:
             Doc(uid=f"channel:{room}:{rec.get('id', off)}", layer="channel", ts=ts,
                 title=f"{rec.get('from', '')} {rec.get('type', '')}".strip(), body=body,
                 source=path, owner=rec.get("from"), room=room, kind=rec.get("type"),
-                tags=tuple(rec.get("tags") or ()), thread=room, pos=off, line=off, meta=rec)
+                tags=tuple(rec.get("tags") or ()), thread=room, pos=off, offset=off, meta=rec)
         )
     return out
 
@@ -69,6 +69,14 @@ class Room(Layer):
         specs = [self.channel_spec()] if self.channel_path.exists() else []
         specs += [self.artifact_spec(p) for p in _walk(self.artifacts_dir) if is_text_file(p)]
         return specs
+
+    def source_for(self, path: Path, rest: tuple[str, ...]) -> SourceSpec | None:
+        """The source `path` is, by its parts `rest` below the room's folder (as `sources`)."""
+        if rest == ("channel.jsonl",):
+            return self.channel_spec()
+        if rest[0] == "artifacts" and len(rest) > 1 and is_text_file(path):
+            return self.artifact_spec(path)
+        return None
 
     # -- channel -------------------------------------------------------------
     def post(self, content: str, *, type: str = "message", to: str | None = None,

@@ -82,7 +82,7 @@ def parse_session(data: bytes, base: int, path: str, owner: str, sid: str) -> Pa
         out.docs.append(
             Doc(uid=f"session:{owner}:{sid}:{off}", layer="session", ts=ts,
                 title=msg.speaker or msg.role, body=body, source=path, owner=owner,
-                kind=msg.role, thread=sid, pos=off, line=off, meta=rec)
+                kind=msg.role, thread=sid, pos=off, offset=off, meta=rec)
         )
     return out
 

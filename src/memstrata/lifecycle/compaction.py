@@ -146,7 +146,7 @@ def _compact_locked(
     parsed = parse_log(snap.data, 0, str(log.path), owner=agent)
     if not parsed.docs:
         return CompactionRecord(False, "LOG.md has no entries to compact"), 0, 0
-    first = min([d.line or 0 for d in parsed.docs] + [b.offset for b in parsed.bad])
+    first = min([d.offset or 0 for d in parsed.docs] + [b.offset for b in parsed.bad])
     upto = parsed.consumed
     metas = [d.meta or {} for d in parsed.docs]
     provider_name = "given"

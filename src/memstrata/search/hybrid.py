@@ -7,8 +7,8 @@
               (w_vec x minmax(cos) + w_text x minmax(bm25)) or `scoring.rrf`
 
 Vectors are kept beside the index (table `vectors`: uid, model id, dim, content
-hash); documents added since the last search are embedded first, and text that
-did not change is never embedded again. Lexical-only stays the default.
+hash); documents added or changed since the last search are embedded first,
+and text that did not change is never embedded again. Lexical-only stays the default.
 """
 
 from __future__ import annotations
@@ -29,21 +29,8 @@ FETCH = 100
 
 
 def sync_vectors(store: Store, embedder: Embedder) -> int:
-    """Embed documents indexed since the last sync (by row id watermark)."""
-    key = f"vectors:{embedder.model_id}:synced_id"
-    with store.db.read() as conn:
-        row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        since = int(row[0]) if row else 0
-        top = int(conn.execute("SELECT coalesce(max(id), 0) FROM docs").fetchone()[0])
-        if top <= since:
-            return 0
-        docs = conn.execute(
-            "SELECT uid, title || char(10) || body FROM docs WHERE id > ? AND superseded = 0",
-            (since,)).fetchall()
-    n = store.vectors(embedder).sync([(u, t) for u, t in docs])
-    with store.db.write() as conn:
-        conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, str(top)))
-    return n
+    """Embed the documents whose text changed since the last sync (see `VectorIndex.catch_up`)."""
+    return store.vectors(embedder).catch_up()
 
 
 def hybrid_search(store: Store, q: SearchQuery, embedder: Embedder, *,

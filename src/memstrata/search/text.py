@@ -134,21 +134,6 @@ def quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def match_expression(text: str, *, max_terms: int = 64) -> str | None:
-    """A safe FTS5 MATCH string: the OR of the quoted query terms, or None.
-
-    ``match_expression('What did "Ann" say about NEAR(x*)?')`` -> ``'"ann" OR "near" OR "x"'``.
-    Every term is a double-quoted string, so FTS5 reads no operator (AND, OR, NOT,
-    NEAR), prefix ``*``, column filter ``:``, initial-token ``^``, ``-`` or bracket
-    from user text; terms hold only letters and digits anyway. None means nothing
-    searchable remains (empty, whitespace, punctuation or emoji only).
-    """
-    terms = query_terms(text, max_terms=max_terms)
-    if not terms:
-        return None
-    return " OR ".join(quote(t) for t in terms)
-
-
 def mentioned(text: str, names: Iterable[str]) -> set[str]:
     """The `names` (e.g. speakers, owners) all of whose tokens occur in `text`.
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from memstrata.errors import AlreadyExists, ScopeDenied
-from memstrata.transfer.members import DERIVED, MANIFEST, is_tarball
+from memstrata.transfer.members import DERIVED, DERIVED_FOLDER, MANIFEST, is_tarball
 
 if TYPE_CHECKING:
     from memstrata.store import Store
@@ -50,7 +50,7 @@ def store_files(home: Path) -> list[tuple[str, Path]]:
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         for name in filenames:
             rel = (here / name).relative_to(home).as_posix()
-            if rel in DERIVED or rel == MANIFEST or name.startswith("."):
+            if rel in DERIVED or rel.startswith(f"{DERIVED_FOLDER}/") or rel == MANIFEST or name.startswith("."):
                 continue
             if (here / name).is_file() and not (here / name).is_symlink():
                 out.append((rel, here / name))

@@ -21,6 +21,7 @@ from memstrata.model import check_name
 
 MANIFEST = "memstrata-export.json"
 DERIVED = frozenset({"index.db", "index.db-wal", "index.db-shm", "index.db-journal"})
+DERIVED_FOLDER = "index"  # index/<generation>.db and its CURRENT pointer
 SETTINGS_FILES = frozenset({"config.toml", "config.yaml", "config.yml"})
 STORE_FILES = frozenset({"ledger.jsonl", "items.json", "purged.jsonl"})
 STORE_FOLDERS = frozenset({"agents", "rooms"})
@@ -74,6 +75,8 @@ def classify(name: str, source: object) -> str | None:
     """
     parts = PurePosixPath(name).parts
     top = parts[0]
+    if top == DERIVED_FOLDER:
+        return "derived index: rebuilt from the files after the import"
     if len(parts) == 1:
         if top in DERIVED:
             return "derived index: rebuilt from the files after the import"

@@ -1,0 +1,165 @@
+"""Every running process sees every write: index generations swapped under open stores,
+a deleted or damaged index, and a watched store seeing other writers and hand edits."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from memstrata import SearchQuery, Store
+from memstrata.index.generations import live_database
+
+DEADLINE_S = 2.0
+
+
+def _other_process(home: Path, code: str) -> None:
+    """Run `code` with `store` opened in a separate Python process."""
+    script = f"from memstrata import Store\nstore = Store({str(home)!r}, agent='finn')\n{code}\nstore.close()\n"
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+
+
+def _found(store: Store, word: str) -> bool:
+    return any(word in f"{h.title} {h.text}" for h in store.search(SearchQuery(text=word, k=20)))
+
+
+def _within(deadline_s: float, check: Callable[[], bool]) -> bool:
+    start = time.monotonic()
+    while not check():
+        if time.monotonic() - start > deadline_s:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_an_open_store_follows_a_reindex_by_another_process(home: Path) -> None:
+    store = Store(home, agent="finn", watch=False)
+    store.ledger.publish("decision", "before the rebuild: aardvark")
+    first = live_database(home / "index")
+    _other_process(home, "store.reindex()\nstore.ledger.publish('decision', 'after it: badger')")
+    second = live_database(home / "index")
+    assert first is not None and second is not None and first != second
+    assert not first.exists()  # the old generation is collected, never renamed over
+    # no watcher: the generation check alone moves the store and catches it up
+    assert _found(store, "badger") and _found(store, "aardvark")
+    assert store.db.path == second
+    entry = store.ledger.publish("decision", "written after moving: capybara")
+    assert store.ledger.get(entry.id).summary.endswith("capybara")
+    store.close()
+    reopened = Store(home, agent="finn")
+    assert _found(reopened, "capybara")
+    reopened.close()
+
+
+def test_a_deleted_index_is_rebuilt_under_an_open_store(home: Path) -> None:
+    store = Store(home, agent="finn", watch=False)
+    store.agent().log.append("THOUGHT", "dingo sighting")
+    shutil.rmtree(home / "index")
+    assert _found(store, "dingo")  # a new generation, filled from the files
+    store.agent().log.append("THOUGHT", "echidna sighting")
+    assert _found(store, "echidna")
+    assert live_database(home / "index") == store.db.path
+    store.close()
+
+
+def test_a_damaged_index_is_replaced_on_open(home: Path) -> None:
+    store = Store(home, agent="finn")
+    store.agent().facts.set("animal", "ferret")
+    path = store.db.path
+    store.close()
+    path.write_bytes(b"this is not a database" * 100)
+    again = Store(home, agent="finn")
+    assert again.agent().facts.get("animal").value == "ferret"
+    assert any("damaged" in n for n in again.notices)
+    assert again.db.path != path
+    again.close()
+
+
+def test_a_watched_store_sees_other_writers_and_hand_edits(home: Path) -> None:
+    store = Store(home, agent="finn", watch=True)
+    memory = home / "agents" / "finn" / "memory"
+    _other_process(home, "store.ledger.publish('decision', 'gecko from another process')")
+    assert _within(DEADLINE_S, lambda: _found(store, "gecko"))
+    memory.mkdir(parents=True, exist_ok=True)
+    (memory / "zoo.md").write_text("# Zoo\nhedgehog enclosure\n")
+    assert _within(DEADLINE_S, lambda: _found(store, "hedgehog"))
+    (memory / "zoo.md").write_text("# Zoo\nibis enclosure\n")
+    assert _within(DEADLINE_S, lambda: _found(store, "ibis") and not _found(store, "hedgehog"))
+    (memory / "zoo.md").unlink()
+    assert _within(DEADLINE_S, lambda: not _found(store, "ibis"))
+    nested = memory / "trips" / "2026"
+    nested.mkdir(parents=True)
+    (nested / "plan.md").write_text("jackal safari\n")  # files in a folder made just now
+    assert _within(DEADLINE_S, lambda: _found(store, "jackal"))
+    store.close()
+
+
+def test_an_unwatched_store_only_catches_up_on_open(home: Path) -> None:
+    # Other processes' API writes land in the shared index; hand edits reach it only
+    # through a catch-up: without the watcher, only the next open sees them.
+    store = Store(home, agent="finn", watch=False)
+    store.agent().log.append("THOUGHT", "warm up")
+    (home / "agents/finn/memory/koala.md").write_text("koala written by hand\n")
+    assert not _found(store, "koala")
+    store.close()
+    again = Store(home, agent="finn", watch=False)
+    assert _found(again, "koala")
+    again.close()
+
+
+def test_every_read_path_honours_the_stale_flag(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    import memstrata.store as store_mod
+
+    store = Store(home, agent="finn", watch=False)
+    real = store_mod.index_append
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise sqlite3.OperationalError("disk I/O error")
+
+    monkeypatch.setattr(store_mod, "index_append", broken)
+    entry = store.ledger.publish("decision", "lemur acknowledged while the index failed",
+                                 tags=["stale"])
+    fact = store.agent().facts.set("mood", "lemur")
+    monkeypatch.setattr(store_mod, "index_append", real)
+    assert [e.id for e in store.ledger.query(tags=["stale"])] == [entry.id]
+    assert store.ledger.get(entry.id).summary.startswith("lemur")
+    assert store.agent().facts.get("mood").value == fact.value
+    store.close()
+
+
+def test_one_based_line_numbers_survive_incremental_parsing(home: Path) -> None:
+    store = Store(home, agent="finn", watch=False)
+    ids = [store.ledger.publish("decision", f"entry {i} mongoose").id for i in range(3)]
+    # another writer appends two lines, then this store appends one of its own: the gap
+    # is parsed from the stored offset, and line numbers continue from the stored count
+    extra = [{"id": f"mem-0000000{i}", "ts": "2026-01-01T00:00:00Z", "kind": "decision",
+              "room_id": None, "author_role": None, "ref": None, "tags": [],
+              "summary": f"hand entry {i} mongoose", "detail": None, "supersedes": None}
+             for i in range(2)]
+    with open(home / "ledger.jsonl", "a", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(e) + "\n" for e in extra)
+    ids += [e["id"] for e in extra]
+    ids.append(store.ledger.publish("decision", "entry 5 mongoose").id)
+    hits = store.search(SearchQuery(text="mongoose", layers=("ledger",), k=10))
+    lines = {h.meta["id"]: h.line for h in hits}
+    assert lines == {i: n for n, i in enumerate(ids, start=1)}
+    log = store.agent().log
+    log.append("THOUGHT", "nightjar one")
+    log.append("THOUGHT", "nightjar two\nsecond line")
+    text = (home / "agents/finn/memory/LOG.md").read_text().splitlines()
+    by_line = {h.text: h.line for h in store.search(SearchQuery(text="nightjar", layers=("log",)))}
+    for content, line in by_line.items():
+        assert line is not None and text[line - 1].startswith("### ")  # the entry's header
+        assert text[line].startswith(content.splitlines()[0])
+    store.close()
