@@ -45,9 +45,22 @@ def holders(root: Path, *texts: str) -> list[str]:
     return out
 
 
+def index_db(home: Path) -> Path:
+    """The live index generation's database file."""
+    from memstrata.index.generations import live_database
+
+    path = live_database(home / "index")
+    assert path is not None
+    return path
+
+
+def index_rel(home: Path) -> str:
+    return index_db(home).relative_to(home).as_posix()
+
+
 def fts_holds(home: Path, text: str) -> bool:
     """Whether the FTS5 segment blobs hold the token (bytes, not a MATCH query)."""
-    conn = sqlite3.connect(home / "index.db")
+    conn = sqlite3.connect(index_db(home))
     try:
         blobs = [r[0] for r in conn.execute("SELECT block FROM docs_fts_data") if r[0]]
     finally:
@@ -88,7 +101,7 @@ def test_purge_fact_leaves_no_byte_of_it_anywhere(hybrid_home: Path, tmp_path: P
                                 ).fetchone()[0] == 1
         before = holders(home, SECRET, OLD_SECRET)
         assert {"agents/finn/facts.jsonl", "events.jsonl"} <= set(before)
-        assert any(h.startswith("index.db") for h in before) and fts_holds(home, SECRET)
+        assert any(h.startswith("index/") for h in before) and fts_holds(home, SECRET)
 
         report = purge_fact(s, "bot_key", reason="pasted a key by mistake")
 
@@ -120,7 +133,7 @@ def test_purge_file_leaves_no_free_page_behind(store: Store, home: Path) -> None
         mem.files.write("notes/keys.md", "# keys\n" + "filler " * 900 + SECRET + " end" * 300)
     with store.db.read() as conn:  # the content is in index.db itself, not only the WAL
         assert conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0
-    assert "index.db" in holders(home, SECRET)
+    assert index_rel(home) in holders(home, SECRET)
     purge_file(store, "notes/keys.md", reason="leaked")
     assert holders(home, SECRET) == []
     assert len(mem.files.list("notes")) == 30
@@ -135,7 +148,7 @@ def test_purge_clears_what_earlier_edits_left_in_free_pages(store: Store, home: 
     mem.files.write("notes/keys.md", "# keys\nrotated, see the vault\n")  # edited out...
     with store.db.read() as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    assert holders(home, SECRET) == ["index.db"]  # ...but still in the index's free pages
+    assert holders(home, SECRET) == [index_rel(home)]  # ...but still in the index's free pages
     purge_file(store, "notes/keys.md", reason="it was there once")
     assert holders(home, SECRET) == []
 
@@ -331,12 +344,12 @@ def test_a_reader_holding_the_index_is_reported_and_a_later_purge_finishes(
     mem = insecure(store).agent()
     with pytest.warns(UserWarning):
         mem.facts.set("bot_key", SECRET)
-    reader = subprocess.Popen([sys.executable, "-c", READER, str(home / "index.db")],
+    reader = subprocess.Popen([sys.executable, "-c", READER, str(index_db(home))],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert reader.stdout is not None and reader.stdout.readline().strip() == "reading"
     report = purge_fact(store, "bot_key", reason="leaked")
     assert not report.wal_truncated and "another process" in report.notes[0]
-    assert [h for h in holders(home, SECRET) if not h.startswith("index.db")] == []
+    assert [h for h in holders(home, SECRET) if not h.startswith("index/")] == []
     assert reader.stdin is not None
     reader.stdin.write("done\n")
     reader.stdin.flush()
