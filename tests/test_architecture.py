@@ -51,3 +51,30 @@ def test_import_is_cheap_and_pulls_no_optional_dependency() -> None:
             "if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def _runs_sql(path: Path) -> list[str]:
+    """Where a module imports sqlite3, or calls `.execute`/`.executemany`/`.executescript`."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = [f"imports {m}" for m in _imports(path) if m.split(".")[0] == "sqlite3"]
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("execute", "executemany", "executescript")):
+            found.append(f"line {node.lineno} calls .{node.func.attr}()")
+    return found
+
+
+def test_adapters_never_run_sql() -> None:
+    """Adapters translate, never decide: CLI, MCP, HTTP and web share the library's
+    functions and none of them opens the index or runs SQL of its own."""
+    offenders = []
+    for pkg in ("cli", "mcp", "web"):
+        for path in (SRC / pkg).rglob("*.py"):
+            offenders += [f"{path.relative_to(SRC)} {what}" for what in _runs_sql(path)]
+    assert offenders == []
+
+
+def test_the_sql_detector_sees_sql() -> None:
+    sample = SRC / "store.py"
+    assert any("sqlite3" in w for w in _runs_sql(sample))
+    assert any(".execute()" in w for w in _runs_sql(SRC / "search" / "engine.py"))

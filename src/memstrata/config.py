@@ -129,6 +129,33 @@ def _strings(v: Any) -> tuple[str, ...]:
     return tuple(v)
 
 
+def _serve_tokens(v: Any) -> tuple[tuple[str, str | None, str | None], ...]:
+    """`{agent = "token"}` or `[{token = "...", agent = "finn", room = "room-042"}]` ->
+    ((token, agent, room), ...); a token may be given as "sha256:<hex>" of itself."""
+    rows: list[tuple[str, str | None, str | None]] = []
+    if isinstance(v, dict):
+        entries: list[Any] = [{"agent": a, "token": t} for a, t in v.items()]
+    elif isinstance(v, list):
+        entries = v
+    else:
+        raise ValueError("must be a table {agent = \"token\"} or a list of "
+                         "{token = ..., agent = ..., room = ...}")
+    for e in entries:
+        if not isinstance(e, dict) or not isinstance(e.get("token"), str) or not e["token"]:
+            raise ValueError(f"each token entry needs a non-empty string token, got {e!r}")
+        extra = set(e) - {"token", "agent", "room"}
+        if extra:
+            raise ValueError(f"unknown key {sorted(extra)[0]!r} in a token entry "
+                             "(keys: token, agent, room)")
+        for key in ("agent", "room"):
+            if e.get(key) is not None and not isinstance(e[key], str):
+                raise ValueError(f"{key} must be a string, got {e[key]!r}")
+        rows.append((e["token"], e.get("agent") or None, e.get("room") or None))
+    if len({t for t, _, _ in rows}) != len(rows):
+        raise ValueError("the same token is given twice")
+    return tuple(rows)
+
+
 @dataclass(frozen=True)
 class Setting:
     """One configurable value: where it lives in the file and which `Config` field it sets."""
@@ -222,6 +249,10 @@ SETTINGS: tuple[Setting, ...] = (
             "keep a long-running process's index fresh by watching the store folder: "
             '"auto" starts watching once a store stays open past a few seconds',
             env="MEMSTRATA_WATCH"),
+    Setting("serve", "tokens", "serve_tokens", (), _serve_tokens,
+            '`memstrata serve` bearer tokens, each acting as one agent (role from [roles]): '
+            '{finn = "token"} or [{token = "...", agent = "finn", room = "room-042"}]; '
+            'a token may be written as "sha256:<hex>"'),
 )
 
 # Sections whose keys are free names (a kind, a layer) with values of one type.
@@ -275,6 +306,7 @@ class Config:
     secrets_policy: str = "warn"
     secrets_share_in_ledger: bool = False
     index_watch: str = "auto"
+    serve_tokens: tuple[tuple[str, str | None, str | None], ...] = ()
     # What was read, and from where: "section.key" -> "default" | file name | "env VAR".
     origins: dict[str, str] = field(default_factory=dict)
     problems: tuple[str, ...] = ()

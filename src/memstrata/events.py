@@ -123,16 +123,26 @@ class EventBus:
             unsubscribe()
 
     def emit(self, name: str, payload: dict[str, Any]) -> None:
-        event = Event(name, payload, self._agent, time.time())
+        self.emit_as(self._agent, name, payload)
+
+    def emit_as(self, agent: str | None, name: str, payload: dict[str, Any]) -> None:
+        """Emit an event on behalf of `agent` (a principal sharing this bus, `as_agent`)."""
+        event = Event(name, payload, agent, time.time())
         if self._audit is not None:
             kept = payload
             query = payload.get("query")
             if name == "memory:search" and not self._record_queries and isinstance(query, str):
                 kept = {**payload, "query": query_digest(query)}
-            record = {"ts": event.ts, "event": name, "agent": self._agent, "payload": kept}
+            record = {"ts": event.ts, "event": name, "agent": agent, "payload": kept}
             self._write(encode(record))
         for fn in list(self._subs):
             fn(event)
+
+
+    def as_agent(self, agent: str | None) -> EventBus:
+        """This bus (same audit file, descriptor and subscribers) recording `agent` as
+        the actor: what `Store.acting_as` gives each principal."""
+        return AgentEvents(self, agent)
 
     def _write(self, line: bytes) -> None:
         assert self._audit is not None
@@ -223,6 +233,26 @@ def scrub_audit(path: Path, locks: LockTable, needles: set[str]) -> int:
                 dropped += len(lines) - len(kept)
                 atomic_write_bytes(p, b"".join(kept))
     return dropped
+
+
+class AgentEvents(EventBus):
+    """One principal's face of a shared `EventBus`: emits through it as `agent`."""
+
+    def __init__(self, bus: EventBus, agent: str | None) -> None:  # shares, opens nothing
+        self._bus = bus
+        self._agent = agent
+
+    def emit_as(self, agent: str | None, name: str, payload: dict[str, Any]) -> None:
+        self._bus.emit_as(agent, name, payload)
+
+    def subscribe(self, fn: Subscriber) -> Callable[[], None]:
+        return self._bus.subscribe(fn)
+
+    def as_agent(self, agent: str | None) -> EventBus:
+        return self._bus.as_agent(agent)
+
+    def close(self) -> None:
+        """The shared bus stays open: its owner closes it."""
 
 
 def read_audit(path: Path) -> list[dict[str, Any]]:

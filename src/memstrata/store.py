@@ -455,6 +455,11 @@ class Store:
             self._syncing = False
         return report
 
+    def doc_count(self) -> int:
+        """How many memories (index rows) the store holds, whoever may read them."""
+        with self.db.read() as conn:
+            return int(conn.execute("SELECT count(*) FROM docs").fetchone()[0])
+
     # -- layer handles -------------------------------------------------------
     def agent(self, name: str | None = None, *, create: bool = False) -> AgentMemory:
         """The memory of one agent (default: the principal's own).
@@ -545,6 +550,22 @@ class Store:
     def rooms(self) -> list[str]:
         return self.layout.rooms()
 
+    def acting_as(self, agent: str | None, room: str | None = None, *,
+                  role: str | None = None) -> Store:
+        """This store, acting as another principal: the same files, index, locks and events.
+
+        What a server needs per request: opening a `Store` catches the index up with
+        the files, so a server opens one and hands each request a principal over it.
+        The role comes from the config (`role` may only lower it), exactly as for
+        `Store(agent=...)`. Closing the returned store does nothing: the store it came
+        from owns the resources.
+
+        Example:
+            >>> finn = store.acting_as("finn", "room-042")  # doctest: +SKIP
+            >>> finn.agent("wilco").now.read()  # ScopeDenied unless wilco is an admin
+        """
+        return ActingStore(self, agent, room, role)
+
     def rel(self, path: Path) -> str:
         try:
             return path.relative_to(self.home).as_posix()
@@ -561,3 +582,46 @@ def _carry_vectors(build: Database, old: Path) -> None:
                 conn.execute("INSERT OR IGNORE INTO vectors SELECT * FROM old.vectors")
         finally:
             build.conn.execute("DETACH DATABASE old")
+
+
+class ActingStore(Store):
+    """A principal over a shared store (`Store.acting_as`).
+
+    Only the principal, its gate and its face of the event bus belong to this
+    object; every other attribute is read from and written to the store it came
+    from, so state such as the index connection, the stale flag and background
+    jobs is one for all principals. Nothing is opened, synced or closed here.
+    """
+
+    _OWN = frozenset({"_root", "principal", "gate", "events"})
+    _root: Store
+
+    def __init__(self, root: Store, agent: str | None, room: str | None,
+                 role: str | None) -> None:  # no super().__init__(): nothing to open
+        root = root._root if isinstance(root, ActingStore) else root
+        if agent is not None:
+            check_name(agent, "agent")
+        if room is not None:
+            check_name(room, "room")
+        principal = Principal(agent=agent, role=resolve_role(root.config, agent, role), room=room)
+        root.db  # noqa: B018 - opened by the root, so its freshness hooks are the root's
+        object.__setattr__(self, "_root", root)
+        object.__setattr__(self, "principal", principal)
+        object.__setattr__(self, "gate", Gate(principal, root.config))
+        object.__setattr__(self, "events", root.events.as_agent(agent))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(object.__getattribute__(self, "_root"), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self._OWN:
+            object.__setattr__(self, name, value)
+        else:
+            setattr(self._root, name, value)
+
+    def acting_as(self, agent: str | None, room: str | None = None, *,
+                  role: str | None = None) -> Store:
+        return ActingStore(self._root, agent, room, role)
+
+    def close(self) -> None:
+        """The store this came from owns the resources and closes them."""

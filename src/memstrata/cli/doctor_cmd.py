@@ -15,111 +15,17 @@ drifted or damaged index and checks again (file problems need a person).
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from memstrata.store import Store
+from memstrata.doctor import Findings, examine
 
-SHOW_UIDS = 5
-
-
-@dataclass
-class Findings:
-    sources: int = 0
-    file_docs: int = 0
-    index_docs: int = 0
-    drift: list[dict[str, Any]] = field(default_factory=list)
-    bad_lines: list[dict[str, Any]] = field(default_factory=list)
-    integrity: list[str] = field(default_factory=list)
-    fts_integrity: str = "ok"
-
-    @property
-    def index_ok(self) -> bool:
-        return not self.drift and self.integrity == ["ok"] and self.fts_integrity == "ok"
-
-    @property
-    def ok(self) -> bool:
-        """The index agrees with the files and every file reads cleanly."""
-        return self.index_ok and not self.bad_lines
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "index_ok": self.index_ok, "files_ok": not self.bad_lines,
-                "sources": self.sources, "file_docs": self.file_docs,
-                "index_docs": self.index_docs, "drift": self.drift, "bad_lines": self.bad_lines,
-                "integrity_check": self.integrity, "fts_integrity": self.fts_integrity}
+__all__ = ["Findings", "examine", "register", "render", "run_doctor"]
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser("doctor", help="check the index against the files (exit 1 on drift)")
     p.add_argument("--fix", action="store_true", help="rebuild the index if it drifted")
     p.set_defaults(func=run_doctor)
-
-
-def examine(store: Store) -> Findings:
-    """Compare a fresh parse of every source with the index rows, without changing either."""
-    import contextlib
-    import sqlite3
-    from pathlib import Path
-
-    from memstrata.errors import ScopeDenied
-    from memstrata.files.appendlog import read_from
-
-    out = Findings()
-    seen: set[str] = set()
-    should_hide: set[str] = set()
-    bad: dict[tuple[str, int], str] = {}  # what the files hold now, and what the index recorded
-    with store.db.read() as conn:
-        for spec in store.sources():
-            path = str(spec.path)
-            seen.add(path)
-            out.sources += 1
-            parsed = spec.parse(read_from(spec.path, 0), 0)
-            fresh = {d.uid: (d.title, d.body) for d in parsed.docs}
-            should_hide.update(d.supersedes for d in parsed.docs if d.supersedes)
-            rows = conn.execute("SELECT uid, title, body FROM docs WHERE source = ?", (path,))
-            held = {uid: (title, body) for uid, title, body in rows}
-            out.file_docs += len(fresh)
-            for b in parsed.bad:
-                bad[(store.rel(spec.path), b.offset)] = b.reason
-            _compare(out, store.rel(spec.path), fresh, held)
-        out.index_docs = int(conn.execute("SELECT count(*) FROM docs").fetchone()[0])
-        for source, n in conn.execute("SELECT source, count(*) FROM docs GROUP BY source"):
-            if source not in seen:
-                out.drift.append({"source": store.rel(Path(source)), "problem": "file gone",
-                                  "stale": n})
-        hidden = {r[0] for r in conn.execute("SELECT uid FROM docs WHERE superseded = 1")}
-        should_hide &= {r[0] for r in conn.execute("SELECT uid FROM docs WHERE layer='ledger'")}
-        if hidden != should_hide:
-            out.drift.append({"source": "ledger.jsonl", "problem": "superseded flags",
-                              "should_hide": sorted(should_hide - hidden)[:SHOW_UIDS],
-                              "wrongly_hidden": sorted(hidden - should_hide)[:SHOW_UIDS]})
-        for source, offset, reason in conn.execute("SELECT source, offset, reason FROM bad_lines"):
-            bad.setdefault((store.rel(Path(source)), offset), reason)
-    for agent in store.agents():  # the session index is no index source, but a file people edit
-        sessions = store.agent(agent).sessions
-        with contextlib.suppress(ScopeDenied):
-            for n, problem in enumerate(sessions.problems()):
-                bad.setdefault((store.rel(sessions.index_path), n),
-                               problem.replace(f"{store.home}/", ""))
-        out.integrity = [str(r[0]) for r in conn.execute("PRAGMA integrity_check")]
-    out.bad_lines = [{"source": k[0], "offset": k[1], "reason": r} for k, r in sorted(bad.items())]
-    try:
-        with store.db.write() as conn:
-            conn.execute("INSERT INTO docs_fts(docs_fts, rank) VALUES ('integrity-check', 1)")
-    except sqlite3.DatabaseError as exc:
-        out.fts_integrity = str(exc)
-    return out
-
-
-def _compare(out: Findings, rel: str, fresh: dict[str, Any], held: dict[str, Any]) -> None:
-    missing = sorted(set(fresh) - set(held))
-    stale = sorted(set(held) - set(fresh))
-    changed = sorted(u for u in set(fresh) & set(held) if fresh[u] != held[u])
-    if missing or stale or changed:
-        out.drift.append({"source": rel, "problem": "docs differ",
-                          "missing": len(missing), "stale": len(stale), "changed": len(changed),
-                          "examples": (missing + stale + changed)[:SHOW_UIDS]})
 
 
 def render(f: Findings, home: str) -> str:

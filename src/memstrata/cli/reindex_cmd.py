@@ -57,8 +57,7 @@ def run_reindex(args: argparse.Namespace) -> int:
     with ProgressStore(args.home, agent=args.agent, room=args.room, role=args.role,
                        sync=False) as store:
         report = store.reindex()
-        with store.db.read() as conn:
-            docs = int(conn.execute("SELECT count(*) FROM docs").fetchone()[0])
+        docs = store.doc_count()
         home = str(store.home)
         embedded = None
         if args.vectors:

@@ -149,3 +149,14 @@ MIGRATIONS.append(
         """,
     )
 )
+
+# One agent's memory newest first, one layer at a time (the timeline, `search.timeline`):
+# an ordered index walk per layer instead of sorting every row the agent owns.
+MIGRATIONS.append(
+    (
+        "serve_owner_layer_ts",
+        """
+        CREATE INDEX IF NOT EXISTS docs_owner_layer_ts ON docs(owner, layer, ts);
+        """,
+    )
+)

@@ -4,22 +4,26 @@ Only the extraction pipeline writes it (seed 004 write rule 3): `replace_source`
 swaps every item extracted from one source file for a new set in one atomic
 rewrite, so re-extraction replaces instead of accumulating. Entries it does not
 understand (a hand edit) are kept and written back unchanged (`files.jsondoc`).
+People clean up by hand (seed 004 "manual cleanup via UI"): `remove` keeps a copy
+of each removed item in `items.removed.jsonl`.
 """
 
 from __future__ import annotations
 
 import builtins
+import json
 import os
 from collections.abc import Iterable, Sized
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstrata import limits
-from memstrata.errors import EntryTooLarge, MalformedInput
+from memstrata.errors import EntryTooLarge, MalformedInput, NotFound
 from memstrata.files.jsondoc import Fields, RecordList, whole_file_problems
 from memstrata.files.jsonl import BadLine
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
-from memstrata.layers.base import Layer, check_text
+from memstrata.layers.base import Layer, check_count, check_text
 from memstrata.model import ITEM_TYPES, Item, check_plain, iso, now_ts, parse_ts
 
 if TYPE_CHECKING:
@@ -144,3 +148,71 @@ class Items(Layer):
             commit(doc.dumps())
         self._write_event(self.path, len(new))
         return [to_item(i) for i in new]
+
+    def page(self, *, type: str | None = None, source_file: str | None = None,
+             before: str | None = None, limit: int = 50) -> tuple[builtins.list[Item], str | None]:
+        """One page of items from the index, newest extraction first, and the cursor of the
+        next page (None at the end): a page costs the same with 10 or 100,000 items."""
+        self._check("read")
+        from memstrata.search.timeline import parse_cursor
+
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 200:
+            raise MalformedInput(f"limit must be an integer from 1 to 200, got {limit!r}")
+        scope_sql, params = self.store.gate.sql_filter("d")
+        where = ["d.layer = 'item'", scope_sql]
+        if type is not None:
+            where.append("d.kind = ?")
+            params.append(type)
+        if source_file is not None:
+            where.append("d.context = ?")
+            params.append(source_file)
+        if before:
+            ts, rid = parse_cursor(before)
+            where.append("(d.ts < ? OR (d.ts = ? AND d.id < ?))")
+            params += [ts, ts, rid]
+        with self.store.db.read() as conn:
+            rows = conn.execute(f"SELECT d.id, d.ts, d.meta FROM docs d WHERE {' AND '.join(where)} "
+                                "ORDER BY d.ts DESC, d.id DESC LIMIT ?", [*params, limit + 1]).fetchall()
+        items = []
+        for _, _, meta in rows[:limit]:
+            try:
+                items.append(to_item(json.loads(meta), str(self.path)))
+            except MalformedInput:
+                continue  # named by problems()
+        more = len(rows) > limit
+        return items, (f"{rows[limit - 1][1]!r}:{rows[limit - 1][0]}" if more else None)
+
+    def remove(self, ids: Iterable[str]) -> builtins.list[Item]:
+        """Manual cleanup (seed 004): take the items `ids` out of items.json.
+
+        Nothing is destroyed: each removed item is first appended, durably, to
+        `items.removed.jsonl` beside items.json (with `removedAt` and `removedBy`),
+        then items.json is rewritten without it. A crash in between leaves a copy in
+        both, never a loss. Unknown ids raise NotFound and change nothing.
+        """
+        self._check("write")
+        wanted = builtins.list(ids)
+        check_count(wanted, "item ids", limits.ITEMS_PER_SOURCE)
+        for i in wanted:
+            check_plain(i, "item id", limits.NAME_CHARS)
+        from memstrata.files.appendlog import durable_append
+        from memstrata.files.jsonl import encode
+
+        drop = set(wanted)
+        with self.store.editing(self.spec()) as commit:
+            doc = self._load()
+            found = [r for r in doc.records() if r["id"] in drop]
+            missing = drop - {r["id"] for r in found}
+            if missing:
+                raise NotFound(f"no item with id {sorted(missing)[0]!r}")
+            stamp = {"removedAt": iso(now_ts()), "removedBy": self.store.principal.agent}
+            durable_append(self.store.locks, self.removed_path,
+                           b"".join(encode({**r, **stamp}) for r in found))
+            doc.remove(lambda r: r["id"] in drop)
+            commit(doc.dumps())
+        self._write_event(self.path, -len(found))
+        return [to_item(r) for r in found]
+
+    @property
+    def removed_path(self) -> Path:
+        return self.path.with_name("items.removed.jsonl")

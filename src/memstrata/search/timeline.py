@@ -1,0 +1,181 @@
+"""One agent's memory as a timeline, newest first, one page at a time.
+
+    page = timeline(store, "finn", types=("log", "fact"), limit=50)
+    page.items[0].title, page.next   # `next` is the cursor of the following page
+
+What an agent did and what changed, from the index (never from whole files): LOG
+entries, session messages, facts (at their last change), NOW / CONTEXT / identity
+and memory files (at their last change, one item per file), compaction archives,
+tasks, plus the LOG compactions themselves (`compactions.jsonl`). Each type is one
+ordered walk of the index `docs(owner, layer, ts)` bounded by the page size, and the
+walks are merged, so a page costs the same at 100 or 100,000 entries. Pages are
+keyset-paginated: the cursor is the (time, row id) of the last item shown, so an
+entry written meanwhile never shifts a page. Scope: the gate's read check on the
+agent, and its SQL filter on every row.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memstrata.errors import MalformedInput
+from memstrata.model import check_name, iso, parse_ts
+
+if TYPE_CHECKING:
+    from memstrata.store import Store
+
+# Timeline type -> the index layers it shows.
+TIMELINE_TYPES: dict[str, tuple[str, ...]] = {
+    "log": ("log",),
+    "session": ("session",),
+    "fact": ("fact",),
+    "now": ("now",),
+    "context": ("context",),
+    "identity": ("identity",),
+    "file": ("file", "scratch", "episode"),
+    "task": ("task",),
+    "archive": ("archive",),
+    "compaction": (),  # from compactions.jsonl, not the index
+}
+# Whole-file Markdown layers: one item per file (its first chunk), at its last change.
+WHOLE_FILE_LAYERS = frozenset({"now", "context", "identity", "file", "scratch", "episode"})
+MAX_PAGE = 200
+TEXT_CHARS = 600
+
+
+@dataclass(frozen=True)
+class TimelineItem:
+    """One thing that happened in an agent's memory."""
+
+    uid: str
+    type: str  # a key of TIMELINE_TYPES
+    layer: str
+    kind: str | None
+    ts: float
+    title: str
+    text: str  # at most TEXT_CHARS characters; the full text is `store.get(uid)`
+    source: str  # store-relative path
+    thread: str | None = None  # session id, file path
+    row: int = 0  # index row id (0 for compactions): the cursor's tie-breaker
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"uid": self.uid, "type": self.type, "layer": self.layer, "kind": self.kind,
+                "ts": self.ts, "time": iso(self.ts), "title": self.title, "text": self.text,
+                "source": self.source, "thread": self.thread}
+
+
+@dataclass(frozen=True)
+class TimelinePage:
+    items: tuple[TimelineItem, ...]
+    next: str | None  # cursor of the next (older) page, None at the end
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"items": [i.to_dict() for i in self.items], "next": self.next}
+
+
+def cursor_of(item: TimelineItem) -> str:
+    return f"{item.ts!r}:{item.row}"
+
+
+def parse_cursor(cursor: str) -> tuple[float, int]:
+    ts, sep, row = cursor.partition(":")
+    try:
+        if not sep:
+            raise ValueError(cursor)
+        return float(ts), int(row)
+    except ValueError:
+        raise MalformedInput(f"invalid cursor {cursor!r}: use the `next` of a previous page") from None
+
+
+def _type_of(layer: str) -> str:
+    return next(t for t, layers in TIMELINE_TYPES.items() if layer in layers)
+
+
+def timeline(
+    store: Store,
+    agent: str,
+    *,
+    types: tuple[str, ...] | list[str] = (),
+    since: float | str | None = None,
+    until: float | str | None = None,
+    before: str | None = None,
+    limit: int = 50,
+) -> TimelinePage:
+    """A page of `agent`'s timeline, newest first (all types when `types` is empty)."""
+    check_name(agent, "agent")
+    store.gate.check("read", "log", agent)
+    wanted = tuple(types) or tuple(TIMELINE_TYPES)
+    unknown = [t for t in wanted if t not in TIMELINE_TYPES]
+    if unknown:
+        raise MalformedInput(f"unknown timeline type {unknown[0]!r}; types are "
+                             f"{', '.join(TIMELINE_TYPES)}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
+        raise MalformedInput(f"limit must be an integer from 1 to {MAX_PAGE}, got {limit!r}")
+    lo = parse_ts(since) if since is not None else None
+    hi = parse_ts(until) if until is not None else None
+    cur = parse_cursor(before) if before else None
+    found = _docs(store, agent, wanted, lo, hi, cur, limit + 1)
+    if "compaction" in wanted:
+        found += _compactions(store, agent, lo, hi, cur)
+    found.sort(key=lambda i: (-i.ts, -i.row))
+    page = found[:limit]
+    more = len(found) > limit
+    return TimelinePage(tuple(page), cursor_of(page[-1]) if more and page else None)
+
+
+def _docs(store: Store, agent: str, wanted: tuple[str, ...], lo: float | None, hi: float | None,
+          cur: tuple[float, int] | None, n: int) -> list[TimelineItem]:
+    scope_sql, scope_params = store.gate.sql_filter("d")
+    out: list[TimelineItem] = []
+    with store.db.read() as conn:
+        for layer in (layer for t in wanted for layer in TIMELINE_TYPES[t]):
+            where = ["d.owner = ?", "d.layer = ?", scope_sql]
+            params: list[Any] = [agent, layer, *scope_params]
+            if layer in WHOLE_FILE_LAYERS:
+                where.append("coalesce(d.pos, 0) = 0")
+            if lo is not None:
+                where.append("d.ts >= ?")
+                params.append(lo)
+            if hi is not None:
+                where.append("d.ts <= ?")
+                params.append(hi)
+            if cur is not None:
+                where.append("(d.ts < ? OR (d.ts = ? AND d.id < ?))")
+                params += [cur[0], cur[0], cur[1]]
+            rows = conn.execute(
+                "SELECT d.id, d.uid, d.layer, d.kind, d.ts, d.title, "
+                f"substr(d.body, 1, {TEXT_CHARS}), d.source, d.thread FROM docs d "
+                f"WHERE {' AND '.join(where)} ORDER BY d.ts DESC, d.id DESC LIMIT ?",
+                [*params, n],
+            ).fetchall()
+            out += [TimelineItem(uid, _type_of(lay), lay, kind, ts, title, body,
+                                 store.rel(Path(source)), thread, rid)
+                    for rid, uid, lay, kind, ts, title, body, source, thread in rows]
+    return out
+
+
+def _compactions(store: Store, agent: str, lo: float | None, hi: float | None,
+                 cur: tuple[float, int] | None) -> list[TimelineItem]:
+    from memstrata.lifecycle.compaction import compaction_history
+
+    out = []
+    for rec in compaction_history(store, agent):
+        try:
+            ts = parse_ts(rec.get("compacted_at"))
+        except MalformedInput:
+            continue
+        if (lo is not None and ts < lo) or (hi is not None and ts > hi):
+            continue
+        if cur is not None and (ts, 0) >= cur:
+            continue
+        title = f"LOG compacted: {rec.get('entries_count', '?')} entries archived"
+        text = json.dumps({k: rec.get(k) for k in ("reason", "archive_path", "original_size_kb",
+                                                   "new_size_kb", "carried_over")})
+        out.append(TimelineItem(f"compaction:{agent}:{rec.get('archive_id', ts)}", "compaction",
+                                "compaction", "compaction", ts, title, text,
+                                str(rec.get("archive_path") or ""), None, 0))
+    return out
+
