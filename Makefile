@@ -9,13 +9,13 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev,mcp,embed]'
+	$(BIN)/python -m pip install -q -e '.[dev,mcp,serve,embed]'
 	rm -f $(VENV)/.installed-* && touch $(STAMP)
 
 setup: $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/memstrata --agent $${MEMSTRATA_AGENT:-assistant} mcp --http --port $${PORT:-8765}
+	$(BIN)/memstrata serve --port $${PORT:-8765}
 
 demo: $(STAMP)
 	$(BIN)/memstrata demo

@@ -255,5 +255,90 @@ class AgentEvents(EventBus):
         """The shared bus stays open: its owner closes it."""
 
 
+def recent_events(
+    path: Path,
+    *,
+    limit: int = 50,
+    before: int | None = None,
+    agents: frozenset[str | None] | None = None,
+    names: tuple[str, ...] = (),
+) -> tuple[list[dict[str, Any]], int | None]:
+    """The newest audit records before byte `before` (default: the end), newest first.
+
+    Reads the file backwards in blocks and stops once `limit` records passed the
+    filters (`agents`: only these actors; `names`: only these events), so the cost
+    follows the page, not the file. Returns the records, each with its `offset`, and
+    the cursor of the next (older) page, None at the start of the file.
+    """
+    import json
+
+    out: list[dict[str, Any]] = []
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return [], None
+    try:
+        end = os.fstat(fd).st_size if before is None else min(before, os.fstat(fd).st_size)
+        pos, tail = end, b""
+        while pos > 0 and len(out) < limit:
+            step = min(64 * 1024, pos)
+            pos -= step
+            block = os.pread(fd, step, pos) + tail
+            lines = block.split(b"\n")
+            tail = lines[0] if pos > 0 else b""  # maybe a partial line: joined with the next block
+            starts, at = [], pos
+            for raw in lines:
+                starts.append(at)
+                at += len(raw) + 1
+            for i in range(len(lines) - 1, 0 if pos > 0 else -1, -1):
+                raw, offset = lines[i], starts[i]
+                if not raw.strip():
+                    continue
+                try:
+                    rec = json.loads(raw)
+                except ValueError:
+                    continue  # a line torn by a crash
+                if not isinstance(rec, dict) or (agents is not None and rec.get("agent") not in agents):
+                    continue
+                if names and rec.get("event") not in names:
+                    continue
+                out.append({**rec, "offset": offset})
+                if len(out) == limit:
+                    return out, offset or None
+    finally:
+        os.close(fd)
+    return out, None
+
+
+def tail_events(path: Path, offset: int, ino: int | None,
+                max_bytes: int = 1024 * 1024) -> tuple[list[dict[str, Any]], int, int | None]:
+    """Records appended to `path` since `offset` (of the file with inode `ino`), for a live
+    stream. A rotated or rewritten file (another inode, or shorter) is read from its start.
+    Returns the complete records (each with its `offset`), the new offset and inode."""
+    import json
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return [], 0, None
+    try:
+        st = os.fstat(fd)
+        if ino is not None and (st.st_ino != ino or st.st_size < offset):
+            offset = 0
+        data = os.pread(fd, min(max_bytes, max(st.st_size - offset, 0)), offset)
+    finally:
+        os.close(fd)
+    out = []
+    end = data.rfind(b"\n") + 1  # complete lines only; a line being written waits
+    at = offset
+    for raw in data[:end].split(b"\n")[:-1]:
+        with contextlib.suppress(ValueError):
+            rec = json.loads(raw)
+            if isinstance(rec, dict):
+                out.append({**rec, "offset": at})
+        at += len(raw) + 1
+    return out, offset + end, st.st_ino
+
+
 def read_audit(path: Path) -> list[dict[str, Any]]:
     return [r for _, r in read_records(path).records]

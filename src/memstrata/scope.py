@@ -146,6 +146,14 @@ class Gate:
             "author_role is the acting agent's identity (only an admin may set it)"
         )
 
+    def event_actors(self) -> frozenset[str | None] | None:
+        """Whose memory events (seed 004, `events.jsonl`) the principal may see: None for
+        everyone's (admin), else only its own (a project agent), or none (a skill)."""
+        p = self.principal
+        if p.role == "admin":
+            return None
+        return frozenset({p.agent}) if p.role == "project" else frozenset()
+
     def sql_filter(self, alias: str = "d") -> tuple[str, list[object]]:
         """A WHERE fragment restricting index rows to what the principal may read."""
         p = self.principal

@@ -63,6 +63,8 @@ class AssembledContext:
     chars: int
     truncated: bool
     warnings: tuple[str, ...] = ()  # files that could not be (fully) read, config problems
+    # The budget cut, per section in output order: (key, lines kept, lines dropped).
+    cuts: tuple[tuple[str, int, int], ...] = ()
 
 
 def _fenced(source: str, text: str) -> list[str]:
@@ -237,8 +239,11 @@ def _render(sections: list[Section], budget: int, warnings: list[str] | None = N
     body = "\n".join(s.render() for s in kept)
     text = head + "\n" + body
     truncated = any(s.dropped for s in kept) or len(kept) < len(sections)
+    after = {s.key: s for s in kept}
+    cuts = tuple((s.key, len(after[s.key].lines), after[s.key].dropped) if s.key in after
+                 else (s.key, 0, len(s.lines)) for s in sections)
     return AssembledContext(text, tuple(s.key for s in kept), len(text), truncated,
-                            tuple(warnings or ()))
+                            tuple(warnings or ()), cuts)
 
 
 def _one_line(text: str, limit: int = 300) -> str:

@@ -42,6 +42,7 @@ COMMAND_MODULES = (
     "memstrata.cli.hooks_cmd",
     "memstrata.cli.maintain_cmd",
     "memstrata.cli.purge_cmd",
+    "memstrata.cli.serve_cmd",
 )
 
 

@@ -271,6 +271,27 @@ class Sessions(Layer):
         self._read_event(path, dec.consumed)
         return [to_message(r) for _, r in dec.records if "role" in r]
 
+    def page(self, session_id: str, *, after: int = -1,
+             limit: int = 100) -> tuple[builtins.list[SessionMessage], int | None]:
+        """A page of one transcript's messages in order, from the index: `after` is the
+        cursor a previous page returned (-1: from the start); returns the messages and the
+        next cursor (None at the end). A page costs the same at 100 or 100,000 messages."""
+        self._check("read")
+        self._require(session_id)
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 500:
+            raise MalformedInput(f"limit must be an integer from 1 to 500, got {limit!r}")
+        if isinstance(after, bool) or not isinstance(after, int):
+            raise MalformedInput("after must be an integer (a cursor from a previous page)")
+        spec = self.spec(session_id)
+        self.store.fresh(spec)
+        with self.store.db.read() as conn:
+            rows = conn.execute(
+                "SELECT pos, meta FROM docs WHERE thread = ? AND source = ? AND pos > ? "
+                "ORDER BY pos LIMIT ?", (session_id, str(spec.path), after, limit + 1)).fetchall()
+        msgs = [to_message(json.loads(meta)) for _, meta in rows[:limit]]
+        self._read_event(spec.path, sum(len(m.content) for m in msgs))
+        return msgs, (rows[limit - 1][0] if len(rows) > limit else None)
+
     def ids(self) -> builtins.list[str]:
         """The ids of the transcripts on disk."""
         self._check("read")

@@ -20,6 +20,7 @@ destroys anything; oversized or stale hand-written files are left for review.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -194,14 +195,23 @@ def audit(
     return AuditReport(agent, tuple(found))
 
 
-def prune(store: Store, agent: str, report: AuditReport, *, dry_run: bool = True) -> PruneReport:
+def prune(store: Store, agent: str, report: AuditReport, *, dry_run: bool = True,
+          only: Iterable[tuple[str, str]] | None = None) -> PruneReport:
     """Act on an audit report (dry run by default). Never destroys: facts are forgotten
-    in an append-only journal, files move to the archive."""
+    in an append-only journal, files move to the archive.
+
+    `only` names the (kind, target) findings a person reviewed (a dry run shown, then
+    confirmed): the rest of the report is left alone, and so is a reviewed finding
+    that is no longer in the report.
+    """
     from memstrata.lifecycle.compaction import compact_log
 
     mem = store.agent(agent)
+    reviewed = None if only is None else set(only)
     done: list[PruneAction] = []
     for f in report.findings:
+        if reviewed is not None and (f.kind, f.target) not in reviewed:
+            continue
         if f.action == "review":
             done.append(PruneAction(f, False, "left for review: edit it by hand or by the agent"))
             continue

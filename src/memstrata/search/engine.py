@@ -231,3 +231,20 @@ def make_snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str
     if start + width < len(flat):
         piece = piece.rsplit(" ", 1)[0] + "…"
     return piece
+
+
+def fetch(store: Store, uid: str) -> Hit:
+    """One memory by uid, full text and metadata, through the scope filter.
+
+    NotFound if no memory has that uid or the principal may not read it (the two
+    are not told apart, so a uid reveals nothing about memory out of scope).
+    """
+    from memstrata.errors import NotFound
+
+    where, params = store.gate.sql_filter("d")
+    with store.db.read() as conn:
+        row = conn.execute(f"SELECT {_COLUMNS} FROM docs d WHERE d.uid = ? AND {where}",
+                           [uid, *params]).fetchone()
+    if row is None:
+        raise NotFound(f"no memory with uid {uid!r} (or not visible to you)")
+    return _hit(row, 0.0, {}, [])

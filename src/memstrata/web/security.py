@@ -102,10 +102,15 @@ class HttpPolicy:
         *,
         allow_hosts: Iterable[str] = (),
         allow_origins: Iterable[str] = (),
+        app_auth: bool = False,
     ) -> HttpPolicy:
-        """The safe default policy for a server bound to `host:port`, plus extra entries."""
+        """The safe default policy for a server bound to `host:port`, plus extra entries.
+
+        `app_auth`: the app behind the guard authenticates every request itself
+        (`memstrata serve` with `[serve] tokens`), which counts as a token here.
+        """
         token = check_token(token)
-        if not is_loopback(host) and token is None:
+        if not is_loopback(host) and token is None and not app_auth:
             raise MalformedInput(
                 f"binding {host or '*'} exposes memory beyond this machine: set a token "
                 "(--token or MEMSTRATA_MCP_TOKEN)"
@@ -118,7 +123,7 @@ class HttpPolicy:
             hosts.append("*")  # a token is required here, and it is the authentication
         extra_hosts = [_check_host_entry(h) for h in allow_hosts]
         extra_origins = [_check_origin_entry(o) for o in allow_origins]
-        if token is None and "*" in (*extra_hosts, *extra_origins):
+        if token is None and not app_auth and "*" in (*extra_hosts, *extra_origins):
             # Without a token, any Host invites DNS rebinding and any Origin lets every
             # web page in the user's browser read and write this memory.
             raise MalformedInput("allowing every Host or Origin ('*') needs a token (--token)")

@@ -1,0 +1,85 @@
+"""`memstrata serve`: one port, the embedded store: MCP at /mcp, the JSON API at /api, the
+web app at /."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("serve", help="serve MCP (/mcp), the JSON API (/api) and the web app (/)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to bind (default 127.0.0.1; anything else needs a token)")
+    p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 = any free one)")
+    p.add_argument("--token", default=os.environ.get("MEMSTRATA_MCP_TOKEN"),
+                   help="bearer token acting as --agent/--room ($MEMSTRATA_MCP_TOKEN); more "
+                        "tokens, one per agent, in [serve] tokens")
+    p.add_argument("--allow-host", action="append", default=[], metavar="HOST",
+                   help="also accept this Host header (repeatable; config [http] allow_hosts)")
+    p.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                   help="also accept this browser Origin (repeatable; config [http] allow_origins)")
+    p.add_argument("--tools", default=os.environ.get("MEMSTRATA_MCP_TOOLS"),
+                   help="comma-separated subset of MCP tools to expose at /mcp")
+    p.add_argument("--verify-root", default=None, metavar="DIR",
+                   help="code folder `verify` checks memory claims against (default: here)")
+    p.set_defaults(func=run_serve)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    try:
+        import fastapi  # noqa: F401
+        import uvicorn
+
+        from memstrata.web.app import build_app
+    except ImportError:  # pragma: no cover - depends on the install
+        sys.stderr.write("memstrata: serve needs the extra: pip install 'memstrata[serve]'\n")
+        return 1
+    from pathlib import Path
+
+    from memstrata.cli.common import warn_config
+    from memstrata.cli.mcp_cmd import connect_hints
+    from memstrata.store import Store
+    from memstrata.web.context import ServeContext
+    from memstrata.web.identity import Identities
+    from memstrata.web.security import WILDCARDS, HttpPolicy, check_token, url_host
+
+    store = Store(args.home, agent=args.agent, room=args.room, role=args.role)
+    warn_config(store)
+    token = check_token(args.token)
+    tokens = store.config.serve_tokens
+    identities = Identities(args.agent, args.room, token, tokens)
+    ctx = ServeContext(store, identities,
+                       tools=[t.strip() for t in args.tools.split(",") if t.strip()]
+                       if args.tools else None,
+                       verify_root=Path(args.verify_root or os.getcwd()).resolve())
+    config = uvicorn.Config(None, host=args.host, port=args.port, log_level="warning",
+                            timeout_graceful_shutdown=2, lifespan="on")
+    server = uvicorn.Server(config)
+    sock = config.bind_socket()  # bound before the banner, so port 0 prints the real port
+    port = sock.getsockname()[1]
+    policy = HttpPolicy.for_bind(
+        args.host, port, token, app_auth=bool(tokens),
+        allow_hosts=[*store.config.http_allow_hosts, *args.allow_host],
+        allow_origins=[*store.config.http_allow_origins, *args.allow_origin])
+    config.app = build_app(ctx, policy)
+    shown = "127.0.0.1" if args.host in WILDCARDS else url_host(args.host)
+    base = f"http://{shown}:{port}"
+    who = (f"agent {args.agent}" if args.agent else "the store owner (admin)") + (
+        f", room {args.room}" if args.room else "")
+    auth = ("no token: loopback only" if identities.open else
+            f"{len(identities.entries)} token(s); browsers log in at {base}/login")
+    sys.stderr.write(
+        f"memstrata serve on {base} (store {store.home}; requests act as {who}; {auth})\n"
+        f"  web app: {base}/   API: {base}/api (schema {base}/api/openapi.json, try it at "
+        f"{base}/api/docs)   MCP: {base}/mcp\n"
+        + connect_hints(f"{base}/mcp", token) + "  (Ctrl-C to stop)\n")
+    sys.stderr.flush()
+    config.load()
+    try:
+        server.run(sockets=[sock])
+    finally:
+        store.close()
+    return 0

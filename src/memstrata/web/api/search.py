@@ -1,0 +1,84 @@
+"""Search (every `SearchQuery` option, each hit with its explain), full text by uid, who am I."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query, Request
+from pydantic import BaseModel, Field
+
+from memstrata.search.query import LAYERS, MAX_K, MAX_QUERY_CHARS, SearchQuery
+from memstrata.web.context import identity_of, store_of
+
+router = APIRouter(tags=["search"])
+Layer = Literal[LAYERS]  # type: ignore[valid-type]
+
+
+class SearchBody(BaseModel):
+    """A search: empty `text` is a structured query (newest first)."""
+
+    text: str = Field("", max_length=MAX_QUERY_CHARS)
+    layers: list[Layer] = Field(default_factory=list, max_length=len(LAYERS))
+    kind: str | None = Field(None, max_length=200)
+    tags: list[Annotated[str, Field(max_length=100)]] = Field(default_factory=list, max_length=32)
+    tags_match: Literal["any", "all"] = "any"
+    agent: str | None = Field(None, max_length=64)
+    room: str | None = Field(None, max_length=64)
+    exclude_room: str | None = Field(None, max_length=64)
+    since: float | str | None = Field(None, description="ISO 8601 time or epoch seconds")
+    until: float | str | None = Field(None, description="ISO 8601 time or epoch seconds")
+    include_superseded: bool = False
+    k: int = Field(10, ge=1, le=MAX_K)
+    mode: Literal["lexical", "hybrid", "semantic"] = "lexical"
+
+
+def run_search(request: Request, body: SearchBody) -> dict[str, Any]:
+    q = SearchQuery(text=body.text, layers=tuple(body.layers), kind=body.kind,
+                    tags=tuple(body.tags), tags_match=body.tags_match, agent=body.agent,
+                    room=body.room, exclude_room=body.exclude_room, since=body.since,
+                    until=body.until, include_superseded=body.include_superseded, k=body.k,
+                    mode=body.mode)
+    store = store_of(request)
+    hits = store.search(q)
+    return {"query": body.model_dump(), "hits": [h.to_dict(full=False) for h in hits]}
+
+
+@router.get("/search", summary="Search every layer you may read (BM25 x decay, explained)")
+def search_get(
+    request: Request,
+    q: Annotated[str, Query(max_length=MAX_QUERY_CHARS, description="query text")] = "",
+    layers: Annotated[list[Layer], Query(max_length=len(LAYERS))] = [],  # noqa: B006
+    kind: Annotated[str | None, Query(max_length=200)] = None,
+    tags: Annotated[list[Annotated[str, Query(max_length=100)]], Query(max_length=32)] = [],  # noqa: B006
+    tags_match: Literal["any", "all"] = "any",
+    agent: Annotated[str | None, Query(max_length=64)] = None,
+    room: Annotated[str | None, Query(max_length=64)] = None,
+    exclude_room: Annotated[str | None, Query(max_length=64)] = None,
+    since: Annotated[str | None, Query(max_length=64)] = None,
+    until: Annotated[str | None, Query(max_length=64)] = None,
+    include_superseded: bool = False,
+    k: Annotated[int, Query(ge=1, le=MAX_K)] = 10,
+    mode: Literal["lexical", "hybrid", "semantic"] = "lexical",
+) -> dict[str, Any]:
+    body = SearchBody(text=q, layers=layers, kind=kind, tags=tags, tags_match=tags_match,
+                      agent=agent, room=room, exclude_room=exclude_room, since=since,
+                      until=until, include_superseded=include_superseded, k=k, mode=mode)
+    return run_search(request, body)
+
+
+@router.post("/search", summary="Search with a JSON body (same options)")
+def search_post(request: Request, body: SearchBody) -> dict[str, Any]:
+    return run_search(request, body)
+
+
+@router.get("/memories", summary="The full text of one memory, by the uid a hit carries")
+def memory_get(request: Request,
+               uid: Annotated[str, Query(min_length=1, max_length=2000)]) -> dict[str, Any]:
+    return store_of(request).get(uid).to_dict()
+
+
+@router.get("/whoami", tags=["meta"], summary="The principal this request acts as")
+def whoami(request: Request) -> dict[str, Any]:
+    who = identity_of(request)
+    p = store_of(request).principal
+    return {"agent": p.agent, "role": p.role, "room": p.room, "via": who.via}

@@ -1,0 +1,60 @@
+"""What every request handler of `memstrata serve` shares: the store, who is asking.
+
+One `Store` is opened when the server starts (opening syncs the index); each
+request acts through `store.acting_as(agent, room)` for its identity, a cheap view
+sharing the index connection, locks and events (cached per identity).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memstrata.errors import ScopeDenied
+from memstrata.web.identity import Identities, Identity
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+
+    from memstrata.store import Store
+
+IDENTITY_KEY = "memstrata.identity"
+
+
+@dataclass
+class ServeContext:
+    store: Store
+    identities: Identities
+    tools: list[str] | None = None
+    verify_root: Path = field(default_factory=Path.cwd)  # where `verify` checks code claims
+    _views: dict[tuple[str | None, str | None], Store] = field(default_factory=dict)
+    _guard: threading.Lock = field(default_factory=threading.Lock)
+
+    def store_for(self, who: Identity) -> Store:
+        key = (who.agent, who.room)
+        with self._guard:
+            view = self._views.get(key)
+            if view is None:
+                view = self.store.acting_as(who.agent, who.room)
+                self._views[key] = view
+            return view
+
+
+def context_of(request: Request) -> ServeContext:
+    ctx: Any = request.app.state.memstrata
+    assert isinstance(ctx, ServeContext)
+    return ctx
+
+
+def identity_of(request: Request) -> Identity:
+    who = request.scope.get(IDENTITY_KEY)
+    if not isinstance(who, Identity):
+        raise ScopeDenied("not signed in: send 'Authorization: Bearer <token>' or log in")
+    return who
+
+
+def store_of(request: Request) -> Store:
+    """The store acting as this request's principal."""
+    return context_of(request).store_for(identity_of(request))

@@ -1,0 +1,144 @@
+"""Pages over shared memory and the store: home, login, ledger, search, items, events, the
+API explorer."""
+
+from __future__ import annotations
+
+from typing import Annotated
+from urllib.parse import quote
+
+from fastapi import APIRouter, Form, Query, Request
+from starlette.responses import Response
+
+from memstrata.layers.ledger_pages import ledger_page, supersede_chain
+from memstrata.model import ITEM_TYPES
+from memstrata.search.query import LAYERS, SearchQuery
+from memstrata.web.context import context_of, identity_of, store_of
+from memstrata.web.identity import SESSION_COOKIE, SESSION_SECONDS
+from memstrata.web.pages.forms import back, require_csrf
+from memstrata.web.pages.render import page
+
+router = APIRouter()
+Csrf = Annotated[str, Form(max_length=128)]
+Short = Annotated[str | None, Query(max_length=200)]
+
+
+@router.get("/")
+def home(request: Request) -> Response:
+    store = store_of(request)
+    agents = [a for a in store.agents() if store.gate.allows("read", "file", a)]
+    own = store.principal.agent
+    if own and own not in agents and store.gate.allows("read", "file", own):
+        agents.insert(0, own)
+    return page(request, "home.html", agents=agents, rooms=store.rooms(),
+                docs=store.doc_count())
+
+
+@router.get("/login")
+def login_form(request: Request, next: Annotated[str, Query(max_length=512)] = "/") -> Response:
+    return page(request, "login.html", next=next if next.startswith("/") else "/")
+
+
+@router.post("/login")
+def login(request: Request, token: Annotated[str, Form(max_length=512)], csrf: Csrf,
+          next: Annotated[str, Form(max_length=512)] = "/") -> Response:
+    require_csrf(request, csrf)
+    ids = context_of(request).identities
+    sid = ids.login(token)
+    if sid is None:
+        return page(request, "login.html", 401, next=next, failed=True)
+    target = next if next.startswith("/") and not next.startswith("//") else "/"
+    resp = back(target)
+    resp.set_cookie(SESSION_COOKIE, sid, max_age=SESSION_SECONDS, httponly=True,
+                    samesite="strict", path="/")
+    return resp
+
+
+@router.post("/logout")
+def logout(request: Request, csrf: Csrf) -> Response:
+    require_csrf(request, csrf)
+    context_of(request).identities.logout(identity_of(request).session)
+    resp = back("/login")
+    resp.delete_cookie(SESSION_COOKIE, path="/")
+    return resp
+
+
+@router.get("/ledger")
+def ledger(request: Request, room: Short = None, kind: Short = None,
+           tag: Short = None, include_superseded: bool = False,
+           before: Annotated[str | None, Query(max_length=64)] = None) -> Response:
+    store = store_of(request)
+    pg = ledger_page(store, room=room or None, kind=kind or None, tags=[tag] if tag else [],
+                     include_superseded=include_superseded, before=before, limit=50)
+    return page(request, "ledger.html", page=pg, rooms=store.rooms(), kinds=store.config.kinds,
+                room=room or "", kind=kind or "", tag=tag or "",
+                include_superseded=include_superseded)
+
+
+@router.get("/ledger/{entry_id}")
+def ledger_entry(request: Request, entry_id: str) -> Response:
+    store = store_of(request)
+    chain = supersede_chain(store, entry_id)
+    return page(request, "ledger_entry.html", chain=chain, entry_id=entry_id,
+                kinds=store.config.kinds)
+
+
+@router.post("/ledger/{entry_id}/supersede")
+def ledger_supersede(request: Request, entry_id: str, kind: Annotated[str, Form(max_length=200)],
+                     summary: Annotated[str, Form(max_length=4096)], csrf: Csrf,
+                     detail: Annotated[str, Form(max_length=16384)] = "") -> Response:
+    require_csrf(request, csrf)
+    new = store_of(request).ledger.publish(kind, summary, detail=detail or None,
+                                           supersedes=entry_id)
+    return back(f"/ledger/{quote(new.id)}")
+
+
+@router.get("/search")
+def search(request: Request, q: Annotated[str, Query(max_length=4000)] = "",
+           layers: Annotated[list[str], Query(max_length=len(LAYERS))] = [],  # noqa: B006
+           kind: Short = None, agent: Short = None, room: Short = None,
+           since: Short = None, until: Short = None, include_superseded: bool = False,
+           k: Annotated[int, Query(ge=1, le=50)] = 10, mode: Short = "lexical") -> Response:
+    store = store_of(request)
+    chosen = [x for x in layers if x]
+    hits = None
+    if q.strip() or chosen or kind or agent or room:
+        hits = store.search(SearchQuery(
+            text=q, layers=tuple(chosen), kind=kind or None, agent=agent or None,
+            room=room or None, since=since or None, until=until or None,
+            include_superseded=include_superseded, k=k, mode=mode or "lexical"))
+    return page(request, "search.html", hits=hits, q=q, all_layers=LAYERS, chosen=chosen,
+                kind=kind or "", agent=agent or "", room=room or "", since=since or "",
+                until=until or "", include_superseded=include_superseded, k=k,
+                mode=mode or "lexical")
+
+
+@router.get("/items")
+def items(request: Request, type: Short = None, source_file: Short = None,
+          before: Annotated[str | None, Query(max_length=64)] = None) -> Response:
+    got, nxt = store_of(request).items.page(type=type or None, source_file=source_file or None,
+                                            before=before, limit=50)
+    return page(request, "items.html", items=got, next=nxt, types=ITEM_TYPES, type=type or "",
+                source_file=source_file or "")
+
+
+@router.post("/items/remove")
+def items_remove(request: Request, csrf: Csrf,
+                 ids: Annotated[list[str], Form(max_length=1000)] = []) -> Response:  # noqa: B006
+    require_csrf(request, csrf)
+    if ids:
+        store_of(request).items.remove(ids)
+    return back("/items")
+
+
+@router.get("/events")
+def events(request: Request) -> Response:
+    from memstrata.events import recent_events
+
+    store = store_of(request)
+    recs, _ = recent_events(store.layout.events, limit=100, agents=store.gate.event_actors())
+    return page(request, "events.html", events=recs)
+
+
+@router.get("/api/docs")
+def api_docs(request: Request) -> Response:
+    return page(request, "api_docs.html")
