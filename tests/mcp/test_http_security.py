@@ -202,7 +202,8 @@ def test_authorization_headers_fail_safely(remote: Server) -> None:
     for lines in bad:
         status, body = _raw_post(remote.port, lines)
         assert status == 401, (lines, status, body)
-        assert json.loads(body) == {"error": "missing or wrong bearer token"}
+        assert json.loads(body) == {"error": {"code": "unauthorized",
+                                              "message": "missing or wrong bearer token"}}
     assert remote.proc.poll() is None  # nothing above took the server down
 
 

@@ -105,6 +105,9 @@ def assemble_context(
         return _render(sections, budget)
 
     mem = store.agent(agent)
+    # Scope first: a section that cannot be read degrades to a warning, but another
+    # agent's memory out of scope is refused whole, never served as a page of warnings.
+    store.gate.check("read", "now", mem.name)
     build = _Sections(store)
     build.add("identity", "## Identity", 100, mem.identity.path, lambda: _fenced_file(store, mem.identity))
     build.add("context", "## Persistent memory", 85, mem.context.path, lambda: _fenced_file(store, mem.context))

@@ -80,6 +80,8 @@ def run_serve(args: argparse.Namespace) -> int:
     config.load()
     try:
         server.run(sockets=[sock])
+    except KeyboardInterrupt:  # uvicorn re-raises Ctrl-C after its graceful shutdown
+        pass
     finally:
         store.close()
     return 0

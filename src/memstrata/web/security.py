@@ -181,9 +181,10 @@ def _one(headers: dict[bytes, list[bytes]], name: bytes) -> bytes | None:
     return values[0] if values and len(values) == 1 else None
 
 
-async def _reply(send: Any, status: int, message: str,
+async def _reply(send: Any, status: int, code: str, message: str,
                  extra: Iterable[tuple[bytes, bytes]] = ()) -> None:
-    body = json.dumps({"error": message}).encode()
+    """An error answer in the shape every memstrata HTTP surface uses."""
+    body = json.dumps({"error": {"code": code, "message": message}}).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"),
                             (b"content-length", str(len(body)).encode()), *extra]})
@@ -203,14 +204,14 @@ def guard(app: ASGIApp, policy: HttpPolicy) -> ASGIApp:
         headers = _headers(scope)
         host = _one(headers, b"host")
         if not policy.host_allowed(host.decode("latin-1") if host is not None else None):
-            await _reply(send, 421, "this Host is not allowed (see --allow-host)")
+            await _reply(send, 421, "host_not_allowed", "this Host is not allowed (see --allow-host)")
             return
         raw_origin = headers.get(b"origin")
         origin: str | None = None
         if raw_origin is not None:
             origin = raw_origin[0].decode("latin-1") if len(raw_origin) == 1 else ""
             if not policy.origin_allowed(origin):
-                await _reply(send, 403, "this Origin is not allowed (see --allow-origin)")
+                await _reply(send, 403, "origin_not_allowed", "this Origin is not allowed (see --allow-origin)")
                 return
         cors = _cors(origin)
         if origin is not None and scope.get("method") == "OPTIONS":
@@ -222,7 +223,7 @@ def guard(app: ASGIApp, policy: HttpPolicy) -> ASGIApp:
             await send({"type": "http.response.body", "body": b""})
             return
         if policy.token is not None and not bearer_ok(_one(headers, b"authorization"), policy.token):
-            await _reply(send, 401, "missing or wrong bearer token",
+            await _reply(send, 401, "unauthorized", "missing or wrong bearer token",
                          [(b"www-authenticate", b'Bearer realm="memstrata"'), *cors])
             return
         if not cors:
