@@ -36,7 +36,7 @@ SECURITY_HEADERS = [
                                  b"script-src 'self'; connect-src 'self'; frame-ancestors 'none'; "
                                  b"base-uri 'none'; form-action 'self'"),
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    (b"referrer-policy", b"same-origin"),  # no-referrer makes Chromium send Origin: null
     (b"x-frame-options", b"DENY"),
 ]
 log = logging.getLogger("memstrata.serve")
