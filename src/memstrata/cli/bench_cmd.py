@@ -1,4 +1,4 @@
-"""`memstrata bench ops | search | locomo | append | fresh`."""
+"""`memstrata bench ops | search | locomo | append | fresh | serve`."""
 
 from __future__ import annotations
 
@@ -35,6 +35,13 @@ def register(sub: Any) -> None:
     fr.add_argument("--writes", type=int, default=10_000, help="writes for the WAL size (0: skip)")
     fr.add_argument("--no-search", action="store_true", help="only the WAL size")
     fr.set_defaults(func=run_fresh)
+    srv = bsub.add_parser("serve", help="memstrata serve: API search vs library, page loads, "
+                                        "held load at N entries")
+    srv.add_argument("--entries", type=int, default=100_000)
+    srv.add_argument("--queries", type=int, default=200)
+    srv.add_argument("--seconds", type=float, default=8.0, help="per held-load level")
+    srv.add_argument("--levels", default="1,2,4,8,16", help="client concurrency levels")
+    srv.set_defaults(func=run_serve)
 
 
 def run_ops(args: argparse.Namespace) -> int:
@@ -92,6 +99,14 @@ def run_fresh(args: argparse.Namespace) -> int:
                                                   progress=_progress)
     wal = run_wal(args.writes, progress=_progress) if args.writes else []
     emit(args, {"fresh": fresh, "wal": wal}, format_report(fresh, wal))
+def run_serve(args: argparse.Namespace) -> int:
+    from memstrata.bench.serve import format_result, run_serve_bench
+    from memstrata.cli.main import emit
+
+    result = run_serve_bench(args.entries, args.queries, seconds=args.seconds,
+                             levels=tuple(int(x) for x in args.levels.split(",")),
+                             progress=_progress)
+    emit(args, result, format_result(result))
     return 0
 
 
