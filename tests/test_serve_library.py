@@ -178,3 +178,13 @@ def test_prune_acts_only_on_reviewed_findings(root: Store) -> None:
     done = prune(finn, "finn", report, dry_run=False, only=[(dup.kind, dup.target)])
     assert [a.finding.target for a in done.applied] == [dup.target]
     assert facts.get("c").value  # not reviewed: left alone
+
+
+def test_the_api_names_every_timeline_type() -> None:
+    from typing import get_args
+
+    pytest.importorskip("fastapi")
+    from memstrata.search.timeline import TIMELINE_TYPES
+    from memstrata.web.api.agents import TimelineType
+
+    assert set(get_args(TimelineType)) == set(TIMELINE_TYPES)

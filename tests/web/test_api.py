@@ -10,10 +10,9 @@ from typing import Any
 
 import anyio
 import httpx
-import pytest
+from tests.web.conftest import Served
 
 from memstrata.store import sha256_text
-from tests.web.conftest import Served
 
 Ids = dict[str, str]
 

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from tests.web.conftest import Served
 
 sync_api = pytest.importorskip("playwright.sync_api")
@@ -82,7 +81,7 @@ def test_timeline_shows_memory_and_script_as_text(browser: Any, served: tuple[Se
 
 def test_search_shows_the_explain_of_each_hit(browser: Any, served: tuple[Served, Ids],
                                               shots: Path) -> None:
-    server, ids = served
+    server, _ = served
     page = logged_in(browser, server)
     page.goto(f"{server.base}/search")
     page.fill("input[name=q]", "bcrypt passwords")

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from tests.web.conftest import start_server, stop_server
 
 from memstrata import Store
-from tests.web.conftest import start_server, stop_server
 
 CLIENTS = 50
 AGENTS = [f"load{i}" for i in range(5)]

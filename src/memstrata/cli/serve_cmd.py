@@ -55,16 +55,15 @@ def run_serve(args: argparse.Namespace) -> int:
                        tools=[t.strip() for t in args.tools.split(",") if t.strip()]
                        if args.tools else None,
                        verify_root=Path(args.verify_root or os.getcwd()).resolve())
-    config = uvicorn.Config(None, host=args.host, port=args.port, log_level="warning",
-                            timeout_graceful_shutdown=2, lifespan="on")
-    server = uvicorn.Server(config)
     sock = _bind(args.host, args.port)  # bound before the banner: port 0 prints the real port
     port = sock.getsockname()[1]
     policy = HttpPolicy.for_bind(
         args.host, port, token, app_auth=bool(tokens),
         allow_hosts=[*store.config.http_allow_hosts, *args.allow_host],
         allow_origins=[*store.config.http_allow_origins, *args.allow_origin])
-    config.app = build_app(ctx, policy)
+    config = uvicorn.Config(build_app(ctx, policy), host=args.host, port=port,
+                            log_level="warning", timeout_graceful_shutdown=2, lifespan="on")
+    server = uvicorn.Server(config)
     shown = "127.0.0.1" if args.host in WILDCARDS else url_host(args.host)
     base = f"http://{shown}:{port}"
     who = (f"agent {args.agent}" if args.agent else "the store owner (admin)") + (
@@ -77,7 +76,6 @@ def run_serve(args: argparse.Namespace) -> int:
         f"{base}/api/docs)   MCP: {base}/mcp\n"
         + connect_hints(f"{base}/mcp", token) + "  (Ctrl-C to stop)\n")
     sys.stderr.flush()
-    config.load()
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:  # uvicorn re-raises Ctrl-C after its graceful shutdown

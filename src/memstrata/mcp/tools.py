@@ -202,13 +202,6 @@ def build_tools(store: Store) -> list[ToolSpec]:
 
 
 def _full(store: Store, uid: str) -> str:
-    from memstrata.errors import NotFound
-
-    where, params = store.gate.sql_filter("d")
-    with store.db.read() as conn:
-        row = conn.execute(f"SELECT title, body, meta FROM docs d WHERE d.uid = ? AND {where}",
-                           [uid, *params]).fetchone()
-    if row is None:
-        raise NotFound(f"no memory with uid {uid!r} (or not visible to you)")
-    return json.dumps({"uid": uid, "title": row[0], "text": row[1],
-                       "meta": json.loads(row[2]) if row[2] else None}, ensure_ascii=False)
+    hit = store.get(uid)  # scope-checked in the library; NotFound if not visible
+    return json.dumps({"uid": uid, "title": hit.title, "text": hit.text,
+                       "meta": hit.meta or None}, ensure_ascii=False)

@@ -22,7 +22,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from memstrata.web.context import IDENTITY_KEY, ServeContext
-from memstrata.web.identity import SESSION_COOKIE, Identities
+from memstrata.web.identity import SESSION_COOKIE, Identities, Identity
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -146,6 +146,7 @@ def authenticate(app: ASGIApp, identities: Identities) -> ASGIApp:
         headers = list(scope.get("headers") or [])
         auth = _header(headers, b"authorization")
         machine = path.startswith(("/api", "/mcp"))
+        who: Identity | None
         if identities.open:
             who = identities.default
         else:

@@ -27,7 +27,6 @@ import threading
 import time
 from dataclasses import dataclass
 
-
 SESSION_COOKIE = "memstrata_session"
 SESSION_SECONDS = 12 * 3600
 MAX_SESSIONS = 10_000

@@ -18,7 +18,8 @@ from memstrata.store import sha256_text
 from memstrata.web.context import store_of
 
 router = APIRouter(prefix="/agents", tags=["agents"])
-TimelineType = Literal[tuple(TIMELINE_TYPES)]  # type: ignore[valid-type]
+TimelineType = Literal["log", "session", "fact", "now", "context", "identity", "file", "task",
+                       "archive", "compaction"]  # TIMELINE_TYPES (a test checks they agree)
 AgentName = Annotated[str, Field(max_length=64)]
 Sha = Annotated[str | None, Field(None, max_length=64, pattern="^[0-9a-f]{64}$",
                                   description="sha256 of the text this edit started from")]
