@@ -439,3 +439,28 @@ def test_open_server_acts_as_its_agent(tmp_path: Path) -> None:
     finally:
         stop_server(server)
     assert server.proc.returncode == 0
+
+
+def test_open_server_without_an_agent_serves_mcp_as_the_default_agent(tmp_path: Path) -> None:
+    """`make run`: no token, no --agent: the API acts as the store's owner (admin) and MCP
+    tools act for `memstrata mcp`'s default agent."""
+    from mcp.client.streamable_http import streamable_http_client
+    from tests.web.conftest import start_server, stop_server
+
+    from mcp import Client
+
+    home = tmp_path / "owner"
+    server = start_server(home)
+
+    async def call() -> list[str]:
+        async with Client(streamable_http_client(f"{server.base}/mcp")) as cl:
+            await cl.call_tool("update_status", {"new_status": "from make run"})
+            return [t.name for t in (await cl.list_tools()).tools]
+
+    try:
+        assert httpx.get(f"{server.base}/api/whoami").json()["role"] == "admin"
+        assert "recall_memory" in anyio.run(call)
+        assert "from make run" in (home / "agents/agent/memory/NOW.md").read_text()
+        assert httpx.get(f"{server.base}/a/agent/timeline").status_code == 200
+    finally:
+        stop_server(server)

@@ -4,7 +4,8 @@ principal, the same tools as `memstrata mcp`.
 An MCP server's tools are bound to the store they were built with, so each principal
 (the identity a request authenticated as) gets its own server over
 `store.acting_as(...)`, built on its first request; its session manager runs in a
-task of the app's lifespan until the server stops.
+task of the app's lifespan until the server stops. Tools act for an agent: a request
+acting as the store's owner (no agent) uses `memstrata mcp`'s default agent, "agent".
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import anyio
 
 from memstrata.web.context import IDENTITY_KEY, ServeContext
 from memstrata.web.identity import Identity
+
+DEFAULT_AGENT = "agent"  # what `memstrata mcp` and the CLI act as without --agent
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -41,6 +44,8 @@ class McpMount:
                 tg.cancel_scope.cancel()
 
     async def _manager(self, who: Identity) -> StreamableHTTPSessionManager:
+        if who.agent is None:  # MCP tools act for an agent: the same default as `memstrata mcp`
+            who = Identity(DEFAULT_AGENT, who.room, who.via, who.session)
         key = (who.agent, who.room)
         async with self._lock:
             got = self._managers.get(key)
