@@ -44,6 +44,8 @@ from memstrata.errors import LockTimeout
 from memstrata.files.jsonl import encode, read_records
 from memstrata.files.locks import LockTable
 
+EVENT_NAMES = ("memory:read", "memory:write", "memory:flush", "memory:compact", "memory:search")
+
 
 @dataclass(frozen=True)
 class Event:

@@ -99,6 +99,9 @@ def run_fresh(args: argparse.Namespace) -> int:
                                                   progress=_progress)
     wal = run_wal(args.writes, progress=_progress) if args.writes else []
     emit(args, {"fresh": fresh, "wal": wal}, format_report(fresh, wal))
+    return 0
+
+
 def run_serve(args: argparse.Namespace) -> int:
     from memstrata.bench.serve import format_result, run_serve_bench
     from memstrata.cli.main import emit
