@@ -514,6 +514,12 @@ class Store:
         q = query if isinstance(query, SearchQuery) else SearchQuery(text=query, **kw)
         return search(self, q)  # its index reads catch up first (`_before_read`)
 
+    def get(self, uid: str) -> Hit:
+        """One memory by the uid a search hit carries: full text and metadata, scope-checked."""
+        from memstrata.search.engine import fetch
+
+        return fetch(self, uid)
+
     def embedder(self) -> Embedder:
         """The configured embedder (`[search] embedder = "local" | "fake" | "openai:..."`)."""
         if self._embedder is None:

@@ -80,14 +80,17 @@ def test_abbreviations_of_adjacent_words() -> None:
     assert abbreviations(["username"], {"tz", "usr", "db"}) == {"username": ["usr"]}
 
 
-def test_scores_are_not_normalised_to_the_best_hit(store: Store) -> None:
+def test_each_hit_says_which_query_words_it_holds(store: Store) -> None:
     store.ledger.publish("decision", "Chose argon2id for password hashing: argon2id resists GPUs")
     store.ledger.publish("decision", "Password rules: 14 characters")
-    strong = store.search("argon2id password hashing")
-    weak = store.search("rules")
-    assert strong[0].score > weak[0].score > 0
-    assert weak[0].score != pytest.approx(1.0)
-    assert strong[0].explain["relevance"] == pytest.approx(1.0)  # the ranking view stays
+    store.agent().facts.set("pwd_policy", "no rotation", "config")
+    for i in range(3):
+        store.agent().log.append("THOUGHT", f"unrelated note {i}")
+    hits = {h.title: h.explain["matched"] for h in store.search("argon2 password hashing")}
+    assert hits == {"Chose argon2id for password hashing: argon2id resists GPUs":
+                    ["argon2", "password", "hashing"],
+                    "Password rules: 14 characters": ["password"],
+                    "pwd_policy": ["pwd"]}
 
 
 def test_labelled_agent_questions(tmp_path: Path) -> None:

@@ -6,8 +6,9 @@
                  best `fetch` by bm25 (column weights: title, body, tags, context);
                  a candidate whose BM25 relevance is ~0 (it holds only words most
                  memories hold) is dropped when others match the rarer words
-    score      = relevance(bm25) x decay(age_hours, half_life(layer, kind)),
-                 on the BM25 scale: not normalised to the best hit
+    score      = relevance(bm25) x decay(age_hours, half_life(layer, kind)), relevance
+                 relative to the best candidate (1.0); `matched` on each hit tells
+                 which query words it holds, which compares across queries
 
 Scope comes from `Gate.sql_filter`, added to every statement here: there is no
 read path that skips it. Superseded entries are filtered in SQL unless the query
@@ -26,7 +27,7 @@ from memstrata.search import scoring
 from memstrata.search.expand import Phrase, identifier_words, plan
 from memstrata.search.query import Hit, SearchQuery
 from memstrata.search.terms import TermStat, essential_terms, stems
-from memstrata.search.text import mentioned, query_terms
+from memstrata.search.text import mentioned, query_terms, tokenize
 
 if TYPE_CHECKING:
     from memstrata.store import Store
@@ -69,9 +70,9 @@ def _filters(store: Store, q: SearchQuery) -> tuple[list[str], list[Any]]:
         store.gate.check("read", "file", q.agent)
         where.append("d.owner = ?")
         params.append(q.agent)
-    if q.room is not None:
+    if q.in_room is not None:
         where.append("d.room = ?")
-        params.append(q.room)
+        params.append(q.in_room)
     if q.exclude_room is not None:
         where.append("(d.room IS NULL OR d.room != ?)")
         params.append(q.exclude_room)
@@ -211,19 +212,21 @@ def _ranked(
         half_life = store.config.half_life(r[2], r[5])
         age_h = (now - r[7]) / 3600.0
         dec = scoring.decay(age_h, half_life)
-        # Ranked by relevance x decay; reported on the BM25 scale (x best bm25), so a
-        # weak best hit scores low instead of 1.0 and scores compare across queries.
-        score = relevance * top * dec
+        score = relevance * dec
         explain = {"bm25": round(r[-1], 6), "bm25_relevance": round(rel, 6),
                    "relevance": round(relevance, 6),
                    "age_hours": round(max(age_h, 0.0), 3), "half_life_hours": half_life,
                    "decay": round(dec, 6), "score": round(score, 6),
-                   "formula": "(bm25 relevance + author bonus x best bm25) x "
-                              "exp(-ln2 / half_life x age_hours)",
+                   "formula": "(bm25 / best bm25 + author bonus) x exp(-ln2 / half_life x age_hours)",
                    **({"author_named": SPEAKER_BONUS} if speaker else {}), **prune_info}
         scored.append((score, r, explain))
     scored.sort(key=lambda x: (-x[0], -x[1][7]))
-    return [_hit(r, s, e, terms) for s, r, e in scored[: wanted or q.k]]
+    top_k = scored[: wanted or q.k]
+    words = [(p.word, tuple(p.stems)) for p in kept] + [(w, tuple(st)) for w, st, _ in extra]
+    for _s, r, e in top_k:
+        tokens = set(tokenize(f"{r[8]} {r[9]} {r[6]}"))
+        e["matched"] = [w for w, st in words if any(t.startswith(st) for t in tokens)]
+    return [_hit(r, s, e, terms) for s, r, e in top_k]
 
 
 def scoring_extra(rows: list[Any], extra: list[tuple[str, list[str], int]], total: int) -> list[float]:
@@ -270,3 +273,20 @@ def make_snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str
     if start + width < len(flat):
         piece = piece.rsplit(" ", 1)[0] + "…"
     return piece
+
+
+def fetch(store: Store, uid: str) -> Hit:
+    """One memory by uid, full text and metadata, through the scope filter.
+
+    NotFound if no memory has that uid or the principal may not read it (the two
+    are not told apart, so a uid reveals nothing about memory out of scope).
+    """
+    from memstrata.errors import NotFound
+
+    where, params = store.gate.sql_filter("d")
+    with store.db.read() as conn:
+        row = conn.execute(f"SELECT {_COLUMNS} FROM docs d WHERE d.uid = ? AND {where}",
+                           [uid, *params]).fetchone()
+    if row is None:
+        raise NotFound(f"no memory with uid {uid!r} (or not visible to you)")
+    return _hit(row, 0.0, {}, [])
