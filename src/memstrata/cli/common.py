@@ -61,6 +61,16 @@ def _print_warning(message: str) -> None:
     sys.stderr.write(f"memstrata: warning: {message}\n")
 
 
+def embed_via_daemon(store: Store) -> None:
+    """Let the CLI embed through the per-user daemon that keeps the local model loaded
+    (`memstrata.embed.daemon`): the first semantic query starts it, later ones reuse it."""
+    from memstrata.embed import daemon
+
+    spec = store.config.embedder
+    if spec and spec.split(":", 1)[0] == "local" and daemon.enabled():
+        store.use_embedder(daemon.DaemonEmbedder(spec))
+
+
 def warn_config(store: Store) -> None:
     """One stderr line per config problem: a broken setting keeps its default, loudly;
     and one if the acting agent is new to this store (a typo such as `--agent fnn`);

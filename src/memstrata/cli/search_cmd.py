@@ -51,11 +51,13 @@ def run_search(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from memstrata.cli.common import open_store
+    from memstrata.cli.common import embed_via_daemon, open_store
     from memstrata.cli.main import emit
 
     query = build_query(args)
     with open_store(args, as_agent=False) as store:
+        if query.mode != "lexical":
+            embed_via_daemon(store)
         hits = store.search(query)
         rel = {h.uid: store.rel(Path(h.source)) for h in hits}
     data = []
