@@ -24,13 +24,11 @@ from memstrata.errors import MemstrataError
 from memstrata.mcp import shapes
 from memstrata.mcp.schema import REQUIRED, Param, input_schema, validate
 from memstrata.mcp.shapes import Reply
-from memstrata.model import LOG_TYPES, SESSION_ROLES, TASK_STATUSES, iso
+from memstrata.model import FACT_CATEGORIES, LOG_TYPES, SESSION_ROLES, TASK_STATUSES, iso
 
 if TYPE_CHECKING:
     from memstrata.store import Store
 
-FACT_CATEGORIES = ("general", "preference", "personal", "config", "user", "feedback", "project",
-                   "reference")  # memstrata.layers.facts.FACT_CATEGORIES (not imported: start-up)
 
 
 @dataclass(frozen=True)
