@@ -43,6 +43,8 @@ def run_config(args: argparse.Namespace) -> int:
 def _show(v: Any) -> str:
     if v is None:
         return "-"
+    if isinstance(v, bool):
+        return "true" if v else "false"
     if isinstance(v, tuple):
         return ", ".join(v) or "[]"
     return str(v)
