@@ -105,7 +105,7 @@ def test_zsh_and_fish_completion_scripts() -> None:
     (("facts", "set", "k", "v", "--category", "gossip"), "usage", 2),
     (("ledger", "publish", "rumour", "x"), "unknown_kind", 2),
     (("files", "rename", "a.md", "b.md"), "already_exists", 4),
-    (("--role", "skill", "facts", "get", "k"), "scope_denied", 5),
+    (("--role", "skill", "facts", "get", "k"), "scope_denied", 2),
 ])
 def test_json_errors_and_exit_codes(home: Path, argv: tuple[str, ...], code: str, exit: int) -> None:
     run("--home", str(home), "--agent", "finn", "files", "write", "a.md", "a")

@@ -101,7 +101,9 @@ def test_stdio_and_http_list_the_same_tools(home: Path) -> None:
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
-        banner = proc.stderr.readline()  # printed once the port is bound
+        banner = proc.stderr.readline()  # printed once the port is bound (after warnings)
+        while banner.startswith("memstrata: warning"):
+            banner = proc.stderr.readline()
         assert f"127.0.0.1:{port}/mcp" in banner
 
         async def main() -> tuple[dict[str, Any], dict[str, Any], str, str]:
@@ -245,6 +247,8 @@ def test_stdio_answers_before_any_store_work_and_without_the_sdk(home: Path) -> 
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
         {"jsonrpc": "2.0", "id": 3, "method": "server/discover", "params": {}},
     ]) + "\n"
+    home.mkdir(parents=True)  # agent-controlled: no background upkeep, only the server's own work
+    (home / "config.toml").write_text('[memory]\nmode = "agent-controlled"\n')
     start = time.perf_counter()
     r = subprocess.run([sys.executable, "-c", probe, msgs, str(home)], capture_output=True,
                        text=True, timeout=60)

@@ -8,9 +8,12 @@ Errors: the library's typed errors become one line on stderr, or with `--json`
 one JSON object on stderr (`{"error": {"code", "message", "exit"}}`), and an
 exit code chosen in one place, `exit_code`, from the error tree:
 
-    0  success                 3  not found (NotFound: unknown id, key, file, session)
-    1  any other error         4  conflict (Conflict: not unique, exists, changed meanwhile)
-    2  usage (bad arguments, InvalidInput)   5  refused (ScopeDenied, Refused)
+    0  success
+    1  any other error
+    2  usage: bad arguments or values (InvalidInput), or a request the caller's role
+       or a policy refuses (ScopeDenied, Refused)
+    3  not found (NotFound: unknown id, key, file, session)
+    4  conflict (Conflict: not unique, already exists, changed since it was read)
     130 interrupted (Ctrl-C)
 
 No tracebacks for user mistakes.
@@ -55,7 +58,7 @@ COMMAND_MODULES = (
     "memstrata.cli.completion",
 )
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_CONFLICT, EXIT_REFUSED = 0, 1, 2, 3, 4, 5
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_CONFLICT = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130
 
 
@@ -64,8 +67,8 @@ def exit_code(exc: BaseException) -> int:
     from memstrata.errors import Conflict, InvalidInput, NotFound, Refused, ScopeDenied
 
     for kind, code in ((InvalidInput, EXIT_USAGE), (NotFound, EXIT_NOT_FOUND),
-                       (Conflict, EXIT_CONFLICT), (ScopeDenied, EXIT_REFUSED),
-                       (Refused, EXIT_REFUSED)):
+                       (Conflict, EXIT_CONFLICT), (ScopeDenied, EXIT_USAGE),
+                       (Refused, EXIT_USAGE)):
         if isinstance(exc, kind):
             return code
     return EXIT_ERROR
@@ -126,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     from memstrata import __version__
 
     p = Parser(prog="memstrata", description="Persistent, layered memory for AI agents.",
-               epilog="exit codes: 0 ok, 1 error, 2 usage, 3 not found, 4 conflict, 5 refused")
+               epilog="exit codes: 0 ok, 1 error, 2 usage or refused, 3 not found, 4 conflict")
     p.add_argument("--version", action="version", version=f"memstrata {__version__}")
     _common(p, top=True)
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)

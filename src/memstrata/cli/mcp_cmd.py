@@ -1,7 +1,8 @@
 """`memstrata mcp`: serve the store to agents over MCP (stdio by default, or --http).
 
 stdio is the light server of `memstrata.mcp.stdio` (no SDK import, no index work
-or upkeep before the handshake: the first tool call starts both); --http is the
+before the handshake: the first tool call catches the index up; seed 004's upkeep
+starts at server start in a background thread); --http is the
 MCP SDK's streamable HTTP server behind `memstrata.web.security`. With --http
 every startup failure (bad tool list, missing token, port in use) is reported
 before the banner, so a banner means the server is listening.
@@ -79,20 +80,15 @@ def run_mcp(args: argparse.Namespace) -> int:
     if args.http:
         return _serve_http(args, store, names, agent)
     from memstrata import __version__
+    from memstrata.lifecycle.maintain import start_maintenance
     from memstrata.mcp.resources import build_resources
     from memstrata.mcp.server import INSTRUCTIONS
     from memstrata.mcp.stdio import StdioServer
     from memstrata.mcp.tools import auto_log_target
 
-    def first_call() -> None:
-        from memstrata.lifecycle.maintain import start_maintenance
-
-        store.sync()
-        start_maintenance(store, _report_upkeep)  # seed 004 retention and archival
-
+    start_maintenance(store, _report_upkeep)  # seed 004 upkeep at server start, in the background
     StdioServer(store, specs, name="memstrata", version=__version__, instructions=INSTRUCTIONS,
-                resources=build_resources(store), log_to=auto_log_target(store),
-                on_first_call=first_call).serve()
+                resources=build_resources(store), log_to=auto_log_target(store)).serve()
     return 0
 
 
