@@ -355,9 +355,10 @@ def test_export_import_round_trip(seeded: Path, tmp_path: Path, name: str) -> No
     fresh = tmp_path / "restored"
     got = ok(fresh, "import", str(target), agent=None)
     assert got["files"] + len(got["skipped"]) == out["files"] and got["replaced"] == 0
-    assert [x["path"] for x in got["skipped"]] == ["events.jsonl"]  # another store's audit
-    assert {k: v for k, v in snapshot(fresh).items() if k != "events.jsonl"} == {
-        k: v for k, v in snapshot(seeded).items() if k != "events.jsonl"}
+    assert [x["path"] for x in got["skipped"]] == ["config.toml", "events.jsonl"]  # settings, audit
+    local = ("events.jsonl", "config.toml")  # a store's own audit and settings are not imported
+    assert {k: v for k, v in snapshot(fresh).items() if k not in local} == {
+        k: v for k, v in snapshot(seeded).items() if k not in local}
     query = "SELECT uid, layer, body FROM docs WHERE layer != 'now' ORDER BY uid"
     assert rows(fresh, query) == rows(seeded, query)
     assert ok(fresh, "facts", "get", "lang")["value"] == "python"

@@ -33,7 +33,7 @@ def register(sub: Any) -> None:
     fr = bsub.add_parser("fresh", help="cost of the folder watcher per search; index + WAL size")
     fr.add_argument("--size", type=int, default=100_000, help="entries in the store")
     fr.add_argument("--sources", type=int, default=10_000, help="source files they are in")
-    fr.add_argument("--queries", type=int, default=300)
+    fr.add_argument("--queries", type=int, default=300, help="queries timed per store (default 300)")
     fr.add_argument("--writes", type=int, default=10_000, help="writes for the WAL size (0: skip)")
     fr.add_argument("--no-search", action="store_true", help="only the WAL size")
     fr.set_defaults(func=run_fresh)

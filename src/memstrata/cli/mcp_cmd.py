@@ -65,10 +65,10 @@ def run_mcp(args: argparse.Namespace) -> int:
     from memstrata.store import Store
 
     agent = args.agent or "agent"
-    # No index work before the handshake: the first tool call catches the index up and
-    # starts watching the store folder (other processes' writes, hand edits).
+    # No index work before the handshake: the first tool call catches the index up. A
+    # server stays up: it watches the store folder for other processes' writes and hand edits.
     store = Store(args.home, agent=agent, room=args.room, role=args.role, sync=False,
-                  watch=False)
+                  watch=True)
     warn_config(store)
     names = _names(args)
     specs = select_tools(store, names)
@@ -111,7 +111,6 @@ def _serve_http(args: argparse.Namespace, store: Any, names: list[str] | None, a
         allow_hosts=[*store.config.http_allow_hosts, *args.allow_host],
         allow_origins=[*store.config.http_allow_origins, *args.allow_origin])
     store.sync()
-    store.watch()  # a server stays up: other processes' writes are found without a restart
     app = http_app(build_server(store, names), args.host, policy)
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
