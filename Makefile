@@ -1,36 +1,53 @@
 # The README's two commands are `make run` and `make test`; CI runs `.ci/run` = `make test`.
-PY ?= python3.11
+#
+# `make run` installs only what `memstrata serve` needs (`.[serve]`: the MCP endpoint,
+# the JSON API and the web app); `make test` adds the dev tools and the local embedding
+# model (`.[dev,mcp,serve,embed]`), which the real-model tests need. Each install is stamped
+# with a hash of pyproject.toml, so it reruns only when the dependencies change.
+
+# The first Python >= 3.11 on PATH (override: make run PY=/path/to/python3).
+PY ?= $(shell for p in python3 python3.13 python3.12 python3.11 python; do \
+	command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+	2>/dev/null && { echo $$p; break; }; done)
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+HASH := $(shell sha1sum pyproject.toml | cut -c1-12)
+RUN_STAMP := $(VENV)/.installed-run-$(HASH)
+TEST_STAMP := $(VENV)/.installed-test-$(HASH)
 
 .PHONY: run demo test lint bench setup clean
 
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
+$(BIN)/python:
+	@test -n "$(PY)" || { echo "make: no Python >= 3.11 found on PATH (set PY=...)"; exit 1; }
+	$(PY) -m venv $(VENV)
+
+$(RUN_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install -q -e '.[serve]'
+	rm -f $(VENV)/.installed-run-* && touch $(RUN_STAMP)
+
+$(TEST_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[dev,mcp,serve,embed]'
-	rm -f $(VENV)/.installed-* && touch $(STAMP)
+	rm -f $(VENV)/.installed-* && touch $(TEST_STAMP) $(RUN_STAMP)
 
-setup: $(STAMP)
+setup: $(TEST_STAMP)
 
-run: $(STAMP)
+run: $(RUN_STAMP)
 	$(BIN)/memstrata serve --port $${PORT:-8765}
 
-demo: $(STAMP)
+demo: $(RUN_STAMP)
 	$(BIN)/memstrata demo
 
-test: $(STAMP)
+test: $(TEST_STAMP)
 	$(BIN)/ruff check src tests
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/ruff check src tests
 	$(BIN)/ruff format --check src tests
 	$(BIN)/mypy
 
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	$(BIN)/memstrata bench ops
 	$(BIN)/memstrata bench search
 	$(BIN)/memstrata bench locomo ../shared/data/locomo10_dev.json

@@ -30,6 +30,7 @@ def test_ledger_search_bm25_times_decay_with_explain(ledger_store: Store) -> Non
     for h in hits:
         e = h.explain
         assert e["score"] == pytest.approx(e["relevance"] * e["decay"], rel=1e-4)
+        assert e["bm25_relevance"] == -e["bm25"]
         assert e["half_life_hours"] in (336.0, 72.0)
     code = next(h for h in hits if h.kind == "code")
     assert code.explain["decay"] < 0.01  # 600 h old, 72 h half-life
@@ -142,3 +143,17 @@ def test_transcript_messages_are_found_by_their_neighbours_words(store: Store) -
     assert may[-1].text == "unrelated chatter about tax forms"  # only "2023" matches it
     named = store.search(SearchQuery(text="what did Ben say about the puppy", layers=("session",)))
     assert named[0].title == "Ben" and named[0].explain.get("author_named") == 0.3
+
+
+def test_get_returns_one_memory_by_uid_through_the_scope_gate(home: Path) -> None:
+    from memstrata import NotFound
+
+    with Store(home, agent="finn") as finn:
+        finn.agent().facts.set("db_engine", "PostgreSQL 16", "config")
+        uid = finn.search("PostgreSQL")[0].uid
+        got = finn.get(uid)
+        assert (got.uid, got.title, got.text, got.layer) == (uid, "db_engine", "PostgreSQL 16", "fact")
+    with Store(home, agent="other") as other, pytest.raises(NotFound):
+        other.get(uid)  # another project agent's fact: not visible, not told apart from absent
+    with Store(home, agent="finn") as finn, pytest.raises(NotFound):
+        finn.get("fact:finn:nope")

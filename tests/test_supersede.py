@@ -194,21 +194,21 @@ def test_mcp_project_agent_cannot_supersede_an_admins_or_another_rooms_entry(
 
     store = Store(home, agent="alice", room="room-a")
 
-    async def main() -> dict[str, tuple[bool, str]]:
+    async def main() -> dict[str, tuple[bool, str, Any]]:
         out = {}
         async with Client(build_server(store)) as c:
             for name, target in (("admin", ledger["admin"].id), ("room_b", ledger["room_b"].id),
                                  ("own", ledger["room_a"].id), ("again", ledger["room_a"].id)):
                 r = await c.call_tool("memory_publish", {"kind": "decision", "summary": f"via mcp {name}",
                                                          "supersedes": target})
-                out[name] = (bool(r.is_error), r.content[0].text)
+                out[name] = (bool(r.is_error), r.content[0].text, r.structured_content)
         return out
 
     out = anyio.run(main)
     store.close()
     assert out["admin"][0] and "supersede_denied:" in out["admin"][1]
     assert out["room_b"][0] and "supersede_denied:" in out["room_b"][1]
-    assert not out["own"][0] and json.loads(out["own"][1])["author_role"] == "alice"
+    assert not out["own"][0] and out["own"][2]["entry"]["author_role"] == "alice"
     assert out["again"][0] and "already_superseded:" in out["again"][1]
     live = _live(home)
     assert ledger["admin"].id in live and ledger["room_b"].id in live

@@ -13,6 +13,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+__version__ = "0.1.0"  # the package version (pyproject.toml reads it from here)
+
 _ERRORS = (
     "AlreadyExists", "AlreadySuperseded", "Conflict", "EntryTooLarge", "IndexError_", "InvalidInput", "LockTimeout",
     "MalformedInput", "MemstrataError", "NotFound", "NotUnique", "PathOutsideStore",

@@ -66,7 +66,7 @@ def seeded(home: Path) -> Path:
 def test_init_creates_agent_files_and_says_where(home: Path) -> None:
     out = ok(home, "init")
     assert out["home"] == str(home.resolve()) and out["agent"] == "finn"
-    assert set(out["created"]) == {"agents/finn/AGENT.md", "agents/finn/memory/NOW.md",
+    assert set(out["created"]) == {"config.toml", "agents/finn/AGENT.md", "agents/finn/memory/NOW.md",
                                    "agents/finn/memory/LOG.md", "agents/finn/memory/CONTEXT.md"}
     assert (home / "agents/finn/AGENT.md").read_text().startswith("# finn")
     assert "No active objective yet" in (home / "agents/finn/memory/NOW.md").read_text()
@@ -123,7 +123,7 @@ def test_file_tools(seeded: Path) -> None:
     read = ok(seeded, "files", "read", "notes/auth.md")
     assert read["content"].endswith("use argon2\n") and read["sha256"]
     stale = run(seeded, "files", "write", "notes/auth.md", "x", "--expected-sha", "0" * 64)
-    assert stale.returncode == 1 and "changed since it was read" in stale.stderr
+    assert stale.returncode == 4 and "changed since it was read" in stale.stderr
     listed = [f["path"] for f in ok(seeded, "files", "list")]
     assert "notes/auth.md" in listed and "LOG.md" in listed
     src = str(mem / "notes/auth.md")
@@ -151,7 +151,7 @@ def test_facts(seeded: Path) -> None:
     ops = [json.loads(x)["op"] for x in (seeded / "agents/finn/facts.jsonl").read_text().splitlines()]
     assert ops == ["set", "set", "forget"]
     missing = run(seeded, "facts", "get", "currency")
-    assert missing.returncode == 2 and missing.stderr.count("\n") == 1
+    assert missing.returncode == 3 and missing.stderr.count("\n") == 1
 
 
 def test_tasks(seeded: Path) -> None:
@@ -180,7 +180,7 @@ def test_sessions(seeded: Path) -> None:
     assert len(lines) == 2 and json.loads(lines[0])["content"] == "please fix the login test"
     assert rows(seeded, "SELECT count(*) FROM docs WHERE layer='session' AND thread='s1'") == [(2,)]
     dup = run(seeded, "sessions", "start", "s1")
-    assert dup.returncode == 1 and "already exists" in dup.stderr
+    assert dup.returncode == 4 and "already exists" in dup.stderr
 
 
 def test_ledger(home: Path) -> None:
@@ -261,7 +261,7 @@ MISTAKES = [
     ("files", "write", "../x", "escape"),
     ("files", "read", "../../etc/passwd"),
     ("ledger", "publish", "decision", "x" * 4097),
-    ("ledger", "publish", "decision", "fine", "--supersedes", "mem-00000000"),
+    ("ledger", "publish", "decision", "fine", "--supersedes", "mem-00000000"),  # not found: 3
     ("ledger", "publish", "rumour", "fine"),
     ("log", "append", "THOUGHT", "hi", "--meta", '{"rows": 12'),
     ("log", "append", "THOUGHT", "hi", "--meta", "[1, 2]"),
@@ -281,7 +281,7 @@ def test_user_mistakes_exit_2_with_one_line_and_change_nothing(seeded: Path, arg
     before = snapshot(seeded)
     docs_before = rows(seeded, "SELECT uid, body FROM docs ORDER BY uid")
     r = run(seeded, *argv)
-    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert r.returncode == (3 if "--supersedes" in argv else 2), (r.returncode, r.stderr)
     assert r.stderr.startswith("memstrata: error: ") and r.stderr.count("\n") == 1, r.stderr
     assert "Traceback" not in r.stderr and r.stdout == ""
     assert snapshot(seeded) == before
@@ -350,14 +350,15 @@ def test_export_import_round_trip(seeded: Path, tmp_path: Path, name: str) -> No
     assert "ledger.jsonl" in names and "agents/finn/memory/LOG.md" in names
     assert not any(n.startswith(("index/", ".locks")) for n in names)
     again = run(seeded, "export", str(target), agent=None)
-    assert again.returncode == 1 and "already exists" in again.stderr
+    assert again.returncode == 4 and "already exists" in again.stderr
 
     fresh = tmp_path / "restored"
     got = ok(fresh, "import", str(target), agent=None)
     assert got["files"] + len(got["skipped"]) == out["files"] and got["replaced"] == 0
-    assert [x["path"] for x in got["skipped"]] == ["events.jsonl"]  # another store's audit
-    assert {k: v for k, v in snapshot(fresh).items() if k != "events.jsonl"} == {
-        k: v for k, v in snapshot(seeded).items() if k != "events.jsonl"}
+    assert [x["path"] for x in got["skipped"]] == ["config.toml", "events.jsonl"]  # settings, audit
+    local = ("events.jsonl", "config.toml")  # a store's own audit and settings are not imported
+    assert {k: v for k, v in snapshot(fresh).items() if k not in local} == {
+        k: v for k, v in snapshot(seeded).items() if k not in local}
     query = "SELECT uid, layer, body FROM docs WHERE layer != 'now' ORDER BY uid"
     assert rows(fresh, query) == rows(seeded, query)
     assert ok(fresh, "facts", "get", "lang")["value"] == "python"
@@ -365,7 +366,7 @@ def test_export_import_round_trip(seeded: Path, tmp_path: Path, name: str) -> No
     (fresh / "ledger.jsonl").write_text("")
     before = snapshot(fresh)
     refused = run(fresh, "import", str(target), agent=None)
-    assert refused.returncode == 1 and "--force" in refused.stderr and snapshot(fresh) == before
+    assert refused.returncode == 4 and "--force" in refused.stderr and snapshot(fresh) == before
     ok(fresh, "import", str(target), "--force", agent=None)
     assert (fresh / "ledger.jsonl").read_text() == (seeded / "ledger.jsonl").read_text()
     assert rows(fresh, "SELECT count(*) FROM docs WHERE layer='ledger'") == [(1,)]
@@ -412,7 +413,7 @@ def test_compact_log_and_session_with_a_given_summary(seeded: Path) -> None:
     roles = [json.loads(x)["role"] for x in (seeded / "agents/finn/sessions/s1.jsonl").read_text().splitlines()]
     assert roles == ["summary", "user"]
     missing = run(seeded, "compact", "--session", "nope", "--summary", "x")
-    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    assert missing.returncode == 3 and "Traceback" not in missing.stderr
 
 
 def test_audit_reports_and_prunes_volatile_facts(seeded: Path) -> None:
@@ -446,7 +447,7 @@ def test_verify_flags_stale_code_claims(seeded: Path, tmp_path: Path) -> None:
     hits = ok(seeded, "verify", str(code), "--recall", "entry point")
     assert hits[0]["explain"]["stale"]
     gone = run(seeded, "verify", str(tmp_path / "nowhere"))
-    assert gone.returncode == 2 and "not a folder" in gone.stderr
+    assert gone.returncode == 3 and "not a folder" in gone.stderr
 
 
 def test_extract_items_from_a_folder(home: Path, tmp_path: Path) -> None:

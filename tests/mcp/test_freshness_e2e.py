@@ -4,7 +4,6 @@ and hand edits within 2 s, with prompt context and search agreeing."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -43,7 +42,7 @@ def _cli(home: Path, *args: str) -> None:
 async def _recall(c: Client, query: str) -> list[dict[str, Any]]:
     r = await c.call_tool("recall_memory", {"query": query, "n_results": 10})
     assert not r.is_error, r.content
-    return list(json.loads(r.content[0].text)["results"])
+    return list(r.structured_content["results"])
 
 
 async def _until(check: Callable[[], Awaitable[bool]], what: str, deadline_s: float) -> float:

@@ -167,7 +167,7 @@ def _call_tools(url: str, headers: dict[str, str], local_address: str | None) ->
                 r = await c.call_tool("save_fact", {"key": "k", "value": "over http"})
                 assert not r.is_error, r.content
                 got = await c.call_tool("get_fact", {"key": "k"})
-                return str(json.loads(got.content[0].text)["value"])
+                return str(got.structured_content["value"])
 
     return anyio.run(main)
 

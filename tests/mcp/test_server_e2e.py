@@ -3,7 +3,6 @@ driven by the official client."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import socket
@@ -35,6 +34,14 @@ def _params(home: Path, agent: str, room: str, *extra: str) -> StdioServerParame
 async def _call(c: Client, name: str, args: dict[str, Any]) -> tuple[bool, str]:
     r = await c.call_tool(name, args)
     return bool(r.is_error), r.content[0].text if r.content else ""
+
+
+async def _data(c: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The structured result of a call that must succeed."""
+    r = await c.call_tool(name, args)
+    assert not r.is_error, (name, r.content)
+    assert isinstance(r.structured_content, dict), (name, r)
+    return r.structured_content
 
 
 def test_every_tool_over_stdio(home: Path) -> None:
@@ -71,15 +78,13 @@ def test_every_tool_over_stdio(home: Path) -> None:
             ]
             results = {}
             for name, args in ok:
-                err, text = await _call(c, name, args)
-                assert not err, (name, text)
-                results[name] = text
+                results[name] = await _data(c, name, args)
             assert (await _call(c, "memory_read", {"path": "CONTEXT.md"}))[1] == "<!-- v1 -->\n# Finn\nprefers green tea\n"
-            assert json.loads(results["get_fact"])["value"] == "12345"
-            hits = json.loads(results["recall_memory"])["results"]
+            assert results["get_fact"]["value"] == "12345"
+            hits = results["recall_memory"]["results"]
             assert hits and all("snippet" in h for h in hits)
-            err, full = await _call(c, "memory_get", {"uid": hits[0]["uid"]})
-            assert not err and json.loads(full)["uid"] == hits[0]["uid"]
+            full = await _data(c, "memory_get", {"uid": hits[0]["uid"]})
+            assert full["uid"] == hits[0]["uid"]
             res = await c.read_resource("memory://context")
             assert "green tea" in res.contents[0].text
             for name, args, code in [
@@ -87,7 +92,7 @@ def test_every_tool_over_stdio(home: Path) -> None:
                 ("memory_write", {"path": "/etc/x", "content": "x"}, "path_outside_store"),
                 ("memory_publish", {"kind": "decision", "summary": "x" * 5000}, "entry_too_large"),
                 ("memory_publish", {"kind": "decision", "summary": "y", "supersedes": "mem-00000000"}, "unknown_supersedes"),
-                ("memory_publish", {"kind": "rumor", "summary": "y"}, "unknown_kind"),
+                ("memory_publish", {"kind": "rumor", "summary": "y"}, "kind must be one of"),
                 ("memory_replace", {"path": "CONTEXT.md", "old_str": "e", "new_str": "x"}, "not_unique"),
                 ("get_fact", {"key": "nope"}, "not_found"),
                 ("memory_get", {"uid": "ledger:mem-ffffffff"}, "not_found"),
@@ -125,8 +130,8 @@ def test_two_servers_two_rooms_share_the_ledger(home: Path) -> None:
                 assert not err
             deadline = time.monotonic() + 60  # until the other server's 15 are all visible
             while True:
-                err, text = await _call(c, "memory_query", {"tags": ["api"], "exclude_room": room, "last_n": 50})
-                out[name] = json.loads(text)
+                out[name] = (await _data(c, "memory_query", {"tags": ["api"], "exclude_room": room,
+                                                              "last_n": 50}))["entries"]
                 if len(out[name]) >= 15 or time.monotonic() > deadline:
                     break
                 await anyio.sleep(0.05)
@@ -175,7 +180,7 @@ def test_http_transport_and_host_origin_checks(home: Path) -> None:
             async with Client(url) as c:
                 err, _ = await _call(c, "save_fact", {"key": "k", "value": "over http"})
                 assert not err
-                assert json.loads((await _call(c, "get_fact", {"key": "k"}))[1])["value"] == "over http"
+                assert (await _data(c, "get_fact", {"key": "k"}))["value"] == "over http"
 
         anyio.run(main)
     finally:

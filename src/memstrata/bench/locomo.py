@@ -16,8 +16,18 @@ In hybrid mode the temporary store's `config.toml` sets `[search] embedder`; the
 environment variable MEMSTRATA_BENCH_SEARCH_CONFIG appends more `[search]` lines
 (e.g. `text_weight = 0.5`), which is how the weight grid in the notes was run.
 
-Baselines run on the same turns: plain SQLite FTS5 (default tokenizer, OR of the
-question's words, bm25 order) and, when installed, all-MiniLM-L6-v2 cosine.
+Two more memstrata rows feed the same turns through the ordinary activity-log API
+instead: one `log.append` per turn ("Speaker: text", at the turn's time), searched
+with `layers=("log",)` as of the last turn, what an agent that logs every turn
+gets. `memstrata-log` keeps the log's default decay (half-life 336 h, so over a
+months-long conversation recency dominates); `memstrata-log-nodecay` sets
+`[decay] log = 0`, which isolates the ingest path.
+
+Baselines run on the same turns and are given the same text memstrata stores for
+a turn, its date and speaker: "(7 May 2023) Caroline: text" (`turn_text`). Plain
+SQLite FTS5 (default tokenizer, OR of the question's words, bm25 order) and, when
+installed, all-MiniLM-L6-v2 cosine. Neither gets memstrata's thread-neighbour
+context: that is memstrata's own mechanism, which the rows measure.
 """
 
 from __future__ import annotations
@@ -89,6 +99,15 @@ def load(path: Path) -> list[tuple[str, list[Turn], list[Question]]]:
                 qs.append((q["question"], int(q["category"]), ev))
         out.append((str(conv.get("sample_id", len(out))), turns, qs))
     return out
+
+
+def turn_text(speaker: str, text: str, ts: float) -> str:
+    """What every system is given for one turn: "(7 May 2023) Caroline: text"."""
+    from datetime import UTC
+
+    dt = datetime.fromtimestamp(ts, UTC)
+    date = f"{dt.day} {dt:%B %Y}"
+    return f"({date}) {speaker}: {text}" if speaker else f"({date}) {text}"
 
 
 def session_of(dia: str) -> int:
@@ -172,12 +191,43 @@ def run_memstrata(convs: Iterable[tuple[str, list[Turn], list[Question]]], mode:
     return tally, ingest_s, n_turns
 
 
+def run_memstrata_log(convs: Iterable[tuple[str, list[Turn], list[Question]]],
+                      config: str = "") -> Tally:
+    """One `log.append` per turn ("Speaker: text" at the turn's time), lexical search of
+    the activity log as of the last turn: the ingest path an agent that logs every turn
+    uses. `config` is written to the temporary store's config.toml."""
+    from memstrata.search.query import SearchQuery
+    from memstrata.store import Store
+
+    tally = Tally()
+    for _sample, turns, qs in convs:
+        home = Path(tempfile.mkdtemp(prefix="memstrata-locomo-log-"))
+        try:
+            (home / "config.toml").write_text(config)
+            last = max((t[4] for t in turns), default=0.0)
+            with Store(home, agent="locomo") as store:
+                log = store.agent().log
+                for dia, _n, speaker, text, ts in turns:
+                    log.append("SYSTEM", f"{speaker}: {text}" if speaker else text,
+                               {"dia": dia}, ts=ts)
+                for question, cat, ev in qs:
+                    t = time.perf_counter()
+                    hits = store.search(SearchQuery(text=question, layers=("log",), k=max(KS),
+                                                    now=last))
+                    tally.latency.append((time.perf_counter() - t) * 1000)
+                    tally.add(cat, [h.meta.get("metadata", {}).get("dia", "") for h in hits], ev)
+        finally:
+            shutil.rmtree(home, ignore_errors=True)
+    return tally
+
+
 def run_fts5_baseline(convs: Iterable[tuple[str, list[Turn], list[Question]]]) -> Tally:
     tally = Tally()
     for _sample, turns, qs in convs:
         db = sqlite3.connect(":memory:")
         db.execute("CREATE VIRTUAL TABLE t USING fts5(dia UNINDEXED, text)")
-        db.executemany("INSERT INTO t VALUES (?, ?)", [(d, txt) for d, _n, _s, txt, _ts in turns])
+        db.executemany("INSERT INTO t VALUES (?, ?)",
+                       [(d, turn_text(sp, txt, ts)) for d, _n, sp, txt, ts in turns])
         for question, cat, ev in qs:
             words = re.findall(r"\w+", question)
             expr = " OR ".join(f'"{w}"' for w in words)
@@ -199,7 +249,8 @@ def run_dense_baseline(convs: Iterable[tuple[str, list[Turn], list[Question]]]) 
 
     tally = Tally()
     for _sample, turns, qs in convs:
-        mat = np.asarray(emb.embed([txt for _d, _n, _s, txt, _ts in turns]), dtype=np.float32)
+        mat = np.asarray(emb.embed([turn_text(sp, txt, ts) for _d, _n, sp, txt, ts in turns]),
+                         dtype=np.float32)
         ids = [d for d, *_ in turns]
         qv = np.asarray(emb.embed([q for q, _c, _e in qs]), dtype=np.float32)
         for (_question, cat, ev), v in zip(qs, qv, strict=True):
@@ -217,6 +268,9 @@ def run(path: Path, *, baselines: bool = True, mode: str = "lexical",
     rows = tally.summary("memstrata" if mode == "lexical" else f"memstrata-{mode}")
     rows[0]["ingest_s"] = round(ingest_s, 3)
     rows[0]["ingest_per_s"] = round(n / ingest_s) if ingest_s else None
+    if mode == "lexical":
+        rows += run_memstrata_log(convs).summary("memstrata-log")
+        rows += run_memstrata_log(convs, "[decay]\nlog = 0\n").summary("memstrata-log-nodecay")
     if baselines:
         rows += run_fts5_baseline(convs).summary("fts5")
         dense = run_dense_baseline(convs)
@@ -226,11 +280,11 @@ def run(path: Path, *, baselines: bool = True, mode: str = "lexical",
 
 
 def format_rows(rows: list[dict[str, Any]]) -> str:
-    head = f"{'system':<18}{'cat':>4}{'n':>5}" + "".join(f"{'r@' + str(k):>8}" for k in KS) + \
+    head = f"{'system':<22}{'cat':>4}{'n':>5}" + "".join(f"{'r@' + str(k):>8}" for k in KS) + \
         "".join(f"{'hit@' + str(k):>8}" for k in KS) + f"{'s-r@10':>8}{'p50ms':>8}{'p95ms':>8}"
     out = [head]
     for r in rows:
-        out.append(f"{r['system']:<18}{r['category']!s:>4}{r['questions']:>5}"
+        out.append(f"{r['system']:<22}{r['category']!s:>4}{r['questions']:>5}"
                    + "".join(f"{r[f'recall@{k}']:>8.3f}" for k in KS)
                    + "".join(f"{r[f'hit@{k}']:>8.3f}" for k in KS)
                    + f"{r['session_recall@10']:>8.3f}"

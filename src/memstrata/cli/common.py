@@ -20,6 +20,27 @@ if TYPE_CHECKING:
 DEFAULT_AGENT = "agent"  # the same default as `memstrata mcp` and `memstrata hook`
 
 
+def command_name() -> str:
+    """How to run this very program again, for the hints the CLI prints.
+
+    "memstrata" when that name on PATH is this program; otherwise the absolute
+    path of the running entry point (e.g. `.venv/bin/memstrata` when the venv is not
+    activated), so that every printed hint works when pasted as printed.
+    """
+    import os
+    import shutil
+
+    me = os.path.realpath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    found = shutil.which("memstrata")
+    if found and (not me or os.path.realpath(found) == me):
+        return "memstrata"
+    if me.endswith("__main__.py"):  # python -m memstrata
+        return f"{sys.executable} -m memstrata"
+    if os.path.basename(me).startswith("memstrata"):
+        return os.path.abspath(sys.argv[0])
+    return "memstrata"
+
+
 def open_store(args: argparse.Namespace, *, as_agent: bool = True, sync: bool = True) -> Store:
     """The store named by --home, acting as --agent (default "agent") in --room.
 
@@ -38,6 +59,16 @@ def open_store(args: argparse.Namespace, *, as_agent: bool = True, sync: bool = 
 
 def _print_warning(message: str) -> None:
     sys.stderr.write(f"memstrata: warning: {message}\n")
+
+
+def embed_via_daemon(store: Store) -> None:
+    """Let the CLI embed through the per-user daemon that keeps the local model loaded
+    (`memstrata.embed.daemon`): the first semantic query starts it, later ones reuse it."""
+    from memstrata.embed import daemon
+
+    spec = store.config.embedder
+    if spec and spec.split(":", 1)[0] == "local" and daemon.enabled():
+        store.use_embedder(daemon.DaemonEmbedder(spec))
 
 
 def warn_config(store: Store) -> None:

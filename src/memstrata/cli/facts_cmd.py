@@ -11,25 +11,28 @@ import argparse
 import sys
 from typing import Any
 
+from memstrata.model import FACT_CATEGORIES
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser("facts", help="save, read and forget key/value facts")
     fsub = p.add_subparsers(dest="facts_action", metavar="ACTION", required=True)
     s = fsub.add_parser("set", help="save or update a fact")
-    s.add_argument("key")
+    s.add_argument("key", help="a short identifier, e.g. db_engine")
     s.add_argument("value", help="the value ('-' reads stdin)")
-    s.add_argument("--category", default="general")
+    s.add_argument("--category", default="general", choices=FACT_CATEGORIES,
+                   help="kind of fact (default general)")
     s.add_argument("--cite", action="append", default=[], help="a citation (repeatable)")
     s.set_defaults(func=run_set)
     g = fsub.add_parser("get", help="print one fact's value")
-    g.add_argument("key")
+    g.add_argument("key", help="the fact's key")
     g.set_defaults(func=run_get)
     ls = fsub.add_parser("list", help="every live fact")
-    ls.add_argument("--category")
+    ls.add_argument("--category", choices=FACT_CATEGORIES, help="only facts of this category")
     ls.set_defaults(func=run_list)
     f = fsub.add_parser("forget", help="forget a fact (soft: its history stays in facts.jsonl; "
                                       "`memstrata purge fact` removes it everywhere)")
-    f.add_argument("key")
+    f.add_argument("key", help="the fact's key")
     f.set_defaults(func=run_forget)
 
 

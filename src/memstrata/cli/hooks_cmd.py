@@ -30,7 +30,7 @@ EVENTS = ("session-start", "user-prompt-submit", "post-tool-use", "pre-compact",
 
 def register(sub: Any) -> None:
     p = sub.add_parser("hook", help="Claude Code hooks (read the hook's JSON on stdin; never block)")
-    p.add_argument("event", choices=EVENTS)
+    p.add_argument("event", choices=EVENTS, help="the agent's lifecycle event")
     p.add_argument("--budget", type=int, default=12000, help="session-start context budget (characters)")
     p.add_argument("--max-capture", type=int, default=None,
                    help="pre-compact/stop: most messages captured per call, oldest first")

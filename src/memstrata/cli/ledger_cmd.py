@@ -29,15 +29,16 @@ def register(sub: Any) -> None:
     q = lsub.add_parser("query", help="structured filters, newest first")
     _filters(q)
     q.add_argument("-n", "--last", type=int, help="at most N entries (max 50)")
-    q.add_argument("--only-room", help="entries of this room only")
+    q.add_argument("--in-room", dest="in_room", help="entries of this room only")
+    q.add_argument("--only-room", dest="in_room", help=argparse.SUPPRESS)  # the old name
     q.set_defaults(func=run_query)
     s = lsub.add_parser("search", help="BM25 x time-decay search of the ledger")
-    s.add_argument("text")
+    s.add_argument("text", help="words to look for")
     _filters(s)
     s.add_argument("-k", type=int, default=10, help="results (1-50, default 10)")
     s.set_defaults(func=run_search)
     g = lsub.add_parser("get", help="one entry by id (superseded ones too)")
-    g.add_argument("id")
+    g.add_argument("id", help="entry id, e.g. mem-1a2b3c4d")
     g.set_defaults(func=run_get)
     c = lsub.add_parser("context", help="predecessor context for --room (Markdown)")
     c.add_argument("keywords", nargs="*", help="what the new room is about")
@@ -48,9 +49,10 @@ def register(sub: Any) -> None:
 def _filters(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tag", action="append", default=[], help="a tag (repeatable)")
     p.add_argument("--all-tags", action="store_true", help="require every tag (default: any)")
-    p.add_argument("--kind")
+    p.add_argument("--kind", help="a ledger kind (see `memstrata config`: kinds.*)")
     p.add_argument("--exclude-room", help="leave out this room's entries")
-    p.add_argument("--include-superseded", action="store_true")
+    p.add_argument("--include-superseded", action="store_true",
+                   help="also entries a newer one superseded")
 
 
 def _rows(entries: list[Any]) -> str:
@@ -79,7 +81,7 @@ def run_query(args: argparse.Namespace) -> int:
 
     with open_store(args, as_agent=False) as store:
         entries = store.ledger.query(
-            tags=args.tag, kind=args.kind, last_n=args.last, room=args.only_room,
+            tags=args.tag, kind=args.kind, last_n=args.last, in_room=args.in_room,
             exclude_room=args.exclude_room, match="all" if args.all_tags else "any",
             include_superseded=args.include_superseded,
         )

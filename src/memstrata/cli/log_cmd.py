@@ -10,12 +10,14 @@ import argparse
 import sys
 from typing import Any
 
+from memstrata.model import LOG_TYPES
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser("log", help="append to or read the agent's activity log (LOG.md)")
     lsub = p.add_subparsers(dest="log_action", metavar="ACTION", required=True)
     a = lsub.add_parser("append", help="append one typed entry")
-    a.add_argument("type", help="TOOL_USE, THOUGHT, USER_FEEDBACK, ERROR or SYSTEM")
+    a.add_argument("type", choices=LOG_TYPES, type=str.upper, help="what happened")
     a.add_argument("content", help="entry text ('-' reads stdin)")
     a.add_argument("--meta", help='metadata as a JSON object, e.g. \'{"rows": 1200}\'')
     a.set_defaults(func=run_append)

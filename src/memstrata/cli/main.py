@@ -2,9 +2,21 @@
 
 Command groups live in their own modules and register themselves through
 `COMMAND_MODULES`; each exposes `register(subparsers)` and sets `func` on its
-parsers. Library errors become one clear line on stderr and exit code 2 (user
-mistake) or 1 (anything else the library reports); no tracebacks for user
-mistakes.
+parsers. Every command's `--help` ends with an example (`cli.examples`).
+
+Errors: the library's typed errors become one line on stderr, or with `--json`
+one JSON object on stderr (`{"error": {"code", "message", "exit"}}`), and an
+exit code chosen in one place, `exit_code`, from the error tree:
+
+    0  success
+    1  any other error
+    2  usage: bad arguments or values (InvalidInput), or a request the caller's role
+       or a policy refuses (ScopeDenied, Refused)
+    3  not found (NotFound: unknown id, key, file, session)
+    4  conflict (Conflict: not unique, already exists, changed since it was read)
+    130 interrupted (Ctrl-C)
+
+No tracebacks for user mistakes.
 """
 
 from __future__ import annotations
@@ -15,10 +27,11 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 COMMAND_MODULES = (
     "memstrata.cli.init_cmd",
+    "memstrata.cli.config_cmd",
     "memstrata.cli.now_cmd",
     "memstrata.cli.log_cmd",
     "memstrata.cli.files_cmd",
@@ -43,7 +56,40 @@ COMMAND_MODULES = (
     "memstrata.cli.maintain_cmd",
     "memstrata.cli.purge_cmd",
     "memstrata.cli.serve_cmd",
+    "memstrata.cli.completion",
 )
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_CONFLICT = 0, 1, 2, 3, 4
+EXIT_INTERRUPTED = 130
+
+
+def exit_code(exc: BaseException) -> int:
+    """The exit code of an error, from the error tree (the one place it is decided)."""
+    from memstrata.errors import Conflict, InvalidInput, NotFound, Refused, ScopeDenied
+
+    for kind, code in ((InvalidInput, EXIT_USAGE), (NotFound, EXIT_NOT_FOUND),
+                       (Conflict, EXIT_CONFLICT), (ScopeDenied, EXIT_USAGE),
+                       (Refused, EXIT_USAGE)):
+        if isinstance(exc, kind):
+            return code
+    return EXIT_ERROR
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    return "--json" in argv
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with a usage error as one line (or JSON under --json), like other errors."""
+
+    def error(self, message: str) -> NoReturn:
+        as_json = _wants_json(sys.argv[1:] if _ARGV is None else _ARGV)
+        _report("usage", f"{self.prog}: {message} (see '{self.prog} --help')", EXIT_USAGE,
+                as_json=as_json)
+        sys.exit(EXIT_USAGE)
+
+
+_ARGV: Sequence[str] | None = None
 
 
 def _common(p: argparse.ArgumentParser, *, top: bool) -> None:
@@ -56,26 +102,43 @@ def _common(p: argparse.ArgumentParser, *, top: bool) -> None:
                    help="store folder (default ./.memstrata or $MEMSTRATA_HOME)")
     p.add_argument("--agent", default=d(os.environ.get("MEMSTRATA_AGENT")),
                    help="agent identity ($MEMSTRATA_AGENT)")
-    p.add_argument("--room", default=d(os.environ.get("MEMSTRATA_ROOM")), help="room ($MEMSTRATA_ROOM)")
-    p.add_argument("--role", default=d(None), help="override the role (admin, project, skill)")
-    p.add_argument("--json", action="store_true", default=d(False), help="machine-readable output")
+    p.add_argument("--room", default=d(os.environ.get("MEMSTRATA_ROOM")),
+                   help="the room you act in ($MEMSTRATA_ROOM)")
+    p.add_argument("--role", default=d(None), choices=("admin", "project", "skill"),
+                   help="override the role")
+    p.add_argument("--json", action="store_true", default=d(False),
+                   help="machine-readable output; errors as JSON on stderr")
 
 
-def _add_common_everywhere(p: argparse.ArgumentParser) -> None:
+def _add_common_everywhere(p: argparse.ArgumentParser, path: str = "") -> None:
+    from memstrata.cli.examples import EXAMPLES
+
+    example = EXAMPLES.get(path)
+    if example and not p.epilog:
+        p.epilog = f"example:\n  {example}"
+        p.formatter_class = argparse.RawDescriptionHelpFormatter
     for action in p._actions:
         if isinstance(action, argparse._SubParsersAction):
-            for child in set(action.choices.values()):
-                _common(child, top=False)
-                _add_common_everywhere(child)
+            for name, child in action.choices.items():
+                if not any(isinstance(a, argparse._StoreAction) and a.dest == "home"
+                           for a in child._actions):
+                    _common(child, top=False)
+                _add_common_everywhere(child, f"{path} {name}".strip())
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="memstrata", description="Persistent, layered memory for AI agents.")
+    from memstrata import __version__
+
+    p = Parser(prog="memstrata", description="Persistent, layered memory for AI agents.",
+               epilog="exit codes: 0 ok, 1 error, 2 usage or refused, 3 not found, 4 conflict")
+    p.add_argument("--version", action="version", version=f"memstrata {__version__}")
     _common(p, top=True)
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     _add_common_everywhere(p)
+    p.epilog = f"{p.epilog}\n\nexample:\n  memstrata --agent finn context"
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
     return p
 
 
@@ -86,27 +149,35 @@ def emit(args: argparse.Namespace, data: Any, text: str | None = None) -> None:
         sys.stdout.write((text if text is not None else str(data)).rstrip("\n") + "\n")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    from memstrata.errors import InvalidInput, MemstrataError, NotFound, ScopeDenied
+def _report(code: str, message: str, exit_status: int, *, as_json: bool) -> None:
+    if as_json:
+        sys.stderr.write(json.dumps({"error": {"code": code, "message": message,
+                                               "exit": exit_status}}, ensure_ascii=False) + "\n")
+    else:
+        sys.stderr.write(f"memstrata: error: {message}\n")
 
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from memstrata.errors import MemstrataError
+
+    global _ARGV
+    _ARGV = argv
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
-        return 2
+        return EXIT_USAGE
     try:
         rc = args.func(args)
         return int(rc or 0)
-    except (InvalidInput, NotFound, ScopeDenied) as exc:
-        sys.stderr.write(f"memstrata: error: {exc}\n")
-        return 2
     except MemstrataError as exc:
-        sys.stderr.write(f"memstrata: error: {exc}\n")
-        return 1
+        status = exit_code(exc)
+        _report(exc.code, str(exc), status, as_json=args.json)
+        return status
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
-        return 0
+        return EXIT_OK
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,4 +1,12 @@
-"""`memstrata mcp`: serve the store to agents over MCP (stdio by default, or --http)."""
+"""`memstrata mcp`: serve the store to agents over MCP (stdio by default, or --http).
+
+stdio is the light server of `memstrata.mcp.stdio` (no SDK import, no index work
+before the handshake: the first tool call catches the index up; seed 004's upkeep
+starts at server start in a background thread); --http is the
+MCP SDK's streamable HTTP server behind `memstrata.web.security`. With --http
+every startup failure (bad tool list, missing token, port in use) is reported
+before the banner, so a banner means the server is listening.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +17,20 @@ from typing import Any
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("mcp", help="run the MCP server (stdio, or streamable HTTP with --http)")
+    p = sub.add_parser(
+        "mcp", help="run the MCP server (stdio, or streamable HTTP with --http)",
+        description="Serve one store to MCP clients, acting as --agent (default 'agent') in "
+                    "--room. stdio by default; --http serves streamable HTTP on --host:--port.",
+        epilog="examples:\n"
+               "  memstrata --agent me mcp                      # stdio, for a client config\n"
+               "  memstrata --agent me mcp --http --port 8765   # http://127.0.0.1:8765/mcp\n"
+               "  memstrata mcp --list-tools                    # what an agent will see",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to bind with --http (default 127.0.0.1; any other needs --token)")
+    p.add_argument("--port", type=int, default=8765, help="port to bind with --http (default 8765)")
     p.add_argument("--token", default=os.environ.get("MEMSTRATA_MCP_TOKEN"),
                    help="bearer token, required when not bound to loopback ($MEMSTRATA_MCP_TOKEN)")
     p.add_argument("--allow-host", action="append", default=[], metavar="HOST",
@@ -22,7 +40,8 @@ def register(sub: Any) -> None:
                    help="also accept this browser Origin, e.g. http://localhost:5173 "
                         "(repeatable; config [http] allow_origins)")
     p.add_argument("--tools", default=os.environ.get("MEMSTRATA_MCP_TOOLS"),
-                   help="comma-separated subset of tools to expose")
+                   help="comma-separated subset of tools to expose ($MEMSTRATA_MCP_TOOLS; "
+                        "see --list-tools)")
     p.add_argument("--list-tools", action="store_true", help="print the tools and exit")
     p.set_defaults(func=run_mcp)
 
@@ -36,52 +55,89 @@ def _report_upkeep(rows: list[Any]) -> None:
     sys.stderr.flush()
 
 
+def _names(args: argparse.Namespace) -> list[str] | None:
+    return [t.strip() for t in args.tools.split(",") if t.strip()] if args.tools else None
+
+
 def run_mcp(args: argparse.Namespace) -> int:
-    try:
-        from memstrata.mcp.server import build_server, select_tools, serve_http
-    except ImportError:  # pragma: no cover - depends on the install
-        sys.stderr.write("memstrata: the MCP server needs the extra: pip install 'memstrata[mcp]'\n")
-        return 1
+    from memstrata.cli.common import warn_config
+    from memstrata.mcp.server import select_tools
     from memstrata.store import Store
 
     agent = args.agent or "agent"
-    # A server stays up: watch the store folder so that other processes' writes and
-    # hand edits are found without a restart.
-    store = Store(args.home, agent=agent, room=args.room, role=args.role, watch=True)
-    from memstrata.cli.common import warn_config
-
+    # No index work before the handshake: the first tool call catches the index up. A
+    # server stays up: it watches the store folder for other processes' writes and hand edits.
+    store = Store(args.home, agent=agent, room=args.room, role=args.role, sync=False,
+                  watch=True)
     warn_config(store)
-    names = [t.strip() for t in args.tools.split(",") if t.strip()] if args.tools else None
+    names = _names(args)
+    specs = select_tools(store, names)
     if args.list_tools:
-        for spec in select_tools(store, names):
+        for spec in specs:
             flags = "read-only" if spec.read_only else ("destructive" if spec.destructive else "write")
             sys.stdout.write(f"{spec.name:<20} {flags:<12} {spec.description.splitlines()[0]}\n")
         return 0
-    server = build_server(store, names)
-    from memstrata.lifecycle.maintain import start_maintenance
-
-    start_maintenance(store, _report_upkeep)  # seed 004 retention and archival, in the background
     if args.http:
-        from memstrata.web.security import WILDCARDS, HttpPolicy, url_host
+        return _serve_http(args, store, names, agent)
+    from memstrata import __version__
+    from memstrata.lifecycle.maintain import start_maintenance
+    from memstrata.mcp.resources import build_resources
+    from memstrata.mcp.server import INSTRUCTIONS
+    from memstrata.mcp.stdio import StdioServer
+    from memstrata.mcp.tools import auto_log_target
 
-        policy = HttpPolicy.for_bind(
-            args.host, args.port, args.token,
-            allow_hosts=[*store.config.http_allow_hosts, *args.allow_host],
-            allow_origins=[*store.config.http_allow_origins, *args.allow_origin])
-        # A wildcard bind is reached locally through 127.0.0.1: print a URL that works.
-        shown = "127.0.0.1" if args.host in WILDCARDS else url_host(args.host)
-        url = f"http://{shown}:{args.port}/mcp"
-        sys.stderr.write(
-            f"memstrata MCP server on {url} (agent {agent}, room {args.room or '-'}, "
-            f"store {store.home})\n" + connect_hints(url, policy.token)
-            + ("from another machine: use this machine's address instead of 127.0.0.1\n"
-               if args.host in WILDCARDS else "")
-            + "stdio instead: memstrata --agent NAME mcp   (Ctrl-C to stop)\n"
-        )
-        sys.stderr.flush()
-        serve_http(server, args.host, args.port, policy)
-    else:
-        server.run("stdio")
+    start_maintenance(store, _report_upkeep)  # seed 004 upkeep at server start, in the background
+    StdioServer(store, specs, name="memstrata", version=__version__, instructions=INSTRUCTIONS,
+                resources=build_resources(store), log_to=auto_log_target(store)).serve()
+    return 0
+
+
+def _serve_http(args: argparse.Namespace, store: Any, names: list[str] | None, agent: str) -> int:
+    import socket
+
+    from memstrata.cli.common import command_name
+    from memstrata.errors import Conflict
+
+    try:
+        from memstrata.mcp.server import build_server, http_app
+    except ImportError:  # pragma: no cover - depends on the install
+        sys.stderr.write("memstrata: the HTTP server needs the extra: pip install 'memstrata[mcp]'\n")
+        return 1
+    from memstrata.lifecycle.maintain import start_maintenance
+    from memstrata.web.security import WILDCARDS, HttpPolicy, url_host
+
+    policy = HttpPolicy.for_bind(
+        args.host, args.port, args.token,
+        allow_hosts=[*store.config.http_allow_hosts, *args.allow_host],
+        allow_origins=[*store.config.http_allow_origins, *args.allow_origin])
+    store.sync()
+    app = http_app(build_server(store, names), args.host, policy)
+    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((args.host, args.port))
+    except OSError as exc:
+        sock.close()
+        raise Conflict(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc} "
+                       "(another server there? pick one with --port)") from None
+    sock.listen(128)
+    start_maintenance(store, _report_upkeep)  # seed 004 retention and archival, in the background
+    # A wildcard bind is reached locally through 127.0.0.1: print a URL that works.
+    shown = "127.0.0.1" if args.host in WILDCARDS else url_host(args.host)
+    url = f"http://{shown}:{args.port}/mcp"
+    sys.stderr.write(
+        f"memstrata MCP server on {url} (agent {agent}, room {args.room or '-'}, "
+        f"store {store.home})\n" + connect_hints(url, policy.token)
+        + ("from another machine: use this machine's address instead of 127.0.0.1\n"
+           if args.host in WILDCARDS else "")
+        + f"stdio instead: {command_name()} --home {store.home} --agent {agent} mcp"
+          "   (Ctrl-C to stop)\n"
+    )
+    sys.stderr.flush()
+    import uvicorn
+
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
     return 0
 
 

@@ -56,6 +56,11 @@ def run_reindex(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     with ProgressStore(args.home, agent=args.agent, room=args.room, role=args.role,
                        sync=False) as store:
+        if args.vectors:  # fail before the rebuild, not after it (no embedder configured)
+            from memstrata.cli.common import embed_via_daemon
+
+            embed_via_daemon(store)  # the local model stays in the daemon
+            store.embedder()
         report = store.reindex()
         docs = store.doc_count()
         home = str(store.home)

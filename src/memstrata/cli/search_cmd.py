@@ -10,14 +10,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from memstrata.search.query import LAYERS
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser("search", help="ranked search over every memory layer")
     p.add_argument("text", nargs="?", default="", help="what to look for (empty: newest first)")
-    p.add_argument("--layer", action="append", default=[],
-                   help="restrict to a layer (repeatable): ledger, log, archive, now, context, "
-                        "identity, file, scratch, episode, fact, session, item, task, channel, "
-                        "artifact")
+    p.add_argument("--layer", action="append", default=[], choices=LAYERS,
+                   help="restrict to a layer (repeatable)")
     p.add_argument("--kind", help="ledger kind, log type, fact category, task status, role...")
     p.add_argument("--tag", action="append", default=[], help="a tag (repeatable; any matches)")
     p.add_argument("--all-tags", action="store_true", help="require every --tag")
@@ -41,7 +41,7 @@ def build_query(args: argparse.Namespace) -> Any:
 
     return SearchQuery(
         text=args.text, layers=tuple(args.layer), kind=args.kind, tags=tuple(args.tag),
-        tags_match="all" if args.all_tags else "any", agent=args.owner, room=args.in_room,
+        tags_match="all" if args.all_tags else "any", agent=args.owner, in_room=args.in_room,
         exclude_room=args.exclude_room, since=args.since, until=args.until,
         include_superseded=args.include_superseded, k=args.k, mode=args.mode,
     )
@@ -51,11 +51,13 @@ def run_search(args: argparse.Namespace) -> int:
     import json
     from pathlib import Path
 
-    from memstrata.cli.common import open_store
+    from memstrata.cli.common import embed_via_daemon, open_store
     from memstrata.cli.main import emit
 
     query = build_query(args)
     with open_store(args, as_agent=False) as store:
+        if query.mode != "lexical":
+            embed_via_daemon(store)
         hits = store.search(query)
         rel = {h.uid: store.rel(Path(h.source)) for h in hits}
     data = []

@@ -10,31 +10,33 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from memstrata.model import SESSION_ROLES
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser("sessions", help="conversation transcripts")
     ssub = p.add_subparsers(dest="sessions_action", metavar="ACTION", required=True)
     s = ssub.add_parser("start", help="register a new session (prints its id)")
     s.add_argument("id", nargs="?", help="session id (default: generated)")
-    s.add_argument("--title")
+    s.add_argument("--title", help="a title for the session list")
     s.set_defaults(func=run_start)
     a = ssub.add_parser("append", help="append one message")
-    a.add_argument("id")
+    a.add_argument("id", help="session id")
     # dest differs from "role": the common --role option (the principal's scope) owns that name.
-    a.add_argument("message_role", metavar="role", help="user, assistant, tool_call, tool_result, system or summary")
+    a.add_argument("message_role", metavar="role", choices=SESSION_ROLES, help="who speaks")
     a.add_argument("content", help="message text ('-' reads stdin)")
     a.add_argument("--name", help="tool name (tool_call, tool_result)")
     a.add_argument("--input", help="tool input as JSON")
     a.add_argument("--speaker", help="who spoke, when not the role")
     a.set_defaults(func=run_append)
     sh = ssub.add_parser("show", help="print a transcript")
-    sh.add_argument("id")
+    sh.add_argument("id", help="session id")
     sh.set_defaults(func=run_show)
     ls = ssub.add_parser("list", help="sessions with message counts")
     ls.add_argument("--all", action="store_true", help="include archived sessions")
     ls.set_defaults(func=run_list)
     e = ssub.add_parser("end", help="mark a session ended")
-    e.add_argument("id")
+    e.add_argument("id", help="session id")
     e.set_defaults(func=run_end)
 
 

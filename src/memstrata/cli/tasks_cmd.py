@@ -10,32 +10,34 @@ import argparse
 import sys
 from typing import Any
 
+from memstrata.model import TASK_STATUSES
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser("tasks", help="the agent's prioritised tasks")
     tsub = p.add_subparsers(dest="tasks_action", metavar="ACTION", required=True)
     a = tsub.add_parser("add", help="add a pending task")
     a.add_argument("description", help="what to do ('-' reads stdin)")
-    a.add_argument("--milestone")
+    a.add_argument("--milestone", help="milestone name")
     a.add_argument("--priority", type=int, default=3, help="1 = highest (default 3)")
     a.add_argument("--criterion", action="append", default=[], help="acceptance criterion (repeatable)")
     a.add_argument("--blocked-by", action="append", default=[], help="a task id (repeatable)")
     a.set_defaults(func=run_add)
     ls = tsub.add_parser("list", help="tasks by priority")
-    ls.add_argument("--status")
-    ls.add_argument("--milestone")
+    ls.add_argument("--status", choices=TASK_STATUSES, help="only tasks in this status")
+    ls.add_argument("--milestone", help="only tasks of this milestone")
     ls.set_defaults(func=run_list)
     u = tsub.add_parser("update", help="change a task")
-    u.add_argument("id")
-    u.add_argument("--status")
-    u.add_argument("--priority", type=int)
-    u.add_argument("--milestone")
-    u.add_argument("--description")
+    u.add_argument("id", help="task id, e.g. TASK-001")
+    u.add_argument("--status", choices=TASK_STATUSES, help="new status")
+    u.add_argument("--priority", type=int, help="new priority (1 = highest)")
+    u.add_argument("--milestone", help="new milestone")
+    u.add_argument("--description", help="new description")
     u.add_argument("--criterion", action="append", help="replaces the criteria (repeatable)")
     u.add_argument("--blocked-by", action="append", help="replaces the blockers (repeatable)")
     u.set_defaults(func=run_update)
     g = tsub.add_parser("get", help="one task")
-    g.add_argument("id")
+    g.add_argument("id", help="task id, e.g. TASK-001")
     g.set_defaults(func=run_get)
 
 

@@ -19,14 +19,11 @@ from memstrata.files.jsonl import BadLine, decode, encode
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.base import Layer, check_count, check_text
-from memstrata.model import Fact, check_plain, iso, now_ts, parse_ts
+from memstrata.model import FACT_CATEGORIES, Fact, check_plain, iso, now_ts, parse_ts
 
 if TYPE_CHECKING:
     from memstrata.store import Store
 
-FACT_CATEGORIES = (
-    "general", "preference", "personal", "config", "user", "feedback", "project", "reference",
-)
 DURABLE_CATEGORIES = ("user", "feedback", "project", "reference")
 MAX_KEY_CHARS = limits.FACT_KEY_CHARS
 MAX_VALUE_BYTES = limits.FACT_VALUE_BYTES

@@ -223,12 +223,17 @@ class Ledger(Layer):
         tags: list[str] | None = None,
         kind: str | None = None,
         last_n: int | None = None,
-        room: str | None = None,
+        in_room: str | None = None,
         exclude_room: str | None = None,
         match: str = "any",
         include_superseded: bool = False,
+        room: str | None = None,
     ) -> list[LedgerEntry]:
-        """Structured filters, newest first, at most `bounds.query_max` (50) entries."""
+        """Structured filters, newest first, at most `bounds.query_max` (50) entries.
+
+        `in_room` keeps one room's entries, `exclude_room` leaves one out (`room` is
+        the old name of `in_room`, kept as an alias).
+        """
         self._check("read")
         cap = self.store.config.bounds.query_max
         limit = cap if last_n is None else last_n
@@ -240,7 +245,7 @@ class Ledger(Layer):
 
         # One filter implementation: the search engine's structured (newest-first) path.
         q = SearchQuery(layers=("ledger",), kind=kind, tags=check_tags(tags), tags_match=match,
-                        room=room, exclude_room=exclude_room,
+                        in_room=in_room or room, exclude_room=exclude_room,
                         include_superseded=include_superseded, k=limit)
         out = [LedgerEntry.from_dict(h.meta) for h in lexical_search(self.store, q)]
         self._read_event(self.path, sum(len(e.summary) + len(e.detail or "") for e in out))

@@ -1,207 +1,423 @@
-"""The MCP tool catalogue: the seeds' own tool names and parameters, as plain functions.
+"""The MCP tool catalogue: the seeds' own tool names, each declared once.
 
-Each tool is a `ToolSpec`: name, the function (typed parameters become the
-input schema), a description an agent can act on, and its annotations
-(read-only, destructive, idempotent). Tools translate and never decide: every
-call goes to the store, which enforces scope and bounds. Results list ids and
-snippets first; `memory_get` returns full text on request.
+A `ToolSpec` is a plain function plus what an agent needs to call it right the
+first time: a description that says what is searched or changed and what comes
+back, every parameter described with its allowed values and default
+(`mcp.schema.Param`), the output schema of its structured result
+(`mcp.shapes`), and its annotations (read-only, destructive, idempotent).
+Both transports (the light stdio server and the SDK's HTTP server) list and
+call tools from these specs through `run`, the one call path: validate, call,
+answer. Tools translate and never decide: every call goes to the library, which
+enforces scope and bounds.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable
-from dataclasses import dataclass
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from memstrata.errors import MemstrataError
+from memstrata.mcp import shapes
+from memstrata.mcp.schema import REQUIRED, Param, input_schema, validate
+from memstrata.mcp.shapes import Reply
+from memstrata.model import FACT_CATEGORIES, LOG_TYPES, SESSION_ROLES, TASK_STATUSES, iso
 
 if TYPE_CHECKING:
     from memstrata.store import Store
 
-SNIPPET = 200
 
 
 @dataclass(frozen=True)
 class ToolSpec:
     name: str
-    fn: Callable[..., Any]
+    fn: Callable[..., Reply]
     description: str
-    read_only: bool
+    params: tuple[Param, ...] = ()
+    output: dict[str, Any] | None = None  # the outputSchema of `Reply.data`
+    read_only: bool = True
     destructive: bool = False
     idempotent: bool = False
     group: str = "core"  # "files": seed 003's five tools, off when tools.memory.enabled = false;
     # "claude": the Anthropic memory-tool shape, exposed only when named in the subset
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def input_schema(self) -> dict[str, Any]:
+        return input_schema(self.params)
+
+    def listing(self) -> dict[str, Any]:
+        """The tool as `tools/list` shows it (MCP field names)."""
+        d: dict[str, Any] = {"name": self.name, "description": self.description,
+                             "inputSchema": self.input_schema()}
+        if self.output is not None:
+            d["outputSchema"] = self.output
+        d["annotations"] = self.annotations()
+        return d
+
+    def annotations(self) -> dict[str, bool]:
+        """The hints that differ from MCP's defaults (readOnly false, destructive true,
+        idempotent false, openWorld true); the write hints only matter for writers."""
+        if self.read_only:
+            return {"readOnlyHint": True, "openWorldHint": False}
+        out = {"destructiveHint": self.destructive, "openWorldHint": False}
+        if self.idempotent:
+            out["idempotentHint"] = True
+        return out
 
 
-def _hits(hits: list[Any]) -> str:
-    rows = [{"uid": h.uid, "layer": h.layer, "score": round(h.score, 4), "title": h.title,
-             "snippet": h.snippet, "ts": h.ts, "room": h.room, "kind": h.kind,
-             "source": h.source.rsplit("/", 1)[-1], "stale": h.explain.get("stale")} for h in hits]
-    return json.dumps({"results": rows, "note": "call memory_get(uid) for full text"}, ensure_ascii=False)
+# Tools whose whole effect is a LOG entry: logging them again would only double it.
+NOT_AUTO_LOGGED = frozenset({"log_activity"})
+
+
+def auto_log_target(store: Store) -> Store | None:
+    """The store to auto-log tool calls to (seed 002, `[mcp] auto_log = true`), or None."""
+    return store if store.config.mcp_auto_log and store.config.automatic_writes else None
+
+
+def run(spec: ToolSpec, arguments: Mapping[str, Any] | None, *,
+        log_to: Store | None = None) -> Reply:
+    """Validate the arguments against the spec and call the tool (the one call path of
+    both transports); with `log_to`, every call also leaves a compact TOOL_USE entry.
+
+    Raises the library's typed errors (MalformedInput for bad arguments); the
+    transport turns them into a tool error whose text starts with the error code.
+    """
+    from memstrata.secretscan import collect_notices
+
+    kwargs = validate(spec.params, arguments)
+    start = time.perf_counter()
+    with collect_notices() as notices:
+        try:
+            reply = spec.fn(**kwargs)
+        except MemstrataError as exc:
+            _auto_log(log_to, spec.name, kwargs, None, time.perf_counter() - start, exc)
+            raise
+        _auto_log(log_to, spec.name, kwargs, reply.text, time.perf_counter() - start, None)
+    if notices:  # secrets policy `warn`: tell the agent, in the text it reads
+        warn = "".join(f"\nwarning: {n}" for n in dict.fromkeys(notices))
+        reply = Reply(reply.text + warn, reply.data, reply.is_error)
+    return reply
+
+
+def _auto_log(store: Store | None, name: str, args: dict[str, Any], result: Any,
+              duration: float, error: BaseException | None) -> None:
+    if store is None or name in NOT_AUTO_LOGGED or store.principal.agent is None:
+        return
+    from memstrata.loop import log_tool
+
+    try:
+        log_tool(store, store.principal.agent, name, args, result, duration, error, via="mcp")
+    except (MemstrataError, OSError) as exc:  # the tool call itself succeeded or failed already
+        sys.stderr.write(f"memstrata: could not auto-log {name}: {exc}\n")
+
+
+def _p(name: str, typ: str, description: str, default: Any = None, **kw: Any) -> Param:
+    return Param(name, typ, description, default, **kw)
+
+
+def _req(name: str, typ: str, description: str, **kw: Any) -> Param:
+    return Param(name, typ, description, REQUIRED, **kw)
 
 
 def build_tools(store: Store) -> list[ToolSpec]:
     agent = store.agent()
+    kinds = store.config.kinds
+    bounds = store.config.bounds
+    from memstrata.search.query import LAYERS
+
+    def where(source: str) -> str:
+        return store.rel(Path(source))
+
+    def search(q: Any, explain: bool) -> Reply:
+        return shapes.hits_reply([shapes.hit(h, where(h.source), explain=explain)
+                                  for h in store.search(q)])
 
     # -- seed 003: the five file tools -----------------------------------------
-    def memory_read(path: str) -> str:
-        """Read a file from your memory directory (e.g. CONTEXT.md, notes/plan.md)."""
-        return agent.files.read(path)
+    path = _req("path", "string", "relative to your memory folder, e.g. notes/plan.md")
 
-    def memory_write(path: str, content: str) -> str:
-        """Create or overwrite a memory file. CONTEXT.md is auto-loaded into your prompt."""
+    def memory_read(path: str) -> Reply:
+        text = agent.files.read(path)
+        return Reply(text, {"path": path, "content": text})
+
+    def memory_write(path: str, content: str) -> Reply:
         info = agent.files.write(path, content)
-        return f"wrote {info.path} ({info.size} bytes)"
+        return Reply(f"wrote {info.path} ({info.size} bytes)",
+                     {"path": info.path, "bytes": info.size, "modified": info.modified})
 
-    def memory_replace(path: str, old_str: str, new_str: str) -> str:
-        """Replace text in a memory file; old_str must occur exactly once."""
+    def memory_replace(path: str, old_str: str, new_str: str) -> Reply:
         info = agent.files.replace(path, old_str, new_str)
-        return f"replaced in {info.path}"
+        return Reply(f"replaced in {info.path}",
+                     {"path": info.path, "bytes": info.size, "modified": info.modified})
 
-    def memory_insert(path: str, line: int, text: str) -> str:
-        """Insert text after line `line` of a memory file (0 = at the top)."""
+    def memory_insert(path: str, line: int, text: str) -> Reply:
         info = agent.files.insert(path, line, text)
-        return f"inserted into {info.path}"
+        return Reply(f"inserted into {info.path} after line {line}",
+                     {"path": info.path, "bytes": info.size, "modified": info.modified})
 
-    def memory_list(path: str = "") -> str:
-        """List the files in your memory directory."""
-        return "\n".join(f"{f.path}{'/' if f.is_dir else ''}\t{f.size}" for f in agent.files.list(path))
+    def memory_list(path: str) -> Reply:
+        files: list[dict[str, Any]] = [{"path": f.path, "bytes": f.size, "modified": f.modified}
+                                       for f in agent.files.list(path) if not f.is_dir]
+        text = "\n".join(f"{f['path']}\t{f['bytes']} bytes\t{f['modified'][:16]}" for f in files)
+        return Reply(text or "(no files)", {"files": files})
+
+    changed = shapes._obj({"path": shapes.S, "bytes": shapes.INT, "modified": shapes.S},
+                          ["path", "bytes", "modified"])
 
     # -- seed 000: the shared ledger ------------------------------------------
-    def memory_publish(kind: str, summary: str, tags: list[str] | None = None,
-                       detail: str | None = None, ref: str | None = None,
-                       supersedes: str | None = None) -> str:
-        """Publish to the shared ledger (kinds: artifact, decision, interface, convention,
-        warning, code). Summary <= 4 KB, detail <= 16 KB. `supersedes` hides an old entry."""
+    def memory_publish(kind: str, summary: str, tags: list[str] | None, detail: str | None,
+                       ref: str | None, supersedes: str | None) -> Reply:
         e = store.ledger.publish(kind, summary, tags=tags, detail=detail, ref=ref,
                                  supersedes=supersedes)
-        return json.dumps(e.to_dict(), ensure_ascii=False)
+        return Reply(f"published {e.id} ({e.kind}, room {e.room_id or '-'})",
+                     {"entry": shapes.entry(e)})
 
-    def memory_query(tags: list[str] | None = None, kind: str | None = None,
-                     last_n: int | None = None, exclude_room: str | None = None,
-                     room: str | None = None) -> str:
-        """Structured ledger query, newest first, at most 50. Use exclude_room to see only
-        other rooms' knowledge."""
+    def memory_query(tags: list[str] | None, kind: str | None, last_n: int | None,
+                     exclude_room: str | None, in_room: str | None) -> Reply:
         entries = store.ledger.query(tags=tags, kind=kind, last_n=last_n,
-                                     exclude_room=exclude_room, room=room)
-        return json.dumps([e.to_dict() for e in entries], ensure_ascii=False)
+                                     exclude_room=exclude_room, in_room=in_room)
+        text = "\n".join(shapes.entry_line(e) for e in entries) or "no matching entries"
+        return Reply(text, {"entries": [shapes.entry(e) for e in entries]})
 
-    def memory_search(text: str, max_results: int = 10, kind: str | None = None,
-                      exclude_room: str | None = None) -> str:
-        """Full-text ledger search, BM25 x per-kind time decay (default 10, max 50)."""
+    def memory_search(text: str, max_results: int, kind: str | None, exclude_room: str | None,
+                      explain: bool) -> Reply:
         from memstrata.search.query import SearchQuery
 
-        q = SearchQuery(text=text, layers=("ledger",), kind=kind, exclude_room=exclude_room,
-                        k=max_results)
-        return _hits(store.search(q))
+        return search(SearchQuery(text=text, layers=("ledger",), kind=kind,
+                                  exclude_room=exclude_room, k=max_results), explain)
 
-    def memory_get_context(room_id: str | None = None, brief_keywords: list[str] | None = None,
-                           max_entries: int = 15) -> str:
-        """Predecessor context: the most relevant ledger entries from other rooms as a
-        Markdown document (<= 15 entries, ~10 KB)."""
+    def memory_get_context(room_id: str | None, brief_keywords: list[str] | None,
+                           max_entries: int) -> Reply:
         from memstrata.assembly.predecessor import predecessor_context
 
-        return predecessor_context(store, room=room_id or store.principal.room,
-                                   keywords=brief_keywords or [], max_entries=max_entries)
+        room = room_id or store.principal.room
+        text = predecessor_context(store, room=room, keywords=brief_keywords or [],
+                                   max_entries=max_entries)
+        return Reply(text, shapes.compact({"room": room, "markdown": text}))
+
+    def memory_get(uid: str) -> Reply:
+        h = store.get(uid)
+        data = shapes.compact({"uid": h.uid, "layer": h.layer, "kind": h.kind, "title": h.title,
+                               "text": h.text, "when": iso(h.ts),
+                               "where": where(h.source) + (f":{h.line}" if h.line else ""),
+                               "room": h.room, "owner": h.owner, "tags": list(h.tags),
+                               "meta": h.meta or None})
+        return Reply(f"{h.title}\n\n{h.text}".strip(), data)
 
     # -- seed 002: the five memory skills -------------------------------------
-    def update_status(new_status: str, next_steps: list[str] | None = None) -> str:
-        """Overwrite NOW.md (hot memory) with your current objective and next steps."""
-        agent.now.update(new_status, next_steps or [])
-        return "NOW.md updated"
+    def update_status(new_status: str, next_steps: list[str] | None) -> Reply:
+        state = agent.now.update(new_status, next_steps or [])
+        return Reply("NOW.md updated", {"objective": state.objective,
+                                        "next_steps": list(state.next_steps),
+                                        "updated_at": state.updated or iso(time.time())})
 
-    def log_activity(entry_type: str, content: str, metadata: dict[str, Any] | None = None) -> str:
-        """Append to LOG.md: entry_type TOOL_USE, THOUGHT, USER_FEEDBACK, ERROR or SYSTEM."""
-        return agent.log.append(entry_type, content, metadata).id
+    def log_activity(entry_type: str, content: str, metadata: dict[str, Any] | None) -> Reply:
+        e = agent.log.append(entry_type, content, metadata)
+        return Reply(f"logged {e.id} ({e.entry_type})",
+                     {"id": e.id, "entry_type": e.entry_type, "ts": e.ts})
 
-    def recall_memory(query: str, n_results: int = 5, layers: list[str] | None = None) -> str:
-        """Search all your memory (LOG and its archive, files, facts, sessions, ledger...)."""
+    def recall_memory(query: str, n_results: int, layers: list[str] | None,
+                      explain: bool) -> Reply:
         from memstrata.search.query import SearchQuery
 
-        return _hits(store.search(SearchQuery(text=query, k=n_results, layers=tuple(layers or ()))))
+        return search(SearchQuery(text=query, k=n_results, layers=tuple(layers or ())), explain)
 
-    def save_fact(key: str, value: str, category: str = "general") -> str:
-        """Store a key/value fact (categories: general, preference, personal, config, user,
-        feedback, project, reference)."""
-        agent.facts.set(key, value, category)
-        return f"saved {key}"
+    def save_fact(key: str, value: str, category: str) -> Reply:
+        f = agent.facts.set(key, value, category)
+        return Reply(f"saved {f.key} = {f.value} ({f.category})", _fact(f))
 
-    def get_fact(key: str) -> str:
-        """Retrieve a fact by key."""
+    def get_fact(key: str) -> Reply:
         f = agent.facts.get(key)
-        return json.dumps({"key": f.key, "value": f.value, "category": f.category,
-                           "updated_at": f.updated_at})
-
-    def memory_get(uid: str) -> str:
-        """Full text of one search result by its uid."""
-        return _full(store, uid)
+        return Reply(f"{f.key} = {f.value} ({f.category}, updated {f.updated_at[:10]})", _fact(f))
 
     # -- seed 004: tasks and sessions ------------------------------------------
-    def task_add(description: str, milestone: str | None = None, priority: int = 3,
-                 acceptance_criteria: list[str] | None = None) -> str:
-        """Add a task to tasks.json."""
+    def task_add(description: str, milestone: str | None, priority: int,
+                 acceptance_criteria: list[str] | None) -> Reply:
         t = agent.tasks.add(description, milestone=milestone, priority=priority,
                             acceptance_criteria=acceptance_criteria)
-        return json.dumps(t.to_dict())
+        return Reply(f"added {shapes.task_line(t)}", {"task": shapes.task(t)})
 
-    def task_update(task_id: str, status: str | None = None, priority: int | None = None) -> str:
-        """Change a task's status (pending, in_progress, blocked, done, cancelled) or priority."""
-        return json.dumps(agent.tasks.update(task_id, status=status, priority=priority).to_dict())
+    def task_update(task_id: str, status: str | None, priority: int | None) -> Reply:
+        t = agent.tasks.update(task_id, status=status, priority=priority)
+        return Reply(f"updated {shapes.task_line(t)}", {"task": shapes.task(t)})
 
-    def task_list(status: str | None = None) -> str:
-        """Tasks ordered by priority."""
-        return json.dumps([t.to_dict() for t in agent.tasks.list(status=status)])
+    def task_list(status: str | None) -> Reply:
+        tasks = agent.tasks.list(status=status)
+        return Reply("\n".join(shapes.task_line(t) for t in tasks) or "no tasks",
+                     {"tasks": [shapes.task(t) for t in tasks]})
 
-    def session_append(session_id: str, role: str, content: str) -> str:
-        """Append a message (user, assistant, tool_call, tool_result) to a session transcript."""
-        return agent.sessions.append(session_id, role, content).id
+    def session_append(session_id: str, role: str, content: str) -> Reply:
+        m = agent.sessions.append(session_id, role, content)
+        return Reply(f"appended {m.id} to session {session_id}",
+                     {"id": m.id, "session_id": session_id, "timestamp": m.timestamp})
 
-    def session_read(session_id: str, last_n: int = 20) -> str:
-        """The last messages of a session transcript."""
-        msgs = agent.sessions.messages(session_id)[-max(1, min(last_n, 200)):]
-        return json.dumps([m.to_dict() for m in msgs], ensure_ascii=False)
+    def session_read(session_id: str, last_n: int) -> Reply:
+        msgs = agent.sessions.messages(session_id)[-last_n:]
+        text = "\n".join(f"[{m.timestamp[:16]}] {m.role}: {m.content}" for m in msgs)
+        return Reply(text or "(no messages)",
+                     {"messages": [shapes.compact(m.to_dict()) for m in msgs]})
 
-    def memory(command: str, path: str | None = None, file_text: str | None = None,
-               old_str: str | None = None, new_str: str | None = None,
-               insert_line: int | None = None, insert_text: str | None = None,
-               old_path: str | None = None, new_path: str | None = None,
-               view_range: list[int] | None = None) -> Any:
-        """Anthropic memory tool (memory_20250818): view, create, str_replace, insert, delete,
-        rename under /memories."""
-        from mcp.types import CallToolResult, TextContent
-
+    def memory(command: str, path: str | None, file_text: str | None, old_str: str | None,
+               new_str: str | None, insert_line: int | None, insert_text: str | None,
+               old_path: str | None, new_path: str | None,
+               view_range: list[int] | None) -> Reply:
         from memstrata.mcp.claude_memory import ClaudeMemoryHandler
 
-        args = {k: v for k, v in locals().items() if v is not None and k not in ("CallToolResult", "TextContent", "ClaudeMemoryHandler")}
+        args = {k: v for k, v in locals().items() if v is not None and k != "ClaudeMemoryHandler"}
         text, is_error = ClaudeMemoryHandler(agent.files).handle_result(args)
-        return CallToolResult(content=[TextContent(type="text", text=text)], is_error=is_error)
+        return Reply(text, None, is_error=is_error)
 
-    ro, rw = True, False
+    def _fact(f: Any) -> dict[str, Any]:
+        return shapes.compact({"key": f.key, "value": f.value, "category": f.category,
+                               "created_at": f.created_at, "updated_at": f.updated_at})
+
+    S = shapes.S
+    hits_out = shapes.HITS
+    k_max = bounds.query_max
+    explain = _p("explain", "boolean", "add how each score was computed", False)
+    kind = _p("kind", "string", "ledger kind", enum=kinds)
+    tags = _p("tags", "array", "tags, e.g. [\"auth\"]", items="string")
+    obj = shapes._obj
     return [
-        ToolSpec("memory_read", memory_read, memory_read.__doc__ or "", ro, idempotent=True, group="files"),
-        ToolSpec("memory_write", memory_write, memory_write.__doc__ or "", rw, destructive=True, idempotent=True, group="files"),
-        ToolSpec("memory_replace", memory_replace, memory_replace.__doc__ or "", rw, destructive=True, group="files"),
-        ToolSpec("memory_insert", memory_insert, memory_insert.__doc__ or "", rw, group="files"),
-        ToolSpec("memory_list", memory_list, memory_list.__doc__ or "", ro, idempotent=True, group="files"),
-        ToolSpec("memory_publish", memory_publish, memory_publish.__doc__ or "", rw),
-        ToolSpec("memory_query", memory_query, memory_query.__doc__ or "", ro, idempotent=True),
-        ToolSpec("memory_search", memory_search, memory_search.__doc__ or "", ro, idempotent=True),
-        ToolSpec("memory_get_context", memory_get_context, memory_get_context.__doc__ or "", ro, idempotent=True),
-        ToolSpec("memory_get", memory_get, memory_get.__doc__ or "", ro, idempotent=True),
-        ToolSpec("update_status", update_status, update_status.__doc__ or "", rw, destructive=True, idempotent=True),
-        ToolSpec("log_activity", log_activity, log_activity.__doc__ or "", rw),
-        ToolSpec("recall_memory", recall_memory, recall_memory.__doc__ or "", ro, idempotent=True),
-        ToolSpec("save_fact", save_fact, save_fact.__doc__ or "", rw, destructive=True, idempotent=True),
-        ToolSpec("get_fact", get_fact, get_fact.__doc__ or "", ro, idempotent=True),
-        ToolSpec("task_add", task_add, task_add.__doc__ or "", rw),
-        ToolSpec("task_update", task_update, task_update.__doc__ or "", rw, idempotent=True),
-        ToolSpec("task_list", task_list, task_list.__doc__ or "", ro, idempotent=True),
-        ToolSpec("session_append", session_append, session_append.__doc__ or "", rw),
-        ToolSpec("session_read", session_read, session_read.__doc__ or "", ro, idempotent=True),
-        ToolSpec("memory", memory, memory.__doc__ or "", rw, destructive=True, group="claude"),
+        ToolSpec("memory_read", memory_read,
+                 "Read a text file from your memory folder. Returns its content.",
+                 (path,), obj({"path": S, "content": S}, ["path", "content"]),
+                 idempotent=True, group="files"),
+        ToolSpec("memory_write", memory_write,
+                 "Create or overwrite a file in your memory folder. CONTEXT.md is loaded into "
+                 "every prompt; LOG.md is append-only (use log_activity).",
+                 (path, _req("content", "string", "the whole new content")), changed,
+                 read_only=False, destructive=True, idempotent=True, group="files"),
+        ToolSpec("memory_replace", memory_replace,
+                 "Replace text in a memory file; old_str must occur exactly once.",
+                 (path, _req("old_str", "string", "text to find (exactly once)"),
+                  _req("new_str", "string", "replacement (\"\" deletes)")), changed,
+                 read_only=False, destructive=True, group="files"),
+        ToolSpec("memory_insert", memory_insert,
+                 "Insert lines into a memory file after a given line.",
+                 (path, _req("line", "integer", "insert after this line; 0 = at the top",
+                             minimum=0),
+                  _req("text", "string", "the lines to insert")), changed,
+                 read_only=False, group="files"),
+        ToolSpec("memory_list", memory_list,
+                 "List the files in your memory folder (or below `path`) with size and last "
+                 "change. Folders are not listed, only the files in them.",
+                 (_p("path", "string", "a folder inside your memory folder; \"\" = all", ""),),
+                 obj({"files": {"type": "array", "items": shapes.FILE}}, ["files"]),
+                 idempotent=True, group="files"),
+        ToolSpec("memory_publish", memory_publish,
+                 "Publish knowledge to the ledger every room can read (your room is recorded). "
+                 "Returns the entry with its id.",
+                 (_req("kind", "string", "what kind of knowledge", enum=kinds),
+                  _req("summary", "string", f"one paragraph, at most {bounds.summary_bytes} bytes"),
+                  tags, _p("detail", "string", f"longer text, at most {bounds.detail_bytes} bytes"),
+                  _p("ref", "string", "a file, commit or URL it refers to"),
+                  _p("supersedes", "string", "id of an entry this one replaces (hides it)")),
+                 obj({"entry": shapes.ENTRY}, ["entry"]), read_only=False),
+        ToolSpec("memory_query", memory_query,
+                 "Ledger entries matching filters (no text search), newest first. "
+                 "exclude_room: your room's id to see only what other rooms published.",
+                 (tags, kind, _p("last_n", "integer", "at most this many", minimum=1,
+                                 maximum=k_max),
+                  _p("exclude_room", "string", "leave out this room's entries"),
+                  _p("in_room", "string", "only this room's entries")),
+                 obj({"entries": {"type": "array", "items": shapes.ENTRY}}, ["entries"]),
+                 idempotent=True),
+        ToolSpec("memory_search", memory_search,
+                 "Full-text search of the shared ledger only (BM25 x time decay); "
+                 "recall_memory searches all your memory. Returns ranked hits with uid and "
+                 "snippet.",
+                 (_req("text", "string", "words to look for"),
+                  _p("max_results", "integer", "number of hits", bounds.search_default,
+                     minimum=1, maximum=k_max),
+                  kind, _p("exclude_room", "string", "leave out this room's entries"), explain),
+                 hits_out, idempotent=True),
+        ToolSpec("memory_get_context", memory_get_context,
+                 "What other rooms published to the ledger, most relevant to a brief's "
+                 "keywords, as Markdown (predecessor context).",
+                 (_p("room_id", "string", "the room to prepare for (default: yours)"),
+                  _p("brief_keywords", "array", "what the room is about", items="string"),
+                  _p("max_entries", "integer", "entries", bounds.context_entries, minimum=1,
+                     maximum=bounds.context_entries)),
+                 obj({"room": S, "markdown": S}, ["markdown"]), idempotent=True),
+        ToolSpec("memory_get", memory_get,
+                 "The full text and metadata of one memory, by the uid a search hit gives.",
+                 (_req("uid", "string", "uid from a search result"),),
+                 obj({"uid": S, "layer": S, "title": S, "text": S, "when": S, "where": S},
+                     ["uid", "layer", "title", "text", "when", "where"]), idempotent=True),
+        ToolSpec("update_status", update_status,
+                 "Overwrite NOW.md (hot memory) with your current objective and next steps.",
+                 (_req("new_status", "string", "the current objective"),
+                  _p("next_steps", "array", "next steps, in order", items="string")),
+                 obj({"objective": S, "next_steps": shapes.STRS, "updated_at": S},
+                     ["objective", "next_steps", "updated_at"]),
+                 read_only=False, destructive=True, idempotent=True),
+        ToolSpec("log_activity", log_activity,
+                 "Append an entry to your activity log (LOG.md). Returns its id.",
+                 (_req("entry_type", "string", "what happened", enum=LOG_TYPES),
+                  _req("content", "string", "what you did, saw or decided"),
+                  _p("metadata", "object", "extra JSON fields, e.g. {\"file\": \"a.py\"}")),
+                 obj({"id": S, "entry_type": S, "ts": S}, ["id", "entry_type", "ts"]),
+                 read_only=False),
+        ToolSpec("recall_memory", recall_memory,
+                 "Search all the memory you may read: activity log and its archive, memory "
+                 "files, CONTEXT.md, NOW.md, facts, tasks, sessions, the ledger. Returns ranked "
+                 "hits with uid and snippet.",
+                 (_req("query", "string", "a question or keywords"),
+                  _p("n_results", "integer", "number of hits", 5, minimum=1, maximum=k_max),
+                  _p("layers", "array", "only these layers (default: all)", items="string",
+                     item_enum=LAYERS), explain),
+                 hits_out, idempotent=True),
+        ToolSpec("save_fact", save_fact,
+                 "Save or update a key/value fact (durable). Returns the fact.",
+                 (_req("key", "string", "a short identifier, e.g. db_engine"),
+                  _req("value", "string", "the value"),
+                  _p("category", "string", "kind of fact", "general", enum=FACT_CATEGORIES)),
+                 shapes.FACT, read_only=False, destructive=True, idempotent=True),
+        ToolSpec("get_fact", get_fact, "A fact by its exact key.",
+                 (_req("key", "string", "the fact's key"),), shapes.FACT, idempotent=True),
+        ToolSpec("task_add", task_add, "Add a task to your task list. Returns it with its id.",
+                 (_req("description", "string", "what to do"),
+                  _p("milestone", "string", "milestone name"),
+                  _p("priority", "integer", "1 = highest", 3, minimum=0),
+                  _p("acceptance_criteria", "array", "when it is done", items="string")),
+                 obj({"task": shapes.TASK}, ["task"]), read_only=False),
+        ToolSpec("task_update", task_update, "Change a task's status or priority.",
+                 (_req("task_id", "string", "e.g. TASK-001"),
+                  _p("status", "string", "new status", enum=TASK_STATUSES),
+                  _p("priority", "integer", "new priority (1 = highest)", minimum=0)),
+                 obj({"task": shapes.TASK}, ["task"]), read_only=False, idempotent=True),
+        ToolSpec("task_list", task_list, "Your tasks, by priority.",
+                 (_p("status", "string", "only tasks in this status", enum=TASK_STATUSES),),
+                 obj({"tasks": {"type": "array", "items": shapes.TASK}}, ["tasks"]),
+                 idempotent=True),
+        ToolSpec("session_append", session_append,
+                 "Append a message to a session transcript (created on first use).",
+                 (_req("session_id", "string", "session name, e.g. 2026-11-23-auth"),
+                  _req("role", "string", "who speaks", enum=SESSION_ROLES),
+                  _req("content", "string", "the message")),
+                 obj({"id": S, "session_id": S, "timestamp": S}, ["id", "session_id", "timestamp"]),
+                 read_only=False),
+        ToolSpec("session_read", session_read, "The last messages of a session transcript.",
+                 (_req("session_id", "string", "session name"),
+                  _p("last_n", "integer", "messages", 20, minimum=1, maximum=200)),
+                 obj({"messages": {"type": "array", "items": shapes.MESSAGE}}, ["messages"]),
+                 idempotent=True),
+        ToolSpec("memory", memory,
+                 "Anthropic memory tool (memory_20250818): view, create, str_replace, insert, "
+                 "delete, rename under /memories.",
+                 (_req("command", "string", "the command",
+                       enum=("view", "create", "str_replace", "insert", "delete", "rename")),
+                  _p("path", "string", "/memories/..."),
+                  _p("file_text", "string", "create: the content"),
+                  _p("old_str", "string", "str_replace: text to find"),
+                  _p("new_str", "string", "str_replace: replacement"),
+                  _p("insert_line", "integer", "insert: after this line"),
+                  _p("insert_text", "string", "insert: the text"),
+                  _p("old_path", "string", "rename: from"), _p("new_path", "string", "rename: to"),
+                  _p("view_range", "array", "view: [first, last] line", items="integer")),
+                 None, read_only=False, destructive=True, group="claude"),
     ]
 
-
-def _full(store: Store, uid: str) -> str:
-    hit = store.get(uid)  # scope-checked in the library; NotFound if not visible
-    return json.dumps({"uid": uid, "title": hit.title, "text": hit.text,
-                       "meta": hit.meta or None}, ensure_ascii=False)

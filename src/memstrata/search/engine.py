@@ -1,8 +1,14 @@
 """One search over every layer: SQL candidate generation, then pure re-ranking.
 
-    candidates = FTS5 MATCH (quoted terms) AND scope filter AND query filters,
-                 best `fetch` by bm25 (column weights: title, body, tags, context)
-    score      = relevance(bm25) x decay(age_hours, half_life(layer, kind))
+    phrases    = the query's words, a prefix for a word nothing holds whole, and
+                 the identifier abbreviations of its words (`search.expand`)
+    candidates = FTS5 MATCH (OR of the phrases) AND scope filter AND query filters,
+                 best `fetch` by bm25 (column weights: title, body, tags, context);
+                 a candidate whose BM25 relevance is ~0 (it holds only words most
+                 memories hold) is dropped when others match the rarer words
+    score      = relevance(bm25) x decay(age_hours, half_life(layer, kind)), relevance
+                 relative to the best candidate (1.0); `matched` on each hit tells
+                 which query words it holds, which compares across queries
 
 Scope comes from `Gate.sql_filter`, added to every statement here: there is no
 read path that skips it. Superseded entries are filtered in SQL unless the query
@@ -18,9 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import UnknownKind
 from memstrata.search import scoring
+from memstrata.search.expand import Phrase, identifier_words, plan
 from memstrata.search.query import Hit, SearchQuery
 from memstrata.search.terms import TermStat, essential_terms, stems
-from memstrata.search.text import mentioned, query_terms, quote
+from memstrata.search.text import mentioned, query_terms, tokenize
 
 if TYPE_CHECKING:
     from memstrata.store import Store
@@ -33,6 +40,11 @@ TRANSCRIPT_LAYERS = frozenset({"session", "channel"})
 # The name itself is a weak BM25 term in the author's own conversations.
 SPEAKER_BONUS = 0.3
 MIN_FETCH = 100
+# FTS5 clamps the IDF of a word held by more than half of the memories to 1e-6, so
+# a memory matching only such words scores ~1e-6. When other memories match the
+# query's rarer words, such a memory is no match (it used to fill the list as
+# 0.000s); when every query word is that common, those memories are all there is.
+MIN_RELEVANCE = 1e-3
 SNIPPET_CHARS = 200
 
 _COLUMNS = (
@@ -58,9 +70,9 @@ def _filters(store: Store, q: SearchQuery) -> tuple[list[str], list[Any]]:
         store.gate.check("read", "file", q.agent)
         where.append("d.owner = ?")
         params.append(q.agent)
-    if q.room is not None:
+    if q.in_room is not None:
         where.append("d.room = ?")
-        params.append(q.room)
+        params.append(q.in_room)
     if q.exclude_room is not None:
         where.append("(d.room IS NULL OR d.room != ?)")
         params.append(q.exclude_room)
@@ -105,39 +117,60 @@ def _structured(store: Store, q: SearchQuery, where: list[str], params: list[Any
     return [_hit(r, 0.0, {"order": "newest first"}, []) for r in rows]
 
 
-def _prune(
+def _plan(
     store: Store, words: list[str]
-) -> tuple[list[str], dict[str, Any], list[tuple[str, list[str], int]], int]:
-    """Keep the essential (rarest) terms within the postings budget.
+) -> tuple[list[Phrase], dict[str, Any], list[tuple[str, list[str], int]], int]:
+    """The phrases to match (`expand.plan`), pruned to the essential (rarest) ones
+    within the postings budget.
 
-    Returns the kept terms, explain info, the dropped terms as (word, stems, df)
+    Returns the kept phrases, explain info, the dropped phrases as (word, stems, df)
     for re-scoring, and the collection size.
     """
-    if len(words) < 2:
-        return words, {}, [], 0
     with store.db.read() as conn:
         total = int(conn.execute("SELECT coalesce(max(id), 0) FROM docs").fetchone()[0])
-        if total <= store.config.postings_budget:
-            return words, {}, [], total
         by_word = stems(words)
-        stats = []
+        large = total > store.config.postings_budget
+        dfs: dict[str, int] = {}
         for w in words:
-            dfs = [store.df_cache.df(conn, t, total) for t in by_word[w]]
-            stats.append(TermStat(w, min(dfs) if dfs else 0))
-    kept, dropped = essential_terms(stats, store.config.postings_budget)
-    info = {"common_terms_rescored": [d.word for d in dropped]} if dropped else {}
-    extra = [(d.word, by_word[d.word], d.df) for d in dropped]
-    return [k.word for k in kept], info, extra, total
+            # Small collections: exact counts (a cached 0 would hide a new word).
+            got = [store.df_cache.df(conn, t, total) if large else _df(conn, t) for t in by_word[w]]
+            dfs[w] = min(got) if got else 0
+        scope_sql, params = store.gate.sql_filter("d")
+        ids = store.df_cache.identifier_words(
+            (total, scope_sql, tuple(params)),
+            lambda: identifier_words(conn, scope_sql, params))
+        phrases = plan(words, by_word, dfs, conn, ids)
+    info: dict[str, Any] = {}
+    prefixed = [p.word for p in phrases if p.why == "prefix"]
+    abbrev = [p.word for p in phrases if p.why == "abbreviation"]
+    if prefixed:
+        info["prefix_of"] = prefixed
+    if abbrev:
+        info["abbreviations"] = abbrev
+    if not large or len(phrases) < 2:
+        return phrases, info, [], total
+    by_match = {p.match: p for p in phrases}
+    kept, dropped = essential_terms([TermStat(p.match, p.df) for p in phrases],
+                                    store.config.postings_budget)
+    if dropped:
+        info["common_terms_rescored"] = [by_match[d.word].word for d in dropped]
+    extra = [(by_match[d.word].word, list(by_match[d.word].stems), d.df) for d in dropped]
+    return [by_match[k.word] for k in kept], info, extra, total
+
+
+def _df(conn: Any, term: str) -> int:
+    row = conn.execute("SELECT doc FROM docs_vocab WHERE term = ?", (term,)).fetchone()
+    return int(row[0]) if row else 0
 
 
 def _ranked(
     store: Store, q: SearchQuery, terms: list[str], where: list[str], params: list[Any],
     wanted: int | None = None,
 ) -> list[Hit]:
-    kept, prune_info, extra, total = _prune(store, terms)
-    if not kept:
+    kept, prune_info, extra, total = _plan(store, terms)
+    if not any(p.df for p in kept):
         return []  # no term occurs in any document
-    pruned = " OR ".join(quote(t) for t in kept)
+    pruned = " OR ".join(p.match for p in kept)
     w = ", ".join(str(x) for x in COLUMN_WEIGHTS)
     # Stage 1 ranks inside FTS5 only; stage 2 joins the few best and applies
     # scope and filters. If filters leave too few, widen stage 1 and retry.
@@ -170,21 +203,30 @@ def _ranked(
     top = max(raw, default=0.0) or 1.0
     authors = {r[8] for r in rows if r[2] in TRANSCRIPT_LAYERS and r[8]}
     named = mentioned(q.text, authors) if authors else set()
+    floor = MIN_RELEVANCE if top >= MIN_RELEVANCE else 0.0
     for r, rel in zip(rows, raw, strict=True):
+        if rel < floor:
+            continue  # holds only words most memories hold, while others match better
         speaker = SPEAKER_BONUS if (r[2] in TRANSCRIPT_LAYERS and r[8] in named) else 0.0
         relevance = rel / top + speaker
         half_life = store.config.half_life(r[2], r[5])
         age_h = (now - r[7]) / 3600.0
         dec = scoring.decay(age_h, half_life)
         score = relevance * dec
-        explain = {"bm25": round(r[-1], 6), "relevance": round(relevance, 6),
+        explain = {"bm25": round(r[-1], 6), "bm25_relevance": round(rel, 6),
+                   "relevance": round(relevance, 6),
                    "age_hours": round(max(age_h, 0.0), 3), "half_life_hours": half_life,
                    "decay": round(dec, 6), "score": round(score, 6),
                    "formula": "(bm25 / best bm25 + author bonus) x exp(-ln2 / half_life x age_hours)",
                    **({"author_named": SPEAKER_BONUS} if speaker else {}), **prune_info}
         scored.append((score, r, explain))
     scored.sort(key=lambda x: (-x[0], -x[1][7]))
-    return [_hit(r, s, e, terms) for s, r, e in scored[: wanted or q.k]]
+    top_k = scored[: wanted or q.k]
+    words = [(p.word, tuple(p.stems)) for p in kept] + [(w, tuple(st)) for w, st, _ in extra]
+    for _s, r, e in top_k:
+        tokens = set(tokenize(f"{r[8]} {r[9]} {r[6]}"))
+        e["matched"] = [w for w, st in words if any(t.startswith(st) for t in tokens)]
+    return [_hit(r, s, e, terms) for s, r, e in top_k]
 
 
 def scoring_extra(rows: list[Any], extra: list[tuple[str, list[str], int]], total: int) -> list[float]:

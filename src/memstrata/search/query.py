@@ -33,7 +33,7 @@ class SearchQuery:
     tags: tuple[str, ...] = ()
     tags_match: str = "any"
     agent: str | None = None
-    room: str | None = None
+    in_room: str | None = None  # only this room's memories (CLI --in-room, MCP in_room)
     exclude_room: str | None = None
     since: float | str | None = None
     until: float | str | None = None
@@ -41,8 +41,12 @@ class SearchQuery:
     k: int = 10
     mode: str = "lexical"  # "lexical" | "hybrid" | "semantic"
     now: float | None = None  # the clock decay is measured against (default: time.time())
+    room: str | None = None  # the old name of `in_room`, kept as an alias
 
     def __post_init__(self) -> None:
+        if self.in_room is None and self.room is not None:
+            object.__setattr__(self, "in_room", self.room)
+        object.__setattr__(self, "room", self.in_room)
         if not isinstance(self.text, str):
             raise MalformedInput("query text must be a string")
         if len(self.text) > MAX_QUERY_CHARS:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -57,6 +58,14 @@ class DocFrequencies:
 
     def __init__(self) -> None:
         self._cache: dict[str, tuple[int, int]] = {}  # term -> (df, total docs when counted)
+        self._ids: tuple[Hashable, set[str]] | None = None
+
+    def identifier_words(self, key: Hashable, compute: Callable[[], set[str]]) -> set[str]:
+        """The identifier words (see `search.expand`), recomputed when `key` changes
+        (the index's newest row id and the principal's scope)."""
+        if self._ids is None or self._ids[0] != key:
+            self._ids = (key, compute())
+        return self._ids[1]
 
     def df(self, conn: sqlite3.Connection, term: str, total: int) -> int:
         hit = self._cache.get(term)

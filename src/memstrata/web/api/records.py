@@ -8,8 +8,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
-from memstrata.layers.facts import FACT_CATEGORIES
-from memstrata.model import SESSION_ROLES, TASK_STATUSES
+from memstrata.model import FACT_CATEGORIES, SESSION_ROLES, TASK_STATUSES
 from memstrata.web.context import store_of
 
 router = APIRouter(prefix="/agents", tags=["facts, tasks, sessions"])

@@ -10,8 +10,7 @@ from fastapi import APIRouter, Form, Query, Request
 from starlette.responses import Response
 
 from memstrata.errors import StaleWrite
-from memstrata.layers.facts import FACT_CATEGORIES
-from memstrata.model import TASK_STATUSES
+from memstrata.model import FACT_CATEGORIES, TASK_STATUSES
 from memstrata.search.timeline import TIMELINE_TYPES, timeline
 from memstrata.store import sha256_text
 from memstrata.web.context import store_of

@@ -1,0 +1,182 @@
+"""A small per-user embedding daemon, so a CLI query does not load the model every time.
+
+Loading sentence-transformers and its model costs 10-30 s of CPU; a CLI process
+that embeds one query would pay it on every call. The CLI instead asks a
+long-running process that keeps the model, over a Unix socket:
+
+    client (any CLI call)                     daemon (one per user and model spec)
+    connect <runtime>/embed-<hash>.sock  -->  one JSON line in:  {"texts": [...]}
+                                         <--  one JSON line out: {"model_id", "dim", "vectors"}
+
+* The first call finds no daemon, starts one (detached, its own session) and
+  waits for it: that call pays the model load once. Later calls pay a process
+  start, the store and a socket round trip.
+* The socket lives in a folder only the user can enter (0700), under
+  `$XDG_RUNTIME_DIR` or the temp dir; a stale socket (daemon gone) is replaced.
+* The daemon exits after `MEMSTRATA_EMBED_IDLE` seconds without a request
+  (default 1200), and on SIGTERM.
+* Only the CLI uses it, and only for the `local` embedder (`[search] embedder`);
+  a library user or the MCP server is a long-running process already and loads
+  the model in-process. `MEMSTRATA_EMBED_DAEMON=0` turns it off.
+
+Run by hand: `python -m memstrata.embed.daemon SPEC SOCKET`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from memstrata.errors import ProviderError
+
+IDLE_SECONDS = 1200.0
+START_TIMEOUT = 300.0  # the first start loads torch and the model
+MAX_LINE = 64 * 1024 * 1024
+
+
+def runtime_dir() -> Path:
+    base = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
+    path = Path(base) / f"memstrata-{os.getuid()}"
+    path.mkdir(mode=0o700, exist_ok=True)
+    if path.stat().st_uid != os.getuid() or path.stat().st_mode & 0o077:
+        raise ProviderError(f"{path} must be a folder only you can enter (mode 0700)")
+    return path
+
+
+def socket_path(spec: str) -> Path:
+    return runtime_dir() / f"embed-{hashlib.sha256(spec.encode()).hexdigest()[:12]}.sock"
+
+
+def enabled() -> bool:
+    return os.environ.get("MEMSTRATA_EMBED_DAEMON", "1") not in ("0", "false", "no", "")
+
+
+def _ask(path: Path, request: dict[str, Any], timeout: float) -> dict[str, Any]:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(str(path))
+        s.sendall(json.dumps(request).encode() + b"\n")
+        with s.makefile("rb") as f:
+            line = f.readline(MAX_LINE)
+    if not line:
+        raise ProviderError("the embedding daemon closed the connection")
+    reply: dict[str, Any] = json.loads(line)
+    if "error" in reply:
+        raise ProviderError(f"embedding daemon: {reply['error']}")
+    return reply
+
+
+class DaemonEmbedder:
+    """An `Embedder` whose model lives in the daemon (started on first use)."""
+
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+        self.path = socket_path(spec)
+        self._info: dict[str, Any] | None = None
+
+    def _request(self, texts: Sequence[str]) -> dict[str, Any]:
+        try:
+            return _ask(self.path, {"texts": list(texts)}, START_TIMEOUT)
+        except (FileNotFoundError, ConnectionRefusedError):
+            self._start()
+            return _ask(self.path, {"texts": list(texts)}, START_TIMEOUT)
+
+    def _start(self) -> None:
+        """Start the daemon unless another process just did, and wait until it listens."""
+        import fcntl
+
+        with open(self.path.with_suffix(".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            with contextlib.suppress(FileNotFoundError, ConnectionRefusedError, OSError):
+                _ask(self.path, {"texts": []}, 5.0)
+                return  # someone else started it meanwhile
+            with contextlib.suppress(FileNotFoundError):
+                self.path.unlink()  # a stale socket of a daemon that is gone
+            log = open(self.path.with_suffix(".log"), "ab")  # noqa: SIM115 - handed to the child
+            subprocess.Popen([sys.executable, "-m", "memstrata.embed.daemon", self.spec,
+                              str(self.path)], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                             start_new_session=True, close_fds=True)
+            log.close()
+            deadline = time.monotonic() + START_TIMEOUT
+            while not self.path.exists():
+                if time.monotonic() > deadline:
+                    raise ProviderError(f"the embedding daemon did not start; see "
+                                        f"{self.path.with_suffix('.log')}")
+                time.sleep(0.05)
+
+    def _ensure_info(self) -> dict[str, Any]:
+        if self._info is None:
+            self._info = self._request([])
+        return self._info
+
+    @property
+    def model_id(self) -> str:
+        return str(self._ensure_info()["model_id"])
+
+    @property
+    def dim(self) -> int:
+        return int(self._ensure_info()["dim"])
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        reply = self._request(texts)
+        self._info = {"model_id": reply["model_id"], "dim": reply["dim"]}
+        vectors: list[list[float]] = reply["vectors"]
+        return vectors
+
+
+def serve(spec: str, path: Path, idle: float | None = None) -> None:
+    """Bind `path`, load the embedder, answer requests until idle for `idle` seconds."""
+    import signal
+
+    from memstrata.embed import make_embedder
+
+    idle = idle if idle is not None else float(os.environ.get("MEMSTRATA_EMBED_IDLE", IDLE_SECONDS))
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    server.bind(str(tmp))
+    os.chmod(tmp, 0o600)
+    server.listen(16)
+    embedder = make_embedder(spec)  # loads the model: clients wait in the backlog meanwhile
+    embedder.embed(["warm up"])
+    os.replace(tmp, path)  # visible only once it can answer
+    mine = os.stat(path).st_ino
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    server.settimeout(idle)
+    try:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except TimeoutError:
+                return
+            with conn, conn.makefile("rwb") as f:
+                try:
+                    req = json.loads(f.readline(MAX_LINE) or b"{}")
+                    texts = req.get("texts") or []
+                    reply: dict[str, Any] = {"model_id": embedder.model_id, "dim": embedder.dim,
+                                             "pid": os.getpid(),
+                                             "vectors": embedder.embed(texts) if texts else []}
+                except Exception as exc:  # one bad request must not end the daemon
+                    reply = {"error": f"{type(exc).__name__}: {exc}"}
+                f.write(json.dumps(reply).encode() + b"\n")
+                f.flush()
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            if os.stat(path).st_ino == mine:  # not a successor's socket
+                path.unlink()
+        server.close()
+
+
+if __name__ == "__main__":  # pragma: no cover - started by DaemonEmbedder
+    serve(sys.argv[1], Path(sys.argv[2]))

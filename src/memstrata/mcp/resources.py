@@ -1,0 +1,54 @@
+"""The MCP resources: CONTEXT.md and the assembled prompt context, for both transports."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memstrata.store import Store
+
+
+@dataclass(frozen=True)
+class Resource:
+    """A readable resource: what `resources/list` shows and the function that reads it."""
+
+    uri: str
+    name: str
+    description: str
+    read: Callable[[], str]
+    mime_type: str = "text/markdown"
+
+    def listing(self) -> dict[str, Any]:
+        return {"uri": self.uri, "name": self.name, "description": self.description,
+                "mimeType": self.mime_type}
+
+
+def build_resources(store: Store) -> list[Resource]:
+    def context_md() -> str:
+        ctx = store.agent().context
+        try:
+            text = ctx.read()
+        except OSError as exc:  # a resource degrades to a warning naming the file
+            return f"⚠ {store.rel(ctx.path)} could not be read: {exc.strerror or exc}\n"
+        if text.strip():
+            return text
+        name = ctx.path.name
+        if not ctx.path.exists():
+            return (f"(no {name} yet for agent {store.principal.agent}: nothing is auto-loaded. "
+                    f"Write long-term notes with memory_write(path=\"{name}\", content=...).)")
+        return f"({name} is empty: nothing is auto-loaded.)"
+
+    def prompt_context() -> str:
+        from memstrata.assembly.context import assemble_context
+
+        # A file that cannot be read costs its section only (a warning line in its place).
+        return assemble_context(store, store.principal.agent).text
+
+    return [
+        Resource("memory://context", "CONTEXT.md",
+                 "Your auto-loaded long-term memory (CONTEXT.md / MEMORY.md)", context_md),
+        Resource("memory://prompt-context", "assembled context",
+                 "Identity, CONTEXT, NOW, recent LOG, facts and ledger context", prompt_context),
+    ]

@@ -1,0 +1,135 @@
+"""From query words to the phrases FTS5 is asked for: whole words, prefixes, abbreviations.
+
+Two ways a word the user typed reaches a memory that does not contain it verbatim:
+
+* **Prefix, when nothing matches whole.** A word no document holds (after stemming)
+  is searched as a prefix: `argon2` finds `argon2id`, `kube` finds `kubernetes`.
+  Only words of at least `MIN_PREFIX` letters, and only when the whole word
+  matches nothing, so a word that exists never drags in its longer cousins.
+* **Abbreviations used in identifiers.** Fact keys and tags are identifiers, and
+  identifiers abbreviate: `db_engine`, `user_tz`, `pwd_policy`, `cfg_path`. A query
+  word also searches the identifier words that abbreviate it: same first letter,
+  shorter by at least two letters, letters in order (`db` <- database, `tz` <-
+  timezone, `pwd` <- password, `cfg` <- config, `env` <- environment). The
+  candidates come only from the words of identifiers the principal may read,
+  never from free text, so an ordinary short word in a note is not taken for an
+  abbreviation. Multi-word forms work the same on the words typed together
+  (`tz` <- "time zone").
+
+Fact keys are already searchable by their words: the tokenizer splits `db_engine`
+into `db` and `engine`, as it splits `user-tz`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from memstrata.search.text import QUERY_STOPWORDS, quote, tokenize
+
+MIN_PREFIX = 3
+MAX_ABBREVIATION = 4  # letters
+MAX_PREFIX_TERMS = 50  # vocabulary terms counted for a prefix's document frequency
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """One OR-branch of the MATCH expression and why it is there."""
+
+    word: str  # the query word (or the abbreviation) it stands for
+    match: str  # FTS5 syntax: "word" or "word"*
+    df: int  # documents holding it (a prefix: the sum over its terms, capped)
+    stems: tuple[str, ...]  # index terms it covers (for re-scoring pruned terms)
+    why: str = "word"  # "word" | "prefix" | "abbreviation"
+
+
+def is_abbreviation(short: str, long: str) -> bool:
+    """True if `short` abbreviates `long`: same first letter, at least two letters
+    shorter, its letters in order inside `long`. Pure.
+
+    ``is_abbreviation("db", "database")`` -> True; ``("dba", "database")`` -> True;
+    ``("data", "database")`` -> True (a prefix is an abbreviation too);
+    ``("bd", "database")`` -> False.
+    """
+    if not 2 <= len(short) <= MAX_ABBREVIATION or len(long) < len(short) + 2:
+        return False
+    if short[0] != long[0] or not short.isalpha():
+        return False
+    it = iter(long[1:])
+    return all(ch in it for ch in short[1:])
+
+
+def abbreviations(words: list[str], identifier_words: Iterable[str]) -> dict[str, list[str]]:
+    """query word (or two/three adjacent words joined) -> identifier words abbreviating it. Pure."""
+    ids = [w for w in identifier_words if 2 <= len(w) <= MAX_ABBREVIATION]
+    present = set(words)
+    spans = list(words)
+    spans += [a + b for a, b in itertools.pairwise(words)]
+    spans += [a + b + c for a, b, c in zip(words, words[1:], words[2:], strict=False)]
+    out: dict[str, list[str]] = {}
+    for span in spans:
+        found = sorted(t for t in ids if t not in present and is_abbreviation(t, span))
+        if found:
+            out[span] = found
+    return out
+
+
+def identifier_words(conn: sqlite3.Connection, scope_sql: str, params: list[object]) -> set[str]:
+    """Words of the fact keys and tags the principal may read (stopwords left out)."""
+    out: set[str] = set()
+    rows = conn.execute(
+        "SELECT CASE WHEN d.layer = 'fact' THEN d.title ELSE '' END, d.tags FROM docs d "
+        f"WHERE (d.layer = 'fact' OR d.tags != '') AND {scope_sql}",
+        params,
+    )
+    for key, tags in rows:
+        out.update(t for t in tokenize(f"{key} {tags}") if t.isalpha())
+    return out - QUERY_STOPWORDS
+
+
+def prefix_df(conn: sqlite3.Connection, stem: str) -> int:
+    """Documents holding a term that starts with `stem` (summed over at most
+    MAX_PREFIX_TERMS terms: an upper bound for pruning, not an exact count)."""
+    hi = stem[:-1] + chr(ord(stem[-1]) + 1)
+    rows = conn.execute(
+        "SELECT doc FROM docs_vocab WHERE term >= ? AND term < ? LIMIT ?",
+        (stem, hi, MAX_PREFIX_TERMS),
+    ).fetchall()
+    return sum(int(r[0]) for r in rows)
+
+
+def plan(words: list[str], stems: dict[str, list[str]], df: dict[str, int],
+         conn: sqlite3.Connection, id_words: Iterable[str] | None) -> list[Phrase]:
+    """The phrases to search for `words` (see the module docstring).
+
+    `stems` maps each word to its index terms, `df` each word to its document
+    frequency; `id_words` are the identifier words abbreviations are drawn from.
+    """
+    out: list[Phrase] = []
+    for w in words:
+        st = tuple(stems.get(w) or [w])
+        n = df.get(w, 0)
+        if n == 0 and len(w) >= MIN_PREFIX and len(st) == 1:
+            pdf = prefix_df(conn, st[0])
+            if pdf:
+                out.append(Phrase(w, quote(w) + "*", pdf, st, "prefix"))
+                continue
+        out.append(Phrase(w, quote(w), n, st, "word"))
+    found = abbreviations(words, id_words) if id_words else {}
+    if found:
+        from memstrata.search.terms import stems as stem_words
+
+        seen = {p.word for p in out}
+        stems = {**stems, **stem_words(sorted({a for v in found.values() for a in v}))}
+        for abbrevs in found.values():
+            for a in abbrevs:
+                if a in seen:
+                    continue
+                seen.add(a)
+                st = tuple(stems.get(a) or [a])
+                row = conn.execute("SELECT doc FROM docs_vocab WHERE term = ?", (st[0],)).fetchone()
+                if row:
+                    out.append(Phrase(a, quote(a), int(row[0]), st, "abbreviation"))
+    return out

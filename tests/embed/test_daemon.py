@@ -1,0 +1,87 @@
+"""The embedding daemon: the CLI asks a long-running process that keeps the model."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memstrata.embed import daemon
+from memstrata.embed.base import FakeEmbedder
+
+EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memstrata"
+
+
+@pytest.fixture
+def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    rt = tmp_path / "rt"
+    rt.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(rt))
+    monkeypatch.setenv("MEMSTRATA_EMBED_IDLE", "60")
+    return rt
+
+
+def _stop(path: Path) -> None:
+    """Stop the daemon the test started, by the pid it reports."""
+    if path.exists():
+        os.kill(daemon._ask(path, {"texts": []}, 10)["pid"], 15)
+
+
+def test_daemon_embeds_like_the_embedder_and_is_started_once(runtime: Path) -> None:
+    a, b = daemon.DaemonEmbedder("fake:16"), daemon.DaemonEmbedder("fake:16")
+    try:
+        assert a.embed(["red apple"]) == FakeEmbedder(16).embed(["red apple"])
+        assert (a.model_id, a.dim) == ("fake-hash-16", 16)
+        pid_files = list(runtime.glob("memstrata-*/embed-*.sock"))
+        assert len(pid_files) == 1
+        ino = pid_files[0].stat().st_ino
+        assert b.embed(["x", "y"]) == FakeEmbedder(16).embed(["x", "y"])  # reused, not restarted
+        assert pid_files[0].stat().st_ino == ino
+    finally:
+        _stop(a.path)
+
+
+def test_a_stale_socket_is_replaced(runtime: Path) -> None:
+    e = daemon.DaemonEmbedder("fake:8")
+    e.path.parent.mkdir(parents=True, exist_ok=True)
+    e.path.write_text("")  # a daemon that died and left its socket path behind
+    try:
+        assert e.embed(["z"]) == FakeEmbedder(8).embed(["z"])
+    finally:
+        _stop(e.path)
+
+
+@pytest.mark.model
+def test_cli_semantic_search_keeps_the_model_in_the_daemon(runtime: Path, home: Path) -> None:
+    pytest.importorskip("sentence_transformers")
+    home.mkdir(parents=True)
+    (home / "config.toml").write_text('[search]\nembedder = "local"\n')
+    for text in ("we chose PostgreSQL for the database", "the editor is Neovim"):
+        subprocess.run([EXE, "--home", str(home), "--agent", "a", "log", "append", "THOUGHT",
+                        text], check=True, capture_output=True, timeout=60)
+    probe = ("import sys\nfrom memstrata.cli.main import main\n"
+             "main(['--home', sys.argv[1], '--json', 'search', 'which text editor', '--mode',"
+             " 'semantic', '-k', '1'])\n"
+             "print('torch' in sys.modules, 'sentence_transformers' in sys.modules,"
+             " file=sys.stderr)\n")
+    times, outs = [], []
+    try:
+        for _ in range(2):
+            t = time.perf_counter()
+            r = subprocess.run([sys.executable, "-c", probe, str(home)], capture_output=True,
+                               text=True, timeout=400)
+            times.append(time.perf_counter() - t)
+            assert r.returncode == 0, r.stderr
+            assert r.stderr.strip().splitlines()[-1] == "False False"  # no model in the CLI
+            outs.append(json.loads(r.stdout))
+        assert [h["uid"] for h in outs[0]] == [h["uid"] for h in outs[1]]
+        assert "Neovim" in outs[0][0]["snippet"]
+        assert times[1] < times[0]  # the second call found the model loaded
+    finally:
+        _stop(daemon.socket_path("local"))
