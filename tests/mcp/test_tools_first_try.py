@@ -260,5 +260,5 @@ def test_stdio_answers_before_any_store_work_and_without_the_sdk(home: Path) -> 
     assert len(replies[1]["result"]["tools"]) == 20
     assert replies[2]["error"]["code"] == -32601  # modern clients fall back to initialize
     assert r.stderr.strip().splitlines()[-1] == "[]"  # no SDK, pydantic, anyio, uvicorn
-    assert not (home / "index.db").exists()  # nothing read or indexed before the first call
+    assert not (home / "index").exists()  # nothing read or indexed before the first call
     assert elapsed < 10  # the time itself is measured in the report, not asserted on a busy box

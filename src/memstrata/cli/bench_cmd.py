@@ -39,8 +39,8 @@ def register(sub: Any) -> None:
     fr.set_defaults(func=run_fresh)
     srv = bsub.add_parser("serve", help="memstrata serve: API search vs library, page loads, "
                                         "held load at N entries")
-    srv.add_argument("--entries", type=int, default=100_000)
-    srv.add_argument("--queries", type=int, default=200)
+    srv.add_argument("--entries", type=int, default=100_000, help="store size (default 100000)")
+    srv.add_argument("--queries", type=int, default=200, help="search queries timed (default 200)")
     srv.add_argument("--seconds", type=float, default=8.0, help="per held-load level")
     srv.add_argument("--levels", default="1,2,4,8,16", help="client concurrency levels")
     srv.set_defaults(func=run_serve)

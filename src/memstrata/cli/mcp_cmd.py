@@ -65,10 +65,11 @@ def run_mcp(args: argparse.Namespace) -> int:
     from memstrata.store import Store
 
     agent = args.agent or "agent"
-    # No index work before the handshake: the first tool call catches the index up. A
-    # server stays up: it watches the store folder for other processes' writes and hand edits.
+    # No index work before the handshake: the first tool call starts watching the store
+    # folder (other processes' writes, hand edits) and then catches the index up, so
+    # nothing written in between is missed. HTTP watches from the start.
     store = Store(args.home, agent=agent, room=args.room, role=args.role, sync=False,
-                  watch=True)
+                  watch=bool(args.http))
     warn_config(store)
     names = _names(args)
     specs = select_tools(store, names)
@@ -87,8 +88,13 @@ def run_mcp(args: argparse.Namespace) -> int:
     from memstrata.mcp.tools import auto_log_target
 
     start_maintenance(store, _report_upkeep)  # seed 004 upkeep at server start, in the background
+    def first_call() -> None:
+        store.watch()
+        store.sync()
+
     StdioServer(store, specs, name="memstrata", version=__version__, instructions=INSTRUCTIONS,
-                resources=build_resources(store), log_to=auto_log_target(store)).serve()
+                resources=build_resources(store), log_to=auto_log_target(store),
+                on_first_call=first_call).serve()
     return 0
 
 
