@@ -5,6 +5,16 @@ current value of a key is its last `set` not followed by a `forget`. The index
 keeps one row per live key, so `get` is a keyed lookup. Categories are seed
 002's (general, preference, personal, config) and seed 001's taxonomy (user,
 feedback, project, reference).
+
+The two are different layers sharing one journal, kept apart by category:
+
+* seed 002's user facts (general, preference, personal, config) are upserts:
+  `set` on a live key replaces its value;
+* seed 001's repo-persistent facts (user, feedback, project, reference) are
+  create-only ("only create is supported, no inline edits"): `set` refuses a key
+  that is live with `AlreadyExists`, on every path (library, CLI, MCP, HTTP), and
+  a seed 002 upsert cannot overwrite a repo fact either. To change one, `forget` it
+  and create it again (the journal keeps both), or supersede it by a new key.
 """
 
 from __future__ import annotations
@@ -14,7 +24,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from memstrata import limits
-from memstrata.errors import MalformedInput, NotFound
+from memstrata.errors import AlreadyExists, MalformedInput, NotFound
 from memstrata.files.jsonl import BadLine, decode, encode
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
@@ -109,7 +119,12 @@ class Facts(Layer):
         *,
         citations: list[str] | tuple[str, ...] | None = None,
     ) -> Fact:
-        """Save or update a fact (seed 002 `save_fact`); durable once returned."""
+        """Save or update a fact (seed 002 `save_fact`); durable once returned.
+
+        Raises:
+            AlreadyExists: `key` is live and either it or the new value is a
+                repo-persistent fact (seed 001: create-only).
+        """
         self._check("write")
         check_plain(key, "fact key", MAX_KEY_CHARS)  # one line, no control characters
         check_text(value, "value", MAX_VALUE_BYTES)
@@ -124,13 +139,23 @@ class Facts(Layer):
         cites = tuple(check_count(citations or [], "citations", limits.FACT_CITATIONS))
         for c in cites:
             check_text(c, "citation", limits.CITATION_CHARS)
-        now = iso(now_ts())
-        old = self._row(key)
-        rec = {"op": "set", "key": key, "value": value, "category": category,
-               "citations": list(cites), "created_at": (old or {}).get("created_at") or now,
-               "updated_at": now}
-        data = encode(rec)
-        self.store.append(self.spec(), data)
+        spec = self.spec()
+        # The create-only check and the append happen under the journal's lock, so two
+        # writers can never both create the same repo fact.
+        with self.store.locks.hold(str(self.path)):
+            now = iso(now_ts())
+            old = self._row(key)
+            if old is not None and (category in DURABLE_CATEGORIES
+                                    or old.get("category") in DURABLE_CATEGORIES):
+                raise AlreadyExists(
+                    f"fact {key!r} exists and is a repo-persistent "
+                    f"({old.get('category') if old.get('category') in DURABLE_CATEGORIES else category})"
+                    " fact: those are create-only (seed 001); forget it first or save under a new key")
+            rec = {"op": "set", "key": key, "value": value, "category": category,
+                   "citations": list(cites), "created_at": (old or {}).get("created_at") or now,
+                   "updated_at": now}
+            data = encode(rec)
+            self.store.append(spec, data)
         self._write_event(self.path, len(data))
         return to_fact(rec)
 

@@ -31,6 +31,12 @@ from typing import TYPE_CHECKING
 from memstrata.errors import AlreadyExists, MalformedInput, NotFound, Refused
 from memstrata.layers.episodes import slugify
 from memstrata.layers.facts import DURABLE_CATEGORIES
+from memstrata.lifecycle.likeness import (  # noqa: F401  (names kept for callers)
+    near_duplicate,
+    sentences,
+    similarity,
+    tokens,
+)
 from memstrata.model import Fact, check_name, iso, now_ts
 
 if TYPE_CHECKING:
@@ -69,11 +75,6 @@ _DERIVABLE = [
     (re.compile(r"\b(has|have|contains?) \d+ (lines?|functions?|classes|methods?|files?|tests?)\b",
                 re.I), "a count of code that can be re-read"),
 ]
-_STOP = frozenset(
-    ["a", "an", "the", "is", "are", "was", "were", "be", "to", "of", "in", "on", "at", "for", "with", "and", "or", "by", "it", "this", "that", "as", "use", "uses", "used", "using", "run", "runs", "with", "via", "from", "into"])
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])")
-
-
 def classify_fact(text: str) -> str:
     """Taxonomy category for a fact by the keyword rule in the module docstring.
 
@@ -99,43 +100,6 @@ def save_exclusion(text: str) -> str | None:
             if m:
                 return f"{label}: {what} ({m.group(0)!r})"
     return None
-
-
-def sentences(text: str) -> int:
-    return len([s for s in _SENTENCE.split(text.strip()) if s.strip()])
-
-
-def tokens(text: str) -> frozenset[str]:
-    """Content words, lower-cased, stop words out, plural 's' folded."""
-    out = set()
-    for w in re.findall(r"[a-z0-9]+", text.lower()):
-        if w in _STOP:
-            continue
-        out.add(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
-    return frozenset(out)
-
-
-def _code(text: str) -> frozenset[str]:
-    return frozenset(" ".join(c.split()) for c in re.findall(r"`([^`]{6,})`", text))
-
-
-def similarity(a: str, b: str) -> float:
-    """max(token Jaccard, overlap coefficient when the smaller side has >= 3 words);
-    1.0 when both quote the same code span."""
-    if _code(a) & _code(b):
-        return 1.0
-    ta, tb = tokens(a), tokens(b)
-    if not ta or not tb:
-        return 1.0 if a.strip().lower() == b.strip().lower() else 0.0
-    inter = len(ta & tb)
-    jaccard = inter / len(ta | tb)
-    small = min(len(ta), len(tb))
-    overlap = inter / small if small >= 3 else 0.0
-    return max(jaccard, overlap)
-
-
-def near_duplicate(a: str, b: str, threshold: float = 0.8) -> bool:
-    return similarity(a, b) >= threshold
 
 
 def promote_scratch(
