@@ -120,7 +120,7 @@ def test_skill_agent_reads_and_writes_nothing(populated: Path) -> None:
 
 def test_search_never_returns_out_of_scope_memory(populated: Path) -> None:
     alice = Store(populated, agent="alice", room="room-a")
-    hits = alice.search("zebra", k=50)
+    hits = alice.search("zebra", k=50) + alice.search("zebra", k=50, layers=("sessions",))
     owners = {h.owner for h in hits if h.layer not in ("ledger", "item", "channel", "artifact")}
     assert owners == {"alice", "wilco"}
     assert {h.room for h in hits if h.layer in ("channel", "artifact")} == {"room-a"}

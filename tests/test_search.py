@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from memstrata import MalformedInput, SearchQuery, Store, UnknownKind, UnknownLayer
+from memstrata.search.query import LAYERS
 
 
 @pytest.fixture
@@ -72,7 +73,10 @@ def test_search_spans_layers(store: Store) -> None:
     m.sessions.append("s1", "user", "when does the billing migration start?")
     m.tasks.add("Finish billing migration")
     layers = {h.layer for h in store.search("billing", k=50)}
-    assert layers == {"now", "log", "fact", "file", "session", "task"}
+    assert layers == {"now", "log", "fact", "file", "task"}  # transcripts: opt-in (seed 004)
+    with_sessions = store.search(SearchQuery(text="billing", k=50,
+                                             layers=(*LAYERS, "sessions")))
+    assert {h.layer for h in with_sessions} == {"now", "log", "fact", "file", "session", "task"}
     only = store.search(SearchQuery(text="billing", layers=("fact", "task")))
     assert {h.layer for h in only} == {"fact", "task"}
 

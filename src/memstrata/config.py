@@ -156,6 +156,36 @@ def _serve_tokens(v: Any) -> tuple[tuple[str, str | None, str | None], ...]:
     return tuple(rows)
 
 
+def _memory_path(v: Any) -> str | None:
+    """seed 004 memoryPath: "<agent>/MEMORY.md" style, a Markdown file in the agent's folder
+    (beside AGENT.md, or in its memory/ directory)."""
+    if v is None or v == "":
+        return None
+    if not isinstance(v, str):
+        raise ValueError(f"must be a string such as \"<agent>/MEMORY.md\", got {v!r}")
+    rel = v.strip().replace("\\", "/")
+    if not rel.startswith("<agent>/"):
+        raise ValueError(f"must start with \"<agent>/\" (a file in the agent's folder), got {v!r}")
+    rest = rel.removeprefix("<agent>/")
+    parts = rest.split("/")
+    ok = rest.endswith(".md") and (
+        (len(parts) == 1 and parts[0] not in ("AGENT.md", "IDENTITY.md"))
+        or (len(parts) == 2 and parts[0] == "memory"
+            and parts[1] not in ("NOW.md", "NOTES.md", "LOG.md")))
+    if not ok or any(x in ("", ".", "..") for x in parts):
+        raise ValueError("must be a Markdown file beside AGENT.md (\"<agent>/MEMORY.md\") or in "
+                         f"the agent's memory/ directory (\"<agent>/memory/CONTEXT.md\"), got {v!r}")
+    return rest
+
+
+def _sessions_path(v: Any) -> str:
+    """seed 004 sessionsPath: the layout keeps transcripts in <agent>/sessions/ (export,
+    retention and the folder watcher rely on it), so that is the one accepted value."""
+    if v not in ("<agent>/sessions/", "<agent>/sessions"):
+        raise ValueError(f'the layout keeps transcripts in "<agent>/sessions/"; got {v!r}')
+    return "<agent>/sessions/"
+
+
 @dataclass(frozen=True)
 class Setting:
     """One configurable value: where it lives in the file and which `Config` field it sets."""
@@ -249,11 +279,36 @@ SETTINGS: tuple[Setting, ...] = (
             "keep a long-running process's index fresh by watching the store folder: "
             '"auto" starts watching once a store stays open past a few seconds',
             env="MEMSTRATA_WATCH"),
+    # -- seed 004 MemoryConfig keys memstrata had no setting for ------------------------
+    Setting("search", "provider", "search_provider", "fts5", _choice("fts5", "hybrid"),
+            'seed 004 searchProvider: the default search mode, "fts5" (lexical) or "hybrid" '
+            "(text + vectors; needs [search] embedder)"),
+    Setting("memory", "path", "memory_path", None, _memory_path,
+            'seed 004 memoryPath: the long-term memory file, e.g. "<agent>/MEMORY.md"; unset: '
+            "memory/CONTEXT.md, memory/MEMORY.md or <agent>/MEMORY.md, the first that exists"),
+    Setting("sessions", "path", "sessions_path", "<agent>/sessions/", _sessions_path,
+            'seed 004 sessionsPath: transcripts live in "<agent>/sessions/" (fixed by the layout)'),
     Setting("serve", "tokens", "serve_tokens", (), _serve_tokens,
             '`memstrata serve` bearer tokens, each acting as one agent (role from [roles]): '
             '{finn = "token"} or [{token = "...", agent = "finn", room = "room-042"}]; '
             'a token may be written as "sha256:<hex>"'),
 )
+
+# Seed 004's MemoryConfig, by its own camelCase names, accepted in the [memory] table
+# (or `memory:` in config.yaml) as aliases of the settings that serve them.
+MEMORY_CONFIG_ALIASES: dict[str, str] = {
+    "memoryPath": "memory.path",
+    "maxMemorySize": "memory.max_chars",
+    "sessionsPath": "sessions.path",
+    "sessionRetentionDays": "sessions.retention_days",
+    "compactionThreshold": "sessions.compaction_threshold",
+    "compactionKeepRecent": "sessions.keep_recent",
+    "flushEnabled": "sessions.flush_enabled",
+    "flushThreshold": "sessions.flush_threshold",
+    "searchProvider": "search.provider",
+    "vectorModel": "search.embedder",
+    "toolResultRetention": "sessions.tool_result_retention",
+}
 
 # Sections whose keys are free names (a kind, a layer) with values of one type.
 MAP_SECTIONS: dict[str, tuple[str, Callable[[Any], Any], str]] = {
@@ -307,6 +362,9 @@ class Config:
     secrets_share_in_ledger: bool = False
     index_watch: str = "auto"
     serve_tokens: tuple[tuple[str, str | None, str | None], ...] = ()
+    search_provider: str = "fts5"
+    memory_path: str | None = None
+    sessions_path: str = "<agent>/sessions/"
     # What was read, and from where: "section.key" -> "default" | file name | "env VAR".
     origins: dict[str, str] = field(default_factory=dict)
     problems: tuple[str, ...] = ()
@@ -424,6 +482,7 @@ def load_config(home: Path, *, strict: bool = False, env: Mapping[str, str] | No
     for s in SETTINGS:
         by_section.setdefault(s.section, {})[s.key] = s
 
+    aliased: list[tuple[str, str, Any, str]] = []  # seed 004 camelCase keys
     half_lives = dict(DEFAULT_HALF_LIVES)
     layer_half_lives = dict(DEFAULT_LAYER_HALF_LIVES)
     for section, body in sections.items():
@@ -453,15 +512,30 @@ def load_config(home: Path, *, strict: bool = False, env: Mapping[str, str] | No
         known = by_section[section]
         for key, raw in body.items():
             setting = known.get(str(key))
+            alias = MEMORY_CONFIG_ALIASES.get(str(key)) if section == "memory" else None
+            if setting is None and alias is not None:
+                aliased.append((where, str(key), raw, alias))  # applied after the real keys
+                continue
             if setting is None:
-                problems.append(f"{where} {key}: unknown key{_suggest(str(key), sorted(known))}"
-                                f"; known keys: {', '.join(sorted(known))}")
+                names = sorted(known) + (sorted(MEMORY_CONFIG_ALIASES) if section == "memory" else [])
+                problems.append(f"{where} {key}: unknown key{_suggest(str(key), names)}"
+                                f"; known keys: {', '.join(names)}")
                 continue
             try:
                 values[setting.attr] = setting.parse(raw)
                 origins[setting.name] = str(name)
             except ValueError as exc:
                 problems.append(f"{where} {key}: {exc}; using the default {setting.default!r}")
+    for where, key, raw, target in aliased:
+        setting = next(x for x in SETTINGS if x.name == target)
+        if setting.name in origins:
+            problems.append(f"{where} {key}: {setting.name} is also set; {key} is ignored")
+            continue
+        try:
+            values[setting.attr] = setting.parse(raw)
+            origins[setting.name] = f"{name} ({key})"
+        except ValueError as exc:
+            problems.append(f"{where} {key}: {exc}; using the default {setting.default!r}")
     for setting in SETTINGS:
         if setting.env and environ.get(setting.env):
             try:

@@ -114,6 +114,8 @@ class Store:
         self.layout = Layout(self.home)
         self.home.mkdir(parents=True, exist_ok=True)
         self.config: Config = load_config(self.home)
+        if self.config.memory_path is not None:  # seed 004 memoryPath
+            self.layout = Layout(self.home, self.config.memory_path)
         if agent is not None:
             check_name(agent, "agent")
         if room is not None:

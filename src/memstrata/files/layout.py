@@ -14,6 +14,8 @@
       rooms/<room>/artifacts/     room artifacts (seed 000 layer 2)
       agents/<name>/
         AGENT.md | IDENTITY.md    identity (seeds 002, 004 / 003), first in every prompt
+        MEMORY.md                 seed 004's place for long-term memory (beside AGENT.md),
+                                  used when memory/ has no CONTEXT.md or MEMORY.md
         memory/                   the agent's memory directory (seed 003 tools work here)
           CONTEXT.md | MEMORY.md  auto-loaded long-term memory (seeds 003 / 004)
           NOW.md | NOTES.md       hot state (seeds 002 / 001)
@@ -58,6 +60,10 @@ def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
 @dataclass(frozen=True)
 class Layout:
     home: Path
+    # seed 004 memoryPath (`[memory] path`), relative to the agent's folder: pins the
+    # long-term memory file. None: the first of memory/CONTEXT.md, memory/MEMORY.md,
+    # <agent>/MEMORY.md that exists (memory/CONTEXT.md when none does).
+    memory_path: str | None = None
 
     @property
     def ledger(self) -> Path:
@@ -116,7 +122,14 @@ class Layout:
         return folder / canonical
 
     def context_file(self, agent: str) -> Path:
-        return self.aliased(agent, "CONTEXT.md")
+        if self.memory_path is not None:
+            return self.agent(agent) / self.memory_path
+        chosen = self.aliased(agent, "CONTEXT.md")
+        if not chosen.exists():
+            beside = self.agent(agent) / "MEMORY.md"  # seed 004's file layout
+            if beside.exists():
+                return beside
+        return chosen
 
     def now_file(self, agent: str) -> Path:
         return self.aliased(agent, "NOW.md")

@@ -17,6 +17,7 @@ from memstrata.layers.catalog import _walk
 from memstrata.layers.episodes import Episodes, Scratch
 from memstrata.layers.facts import Facts
 from memstrata.layers.files import MemoryFiles
+from memstrata.layers.history import CompactionHistory
 from memstrata.layers.hot import Context, Identity, Now
 from memstrata.layers.log import Log, parse_log
 from memstrata.layers.mdparse import is_text_file, markdown_spec
@@ -73,6 +74,10 @@ class AgentMemory:
     def episodes(self) -> Episodes:
         return Episodes(self.store, self.name)
 
+    @cached_property
+    def compactions(self) -> CompactionHistory:
+        return CompactionHistory(self.store, self.name)
+
     def sources(self) -> list[SourceSpec]:
         """Every index source this agent has on disk."""
         lay = self.store.layout
@@ -86,6 +91,8 @@ class AgentMemory:
                 specs.append(self.files.spec_for(p, rel))
         if lay.identity(self.name).exists():
             specs.append(self.identity.spec())
+        for p in self._beside_identity():
+            specs.append(markdown_spec(p, self.store.rel(p), "context", owner=self.name))
         if lay.facts(self.name).exists():
             specs.append(self.facts.spec())
         if lay.tasks(self.name).exists():
@@ -93,12 +100,24 @@ class AgentMemory:
         for sid in self.sessions.transcript_ids():
             specs.append(self.sessions.spec(sid))
         specs.extend(self.episodes.sources())
+        if lay.compactions(self.name).exists():
+            specs.append(self.compactions.spec())
         archive = lay.archive_dir(self.name)
         for p in _walk(archive):
             if p.suffix == ".md":
                 specs.append(archive_spec(self.store, p, self.name))
         return specs
 
+
+    def _beside_identity(self, *, existing: bool = True) -> list[Path]:
+        """Long-term memory kept beside AGENT.md (seed 004's `<agent>/MEMORY.md`, or where
+        `[memory] path` puts it): indexed as layer `context`."""
+        folder = self.store.layout.agent(self.name)
+        found = [folder / "MEMORY.md"]
+        ctx = self.store.layout.context_file(self.name)
+        if ctx.parent == folder and ctx not in found:
+            found.append(ctx)
+        return [p for p in found if not existing or p.exists()]
 
     def source_for(self, path: Path, rest: tuple[str, ...]) -> SourceSpec | None:
         """The source `path` is, by its parts `rest` below the agent's folder (as `sources`)."""
@@ -107,16 +126,20 @@ class AgentMemory:
             if tail == "LOG.md":
                 return self.log.spec()
             return self.files.spec_for(path, tail) if is_text_file(path) else None
-        if rest == ("AGENT.md",):
+        if rest == ("AGENT.md",) or rest == ("IDENTITY.md",):
             return self.identity.spec()
+        if len(rest) == 1 and path in self._beside_identity(existing=False):
+            return markdown_spec(path, self.store.rel(path), "context", owner=self.name)
         if rest == ("facts.jsonl",):
             return self.facts.spec()
         if rest == ("tasks.json",):
             return self.tasks.spec()
         if head == "sessions" and len(rest) == 2 and path.suffix == ".jsonl":
             return self.sessions.spec(check_name(path.stem, "session id"))
-        if head == "episodes" and is_text_file(path) and path.suffix != ".ndjson":
-            return self.episodes.spec_for(path)
+        if head == "episodes" and len(rest) > 2:
+            return self.episodes.source_for(path)
+        if rest == ("compactions.jsonl",):
+            return self.compactions.spec()
         if head == "archive" and path.suffix == ".md":
             return archive_spec(self.store, path, self.name)
         return None

@@ -4,8 +4,10 @@
   before reading; `clear()` at conversation end moves the files to the archive
   (cleared from view, never destroyed).
 * `Episodes`: `episodes/<task-slug>/`, one folder per task (slug = kebab-case
-  title) holding revision history, verified items, phase reports and the gate
-  event log `observability/<task-id>.ndjson`. Persists beyond the conversation.
+  title) holding revision history, verified items (`verified_items.md`, one
+  section per iteration), phase reports and the gate event log
+  `observability/<task-id>.ndjson` (indexed as layer `gate`, see `layers.history`).
+  Persists beyond the conversation.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from memstrata.errors import MalformedInput, NotFound
 from memstrata.files.jsonl import encode, read_records
 from memstrata.files.paths import safe_join
 from memstrata.index.reconcile import SourceSpec
-from memstrata.layers.base import Layer, check_text
+from memstrata.layers.base import Layer, check_count, check_text
 from memstrata.layers.catalog import _walk
 from memstrata.layers.mdparse import is_text_file, markdown_spec
 from memstrata.model import check_name, iso, now_ts
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     from memstrata.layers.files import FileInfo, MemoryFiles
     from memstrata.store import Store
 
+VERIFIED_FILE = "verified_items.md"
 SESSION_TEMPLATE = """# Session notes
 
 ## Current State
@@ -115,7 +118,24 @@ class Episodes(Layer):
                              thread=path.parent.name)
 
     def sources(self) -> builtins.list[SourceSpec]:
-        return [self.spec_for(p) for p in _walk(self.root) if is_text_file(p) and p.suffix != ".ndjson"]
+        out = []
+        for p in _walk(self.root):
+            spec = self.source_for(p)
+            if spec is not None:
+                out.append(spec)
+        return out
+
+    def source_for(self, path: Path) -> SourceSpec | None:
+        """The index source a file under `episodes/` is: a gate event log, a task file, or none."""
+        if path.suffix == ".ndjson":
+            rel = path.relative_to(self.root).parts
+            if len(rel) == 3 and rel[1] == "observability":
+                from memstrata.layers.history import gate_spec
+
+                assert self.owner is not None
+                return gate_spec(path, self.owner, rel[0])
+            return None
+        return self.spec_for(path) if is_text_file(path) else None
 
     def _folder(self, slug: str) -> Path:
         check_name(slug, "task slug")
@@ -126,7 +146,10 @@ class Episodes(Layer):
         check_text(title, "task title", limits.LABEL_CHARS)
         slug = slugify(title)
         folder = self._folder(slug)
+        made = not folder.is_dir()
         folder.mkdir(parents=True, exist_ok=True)
+        if made:
+            self._write_event(folder, 0)
         return slug
 
     def list(self) -> builtins.list[str]:
@@ -178,17 +201,56 @@ class Episodes(Layer):
         self._read_event(path, len(text))
         return text
 
-    def log_gate_event(self, slug: str, task_id: str, event: dict[str, Any]) -> None:
-        """Append a gate event to `observability/<task-id>.ndjson` (seed 001)."""
+    def add_verified(self, slug: str, items: builtins.list[str] | tuple[str, ...], *,
+                     iteration: int | None = None) -> str:
+        """Record verified items of one iteration in `verified_items.md` (seed 001: the
+        orchestrator reads them in revision loops for regression tracking)."""
+        self._check("write")
+        check_count(items, "verified items", limits.TASK_CRITERIA)
+        lines = [f"- [x] {' '.join(check_text(i, 'verified item', limits.TASK_CRITERION_BYTES).split())}"
+                 for i in items]
+        if not lines:
+            raise MalformedInput("no verified items given")
+        if iteration is not None and (isinstance(iteration, bool) or not isinstance(iteration, int)
+                                      or iteration < 1):
+            raise MalformedInput(f"iteration must be a positive integer, got {iteration!r}")
+        head = f"## Iteration {iteration}" if iteration is not None else "## Verified"
+        return self.append(slug, VERIFIED_FILE, f"{head} ({iso(now_ts())})\n\n" + "\n".join(lines))
+
+    def verified(self, slug: str) -> builtins.list[tuple[int | None, str]]:
+        """Every verified item as (iteration, text), oldest first."""
+        try:
+            text = self.read(slug, VERIFIED_FILE)
+        except NotFound:
+            return []
+        out: builtins.list[tuple[int | None, str]] = []
+        iteration: int | None = None
+        for line in text.splitlines():
+            m = re.match(r"^##\s+Iteration\s+(\d+)", line)
+            if m:
+                iteration = int(m.group(1))
+            elif line.startswith("## "):
+                iteration = None
+            item = re.match(r"^\s*[-*]\s+\[[xX]\]\s+(.*\S)", line)
+            if item:
+                out.append((iteration, item.group(1)))
+        return out
+
+    def log_gate_event(self, slug: str, task_id: str, event: dict[str, Any]) -> dict[str, Any]:
+        """Append a gate event to `observability/<task-id>.ndjson` (seed 001); durable and
+        searchable (layer `gate`) once returned."""
         self._check("write")
         check_name(task_id, "task id")
-        path = self._folder(slug) / "observability" / f"{task_id}.ndjson"
-        from memstrata.files.appendlog import durable_append
+        from memstrata.layers.history import gate_record, gate_spec
         from memstrata.secretscan import screen_json
 
-        event = screen_json(self.store, event, "gate event")
-        durable_append(self.store.locks, path, encode({"ts": iso(now_ts()), **event}))
-        self._write_event(path, 1)
+        rec = screen_json(self.store, gate_record(event), "gate event")
+        path = self._folder(slug) / "observability" / f"{task_id}.ndjson"
+        assert self.owner is not None
+        data = encode(rec)
+        self.store.append(gate_spec(path, self.owner, slug), data)
+        self._write_event(path, len(data))
+        return rec
 
     def gate_events(self, slug: str, task_id: str) -> builtins.list[dict[str, Any]]:
         self._check("read")

@@ -165,7 +165,9 @@ class Sessions(Layer):
                     doc.append(row)
                 row.update(archived=True, archived_at=now, archive=archive)
 
+        self._check("write")
         self._edit_index(change)
+        self._write_event(self.index_path, len(archives))
 
     def problems(self) -> builtins.list[str]:
         """What a person should look at: an unreadable index (and copies set aside), rows
@@ -194,12 +196,14 @@ class Sessions(Layer):
             raise AlreadyExists(f"session {sid!r} already exists")
         when = iso(now_ts() if created is None else parse_ts(created))
         self._update_index(sid, title=title, created=when)
+        self._write_event(self.index_path, 1)
         return SessionInfo(sid, title, when)
 
     def end(self, session_id: str) -> None:
         self._check("write")
         self._require(session_id)
         self._update_index(session_id, ended=iso(now_ts()))
+        self._write_event(self.index_path, 0)
 
     def _require(self, sid: str) -> None:
         if self._read_index().find(sid) is None and not self.spec(sid).path.exists():

@@ -32,8 +32,6 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import LockTimeout, MalformedInput
-from memstrata.files.appendlog import durable_append
-from memstrata.files.jsonl import encode, read_records
 from memstrata.layers.base import check_text
 from memstrata.layers.log import LOG_HEADER, MAX_CONTENT_BYTES, encode_entry, parse_log, to_entry
 from memstrata.lifecycle.digest import digest, log_records
@@ -129,6 +127,8 @@ def compact_log(
         return CompactionRecord(False, "another compaction of this LOG is running")
     if not record.compacted:
         return record
+    store.events.emit("memory:write", {"type": "log", "path": store.rel(store.agent(agent).log.path),
+                                       "delta": new_size - old_size})
     store.events.emit("memory:compact", {
         "sessionId": None, "agent": agent, "layer": "log",
         "before": record.entries_count + record.carried_over, "after": 1 + record.carried_over,
@@ -189,12 +189,10 @@ def _compact_locked(
         True, reason, iso(when), len(metas), summary, archive_id, store.rel(archive),
         round(old_size / 1024, 3), round(new_size / 1024, 3), carried, provider_name, usage,
     )
-    history = store.layout.compactions(agent)
-    durable_append(store.locks, history, encode(record.to_dict()))
+    store.agent(agent).compactions.record(record.to_dict())
     return record, old_size, new_size
 
 
 def compaction_history(store: Store, agent: str) -> list[dict[str, Any]]:
     """Every compaction of `agent`'s LOG, oldest first (seed 002 `compaction_history`)."""
-    store.gate.check("read", "log", agent)
-    return [r for _, r in read_records(store.layout.compactions(agent)).records]
+    return store.agent(agent).compactions.list()

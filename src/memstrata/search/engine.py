@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from memstrata.errors import UnknownKind
 from memstrata.search import scoring
 from memstrata.search.expand import Phrase, identifier_words, plan
-from memstrata.search.query import Hit, SearchQuery
+from memstrata.search.query import OPT_IN_LAYERS, Hit, SearchQuery
 from memstrata.search.terms import TermStat, essential_terms, stems
 from memstrata.search.text import mentioned, query_terms, tokenize
 
@@ -61,6 +61,9 @@ def _filters(store: Store, q: SearchQuery) -> tuple[list[str], list[Any]]:
     if q.layers:
         where.append(f"d.layer IN ({','.join('?' for _ in q.layers)})")
         params.extend(q.layers)
+    else:  # seed 004: session transcripts are searched when asked for (opt-in)
+        where.append(f"d.layer NOT IN ({','.join('?' for _ in OPT_IN_LAYERS)})")
+        params.extend(OPT_IN_LAYERS)
     if q.kind is not None:
         if "ledger" in (q.layers or ("ledger",)) and q.layers == ("ledger",) and q.kind not in store.config.half_lives:
             raise UnknownKind(f"unknown kind {q.kind!r}; known kinds: {', '.join(store.config.kinds)}")
@@ -73,6 +76,9 @@ def _filters(store: Store, q: SearchQuery) -> tuple[list[str], list[Any]]:
     if q.in_room is not None:
         where.append("d.room = ?")
         params.append(q.in_room)
+    if q.rooms:
+        where.append(f"d.room IN ({','.join('?' for _ in q.rooms)})")
+        params.extend(q.rooms)
     if q.exclude_room is not None:
         where.append("(d.room IS NULL OR d.room != ?)")
         params.append(q.exclude_room)
@@ -90,6 +96,10 @@ def _filters(store: Store, q: SearchQuery) -> tuple[list[str], list[Any]]:
 
 
 def search(store: Store, q: SearchQuery) -> list[Hit]:
+    if q.mode is None:  # seed 004 searchProvider: "fts5" (lexical) or "hybrid"
+        from dataclasses import replace
+
+        q = replace(q, mode="hybrid" if store.config.search_provider == "hybrid" else "lexical")
     if q.mode != "lexical" and q.text.strip():
         from memstrata.search.hybrid import hybrid_search
 

@@ -11,8 +11,17 @@ from memstrata.model import parse_ts
 
 LAYERS: tuple[str, ...] = (
     "ledger", "log", "archive", "now", "context", "identity", "file", "scratch", "episode",
-    "fact", "session", "item", "task", "channel", "artifact",
+    "fact", "session", "item", "task", "channel", "artifact", "gate", "compaction", "source",
 )
+# Seed 004's search scopes, by their names, and the layers each one searches.
+SCOPES: dict[str, tuple[str, ...]] = {
+    "memory": ("context",),  # MEMORY.md content (memstrata: CONTEXT.md / MEMORY.md)
+    "items": ("item",),  # extracted knowledge
+    "sessions": ("session",),  # session transcripts
+    "sources": ("source",),  # indexed project source files (`memstrata sources add`)
+}
+# Searched only when named (seed 004: "Session transcripts (opt-in)").
+OPT_IN_LAYERS: tuple[str, ...] = ("session",)
 MAX_K = 50
 MAX_QUERY_CHARS = 4000
 
@@ -28,18 +37,20 @@ class SearchQuery:
     """
 
     text: str = ""
-    layers: tuple[str, ...] = ()
+    layers: tuple[str, ...] = ()  # layer names or seed 004 scopes (memory, items, sessions,
+    # sources); empty: every layer the principal may read except the opt-in ones (sessions)
     kind: str | None = None
     tags: tuple[str, ...] = ()
     tags_match: str = "any"
     agent: str | None = None
     in_room: str | None = None  # only this room's memories (CLI --in-room, MCP in_room)
+    rooms: tuple[str, ...] = ()  # only entries of these rooms (predecessor context's DAG)
     exclude_room: str | None = None
     since: float | str | None = None
     until: float | str | None = None
     include_superseded: bool = False
     k: int = 10
-    mode: str = "lexical"  # "lexical" | "hybrid" | "semantic"
+    mode: str | None = None  # "lexical" | "hybrid" | "semantic"; None: `[search] provider`
     now: float | None = None  # the clock decay is measured against (default: time.time())
     room: str | None = None  # the old name of `in_room`, kept as an alias
 
@@ -53,9 +64,15 @@ class SearchQuery:
             object.__setattr__(self, "text", self.text[:MAX_QUERY_CHARS])
         if isinstance(self.layers, str):
             object.__setattr__(self, "layers", (self.layers,))
-        unknown = [x for x in self.layers if x not in LAYERS]
+        unknown = [x for x in self.layers if x not in LAYERS and x not in SCOPES]
         if unknown:
-            raise UnknownLayer(f"unknown layer {unknown[0]!r}; layers are {', '.join(LAYERS)}")
+            raise UnknownLayer(f"unknown layer {unknown[0]!r}; layers are {', '.join(LAYERS)}; "
+                               f"scopes are {', '.join(SCOPES)}")
+        expanded = tuple(dict.fromkeys(
+            layer for x in self.layers for layer in SCOPES.get(x, (x,))))
+        object.__setattr__(self, "layers", expanded)
+        if isinstance(self.rooms, str):
+            object.__setattr__(self, "rooms", (self.rooms,))
         if isinstance(self.tags, str):
             object.__setattr__(self, "tags", (self.tags,))
         if len(self.tags) > TAGS_PER_ENTRY:
@@ -64,7 +81,7 @@ class SearchQuery:
             raise MalformedInput("tags_match must be 'any' or 'all'")
         if not isinstance(self.k, int) or isinstance(self.k, bool) or not 1 <= self.k <= MAX_K:
             raise MalformedInput(f"k must be an integer from 1 to {MAX_K}, got {self.k!r}")
-        if self.mode not in ("lexical", "hybrid", "semantic"):
+        if self.mode is not None and self.mode not in ("lexical", "hybrid", "semantic"):
             raise MalformedInput("mode must be 'lexical', 'hybrid' or 'semantic'")
         for name in ("since", "until"):
             v = getattr(self, name)
