@@ -155,7 +155,7 @@ def test_retention_archives_idle_sessions(store: Store) -> None:
     s.append("old", "user", "ancient question about invoices", timestamp=old_ts)
     s.append("new", "user", "fresh question")
     now = time.time()
-    assert store.search("invoices")
+    assert store.search("invoices", layers=("sessions",))  # transcripts: opt-in
     moved = archive_old_sessions(store, "finn", now=now)
     assert [m.id for m in moved] == ["old"]
     assert not store.layout.session("finn", "old").exists()
@@ -166,7 +166,7 @@ def test_retention_archives_idle_sessions(store: Store) -> None:
     assert row["archived"] is True and row["archive"] == moved[0].archive_path
     assert [x.id for x in s.list()] == ["new"]
     assert {x.id for x in s.list(include_archived=True)} == {"old", "new"}
-    assert not [h for h in store.search("invoices") if h.layer == "session"]
+    assert not [h for h in store.search("invoices", layers=("sessions",)) if h.layer == "session"]
     assert archive_old_sessions(store, "finn", now=now) == []  # idempotent
 
 
