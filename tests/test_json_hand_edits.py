@@ -78,7 +78,7 @@ def test_bad_field_is_a_typed_error_naming_file_and_field(home: Path) -> None:
 
 
 def test_items_keep_entries_they_do_not_understand(home: Path) -> None:
-    store = Store(home, agent="finn")
+    store = Store(home)  # the store's owner (items are pipeline-only)
     items = store.items
     items.replace_source("a.md", [{"type": "claim", "title": "t", "content": "old claim"}])
     hand = [{"note": "curated by hand"}, {"id": "item_hand", "type": "note", "title": "h",

@@ -16,12 +16,14 @@ from memstrata.search.query import LAYERS
 def ledger_store(home: Path) -> Store:
     s = Store(home, agent="architect", room="room-042")
     now = time.time()
-    s.ledger.publish("decision", "Chose bcrypt for password hashing", tags=["auth", "db"],
-                     room_id="room-038", ts=now - 3600)
-    s.ledger.publish("code", "JWT validation helper for auth tokens", tags=["auth"],
-                     room_id="room-038", ts=now - 600 * 3600)
-    s.ledger.publish("convention", "All API endpoints use the /api/v1 prefix", tags=["api"],
-                     room_id="room-042", ts=now - 600 * 3600)
+    # Backdated entries in several rooms: only the store's owner (an admin) may write those.
+    owner = s.acting_as(None).ledger
+    owner.publish("decision", "Chose bcrypt for password hashing", tags=["auth", "db"],
+                  room_id="room-038", ts=now - 3600, author_role="architect")
+    owner.publish("code", "JWT validation helper for auth tokens", tags=["auth"],
+                  room_id="room-038", ts=now - 600 * 3600, author_role="architect")
+    owner.publish("convention", "All API endpoints use the /api/v1 prefix", tags=["api"],
+                  room_id="room-042", ts=now - 600 * 3600, author_role="architect")
     return s
 
 

@@ -83,7 +83,9 @@ def test_timeline_pages_newest_first_by_type_and_time(root: Store) -> None:
 
 def test_ledger_pages_chains_and_freshness(root: Store) -> None:
     finn = root.acting_as("finn", "room-1")
-    a = finn.ledger.publish("decision", "v1", ts=time.time() - 336 * 3600)
+    # only an admin may backdate an entry (seed 000 decay): the owner writes it as finn's
+    a = root.ledger.publish("decision", "v1", ts=time.time() - 336 * 3600, room_id="room-1",
+                            author_role="finn")
     b = finn.ledger.publish("decision", "v2", supersedes=a.id)
     c = finn.ledger.publish("decision", "v3", supersedes=b.id)
     other = root.acting_as("mira", "room-2").ledger.publish("warning", "elsewhere")

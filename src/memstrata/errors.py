@@ -18,7 +18,8 @@
     ├── ScopeDenied               the principal may not read/write that memory
     │   └── SupersedeDenied       the entry belongs to another room or to an admin
     ├── Refused                   a policy refused the write (save exclusions, ...)
-    │   └── SecretDetected        the text looks like a secret and the policy refused it
+    │   ├── SecretDetected        the text looks like a secret and the policy refused it
+    │   └── RoomClosed            the room is closed: its channel and artifacts are read-only
     ├── IndexError_               the derived index cannot be used (rebuild it)
     │   └── IndexDamaged          the index file is not a usable database (rebuilt on open)
     ├── ProviderError             an embedder / LLM provider failed (timeout, bad reply)
@@ -154,6 +155,13 @@ class ReadOnlyStore(StorageError):
     code = "read_only_store"
 
 
+class RoomClosed(Refused):
+    """A closed room (seed 000: the channel lives for the room's execution) takes no
+    new channel messages, artifacts or ledger entries; what it holds stays readable."""
+
+    code = "room_closed"
+
+
 __all__ = [
     "AlreadyExists",
     "AlreadySuperseded",
@@ -172,6 +180,7 @@ __all__ = [
     "ReadOnlyStore",
     "Refused",
     "ReservedFile",
+    "RoomClosed",
     "ScopeDenied",
     "SecretDetected",
     "StaleWrite",

@@ -4,7 +4,9 @@
 |---------|--------------------------------------------|--------------------------|
 | admin   | all memory                                 | all memory               |
 | project | own agent + admin agents + shared layers + | own agent + shared layers|
-|         | its own room's channel and artifacts       | + its own room           |
+|         | its own room's channel + every room's      | + its own room           |
+|         | artifacts (seed 000: "all agents via       |                          |
+|         | filesystem")                               |                          |
 | skill   | nothing (context is passed to it)          | nothing                  |
 
 Every layer method calls `Gate.check` before touching a file, and every index
@@ -22,8 +24,8 @@ to erase another room's decision):
   supersede an entry of its own room, or a room-less entry it wrote itself, and
   never an entry written by an admin (or by no one: an unattributed entry is
   treated as an admin's). Skills write nothing.
-* **Who is the author.** `author_role` is the acting agent's identity; only an
-  admin may set it to something else.
+* **Who is the author.** `author_role` is the acting agent's identity, `room_id`
+  its room and `ts` the time of publishing; only an admin may set them otherwise.
 
 Ledger entries that look like they hold a secret (`docs.secret`, see `secretscan`)
 are hidden from every room but their own (admins see them for audit), unless
@@ -41,8 +43,14 @@ if TYPE_CHECKING:
     from memstrata.config import Config
     from memstrata.model import LedgerEntry
 
-SHARED_LAYERS = frozenset({"ledger", "item"})
+SHARED_LAYERS = frozenset({"ledger", "item", "source"})
 ROOM_LAYERS = frozenset({"channel", "artifact"})
+# Room layers every agent may read; only the room's own agents write them.
+ROOM_READABLE = frozenset({"artifact"})
+# Shared layers only admins write: extracted knowledge is pipeline-only (seed 004 write
+# rule 3: `lifecycle.extraction` writes it as the pipeline), indexed sources are the
+# project's own files.
+ADMIN_WRITTEN = frozenset({"item", "source"})
 _RANK = {"skill": 0, "project": 1, "admin": 2}
 
 
@@ -81,9 +89,10 @@ class Gate:
         if p.role == "skill":
             return False
         if layer in SHARED_LAYERS:
-            return True
+            return action == "read" or layer not in ADMIN_WRITTEN
         if layer in ROOM_LAYERS:
-            return room is not None and room == p.room
+            return (action == "read" and layer in ROOM_READABLE) or (
+                room is not None and room == p.room)
         if owner is None:
             return False
         if owner == p.agent:
@@ -146,6 +155,25 @@ class Gate:
             "author_role is the acting agent's identity (only an admin may set it)"
         )
 
+    def ledger_room(self, requested: str | None) -> str | None:
+        """The `room_id` to record: the principal's room, unless an admin names another
+        (a room must not publish in another room's name)."""
+        p = self.principal
+        if requested is None or requested == p.room:
+            return p.room
+        if p.role == "admin":
+            return requested
+        raise ScopeDenied(
+            f"{p.agent or 'anonymous'} ({p.role}, room {p.room or '-'}) may not publish as room "
+            f"{requested!r}: room_id is the acting agent's room (only an admin may set it)")
+
+    def check_backdate(self) -> None:
+        """Only an admin may choose a ledger entry's `ts` (an import, a migration): a future
+        time would lift an entry above the time decay everyone else's entries get."""
+        if self.principal.role != "admin":
+            raise ScopeDenied(f"{self.principal.agent or 'anonymous'} ({self.principal.role}) may "
+                              "not set ts: a ledger entry is stamped when it is published")
+
     def event_actors(self) -> frozenset[str | None] | None:
         """Whose memory events (seed 004, `events.jsonl`) the principal may see: None for
         everyone's (admin), else only its own (a project agent), or none (a skill)."""
@@ -161,7 +189,7 @@ class Gate:
             return "1", []
         if p.role == "skill":
             return "0", []
-        shared = ",".join(f"'{x}'" for x in sorted(SHARED_LAYERS))
+        shared = ",".join(f"'{x}'" for x in sorted(SHARED_LAYERS | ROOM_READABLE))
         rooms = ",".join(f"'{x}'" for x in sorted(ROOM_LAYERS))
         owners = [p.agent, *sorted(self._admins)]
         marks = ",".join("?" for _ in owners)

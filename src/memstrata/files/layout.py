@@ -12,6 +12,7 @@
       .imports/                   imports being staged (finished or discarded on open)
       rooms/<room>/channel.jsonl  per-room conversation (seed 000 layer 1)
       rooms/<room>/artifacts/     room artifacts (seed 000 layer 2)
+      rooms/<room>/room.json      the room's upstream rooms (its place in the DAG), closed
       agents/<name>/
         AGENT.md | IDENTITY.md    identity (seeds 002, 004 / 003), first in every prompt
         MEMORY.md                 seed 004's place for long-term memory (beside AGENT.md),
@@ -97,6 +98,9 @@ class Layout:
 
     def artifacts(self, room: str) -> Path:
         return self.room(room) / "artifacts"
+
+    def room_info(self, room: str) -> Path:
+        return self.room(room) / "room.json"
 
     def agent(self, agent: str) -> Path:
         return self.home / "agents" / check_name(agent, "agent")

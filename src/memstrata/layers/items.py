@@ -1,8 +1,11 @@
 """Extracted knowledge (seed 004): `items.json`, a JSON array of typed, cited items.
 
-Only the extraction pipeline writes it (seed 004 write rule 3): `replace_source`
-swaps every item extracted from one source file for a new set in one atomic
-rewrite, so re-extraction replaces instead of accumulating. Entries it does not
+Only the extraction pipeline writes it (seed 004 write rule 3, "Extracted knowledge
+is pipeline-only"): `lifecycle.extraction` writes through `_pipeline_replace`, for
+whoever triggered it (any agent but a skill); the public `replace_source` and
+`remove` are for admins (`scope.ADMIN_WRITTEN`). `replace_source` swaps every item
+extracted from one source file for a new set in one atomic rewrite, so
+re-extraction replaces instead of accumulating. Entries it does not
 understand (a hand edit) are kept and written back unchanged (`files.jsondoc`).
 People clean up by hand (seed 004 "manual cleanup via UI"): `remove` keeps a copy
 of each removed item in `items.removed.jsonl`.
@@ -110,8 +113,15 @@ class Items(Layer):
 
     def replace_source(self, source_file: str, drafts: Iterable[dict[str, Any]]) -> builtins.list[Item]:
         """Replace every item from `source_file` with `drafts` (type, title, content,
-        lineNumber, confidence); returns the stored items."""
+        lineNumber, confidence); returns the stored items. Admins only: agents write
+        items by triggering extraction (`lifecycle.extract_items`)."""
         self._check("write")
+        return self._pipeline_replace(source_file, drafts)
+
+    def _pipeline_replace(self, source_file: str,
+                          drafts: Iterable[dict[str, Any]]) -> builtins.list[Item]:
+        """The extraction pipeline's door (seed 004): any principal that may read items."""
+        self._check("read")
         check_plain(source_file, "sourceFile", limits.PATH_CHARS)
         if isinstance(drafts, Sized) and len(drafts) > limits.ITEMS_PER_SOURCE:
             raise EntryTooLarge(f"more than {limits.ITEMS_PER_SOURCE} items from one source")

@@ -2,8 +2,10 @@
 
 Entries are never removed or edited: a new entry may `supersede` an old one, which
 then stays in the file for audit but is hidden from every default read (the index
-marks it `superseded`). Each room sees the others' entries through filtered views
-(`exclude_room`).
+marks it `superseded`). Each room sees the others' entries through filtered views:
+an agent in a room gets "all other rooms but not its own" by default (seed 000's
+`exclude_room`), and opts in to its own with `include_own_room=True` (or names
+its room with `room=`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from memstrata.model import LedgerEntry, check_name, check_plain, iso, now_ts, p
 from memstrata.secretscan import secret_mark
 
 if TYPE_CHECKING:
+    from memstrata.search.query import Hit
     from memstrata.store import Store
 
 MAX_REF_CHARS = limits.LABEL_CHARS
@@ -121,9 +124,15 @@ class Ledger(Layer):
         if ref is not None:
             ref = self._screen(ref, "ref", shared=True)
         tags_t = tuple(self._screen(t, "tag", shared=True) for t in check_tags(tags))
-        room = room_id if room_id is not None else self.store.principal.room
-        if room is not None:
-            check_name(room, "room")
+        if room_id is not None:
+            check_name(room_id, "room")
+        room = self.store.gate.ledger_room(room_id)
+        if ts is not None:
+            self.store.gate.check_backdate()
+        if room is not None and self.store.principal.role != "admin":
+            from memstrata.layers.rooms import Room
+
+            Room(self.store, room).check_open()  # a closed room publishes nothing more
         if ref is not None:
             check_plain(ref, "ref", MAX_REF_CHARS)
         if author_role is not None:
@@ -227,14 +236,18 @@ class Ledger(Layer):
         exclude_room: str | None = None,
         match: str = "any",
         include_superseded: bool = False,
+        include_own_room: bool = False,
         room: str | None = None,
     ) -> list[LedgerEntry]:
         """Structured filters, newest first, at most `bounds.query_max` (50) entries.
 
         `in_room` keeps one room's entries, `exclude_room` leaves one out (`room` is
-        the old name of `in_room`, kept as an alias).
+        the old name of `in_room`, kept as an alias). An agent in a room sees the other
+        rooms' entries, not its own (seed 000's filtered view), unless
+        `include_own_room` (or `in_room` names its room).
         """
         self._check("read")
+        exclude_room = self.view_excludes(in_room or room, exclude_room, include_own_room)
         cap = self.store.config.bounds.query_max
         limit = cap if last_n is None else last_n
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
@@ -250,6 +263,28 @@ class Ledger(Layer):
         out = [LedgerEntry.from_dict(h.meta) for h in lexical_search(self.store, q)]
         self._read_event(self.path, sum(len(e.summary) + len(e.detail or "") for e in out))
         return out
+
+    def view_excludes(self, room: str | None, exclude_room: str | None,
+                      include_own_room: bool) -> str | None:
+        """The room a query leaves out: the one asked for, else the principal's own room
+        (seed 000: "it sees memories from all other rooms but not its own")."""
+        if exclude_room is not None or room is not None or include_own_room:
+            return exclude_room
+        return self.store.principal.room
+
+    def search(self, text: str, *, max_results: int | None = None, kind: str | None = None,
+               tags: list[str] | None = None, exclude_room: str | None = None,
+               include_own_room: bool = False, include_superseded: bool = False) -> list[Hit]:
+        """Full-text search (seed 000 `memory_search`): BM25 x per-kind time decay, default
+        10 results, at most 50, through the same filtered view as `query`."""
+        self._check("read")
+        from memstrata.search.query import SearchQuery
+
+        k = self.store.config.bounds.search_default if max_results is None else max_results
+        q = SearchQuery(text=text, layers=("ledger",), kind=kind, tags=check_tags(tags),
+                        exclude_room=self.view_excludes(None, exclude_room, include_own_room),
+                        include_superseded=include_superseded, k=k)
+        return self.store.search(q)
 
     def entries(self, *, include_superseded: bool = False) -> list[LedgerEntry]:
         """Every entry straight from the file, in file order (audit view)."""

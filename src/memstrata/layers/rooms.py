@@ -1,28 +1,37 @@
 """Room memory (seed 000 layers 1 and 2): the channel log and the artifacts folder.
 
 `rooms/<room>/channel.jsonl` captures every inter-agent message of a war-room
-(task assignments, done reports, reviews, verdicts), appended durably;
-`rooms/<room>/artifacts/` holds the room's work product. Only agents of the
-room (and admins) may read or write them.
+(task assignments, done reports, reviews, verdicts), appended durably; only the
+room's agents (and admins) read or write it. `rooms/<room>/artifacts/` holds the
+room's work product: every agent may read it ("Access: all agents via
+filesystem"), only the room's agents write it.
+
+`rooms/<room>/room.json` says where the room sits in the project's DAG (its
+`upstream` rooms: predecessor context reads their ledger entries) and whether it
+is closed. A closed room keeps its channel and artifacts, read-only: the channel
+lives for "the duration of the room's execution", and the room's work is done.
 """
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstrata import limits
-from memstrata.errors import MalformedInput, NotFound
+from memstrata.errors import MalformedInput, NotFound, RoomClosed
+from memstrata.files.jsondoc import Fields
 from memstrata.files.jsonl import BadLine, decode, encode, read_records
 from memstrata.files.paths import safe_join
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
-from memstrata.layers.base import Layer, check_tags, check_text
+from memstrata.layers.base import Layer, check_count, check_tags, check_text
 from memstrata.layers.catalog import _walk
 from memstrata.layers.mdparse import is_text_file, markdown_spec
-from memstrata.model import check_plain, iso, now_ts, parse_ts
+from memstrata.model import check_name, check_plain, iso, now_ts, parse_ts
 
 if TYPE_CHECKING:
     from memstrata.store import Store
@@ -49,6 +58,33 @@ def parse_channel(data: bytes, base: int, path: str, room: str) -> Parsed:
     return out
 
 
+@dataclass(frozen=True)
+class RoomInfo:
+    name: str
+    upstream: tuple[str, ...] = ()
+    closed: str | None = None  # when it was closed
+    closed_by: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "upstream": list(self.upstream), "closed": self.closed,
+                "closed_by": self.closed_by}
+
+
+def read_room_info(path: Path, name: str) -> RoomInfo:
+    """room.json as a RoomInfo (an absent file: no upstream, open); MalformedInput if unusable."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return RoomInfo(name)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise MalformedInput(f"{path}: not valid JSON ({exc})") from None
+    if not isinstance(raw, dict):
+        raise MalformedInput(f'{path}: expected {{"upstream": [room, ...], "closed": ...}}')
+    f = Fields(raw, str(path))
+    return RoomInfo(name, f.texts("upstream"), f.text("closed") or None,
+                    f.text("closed_by") or None)
+
+
 class Room(Layer):
     layer = "channel"
 
@@ -57,6 +93,81 @@ class Room(Layer):
         self.name = name
         self.channel_path: Path = store.layout.channel(name)
         self.artifacts_dir: Path = store.layout.artifacts(name)
+
+    # -- the room itself: its place in the DAG, open or closed ----------------------
+    @property
+    def info_path(self) -> Path:
+        return self.store.layout.room_info(self.name)
+
+    def info(self) -> RoomInfo:
+        """Upstream rooms and closed state (readable by every agent but skills)."""
+        self.store.gate.check("read", "artifact", None, self.name)
+        return read_room_info(self.info_path, self.name)
+
+    def upstream(self) -> tuple[str, ...]:
+        return self.info().upstream
+
+    def ancestors(self) -> builtins.list[str]:
+        """Every room upstream of this one in the DAG, nearest first (breadth first)."""
+        seen: builtins.list[str] = []
+        frontier = builtins.list(self.upstream())
+        while frontier:
+            room = frontier.pop(0)
+            if room in seen or room == self.name:
+                continue
+            seen.append(room)
+            frontier.extend(read_room_info(self.store.layout.room_info(room), room).upstream)
+        return seen
+
+    def set_upstream(self, rooms: builtins.list[str] | tuple[str, ...]) -> RoomInfo:
+        """Declare the rooms this one follows in the DAG (replacing any earlier list).
+
+        Only the room's agents and admins may; a cycle is refused.
+        """
+        self._check_room_write()
+        ups = tuple(dict.fromkeys(check_name(r, "room") for r in check_count(
+            rooms, "upstream rooms", limits.TAGS_PER_ENTRY)))
+        if self.name in ups:
+            raise MalformedInput(f"room {self.name} cannot be upstream of itself")
+        for room in ups:
+            if self.name in Room(self.store, room).ancestors():
+                raise MalformedInput(f"{room} is downstream of {self.name}: declaring it upstream "
+                                     "would make a cycle (rooms form a DAG)")
+        return self._edit_info(upstream=builtins.list(ups))
+
+    def close(self) -> RoomInfo:
+        """Close the room: its channel and artifacts stay, read-only (idempotent)."""
+        self._check_room_write()
+        info = read_room_info(self.info_path, self.name)
+        if info.closed:
+            return info
+        return self._edit_info(closed=iso(now_ts()), closed_by=self.store.principal.agent)
+
+    def _check_room_write(self) -> None:
+        self.store.gate.check("write", "channel", None, self.name)
+
+    def _edit_info(self, **changes: Any) -> RoomInfo:
+        spec = SourceSpec(self.info_path, "whole", lambda d, b: Parsed(consumed=len(d)))
+        self.info_path.parent.mkdir(parents=True, exist_ok=True)
+        with self.store.editing(spec) as commit:
+            info = read_room_info(self.info_path, self.name)
+            data = {"upstream": builtins.list(info.upstream), "closed": info.closed,
+                    "closed_by": info.closed_by, **changes}
+            try:
+                raw = json.loads(self.info_path.read_text(encoding="utf-8"))
+                data = {**raw, **data}  # keys the code does not know are kept
+            except FileNotFoundError:
+                pass
+            commit(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        self._write_event(self.info_path, 0, "room")
+        return read_room_info(self.info_path, self.name)
+
+    def check_open(self) -> None:
+        """Raise RoomClosed if the room is closed (channel and artifacts are read-only)."""
+        info = read_room_info(self.info_path, self.name)
+        if info.closed:
+            raise RoomClosed(f"room {self.name} was closed at {info.closed}: its channel and "
+                             "artifacts are kept read-only")
 
     def channel_spec(self) -> SourceSpec:
         p, room = str(self.channel_path), self.name
@@ -87,6 +198,7 @@ class Room(Layer):
         for label, value in (("to", to), ("ref", ref)):
             if value is not None:
                 check_plain(value, label, limits.LABEL_CHARS)
+        self.check_open()
         content = self._screen(content, "channel message")
         if type not in MESSAGE_TYPES:
             raise MalformedInput(f"unknown message type {type!r}; use {', '.join(MESSAGE_TYPES)}")
@@ -110,6 +222,7 @@ class Room(Layer):
         self.store.gate.check("write", "artifact", None, self.name)
         path = safe_join(self.artifacts_dir, rel)
         check_text(content, "artifact", 4 * 1024 * 1024, allow_empty=True)
+        self.check_open()
         content = self._screen(content, "artifact")
         self.artifacts_dir.mkdir(parents=True, exist_ok=True)
         self.store.rewrite(self.artifact_spec(path), content)

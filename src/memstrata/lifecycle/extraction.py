@@ -7,6 +7,11 @@ and stores them with `Items.replace_source`, keyed by the file's path relative
 to `root`: re-extracting a file replaces its items, never piles them up. Each
 item keeps its source file, line number and confidence.
 
+Seed 004's write rule "extracted knowledge is pipeline-only": this module is the
+pipeline. Any agent that may read items (not a skill) may trigger it; the items it
+stores come from the files and the extractor, never from the caller's text, and
+agents have no other way to write them (`Items.replace_source` is for admins).
+
 The extractor is the rule-based one unless `[llm] extractor` is configured or
 one is passed. A provider failure for one file leaves that file's stored items
 as they were; it is reported in `ExtractReport.errors` and the walk goes on.
@@ -88,7 +93,7 @@ def extract_items(
     base = Path(root).resolve()
     if not base.is_dir():
         raise NotFound(f"extraction root {str(root)!r} is not a folder")
-    store.gate.check("write", "item", None)
+    store.gate.check("read", "item", None)  # skills get nothing; see the module docstring
     if paths is None:
         files = _candidates(base, store.home)
     else:
@@ -112,7 +117,7 @@ def extract_items(
         except ProviderError as exc:
             report.errors[rel] = str(exc)
             continue
-        stored = store.items.replace_source(rel, [
+        stored = store.items._pipeline_replace(rel, [
             {"type": d.type, "title": d.title, "content": d.content or d.title,
              "lineNumber": d.line_number, "confidence": d.confidence}
             for d in drafts
