@@ -1,7 +1,10 @@
 """Predecessor context (seed 000 `memory_get_context`): what other rooms learned.
 
-The most relevant ledger entries from rooms other than `room`, for a brief's
-keywords (BM25 x decay through the one search), else the newest ones; at most
+The most relevant ledger entries from the rooms upstream of `room` in the DAG
+(every room its `room.json` declares upstream, and theirs, transitively: seed 000
+"memories from upstream rooms in the DAG"), or, for a room that declares none,
+from every room other than `room`; for a brief's keywords (BM25 x decay through
+the one search), else the newest ones; at most
 `bounds.context_entries` (15) entries and about `bounds.context_bytes` (10 KB)
 of Markdown, grouped by kind. Entries that look like they hold a secret are not
 shown to other rooms (`scope.Gate`), and any secret-looking span left is masked.
@@ -30,7 +33,10 @@ def predecessor_lines(
     n = min(max_entries or bounds.context_entries, bounds.context_entries)
     limit = min(max_bytes or bounds.context_bytes, bounds.context_bytes)
     text = " ".join(keywords) if isinstance(keywords, list | tuple) else keywords
-    hits = store.search(SearchQuery(text=text, layers=("ledger",), exclude_room=room, k=max(n, 1)))
+    upstream = _upstream(store, room)
+    q = (SearchQuery(text=text, layers=("ledger",), rooms=tuple(upstream), k=max(n, 1)) if upstream
+         else SearchQuery(text=text, layers=("ledger",), exclude_room=room, k=max(n, 1)))
+    hits = store.search(q)
     lines: list[str] = []
     size = 0
     for h in hits[:n]:
@@ -47,6 +53,14 @@ def predecessor_lines(
         lines.append(line)
         size += len(line.encode()) + 1
     return lines
+
+
+def _upstream(store: Store, room: str | None) -> list[str]:
+    if room is None:
+        return []
+    from memstrata.layers.rooms import Room
+
+    return Room(store, room).ancestors()
 
 
 def predecessor_context(
