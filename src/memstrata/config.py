@@ -283,6 +283,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("search", "provider", "search_provider", "fts5", _choice("fts5", "hybrid"),
             'seed 004 searchProvider: the default search mode, "fts5" (lexical) or "hybrid" '
             "(text + vectors; needs [search] embedder)"),
+    Setting("search", "sessions_by_default", "search_sessions_by_default", False, _bool,
+            "seed 004: session transcripts are searched only when asked for (scope "
+            '"sessions"); true searches them by default too'),
     Setting("memory", "path", "memory_path", None, _memory_path,
             'seed 004 memoryPath: the long-term memory file, e.g. "<agent>/MEMORY.md"; unset: '
             "memory/CONTEXT.md, memory/MEMORY.md or <agent>/MEMORY.md, the first that exists"),
@@ -363,6 +366,7 @@ class Config:
     index_watch: str = "auto"
     serve_tokens: tuple[tuple[str, str | None, str | None], ...] = ()
     search_provider: str = "fts5"
+    search_sessions_by_default: bool = False
     memory_path: str | None = None
     sessions_path: str = "<agent>/sessions/"
     # What was read, and from where: "section.key" -> "default" | file name | "env VAR".
