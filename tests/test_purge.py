@@ -214,7 +214,7 @@ def test_purge_session_message_and_whole_session(store: Store, home: Path) -> No
     with pytest.warns(UserWarning):
         leak = sessions.append("s1", "assistant", f"it is {SECRET}")
     sessions.append("s1", "user", "thanks, noted")
-    hits = store.search("thanks noted")
+    hits = store.search("thanks noted", layers=("sessions",))  # transcripts: opt-in
     assert hits and any(h.uid.startswith("session:") for h in hits)
     purge_session(store, "s1", message_id=leak.id, reason="secret in chat")
     assert holders(home, SECRET) == []  # neighbour context of the other messages too

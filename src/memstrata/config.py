@@ -286,6 +286,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("search", "sessions_by_default", "search_sessions_by_default", False, _bool,
             "seed 004: session transcripts are searched only when asked for (scope "
             '"sessions"); true searches them by default too'),
+    Setting("sources", "paths", "source_paths", (), _strings,
+            "project folders indexed for search as the `sources` scope (relative to the store "
+            "folder, or absolute); `memstrata sources add PATH` registers more"),
     Setting("memory", "path", "memory_path", None, _memory_path,
             'seed 004 memoryPath: the long-term memory file, e.g. "<agent>/MEMORY.md"; unset: '
             "memory/CONTEXT.md, memory/MEMORY.md or <agent>/MEMORY.md, the first that exists"),
@@ -367,6 +370,7 @@ class Config:
     serve_tokens: tuple[tuple[str, str | None, str | None], ...] = ()
     search_provider: str = "fts5"
     search_sessions_by_default: bool = False
+    source_paths: tuple[str, ...] = ()
     memory_path: str | None = None
     sessions_path: str = "<agent>/sessions/"
     # What was read, and from where: "section.key" -> "default" | file name | "env VAR".

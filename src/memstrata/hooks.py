@@ -9,6 +9,9 @@
     PreCompact, Stop  -> capture the transcript's new messages into the memstrata
                          session of the same id, in transcript order; one SYSTEM entry
                          in LOG.md only when something new was captured
+    SessionEnd        -> the conversation ended (seed 001): the rest of the transcript is
+                         captured, the session marked ended, session scratch cleared
+                         (moved to the archive)
 
 Each function takes the hook's JSON input (`session_id`, `transcript_path`,
 `prompt`, `tool_name`, `tool_input`, `tool_response`, `source`...) and returns
@@ -140,6 +143,20 @@ def post_tool_use(store: Store, agent: str, hook: dict[str, Any]) -> None:
     if hook.get("session_id"):
         meta["session"] = session_id_of(hook)
     log_tool(store, agent, name, hook.get("tool_input"), hook.get("tool_response"), **meta)
+
+
+def session_end(store: Store, agent: str, hook: dict[str, Any]) -> dict[str, Any]:
+    """Conversation end (seed 001 "session files cleared"): capture what is left of the
+    transcript, mark the session ended and archive the session scratch."""
+    from memstrata.lifecycle.phases import end_conversation
+    from memstrata.loop import writes_allowed
+
+    if not writes_allowed(store):
+        return {"cleared": None}
+    sid = session_id_of(hook) if hook.get("session_id") else None
+    if sid is not None:
+        capture_transcript(store, agent, hook, event="session-end")
+    return {"cleared": end_conversation(store, agent, sid), "session": sid}
 
 
 def _text(content: Any) -> str:

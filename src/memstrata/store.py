@@ -114,8 +114,7 @@ class Store:
         self.layout = Layout(self.home)
         self.home.mkdir(parents=True, exist_ok=True)
         self.config: Config = load_config(self.home)
-        if self.config.memory_path is not None:  # seed 004 memoryPath
-            self.layout = Layout(self.home, self.config.memory_path)
+        self.layout = Layout(self.home, self.config.memory_path)  # seed 004 memoryPath
         if agent is not None:
             check_name(agent, "agent")
         if room is not None:
@@ -406,13 +405,18 @@ class Store:
 
         return all_sources(self)
 
+    def source_roots(self) -> list[Path]:  # the store folder and indexed project folders
+        from memstrata.layers.sources import Sources
+
+        return [self.home, *Sources(self).roots()]
+
     def sync(self, *, force: bool = False) -> SyncReport:
         """Catch the index up with the files (other writers, hand edits, deletions)."""
         db = self.db
         self._syncing = True
         try:
             self._stale = False  # a write failing from here on marks it again
-            report = sync_sources(db, self.sources(), root=self.home, force=force)
+            report = sync_sources(db, self.sources(), root=self.source_roots(), force=force)
         except BaseException:
             self._stale = True
             raise
@@ -438,7 +442,7 @@ class Store:
             try:
                 if old is not None and files.path(old).exists():
                     _carry_vectors(build, files.path(old))
-                report = sync_sources(build, self.sources(), root=self.home, force=True)
+                report = sync_sources(build, self.sources(), root=self.source_roots(), force=True)
                 build.checkpoint()
             finally:
                 build.close()
@@ -450,7 +454,7 @@ class Store:
 
         self._syncing = True
         try:  # what other processes wrote during the build
-            sync_sources(self.db, all_sources(self), root=self.home)
+            sync_sources(self.db, all_sources(self), root=self.source_roots())
         except INDEX_LAG:
             self._stale = True
         finally:

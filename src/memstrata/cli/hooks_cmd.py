@@ -7,7 +7,8 @@ Install (`.claude/settings.json`; add `--home DIR` to point at a store):
       "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "memstrata --agent me hook user-prompt-submit"}]}],
       "PostToolUse":      [{"matcher": "*", "hooks": [{"type": "command", "command": "memstrata --agent me hook post-tool-use"}]}],
       "PreCompact":       [{"hooks": [{"type": "command", "command": "memstrata --agent me hook pre-compact"}]}],
-      "Stop":             [{"hooks": [{"type": "command", "command": "memstrata --agent me hook stop"}]}]
+      "Stop":             [{"hooks": [{"type": "command", "command": "memstrata --agent me hook stop"}]}],
+      "SessionEnd":       [{"hooks": [{"type": "command", "command": "memstrata --agent me hook session-end"}]}]
     }}
 
 A memory hook must never get in the agent's way. In Claude Code exit code 2 is
@@ -25,7 +26,8 @@ import json
 import sys
 from typing import Any
 
-EVENTS = ("session-start", "user-prompt-submit", "post-tool-use", "pre-compact", "stop")
+EVENTS = ("session-start", "user-prompt-submit", "post-tool-use", "pre-compact", "stop",
+          "session-end")
 
 
 def register(sub: Any) -> None:
@@ -68,6 +70,9 @@ def _run(args: argparse.Namespace) -> dict[str, Any] | None:
         if args.event == "post-tool-use":
             hooks.post_tool_use(store, agent, hook)
             return None
+        if args.event == "session-end":
+            ended = hooks.session_end(store, agent, hook)
+            return ended if args.json else None
         got = hooks.capture_transcript(store, agent, hook, event=args.event,
                                        max_capture=args.max_capture)
         return got.__dict__ if args.json else None

@@ -278,9 +278,10 @@ def _drop(db: Database, path: str, report: SyncReport) -> None:
 
 
 def sync_sources(
-    db: Database, specs: Iterable[SourceSpec], *, root: Path, force: bool = False
+    db: Database, specs: Iterable[SourceSpec], *, root: Path | list[Path], force: bool = False
 ) -> SyncReport:
-    """Bring the index up to date with every listed source; drop sources no longer present."""
+    """Bring the index up to date with every listed source; drop sources no longer present
+    under `root` (the store folder, and any indexed project folder)."""
     report = SyncReport()
     seen: set[str] = set()
     for spec in specs:
@@ -292,8 +293,8 @@ def sync_sources(
             report.reparsed.append(str(spec.path))
     with db.read() as conn:
         known = [r[0] for r in conn.execute("SELECT path FROM sources")]
-    prefix = str(root)
+    prefixes = tuple(str(r) for r in (root if isinstance(root, list) else [root]))
     for path in known:
-        if path.startswith(prefix) and path not in seen:
+        if path.startswith(prefixes) and path not in seen:
             _drop(db, path, report)
     return report

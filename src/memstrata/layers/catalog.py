@@ -89,4 +89,7 @@ def all_sources(store: Store) -> list[SourceSpec]:
         specs.extend(AgentMemory(store, agent).sources())
     for room in lay.rooms():
         specs.extend(Room(store, room).sources())
+    from memstrata.layers.sources import Sources
+
+    specs.extend(Sources(store).specs())  # indexed project folders (seed 004 `sources`)
     return specs

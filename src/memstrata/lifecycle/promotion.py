@@ -28,9 +28,8 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from memstrata.errors import AlreadyExists, MalformedInput, NotFound, Refused
+from memstrata.errors import AlreadyExists, NotFound, Refused
 from memstrata.layers.episodes import slugify
-from memstrata.layers.facts import DURABLE_CATEGORIES
 from memstrata.lifecycle.likeness import (  # noqa: F401  (names kept for callers)
     near_duplicate,
     sentences,
@@ -127,35 +126,18 @@ def promote_fact(
     """Task-episodic -> repo-persistent: save one durable, cited, classified fact.
 
     Raises:
-        Refused: save exclusion, too long, no citation, or a near-duplicate of a
-            durable fact already stored. AlreadyExists: `key` is taken.
+        Refused: a Checklist C check failed (`lifecycle.phases.checklist_c`: no
+            citation, too long, a save exclusion, not standalone, or a near-duplicate
+            of a durable fact already stored). AlreadyExists: `key` is taken.
         MalformedInput: bad types or an unknown category.
     """
-    if not isinstance(text, str) or not text.strip() or "\x00" in text:
-        raise MalformedInput("a fact must be non-empty text")
-    text = " ".join(text.split())
-    if isinstance(citations, str) or not isinstance(citations, list | tuple):
-        raise MalformedInput("citations must be a list of strings")
-    cites = [c.strip() for c in citations if isinstance(c, str) and c.strip()]
-    if len(cites) != len(citations):
-        raise MalformedInput("every citation must be a non-empty string")
-    if not cites:
-        raise Refused("a durable fact needs at least one citation (file, doc or task it came from)")
-    if category is None:
-        category = classify_fact(text)
-    elif category not in DURABLE_CATEGORIES:
-        raise MalformedInput(f"durable facts are one of {', '.join(DURABLE_CATEGORIES)}; "
-                             f"got {category!r}")
-    if len(text) > MAX_FACT_CHARS or sentences(text) > MAX_SENTENCES:
-        raise Refused(f"a durable fact is 1-{MAX_SENTENCES} sentences and at most "
-                      f"{MAX_FACT_CHARS} characters: split it or keep it in task notes")
-    reason = save_exclusion(text)
-    if reason:
-        raise Refused(f"not saved as a durable fact, it is {reason}")
+    from memstrata.lifecycle.phases import checklist_c, require
+
+    verdict = checklist_c(store, agent, text, citations, category)
+    require(verdict)  # Checklist C: cited, classified, short, not excluded, standalone, new
+    text, category = verdict.text, verdict.category or "project"
+    cites = [c.strip() for c in citations]
     facts = store.agent(agent).facts
-    for old in facts.list():
-        if old.category in DURABLE_CATEGORIES and near_duplicate(old.value, text):
-            raise Refused(f"duplicate of durable fact {old.key!r}: {old.value!r}")
     if key is None:
         digest = hashlib.sha256(text.encode()).hexdigest()[:6]
         key = f"{category}/{slugify(text)[:48].strip('-')}-{digest}"
