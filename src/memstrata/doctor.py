@@ -58,7 +58,6 @@ def examine(store: Store) -> Findings:
     from pathlib import Path
 
     from memstrata.errors import ScopeDenied
-    from memstrata.files.appendlog import read_from
 
     out = Findings()
     seen: set[str] = set()
@@ -69,7 +68,7 @@ def examine(store: Store) -> Findings:
             path = str(spec.path)
             seen.add(path)
             out.sources += 1
-            parsed = spec.parse(read_from(spec.path, 0), 0)
+            parsed = spec.parse(store.truth.read_from(store.rel(spec.path)), 0)
             fresh = {d.uid: (d.title, d.body) for d in parsed.docs}
             should_hide.update(d.supersedes for d in parsed.docs if d.supersedes)
             rows = conn.execute("SELECT uid, title, body FROM docs WHERE source = ?", (path,))

@@ -14,7 +14,7 @@ appends through the API indexes its own record right after writing it, so by
 then the source is usually current and the check costs no write transaction
 (catching up mid-append made eight busy writers contend for the index).
 
-    keeper = Freshness(FolderWatcher(home), ignore=is_private)
+    keeper = Freshness(store.truth.watch())   # changed store-relative paths
     keeper.start()
     rescan, paths = keeper.drain()   # before each read
 """
@@ -24,7 +24,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from memstrata.files.watch import ChangeWatcher, PeriodicRescan
 
@@ -35,11 +34,12 @@ SETTLE_S = 0.05
 class Freshness:
     """Changed paths reported by a watcher thread, drained by readers."""
 
-    def __init__(self, watcher: ChangeWatcher, ignore: Callable[[Path], bool]) -> None:
+    def __init__(self, watcher: ChangeWatcher,
+                 ignore: Callable[[str], bool] | None = None) -> None:
         self.watcher = watcher
-        self.ignore = ignore
+        self.ignore = ignore or (lambda path: False)
         self.failure: str | None = None
-        self._dirty: dict[Path, float] = {}  # path -> when it was first reported
+        self._dirty: dict[str, float] = {}  # path -> when it was first reported
         self._rescan = True
         self._guard = threading.Lock()
         self._stop = threading.Event()
@@ -76,7 +76,7 @@ class Freshness:
             if self._stop.is_set():
                 return
 
-    def drain(self, settle: float = SETTLE_S) -> tuple[bool, set[Path]]:
+    def drain(self, settle: float = SETTLE_S) -> tuple[bool, set[str]]:
         """(rescan everything?, paths changed at least `settle` seconds ago); resets both."""
         if not self._rescan and not self._dirty:  # the common case, without the lock
             return False, set()

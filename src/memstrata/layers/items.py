@@ -91,7 +91,7 @@ class Items(Layer):
         return SourceSpec(self.path, "whole", lambda d, b: parse_items(d, p))
 
     def _load(self) -> RecordList:
-        return RecordList.read(self.path, key=None)
+        return self._document(self.path, key=None)
 
     def list(self, *, type: str | None = None, source_file: str | None = None) -> builtins.list[Item]:
         """Every usable item (one with an unusable field is named by `problems()`)."""
