@@ -117,8 +117,9 @@ def build_server(store: Store, tools: list[str] | None = None) -> MCPServer:
         context = store.agent().context
         try:
             return context.read()
-        except OSError as exc:  # a resource degrades to a warning naming the file
-            return f"⚠ {store.rel(context.path)} could not be read: {exc.strerror or exc}\n"
+        except (OSError, MemstrataError) as exc:  # a resource degrades to a warning naming it
+            why = getattr(exc, "strerror", None) or exc
+            return f"⚠ {store.rel(context.path)} could not be read: {why}\n"
 
     @server.resource("memory://prompt-context", name="assembled context", mime_type="text/markdown",
                      description="Identity, CONTEXT, NOW, recent LOG, facts and ledger context")
