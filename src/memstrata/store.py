@@ -51,7 +51,8 @@ from memstrata.events import EventBus
 from memstrata.files.diskerrors import is_read_only
 from memstrata.files.layout import Layout, resolve_home
 from memstrata.files.locks import LockTable
-from memstrata.files.truth import MISSING, Appended, Content, Truth
+from memstrata.editing import Edit
+from memstrata.files.truth import Appended, Content, Truth
 from memstrata.index.db import Database
 from memstrata.index.freshness import Freshness
 from memstrata.index.generations import IndexFiles
@@ -585,33 +586,6 @@ class Store:
             return path.relative_to(self.home).as_posix()
         except ValueError:
             return str(path)
-
-
-class Edit:
-    """One read-modify-write of a whole source, under its lock (`Store.editing`)."""
-
-    def __init__(self, store: Store, spec: SourceSpec, rel: str, current: Content | None) -> None:
-        self.store, self.spec, self.rel, self.current = store, spec, rel, current
-
-    @property
-    def exists(self) -> bool:
-        return self.current is not None
-
-    @property
-    def data(self) -> bytes:
-        return self.current.data if self.current is not None else b""
-
-    @property
-    def text(self) -> str:
-        return self.data.decode("utf-8", "replace")
-
-    def __call__(self, text: str | bytes) -> None:
-        """Replace the source with `text` (if it is still the version read) and index it."""
-        data = text.encode("utf-8") if isinstance(text, str) else text
-        expected = self.current.entry.version if self.current is not None else MISSING
-        entry = self.store.truth.rewrite(self.rel, data, expected=expected)
-        self.current = Content(data, entry)
-        self.store.index_file(self.spec)
 
 
 def _carry_vectors(build: Database, old: Path) -> None:

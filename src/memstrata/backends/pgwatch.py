@@ -28,6 +28,8 @@ RECONNECT_MAX_S = 2.0
 class NotifyWatcher:
     """Changed store-relative paths, from LISTEN/NOTIFY and the change feed."""
 
+    settle = 0.0  # a notification is sent at commit: the change is complete, catch up at once
+
     def __init__(self, url: str) -> None:
         self.url = url
         self.seen = 0  # the highest sequence number seen
