@@ -266,3 +266,21 @@ def test_memory_files_and_compaction(backend: str, home: Path) -> None:
         assert record.compacted and record.entries_count == 5
         assert any(h.layer == "archive" for h in s.search("ostrich"))
         assert len(s.agent().log.entries()) == 1
+
+
+def test_doctor_compares_this_hosts_index_with_the_truth(backend: str, tmp_path: Path,
+                                                         home: Path) -> None:
+    from memstrata.doctor import examine
+
+    if backend == "local":
+        pytest.skip("one folder is one host: there is no other host's write to lag behind")
+    with Store(home, agent="finn", watch=False) as s:
+        s.ledger.publish("decision", "first")
+    with Store(tmp_path / "other-host", agent="finn", watch=False) as other:
+        other.ledger.publish("decision", "written on another host")
+    with Store(home, role="admin", sync=False, watch=False) as s:  # not caught up yet
+        found = examine(s)
+        problems = {d["problem"] for d in found.drift if d["source"] == "ledger.jsonl"}
+        assert problems == {"docs differ", "behind the truth"}
+        s.sync()
+        assert examine(s).index_ok
