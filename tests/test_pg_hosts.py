@@ -25,10 +25,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pgserver import PgServer, unavailable_reason
 
 from memstrata import Store
 from memstrata.errors import BackendUnavailable
+from pgserver import PgServer, unavailable_reason
 
 HOST = str(Path(__file__).with_name("pg_host.py"))
 ROUNDS = int(os.environ.get("MEMSTRATA_PG_ROUNDS", "50"))

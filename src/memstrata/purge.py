@@ -216,8 +216,8 @@ def purge_file(store: Store, path: str, *, agent: str | None = None,
     found = store.truth.stat(store.rel(target))
     copies = [target] if found is not None and not found.is_dir else []
     flat = relp.replace("/", "__")
-    copies += _files(store, archive / "deleted", lambda p: p.split("/", 1)[-1] == relp
-                     and "/" in p or ("/" not in p and p.endswith(f"-{flat}")))
+    copies += _files(store, archive / "deleted", lambda p: (p.split("/", 1)[-1] == relp
+                     and "/" in p) or ("/" not in p and p.endswith(f"-{flat}")))
     if relp.startswith("session/"):
         name = relp.removeprefix("session/")
         copies += _files(store, archive / "scratch",

@@ -46,12 +46,12 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from memstrata.config import Config, load_config
+from memstrata.editing import Edit
 from memstrata.errors import IndexDamaged, MalformedInput, MemstrataError, NotFound, StaleWrite
 from memstrata.events import EventBus
 from memstrata.files.diskerrors import is_read_only
 from memstrata.files.layout import Layout, resolve_home
 from memstrata.files.locks import LockTable
-from memstrata.editing import Edit
 from memstrata.files.truth import Appended, Content, Truth
 from memstrata.index.db import Database
 from memstrata.index.freshness import Freshness

@@ -15,6 +15,7 @@ settings, the audit trail, hidden and temporary files) are never listed.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import os
 import shutil
@@ -168,7 +169,7 @@ class LocalTruth:
     def watch(self) -> ChangeWatcher:
         return _Private(default_watcher(self.root))
 
-    def host_files(self) -> list[str]:
+    def host_files(self) -> builtins.list[str]:
         """This host's settings and audit trail (no memory, but exported for the record)."""
         try:
             names = sorted(os.listdir(self.root))

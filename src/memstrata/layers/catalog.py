@@ -82,7 +82,7 @@ def all_sources(store: Store) -> list[SourceSpec]:
     path classified by `source_for`."""
     specs: dict[str, SourceSpec] = {}
     for entry in store.truth.list(""):
-        if entry.is_dir or entry.path.count("/") == 0 and entry.path not in TOP_SOURCES:
+        if entry.is_dir or (entry.path.count("/") == 0 and entry.path not in TOP_SOURCES):
             continue
         spec = source_for(store, entry.path)
         if spec is not None:

@@ -24,6 +24,7 @@ and reported as a bad line, which `doctor` lists.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -308,10 +309,8 @@ class Log(Layer):
         return entry
 
     def _ensure_header(self) -> None:
-        try:
+        with contextlib.suppress(StaleWrite):  # another writer made it first
             self.store.truth.rewrite(self.rel, LOG_HEADER.encode(), expected=MISSING)
-        except StaleWrite:
-            pass  # another writer made it first
 
     def tail(self, n: int = 20) -> list[LogEntry]:
         """The last `n` entries, oldest first (seed 002: LOG tail read on every call)."""

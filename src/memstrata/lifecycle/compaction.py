@@ -157,7 +157,7 @@ def _compact_locked(
         provider_name = type(chosen).__name__
         before = usage_snapshot(chosen)
         mem = store.agent(agent)
-        now = mem.now.state() if mem.now.exists() else None  # noqa: SIM108
+        now = mem.now.state() if mem.now.exists() else None
         summary = digest(log_records(to_entry(m) for m in metas), now=now, narrative=chosen,
                          max_chars=max_summary_chars,
                          bulletize=isinstance(chosen, ExtractiveSummarizer))

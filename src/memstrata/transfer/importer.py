@@ -340,11 +340,10 @@ def _apply(truth: Truth, stage: Path, progress: Callable[[int, int], None] | Non
 
 def _place(truth: Truth, staged: Path, rel: str, force: bool) -> None:
     data = staged.read_bytes()
-    try:
-        # never over a file written since the plan was made, unless forced
+    # Never over a file written since the plan was made, unless forced: a racing writer's
+    # file (or our own, before a kill) is kept.
+    with contextlib.suppress(StaleWrite):
         truth.rewrite(rel, data, expected=None if force else MISSING)
-    except StaleWrite:
-        pass  # a racing writer's file (or our own, before a kill) is kept
     staged.unlink(missing_ok=True)
 
 

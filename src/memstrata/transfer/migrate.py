@@ -99,8 +99,8 @@ def migrate(source: Truth, dest: Truth, *, force: bool = False,
         if found is None:
             continue  # deleted since the listing
         total += len(found.data)
-        there = dest.read(e.path) if dest.stat(e.path) is not None else None
-        if there is not None and there.data == found.data:
+        held = dest.read(e.path) if dest.stat(e.path) is not None else None
+        if held is not None and held.data == found.data:
             skipped += 1
         else:
             dest.rewrite(e.path, found.data)
