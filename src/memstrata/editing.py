@@ -23,11 +23,30 @@ if TYPE_CHECKING:
     from memstrata.store import Store
 
 
-class Edit:
-    """One read-modify-write of a whole source, under its lock (`Store.editing`)."""
+_UNREAD = object()
 
-    def __init__(self, store: Store, spec: SourceSpec, rel: str, current: Content | None) -> None:
-        self.store, self.spec, self.rel, self.current = store, spec, rel, current
+
+class Edit:
+    """One read-modify-write of a whole source, under its lock (`Store.editing`).
+
+    The source is read on first use of `exists`, `data` or `text`; an edit that only
+    writes (a plain `rewrite`) passes the version it finds without reading the bytes.
+    """
+
+    def __init__(self, store: Store, spec: SourceSpec, rel: str) -> None:
+        self.store, self.spec, self.rel = store, spec, rel
+        self._current: object = _UNREAD
+
+    @property
+    def current(self) -> Content | None:
+        """The source as read under the lock (None: it does not exist)."""
+        if self._current is _UNREAD:
+            self._current = self.store.truth.read(self.rel)
+        return self._current  # type: ignore[return-value]
+
+    @current.setter
+    def current(self, value: Content | None) -> None:
+        self._current = value
 
     @property
     def exists(self) -> bool:
@@ -35,7 +54,8 @@ class Edit:
 
     @property
     def data(self) -> bytes:
-        return self.current.data if self.current is not None else b""
+        current = self.current
+        return current.data if current is not None else b""
 
     @property
     def text(self) -> str:
@@ -44,7 +64,12 @@ class Edit:
     def __call__(self, text: str | bytes) -> None:
         """Replace the source with `text` (if it is still the version read) and index it."""
         data = text.encode("utf-8") if isinstance(text, str) else text
-        expected = self.current.entry.version if self.current is not None else MISSING
-        entry = self.store.truth.rewrite(self.rel, data, expected=expected)
-        self.current = Content(data, entry)
+        if self._current is _UNREAD:
+            entry = self.store.truth.stat(self.rel)
+            expected = entry.version if entry is not None else MISSING
+        else:
+            current = self.current
+            expected = current.entry.version if current is not None else MISSING
+        written = self.store.truth.rewrite(self.rel, data, expected=expected)
+        self._current = Content(data, written)
         self.store.index_file(self.spec)

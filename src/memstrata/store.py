@@ -371,7 +371,7 @@ class Store:
         """
         rel = self.rel(spec.path)
         with self.truth.lock(rel):
-            yield Edit(self, spec, rel, self.truth.read(rel))
+            yield Edit(self, spec, rel)
 
     def rewrite(self, spec: SourceSpec, text: str, *, expected_sha: str | None = None) -> None:
         """Atomically replace a whole source; refuse if it changed since `expected_sha`."""
