@@ -88,7 +88,7 @@ def _append(fd: int, size: int, data: bytes, *, fsync: bool, blank_line: bool) -
     return size, repaired
 
 
-def read_from(path: Path, offset: int = 0, length: int | None = None) -> bytes:
+def read_from(path: str | os.PathLike[str], offset: int = 0, length: int | None = None) -> bytes:
     """Bytes of `path` from `offset` to its current end, or `length` of them (b'' if missing)."""
     try:
         with open(path, "rb") as fh:

@@ -59,15 +59,21 @@ class LocalTruth:
 
     def __init__(self, root: Path, locks: LockTable) -> None:
         self.root = root
+        self._root = str(root)
         self.locks = locks
         self.location = str(root)
 
     def path(self, rel: str) -> Path:
         """The file of a store-relative path (refusing any way out of the root)."""
-        parts = [p for p in rel.split("/") if p]
-        if any(p in ("..", ".") for p in parts) or rel.startswith("/"):
+        return Path(self._fs(rel))
+
+    def _fs(self, rel: str) -> str:
+        """The file system path of `rel` as a string (pathlib costs more than a stat)."""
+        if rel.startswith("/") or "\x00" in rel or any(
+                p in ("..", ".") for p in rel.split("/")):
             raise PathOutsideStore(f"not a store-relative path: {rel!r}")
-        return self.root.joinpath(*parts)
+        rel = rel.strip("/")
+        return f"{self._root}/{rel}" if rel else self._root
 
     # -- writes -------------------------------------------------------------
     def append(self, path: str, data: bytes, *, blank_line: bool = False,
@@ -116,11 +122,11 @@ class LocalTruth:
 
     # -- reads --------------------------------------------------------------
     def read_from(self, path: str, offset: int = 0, length: int | None = None) -> bytes:
-        return read_from(self.path(path), offset, length)
+        return read_from(self._fs(path), offset, length)
 
     def read(self, path: str) -> Content | None:
         try:
-            with open(self.path(path), "rb") as fh:
+            with open(self._fs(path), "rb") as fh:
                 st = os.fstat(fh.fileno())
                 return Content(fh.read(), _entry(path, st))
         except (FileNotFoundError, NotADirectoryError):
@@ -130,7 +136,7 @@ class LocalTruth:
 
     def stat(self, path: str) -> Entry | None:
         try:
-            return _entry(path.rstrip("/"), os.stat(self.path(path)))
+            return _entry(path.rstrip("/"), os.stat(self._fs(path)))
         except (FileNotFoundError, NotADirectoryError):
             return None
 

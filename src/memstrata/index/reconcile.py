@@ -56,6 +56,9 @@ class Origin:
     home: Path
 
     def rel(self, spec: SourceSpec) -> str:
+        path, home = str(spec.path), str(self.home)
+        if path.startswith(home) and path[len(home):len(home) + 1] == "/":
+            return path[len(home) + 1:]  # (pathlib's relative_to costs more than a stat)
         return spec.path.relative_to(self.home).as_posix()
 
     def stat(self, spec: SourceSpec) -> Entry | None:

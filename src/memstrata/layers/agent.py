@@ -96,7 +96,7 @@ class AgentMemory:
         if rest == ("tasks.json",):
             return self.tasks.spec()
         if head == "sessions" and len(rest) == 2 and path.suffix == ".jsonl":
-            return self.sessions.spec(check_name(path.stem, "session id"))
+            return self.sessions.spec(check_name(path.stem, "session id"), path)
         if head == "episodes" and is_text_file(path) and path.suffix != ".ndjson":
             return self.episodes.spec_for(path)
         if head == "archive" and path.suffix == ".md":

@@ -10,7 +10,7 @@ changed), by its place in the layout alone, so a deleted source is recognised to
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memstrata.index.reconcile import SourceSpec
 
@@ -45,9 +45,10 @@ def walk(store: Store, root: Path) -> list[Path]:
 _walk = walk  # the name other modules imported
 
 
-def source_for(store: Store, rel: str | Path) -> SourceSpec | None:
+def source_for(store: Store, rel: str | Path,
+               handles: dict[tuple[str, str], Any] | None = None) -> SourceSpec | None:
     """The source a store-relative path is (existing or not), or None if it is no
-    index source."""
+    index source. `handles` caches agent and room handles across calls (a walk)."""
     from memstrata.errors import InvalidInput
     from memstrata.layers.agent import AgentMemory
     from memstrata.layers.items import Items
@@ -60,18 +61,25 @@ def source_for(store: Store, rel: str | Path) -> SourceSpec | None:
         except ValueError:
             return None
     parts = tuple(p for p in rel.split("/") if p)
-    path = store.home.joinpath(*parts)
     if not parts or any(p.startswith(".") or p.endswith(".tmp") for p in parts):
         return None
+    path = Path(f"{store.home}/{'/'.join(parts)}")
+    cache = handles if handles is not None else {}
     try:
         if parts == ("ledger.jsonl",):
             return Ledger(store).spec()
         if parts == ("items.json",):
             return Items(store).spec()
         if len(parts) > 2 and parts[0] == "agents":
-            return AgentMemory(store, parts[1]).source_for(path, parts[2:])
+            agent = cache.get(("agents", parts[1]))
+            if agent is None:
+                agent = cache[("agents", parts[1])] = AgentMemory(store, parts[1])
+            return agent.source_for(path, parts[2:])  # type: ignore[no-any-return]
         if len(parts) > 2 and parts[0] == "rooms":
-            return Room(store, parts[1]).source_for(path, parts[2:])
+            room = cache.get(("rooms", parts[1]))
+            if room is None:
+                room = cache[("rooms", parts[1])] = Room(store, parts[1])
+            return room.source_for(path, parts[2:])  # type: ignore[no-any-return]
     except InvalidInput:  # a folder name that is no agent or room name
         return None
     return None
@@ -81,10 +89,11 @@ def all_sources(store: Store) -> list[SourceSpec]:
     """Every index source the truth holds: one walk (one query for PostgreSQL), each
     path classified by `source_for`."""
     specs: dict[str, SourceSpec] = {}
+    handles: dict[tuple[str, str], Any] = {}
     for entry in store.truth.list(""):
         if entry.is_dir or (entry.path.count("/") == 0 and entry.path not in TOP_SOURCES):
             continue
-        spec = source_for(store, entry.path)
+        spec = source_for(store, entry.path, handles)
         if spec is not None:
             specs.setdefault(str(spec.path), spec)
         if len(specs) > MAX_WALK_FILES:

@@ -95,8 +95,9 @@ class Sessions(Layer):
         self.dir: Path = store.layout.sessions_dir(owner)
         self.index_path: Path = store.layout.session_index(owner)
 
-    def spec(self, sid: str) -> SourceSpec:
-        path = self.store.layout.session(self.owner or "", sid)
+    def spec(self, sid: str, path: Path | None = None) -> SourceSpec:
+        """The transcript of session `sid` (at `path`, when the caller knows it)."""
+        path = path or self.store.layout.session(self.owner or "", sid)
         owner, p = self.owner or "", str(path)
         return SourceSpec(path, "append", lambda d, b: parse_session(d, b, p, owner, sid))
 
