@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memstrata.index.reconcile import SourceSpec
-from memstrata.layers.catalog import _walk
+from memstrata.layers.catalog import source_for
 from memstrata.layers.episodes import Episodes, Scratch
 from memstrata.layers.facts import Facts
 from memstrata.layers.files import MemoryFiles
@@ -74,31 +74,13 @@ class AgentMemory:
         return Episodes(self.store, self.name)
 
     def sources(self) -> list[SourceSpec]:
-        """Every index source this agent has on disk."""
-        lay = self.store.layout
-        specs: list[SourceSpec] = []
-        mem = lay.memory_dir(self.name)
-        for p in _walk(mem):
-            rel = p.relative_to(mem).as_posix()
-            if rel == "LOG.md":
-                specs.append(self.log.spec())
-            elif is_text_file(p):
-                specs.append(self.files.spec_for(p, rel))
-        if lay.identity(self.name).exists():
-            specs.append(self.identity.spec())
-        if lay.facts(self.name).exists():
-            specs.append(self.facts.spec())
-        if lay.tasks(self.name).exists():
-            specs.append(self.tasks.spec())
-        for sid in self.sessions.transcript_ids():
-            specs.append(self.sessions.spec(sid))
-        specs.extend(self.episodes.sources())
-        archive = lay.archive_dir(self.name)
-        for p in _walk(archive):
-            if p.suffix == ".md":
-                specs.append(archive_spec(self.store, p, self.name))
-        return specs
-
+        """Every index source this agent has in the truth."""
+        specs: dict[str, SourceSpec] = {}
+        for entry in self.store.truth.list(f"agents/{self.name}"):
+            spec = None if entry.is_dir else source_for(self.store, entry.path)
+            if spec is not None:
+                specs.setdefault(str(spec.path), spec)
+        return list(specs.values())
 
     def source_for(self, path: Path, rest: tuple[str, ...]) -> SourceSpec | None:
         """The source `path` is, by its parts `rest` below the agent's folder (as `sources`)."""
@@ -107,14 +89,14 @@ class AgentMemory:
             if tail == "LOG.md":
                 return self.log.spec()
             return self.files.spec_for(path, tail) if is_text_file(path) else None
-        if rest == ("AGENT.md",):
+        if rest in (("AGENT.md",), ("IDENTITY.md",)):
             return self.identity.spec()
         if rest == ("facts.jsonl",):
             return self.facts.spec()
         if rest == ("tasks.json",):
             return self.tasks.spec()
         if head == "sessions" and len(rest) == 2 and path.suffix == ".jsonl":
-            return self.sessions.spec(check_name(path.stem, "session id"))
+            return self.sessions.spec(check_name(path.stem, "session id"), path)
         if head == "episodes" and is_text_file(path) and path.suffix != ".ndjson":
             return self.episodes.spec_for(path)
         if head == "archive" and path.suffix == ".md":
@@ -126,8 +108,12 @@ def archive_spec(store: Store, path: object, owner: str) -> SourceSpec:
     """Cold memory: compacted LOG archives (LOG format) and archived Markdown."""
     assert isinstance(path, Path)
     if path.name.startswith("LOG-") and path.parent == store.layout.archive_dir(owner):
-        p = str(path)
-        return SourceSpec(
-            path, "whole", lambda d, b: parse_log(d, b, p, owner=owner, layer="archive", final=True)
-        )
-    return markdown_spec(path, store.rel(path), "archive", owner=owner)
+        p, rel = str(path), store.rel(path)
+
+        def when() -> float:
+            entry = store.truth.stat(rel)
+            return entry.mtime if entry is not None else 0.0
+
+        return SourceSpec(path, "whole", lambda d, b: parse_log(
+            d, b, p, owner=owner, layer="archive", final=True, mtime=when))
+    return markdown_spec(store, path, "archive", owner=owner)

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from memstrata import limits
 from memstrata.errors import MalformedInput, NotFound
-from memstrata.files.jsonl import BadLine, decode, encode, read_records
+from memstrata.files.jsonl import BadLine, decode, encode
 from memstrata.files.paths import safe_join
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.base import Layer, check_tags, check_text
-from memstrata.layers.catalog import _walk
+from memstrata.layers.catalog import walk
 from memstrata.layers.mdparse import is_text_file, markdown_spec
 from memstrata.model import check_plain, iso, now_ts, parse_ts
 
@@ -63,11 +63,12 @@ class Room(Layer):
         return SourceSpec(self.channel_path, "append", lambda d, b: parse_channel(d, b, p, room))
 
     def artifact_spec(self, path: Path) -> SourceSpec:
-        return markdown_spec(path, self.store.rel(path), "artifact", room=self.name)
+        return markdown_spec(self.store, path, "artifact", room=self.name)
 
     def sources(self) -> list[SourceSpec]:
-        specs = [self.channel_spec()] if self.channel_path.exists() else []
-        specs += [self.artifact_spec(p) for p in _walk(self.artifacts_dir) if is_text_file(p)]
+        specs = [self.channel_spec()] if self._stat(self.channel_path) is not None else []
+        specs += [self.artifact_spec(p) for p in walk(self.store, self.artifacts_dir)
+                  if is_text_file(p)]
         return specs
 
     def source_for(self, path: Path, rest: tuple[str, ...]) -> SourceSpec | None:
@@ -100,7 +101,7 @@ class Room(Layer):
 
     def messages(self, last_n: int | None = None) -> list[dict[str, Any]]:
         self._check("read")
-        dec = read_records(self.channel_path)
+        dec = self._records(self.channel_path)
         self._read_event(self.channel_path, dec.consumed)
         recs = [r for _, r in dec.records]
         return recs[-last_n:] if last_n else recs
@@ -111,7 +112,6 @@ class Room(Layer):
         path = safe_join(self.artifacts_dir, rel)
         check_text(content, "artifact", 4 * 1024 * 1024, allow_empty=True)
         content = self._screen(content, "artifact")
-        self.artifacts_dir.mkdir(parents=True, exist_ok=True)
         self.store.rewrite(self.artifact_spec(path), content)
         self._write_event(path, len(content), "artifact")
         return path.relative_to(self.artifacts_dir.resolve()).as_posix()
@@ -119,14 +119,14 @@ class Room(Layer):
     def read_artifact(self, rel: str) -> str:
         self.store.gate.check("read", "artifact", None, self.name)
         path = safe_join(self.artifacts_dir, rel)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise NotFound(f"no artifact {rel!r} in room {self.name}") from None
+        found = self.store.read(path)
+        if found is None:
+            raise NotFound(f"no artifact {rel!r} in room {self.name}")
+        text = found.text
         self._read_event(path, len(text), "artifact")
         return text
 
     def artifacts(self) -> list[str]:
         self.store.gate.check("read", "artifact", None, self.name)
-        root = self.artifacts_dir.resolve() if self.artifacts_dir.exists() else self.artifacts_dir
-        return [p.relative_to(root).as_posix() for p in _walk(root)]
+        return [p.relative_to(self.artifacts_dir).as_posix()
+                for p in walk(self.store, self.artifacts_dir)]

@@ -32,8 +32,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import LockTimeout, MalformedInput
-from memstrata.files.appendlog import durable_append
-from memstrata.files.jsonl import encode, read_records
+from memstrata.files.jsonl import decode, encode
 from memstrata.layers.base import check_text
 from memstrata.layers.log import LOG_HEADER, MAX_CONTENT_BYTES, encode_entry, parse_log, to_entry
 from memstrata.lifecycle.digest import digest, log_records
@@ -116,7 +115,7 @@ def compact_log(
         return CompactionRecord(False, "under the LOG.md size and entry limits")
     # One compaction per LOG at a time; appenders never take this lock.
     try:
-        with store.locks.hold(f"compact:{log.path}", timeout=wait):
+        with store.truth.lock(f"compact:{log.rel}", timeout=wait):
             # Checked again under the lock: another process may just have compacted.
             reason = asked or needs_compaction(store, agent)
             if reason is None:
@@ -171,7 +170,7 @@ def _compact_locked(
     archive = store.layout.archive_dir(agent) / f"LOG-{stamp(when)}-{archive_id}.md"
     head = (f"# LOG archive {archive_id}\n\n{len(metas)} entries compacted out of "
             f"LOG.md at {iso(when)}. Same format as LOG.md.\n\n").encode()
-    durable_copy(head + snap.data[first:upto], archive)
+    durable_copy(store, head + snap.data[first:upto], archive)
     from memstrata.layers.agent import archive_spec
 
     store.index_file(archive_spec(store, archive, agent))
@@ -190,11 +189,12 @@ def _compact_locked(
         round(old_size / 1024, 3), round(new_size / 1024, 3), carried, provider_name, usage,
     )
     history = store.layout.compactions(agent)
-    durable_append(store.locks, history, encode(record.to_dict()))
+    store.truth.append(store.rel(history), encode(record.to_dict()))
     return record, old_size, new_size
 
 
 def compaction_history(store: Store, agent: str) -> list[dict[str, Any]]:
     """Every compaction of `agent`'s LOG, oldest first (seed 002 `compaction_history`)."""
     store.gate.check("read", "log", agent)
-    return [r for _, r in read_records(store.layout.compactions(agent)).records]
+    data = store.truth.read_from(store.rel(store.layout.compactions(agent)))
+    return [r for _, r in decode(data).records]

@@ -175,7 +175,7 @@ def audit(
         found.append(AuditFinding("log_over_limit", "LOG.md",
                                   f"{log.size()} bytes, {log.count()} entries", "compact_log"))
     special = {now_rel, mem.context.path.name, "LOG.md"}
-    if mem.files.root.exists():
+    if store.exists(mem.files.root):
         for info in mem.files.list():
             if info.is_dir or info.path in special:
                 continue
