@@ -26,7 +26,7 @@ $(RUN_STAMP): pyproject.toml | $(BIN)/python
 	rm -f $(VENV)/.installed-run-* && touch $(RUN_STAMP)
 
 $(TEST_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install -q -e '.[dev,mcp,serve,embed]'
+	$(BIN)/python -m pip install -q -e '.[dev,mcp,serve,embed,postgres]'
 	rm -f $(VENV)/.installed-* && touch $(TEST_STAMP) $(RUN_STAMP)
 
 setup: $(TEST_STAMP)

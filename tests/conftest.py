@@ -1,4 +1,9 @@
-"""Shared fixtures: every test gets its own store home under tmp_path."""
+"""Shared fixtures: every test gets its own store home under tmp_path.
+
+`backend` runs a test against both truths: the local files, and a real PostgreSQL
+server (one per session, a fresh database per test; see `pgserver`). A test that
+takes it opens its stores as usual: `MEMSTRATA_DATABASE_URL` names the database.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +13,15 @@ from pathlib import Path
 import pytest
 
 from memstrata import Store
+from pgserver import PgServer, unavailable_reason
 
 
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     monkeypatch.setenv("MEMSTRATA_HOME", str(home))
-    for var in ("MEMSTRATA_AGENT", "MEMSTRATA_ROOM", "MEMSTRATA_LLM_BASE_URL", "OPENAI_API_KEY"):
+    for var in ("MEMSTRATA_AGENT", "MEMSTRATA_ROOM", "MEMSTRATA_LLM_BASE_URL", "OPENAI_API_KEY",
+                "MEMSTRATA_DATABASE_URL"):
         monkeypatch.delenv(var, raising=False)
     return home
 
@@ -36,3 +43,30 @@ def admin(home: Path) -> Iterator[Store]:
     s = Store(home, role="admin")
     yield s
     s.close()
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """One real PostgreSQL server for the session (skipped, with the reason, if impossible)."""
+    reason = unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    server = PgServer.start_new()
+    yield server
+    server.destroy()
+
+
+@pytest.fixture
+def pg_url(pg_server: PgServer) -> str:
+    """An empty database on the session's server (one database, emptied before each test:
+    far cheaper than CREATE DATABASE per test)."""
+    return pg_server.empty_database()
+
+
+@pytest.fixture(params=["local", "postgres"])
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """"local" or "postgres": where the stores this test opens keep their truth."""
+    if request.param == "postgres":
+        url = request.getfixturevalue("pg_url")
+        monkeypatch.setenv("MEMSTRATA_DATABASE_URL", url)
+    return str(request.param)

@@ -117,6 +117,14 @@ def _opt_str(v: Any) -> str | None:
     return v
 
 
+def _database_url(v: Any) -> str:
+    if not isinstance(v, str):
+        raise ValueError("expected a string")
+    if v and not v.startswith(("postgresql://", "postgres://")):
+        raise ValueError('expected "" or a "postgresql://..." URL')
+    return v
+
+
 def _names(v: Any) -> tuple[str, ...]:
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
         raise ValueError(f"must be a list of agent names, got {v!r}")
@@ -298,6 +306,16 @@ SETTINGS: tuple[Setting, ...] = (
             '`memstrata serve` bearer tokens, each acting as one agent (role from [roles]): '
             '{finn = "token"} or [{token = "...", agent = "finn", room = "room-042"}]; '
             'a token may be written as "sha256:<hex>"'),
+    Setting("backend", "url", "backend_url", "", _database_url,
+            'where the truth is kept: "" for the files of this folder, or '
+            '"postgresql://user@host/db" for PostgreSQL shared by many hosts (this folder then '
+            "keeps only the host's index, settings and audit trail; pip install "
+            "'memstrata[postgres]')", env="MEMSTRATA_DATABASE_URL"),
+    Setting("backend", "retry_seconds", "backend_retry_seconds", 10.0, _float(0.0),
+            "how long a PostgreSQL operation is retried while the server restarts or fails "
+            "over before it fails with backend_unavailable"),
+    Setting("backend", "pool_size", "backend_pool_size", 8, _int(2),
+            "most PostgreSQL connections one process keeps open"),
 )
 
 # Seed 004's MemoryConfig, by its own camelCase names, accepted in the [memory] table
@@ -373,6 +391,9 @@ class Config:
     source_paths: tuple[str, ...] = ()
     memory_path: str | None = None
     sessions_path: str = "<agent>/sessions/"
+    backend_url: str = ""
+    backend_retry_seconds: float = 10.0
+    backend_pool_size: int = 8
     # What was read, and from where: "section.key" -> "default" | file name | "env VAR".
     origins: dict[str, str] = field(default_factory=dict)
     problems: tuple[str, ...] = ()

@@ -7,7 +7,10 @@ superseded flags of the ledger. It also lists what the files hold that could not
 read cleanly (torn or hand-mangled records, LOG blocks with a cut footer or a copied
 id, JSON entries the code does not understand, a damaged session index: each skipped
 or kept as said, never fatal) and runs SQLite's and FTS5's integrity checks. It
-changes neither the files nor the index rows.
+changes neither the files nor the index rows. The files are the store's truth,
+read through its backend: with `[backend] url` naming PostgreSQL this compares
+this host's index with the database, and also lists every source whose version
+in the database is newer than the one the index last caught up with.
 """
 
 from __future__ import annotations
@@ -58,7 +61,6 @@ def examine(store: Store) -> Findings:
     from pathlib import Path
 
     from memstrata.errors import ScopeDenied
-    from memstrata.files.appendlog import read_from
 
     out = Findings()
     seen: set[str] = set()
@@ -69,7 +71,7 @@ def examine(store: Store) -> Findings:
             path = str(spec.path)
             seen.add(path)
             out.sources += 1
-            parsed = spec.parse(read_from(spec.path, 0), 0)
+            parsed = spec.parse(store.truth.read_from(store.rel(spec.path)), 0)
             fresh = {d.uid: (d.title, d.body) for d in parsed.docs}
             should_hide.update(d.supersedes for d in parsed.docs if d.supersedes)
             rows = conn.execute("SELECT uid, title, body FROM docs WHERE source = ?", (path,))
@@ -91,12 +93,20 @@ def examine(store: Store) -> Findings:
                               "wrongly_hidden": sorted(hidden - should_hide)[:SHOW_UIDS]})
         for source, offset, reason in conn.execute("SELECT source, offset, reason FROM bad_lines"):
             bad.setdefault((store.rel(Path(source)), offset), reason)
+        versions = {e.path: e.version for e in store.truth.list("") if not e.is_dir}
+        for source, version in conn.execute(
+                "SELECT path, version FROM sources WHERE version IS NOT NULL"):
+            rel = store.rel(Path(source))
+            if rel in versions and versions[rel] != version:
+                out.drift.append({"source": rel, "problem": "behind the truth",
+                                  "indexed_version": version, "truth_version": versions[rel]})
     for agent in store.agents():  # the session index is no index source, but a file people edit
         sessions = store.agent(agent).sessions
         with contextlib.suppress(ScopeDenied):
             for n, problem in enumerate(sessions.problems()):
                 bad.setdefault((store.rel(sessions.index_path), n),
                                problem.replace(f"{store.home}/", ""))
+    with store.db.read() as conn:  # (once, even for a store without agents)
         out.integrity = [str(r[0]) for r in conn.execute("PRAGMA integrity_check")]
     out.bad_lines = [{"source": k[0], "offset": k[1], "reason": r} for k, r in sorted(bad.items())]
     try:

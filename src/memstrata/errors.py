@@ -26,7 +26,8 @@
     ├── LockTimeout               a cross-process lock was not acquired in time
     └── StorageError              the disk refused a write (nothing was stored)
         ├── StorageFull           no space left (ENOSPC, EDQUOT)
-        └── ReadOnlyStore         the store's folder is read-only (EROFS)
+        ├── ReadOnlyStore         the store's folder is read-only (EROFS)
+        └── BackendUnavailable    PostgreSQL cannot be reached (retried; nothing was stored)
 
 The library raises these; adapters (CLI, MCP, HTTP) translate them. Nothing here
 shadows a builtin (`MemoryError`, `IndexError`).
@@ -162,9 +163,17 @@ class RoomClosed(Refused):
     code = "room_closed"
 
 
+class BackendUnavailable(StorageError):
+    """The store's truth (PostgreSQL) could not be reached within the retry budget;
+    searches are still served from this host's index, marked stale."""
+
+    code = "backend_unavailable"
+
+
 __all__ = [
     "AlreadyExists",
     "AlreadySuperseded",
+    "BackendUnavailable",
     "Conflict",
     "EntryTooLarge",
     "IndexDamaged",

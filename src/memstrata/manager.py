@@ -52,7 +52,7 @@ class MemoryManager:
             return
         if self.store.gate.allows("write", "now", self.agent_name) and not self.memory.now.exists():
             self.memory.now.update("No active objective yet", [])
-        if self.store.gate.allows("write", "log", self.agent_name) and not self.memory.log.path.exists():
+        if self.store.gate.allows("write", "log", self.agent_name) and not self.store.exists(self.memory.log.path):
             self.memory.log._ensure_header()
 
     # -- seed 002 methods --------------------------------------------------

@@ -27,7 +27,6 @@ Example:
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,9 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput, NotFound, ScopeDenied
 from memstrata.events import scrub_audit
-from memstrata.files.appendlog import durable_append
-from memstrata.files.atomic import atomic_write_bytes
-from memstrata.files.jsonl import encode
+from memstrata.files.jsonl import decode, encode
 from memstrata.index import scrub
 from memstrata.model import iso, now_ts
 
@@ -95,27 +92,28 @@ class _Purge:
 
     def rewrite(self, path: Path, transform: Transform) -> int:
         """Rewrite `path` line by line under its lock; returns how many lines changed."""
-        with self.store.locks.hold(str(path)):
-            try:
-                data = path.read_bytes()
-            except FileNotFoundError:
+        truth, rel = self.store.truth, self.store.rel(path)
+        with truth.lock(rel):
+            found = truth.read(rel)
+            if found is None:
                 return 0
-            lines = data.splitlines(keepends=True)
+            lines = found.data.splitlines(keepends=True)
             out = [transform(line) for line in lines]
             changed = sum(1 for a, b in zip(lines, out, strict=True) if a != b)
             if changed:
                 kept = [b for b in out if b is not None]
-                atomic_write_bytes(path, b"".join(kept))
-                self.rewritten.append(self.store.rel(path))
+                truth.rewrite(rel, b"".join(kept), expected=found.entry.version)
+                self.rewritten.append(rel)
         return changed
 
     def cut(self, path: Path, ranges: Callable[[bytes], list[tuple[int, int]]]) -> int:
         """Remove byte ranges (blocks) from `path` under its lock; returns how many."""
-        with self.store.locks.hold(str(path)):
-            try:
-                data = path.read_bytes()
-            except FileNotFoundError:
+        truth, rel = self.store.truth, self.store.rel(path)
+        with truth.lock(rel):
+            found = truth.read(rel)
+            if found is None:
                 return 0
+            data = found.data
             spans = ranges(data)
             if spans:
                 keep, pos = [], 0
@@ -123,17 +121,17 @@ class _Purge:
                     keep.append(data[pos:start])
                     pos = end
                 keep.append(data[pos:])
-                atomic_write_bytes(path, b"".join(keep))
-                self.rewritten.append(self.store.rel(path))
+                truth.rewrite(rel, b"".join(keep), expected=found.entry.version)
+                self.rewritten.append(rel)
         return len(spans)
 
     def remove(self, path: Path) -> None:
-        with self.store.locks.hold(str(path)):
-            try:
-                os.unlink(path)
-            except FileNotFoundError:
+        truth, rel = self.store.truth, self.store.rel(path)
+        with truth.lock(rel):
+            if truth.stat(rel) is None:
                 return
-        self.removed.append(self.store.rel(path))
+            truth.move(rel, None)
+        self.removed.append(rel)
 
     def finish(self) -> PurgeReport:
         store = self.store
@@ -151,17 +149,22 @@ class _Purge:
 
         tomb = Tombstone(self.uid, self.layer, self.owner, p.agent or "(admin)", p.role,
                          iso(now_ts()), redact(self.reason, find_secrets(self.reason)))
-        durable_append(store.locks, store.home / TOMBSTONES, encode(tomb.to_dict()))
+        store.truth.append(TOMBSTONES, encode(tomb.to_dict()))
         store.events.emit("memory:write", {"type": self.layer, "path": self.uid, "delta": 0,
                                            "purged": True})
         return PurgeReport(tomb, tuple(self.rewritten), tuple(self.removed), events, vectors,
                            truncated, tuple(notes))
 
 
-def _records(path: Path) -> Iterable[dict[str, Any]]:
-    from memstrata.files.jsonl import read_records
+def _records(store: Store, path: Path) -> Iterable[dict[str, Any]]:
+    return (r for _, r in decode(store.truth.read_from(store.rel(path))).records)
 
-    return (r for _, r in read_records(path).records)
+
+def _files(store: Store, folder: Path, match: Callable[[str], bool]) -> list[Path]:
+    """The sources below `folder` whose path below it `match`es, sorted."""
+    base = store.rel(folder)
+    return [store.home / e.path for e in store.truth.list(base)
+            if not e.is_dir and match(e.path[len(base) + 1:])]
 
 
 def _json_line(line: bytes) -> dict[str, Any] | None:
@@ -194,7 +197,7 @@ def purge_fact(store: Store, key: str, *, agent: str | None = None, reason: str)
     store.gate.check("write", "fact", owner)
     path = store.layout.facts(owner)
     job = _Purge(store, f"fact:{owner}:{key}", "fact", owner, reason)
-    job.needles = {str(r.get("value", "")) for r in _records(path)
+    job.needles = {str(r.get("value", "")) for r in _records(store, path)
                    if r.get("key") == key and r.get("op") == "set"}
     if not job.rewrite(path, _dropping(lambda r: r.get("key") == key, job.needles)):
         raise NotFound(f"no fact {key!r} of {owner}")
@@ -210,12 +213,15 @@ def purge_file(store: Store, path: str, *, agent: str | None = None,
     mem = store.agent(owner)
     target, relp = mem.files._path(path)
     archive = store.layout.archive_dir(owner)
-    copies = [target] if target.is_file() else []
-    copies += sorted(p for p in (archive / "deleted").glob(f"*/{_glob_safe(relp)}") if p.is_file())
-    copies += sorted((archive / "deleted").glob(f"*-{_glob_safe(relp.replace('/', '__'))}"))
+    found = store.truth.stat(store.rel(target))
+    copies = [target] if found is not None and not found.is_dir else []
+    flat = relp.replace("/", "__")
+    copies += _files(store, archive / "deleted", lambda p: (p.split("/", 1)[-1] == relp
+                     and "/" in p) or ("/" not in p and p.endswith(f"-{flat}")))
     if relp.startswith("session/"):
-        copies += sorted(p for p in (archive / "scratch").glob(
-            f"*/{_glob_safe(relp.removeprefix('session/'))}") if p.is_file())
+        name = relp.removeprefix("session/")
+        copies += _files(store, archive / "scratch",
+                         lambda p: "/" in p and p.split("/", 1)[1] == name)
     if not copies:
         raise NotFound(f"no memory file {relp!r} of {owner} (nor an archived copy)")
     job = _Purge(store, f"file:{owner}:{relp}", "file", owner, reason)
@@ -237,7 +243,8 @@ def purge_log_entry(store: Store, entry_id: str, *, agent: str | None = None,
     owner = _owner(store, agent)
     store.gate.check("write", "log", owner)
     log = store.layout.log_file(owner)
-    archives = sorted(store.layout.archive_dir(owner).glob("LOG-*.md"))
+    archives = _files(store, store.layout.archive_dir(owner),
+                      lambda p: "/" not in p and p.startswith("LOG-") and p.endswith(".md"))
     job = _Purge(store, f"log:{owner}:{entry_id}", "log", owner, reason)
 
     def blocks(data: bytes) -> list[tuple[int, int]]:
@@ -267,7 +274,7 @@ def purge_ledger_entry(store: Store, entry_id: str, *, reason: str) -> PurgeRepo
     from memstrata.model import LedgerEntry
 
     path = store.layout.ledger
-    found = [r for r in _records(path) if r.get("id") == entry_id]
+    found = [r for r in _records(store, path) if r.get("id") == entry_id]
     if not found:
         raise NotFound(f"no ledger entry with id {entry_id!r}")
     job = _Purge(store, f"ledger:{entry_id}", "ledger", None, reason)
@@ -299,15 +306,17 @@ def purge_session(store: Store, session_id: str, *, agent: str | None = None,
     sid = check_name(session_id, "session id")
     sessions = store.agent(owner).sessions
     live = sessions.spec(sid).path
-    copies = [p for p in [live, *sorted((store.layout.archive_dir(owner) / "sessions").glob(
-        f"{_glob_safe(sid)}-*.jsonl"))] if p.is_file()]
+    found = store.truth.stat(store.rel(live))
+    copies = ([live] if found is not None and not found.is_dir else []) + _files(
+        store, store.layout.archive_dir(owner) / "sessions",
+        lambda p: "/" not in p and p.startswith(f"{sid}-") and p.endswith(".jsonl"))
     listed = sessions._read_index().find(sid) is not None
     with store.db.read() as conn:
         uids = {r[0] for r in conn.execute("SELECT uid FROM docs WHERE source = ?", (str(live),))}
     if message_id is not None:
         job = _Purge(store, f"session:{owner}:{sid}:{message_id}", "session", owner, reason)
         for p in copies:
-            job.needles.update(str(r.get("content", "")) for r in _records(p)
+            job.needles.update(str(r.get("content", "")) for r in _records(store, p)
                                if r.get("id") == message_id)
         drop = _dropping(lambda r: r.get("id") == message_id, set())
         if not sum(job.rewrite(p, drop) for p in copies):
@@ -318,7 +327,7 @@ def purge_session(store: Store, session_id: str, *, agent: str | None = None,
         raise NotFound(f"no session {sid!r} of {owner}")
     job = _Purge(store, f"session:{owner}:{sid}", "session", owner, reason)
     for p in copies:
-        job.needles.update(str(r.get("content", "")) for r in _records(p))
+        job.needles.update(str(r.get("content", "")) for r in _records(store, p))
         job.remove(p)
     if listed:
         sessions._edit_index(lambda doc: doc.remove(lambda r: r.get("id") == sid))
@@ -329,7 +338,7 @@ def purge_session(store: Store, session_id: str, *, agent: str | None = None,
 
 def tombstones(store: Store) -> list[dict[str, Any]]:
     """Every purge recorded in `purged.jsonl`, oldest first."""
-    return list(_records(store.home / TOMBSTONES))
+    return list(_records(store, store.home / TOMBSTONES))
 
 
 def _owner(store: Store, agent: str | None) -> str:
@@ -337,7 +346,3 @@ def _owner(store: Store, agent: str | None) -> str:
     if who is None:
         raise MalformedInput("say whose memory to purge (agent)")
     return store.agent(who).name
-
-
-def _glob_safe(name: str) -> str:
-    return "".join(f"[{c}]" if c in "*?[]" else c for c in name)

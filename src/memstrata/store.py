@@ -1,16 +1,21 @@
-"""The store: one folder of files that are the truth, and the index derived from them.
+"""The store: the truth (files in a folder, or PostgreSQL) and the index derived from it.
 
-Every write goes through two doors only:
+The truth sits behind the narrow `files.truth.Truth` protocol (`self.truth`):
+`files.local.LocalTruth` for a folder of plain files (the default), or
+`backends.postgres.PostgresTruth` when `[backend] url` names a PostgreSQL
+database; then the home folder keeps only this host's index, settings, locks
+and audit trail. Every write goes through two doors only:
 
-* `append(spec, data)`: a durable append (lock, one write, fdatasync) to an
-  append-only source, then the new record is indexed. The write is acknowledged
-  once it is on disk; nothing after that (indexing, the audit event) can make it
-  fail: if indexing fails the file still has it, the store is marked stale and
-  the next read catches the index up.
-* `rewrite(spec, text)`: an atomic replace of a whole-file source under its lock,
-  optionally checked against the content the caller last saw, then re-indexed.
+* `append(spec, data)`: a durable append (lock, one write, fdatasync; or one
+  committed transaction) to an append-only source, then the new record is
+  indexed. The write is acknowledged once it is durable; nothing after that
+  (indexing, the audit event) can make it fail: if indexing fails the truth
+  still has it, the store is marked stale and the next read catches the index up.
+* `rewrite(spec, text)` / `editing(spec)`: an atomic replace of a whole source
+  under its lock, checked against the version read (and optionally against the
+  content the caller last saw), then re-indexed.
 
-Reads of whole files go to the files; keyed and ranked reads go to the index.
+Reads of whole sources go to the truth; keyed and ranked reads go to the index.
 Every index read first catches up (one place, `_before_read`): after a failed
 index write (stale), with the sources a folder watcher saw change (a
 long-running process, see `index.freshness`), and with a new generation when
@@ -41,17 +46,18 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from memstrata.config import Config, load_config
+from memstrata.editing import Edit
 from memstrata.errors import IndexDamaged, MalformedInput, MemstrataError, NotFound, StaleWrite
 from memstrata.events import EventBus
-from memstrata.files.appendlog import Appended, durable_append
-from memstrata.files.atomic import atomic_write_bytes
 from memstrata.files.diskerrors import is_read_only
 from memstrata.files.layout import Layout, resolve_home
 from memstrata.files.locks import LockTable
+from memstrata.files.truth import Appended, Content, Truth
 from memstrata.index.db import Database
 from memstrata.index.freshness import Freshness
 from memstrata.index.generations import IndexFiles
 from memstrata.index.reconcile import (
+    Origin,
     SourceSpec,
     SyncReport,
     catch_up_append,
@@ -114,7 +120,6 @@ class Store:
         self.layout = Layout(self.home)
         self.home.mkdir(parents=True, exist_ok=True)
         self.config: Config = load_config(self.home)
-        self.layout = Layout(self.home, self.config.memory_path)  # seed 004 memoryPath
         if agent is not None:
             check_name(agent, "agent")
         if room is not None:
@@ -124,12 +129,17 @@ class Store:
         self.principal = Principal(agent=agent, role=chosen, room=room)
         self.gate = Gate(self.principal, self.config)
         self.locks = LockTable(self.layout.locks)
+        from memstrata.backends import open_truth
+
+        self.truth: Truth = open_truth(self.home, self.locks, self.config)
+        self.layout = Layout(self.home, self.config.memory_path, self.truth)  # seed 004 memoryPath
+        self.origin = Origin(self.truth, self.home)
         self.read_only = is_read_only(self.home)
         if not self.read_only and os.path.isdir(self.home / ".imports"):
             # an importer died: finish or discard its staged import
             from memstrata.transfer.importer import recover_imports
 
-            recover_imports(self.home, self.locks)
+            recover_imports(self.home, self.locks, self.truth)
         self.events = EventBus(self.layout.events if audit else None, self.locks, agent,
                                max_bytes=self.config.events_max_bytes,
                                keep=self.config.events_keep,
@@ -228,9 +238,9 @@ class Store:
             self._retry_at = time.monotonic() + RETRY_CATCH_UP_S
             self._notice(f"the index could not catch up with the files: {exc}")
 
-    def _catch_up(self, paths: set[Path]) -> None:
-        """Catch up the sources at `paths`; a folder, or an unknown path that was one, or
-        anything surprising, means one full catch-up instead."""
+    def _catch_up(self, paths: set[str]) -> None:
+        """Catch up the sources at `paths` (store-relative); a folder, or an unknown path
+        that was one, or anything surprising, means one full catch-up instead."""
         from memstrata.layers.catalog import source_for
 
         specs = []
@@ -238,11 +248,14 @@ class Store:
             spec = source_for(self, path)
             if spec is not None:
                 specs.append(spec)
-            elif path.is_dir() or (not path.exists() and path.suffix == ""):
+                continue
+            entry = self.truth.stat(path)
+            if (entry is not None and entry.is_dir) or (
+                    entry is None and "." not in path.rsplit("/", 1)[-1]):
                 self._catch_up_all()
                 return
         try:
-            refresh(self.db, specs, SyncReport())
+            refresh(self.db, self.origin, specs, SyncReport())
         except INDEX_LAG:
             self._catch_up_all()
 
@@ -258,19 +271,8 @@ class Store:
         """
         if self._keeper is not None:
             return True
-        from memstrata.files.watch import default_watcher
-
-        self._keeper = Freshness(default_watcher(self.home), ignore=self._private_path)
+        self._keeper = Freshness(self.truth.watch())
         return self._keeper.start()
-
-    def _private_path(self, path: Path) -> bool:
-        """Paths a watcher reports that are no memory: the index, locks, the audit trail."""
-        try:
-            rel = path.relative_to(self.home).parts
-        except ValueError:
-            return True
-        return not rel or rel[0] in ("index", ".locks", "events.jsonl", "config.toml") or any(
-            p.startswith(".") or p.endswith((".tmp", "-journal")) for p in rel)
 
     def close(self) -> None:
         self.drain()
@@ -281,6 +283,7 @@ class Store:
             self._db.close()
             self._db = None
         self.events.close()
+        self.truth.close()
         self.locks.close()
         if self._private is not None:
             shutil.rmtree(self._private, ignore_errors=True)
@@ -349,54 +352,56 @@ class Store:
     # -- the two write doors -------------------------------------------------
     def append(self, spec: SourceSpec, data: bytes, *, blank_line: bool = False) -> Appended:
         """Durably append `data` to an append-mode source and index it."""
-        app = durable_append(self.locks, spec.path, data, blank_line=blank_line)
+        app = self.truth.append(self.rel(spec.path), data, blank_line=blank_line,
+                                record_id=os.urandom(12).hex())
         try:
-            index_append(self.db, spec, app.start, data, app.ino)
+            index_append(self.db, self.origin, spec, app.start, data, app.generation, app.version)
         except INDEX_LAG:
-            # The bytes are on disk: the write stands. The next read catches the index up.
+            # The bytes are durable: the write stands. The next read catches the index up.
             self._stale = True
         return app
 
     @contextlib.contextmanager
-    def editing(self, spec: SourceSpec) -> Iterator[Callable[[str], None]]:
-        """Hold a whole-file source's lock across a read-modify-write.
+    def editing(self, spec: SourceSpec) -> Iterator[Edit]:
+        """Hold a whole source's lock across a read-modify-write.
 
-        Yields `commit(text)`, which atomically replaces the file and re-indexes it.
+        Yields an `Edit`: its `text` is the source as read under the lock ('' if it
+        does not exist), and calling it with new text atomically replaces the source
+        (only if it is still the version read) and re-indexes it.
         """
-        with self.locks.hold(str(spec.path)):
-
-            def commit(text: str) -> None:
-                atomic_write_bytes(spec.path, text.encode("utf-8"))
-                self.index_file(spec)
-
-            yield commit
+        rel = self.rel(spec.path)
+        with self.truth.lock(rel):
+            yield Edit(self, spec, rel)
 
     def rewrite(self, spec: SourceSpec, text: str, *, expected_sha: str | None = None) -> None:
-        """Atomically replace a whole file; refuse if it changed since `expected_sha`."""
-        with self.editing(spec) as commit:
-            if expected_sha is not None:
-                try:
-                    current = spec.path.read_text(encoding="utf-8")
-                except FileNotFoundError:
-                    current = ""
-                if sha256_text(current) != expected_sha:
-                    raise StaleWrite(
-                        f"{spec.path.name} changed since it was read; read it again and retry"
-                    )
-            commit(text)
+        """Atomically replace a whole source; refuse if it changed since `expected_sha`."""
+        with self.editing(spec) as edit:
+            if expected_sha is not None and sha256_text(edit.text) != expected_sha:
+                raise StaleWrite(
+                    f"{spec.path.name} changed since it was read; read it again and retry"
+                )
+            edit(text)
 
     def index_file(self, spec: SourceSpec) -> None:
         try:
-            index_whole(self.db, spec, force=True)
+            index_whole(self.db, self.origin, spec, force=True)
         except INDEX_LAG:
             self._stale = True
 
     def fresh(self, spec: SourceSpec) -> None:
         """Catch the index up with an append source another process may have grown."""
         try:
-            catch_up_append(self.db, spec, SyncReport(), False)
+            catch_up_append(self.db, self.origin, spec, SyncReport(), False)
         except INDEX_LAG:
             self._stale = True
+
+    def read(self, path: Path) -> Content | None:
+        """A whole source (by its path below the home) and its version, or None."""
+        return self.truth.read(self.rel(path))
+
+    def exists(self, path: Path) -> bool:
+        """True if the truth holds a source or folder at `path` (below the home)."""
+        return self.truth.stat(self.rel(path)) is not None
 
     # -- index maintenance ---------------------------------------------------
     def sources(self) -> list[SourceSpec]:
@@ -405,10 +410,12 @@ class Store:
 
         return all_sources(self)
 
-    def source_roots(self) -> list[Path]:  # the store folder and indexed project folders
+    def source_origin(self) -> Origin:
+        """What a full sync reads: the truth, and the indexed project folders (seed 004
+        `sources`), each read through its own truth."""
         from memstrata.layers.sources import Sources
 
-        return [self.home, *Sources(self).roots()]
+        return Sources(self).origin()
 
     def sync(self, *, force: bool = False) -> SyncReport:
         """Catch the index up with the files (other writers, hand edits, deletions)."""
@@ -416,7 +423,7 @@ class Store:
         self._syncing = True
         try:
             self._stale = False  # a write failing from here on marks it again
-            report = sync_sources(db, self.sources(), root=self.source_roots(), force=force)
+            report = sync_sources(db, self.source_origin(), self.sources(), force=force)
         except BaseException:
             self._stale = True
             raise
@@ -442,7 +449,7 @@ class Store:
             try:
                 if old is not None and files.path(old).exists():
                     _carry_vectors(build, files.path(old))
-                report = sync_sources(build, self.sources(), root=self.source_roots(), force=True)
+                report = sync_sources(build, self.source_origin(), self.sources(), force=True)
                 build.checkpoint()
             finally:
                 build.close()
@@ -454,7 +461,7 @@ class Store:
 
         self._syncing = True
         try:  # what other processes wrote during the build
-            sync_sources(self.db, all_sources(self), root=self.source_roots())
+            sync_sources(self.db, self.source_origin(), all_sources(self))
         except INDEX_LAG:
             self._stale = True
         finally:
@@ -488,7 +495,8 @@ class Store:
 
     def has_agent(self, name: str) -> bool:
         """True if `name` has memory on disk or is named in the config's `[roles]`."""
-        return self.layout.agent(name).is_dir() or name in self.config.configured_agents
+        entry = self.truth.stat(f"agents/{name}")
+        return (entry is not None and entry.is_dir) or name in self.config.configured_agents
 
     def suggest_agent(self, name: str) -> str:
         import difflib

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.seeds.conftest import call
 
 from memstrata import Store
 from memstrata.errors import (
@@ -19,7 +20,6 @@ from memstrata.errors import (
     SupersedeDenied,
     UnknownKind,
 )
-from tests.seeds.conftest import call, tool_names
 
 SEED_FIELDS = ["id", "ts", "kind", "room_id", "author_role", "ref", "tags", "summary", "detail",
                "supersedes"]

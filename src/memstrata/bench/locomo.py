@@ -28,6 +28,10 @@ a turn, its date and speaker: "(7 May 2023) Caroline: text" (`turn_text`). Plain
 SQLite FTS5 (default tokenizer, OR of the question's words, bm25 order) and, when
 installed, all-MiniLM-L6-v2 cosine. Neither gets memstrata's thread-neighbour
 context: that is memstrata's own mechanism, which the rows measure.
+
+With `database_url` (`--database-url`), each conversation's store keeps its truth in
+a scratch schema of that PostgreSQL database instead of its folder: the same
+engine searches the host's index either way, so recall must be identical.
 """
 
 from __future__ import annotations
@@ -152,17 +156,28 @@ class Tally:
 
 def run_memstrata(convs: Iterable[tuple[str, list[Turn], list[Question]]], mode: str = "lexical",
                   progress: Callable[[str], None] | None = None,
-                  embedder: str = "local") -> tuple[Tally, float, int]:
+                  embedder: str = "local", database_url: str | None = None,
+                  ) -> tuple[Tally, float, int]:
+    import contextlib
+
     from memstrata.store import Store
 
     tally, ingest_s, n_turns = Tally(), 0.0, 0
     for sample, turns, qs in convs:
         home = Path(tempfile.mkdtemp(prefix="memstrata-locomo-"))
-        try:
+        with contextlib.ExitStack() as scratch:
+            scratch.callback(shutil.rmtree, home, ignore_errors=True)
+            config = ""
             if mode != "lexical":
                 # the user's way to turn on semantic recall: the store's config file
                 extra = os.environ.get("MEMSTRATA_BENCH_SEARCH_CONFIG", "")
-                (home / "config.toml").write_text(f'[search]\nembedder = "{embedder}"\n{extra}\n')
+                config += f'[search]\nembedder = "{embedder}"\n{extra}\n'
+            if database_url:
+                from memstrata.bench.teams import scratch_schema
+
+                config += f'[backend]\nurl = "{scratch.enter_context(scratch_schema(database_url))}"\n'
+            if config:
+                (home / "config.toml").write_text(config)
             store = Store(home, agent="locomo")
             sessions = store.agent().sessions
             t = time.perf_counter()
@@ -186,8 +201,6 @@ def run_memstrata(convs: Iterable[tuple[str, list[Turn], list[Question]]], mode:
             store.close()
             if progress:
                 progress(f"conversation {sample}: {len(turns)} turns, {len(qs)} questions")
-        finally:
-            shutil.rmtree(home, ignore_errors=True)
     return tally, ingest_s, n_turns
 
 
@@ -262,9 +275,10 @@ def run_dense_baseline(convs: Iterable[tuple[str, list[Turn], list[Question]]]) 
 
 
 def run(path: Path, *, baselines: bool = True, mode: str = "lexical",
-        progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+        progress: Callable[[str], None] | None = None,
+        database_url: str | None = None) -> list[dict[str, Any]]:
     convs = load(path)
-    tally, ingest_s, n = run_memstrata(convs, mode, progress)
+    tally, ingest_s, n = run_memstrata(convs, mode, progress, database_url=database_url)
     rows = tally.summary("memstrata" if mode == "lexical" else f"memstrata-{mode}")
     rows[0]["ingest_s"] = round(ingest_s, 3)
     rows[0]["ingest_per_s"] = round(n / ingest_s) if ingest_s else None

@@ -1,4 +1,4 @@
-"""`memstrata bench ops | search | locomo | append | fresh | serve`."""
+"""`memstrata bench ops | search | locomo | append | fresh | serve | teams`."""
 
 from __future__ import annotations
 
@@ -26,6 +26,8 @@ def register(sub: Any) -> None:
                      help="memstrata's search mode (default lexical)")
     loc.add_argument("--no-baselines", action="store_true",
                      help="skip the FTS5 and MiniLM baseline rows")
+    loc.add_argument("--database-url", default=None,
+                     help="keep each conversation's truth in PostgreSQL (a scratch schema)")
     loc.set_defaults(func=run_locomo)
     app = bsub.add_parser("append", help="LOG append p50/p95 with the compaction trigger on vs off")
     app.add_argument("--appends", type=int, default=2000, help="appends per side")
@@ -44,6 +46,24 @@ def register(sub: Any) -> None:
     srv.add_argument("--seconds", type=float, default=8.0, help="per held-load level")
     srv.add_argument("--levels", default="1,2,4,8,16", help="client concurrency levels")
     srv.set_defaults(func=run_serve)
+    tm = bsub.add_parser("teams", help="the PostgreSQL backend vs local files: publish, append "
+                                       "and search p50/p95, catch-up rate, second-host latency")
+    tm.add_argument("--database-url", required=True, help="a PostgreSQL database to use "
+                    "(a scratch schema is created and dropped)")
+    tm.add_argument("--entries", type=int, default=100_000)
+    tm.add_argument("--samples", type=int, default=200, help="calls per operation and side")
+    tm.add_argument("--sees", type=int, default=50, help="writes timed to the second host")
+    tm.set_defaults(func=run_teams)
+
+
+def run_teams(args: argparse.Namespace) -> int:
+    from memstrata.bench.teams import format_report, run_teams
+    from memstrata.cli.main import emit
+
+    result = run_teams(args.database_url, args.entries, args.samples, args.sees,
+                       progress=_progress)
+    emit(args, result, format_report(result))
+    return 0
 
 
 def run_ops(args: argparse.Namespace) -> int:
@@ -72,7 +92,7 @@ def run_locomo(args: argparse.Namespace) -> int:
     from memstrata.cli.main import emit
 
     rows = run(Path(args.path), baselines=not args.no_baselines, mode=args.mode,
-               progress=_progress)
+               progress=_progress, database_url=args.database_url)
     if args.json:
         for r in rows:
             if r["category"] == "all":

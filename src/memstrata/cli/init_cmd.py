@@ -63,7 +63,7 @@ def run_init(args: argparse.Namespace) -> int:
         created: list[str] = []
         kept: list[str] = []
         for path, make in steps:
-            if path.exists():
+            if store.exists(path):
                 kept.append(store.rel(path))
             else:
                 make()

@@ -45,6 +45,7 @@ COMMAND_MODULES = (
     "memstrata.cli.doctor_cmd",
     "memstrata.cli.export_cmd",
     "memstrata.cli.import_cmd",
+    "memstrata.cli.migrate_cmd",
     "memstrata.cli.compact_cmd",
     "memstrata.cli.audit_cmd",
     "memstrata.cli.verify_cmd",

@@ -30,6 +30,7 @@ class Appended:
     end: int
     repaired: bool
     ino: int
+    mtime_ns: int = 0  # of the file right after this append (its version, with ino and end)
 
 
 def durable_append(
@@ -49,9 +50,10 @@ def durable_append(
             try:
                 st = os.fstat(fd)
                 size, repaired = _append(fd, st.st_size, data, fsync=fsync, blank_line=blank_line)
+                after = os.fstat(fd)
             finally:
                 os.close(fd)
-    return Appended(path, size, size + len(data), repaired, st.st_ino)
+    return Appended(path, size, size + len(data), repaired, st.st_ino, after.st_mtime_ns)
 
 
 def _append(fd: int, size: int, data: bytes, *, fsync: bool, blank_line: bool) -> tuple[int, bool]:
@@ -86,11 +88,11 @@ def _append(fd: int, size: int, data: bytes, *, fsync: bool, blank_line: bool) -
     return size, repaired
 
 
-def read_from(path: Path, offset: int = 0) -> bytes:
-    """Bytes of `path` from `offset` to its current end (b'' if missing)."""
+def read_from(path: str | os.PathLike[str], offset: int = 0, length: int | None = None) -> bytes:
+    """Bytes of `path` from `offset` to its current end, or `length` of them (b'' if missing)."""
     try:
         with open(path, "rb") as fh:
             fh.seek(offset)
-            return fh.read()
-    except FileNotFoundError:
+            return fh.read() if length is None else fh.read(length)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return b""

@@ -34,10 +34,14 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memstrata.model import check_name
+
+if TYPE_CHECKING:
+    from memstrata.files.truth import Truth
 
 DEFAULT_HOME = ".memstrata"
 
@@ -60,11 +64,30 @@ def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
 
 @dataclass(frozen=True)
 class Layout:
+    """Paths of every layer below `home`; which alias exists, and which agents and rooms,
+    is asked of `truth` (the store's sources, wherever they are kept)."""
+
     home: Path
     # seed 004 memoryPath (`[memory] path`), relative to the agent's folder: pins the
     # long-term memory file. None: the first of memory/CONTEXT.md, memory/MEMORY.md,
     # <agent>/MEMORY.md that exists (memory/CONTEXT.md when none does).
     memory_path: str | None = None
+    truth: Truth | None = field(default=None, compare=False, repr=False)
+
+    def _exists(self, path: Path) -> bool:
+        if self.truth is None:
+            return path.exists()
+        return self.truth.stat(path.relative_to(self.home).as_posix()) is not None
+
+    def _folders(self, top: str) -> list[str]:
+        if self.truth is None:
+            root = self.home / top
+            try:
+                return sorted(p.name for p in root.iterdir() if p.is_dir())
+            except FileNotFoundError:
+                return []
+        return sorted(e.path.rsplit("/", 1)[-1]
+                      for e in self.truth.list(top, recursive=False) if e.is_dir)
 
     @property
     def ledger(self) -> Path:
@@ -112,7 +135,7 @@ class Layout:
         """AGENT.md, or seed 003's IDENTITY.md when only that one exists."""
         folder = self.agent(agent)
         for name in ALIASES["AGENT.md"]:
-            if (folder / name).exists():
+            if self._exists(folder / name):
                 return folder / name
         return folder / "AGENT.md"
 
@@ -121,7 +144,7 @@ class Layout:
         folder = self.memory_dir(agent)
         for name in ALIASES[canonical]:
             candidate = folder / name
-            if candidate.exists():
+            if self._exists(candidate):
                 return candidate
         return folder / canonical
 
@@ -129,9 +152,9 @@ class Layout:
         if self.memory_path is not None:
             return self.agent(agent) / self.memory_path
         chosen = self.aliased(agent, "CONTEXT.md")
-        if not chosen.exists():
+        if not self._exists(chosen):
             beside = self.agent(agent) / "MEMORY.md"  # seed 004's file layout
-            if beside.exists():
+            if self._exists(beside):
                 return beside
         return chosen
 
@@ -169,15 +192,7 @@ class Layout:
         return self.sessions_dir(agent) / f"{check_name(session_id, 'session id')}.jsonl"
 
     def agents(self) -> list[str]:
-        root = self.home / "agents"
-        try:
-            return sorted(p.name for p in root.iterdir() if p.is_dir())
-        except FileNotFoundError:
-            return []
+        return self._folders("agents")
 
     def rooms(self) -> list[str]:
-        root = self.home / "rooms"
-        try:
-            return sorted(p.name for p in root.iterdir() if p.is_dir())
-        except FileNotFoundError:
-            return []
+        return self._folders("rooms")

@@ -1,11 +1,12 @@
 """Watching the truth for changes: which source files changed, as they change.
 
-A `ChangeWatcher` yields batches of changed paths until told to stop. Its first
+A `ChangeWatcher` yields batches of changed paths (store-relative POSIX
+paths, as the `files.truth` protocol names sources) until told to stop. Its first
 yield (possibly an empty batch) means it is watching, so nothing written after
 that is missed; `None` instead of a batch means it lost track (an overflow, a
 folder it could not follow) and every source must be looked at again. The
-store's freshness keeper (`index.freshness`) consumes it; a future truth kept
-in PostgreSQL implements the same protocol with LISTEN/NOTIFY.
+store's freshness keeper (`index.freshness`) consumes it; the truth kept in
+PostgreSQL implements the same protocol with LISTEN/NOTIFY.
 
 `FolderWatcher` uses watchfiles (inotify on Linux, via Rust's `notify`): the
 kernel reports changes, so a read costs nothing when nothing changed, whatever
@@ -26,7 +27,7 @@ IDLE_MS = 200  # an idle watcher yields an empty batch this often (readiness, st
 
 
 class ChangeWatcher(Protocol):
-    def changes(self, stop: threading.Event) -> Iterator[set[Path] | None]:
+    def changes(self, stop: threading.Event) -> Iterator[set[str] | None]:
         """Batches of changed paths (None: rescan everything) until `stop` is set."""
         ...
 
@@ -43,7 +44,7 @@ class FolderWatcher:
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def changes(self, stop: threading.Event) -> Iterator[set[Path] | None]:
+    def changes(self, stop: threading.Event) -> Iterator[set[str] | None]:
         import watchfiles
 
         for raw in watchfiles.watch(
@@ -51,7 +52,13 @@ class FolderWatcher:
             stop_event=stop, rust_timeout=IDLE_MS, yield_on_timeout=True,
             raise_interrupt=False, ignore_permission_denied=True,
         ):
-            yield {Path(p) for _, p in raw}
+            yield {rel for _, p in raw if (rel := self._rel(p)) is not None}
+
+    def _rel(self, path: str) -> str | None:
+        try:
+            return Path(path).relative_to(self.root).as_posix()
+        except ValueError:
+            return None
 
 
 class PeriodicRescan:
@@ -60,7 +67,7 @@ class PeriodicRescan:
     def __init__(self, interval: float = 1.0) -> None:
         self.interval = interval
 
-    def changes(self, stop: threading.Event) -> Iterator[set[Path] | None]:
+    def changes(self, stop: threading.Event) -> Iterator[set[str] | None]:
         yield set()
         while not stop.wait(self.interval):
             yield None

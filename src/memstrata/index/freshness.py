@@ -12,9 +12,11 @@ watcher that lost track, or one that failed (then a periodic rescan takes over).
 A changed path is caught up once it has settled for `SETTLE_S`: a process that
 appends through the API indexes its own record right after writing it, so by
 then the source is usually current and the check costs no write transaction
-(catching up mid-append made eight busy writers contend for the index).
+(catching up mid-append made eight busy writers contend for the index). A
+watcher whose changes arrive only once complete (PostgreSQL's NOTIFY is sent at
+commit) says so with a `settle` attribute of 0, and its paths are caught up at once.
 
-    keeper = Freshness(FolderWatcher(home), ignore=is_private)
+    keeper = Freshness(store.truth.watch())   # changed store-relative paths
     keeper.start()
     rescan, paths = keeper.drain()   # before each read
 """
@@ -24,7 +26,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from memstrata.files.watch import ChangeWatcher, PeriodicRescan
 
@@ -35,11 +36,13 @@ SETTLE_S = 0.05
 class Freshness:
     """Changed paths reported by a watcher thread, drained by readers."""
 
-    def __init__(self, watcher: ChangeWatcher, ignore: Callable[[Path], bool]) -> None:
+    def __init__(self, watcher: ChangeWatcher,
+                 ignore: Callable[[str], bool] | None = None) -> None:
         self.watcher = watcher
-        self.ignore = ignore
+        self.ignore = ignore or (lambda path: False)
+        self.settle = float(getattr(watcher, "settle", SETTLE_S))
         self.failure: str | None = None
-        self._dirty: dict[Path, float] = {}  # path -> when it was first reported
+        self._dirty: dict[str, float] = {}  # path -> when it was first reported
         self._rescan = True
         self._guard = threading.Lock()
         self._stop = threading.Event()
@@ -76,11 +79,11 @@ class Freshness:
             if self._stop.is_set():
                 return
 
-    def drain(self, settle: float = SETTLE_S) -> tuple[bool, set[Path]]:
+    def drain(self, settle: float | None = None) -> tuple[bool, set[str]]:
         """(rescan everything?, paths changed at least `settle` seconds ago); resets both."""
         if not self._rescan and not self._dirty:  # the common case, without the lock
             return False, set()
-        cutoff = time.monotonic() - settle
+        cutoff = time.monotonic() - (self.settle if settle is None else settle)
         with self._guard:
             rescan, self._rescan = self._rescan, False
             ready = {p for p, t in self._dirty.items() if t <= cutoff}

@@ -1,33 +1,36 @@
-"""Keep the index caught up with the files, whoever wrote them.
+"""Keep the index caught up with the truth, whoever wrote it.
 
-Two kinds of source:
+Every read goes through the store's `files.truth.Truth` (the files of a folder,
+or PostgreSQL), by store-relative path; the index keys a source by its path
+below the store's home. Two kinds of source:
 
 * **append** sources (ledger, LOG.md, channels, transcripts, facts) are indexed
-  incrementally. `sources.offset` is how far the file has been indexed. A writer
-  that appends bytes [start, end) indexes, in one transaction, any gap
+  incrementally. `sources.offset` is how far the source has been indexed. A
+  writer that appends bytes [start, end) indexes, in one transaction, any gap
   [offset, start) left by a writer that died before indexing, then its own
   record, then moves offset to max(offset, end). Opening a store parses
-  [offset, size) of every append source. A file whose inode changed, which
-  shrank, or whose bytes just before `offset` differ from the stored anchor was
-  rewritten (compaction, hand edit): it is re-parsed whole.
+  [offset, size) of every append source. A source whose generation changed
+  (an inode, for files), which shrank, or whose bytes just before `offset`
+  differ from the stored anchor was rewritten (compaction, hand edit): it is
+  re-parsed whole.
 * **whole** sources (NOW.md, CONTEXT.md, memory files, tasks.json, items.json)
-  are re-parsed whenever inode, size or mtime changed.
+  are re-parsed whenever their version changed.
 
-A source file that disappeared takes its docs with it. Every catch-up looks
-before it writes: a source that did not change costs a `stat` and one indexed
-read, never a write transaction. `sources.lines` counts the lines before
-`offset`, so records parsed incrementally still get their 1-based line numbers.
+A source that disappeared takes its docs with it. Every catch-up looks before it
+writes: a source whose version is the one indexed costs a `stat` and one indexed
+read, never a write transaction nor a read of its bytes. `sources.lines` counts
+the lines before `offset`, so records parsed incrementally still get their
+1-based line numbers.
 """
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from memstrata.files.appendlog import read_from
+from memstrata.files.truth import Content, Entry, Truth
 from memstrata.index.db import Database
 from memstrata.index.docs import Parsed, apply_parsed, delete_source, replace_source_docs
 
@@ -43,6 +46,54 @@ class SourceSpec:
     path: Path
     mode: str  # "append" | "whole"
     parse: Parser
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where sources are read from (the truth) and the home their index keys hang under.
+
+    `folders` are project folders indexed as seed 004's `sources` scope: they are no
+    store data, each is read through its own truth rooted at the folder, and their
+    index keys are their absolute paths. `with_home=False` limits a sync's clean-up
+    to those folders (a sync of the project folders alone).
+    """
+
+    truth: Truth
+    home: Path
+    folders: tuple[tuple[str, Truth], ...] = ()
+    with_home: bool = True
+
+    def _where(self, spec: SourceSpec) -> tuple[Truth, str]:
+        path, home = str(spec.path), str(self.home)
+        if path.startswith(home) and path[len(home):len(home) + 1] == "/":
+            return self.truth, path[len(home) + 1:]  # (pathlib's relative_to costs more)
+        for root, truth in self.folders:
+            if path.startswith(root) and path[len(root):len(root) + 1] == "/":
+                return truth, path[len(root) + 1:]
+        return self.truth, spec.path.relative_to(self.home).as_posix()
+
+    def rel(self, spec: SourceSpec) -> str:
+        return self._where(spec)[1]
+
+    def stat(self, spec: SourceSpec) -> Entry | None:
+        truth, rel = self._where(spec)
+        return truth.stat(rel)
+
+    def read(self, spec: SourceSpec) -> Content | None:
+        truth, rel = self._where(spec)
+        return truth.read(rel)
+
+    def read_from(self, spec: SourceSpec, offset: int, length: int | None = None) -> bytes:
+        truth, rel = self._where(spec)
+        return truth.read_from(rel, offset, length)
+
+    def owns(self, path: str) -> bool:
+        """True if an index key lies where this origin reads (its sync may drop it)."""
+        home = str(self.home)
+        if path.startswith(home) and path[len(home):len(home) + 1] == "/":
+            return self.with_home
+        return any(path.startswith(root) and path[len(root):len(root) + 1] == "/"
+                   for root, _ in self.folders)
 
 
 @dataclass
@@ -74,44 +125,45 @@ def number_lines(parsed: Parsed, data: bytes, base: int, base_line: int) -> Pars
     return parsed
 
 
-def _lines_before(path: Path, offset: int, stored: int | None) -> int:
-    """Lines before `offset` (the stored count, or counted from the file if unknown)."""
+def _lines_before(origin: Origin, spec: SourceSpec, offset: int, stored: int | None) -> int:
+    """Lines before `offset` (the stored count, or counted from the source if unknown)."""
     if stored is not None or offset == 0:
         return stored or 0
-    return read_from(path, 0)[:offset].count(b"\n")
+    return origin.read_from(spec, 0, offset).count(b"\n")
 
 
-def index_append(db: Database, spec: SourceSpec, start: int, data: bytes, ino: int) -> None:
+def index_append(db: Database, origin: Origin, spec: SourceSpec, start: int, data: bytes,
+                 generation: int, version: str | None = None) -> None:
     """Index a record a writer just appended at [start, start+len(data)), catching up
-    any gap first."""
+    any gap first. `version` is the source's right after that append."""
     path = str(spec.path)
     end = start + len(data)
     with db.write() as conn:
         row = conn.execute(
             "SELECT offset, ino, lines FROM sources WHERE path = ?", (path,)
         ).fetchone()
-        offset, lines = (row[0], _lines_before(spec.path, row[0], row[2])) if row else (0, 0)
-        if row is not None and row[1] is not None and row[1] != ino:
-            offset, lines = 0, 0  # the file was replaced (compaction) since we last looked
+        offset, lines = (row[0], _lines_before(origin, spec, row[0], row[2])) if row else (0, 0)
+        if row is not None and row[1] is not None and row[1] != generation:
+            offset, lines = 0, 0  # the source was replaced (compaction) since we last looked
             delete_source(conn, path)
         if offset >= end:
             return  # another process's catch-up already indexed this record
         if offset < start:
-            gap = read_from(spec.path, offset)[: start - offset]
-            # Appends are serialised by the file lock and a torn tail is newline-
+            gap = origin.read_from(spec, offset, start - offset)
+            # Appends are serialised by the source's lock and a torn tail is newline-
             # terminated before the next append, so the gap holds only whole lines.
             apply_parsed(conn, number_lines(spec.parse(gap, offset), gap, offset, lines))
             lines += gap.count(b"\n")
         apply_parsed(conn, number_lines(spec.parse(data, start), data, start, lines))
-        _set_source(conn, path, "append", ino, None, None, end, _read_anchor(spec.path, end),
-                    lines + data.count(b"\n"))
+        _set_source(conn, path, "append", generation, end, offset=end,
+                    anchor=data[-ANCHOR_BYTES:] if len(data) >= ANCHOR_BYTES
+                    else _read_anchor(origin, spec, end),
+                    lines=lines + data.count(b"\n"), version=version)
 
 
-def _read_anchor(path: Path, offset: int) -> bytes:
+def _read_anchor(origin: Origin, spec: SourceSpec, offset: int) -> bytes:
     start = max(0, offset - ANCHOR_BYTES)
-    with open(path, "rb") as fh:
-        fh.seek(start)
-        return fh.read(offset - start)
+    return origin.read_from(spec, start, offset - start)
 
 
 def _set_source(
@@ -120,30 +172,30 @@ def _set_source(
     mode: str,
     ino: int | None,
     size: int | None,
-    mtime_ns: int | None,
+    *,
     offset: int,
     anchor: bytes | None,
     lines: int | None,
+    version: str | None,
 ) -> None:
     conn.execute(
         """
-        INSERT INTO sources(path, mode, ino, size, mtime_ns, offset, anchor, lines)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        INSERT INTO sources(path, mode, ino, size, mtime_ns, offset, anchor, lines, version)
+        VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?)
         ON CONFLICT(path) DO UPDATE SET mode=excluded.mode,
             ino=COALESCE(excluded.ino, sources.ino), size=excluded.size,
-            mtime_ns=excluded.mtime_ns, offset=excluded.offset, anchor=excluded.anchor,
-            lines=excluded.lines
+            mtime_ns=NULL, offset=excluded.offset, anchor=excluded.anchor,
+            lines=excluded.lines, version=excluded.version
         """,
-        (path, mode, ino, size, mtime_ns, offset, anchor, lines),
+        (path, mode, ino, size, offset, anchor, lines, version),
     )
 
 
-def index_whole(db: Database, spec: SourceSpec, *, force: bool = False) -> bool:
+def index_whole(db: Database, origin: Origin, spec: SourceSpec, *, force: bool = False) -> bool:
     """Re-parse a whole-file source if it changed (or `force`). Returns True if re-parsed."""
     path = str(spec.path)
-    try:
-        st = os.stat(spec.path)
-    except FileNotFoundError:
+    entry = origin.stat(spec)
+    if entry is None or entry.is_dir:
         with db.read() as conn:
             known = conn.execute("SELECT 1 FROM sources WHERE path = ?", (path,)).fetchone()
         if known is None and not force:
@@ -152,56 +204,58 @@ def index_whole(db: Database, spec: SourceSpec, *, force: bool = False) -> bool:
             delete_source(conn, path)
             conn.execute("DELETE FROM sources WHERE path = ?", (path,))
         return True
-    held = (st.st_ino, st.st_size, st.st_mtime_ns)
-    if not force and _whole_row(db, path) == held:
+    if not force and _version(db, path) == entry.version:
         return False
     with db.write() as conn:
-        if not force and _whole_row(db, path, conn) == held:
+        if not force and _version(db, path, conn) == entry.version:
             return False  # another process re-parsed it meanwhile
-        data = read_from(spec.path, 0)
+        content = origin.read(spec)
+        if content is None:  # deleted since the stat: the next catch-up drops it
+            return False
+        data = content.data
         parsed = number_lines(spec.parse(data, 0), data, 0, 0)
         replace_source_docs(conn, path, parsed)
-        _set_source(conn, path, "whole", st.st_ino, st.st_size, st.st_mtime_ns, len(data), None,
-                    data.count(b"\n"))
+        _set_source(conn, path, "whole", content.entry.generation, len(data), offset=len(data),
+                    anchor=None, lines=data.count(b"\n"), version=content.entry.version)
     return True
 
 
-def _whole_row(
-    db: Database, path: str, conn: sqlite3.Connection | None = None
-) -> tuple[int, int, int] | None:
-    sql = "SELECT ino, size, mtime_ns FROM sources WHERE path = ?"
+def _version(db: Database, path: str, conn: sqlite3.Connection | None = None) -> str | None:
+    sql = "SELECT version FROM sources WHERE path = ?"
     if conn is not None:
         row = conn.execute(sql, (path,)).fetchone()
     else:
         with db.read() as c:
             row = c.execute(sql, (path,)).fetchone()
-    return None if row is None else (row[0], row[1], row[2])
+    return None if row is None else row[0]
 
 
-def _append_current(db: Database, spec: SourceSpec, st: os.stat_result) -> bool:
-    """True when an append source's index row already covers the file as it is."""
+def _append_current(db: Database, origin: Origin, spec: SourceSpec, entry: Entry) -> bool:
+    """True when an append source's index row already covers the source as it is."""
     with db.read() as conn:
         row = conn.execute(
-            "SELECT offset, ino, anchor FROM sources WHERE path = ?", (str(spec.path),)
+            "SELECT offset, ino, anchor, version FROM sources WHERE path = ?", (str(spec.path),)
         ).fetchone()
     if row is None:
-        return st.st_size == 0
-    offset, ino, anchor = row
+        return entry.size == 0
+    offset, ino, anchor, version = row
+    if version is not None and version == entry.version:
+        return bool(offset == entry.size)
     return (
-        st.st_size == offset
-        and ino == st.st_ino
-        and (offset == 0 or _read_anchor(spec.path, offset) == (anchor or b""))
+        entry.size == offset
+        and ino == entry.generation
+        and (offset == 0 or _read_anchor(origin, spec, offset) == (anchor or b""))
     )
 
 
-def catch_up_append(db: Database, spec: SourceSpec, report: SyncReport, force: bool) -> None:
+def catch_up_append(db: Database, origin: Origin, spec: SourceSpec, report: SyncReport,
+                    force: bool) -> None:
     path = str(spec.path)
-    try:
-        st = os.stat(spec.path)
-    except FileNotFoundError:
+    entry = origin.stat(spec)
+    if entry is None or entry.is_dir:
         _drop(db, path, report)
         return
-    if not force and _append_current(db, spec, st):
+    if not force and _append_current(db, origin, spec, entry):
         return
     with db.write() as conn:
         row = conn.execute(
@@ -211,58 +265,59 @@ def catch_up_append(db: Database, spec: SourceSpec, report: SyncReport, force: b
         rewritten = force or (
             row is not None
             and (
-                (ino is not None and ino != st.st_ino)
-                or st.st_size < offset
-                or (offset > 0 and _read_anchor(spec.path, offset) != (anchor or b""))
+                (ino is not None and ino != entry.generation)
+                or entry.size < offset
+                or (offset > 0 and _read_anchor(origin, spec, offset) != (anchor or b""))
             )
         )
         if rewritten:
             delete_source(conn, path)
             offset, lines = 0, 0
-        if st.st_size == offset and not rewritten:
-            if row is not None and ino is None:
-                _set_source(conn, path, "append", st.st_ino, st.st_size, None, offset, anchor,
-                            lines)
+        if entry.size == offset and not rewritten:
+            if row is not None:
+                _set_source(conn, path, "append", entry.generation, entry.size, offset=offset,
+                            anchor=anchor, lines=lines, version=entry.version)
             return
-        lines = _lines_before(spec.path, offset, lines)
-        data = read_from(spec.path, offset)
+        lines = _lines_before(origin, spec, offset, lines)
+        data = origin.read_from(spec, offset, max(0, entry.size - offset))
         parsed = number_lines(spec.parse(data, offset), data, offset, lines)
         apply_parsed(conn, parsed)
         new_offset = offset + parsed.consumed
+        consumed = data[: parsed.consumed]
         _set_source(
-            conn, path, "append", st.st_ino, st.st_size, None, new_offset,
-            _read_anchor(spec.path, new_offset) if new_offset else b"",
-            lines + data.count(b"\n", 0, parsed.consumed),
+            conn, path, "append", entry.generation, entry.size, offset=new_offset,
+            anchor=(consumed[-ANCHOR_BYTES:] if len(consumed) >= ANCHOR_BYTES
+                    else _read_anchor(origin, spec, new_offset)) if new_offset else b"",
+            lines=lines + data.count(b"\n", 0, parsed.consumed), version=entry.version,
         )
         report.docs_written += len(parsed.docs)
         report.bad_lines += len(parsed.bad)
         (report.reparsed if rewritten else report.appended).append(path)
 
 
-def is_current(db: Database, spec: SourceSpec) -> bool:
-    """True when the index already holds `spec`'s file as it is (read-only check)."""
-    try:
-        st = os.stat(spec.path)
-    except FileNotFoundError:
+def is_current(db: Database, origin: Origin, spec: SourceSpec) -> bool:
+    """True when the index already holds `spec`'s source as it is (read-only check)."""
+    entry = origin.stat(spec)
+    if entry is None or entry.is_dir:
         with db.read() as conn:
             row = conn.execute("SELECT 1 FROM sources WHERE path = ?", (str(spec.path),))
             return row.fetchone() is None
     if spec.mode == "append":
-        return _append_current(db, spec, st)
-    return _whole_row(db, str(spec.path)) == (st.st_ino, st.st_size, st.st_mtime_ns)
+        return _append_current(db, origin, spec, entry)
+    return _version(db, str(spec.path)) == entry.version
 
 
-def refresh(db: Database, specs: Iterable[SourceSpec], report: SyncReport) -> None:
-    """Catch the given sources up with their files (a watcher said they changed), in
+def refresh(db: Database, origin: Origin, specs: Iterable[SourceSpec], report: SyncReport) -> None:
+    """Catch the given sources up with the truth (a watcher said they changed), in
     one write transaction, taken only if one of them really changed."""
-    stale = [s for s in specs if not is_current(db, s)]
+    stale = [s for s in specs if not is_current(db, origin, s)]
     if not stale:
         return
     with db.write():
         for spec in stale:
             if spec.mode == "append":
-                catch_up_append(db, spec, report, False)
-            elif index_whole(db, spec):
+                catch_up_append(db, origin, spec, report, False)
+            elif index_whole(db, origin, spec):
                 report.reparsed.append(str(spec.path))
 
 
@@ -278,23 +333,22 @@ def _drop(db: Database, path: str, report: SyncReport) -> None:
 
 
 def sync_sources(
-    db: Database, specs: Iterable[SourceSpec], *, root: Path | list[Path], force: bool = False
+    db: Database, origin: Origin, specs: Iterable[SourceSpec], *, force: bool = False
 ) -> SyncReport:
     """Bring the index up to date with every listed source; drop sources no longer present
-    under `root` (the store folder, and any indexed project folder)."""
+    where `origin` reads (the store, and any indexed project folder)."""
     report = SyncReport()
     seen: set[str] = set()
     for spec in specs:
         seen.add(str(spec.path))
         report.scanned += 1
         if spec.mode == "append":
-            catch_up_append(db, spec, report, force)
-        elif index_whole(db, spec, force=force):
+            catch_up_append(db, origin, spec, report, force)
+        elif index_whole(db, origin, spec, force=force):
             report.reparsed.append(str(spec.path))
     with db.read() as conn:
         known = [r[0] for r in conn.execute("SELECT path FROM sources")]
-    prefixes = tuple(str(r) for r in (root if isinstance(root, list) else [root]))
     for path in known:
-        if path.startswith(prefixes) and path not in seen:
+        if path not in seen and origin.owns(path):
             _drop(db, path, report)
     return report

@@ -160,3 +160,8 @@ MIGRATIONS.append(
         """,
     )
 )
+
+# The version of each source as the truth reported it when it was last indexed
+# (`files.truth.Entry.version`): an unchanged version means an unchanged source,
+# so catching up a truth kept in PostgreSQL costs no read per source.
+MIGRATIONS.append(("007_source_version", "ALTER TABLE sources ADD COLUMN version TEXT;"))

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memstrata.index.reconcile import SourceSpec
-from memstrata.layers.catalog import _walk
+from memstrata.layers.catalog import source_for
 from memstrata.layers.episodes import Episodes, Scratch
 from memstrata.layers.facts import Facts
 from memstrata.layers.files import MemoryFiles
@@ -79,37 +79,15 @@ class AgentMemory:
         return CompactionHistory(self.store, self.name)
 
     def sources(self) -> list[SourceSpec]:
-        """Every index source this agent has on disk."""
-        lay = self.store.layout
-        specs: list[SourceSpec] = []
-        mem = lay.memory_dir(self.name)
-        for p in _walk(mem):
-            rel = p.relative_to(mem).as_posix()
-            if rel == "LOG.md":
-                specs.append(self.log.spec())
-            elif is_text_file(p):
-                specs.append(self.files.spec_for(p, rel))
-        if lay.identity(self.name).exists():
-            specs.append(self.identity.spec())
-        for p in self._beside_identity():
-            specs.append(markdown_spec(p, self.store.rel(p), "context", owner=self.name))
-        if lay.facts(self.name).exists():
-            specs.append(self.facts.spec())
-        if lay.tasks(self.name).exists():
-            specs.append(self.tasks.spec())
-        for sid in self.sessions.transcript_ids():
-            specs.append(self.sessions.spec(sid))
-        specs.extend(self.episodes.sources())
-        if lay.compactions(self.name).exists():
-            specs.append(self.compactions.spec())
-        archive = lay.archive_dir(self.name)
-        for p in _walk(archive):
-            if p.suffix == ".md":
-                specs.append(archive_spec(self.store, p, self.name))
-        return specs
+        """Every index source this agent has in the truth."""
+        specs: dict[str, SourceSpec] = {}
+        for entry in self.store.truth.list(f"agents/{self.name}"):
+            spec = None if entry.is_dir else source_for(self.store, entry.path)
+            if spec is not None:
+                specs.setdefault(str(spec.path), spec)
+        return list(specs.values())
 
-
-    def _beside_identity(self, *, existing: bool = True) -> list[Path]:
+    def _beside_identity(self) -> list[Path]:
         """Long-term memory kept beside AGENT.md (seed 004's `<agent>/MEMORY.md`, or where
         `[memory] path` puts it): indexed as layer `context`."""
         folder = self.store.layout.agent(self.name)
@@ -117,7 +95,7 @@ class AgentMemory:
         ctx = self.store.layout.context_file(self.name)
         if ctx.parent == folder and ctx not in found:
             found.append(ctx)
-        return [p for p in found if not existing or p.exists()]
+        return found
 
     def source_for(self, path: Path, rest: tuple[str, ...]) -> SourceSpec | None:
         """The source `path` is, by its parts `rest` below the agent's folder (as `sources`)."""
@@ -126,16 +104,16 @@ class AgentMemory:
             if tail == "LOG.md":
                 return self.log.spec()
             return self.files.spec_for(path, tail) if is_text_file(path) else None
-        if rest == ("AGENT.md",) or rest == ("IDENTITY.md",):
+        if rest in (("AGENT.md",), ("IDENTITY.md",)):
             return self.identity.spec()
-        if len(rest) == 1 and path in self._beside_identity(existing=False):
-            return markdown_spec(path, self.store.rel(path), "context", owner=self.name)
+        if len(rest) == 1 and path in self._beside_identity():
+            return markdown_spec(self.store, path, "context", owner=self.name)
         if rest == ("facts.jsonl",):
             return self.facts.spec()
         if rest == ("tasks.json",):
             return self.tasks.spec()
         if head == "sessions" and len(rest) == 2 and path.suffix == ".jsonl":
-            return self.sessions.spec(check_name(path.stem, "session id"))
+            return self.sessions.spec(check_name(path.stem, "session id"), path)
         if head == "episodes" and len(rest) > 2:
             return self.episodes.source_for(path)
         if rest == ("compactions.jsonl",):
@@ -149,8 +127,12 @@ def archive_spec(store: Store, path: object, owner: str) -> SourceSpec:
     """Cold memory: compacted LOG archives (LOG format) and archived Markdown."""
     assert isinstance(path, Path)
     if path.name.startswith("LOG-") and path.parent == store.layout.archive_dir(owner):
-        p = str(path)
-        return SourceSpec(
-            path, "whole", lambda d, b: parse_log(d, b, p, owner=owner, layer="archive", final=True)
-        )
-    return markdown_spec(path, store.rel(path), "archive", owner=owner)
+        p, rel = str(path), store.rel(path)
+
+        def when() -> float:
+            entry = store.truth.stat(rel)
+            return entry.mtime if entry is not None else 0.0
+
+        return SourceSpec(path, "whole", lambda d, b: parse_log(
+            d, b, p, owner=owner, layer="archive", final=True, mtime=when))
+    return markdown_spec(store, path, "archive", owner=owner)

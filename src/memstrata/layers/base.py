@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstrata import limits
 from memstrata.errors import EntryTooLarge, MalformedInput
+from memstrata.files.jsondoc import RecordList
+from memstrata.files.jsonl import Decoded, decode
 from memstrata.model import has_control
 
 if TYPE_CHECKING:
+    from memstrata.files.truth import Entry
     from memstrata.store import Store
 
 
@@ -54,10 +56,24 @@ class Layer:
         return [f"{path}: byte {offset}: {reason}" for offset, reason in rows]
 
     def _rel(self, path: Path) -> str:
-        try:
-            return os.path.relpath(path, self.store.home)
-        except ValueError:
-            return str(path)
+        return self.store.rel(path)
+
+    def _stat(self, path: Path) -> Entry | None:
+        """The truth's entry for a path below the home (None: it does not exist)."""
+        return self.store.truth.stat(self.store.rel(path))
+
+    def _bytes(self, path: Path) -> bytes:
+        """A whole source's bytes (b'' if it does not exist)."""
+        found = self.store.read(path)
+        return found.data if found is not None else b""
+
+    def _records(self, path: Path) -> Decoded:
+        """The records of a JSONL source, torn or corrupt lines reported, not raised."""
+        return decode(self.store.truth.read_from(self.store.rel(path)), 0, str(path))
+
+    def _document(self, path: Path, key: str | None) -> RecordList:
+        """A JSON source as a document that keeps what it does not understand."""
+        return RecordList.parse(self._bytes(path), str(path), key=key)
 
 
 def check_text(value: object, what: str, max_bytes: int, *, allow_empty: bool = False) -> str:

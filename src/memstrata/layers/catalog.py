@@ -1,23 +1,24 @@
-"""Which files on disk are index sources, and which layer each belongs to.
+"""Which sources of the truth are index sources, and which layer each belongs to.
 
 The store calls `all_sources` on open and on `sync`/`reindex`; each layer module
-owns the parser for its files, this module only walks the folder tree.
-`source_for` answers the same question for one path (a watcher reported it
-changed), by its place in the layout alone, so a deleted file is recognised too.
+owns the parser for its files, this module only walks the tree (through the
+store's truth, so the same walk serves files and PostgreSQL). `source_for`
+answers the same question for one store-relative path (a watcher reported it
+changed), by its place in the layout alone, so a deleted source is recognised too.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memstrata.index.reconcile import SourceSpec
 
 if TYPE_CHECKING:
     from memstrata.store import Store
 
-MAX_WALK_FILES = 100_000
+MAX_WALK_FILES = 1_000_000
+TOP_SOURCES = frozenset({"ledger.jsonl", "items.json"})
 
 
 def memory_layer_of(rel: str) -> str:
@@ -31,65 +32,74 @@ def memory_layer_of(rel: str) -> str:
     return "file"
 
 
-def _walk(root: Path) -> list[Path]:
-    out: list[Path] = []
-    if not root.is_dir():
-        return out
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        for name in filenames:
-            if not name.startswith(".") and not name.endswith(".tmp"):
-                out.append(Path(dirpath) / name)
-        if len(out) > MAX_WALK_FILES:
-            break
-    return sorted(out)
+def walk(store: Store, root: Path) -> list[Path]:
+    """Every source (no folders) below the folder `root`, sorted, as paths below the home."""
+    try:
+        rel = root.relative_to(store.home).as_posix()
+    except ValueError:
+        return []
+    entries = store.truth.list(rel)
+    return [store.home / e.path for e in entries[:MAX_WALK_FILES] if not e.is_dir]
 
 
-def source_for(store: Store, path: Path) -> SourceSpec | None:
-    """The source a path is (existing or not), or None if it is no index source."""
+_walk = walk  # the name other modules imported
+
+
+def source_for(store: Store, rel: str | Path,
+               handles: dict[tuple[str, str], Any] | None = None) -> SourceSpec | None:
+    """The source a store-relative path is (existing or not), or None if it is no
+    index source. `handles` caches agent and room handles across calls (a walk)."""
     from memstrata.errors import InvalidInput
     from memstrata.layers.agent import AgentMemory
     from memstrata.layers.items import Items
     from memstrata.layers.ledger import Ledger
     from memstrata.layers.rooms import Room
 
-    try:
-        parts = path.relative_to(store.home).parts
-    except ValueError:
-        return None
+    if isinstance(rel, Path):
+        try:
+            rel = rel.relative_to(store.home).as_posix()
+        except ValueError:
+            return None
+    parts = tuple(p for p in rel.split("/") if p)
     if not parts or any(p.startswith(".") or p.endswith(".tmp") for p in parts):
         return None
+    path = Path(f"{store.home}/{'/'.join(parts)}")
+    cache = handles if handles is not None else {}
     try:
         if parts == ("ledger.jsonl",):
             return Ledger(store).spec()
         if parts == ("items.json",):
             return Items(store).spec()
         if len(parts) > 2 and parts[0] == "agents":
-            return AgentMemory(store, parts[1]).source_for(path, parts[2:])
+            agent = cache.get(("agents", parts[1]))
+            if agent is None:
+                agent = cache[("agents", parts[1])] = AgentMemory(store, parts[1])
+            return agent.source_for(path, parts[2:])
         if len(parts) > 2 and parts[0] == "rooms":
-            return Room(store, parts[1]).source_for(path, parts[2:])
+            room = cache.get(("rooms", parts[1]))
+            if room is None:
+                room = cache[("rooms", parts[1])] = Room(store, parts[1])
+            return room.source_for(path, parts[2:])
     except InvalidInput:  # a folder name that is no agent or room name
         return None
     return None
 
 
 def all_sources(store: Store) -> list[SourceSpec]:
-    from memstrata.layers.agent import AgentMemory
-    from memstrata.layers.items import Items
-    from memstrata.layers.ledger import Ledger
-    from memstrata.layers.rooms import Room
-
-    specs: list[SourceSpec] = []
-    lay = store.layout
-    if lay.ledger.exists():
-        specs.append(Ledger(store).spec())
-    if lay.items.exists():
-        specs.append(Items(store).spec())
-    for agent in lay.agents():
-        specs.extend(AgentMemory(store, agent).sources())
-    for room in lay.rooms():
-        specs.extend(Room(store, room).sources())
+    """Every index source the truth holds: one walk (one query for PostgreSQL), each
+    path classified by `source_for`."""
+    specs: dict[str, SourceSpec] = {}
+    handles: dict[tuple[str, str], Any] = {}
+    for entry in store.truth.list(""):
+        if entry.is_dir or (entry.path.count("/") == 0 and entry.path not in TOP_SOURCES):
+            continue
+        spec = source_for(store, entry.path, handles)
+        if spec is not None:
+            specs.setdefault(str(spec.path), spec)
+        if len(specs) > MAX_WALK_FILES:
+            break
     from memstrata.layers.sources import Sources
 
-    specs.extend(Sources(store).specs())  # indexed project folders (seed 004 `sources`)
-    return specs
+    out = list(specs.values())
+    out.extend(Sources(store).specs())  # indexed project folders (seed 004 `sources`)
+    return out

@@ -14,17 +14,16 @@ from __future__ import annotations
 
 import builtins
 import re
-import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstrata import limits
 from memstrata.errors import MalformedInput, NotFound
-from memstrata.files.jsonl import encode, read_records
+from memstrata.files.jsonl import decode, encode
 from memstrata.files.paths import safe_join
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.base import Layer, check_count, check_text
-from memstrata.layers.catalog import _walk
+from memstrata.layers.catalog import walk
 from memstrata.layers.mdparse import is_text_file, markdown_spec
 from memstrata.model import check_name, iso, now_ts
 
@@ -67,7 +66,7 @@ class Scratch(Layer):
 
     def list(self) -> builtins.list[FileInfo]:
         self._check("read")
-        if not self.dir.exists():
+        if self._stat(self.dir) is None:
             return []
         return [f for f in self.files.list("session") if not f.is_dir]
 
@@ -91,16 +90,16 @@ class Scratch(Layer):
             return None
         assert self.owner is not None
         dest = self.store.layout.archive_dir(self.owner) / "scratch" / iso(now_ts()).replace(":", "")
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        with self.store.locks.hold(str(self.dir)):
-            shutil.move(str(self.dir), dest)
+        truth, folder = self.store.truth, self.store.rel(self.dir)
+        with truth.lock(folder):
+            truth.move(folder, self.store.rel(dest))
         from memstrata.layers.agent import archive_spec
 
         for f in files:
             path = self.files.root / f.path
             self.store.index_file(self.files.spec_for(path, f.path))
             moved = dest / f.path.removeprefix("session/")
-            if moved.suffix == ".md" and moved.is_file():
+            if moved.suffix == ".md":
                 self.store.index_file(archive_spec(self.store, moved, self.owner))
         self._write_event(self.dir, -sum(f.size for f in files))
         return self.store.rel(dest)
@@ -114,12 +113,12 @@ class Episodes(Layer):
         self.root: Path = store.layout.episodes_dir(owner)
 
     def spec_for(self, path: Path) -> SourceSpec:
-        return markdown_spec(path, self.store.rel(path), "episode", owner=self.owner,
+        return markdown_spec(self.store, path, "episode", owner=self.owner,
                              thread=path.parent.name)
 
     def sources(self) -> builtins.list[SourceSpec]:
         out = []
-        for p in _walk(self.root):
+        for p in walk(self.store, self.root):
             spec = self.source_for(p)
             if spec is not None:
                 out.append(spec)
@@ -146,29 +145,30 @@ class Episodes(Layer):
         check_text(title, "task title", limits.LABEL_CHARS)
         slug = slugify(title)
         folder = self._folder(slug)
-        made = not folder.is_dir()
-        folder.mkdir(parents=True, exist_ok=True)
+        rel = self.store.rel(folder)
+        made = self.store.truth.stat(rel) is None
+        self.store.truth.rewrite(rel + "/", b"")  # the folder exists now
         if made:
             self._write_event(folder, 0)
         return slug
 
     def list(self) -> builtins.list[str]:
         self._check("read")
-        if not self.root.is_dir():
-            return []
-        return sorted(p.name for p in self.root.iterdir() if p.is_dir())
+        return sorted(e.path.rsplit("/", 1)[-1]
+                      for e in self.store.truth.list(self.store.rel(self.root), recursive=False)
+                      if e.is_dir)
 
     def files(self, slug: str) -> builtins.list[str]:
         self._check("read")
         folder = self._folder(slug)
-        if not folder.is_dir():
+        entry = self._stat(folder)
+        if entry is None or not entry.is_dir:
             raise NotFound(f"no task folder {slug!r}")
-        return [p.relative_to(folder).as_posix() for p in _walk(folder)]
+        return [p.relative_to(folder).as_posix() for p in walk(self.store, folder)]
 
     def write(self, slug: str, rel: str, content: str) -> str:
         self._check("write")
         folder = self._folder(slug)
-        folder.mkdir(parents=True, exist_ok=True)
         path = safe_join(folder, rel)
         check_text(content, "content", 1024 * 1024, allow_empty=True)
         content = self._screen(content, rel)
@@ -180,24 +180,23 @@ class Episodes(Layer):
         """Append a section to a task file (revision history, verified items...)."""
         self._check("write")
         folder = self._folder(slug)
-        folder.mkdir(parents=True, exist_ok=True)
         path = safe_join(folder, rel)
         check_text(text, "text", 256 * 1024)
         text = self._screen(text, rel)
-        with self.store.editing(self.spec_for(path)) as commit:
-            old = path.read_text(encoding="utf-8") if path.exists() else ""
+        with self.store.editing(self.spec_for(path)) as edit:
+            old = edit.text
             sep = "" if not old or old.endswith("\n\n") else ("\n" if old.endswith("\n") else "\n\n")
-            commit(old + sep + text.rstrip("\n") + "\n")
+            edit(old + sep + text.rstrip("\n") + "\n")
         self._write_event(path, len(text))
         return self.store.rel(path)
 
     def read(self, slug: str, rel: str) -> str:
         self._check("read")
         path = safe_join(self._folder(slug), rel)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise NotFound(f"no file {rel!r} in task {slug!r}") from None
+        found = self.store.read(path)
+        if found is None:
+            raise NotFound(f"no file {rel!r} in task {slug!r}")
+        text = found.text
         self._read_event(path, len(text))
         return text
 
@@ -250,9 +249,9 @@ class Episodes(Layer):
         data = encode(rec)
         self.store.append(gate_spec(path, self.owner, slug), data)
         self._write_event(path, len(data))
-        return rec
+        return dict(rec)
 
     def gate_events(self, slug: str, task_id: str) -> builtins.list[dict[str, Any]]:
         self._check("read")
         path = self._folder(slug) / "observability" / f"{check_name(task_id, 'task id')}.ndjson"
-        return [r for _, r in read_records(path).records]
+        return [r for _, r in decode(self.store.truth.read_from(self.store.rel(path))).records]

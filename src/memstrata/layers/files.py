@@ -11,9 +11,6 @@ follows a symlink out of the memory folder. LOG.md is append-only and cannot be 
 from __future__ import annotations
 
 import builtins
-import os
-import shutil
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,27 +31,12 @@ from memstrata.model import iso, now_ts
 from memstrata.store import sha256_text
 
 if TYPE_CHECKING:
+    from memstrata.files.truth import Entry
     from memstrata.index.reconcile import SourceSpec
     from memstrata.store import Store
 
 MAX_FILE_BYTES = 1024 * 1024
 RESERVED = frozenset({"LOG.md"})
-
-
-def _entry(path: Path, root: Path) -> FileInfo | None:
-    """What `list` shows for `path` (below `root`), or None if it vanished meanwhile,
-    dangles, or is a symlink that leads out of `root`."""
-    try:
-        st = os.lstat(path)
-        if stat.S_ISLNK(st.st_mode):
-            target = Path(os.path.realpath(path))
-            if root not in target.parents:
-                return None
-            st = os.stat(target)
-    except OSError:  # deleted by someone else meanwhile, a dangling or looping link
-        return None
-    return FileInfo(path.relative_to(root).as_posix(), st.st_size, iso(st.st_mtime),
-                    stat.S_ISDIR(st.st_mode))
 
 
 @dataclass(frozen=True)
@@ -81,47 +63,51 @@ class MemoryFiles(Layer):
         relp = path.relative_to(self.root.resolve()).as_posix()
         if writing and relp in RESERVED:
             raise ReservedFile(f"{relp} is append-only: use the log (append_log / log_activity)")
-        if writing:  # reads never create an (empty) agent folder; refused paths neither
-            self.root.mkdir(parents=True, exist_ok=True)
         return path, relp
+
+    def _where(self, relp: str) -> str:
+        """The store-relative path of a memory file (the truth's name for it)."""
+        return f"{self.store.rel(self.root)}/{relp}" if relp else self.store.rel(self.root)
 
     def spec_for(self, path: Path, relp: str) -> SourceSpec:
         assert self.owner is not None
-        return markdown_spec(
-            path, self.store.rel(path), memory_layer_of(relp), owner=self.owner
-        )
+        return markdown_spec(self.store, path, memory_layer_of(relp), owner=self.owner)
 
-    def _info(self, path: Path, relp: str, text: str | None = None) -> FileInfo:
-        st = path.stat()
-        return FileInfo(relp, st.st_size, iso(st.st_mtime), path.is_dir(),
+    def _info(self, relp: str, entry: Entry, text: str | None = None) -> FileInfo:
+        return FileInfo(relp, entry.size, iso(entry.mtime), entry.is_dir,
                         sha256_text(text) if text is not None else None)
+
+    def _text(self, relp: str) -> tuple[str, Entry]:
+        try:
+            found = self.store.truth.read(self._where(relp))
+        except MalformedInput:
+            raise MalformedInput(f"{relp!r} is a directory") from None
+        if found is None:
+            raise NotFound(f"no memory file {relp!r}")
+        try:
+            return found.data.decode("utf-8"), found.entry
+        except UnicodeDecodeError:
+            raise MalformedInput(f"{relp!r} is not UTF-8 text") from None
 
     # -- operations ----------------------------------------------------------
     def read(self, rel: str) -> str:
         self._check("read")
         path, relp = self._path(rel)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise NotFound(f"no memory file {relp!r}") from None
-        except IsADirectoryError:
-            raise MalformedInput(f"{relp!r} is a directory") from None
+        text, _ = self._text(relp)
         self._read_event(path, len(text))
         return text
 
     def stat(self, rel: str) -> FileInfo:
         self._check("read")
-        path, relp = self._path(rel)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise NotFound(f"no memory file {relp!r}") from None
-        return self._info(path, relp, text)
+        _, relp = self._path(rel)
+        text, entry = self._text(relp)
+        return self._info(relp, entry, text)
 
     def exists(self, rel: str) -> bool:
         self._check("read")
-        path, _ = self._path(rel)
-        return path.is_file()
+        _, relp = self._path(rel)
+        entry = self.store.truth.stat(self._where(relp))
+        return entry is not None and not entry.is_dir
 
     def write(self, rel: str, content: str, *, expected_sha: str | None = None) -> FileInfo:
         """Create or overwrite a file atomically."""
@@ -129,28 +115,34 @@ class MemoryFiles(Layer):
         check_text(content, "content", MAX_FILE_BYTES, allow_empty=True)
         path, relp = self._path(rel, writing=True)
         content = self._screen(content, relp)
-        if path.is_dir():
+        old = self.store.truth.stat(self._where(relp))
+        if old is not None and old.is_dir:
             raise MalformedInput(f"{relp!r} is a directory")
-        before = path.stat().st_size if path.exists() else 0
+        before = old.size if old is not None else 0
         self.store.rewrite(self.spec_for(path, relp), content, expected_sha=expected_sha)
         self._write_event(path, len(content.encode("utf-8")) - before)
-        return self._info(path, relp, content)
+        return self._info(relp, self._entry(relp), content)
+
+    def _entry(self, relp: str) -> Entry:
+        entry = self.store.truth.stat(self._where(relp))
+        if entry is None:
+            raise NotFound(f"no memory file {relp!r}")  # deleted again meanwhile
+        return entry
 
     def _modify(self, rel: str, change: object) -> FileInfo:
         self._check("write")
         path, relp = self._path(rel, writing=True)
         spec = self.spec_for(path, relp)
-        with self.store.editing(spec) as commit:
-            try:
-                text = path.read_text(encoding="utf-8")
-            except FileNotFoundError:
-                raise NotFound(f"no memory file {relp!r}") from None
+        with self.store.editing(spec) as edit:
+            if not edit.exists:
+                raise NotFound(f"no memory file {relp!r}")
+            text = edit.text
             new = change(text, relp)  # type: ignore[operator]
             if len(new.encode("utf-8")) > MAX_FILE_BYTES:
                 raise EntryTooLarge(f"{relp} would exceed {MAX_FILE_BYTES} bytes")
-            commit(new)
+            edit(new)
         self._write_event(path, len(new) - len(text))
-        return self._info(path, relp, new)
+        return self._info(relp, self._entry(relp), new)
 
     def replace(self, rel: str, old: str, new: str) -> FileInfo:
         """Replace the one occurrence of `old` (seed 003: must be a unique match)."""
@@ -195,27 +187,24 @@ class MemoryFiles(Layer):
         self._check("read")
         base = safe_join(self.root, rel, allow_root=True)
         root = self.root.resolve()
-        try:
-            is_dir = stat.S_ISDIR(os.stat(base).st_mode)
-        except FileNotFoundError:
-            if base == root:
+        relp = "" if base == root else base.relative_to(root).as_posix()
+        truth = self.store.truth
+        entry = truth.stat(self._where(relp))
+        if entry is None:
+            if not relp:
                 return []  # an agent with no memory files yet: reading creates nothing
-            raise NotFound(f"no memory folder {rel!r}") from None
-        if not is_dir:
-            found = _entry(base, root)
-            if found is None:
+            raise NotFound(f"no memory folder {rel!r}")
+        # One listing of the whole memory folder: symlinks are followed only inside it.
+        cut = len(self._where("")) + 1
+        found = [FileInfo(e.path[cut:], e.size, iso(e.mtime), e.is_dir)
+                 for e in truth.list(self._where(""))]
+        if not entry.is_dir:
+            match = [f for f in found if f.path == relp]
+            if not match:
                 raise NotFound(f"no memory file {rel!r}")
-            return [found]
-        out: list[FileInfo] = []
-        for dirpath, dirnames, filenames in os.walk(base):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            for name in [*dirnames, *sorted(filenames)]:
-                if not name.startswith("."):
-                    info = _entry(Path(dirpath) / name, root)
-                    if info is not None:
-                        out.append(info)
-        out.sort(key=lambda f: f.path)
-        return out
+            return match
+        return sorted((f for f in found if not relp or f.path.startswith(f"{relp}/")),
+                      key=lambda f: f.path)
 
     def delete(self, rel: str) -> str:
         """Move a file (or folder) to the archive; returns its archive path.
@@ -227,37 +216,38 @@ class MemoryFiles(Layer):
         """
         self._check("write")
         path, relp = self._path(rel, writing=True)
-        if not path.exists():
+        truth = self.store.truth
+        entry = truth.stat(self._where(relp))
+        if entry is None:
             raise NotFound(f"no memory file {relp!r}")
         assert self.owner is not None
         deleted = self.store.layout.archive_dir(self.owner) / "deleted"
         stamp = int(now_ts() * 1000)
-        while (deleted / str(stamp) / relp).exists():
+        while truth.stat(self.store.rel(deleted / str(stamp) / relp)) is not None:
             stamp += 1
         dest = deleted / str(stamp) / relp
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        with self.store.locks.hold(str(path)):
-            shutil.move(str(path), dest)
+        with truth.lock(self._where(relp)):
+            truth.move(self._where(relp), self.store.rel(dest))
         self.store.index_file(self.spec_for(path, relp))
         from memstrata.layers.agent import archive_spec
 
-        if dest.is_file():
+        if not entry.is_dir:
             self.store.index_file(archive_spec(self.store, dest, self.owner))
-        self._write_event(path, -dest.stat().st_size if dest.is_file() else 0)
+        self._write_event(path, -entry.size if not entry.is_dir else 0)
         return self.store.rel(dest)
 
     def rename(self, old: str, new: str) -> FileInfo:
         self._check("write")
         dst, relp = self._path(new, writing=True)  # the caller's new name is checked first
-        src, _ = self._path(old, writing=True)
-        if not src.exists():
+        src, old_relp = self._path(old, writing=True)
+        truth = self.store.truth
+        if truth.stat(self._where(old_relp)) is None:
             raise NotFound(f"no memory file {old!r}")
-        if dst.exists():
+        if truth.stat(self._where(relp)) is not None:
             raise AlreadyExists(f"{relp!r} already exists")
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        with self.store.locks.hold(str(src)), self.store.locks.hold(str(dst)):
-            os.rename(src, dst)
+        with truth.lock(self._where(old_relp)), truth.lock(self._where(relp)):
+            truth.move(self._where(old_relp), self._where(relp))
         self.store.index_file(self.spec_for(src, old))
         self.store.index_file(self.spec_for(dst, relp))
         self._write_event(dst, 0)
-        return self._info(dst, relp)
+        return self._info(relp, self._entry(relp))

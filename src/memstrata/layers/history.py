@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from memstrata import limits
 from memstrata.errors import MalformedInput
-from memstrata.files.jsonl import BadLine, decode, encode, read_records
+from memstrata.files.jsonl import BadLine, decode, encode
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.base import Layer, check_json
@@ -102,7 +102,7 @@ class CompactionHistory(Layer):
 
     def list(self) -> list[dict[str, Any]]:
         self._check("read", "log")
-        dec = read_records(self.path)
+        dec = decode(self.store.truth.read_from(self.store.rel(self.path)), 0, str(self.path))
         self._read_event(self.path, dec.consumed)
         return [r for _, r in dec.records]
 

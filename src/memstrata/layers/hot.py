@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 
 from memstrata import limits
 from memstrata.errors import EntryTooLarge, MalformedInput
-from memstrata.files.atomic import read_text
 from memstrata.layers.base import Layer, check_count, check_text
 from memstrata.layers.mdparse import markdown_spec
 from memstrata.model import iso, now_ts
@@ -39,12 +38,13 @@ class MarkdownLayer(Layer):
         self.path = path
 
     def spec(self) -> SourceSpec:
-        return markdown_spec(self.path, self.store.rel(self.path), self.layer, owner=self.owner)
+        return markdown_spec(self.store, self.path, self.layer, owner=self.owner)
 
     def read(self) -> str:
         """The file's text ('' if it does not exist yet)."""
         self._check("read")
-        text = read_text(self.path) or ""
+        found = self.store.read(self.path)
+        text = found.text if found is not None else ""
         self._read_event(self.path, len(text))
         return text
 
@@ -52,13 +52,14 @@ class MarkdownLayer(Layer):
         self._check("write")
         check_text(text, f"{self.path.name} content", 1024 * 1024, allow_empty=True)
         text = self._screen(text, self.path.name)
-        before = self.path.stat().st_size if self.path.exists() else 0
+        old = self._stat(self.path)
+        before = old.size if old is not None else 0
         self.store.rewrite(self.spec(), text, expected_sha=expected_sha)
         self._write_event(self.path, len(text.encode("utf-8")) - before)
 
     def exists(self) -> bool:
         self._check("read")
-        return self.path.exists()
+        return self._stat(self.path) is not None
 
 
 @dataclass(frozen=True)

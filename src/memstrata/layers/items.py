@@ -94,7 +94,7 @@ class Items(Layer):
         return SourceSpec(self.path, "whole", lambda d, b: parse_items(d, p))
 
     def _load(self) -> RecordList:
-        return RecordList.read(self.path, key=None)
+        return self._document(self.path, key=None)
 
     def list(self, *, type: str | None = None, source_file: str | None = None) -> builtins.list[Item]:
         """Every usable item (one with an unusable field is named by `problems()`)."""
@@ -205,7 +205,6 @@ class Items(Layer):
         check_count(wanted, "item ids", limits.ITEMS_PER_SOURCE)
         for i in wanted:
             check_plain(i, "item id", limits.NAME_CHARS)
-        from memstrata.files.appendlog import durable_append
         from memstrata.files.jsonl import encode
 
         drop = set(wanted)
@@ -216,8 +215,8 @@ class Items(Layer):
             if missing:
                 raise NotFound(f"no item with id {sorted(missing)[0]!r}")
             stamp = {"removedAt": iso(now_ts()), "removedBy": self.store.principal.agent}
-            durable_append(self.store.locks, self.removed_path,
-                           b"".join(encode({**r, **stamp}) for r in found))
+            self.store.truth.append(self.store.rel(self.removed_path),
+                                    b"".join(encode({**r, **stamp}) for r in found))
             doc.remove(lambda r: r["id"] in drop)
             commit(doc.dumps())
         self._write_event(self.path, -len(found))

@@ -144,7 +144,7 @@ class Ledger(Layer):
         spec = self.spec()
         # The supersede checks and the append happen under the ledger's lock, so two
         # writers can never both supersede the same entry.
-        with self.store.locks.hold(str(self.path)):
+        with self.store.truth.lock(self.store.rel(self.path)):
             if supersedes is not None:
                 self._check_supersede(spec, supersedes)
             entry = LedgerEntry(
@@ -289,9 +289,8 @@ class Ledger(Layer):
     def entries(self, *, include_superseded: bool = False) -> list[LedgerEntry]:
         """Every entry straight from the file, in file order (audit view)."""
         self._check("read")
-        from memstrata.files.appendlog import read_from
-
-        parsed = parse_ledger(read_from(self.path, 0), 0, str(self.path))
+        parsed = parse_ledger(self.store.truth.read_from(self.store.rel(self.path)), 0,
+                              str(self.path))
         hidden = {d.supersedes for d in parsed.docs if d.supersedes}
         gate = self.store.gate
         return [

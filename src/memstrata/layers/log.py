@@ -24,6 +24,7 @@ and reported as a bad line, which `doctor` lists.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -33,9 +34,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstrata import limits
-from memstrata.errors import LockTimeout, MalformedInput
-from memstrata.files.appendlog import read_from
+from memstrata.errors import LockTimeout, MalformedInput, StaleWrite
 from memstrata.files.jsonl import BadLine
+from memstrata.files.truth import MISSING
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.base import Layer, check_json, check_text
@@ -107,6 +108,7 @@ def parse_log(
     layer: str = "log",
     final: bool = False,
     taken: Taken | None = None,
+    mtime: Callable[[], float] | None = None,
 ) -> Parsed:
     """Entries and text blocks -> docs (grammar in `logblocks`).
 
@@ -114,7 +116,8 @@ def parse_log(
     doc, problems included (they are also reported as bad lines for `doctor`).
     A footer id already held by an earlier entry (in `data`, or before `base`
     according to `taken(uids, base)`) gets a uid of its own, `<id>@<offset>`,
-    so a copied footer never replaces the entry it was copied from.
+    so a copied footer never replaces the entry it was copied from. A block with
+    no time of its own before any entry is dated by `mtime()` (the file's).
     """
     split = split_blocks(data, base, final=final)
     out = Parsed(consumed=split.consumed)
@@ -144,7 +147,7 @@ def parse_log(
             problems.append(f"duplicate entry id {entry_id} (an earlier entry has it); "
                             f"indexed as {uid.removeprefix(prefix)}")
         seen.add(uid)
-        ts = _block_ts(ts_text, last_ts, path, problems)
+        ts = _block_ts(ts_text, last_ts, mtime, problems)
         last_ts = ts if b.kind == "entry" else last_ts
         for reason in problems:
             out.bad.append(BadLine(path, off, f"LOG entry: {reason}", content[:200]))
@@ -185,7 +188,8 @@ def _metadata(raw: str | None) -> tuple[dict[str, Any], list[str]]:
     return meta, []
 
 
-def _block_ts(text: str | None, last: float | None, path: str, problems: list[str]) -> float:
+def _block_ts(text: str | None, last: float | None, mtime: Callable[[], float] | None,
+              problems: list[str]) -> float:
     """The header's time; else (bad header, text block) the entry before's, else the file's."""
     if text is not None:
         try:
@@ -194,10 +198,7 @@ def _block_ts(text: str | None, last: float | None, path: str, problems: list[st
             problems.append(f"{exc}; entry kept, dated by its neighbours")
     if last is not None:
         return last
-    try:
-        return os.stat(path).st_mtime
-    except OSError:
-        return 0.0
+    return mtime() if mtime is not None else 0.0
 
 
 def to_entry(meta: dict[str, Any]) -> LogEntry:
@@ -218,15 +219,21 @@ class Log(Layer):
     def __init__(self, store: Store, owner: str) -> None:
         super().__init__(store, owner)
         self.path: Path = store.layout.log_file(owner)
+        self.rel = store.rel(self.path)
 
     def spec(self) -> SourceSpec:
         return SourceSpec(self.path, "append", self._parse)
 
+    def _mtime(self) -> float:
+        entry = self.store.truth.stat(self.rel)
+        return entry.mtime if entry is not None else 0.0
+
     def _parse(self, data: bytes, base: int) -> Parsed:
         path = str(self.path)
-        out = parse_log(data, base, path, owner=self.owner, taken=self._taken)
+        out = parse_log(data, base, path, owner=self.owner, taken=self._taken, mtime=self._mtime)
         if out.consumed < len(data) and self._settled(data, base + len(data)):
-            out = parse_log(data, base, path, owner=self.owner, final=True, taken=self._taken)
+            out = parse_log(data, base, path, owner=self.owner, final=True, taken=self._taken,
+                            mtime=self._mtime)
         return out
 
     def _settled(self, data: bytes, end: int) -> bool:
@@ -239,15 +246,15 @@ class Log(Layer):
         died). No while an append is under way: its writer indexes the block
         right after its own write.
         """
+        truth = self.store.truth
+        after = truth.read_from(self.rel, end, 4)
+        if after:
+            return after == b"### " and data.endswith(b"\n")
         try:
-            with open(self.path, "rb") as fh:
-                fh.seek(end)
-                after = fh.read(4)
-            if after:
-                return after == b"### " and data.endswith(b"\n")
-            with self.store.locks.hold(str(self.path), timeout=0):
-                return os.stat(self.path).st_size == end
-        except (LockTimeout, FileNotFoundError):
+            with truth.lock(self.rel, timeout=0):
+                entry = truth.stat(self.rel)
+                return entry is not None and entry.size == end
+        except LockTimeout:
             return False
 
     def _taken(self, uids: list[str], before: int) -> set[str]:
@@ -291,7 +298,7 @@ class Log(Layer):
         text = content.strip("\n")
         entry = LogEntry("log-" + os.urandom(4).hex(), iso(when), kind, text, metadata or {},
                          content_hash(text), estimate_tokens(text))
-        if not self.path.exists():
+        if self._stat(self.path) is None:
             self._ensure_header()
         data = encode_entry(entry)
         self.store.append(self.spec(), data, blank_line=True)
@@ -302,11 +309,8 @@ class Log(Layer):
         return entry
 
     def _ensure_header(self) -> None:
-        from memstrata.files.atomic import atomic_write_text
-
-        with self.store.locks.hold(str(self.path)):
-            if not self.path.exists():
-                atomic_write_text(self.path, LOG_HEADER)
+        with contextlib.suppress(StaleWrite):  # another writer made it first
+            self.store.truth.rewrite(self.rel, LOG_HEADER.encode(), expected=MISSING)
 
     def tail(self, n: int = 20) -> list[LogEntry]:
         """The last `n` entries, oldest first (seed 002: LOG tail read on every call)."""
@@ -327,8 +331,9 @@ class Log(Layer):
     def entries(self) -> list[LogEntry]:
         """Every entry, straight from the file."""
         self._check("read")
-        data = read_from(self.path, 0)
-        parsed = parse_log(data, 0, str(self.path), owner=self.owner, final=True)
+        data = self.store.truth.read_from(self.rel)
+        parsed = parse_log(data, 0, str(self.path), owner=self.owner, final=True,
+                           mtime=self._mtime)
         self._read_event(self.path, len(data))
         return [to_entry(d.meta or {}) for d in parsed.docs]
 
@@ -341,16 +346,14 @@ class Log(Layer):
 
     def read_text(self) -> str:
         self._check("read")
-        data = read_from(self.path, 0)
+        data = self.store.truth.read_from(self.rel)
         self._read_event(self.path, len(data))
         return data.decode("utf-8", "replace")
 
     def size(self) -> int:
         self._check("read")
-        try:
-            return os.stat(self.path).st_size
-        except FileNotFoundError:
-            return 0
+        entry = self.store.truth.stat(self.rel)
+        return entry.size if entry is not None else 0
 
     def count(self) -> int:
         self._check("read")

@@ -8,12 +8,15 @@ replaces its docs.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memstrata.files.markdown import chunk_markdown
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
+
+if TYPE_CHECKING:
+    from memstrata.store import Store
 
 TEXT_SUFFIXES = frozenset(
     {".md", ".markdown", ".txt", ".rst", ".py", ".js", ".ts", ".json", ".yaml", ".yml",
@@ -28,19 +31,19 @@ def is_text_file(path: Path) -> bool:
 
 
 def markdown_spec(
+    store: Store,
     path: Path,
-    rel: str,
     layer: str,
     *,
     owner: str | None = None,
     room: str | None = None,
     thread: str | None = None,
 ) -> SourceSpec:
+    rel = store.rel(path)
+
     def parse(data: bytes, base: int) -> Parsed:
-        try:
-            mtime = os.stat(path).st_mtime
-        except FileNotFoundError:
-            mtime = 0.0
+        entry = store.truth.stat(rel)  # a chunk is dated by its file's last change
+        mtime = entry.mtime if entry is not None else 0.0
         text = data[:MAX_INDEXED_BYTES].decode("utf-8", "replace")
         docs = [
             Doc(

@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any
 from memstrata import limits
 from memstrata.errors import MalformedInput, NotFound, RoomClosed
 from memstrata.files.jsondoc import Fields
-from memstrata.files.jsonl import BadLine, decode, encode, read_records
+from memstrata.files.jsonl import BadLine, decode, encode
 from memstrata.files.paths import safe_join
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.base import Layer, check_count, check_tags, check_text
-from memstrata.layers.catalog import _walk
+from memstrata.layers.catalog import walk
 from memstrata.layers.mdparse import is_text_file, markdown_spec
 from memstrata.model import check_name, check_plain, iso, now_ts, parse_ts
 
@@ -70,19 +70,32 @@ class RoomInfo:
                 "closed_by": self.closed_by}
 
 
-def read_room_info(path: Path, name: str) -> RoomInfo:
-    """room.json as a RoomInfo (an absent file: no upstream, open); MalformedInput if unusable."""
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+def room_info_from(data: bytes | None, path: str, name: str) -> RoomInfo:
+    """room.json's bytes as a RoomInfo (None, an absent file: no upstream, open);
+    MalformedInput if unusable."""
+    if data is None:
         return RoomInfo(name)
+    raw = _room_json(data, path)
+    f = Fields(raw, path)
+    return RoomInfo(name, f.texts("upstream"), f.text("closed") or None,
+                    f.text("closed_by") or None)
+
+
+def _room_json(data: bytes, path: str) -> dict[str, Any]:
+    try:
+        raw = json.loads(data.decode("utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise MalformedInput(f"{path}: not valid JSON ({exc})") from None
     if not isinstance(raw, dict):
         raise MalformedInput(f'{path}: expected {{"upstream": [room, ...], "closed": ...}}')
-    f = Fields(raw, str(path))
-    return RoomInfo(name, f.texts("upstream"), f.text("closed") or None,
-                    f.text("closed_by") or None)
+    return raw
+
+
+def read_room_info(store: Store, name: str) -> RoomInfo:
+    """A room's room.json, read through the store's truth."""
+    path = store.layout.room_info(name)
+    found = store.read(path)
+    return room_info_from(found.data if found is not None else None, str(path), name)
 
 
 class Room(Layer):
@@ -102,7 +115,7 @@ class Room(Layer):
     def info(self) -> RoomInfo:
         """Upstream rooms and closed state (readable by every agent but skills)."""
         self.store.gate.check("read", "artifact", None, self.name)
-        return read_room_info(self.info_path, self.name)
+        return read_room_info(self.store, self.name)
 
     def upstream(self) -> tuple[str, ...]:
         return self.info().upstream
@@ -116,7 +129,7 @@ class Room(Layer):
             if room in seen or room == self.name:
                 continue
             seen.append(room)
-            frontier.extend(read_room_info(self.store.layout.room_info(room), room).upstream)
+            frontier.extend(read_room_info(self.store, room).upstream)
         return seen
 
     def set_upstream(self, rooms: builtins.list[str] | tuple[str, ...]) -> RoomInfo:
@@ -138,7 +151,7 @@ class Room(Layer):
     def close(self) -> RoomInfo:
         """Close the room: its channel and artifacts stay, read-only (idempotent)."""
         self._check_room_write()
-        info = read_room_info(self.info_path, self.name)
+        info = read_room_info(self.store, self.name)
         if info.closed:
             return info
         return self._edit_info(closed=iso(now_ts()), closed_by=self.store.principal.agent)
@@ -148,23 +161,20 @@ class Room(Layer):
 
     def _edit_info(self, **changes: Any) -> RoomInfo:
         spec = SourceSpec(self.info_path, "whole", lambda d, b: Parsed(consumed=len(d)))
-        self.info_path.parent.mkdir(parents=True, exist_ok=True)
-        with self.store.editing(spec) as commit:
-            info = read_room_info(self.info_path, self.name)
+        with self.store.editing(spec) as edit:
+            where = str(self.info_path)
+            info = room_info_from(edit.data if edit.exists else None, where, self.name)
             data = {"upstream": builtins.list(info.upstream), "closed": info.closed,
                     "closed_by": info.closed_by, **changes}
-            try:
-                raw = json.loads(self.info_path.read_text(encoding="utf-8"))
-                data = {**raw, **data}  # keys the code does not know are kept
-            except FileNotFoundError:
-                pass
-            commit(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+            if edit.exists:
+                data = {**_room_json(edit.data, where), **data}  # unknown keys are kept
+            edit(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         self._write_event(self.info_path, 0, "room")
-        return read_room_info(self.info_path, self.name)
+        return read_room_info(self.store, self.name)
 
     def check_open(self) -> None:
         """Raise RoomClosed if the room is closed (channel and artifacts are read-only)."""
-        info = read_room_info(self.info_path, self.name)
+        info = read_room_info(self.store, self.name)
         if info.closed:
             raise RoomClosed(f"room {self.name} was closed at {info.closed}: its channel and "
                              "artifacts are kept read-only")
@@ -174,11 +184,12 @@ class Room(Layer):
         return SourceSpec(self.channel_path, "append", lambda d, b: parse_channel(d, b, p, room))
 
     def artifact_spec(self, path: Path) -> SourceSpec:
-        return markdown_spec(path, self.store.rel(path), "artifact", room=self.name)
+        return markdown_spec(self.store, path, "artifact", room=self.name)
 
     def sources(self) -> list[SourceSpec]:
-        specs = [self.channel_spec()] if self.channel_path.exists() else []
-        specs += [self.artifact_spec(p) for p in _walk(self.artifacts_dir) if is_text_file(p)]
+        specs = [self.channel_spec()] if self._stat(self.channel_path) is not None else []
+        specs += [self.artifact_spec(p) for p in walk(self.store, self.artifacts_dir)
+                  if is_text_file(p)]
         return specs
 
     def source_for(self, path: Path, rest: tuple[str, ...]) -> SourceSpec | None:
@@ -212,7 +223,7 @@ class Room(Layer):
 
     def messages(self, last_n: int | None = None) -> list[dict[str, Any]]:
         self._check("read")
-        dec = read_records(self.channel_path)
+        dec = self._records(self.channel_path)
         self._read_event(self.channel_path, dec.consumed)
         recs = [r for _, r in dec.records]
         return recs[-last_n:] if last_n else recs
@@ -224,7 +235,6 @@ class Room(Layer):
         check_text(content, "artifact", 4 * 1024 * 1024, allow_empty=True)
         self.check_open()
         content = self._screen(content, "artifact")
-        self.artifacts_dir.mkdir(parents=True, exist_ok=True)
         self.store.rewrite(self.artifact_spec(path), content)
         self._write_event(path, len(content), "artifact")
         return path.relative_to(self.artifacts_dir.resolve()).as_posix()
@@ -232,14 +242,14 @@ class Room(Layer):
     def read_artifact(self, rel: str) -> str:
         self.store.gate.check("read", "artifact", None, self.name)
         path = safe_join(self.artifacts_dir, rel)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise NotFound(f"no artifact {rel!r} in room {self.name}") from None
+        found = self.store.read(path)
+        if found is None:
+            raise NotFound(f"no artifact {rel!r} in room {self.name}")
+        text = found.text
         self._read_event(path, len(text), "artifact")
         return text
 
     def artifacts(self) -> list[str]:
         self.store.gate.check("read", "artifact", None, self.name)
-        root = self.artifacts_dir.resolve() if self.artifacts_dir.exists() else self.artifacts_dir
-        return [p.relative_to(root).as_posix() for p in _walk(root)]
+        return [p.relative_to(self.artifacts_dir).as_posix()
+                for p in walk(self.store, self.artifacts_dir)]

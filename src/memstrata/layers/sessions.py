@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from memstrata import limits
 from memstrata.errors import AlreadyExists, EntryTooLarge, MalformedInput, NotFound
 from memstrata.files.jsondoc import Fields, RecordList
-from memstrata.files.jsonl import BadLine, decode, encode, read_records
+from memstrata.files.jsonl import BadLine, decode, encode
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.base import Layer, check_json, check_text
@@ -95,8 +95,9 @@ class Sessions(Layer):
         self.dir: Path = store.layout.sessions_dir(owner)
         self.index_path: Path = store.layout.session_index(owner)
 
-    def spec(self, sid: str) -> SourceSpec:
-        path = self.store.layout.session(self.owner or "", sid)
+    def spec(self, sid: str, path: Path | None = None) -> SourceSpec:
+        """The transcript of session `sid` (at `path`, when the caller knows it)."""
+        path = path or self.store.layout.session(self.owner or "", sid)
         owner, p = self.owner or "", str(path)
         return SourceSpec(path, "append", lambda d, b: parse_session(d, b, p, owner, sid))
 
@@ -110,37 +111,38 @@ class Sessions(Layer):
     # rebuilt index: a damaged index never blocks a new session.
     def _read_index(self) -> RecordList:
         try:
-            return RecordList.read(self.index_path, key="sessions")
+            return self._document(self.index_path, key="sessions")
         except MalformedInput:
             return self._rebuilt()
 
     def _rebuilt(self) -> RecordList:
         """The index rebuilt from the transcripts, live and archived (titles are lost)."""
         rows: builtins.list[dict[str, Any]] = [
-            {"id": sid, "title": None, "created": _first_timestamp(self.spec(sid).path),
+            {"id": sid, "title": None, "created": self._first_timestamp(self.spec(sid).path),
              "ended": None, "archived": False}
             for sid in self.ids()
         ]
         known = {r["id"] for r in rows}
         archived = self.store.layout.archive_dir(self.owner or "") / "sessions"
-        for path in sorted(archived.glob("*.jsonl")) if archived.is_dir() else []:
+        for path in self._files_in(archived, ".jsonl"):
             sid = path.stem.rsplit("-", 1)[0]
             if sid not in known:
                 known.add(sid)
-                rows.append({"id": sid, "title": None, "created": _first_timestamp(path),
+                rows.append({"id": sid, "title": None, "created": self._first_timestamp(path),
                              "ended": None, "archived": True, "archive": self.store.rel(path)})
         return RecordList(str(self.index_path), "sessions", {}, rows)
 
     def _edit_index(self, change: Callable[[RecordList], None]) -> None:
-        with self.store.editing(self.index_spec()) as commit:
+        with self.store.editing(self.index_spec()) as edit:
             try:
-                doc = RecordList.read(self.index_path, key="sessions")
+                doc = RecordList.parse(edit.data, str(self.index_path), key="sessions")
             except MalformedInput:
                 aside = self.index_path.with_name(f"{self.index_path.name}.broken-{_new_id()[2:]}")
-                os.replace(self.index_path, aside)
+                self.store.truth.move(self.store.rel(self.index_path), self.store.rel(aside))
+                edit.current = None  # the index is written anew
                 doc = self._rebuilt()
             change(doc)
-            commit(doc.dumps())
+            edit(doc.dumps())
 
     def _update_index(self, sid: str, **fields: Any) -> None:
         def change(doc: RecordList) -> None:
@@ -174,9 +176,10 @@ class Sessions(Layer):
         kept but not understood."""
         self._check("read")
         out = [f"{self.index_path}: was unreadable and was rebuilt from the transcripts; the "
-               f"damaged copy is kept as {p.name}" for p in sorted(self.dir.glob("sessions.json.broken-*"))]
+               f"damaged copy is kept as {p.name}" for p in self._files_in(self.dir, "")
+               if p.name.startswith("sessions.json.broken-")]
         try:
-            doc = RecordList.read(self.index_path, key="sessions")
+            doc = self._document(self.index_path, key="sessions")
         except MalformedInput as exc:
             return [*out, f"{exc} (sessions are listed from the transcripts)"]
         out += doc.problems()
@@ -206,7 +209,7 @@ class Sessions(Layer):
         self._write_event(self.index_path, 0)
 
     def _require(self, sid: str) -> None:
-        if self._read_index().find(sid) is None and not self.spec(sid).path.exists():
+        if self._read_index().find(sid) is None and self._stat(self.spec(sid).path) is None:
             raise NotFound(f"no session {sid!r}")
 
     def list(self, *, include_archived: bool = False) -> list[SessionInfo]:
@@ -257,7 +260,7 @@ class Sessions(Layer):
         if not recs:
             return []
         spec = self.spec(sid)
-        if not spec.path.exists() and self._read_index().find(sid) is None:
+        if self._stat(spec.path) is None and self._read_index().find(sid) is None:
             self._update_index(sid, created=recs[0]["timestamp"])
         data = b"".join(encode(r) for r in recs)
         self.store.append(spec, data)
@@ -271,7 +274,7 @@ class Sessions(Layer):
         self._check("read")
         self._require(session_id)
         path = self.spec(session_id).path
-        dec = read_records(path)
+        dec = self._records(path)
         self._read_event(path, dec.consumed)
         return [to_message(r) for _, r in dec.records if "role" in r]
 
@@ -304,28 +307,30 @@ class Sessions(Layer):
     def transcript_ids(self) -> builtins.list[str]:
         """Index machinery (`AgentMemory.sources`): the same list without a scope check,
         since the derived index covers every agent whoever opened the store."""
-        if not self.dir.is_dir():
-            return []
-        return sorted(p.stem for p in self.dir.glob("*.jsonl"))
+        return [p.stem for p in self._files_in(self.dir, ".jsonl")]
+
+    def _files_in(self, folder: Path, suffix: str) -> builtins.list[Path]:
+        """The sources directly in `folder` whose name ends in `suffix`, sorted."""
+        return [self.store.home / e.path
+                for e in self.store.truth.list(self.store.rel(folder), recursive=False)
+                if not e.is_dir and e.path.endswith(suffix)]
+
+    def _first_timestamp(self, path: Path) -> str:
+        """When a transcript started: its first message's timestamp, else the file's mtime."""
+        rel = self.store.rel(path)
+        head = self.store.truth.read_from(rel, 0, MAX_MESSAGE_BYTES + 4096)
+        try:
+            first = json.loads(head.split(b"\n", 1)[0])
+            return iso(parse_ts(first["timestamp"]))
+        except (ValueError, KeyError, TypeError, MalformedInput):
+            entry = self.store.truth.stat(rel)
+            return iso(entry.mtime) if entry is not None else ""
 
 
 def _info(row: dict[str, Any], path: str, messages: int) -> SessionInfo:
     f = Fields(row, f"{path}: session {row.get('id')!r}")
     return SessionInfo(f.text("id"), f.optional_text("title"), f.text("created"),
                        f.optional_text("ended"), f.flag("archived"), messages)
-
-
-def _first_timestamp(path: Path) -> str:
-    """When a transcript started: its first message's timestamp, else the file's mtime."""
-    try:
-        with open(path, "rb") as fh:
-            first = json.loads(fh.readline())
-        return iso(parse_ts(first["timestamp"]))
-    except (OSError, ValueError, KeyError, TypeError, MalformedInput):
-        try:
-            return iso(path.stat().st_mtime)
-        except OSError:
-            return ""
 
 
 def _new_id() -> str:

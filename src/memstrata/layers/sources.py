@@ -9,8 +9,10 @@ binaries, text and code up to 1 MB) and split into chunks with their 1-based
 line numbers: Markdown at its headings, code and other text every
 `CODE_CHUNK_LINES` lines.
 
-The registry `sources.json` lives in the store; the files stay where they are,
-read-only to memstrata. They are caught up whenever a store opens, on `sync()`
+The registry `sources.json` is store data (read and written through the
+store's truth); the files stay where they are, read-only to memstrata, each
+folder read through its own `LocalTruth` (a project folder is this host's, not
+the store's, whatever the store's backend). They are caught up whenever a store opens, on `sync()`
 (`memstrata sources sync`) and on reindex; the folder watcher of a long-running
 process covers the store's own folder, so a source edited while a server runs is
 seen at its next open or sync.
@@ -18,6 +20,7 @@ seen at its next open or sync.
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import os
 from pathlib import Path
@@ -25,9 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput, NotFound
 from memstrata.files.jsondoc import RecordList
+from memstrata.files.local import LocalTruth
 from memstrata.files.markdown import chunk_markdown
 from memstrata.index.docs import Doc, Parsed, delete_source
-from memstrata.index.reconcile import SourceSpec, SyncReport, sync_sources
+from memstrata.index.reconcile import Origin, SourceSpec, SyncReport, sync_sources
 from memstrata.layers.base import Layer
 from memstrata.layers.mdparse import TEXT_SUFFIXES
 from memstrata.model import iso, now_ts
@@ -63,7 +67,7 @@ def parse_source_file(data: bytes, path: Path, root: Path) -> Parsed:
                   for i in range(0, len(lines), CODE_CHUNK_LINES)
                   if "\n".join(lines[i:i + CODE_CHUNK_LINES]).strip()]
     try:
-        mtime = os.stat(path).st_mtime
+        mtime = os.stat(path).st_mtime  # a project file (not store data)
     except FileNotFoundError:
         mtime = 0.0
     rid = _root_id(root)
@@ -122,10 +126,16 @@ class Sources(Layer):
 
     def _registered(self) -> list[str]:
         try:
-            doc = RecordList.read(self.path, key="sources")
+            doc = self._document(self.path, "sources")
         except MalformedInput:
             return []
         return [str(r.get("path")) for r in doc.records() if isinstance(r.get("path"), str)]
+
+    def origin(self, *, with_home: bool = True) -> Origin:
+        """The store's origin plus every registered folder, each read through its own truth."""
+        folders = tuple((str(root), LocalTruth(root, self.store.locks)) for root in self.roots())
+        base = self.store.origin
+        return Origin(base.truth, base.home, folders, with_home)
 
     def list(self) -> list[dict[str, Any]]:
         """The registered folders with how many files each holds in the index."""
@@ -138,7 +148,7 @@ class Sources(Layer):
                 out.append({"path": str(root), "files": int(n)})
         return out
 
-    def specs(self) -> list[SourceSpec]:
+    def specs(self) -> builtins.list[SourceSpec]:
         """Every indexed file of every registered folder (for `Store.sources`)."""
         return [source_spec(p, root) for root in self.roots() for p in walk_source(root)]
 
@@ -150,12 +160,12 @@ class Sources(Layer):
             raise NotFound(f"{folder} is not a folder")
         if root == self.store.home or self.store.home in root.parents:
             raise MalformedInput(f"{root} is the store itself; its memory is indexed already")
-        with self.store.editing(self._registry_spec()) as commit:
-            doc = RecordList.read(self.path, key="sources")
+        with self.store.editing(self._registry_spec()) as edit:
+            doc = RecordList.parse(edit.data, str(self.path), key="sources")
             if not any(r.get("path") == str(root) for r in doc.records()):
                 doc.append({"id": _root_id(root), "path": str(root), "added": iso(now_ts()),
                             "added_by": self.store.principal.agent})
-                commit(doc.dumps())
+                edit(doc.dumps())
         report = self.sync()
         self._write_event(self.path, len(report.reparsed), "source")
         return {"path": str(root), "files": report.scanned}
@@ -164,13 +174,13 @@ class Sources(Layer):
         """Unregister a folder and drop its files from the index; returns how many."""
         self._check("write")
         root = str(Path(folder).expanduser().resolve())
-        with self.store.editing(self._registry_spec()) as commit:
-            doc = RecordList.read(self.path, key="sources")
+        with self.store.editing(self._registry_spec()) as edit:
+            doc = RecordList.parse(edit.data, str(self.path), key="sources")
             before = len(doc.records())
             doc.remove(lambda r: r.get("path") == root)
             if len(doc.records()) == before:
                 raise NotFound(f"{folder} is not a registered source folder")
-            commit(doc.dumps())
+            edit(doc.dumps())
         dropped = self._drop_under(root)
         self._write_event(self.path, -dropped, "source")
         return dropped
@@ -187,4 +197,4 @@ class Sources(Layer):
     def sync(self) -> SyncReport:
         """Catch the index up with the registered folders (new, changed, deleted files)."""
         self._check("read")
-        return sync_sources(self.store.db, self.specs(), root=self.roots())
+        return sync_sources(self.store.db, self.origin(with_home=False), self.specs())

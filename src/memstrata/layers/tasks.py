@@ -92,7 +92,7 @@ class Tasks(Layer):
         return SourceSpec(self.path, "whole", lambda d, b: parse_tasks(d, path, owner))
 
     def _load(self) -> RecordList:
-        return RecordList.read(self.path, key="tasks")
+        return self._document(self.path, key="tasks")
 
     def _save(self, commit: Any, doc: RecordList, changed: dict[str, Any]) -> Task:
         task = to_task(changed, str(self.path))  # refuse before writing a task we could not read

@@ -114,7 +114,7 @@ def compact_log(
         return CompactionRecord(False, "under the LOG.md size and entry limits")
     # One compaction per LOG at a time; appenders never take this lock.
     try:
-        with store.locks.hold(f"compact:{log.path}", timeout=wait):
+        with store.truth.lock(f"compact:{log.rel}", timeout=wait):
             # Checked again under the lock: another process may just have compacted.
             reason = asked or needs_compaction(store, agent)
             if reason is None:
@@ -171,7 +171,7 @@ def _compact_locked(
     archive = store.layout.archive_dir(agent) / f"LOG-{stamp(when)}-{archive_id}.md"
     head = (f"# LOG archive {archive_id}\n\n{len(metas)} entries compacted out of "
             f"LOG.md at {iso(when)}. Same format as LOG.md.\n\n").encode()
-    durable_copy(head + snap.data[first:upto], archive)
+    durable_copy(store, head + snap.data[first:upto], archive)
     from memstrata.layers.agent import archive_spec
 
     store.index_file(archive_spec(store, archive, agent))

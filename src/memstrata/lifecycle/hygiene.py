@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING
 from memstrata.errors import NotFound
 from memstrata.layers.episodes import SESSION_TEMPLATE
 from memstrata.layers.facts import DURABLE_CATEGORIES
-from memstrata.lifecycle.promotion import near_duplicate, save_exclusion
+from memstrata.lifecycle.likeness import near_duplicate
+from memstrata.lifecycle.promotion import save_exclusion
 from memstrata.model import Fact, parse_ts
 
 if TYPE_CHECKING:
@@ -175,7 +176,7 @@ def audit(
         found.append(AuditFinding("log_over_limit", "LOG.md",
                                   f"{log.size()} bytes, {log.count()} entries", "compact_log"))
     special = {now_rel, mem.context.path.name, "LOG.md"}
-    if mem.files.root.exists():
+    if store.exists(mem.files.root):
         for info in mem.files.list():
             if info.is_dir or info.path in special:
                 continue

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MemstrataError
+from memstrata.layers.tasks import load_tasks
 from memstrata.lifecycle.compaction import stamp
 from memstrata.lifecycle.splice import durable_copy
 from memstrata.model import iso, now_ts
@@ -65,11 +66,11 @@ def archive_completed_milestones(store: Store, agent: str) -> list[str]:
     """Move the tasks of completed milestones out of tasks.json into the archive."""
     tasks = store.agent(agent).tasks
     store.gate.check("write", "task", agent)
-    if not tasks.path.exists():
-        return []
     done: list[str] = []
     with store.editing(tasks.spec()) as commit:
-        doc = tasks._load()  # every entry kept, the ones not understood included
+        if not commit.exists:
+            return []
+        doc = load_tasks(commit.data, str(tasks.path))  # every entry kept, unknown ones too
         milestones = completed_milestones(doc.records())
         if not milestones:
             return []
@@ -78,7 +79,7 @@ def archive_completed_milestones(store: Store, agent: str) -> list[str]:
             moving = [t for t in doc.records() if str(t.get("milestone")) == milestone]
             dest = store.layout.archive_dir(agent) / f"tasks-{_slug(milestone)}-{stamp(when)}.json"
             body = {"milestone": milestone, "archived_at": iso(when), "tasks": moving}
-            durable_copy((json.dumps(body, indent=2, ensure_ascii=False) + "\n").encode(), dest)
+            durable_copy(store, (json.dumps(body, indent=2, ensure_ascii=False) + "\n").encode(), dest)
             done.append(milestone)
         doc.remove(lambda t: str(t.get("milestone")) in milestones)
         commit(doc.dumps())
@@ -116,7 +117,7 @@ def maintain(store: Store, agents: list[str] | None = None) -> list[AgentUpkeep]
     if agents is None:
         own = store.principal.agent
         agents = store.agents() if store.principal.role == "admin" else [own] if own else []
-        if own and own not in agents and store.layout.agent(own).exists():
+        if own and own not in agents and store.truth.stat(f"agents/{own}") is not None:
             agents.append(own)
     return [maintain_agent(store, a) for a in agents
             if store.gate.allows("write", "log", a)]

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memstrata.errors import MalformedInput
-from memstrata.files.jsonl import read_records
+from memstrata.files.jsonl import decode
 from memstrata.lifecycle.compaction import stamp
 from memstrata.lifecycle.splice import move_durably
 from memstrata.model import iso, parse_ts
@@ -38,14 +38,16 @@ def last_activity(sessions: Sessions, sid: str) -> float | None:
     """Newest message timestamp of a transcript (file mtime if none parse)."""
     path = sessions.spec(sid).path
     newest: float | None = None
-    for _, rec in read_records(path).records:
+    store = sessions.store
+    for _, rec in decode(store.truth.read_from(store.rel(path))).records:
         try:
             ts = parse_ts(rec.get("timestamp"))
         except MalformedInput:
             continue
         newest = ts if newest is None else max(newest, ts)
-    if newest is None and path.exists():
-        newest = path.stat().st_mtime
+    if newest is None:
+        entry = store.truth.stat(store.rel(path))
+        newest = entry.mtime if entry is not None else None
     return newest
 
 
@@ -62,12 +64,12 @@ def archive_old_sessions(
     moved: list[ArchivedSession] = []
     for sid in sessions.ids():
         spec = sessions.spec(sid)
-        with store.locks.hold(str(spec.path)):
+        with store.truth.lock(store.rel(spec.path)):
             last = last_activity(sessions, sid)
             if last is None or clock - last <= days * DAY:
                 continue
             dest = store.layout.archive_dir(agent) / "sessions" / f"{sid}-{stamp(clock)}.jsonl"
-            move_durably(spec.path, dest)
+            move_durably(store, spec.path, dest)
             store.index_file(spec)  # the transcript is gone: drop its docs
         moved.append(ArchivedSession(sid, iso(last), store.rel(dest)))
     if moved:

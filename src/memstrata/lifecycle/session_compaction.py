@@ -96,9 +96,9 @@ def compact_session(
     if summary is not None:
         check_text(summary, "summary", 64 * 1024)
     path = sessions.spec(sid).path
-    if not path.exists():
+    if store.truth.stat(store.rel(path)) is None:
         raise NotFound(f"no transcript for session {sid!r}")
-    with store.locks.hold(f"compact:{path}", timeout=600):
+    with store.truth.lock(f"compact:{store.rel(path)}", timeout=600):
         snap = take_snapshot(store, path)
         dec = decode(snap.data, 0, str(path))
         records = [(off, r) for off, r in dec.records if "role" in r]
@@ -143,7 +143,7 @@ def compact_session(
                 {"sessionId": sid, "flush": True, "summarized": len(older)},
             )
         archive = store.layout.archive_dir(agent) / "sessions" / f"{sid}-{stamp(when)}.jsonl"
-        durable_copy(snap.data[:upto], archive)
+        durable_copy(store, snap.data[:upto], archive)
         rec = {"id": "msg_" + os.urandom(4).hex(), "role": "summary", "content": summary,
                "timestamp": iso(when), "compacted": len(older), "archive": store.rel(archive)}
         head = encode(rec) + snap.data[cut:upto]

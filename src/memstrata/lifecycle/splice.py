@@ -17,15 +17,12 @@ lands in the new file.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memstrata.errors import IndexError_, StaleWrite
-from memstrata.files.appendlog import read_from
-from memstrata.files.atomic import atomic_write_bytes, fsync_dir
 from memstrata.index.reconcile import SourceSpec, SyncReport, catch_up_append
 
 if TYPE_CHECKING:
@@ -39,9 +36,10 @@ class Snapshot:
 
 
 def take_snapshot(store: Store, path: Path) -> Snapshot:
-    """The file's bytes, read under its lock so no append is seen half-written."""
-    with store.locks.hold(str(path)):
-        return Snapshot(path, read_from(path, 0))
+    """The source's bytes, read under its lock so no append is seen half-written."""
+    rel = store.rel(path)
+    with store.truth.lock(rel):
+        return Snapshot(path, store.truth.read_from(rel))
 
 
 def splice(
@@ -49,46 +47,44 @@ def splice(
 ) -> tuple[int, bytes]:
     """Replace `snap.data[:upto]` with `head`, keeping every byte after it.
 
-    Returns (size of the file before, the carried-over tail). Re-indexes the file
-    while still holding the lock, so the index never sees a half-applied state.
+    Returns (size of the source before, the carried-over tail). Re-indexes the
+    source while still holding the lock, so the index never sees a half-applied state.
 
     Raises:
         StaleWrite: the compacted prefix changed since the snapshot (hand edit,
-            another compaction); the file is left as it was.
+            another compaction); the source is left as it was.
     """
-    with store.locks.hold(str(snap.path)):
-        current = read_from(snap.path, 0)
-        if current[:upto] != snap.data[:upto]:
+    rel = store.rel(snap.path)
+    with store.truth.lock(rel):
+        found = store.truth.read(rel)
+        current = found.data if found is not None else b""
+        if found is None or current[:upto] != snap.data[:upto]:
             raise StaleWrite(
                 f"{snap.path.name} was rewritten while it was being compacted; nothing was "
                 "changed: compact again"
             )
         tail = current[upto:]
-        atomic_write_bytes(snap.path, head + tail)
+        # The version check turns a lost lock (a database connection that dropped) into
+        # a StaleWrite instead of a lost append.
+        store.truth.rewrite(rel, head + tail, expected=found.entry.version)
         reindex_append(store, spec)
     return len(current), tail
 
 
 def reindex_append(store: Store, spec: SourceSpec) -> None:
-    """Re-parse an append source from scratch (its inode changed); a failure only
-    leaves the index stale, which the next open repairs from the files."""
+    """Re-parse an append source from scratch (its generation changed); a failure only
+    leaves the index stale, which the next open repairs from the truth."""
     try:
-        catch_up_append(store.db, spec, SyncReport(), True)
+        catch_up_append(store.db, store.origin, spec, SyncReport(), True)
     except (sqlite3.Error, IndexError_):
         store.sync()
 
 
-def durable_copy(data: bytes, dest: Path) -> None:
-    """Write `data` to a new file `dest` and make both it and its folder durable."""
-    created = not dest.parent.exists()
-    atomic_write_bytes(dest, data)
-    if created:
-        fsync_dir(dest.parent.parent)
+def durable_copy(store: Store, data: bytes, dest: Path) -> None:
+    """Write `data` to a new source `dest`, durably."""
+    store.truth.rewrite(store.rel(dest), data)
 
 
-def move_durably(src: Path, dest: Path) -> None:
-    """Rename `src` to `dest` (same file system) and fsync both folders."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    os.replace(src, dest)
-    fsync_dir(dest.parent)
-    fsync_dir(src.parent)
+def move_durably(store: Store, src: Path, dest: Path) -> None:
+    """Move the source `src` to `dest`, durably."""
+    store.truth.move(store.rel(src), store.rel(dest))

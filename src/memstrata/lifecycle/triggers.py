@@ -18,7 +18,6 @@ with `[log] auto_compact = false`.
 from __future__ import annotations
 
 import logging
-import os
 import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -88,11 +87,10 @@ def after_session_append(store: Store, agent: str, session_id: str) -> bool:
     """Start the seed 004 flush / compaction of a transcript that crossed a token threshold."""
     if not store.config.automatic_writes:
         return False
-    path = store.layout.session(agent, session_id)
-    try:
-        size = os.stat(path).st_size
-    except FileNotFoundError:
+    entry = store.truth.stat(store.rel(store.layout.session(agent, session_id)))
+    if entry is None:
         return False
+    size = entry.size
     # Tokens are characters / 4 and a character takes at least one byte of the
     # file: below this size no threshold can have been crossed.
     if size < session_token_floor(store) * 4:

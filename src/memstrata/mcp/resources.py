@@ -27,15 +27,15 @@ class Resource:
 
 def build_resources(store: Store) -> list[Resource]:
     def context_md() -> str:
-        ctx = store.agent().context
+        context = store.agent().context
         try:
-            text = ctx.read()
+            text = context.read()
         except OSError as exc:  # a resource degrades to a warning naming the file
-            return f"⚠ {store.rel(ctx.path)} could not be read: {exc.strerror or exc}\n"
+            return f"⚠ {store.rel(context.path)} could not be read: {exc.strerror or exc}\n"
         if text.strip():
             return text
-        name = ctx.path.name
-        if not ctx.path.exists():
+        name = context.path.name
+        if not context.exists():
             return (f"(no {name} yet for agent {store.principal.agent}: nothing is auto-loaded. "
                     f"Write long-term notes with memory_write(path=\"{name}\", content=...).)")
         return f"({name} is empty: nothing is auto-loaded.)"

@@ -1,13 +1,15 @@
-"""`export_store`: every file of a store, as plain Markdown/JSON/JSONL, with a manifest.
+"""`export_store`: every source of a store, as plain Markdown/JSON/JSONL, with a manifest.
 
-The export is the store's own files with their store-relative paths, minus what is
-derived or private to running processes (`index.db*`, hidden folders such as
-`.locks/` and `.imports/`, temp files), plus `memstrata-export.json` (path, size,
-sha256 of every member), written last. No lock is taken: each file is streamed up
-to the size it had when opened, so a whole-file rewrite (atomic rename) is copied
-old or new and an append caught mid-write leaves at most a torn last line, which
-the importing store reports and repairs like any torn tail. Purged content is gone
-from the files, so it is in no later export.
+The export is the store's sources with their store-relative paths, read through
+the store's truth (so a store kept in PostgreSQL exports the same plain files as
+one kept in a folder), plus this host's settings and audit trail for the record,
+plus `memstrata-export.json` (path, size, sha256 of every member), written last.
+The derived index and what is private to running processes (`.locks/`,
+`.imports/`, temp files) are never exported. No lock is taken: each source is
+read whole, as one state (a rewrite is copied old or new; an append caught
+mid-write leaves at most a torn last line, which the importing store reports and
+repairs like any torn tail). Purged content is gone from the truth, so it is in
+no later export.
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import AlreadyExists, ScopeDenied
-from memstrata.transfer.members import DERIVED, DERIVED_FOLDER, MANIFEST, is_tarball
+from memstrata.files.local import LocalTruth
+from memstrata.transfer.members import MANIFEST, is_tarball
 
 if TYPE_CHECKING:
+    from memstrata.files.truth import Truth
     from memstrata.store import Store
 
 CHUNK = 1024 * 1024
@@ -42,19 +46,16 @@ class ExportReport:
                 "bytes": self.bytes}
 
 
-def store_files(home: Path) -> list[tuple[str, Path]]:
-    """(store-relative posix path, absolute path) of every file to export, sorted."""
-    out: list[tuple[str, Path]] = []
-    for dirpath, dirnames, filenames in os.walk(home):
-        here = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for name in filenames:
-            rel = (here / name).relative_to(home).as_posix()
-            if rel in DERIVED or rel.startswith(f"{DERIVED_FOLDER}/") or rel == MANIFEST or name.startswith("."):
-                continue
-            if (here / name).is_file() and not (here / name).is_symlink():
-                out.append((rel, here / name))
-    return sorted(out)
+Source = tuple[str, "Truth"]  # (store-relative path, where to read it)
+
+
+def store_files(store: Store) -> list[Source]:
+    """(store-relative path, truth holding it) of every file to export, sorted."""
+    out: list[Source] = [(e.path, store.truth) for e in store.truth.list("") if not e.is_dir]
+    host = store.truth if isinstance(store.truth, LocalTruth) else LocalTruth(store.home,
+                                                                               store.locks)
+    out += [(rel, host) for rel in host.host_files()]
+    return sorted(out, key=lambda s: s[0])
 
 
 def export_store(store: Store, target: str | os.PathLike[str],
@@ -76,7 +77,7 @@ def export_store(store: Store, target: str | os.PathLike[str],
     if dest.exists() and (tarball or not dest.is_dir() or any(dest.iterdir())):
         raise AlreadyExists(f"{dest} already exists; choose a new path or an empty folder")
     dest.parent.mkdir(parents=True, exist_ok=True)
-    files = store_files(home)
+    files = store_files(store)
     manifest: list[dict[str, Any]] = []
     # Built beside the target and renamed into place: a failed export leaves no half target.
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
@@ -99,28 +100,23 @@ def export_store(store: Store, target: str | os.PathLike[str],
 
 
 class _Hashing:
-    """A read-only view of at most `size` bytes of a file that hashes what it yields."""
+    """The bytes of one source as read once, hashed."""
 
-    def __init__(self, fh: IO[bytes], size: int) -> None:
-        self.fh, self.left, self.sha = fh, size, hashlib.sha256()
+    def __init__(self, data: bytes) -> None:
+        self.data, self.pos, self.sha = data, 0, hashlib.sha256(data)
 
     def read(self, n: int = -1) -> bytes:
-        n = self.left if n < 0 else min(n, self.left)
-        data = self.fh.read(n)
-        self.left -= len(data)
-        self.sha.update(data)
-        return data
+        end = len(self.data) if n < 0 else min(len(self.data), self.pos + n)
+        out, self.pos = self.data[self.pos:end], end
+        return out
 
 
-def _opened(files: list[tuple[str, Path]]) -> Iterator[tuple[str, int, _Hashing]]:
-    for rel, path in files:
-        try:
-            fh = open(path, "rb")  # noqa: SIM115 - closed below
-        except FileNotFoundError:
-            continue  # deleted or moved since the walk
-        with fh:
-            size = os.fstat(fh.fileno()).st_size
-            yield rel, size, _Hashing(fh, size)
+def _opened(files: list[Source]) -> Iterator[tuple[str, int, _Hashing]]:
+    for rel, truth in files:
+        found = truth.read(rel)
+        if found is None:
+            continue  # deleted or moved since the listing
+        yield rel, len(found.data), _Hashing(found.data)
 
 
 def _manifest(home: str, manifest: list[dict[str, Any]]) -> bytes:
@@ -128,7 +124,7 @@ def _manifest(home: str, manifest: list[dict[str, Any]]) -> bytes:
                        "files": manifest}, indent=1).encode()
 
 
-def _write_tar(tmp: Path, mode: str, home: str, files: list[tuple[str, Path]],
+def _write_tar(tmp: Path, mode: str, home: str, files: list[Source],
                manifest: list[dict[str, Any]], progress: Callable[[int, int], None] | None,
                ) -> None:
     import io
@@ -150,7 +146,7 @@ def _write_tar(tmp: Path, mode: str, home: str, files: list[tuple[str, Path]],
         tar.addfile(info(MANIFEST, len(data)), io.BytesIO(data))
 
 
-def _write_folder(tmp: Path, home: str, files: list[tuple[str, Path]],
+def _write_folder(tmp: Path, home: str, files: list[Source],
                   manifest: list[dict[str, Any]],
                   progress: Callable[[int, int], None] | None) -> None:
     tmp.mkdir()

@@ -8,8 +8,12 @@
                 clashes refuse the import (unless `force`), a file where the import
                 needs a folder (or the reverse) always does
     4. commit   fsync what was staged, then write <id>/COMMIT (the list of moves)
-    5. move     rename each staged file over its target under the target's lock,
+    5. move     write each staged file into the store's truth under the target's
+                lock (never over a file written since the plan, unless `force`),
                 then remove the staging folder; the index catches up (`sync`)
+
+Staging is this host's (`<home>/.imports/`, beside the index), whatever the
+backend; the store's sources are only ever read and written through its truth.
 
 Before step 4 the store itself is untouched; after it, the import is decided and
 `recover_imports` (run by every `Store` open) finishes the moves of an importer
@@ -36,12 +40,15 @@ from memstrata.errors import (
     LockTimeout,
     MalformedInput,
     ScopeDenied,
+    StaleWrite,
 )
 from memstrata.files.atomic import atomic_write_bytes, fsync_dir
+from memstrata.files.truth import MISSING
 from memstrata.transfer.members import MANIFEST, STAGING, classify, iter_members, member_name
 
 if TYPE_CHECKING:
     from memstrata.files.locks import LockTable
+    from memstrata.files.truth import Truth
     from memstrata.store import Store
 
 CHUNK = 1024 * 1024
@@ -105,7 +112,7 @@ def import_archive(
         try:
             staged = _stage(store, src, stage / "files")
             verified = _verify(src, staged, unverified)
-            moves, identical, replaced = _plan(store.home, src, staged, force)
+            moves, identical, replaced = _plan(store.truth, src, staged, force)
             if moves:
                 _commit(stage, moves, force)
         except BaseException:
@@ -113,7 +120,7 @@ def import_archive(
             _tidy(store.home)
             raise
         if moves:
-            _apply(store.home, stage, store.locks, progress)
+            _apply(store.truth, stage, progress)
         else:
             shutil.rmtree(stage, ignore_errors=True)
     _tidy(store.home)
@@ -125,7 +132,7 @@ def import_archive(
                         len(replaced), verified, tuple(staged.skipped), docs, report.bad_lines)
 
 
-def recover_imports(home: Path, locks: LockTable) -> list[str]:
+def recover_imports(home: Path, locks: LockTable, truth: Truth) -> list[str]:
     """Finish (after COMMIT) or discard (before it) every import whose process died.
 
     Returns the staging folders handled; an import still running is left alone.
@@ -140,7 +147,7 @@ def recover_imports(home: Path, locks: LockTable) -> list[str]:
         try:
             with locks.hold(str(stage), timeout=0.05):
                 if (stage / COMMIT).is_file():
-                    _apply(home, stage, locks, None)
+                    _apply(truth, stage, None)
                 else:
                     shutil.rmtree(stage, ignore_errors=True) if stage.is_dir() else stage.unlink()
                 done.append(stage.name)
@@ -278,15 +285,7 @@ def _verify(src: Path, staged: _Staged, unverified: bool) -> bool:
 # -- 3. plan -------------------------------------------------------------------------
 
 
-def _sha256_file(path: Path) -> str:
-    sha = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(CHUNK):
-            sha.update(chunk)
-    return sha.hexdigest()
-
-
-def _plan(home: Path, src: Path, staged: _Staged, force: bool,
+def _plan(truth: Truth, src: Path, staged: _Staged, force: bool,
           ) -> tuple[list[str], list[str], list[str]]:
     moves: list[str] = []
     identical: list[str] = []
@@ -294,23 +293,24 @@ def _plan(home: Path, src: Path, staged: _Staged, force: bool,
     for rel in staged.memory:
         parts = rel.split("/")
         for i in range(1, len(parts)):
-            p = home.joinpath(*parts[:i])
-            if p.is_symlink() or (p.exists() and not p.is_dir()):
+            p = truth.stat("/".join(parts[:i]))
+            if p is not None and not p.is_dir:
                 raise AlreadyExists(f"{src}: {rel} needs a folder where the store has the file "
                                     f"{'/'.join(parts[:i])}; nothing was imported")
-        dst = home.joinpath(*parts)
-        if dst.is_symlink() or dst.is_dir():
+        dst = truth.stat(rel)
+        if dst is not None and dst.is_dir:
             raise AlreadyExists(f"{src}: {rel} is a folder (or a link) in the store; nothing "
                                 "was imported")
-        if dst.exists():
-            if _sha256_file(dst) == staged.hashes[rel][0]:
+        if dst is not None:
+            found = truth.read(rel)
+            if found is not None and hashlib.sha256(found.data).hexdigest() == staged.hashes[rel][0]:
                 identical.append(rel)
                 continue
             clashes.append(rel)
         moves.append(rel)
     if clashes and not force:
         raise AlreadyExists(
-            f"{len(clashes)} file(s) already exist in {home} with other content (e.g. "
+            f"{len(clashes)} file(s) already exist in {truth.location} with other content (e.g. "
             f"{', '.join(clashes[:SHOW])}); nothing was imported; use --force to replace them")
     return moves, identical, clashes
 
@@ -325,38 +325,25 @@ def _commit(stage: Path, moves: list[str], force: bool) -> None:
     atomic_write_bytes(stage / COMMIT, json.dumps({"force": force, "files": moves}).encode())
 
 
-def _apply(home: Path, stage: Path, locks: LockTable,
-           progress: Callable[[int, int], None] | None) -> None:
+def _apply(truth: Truth, stage: Path, progress: Callable[[int, int], None] | None) -> None:
     plan = json.loads((stage / COMMIT).read_text(encoding="utf-8"))
     moves: list[str] = plan["files"]
-    touched: set[Path] = set()
     for n, rel in enumerate(moves, start=1):
         staged = stage.joinpath("files", *rel.split("/"))
-        if staged.exists():  # else moved by an earlier, interrupted run
-            dst = home.joinpath(*rel.split("/"))
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            with locks.hold(str(dst)):
-                _place(staged, dst, bool(plan["force"]))
-            touched.add(dst.parent)
+        if staged.exists():  # else placed by an earlier, interrupted run
+            with truth.lock(rel):
+                _place(truth, staged, rel, bool(plan["force"]))
         if progress:
             progress(n, len(moves))
-    for folder in touched:
-        fsync_dir(folder)
     shutil.rmtree(stage, ignore_errors=True)
 
 
-def _place(staged: Path, dst: Path, force: bool) -> None:
-    if force:
-        os.replace(staged, dst)
-        return
-    try:
-        os.link(staged, dst)  # never over a file written since the plan was made
-    except FileExistsError:
-        pass  # a racing writer's file (or our own link, before a kill) is kept
-    except OSError:
-        if not dst.exists():  # a filesystem without hard links
-            os.replace(staged, dst)
-            return
+def _place(truth: Truth, staged: Path, rel: str, force: bool) -> None:
+    data = staged.read_bytes()
+    # Never over a file written since the plan was made, unless forced: a racing writer's
+    # file (or our own, before a kill) is kept.
+    with contextlib.suppress(StaleWrite):
+        truth.rewrite(rel, data, expected=None if force else MISSING)
     staged.unlink(missing_ok=True)
 
 

@@ -1,0 +1,152 @@
+"""The truth behind a narrow protocol: what every layer may do to a store's sources.
+
+A store's memory is a tree of sources named by store-relative POSIX paths
+(`ledger.jsonl`, `agents/finn/memory/LOG.md`). Everything above this boundary
+(layers, lifecycle, transfer, purge, the index's catch-up) reads and writes
+them through a `Truth`, never through the filesystem, so the same code runs on
+two implementations:
+
+* `files.local.LocalTruth`: the plain files of a folder (the default; the bytes
+  on disk are exactly what they always were);
+* `backends.postgres.PostgresTruth`: PostgreSQL, shared by many hosts.
+
+Nine operations, each one a complete story:
+
+    append      durable append of whole records; acknowledged once durable
+    read_from   bytes from a position (the index catches up by position)
+    read        a whole source with its version, read as one consistent state
+    rewrite     atomic replace, optionally only if the version is still `expected`
+    stat        one source's `Entry` (size, time, generation, version), or None
+    list        every source (and folder) below a folder
+    move        archive (move) or delete (`dest=None`) a source or a folder
+    lock        a named cross-process (cross-host) lock for a read-modify-write
+    watch       a `ChangeWatcher` that reports changed paths as they change
+
+`generation` changes when a source is replaced whole (an inode for files), so
+an index that remembers (generation, offset) knows whether it may read on from
+`offset`; `version` changes on every write. A folder is made to exist by
+rewriting its path with a trailing slash (`rewrite("agents/finn/", b"")`).
+
+Why `lock` belongs here: two rules need mutual exclusion across a check and a
+write that no version can express alone, the ledger's one live successor (the
+check reads the index, the write appends) and a JSON document's
+read-modify-write that keeps what it does not understand. Rewrites made under
+the lock still pass the version they read, so a lock lost with a connection
+turns into a `StaleWrite`, never into a lost update.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Protocol
+
+from memstrata.files.watch import ChangeWatcher
+
+MISSING = ""  # `rewrite(expected=MISSING)`: only if the source does not exist yet
+
+# Store-relative names that are no memory: the derived index, this host's settings,
+# audit trail, locks and staging (kept in the local folder whatever the backend).
+SETTINGS = frozenset({"config.toml", "config.yaml", "config.yml"})
+LOCAL_TOP = SETTINGS | {"index", "index.db", "index.db-wal", "index.db-shm", "index.db-journal"}
+EVENTS = re.compile(r"^events(\.\d+)?\.jsonl$")
+
+
+def is_local_only(rel: str) -> bool:
+    """True for paths that are private to one host, never part of the truth."""
+    parts = rel.split("/")
+    if not parts or not parts[0]:
+        return True
+    if parts[0] in LOCAL_TOP or (len(parts) == 1 and EVENTS.match(parts[0])):
+        return True
+    return any(p.startswith(".") or p.endswith((".tmp", "-journal")) for p in parts if p)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One source (or folder) as the truth holds it now."""
+
+    path: str
+    size: int
+    mtime: float
+    generation: int  # changes when the source is replaced whole
+    version: str  # changes on every write
+    is_dir: bool = False
+
+
+@dataclass(frozen=True)
+class Appended:
+    """Where an append landed: bytes [start, end) of `path`, and the source after it."""
+
+    path: str
+    start: int
+    end: int
+    repaired: bool  # a torn tail left by a killed writer was terminated first
+    generation: int
+    version: str
+
+
+@dataclass(frozen=True)
+class Content:
+    data: bytes
+    entry: Entry
+
+    @property
+    def text(self) -> str:
+        return self.data.decode("utf-8", "replace")
+
+
+class Truth(Protocol):
+    """The operations a store's sources support (module docstring)."""
+
+    location: str  # for messages: a folder, or the database (without credentials)
+
+    def append(self, path: str, data: bytes, *, blank_line: bool = False,
+               record_id: str | None = None) -> Appended:
+        """Append `data` (whole records ending in a newline); return once durable.
+
+        `blank_line` makes the source end in an empty line first (block formats).
+        `record_id`, made by the caller, makes a retried append idempotent.
+        """
+        ...
+
+    def read_from(self, path: str, offset: int = 0, length: int | None = None) -> bytes:
+        """Bytes of `path` from `offset` (to the end, or `length` of them); b'' if missing."""
+        ...
+
+    def read(self, path: str) -> Content | None:
+        """The whole source and the version it had, or None if it does not exist
+        (MalformedInput if `path` is a folder)."""
+        ...
+
+    def rewrite(self, path: str, data: bytes, *, expected: str | None = None) -> Entry:
+        """Atomically replace `path` with `data` (StaleWrite unless its version is
+        `expected`, when given; `MISSING`: only if it does not exist)."""
+        ...
+
+    def stat(self, path: str) -> Entry | None: ...
+
+    def list(self, folder: str = "", *, recursive: bool = True) -> list[Entry]:
+        """Every source and folder below `folder` (or only those directly in it), sorted."""
+        ...
+
+    def move(self, src: str, dest: str | None) -> None:
+        """Move a source or folder to `dest` (which must not exist), or delete it."""
+        ...
+
+    def lock(self, name: str, timeout: float = 30.0) -> AbstractContextManager[None]: ...
+
+    def watch(self) -> ChangeWatcher:
+        """Changed paths (store-relative) as they change; see `files.watch`."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def parent_folders(path: str) -> Iterator[str]:
+    """'a/b/c.md' -> 'a', 'a/b'."""
+    parts = path.split("/")
+    for i in range(1, len(parts)):
+        yield "/".join(parts[:i])

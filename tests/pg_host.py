@@ -1,0 +1,66 @@
+"""One "host" of a PostgreSQL store, for crash tests: a process with its own home folder.
+
+    python tests/pg_host.py HOME NAME
+
+It imports memstrata once, then reads commands on stdin:
+
+    spawn ROUND   fork a writer (cheap: no new interpreter) that opens the store on
+                  HOME as agent w-NAME in room room-NAME and writes forever, printing
+                  `ack ledger <id> <round>` / `ack log <id> <round>` after each
+                  acknowledged write; replies `pid <pid>`
+    sync          replies `synced` (everything a dead writer printed is before it)
+    quit          exits
+
+Writers are SIGKILLed by the test at random; the host reaps them (SIGCHLD ignored).
+Every line is one `os.write`, so lines from concurrent writers never interleave.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+
+def out(line: str) -> None:
+    os.write(1, (line + "\n").encode())
+
+
+def writer(home: str, name: str, round_: str) -> None:
+    from memstrata import Store
+
+    store = Store(home, agent=f"w-{name}", room=f"room-{name}", watch=False)
+    n = 0
+    while True:
+        n += 1
+        entry = store.ledger.publish("decision", f"host {name} round {round_} write {n} payload",
+                                     tags=["crash"])
+        out(f"ack ledger {entry.id} {round_}")
+        log = store.agent().log.append("THOUGHT", f"host {name} round {round_} note {n} payload")
+        out(f"ack log {log.id} {round_}")
+
+
+def main() -> None:
+    home, name = sys.argv[1], sys.argv[2]
+    import memstrata.store  # noqa: F401  (imported once, before any fork)
+
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # writers are reaped by the kernel
+    out("ready")
+    for line in sys.stdin:
+        cmd, *rest = line.split()
+        if cmd == "spawn":
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    writer(home, name, rest[0])
+                finally:
+                    os._exit(1)
+            out(f"pid {pid}")
+        elif cmd == "sync":
+            out("synced")
+        elif cmd == "quit":
+            return
+
+
+if __name__ == "__main__":
+    main()

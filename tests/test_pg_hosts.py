@@ -1,0 +1,218 @@
+"""memstrata for teams (issue 14): several hosts, one PostgreSQL truth, writers killed.
+
+* Two "hosts" (processes with separate home folders, hence separate indexes) publish to
+  one ledger and append LOG entries at once, their writers SIGKILLed at random, for at
+  least 50 rounds: every acknowledged write is present exactly once, and both hosts'
+  searches agree after catch-up.
+* A long-running store on one host sees another host's write (LISTEN/NOTIFY).
+* PostgreSQL stopped with `pg_ctl stop -m immediate` in the middle of writes and started
+  again: no acknowledged write lost, the writer recovers by itself, no duplicate.
+* PostgreSQL unreachable: a clear error for writes, searches served from the local
+  index with a notice.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import selectors
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memstrata import Store
+from memstrata.errors import BackendUnavailable
+from pgserver import PgServer, unavailable_reason
+
+HOST = str(Path(__file__).with_name("pg_host.py"))
+ROUNDS = int(os.environ.get("MEMSTRATA_PG_ROUNDS", "50"))
+# LOG compaction is tested elsewhere; here a killed compaction's documented duplicate
+# (archive written, LOG not yet spliced) would blur "present exactly once".
+HOST_CONFIG = "[log]\ncompact_entries = 100000\ncompact_bytes = 100000000\n"
+
+
+class Host:
+    """A pg_host.py process and the lines it (and its writers) printed."""
+
+    def __init__(self, name: str, home: Path, url: str, extra: str = "") -> None:
+        home.mkdir(parents=True)
+        (home / "config.toml").write_text(f'{HOST_CONFIG}[backend]\nurl = "{url}"\n{extra}',
+                                          encoding="utf-8")
+        self.name, self.home = name, home
+        env = {**os.environ, "MEMSTRATA_HOME": str(home)}
+        self.proc = subprocess.Popen([sys.executable, HOST, str(home), name], env=env,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.stdin, self.fd = self.proc.stdin, self.proc.stdout.fileno()
+        self.buf = b""
+        assert self.expect("ready") == []
+
+    def send(self, cmd: str) -> None:
+        self.stdin.write(f"{cmd}\n".encode())
+
+    def lines(self, timeout: float) -> Iterator[str]:
+        """Complete lines as they arrive (waiting at most `timeout` for each)."""
+        sel = selectors.DefaultSelector()
+        sel.register(self.fd, selectors.EVENT_READ)
+        try:
+            while True:
+                while b"\n" in self.buf:
+                    line, self.buf = self.buf.split(b"\n", 1)
+                    yield line.decode()
+                if not sel.select(timeout):
+                    raise TimeoutError(f"host {self.name}: nothing for {timeout}s")
+                chunk = os.read(self.fd, 65536)
+                if not chunk:
+                    raise EOFError(f"host {self.name} exited")
+                self.buf += chunk
+        finally:
+            sel.close()
+
+    def expect(self, prefix: str, timeout: float = 60.0) -> list[str]:
+        """The ack lines before the first line starting with `prefix` (which is dropped)."""
+        acks: list[str] = []
+        for line in self.lines(timeout):
+            if line.startswith(prefix):
+                self.last = line
+                return acks
+            acks.append(line)
+        raise AssertionError("unreachable")
+
+    def close(self) -> None:
+        self.send("quit")
+        self.proc.wait(10)
+
+
+def _count(acks: list[str], kind: str) -> Counter[str]:
+    return Counter(a.split()[2] for a in acks if a.startswith(f"ack {kind} "))
+
+
+def test_two_hosts_write_while_their_writers_are_killed(pg_url: str, tmp_path: Path) -> None:
+    rng = random.Random(1414)
+    hosts = [Host(n, tmp_path / n, pg_url) for n in ("a", "b")]
+    acked: list[str] = []
+    try:
+        for r in range(ROUNDS):
+            pids = {}
+            for h in hosts:
+                h.send(f"spawn {r}")
+                acked += h.expect("pid ")
+                pids[h.name] = int(h.last.split()[1])
+            for h in sorted(hosts, key=lambda _: rng.random()):
+                want, seen = rng.randint(1, 4), 0
+                for line in h.lines(60):  # wait for acknowledgements, never a fixed sleep
+                    acked.append(line)
+                    seen += line.startswith("ack ")
+                    if seen >= want:
+                        break
+                os.kill(pids[h.name], signal.SIGKILL)
+            for h in hosts:  # what a writer printed before it died is before "synced"
+                h.send("sync")
+                acked += h.expect("synced")
+    finally:
+        for h in hosts:
+            h.close()
+    ledger_acks, log_acks = _count(acked, "ledger"), _count(acked, "log")
+    assert len(ledger_acks) >= ROUNDS and len(log_acks) >= ROUNDS
+    stores = [Store(h.home, role="admin", watch=False) for h in hosts]
+    try:
+        a, b = stores
+        ledger = Counter(e.id for e in a.ledger.entries(include_superseded=True))
+        assert all(ledger[i] == 1 for i in ledger_acks), "an acknowledged entry is missing"
+        assert max(ledger.values()) == 1, "a retried write was stored twice"
+        logs: Counter[str] = Counter()
+        for h in hosts:
+            logs.update(e.id for e in a.agent(f"w-{h.name}").log.entries())
+        assert all(logs[i] == 1 for i in log_acks) and max(logs.values()) == 1
+        for r in rng.sample(range(ROUNDS), 5):
+            query = f"round {r} payload"
+            mine, theirs = a.search(query, k=50), b.search(query, k=50)
+            assert mine and [h.uid for h in mine] == [h.uid for h in theirs]
+            # the same BM25 x decay; decay moves on between the two searches, by ~1e-8
+            assert all(abs(x.score - y.score) < 1e-6 for x, y in zip(mine, theirs, strict=True))
+        counts = [s.db.conn.execute("SELECT count(*) FROM docs").fetchone()[0] for s in stores]
+        assert counts[0] == counts[1]
+    finally:
+        for s in stores:
+            s.close()
+
+
+def test_a_long_running_store_sees_another_hosts_write(pg_url: str, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMSTRATA_DATABASE_URL", pg_url)
+    with Store(tmp_path / "b", agent="bob", watch=True) as reader, \
+            Store(tmp_path / "a", agent="alice", watch=False) as writer:
+        assert reader.search("albatross") == []
+        writer.ledger.publish("warning", "the albatross endpoint is flaky")
+        deadline = time.monotonic() + 10
+        while not reader.search("albatross"):
+            assert time.monotonic() < deadline, "host b never saw host a's write"
+            time.sleep(0.01)
+
+
+@pytest.fixture
+def own_server() -> Iterator[PgServer]:
+    """A server of this test's own (it is stopped and restarted), fsync on."""
+    reason = unavailable_reason()
+    if reason is not None:
+        pytest.skip(reason)
+    server = PgServer.start_new(fsync=True)
+    yield server
+    server.destroy()
+
+
+def test_postgres_restart_mid_writes_loses_and_duplicates_nothing(
+        own_server: PgServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    url = own_server.create_database()
+    host = Host("a", tmp_path / "a", url, "retry_seconds = 60\n")
+    acked: list[str] = []
+    try:
+        host.send("spawn 0")
+        acked += host.expect("pid ")
+        pid = int(host.last.split()[1])
+        lines = host.lines(60)
+        acked += [next(lines) for _ in range(20)]  # writes are flowing
+        own_server.stop("immediate")  # the server dies mid-write
+        acked += [line for line in host.buf.decode().splitlines()]
+        host.buf = b""
+        own_server.start()
+        before = len(acked)
+        for line in host.lines(90):  # the writer recovers by itself
+            acked.append(line)
+            if len(acked) >= before + 20:
+                break
+        os.kill(pid, signal.SIGKILL)
+        host.send("sync")
+        acked += host.expect("synced")
+    finally:
+        host.close()
+    monkeypatch.setenv("MEMSTRATA_DATABASE_URL", url)
+    with Store(tmp_path / "check", role="admin", watch=False) as s:
+        ledger = Counter(e.id for e in s.ledger.entries(include_superseded=True))
+        log = Counter(e.id for e in s.agent("w-a").log.entries())
+    assert all(ledger[i] == 1 for i in _count(acked, "ledger"))
+    assert all(log[i] == 1 for i in _count(acked, "log"))
+    assert max(ledger.values()) == 1 and max(log.values()) == 1
+
+
+def test_unreachable_postgres_is_a_clear_error_and_search_is_served_stale(
+        own_server: PgServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMSTRATA_DATABASE_URL", own_server.create_database())
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text("[backend]\nretry_seconds = 0.5\n", encoding="utf-8")
+    with Store(home, agent="finn", watch=False) as s:
+        s.ledger.publish("decision", "the heron service uses gRPC")
+    own_server.stop("immediate")
+    with Store(home, agent="finn", watch=False) as s:
+        assert any("unreachable" in n for n in s.notices), s.notices
+        assert [h.layer for h in s.search("heron")] == ["ledger"]  # from the local index
+        with pytest.raises(BackendUnavailable, match="unreachable"):
+            s.ledger.publish("decision", "a write while the server is down")
+    own_server.start()
