@@ -305,7 +305,7 @@ def test_publish_over_mcp_sets_every_field_the_scope_rules_allow(roles: Path) ->
         e = call(admin, "memory_publish", kind="warning", summary="imported", room_id="room-001",
                  author_role="manager", ts="2025-01-15T10:30:00Z")["entry"]
         assert (e["room_id"], e["author_role"], e["ts"]) == ("room-001", "manager",
-                                                             "2025-01-15T10:30:00Z")
+                                                             "2025-01-15T10:30:00.000Z")
 
 
 def test_query_by_tags_kind_and_last_n(owner: Store) -> None:

@@ -122,8 +122,19 @@ def _req(name: str, typ: str, description: str, **kw: Any) -> Param:
     return Param(name, typ, description, REQUIRED, **kw)
 
 
+class _AgentHandle:
+    """`store.agent()`, looked up when a tool first needs it, so a store opened without an
+    agent (the owner at the terminal) still serves the ledger tools."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store.agent(), name)
+
+
 def build_tools(store: Store) -> list[ToolSpec]:
-    agent = store.agent()
+    agent = _AgentHandle(store)  # resolved at the first call: the owner may use the ledger
     kinds = store.config.kinds
     bounds = store.config.bounds
     from memstrata.search.query import LAYERS
@@ -168,25 +179,28 @@ def build_tools(store: Store) -> list[ToolSpec]:
 
     # -- seed 000: the shared ledger ------------------------------------------
     def memory_publish(kind: str, summary: str, tags: list[str] | None, detail: str | None,
-                       ref: str | None, supersedes: str | None) -> Reply:
+                       ref: str | None, supersedes: str | None, room_id: str | None,
+                       author_role: str | None, ts: str | None) -> Reply:
         e = store.ledger.publish(kind, summary, tags=tags, detail=detail, ref=ref,
-                                 supersedes=supersedes)
+                                 supersedes=supersedes, room_id=room_id,
+                                 author_role=author_role, ts=ts)
         return Reply(f"published {e.id} ({e.kind}, room {e.room_id or '-'})",
                      {"entry": shapes.entry(e)})
 
     def memory_query(tags: list[str] | None, kind: str | None, last_n: int | None,
-                     exclude_room: str | None, in_room: str | None) -> Reply:
+                     exclude_room: str | None, in_room: str | None,
+                     include_own_room: bool) -> Reply:
         entries = store.ledger.query(tags=tags, kind=kind, last_n=last_n,
-                                     exclude_room=exclude_room, in_room=in_room)
+                                     exclude_room=exclude_room, in_room=in_room,
+                                     include_own_room=include_own_room)
         text = "\n".join(shapes.entry_line(e) for e in entries) or "no matching entries"
         return Reply(text, {"entries": [shapes.entry(e) for e in entries]})
 
     def memory_search(text: str, max_results: int, kind: str | None, exclude_room: str | None,
-                      explain: bool) -> Reply:
-        from memstrata.search.query import SearchQuery
-
-        return search(SearchQuery(text=text, layers=("ledger",), kind=kind,
-                                  exclude_room=exclude_room, k=max_results), explain)
+                      include_own_room: bool, explain: bool) -> Reply:
+        hits = store.ledger.search(text, max_results=max_results, kind=kind,
+                                   exclude_room=exclude_room, include_own_room=include_own_room)
+        return shapes.hits_reply([shapes.hit(h, where(h.source), explain=explain) for h in hits])
 
     def memory_get_context(room_id: str | None, brief_keywords: list[str] | None,
                            max_entries: int) -> Reply:
@@ -314,15 +328,21 @@ def build_tools(store: Store) -> list[ToolSpec]:
                   _req("summary", "string", f"one paragraph, at most {bounds.summary_bytes} bytes"),
                   tags, _p("detail", "string", f"longer text, at most {bounds.detail_bytes} bytes"),
                   _p("ref", "string", "a file, commit or URL it refers to"),
-                  _p("supersedes", "string", "id of an entry this one replaces (hides it)")),
+                  _p("supersedes", "string", "id of an entry this one replaces (hides it)"),
+                  _p("room_id", "string", "the room it comes from (default and, unless you are "
+                     "an admin, only: yours)"),
+                  _p("author_role", "string", "who wrote it (default and, unless you are an "
+                     "admin, only: you)"),
+                  _p("ts", "string", "when, ISO 8601 (admins only; default: now)")),
                  obj({"entry": shapes.ENTRY}, ["entry"]), read_only=False),
         ToolSpec("memory_query", memory_query,
-                 "Ledger entries matching filters (no text search), newest first. "
-                 "exclude_room: your room's id to see only what other rooms published.",
+                 "Ledger entries matching filters (no text search), newest first. By default "
+                 "what every other room published, not your own room's entries.",
                  (tags, kind, _p("last_n", "integer", "at most this many", minimum=1,
                                  maximum=k_max),
                   _p("exclude_room", "string", "leave out this room's entries"),
-                  _p("in_room", "string", "only this room's entries")),
+                  _p("in_room", "string", "only this room's entries"),
+                  _p("include_own_room", "boolean", "also your own room's entries", False)),
                  obj({"entries": {"type": "array", "items": shapes.ENTRY}}, ["entries"]),
                  idempotent=True),
         ToolSpec("memory_search", memory_search,
@@ -332,7 +352,9 @@ def build_tools(store: Store) -> list[ToolSpec]:
                  (_req("text", "string", "words to look for"),
                   _p("max_results", "integer", "number of hits", bounds.search_default,
                      minimum=1, maximum=k_max),
-                  kind, _p("exclude_room", "string", "leave out this room's entries"), explain),
+                  kind, _p("exclude_room", "string", "leave out this room's entries"),
+                  _p("include_own_room", "boolean", "also your own room's entries", False),
+                  explain),
                  hits_out, idempotent=True),
         ToolSpec("memory_get_context", memory_get_context,
                  "What other rooms published to the ledger, most relevant to a brief's "
