@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from memstrata import Store
-from memstrata.errors import AlreadyExists
+from memstrata.errors import AlreadyExists, MalformedInput, Refused
 
 # -- memory pollution: Checklist D --------------------------------------------------------
 
@@ -143,3 +146,203 @@ def test_ignore_memory_is_read_by_meaning() -> None:
     missed = [m for m in ASKS_TO_IGNORE if not wants_no_memory(m)]
     wrong = [m for m in DOES_NOT_ASK if wants_no_memory(m)]
     assert missed == [] and wrong == []
+
+
+# -- session memory (scratch) ------------------------------------------------------------------
+
+
+def test_session_memory_is_cleared_on_reset_and_archived(store: Store, home: Path) -> None:
+    mem = store.agent("finn")
+    mem.scratch.write("wip.md", "half-done refactor of parse()")
+    assert [f.path for f in mem.scratch.list()] == ["session/wip.md"]
+    assert mem.scratch.read("wip.md") == "half-done refactor of parse()"
+    archive = mem.scratch.clear()
+    assert mem.scratch.list() == []
+    assert archive is not None and "half-done refactor" in "".join(
+        p.read_text() for p in (home / archive).rglob("*.md"))  # cleared, never destroyed
+
+
+def test_session_notes_template_has_the_seeds_sections(store: Store) -> None:
+    mem = store.agent("finn")
+    mem.scratch.start_notes()
+    text = mem.scratch.read("notes.md")
+    for section in ("Current State", "Files and Functions", "Errors & Corrections",
+                    "Key Results", "Worklog"):
+        assert f"# {section}" in text or f"## {section}" in text, section
+
+
+def test_scratch_is_listed_not_loaded_into_context(store: Store) -> None:
+    from memstrata.assembly.context import assemble_context
+
+    store.agent("finn").scratch.write("plan.md", "SCRATCHBODY do not auto-load")
+    ctx = assemble_context(store, "finn").text
+    assert "plan.md" in ctx and "SCRATCHBODY" not in ctx
+
+
+# -- task-episodic -------------------------------------------------------------------------------
+
+
+def test_task_folder_slug_is_kebab_case_of_the_title(store: Store, home: Path) -> None:
+    eps = store.agent("finn").episodes
+    slug = eps.create("Add OAuth2 Login Flow!")
+    assert slug == "add-oauth2-login-flow"
+    eps.write(slug, "plan.md", "# Plan\n\nstep one: redirect URI\n")
+    eps.append(slug, "plan.md", "step two: token exchange")
+    assert "token exchange" in eps.read(slug, "plan.md")
+    assert eps.files(slug) == ["plan.md"]
+    assert (home / "agents/finn/episodes/add-oauth2-login-flow/plan.md").is_file()
+    assert any(h.layer == "episode" for h in store.search("redirect URI"))
+
+
+def test_verified_items_are_recorded_per_iteration(store: Store) -> None:
+    eps = store.agent("finn").episodes
+    slug = eps.create("auth refactor")
+    eps.add_verified(slug, ["login works", "logout works"], iteration=1)
+    eps.add_verified(slug, ["refresh token works"], iteration=2)
+    assert eps.verified(slug) == [(1, "login works"), (1, "logout works"),
+                                  (2, "refresh token works")]
+    with pytest.raises(MalformedInput):
+        eps.add_verified(slug, [], iteration=3)
+
+
+def test_gate_events_are_ndjson_per_task_and_searchable(store: Store, home: Path) -> None:
+    eps = store.agent("finn").episodes
+    slug = eps.create("auth refactor")
+    eps.log_gate_event(slug, "TASK-7", {"event": "review", "verdict": "rejected",
+                                        "reason": "missing CSRF check"})
+    path = home / f"agents/finn/episodes/{slug}/observability/TASK-7.ndjson"
+    recs = [json.loads(x) for x in path.read_text().splitlines()]
+    assert recs[0]["verdict"] == "rejected" and "ts" in recs[0]
+    assert eps.gate_events(slug, "TASK-7")[0]["reason"] == "missing CSRF check"
+    assert [h.layer for h in store.search("CSRF", layers=("gate",))] == ["gate"]
+
+
+def test_notes_md_holds_objective_blockers_and_phase(store: Store, home: Path) -> None:
+    (home / "agents/finn/memory").mkdir(parents=True)
+    (home / "agents/finn/memory/NOTES.md").write_text("# NOTES\n")
+    mem = store.agent("finn")
+    mem.now.update("Ship OAuth", ["wire callback"], blockers=["no client secret"],
+                   phase="implementation")
+    text = (home / "agents/finn/memory/NOTES.md").read_text()
+    assert "Ship OAuth" in text and "no client secret" in text and "implementation" in text
+    assert not (home / "agents/finn/memory/NOW.md").exists()  # NOTES.md is the hot file
+    state = mem.now.state()
+    assert state.objective == "Ship OAuth" and list(state.blockers) == ["no client secret"]
+
+
+# -- repo-persistent facts -------------------------------------------------------------------
+
+
+def test_repo_facts_are_cited_short_and_create_only(store: Store) -> None:
+    from memstrata.lifecycle import promote_fact
+
+    fact = promote_fact(store, "finn", "The API uses Fastify.", "project", ["package.json"])
+    assert fact.citations == ("package.json",) or list(fact.citations) == ["package.json"]
+    with pytest.raises(Refused):  # no citation
+        promote_fact(store, "finn", "Deploys go through ArgoCD.", "project", [])
+    with pytest.raises(Refused):  # more than 1-2 sentences
+        promote_fact(store, "finn", "One. Two. Three. Four.", "project", ["x.md"])
+    with pytest.raises(AlreadyExists):  # create-only by key
+        promote_fact(store, "finn", "Deploys go through ArgoCD.", "project", ["ops.md"],
+                     key=fact.key)
+    with pytest.raises(Refused):  # a near-duplicate of a durable fact (Checklist C "new")
+        promote_fact(store, "finn", "The API uses Fastify", "project", ["package.json"])
+
+
+def test_taxonomy_user_feedback_project_reference(store: Store) -> None:
+    from memstrata.layers.facts import DURABLE_CATEGORIES
+    from memstrata.lifecycle import classify_fact
+
+    assert set(DURABLE_CATEGORIES) == {"user", "feedback", "project", "reference"}
+    assert classify_fact("The user prefers tabs over spaces.") == "user"
+    assert classify_fact("The test command is `cd evals && npm test`.") == "reference"
+    assert classify_fact("Never force-push to main.") == "feedback"
+    assert classify_fact("The API uses Fastify.") == "project"
+    with pytest.raises(MalformedInput):
+        from memstrata.lifecycle import promote_fact
+
+        promote_fact(store, "finn", "Prices are in EUR.", "gossip", ["a.md"])
+
+
+def test_promotion_session_to_task_to_repo_with_checklist_c(store: Store) -> None:
+    from memstrata.lifecycle import promote_scratch
+    from memstrata.lifecycle.phases import checklist_c, phase_start, task_complete
+
+    mem = store.agent("finn")
+    slug = mem.episodes.create("billing gateway")
+    mem.scratch.write("finding.md", "Stripe webhooks need the raw body.")
+    dest = promote_scratch(store, "finn", "finding.md", slug)
+    assert "Stripe webhooks" in mem.episodes.read(slug, "notes.md") and dest.endswith("notes.md")
+    verdict = checklist_c(store, "finn", "It is done now.", [])
+    assert not verdict.passed
+    assert {c.name for c in verdict.checks if not c.passed} >= {"cited", "actionable"}
+    start = phase_start(store, "finn", slug, "design", note="read the webhook docs", facts=[
+        {"text": "Stripe webhooks must be verified against the raw request body.",
+         "citations": ["docs/stripe.md"]},
+        {"text": "This task needs two more days.", "citations": ["plan.md"]}])
+    assert [f.value for f in start.promoted] == [
+        "Stripe webhooks must be verified against the raw request body."]
+    assert len(start.refused) == 1 and start.refused[0].failed is not None
+    promoted, refused = task_complete(store, "finn", slug, [
+        {"text": "Payments run in EUR only.", "citations": ["config/payments.toml"]}])
+    assert [f.value for f in promoted] == ["Payments run in EUR only."] and refused == []
+    assert [e["event"] for e in mem.episodes.gate_events(slug, slug)] == ["task_complete"]
+
+
+def test_save_exclusions_refuse_derivable_history_and_ephemeral(store: Store) -> None:
+    from memstrata.lifecycle import promote_fact, save_exclusion
+
+    assert save_exclusion("Committed the fix as a1b2c3d4") is not None
+    assert save_exclusion("Currently running the migration, step 3 of 5") is not None
+    assert save_exclusion("parse() is defined in src/parse.py:40") is not None
+    assert save_exclusion("The API uses Fastify.") is None
+    with pytest.raises(Refused, match="not saved"):
+        promote_fact(store, "finn", "Committed the fix as a1b2c3d4", "project", ["git"])
+
+
+def test_verify_before_use_flags_moved_and_missing_claims(store: Store, tmp_path: Path) -> None:
+    from memstrata.lifecycle import verify_citations
+
+    code = tmp_path / "repo"
+    (code / "src").mkdir(parents=True)
+    (code / "src/auth.py").write_text("def login():\n    pass\n")
+    store.agent("finn").facts.set("login", "login() lives in src/auth.py:1", "reference",
+                                  citations=["src/auth.py:1"])
+    assert verify_citations(store, "finn", code) == []
+    (code / "src/auth.py").write_text("import os\n\n\ndef login():\n    pass\n")
+    problems = {f.problem for f in verify_citations(store, "finn", code)}
+    assert problems and problems <= {"moved", "symbol_not_on_line"}
+    (code / "src/auth.py").unlink()
+    assert "missing" in {f.problem for f in verify_citations(store, "finn", code)}
+
+
+def test_ignore_memory_turn_assembles_no_memory_and_emits_no_read(store: Store) -> None:
+    from memstrata.assembly.context import assemble_context
+
+    mem = store.agent("finn")
+    mem.now.update("SECRETOBJECTIVE", ["x"])
+    mem.facts.set("port", "PORTFACT 8080", "config")
+    with store.events.capture() as events:
+        ctx = assemble_context(store, "finn", ignore_memory=True).text
+    assert "SECRETOBJECTIVE" not in ctx and "PORTFACT" not in ctx
+    assert not [e for e in events if e.type == "memory:read"]
+    assert "SECRETOBJECTIVE" in assemble_context(store, "finn").text
+
+
+def test_compaction_keeps_phase_blockers_decisions_safety_as_bullets(store: Store) -> None:
+    from memstrata.lifecycle import compact_log
+
+    mem = store.agent("finn")
+    mem.now.update("Migrate billing", ["run tests"], blockers=["staging DB down"],
+                   phase="migration")
+    for i in range(60):
+        mem.log.append("TOOL_USE", f"pytest run {i}: 120 passed, 0 failed " + "." * 200)
+    mem.log.append("THOUGHT", "Decision: approved switching to argon2 for hashing")
+    mem.log.append("ERROR", "Warning: never run the migration against production")
+    rec = compact_log(store, "finn", force=True)
+    summary = rec.summary
+    lines = [x for x in summary.splitlines() if x.strip()]
+    assert all(x.lstrip().startswith(("-", "*", "#")) for x in lines)
+    assert "argon2" in summary and "production" in summary
+    assert "staging DB down" in summary and "migration" in summary
+    assert summary.count("120 passed") <= 1  # tool output only as counts and outcomes
