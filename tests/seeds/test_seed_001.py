@@ -325,7 +325,7 @@ def test_ignore_memory_turn_assembles_no_memory_and_emits_no_read(store: Store) 
     with store.events.capture() as events:
         ctx = assemble_context(store, "finn", ignore_memory=True).text
     assert "SECRETOBJECTIVE" not in ctx and "PORTFACT" not in ctx
-    assert not [e for e in events if e.type == "memory:read"]
+    assert not [e for e in events if e.name == "memory:read"]
     assert "SECRETOBJECTIVE" in assemble_context(store, "finn").text
 
 

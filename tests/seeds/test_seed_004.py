@@ -1,0 +1,347 @@
+"""Seed 004 (Brain: working / episodic / long-term / extracted / task memory): one test
+per row of docs/seeds.md. Rows proven by tests elsewhere (flush and compaction
+thresholds, hybrid search, retention on server start) name those in docs/seeds.md."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from tests.seeds.conftest import cli_json
+
+from memstrata import Store
+from memstrata.config import load_config
+from memstrata.errors import EntryTooLarge, ScopeDenied
+
+
+def _files(home: Path) -> dict[str, bytes]:
+    return {p.relative_to(home).as_posix(): p.read_bytes() for p in home.rglob("*")
+            if p.is_file() and not p.relative_to(home).as_posix().startswith(("index", "events",
+                                                                               ".locks"))}
+
+
+def test_working_memory_is_assembled_at_runtime_and_never_stored(home: Path) -> None:
+    from memstrata.assembly.context import assemble_context
+
+    with Store(home, agent="finn") as s:
+        s.agent().now.update("Ship the importer", ["tests"])
+        s.agent().context.write("User is in Berlin.\n")
+        before = _files(home)
+        text = assemble_context(s, "finn").text
+        assert "Ship the importer" in text and "Berlin" in text
+        assert _files(home) == before
+
+
+def test_sessions_are_jsonl_messages_with_roles_ids_and_timestamps(home: Path) -> None:
+    with Store(home, agent="finn") as s:
+        sess = s.agent().sessions
+        sess.append("s1", "user", "find the bug")
+        sess.append("s1", "tool_call", "grep", name="grep", input={"q": "bug"})
+        sess.append("s1", "tool_result", "3 matches", name="grep")
+        sess.append("s1", "assistant", "found it")
+        lines = [json.loads(x) for x in
+                 (home / "agents/finn/sessions/s1.jsonl").read_text().splitlines()]
+    assert [r["role"] for r in lines] == ["user", "tool_call", "tool_result", "assistant"]
+    assert len({r["id"] for r in lines}) == 4 and all(r["timestamp"] for r in lines)
+    assert lines[1]["name"] == "grep" and lines[1]["input"] == {"q": "bug"}
+
+
+def test_session_index_lists_sessions_with_start_and_end(home: Path) -> None:
+    with Store(home, agent="finn") as s:
+        sess = s.agent().sessions
+        sess.start("s1", title="bug hunt")
+        sess.append("s1", "user", "hello")
+        sess.end("s1")
+        [info] = sess.list()
+    index = json.loads((home / "agents/finn/sessions/sessions.json").read_text())
+    [row] = index["sessions"]
+    assert row["id"] == "s1" and row["ended"] and info.id == "s1"
+
+
+def test_long_term_memory_md_is_agent_writable_up_to_50000_chars(home: Path) -> None:
+    with Store(home, agent="finn") as s:
+        ctx = s.agent().context
+        ctx.write("x" * 50_000)
+        with pytest.raises(EntryTooLarge):
+            ctx.write("x" * 50_001)
+
+
+def test_agent_memory_md_beside_identity_is_long_term_memory(home: Path) -> None:
+    from memstrata.assembly.context import assemble_context
+
+    (home / "agents/finn").mkdir(parents=True)
+    (home / "agents/finn/MEMORY.md").write_text("# Agent Memory\n- prefers the metric system\n")
+    with Store(home, agent="finn") as s:
+        assert "metric system" in assemble_context(s, "finn").text
+        assert [h.layer for h in s.search("metric system", layers=("memory",))] == ["context"]
+        s.agent().context.write("# Agent Memory\n- prefers imperial units\n")
+    assert "imperial" in (home / "agents/finn/MEMORY.md").read_text()
+
+
+def test_extracted_items_have_the_seeds_fields(home: Path, tmp_path: Path) -> None:
+    from memstrata.lifecycle import extract_items
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "README.md").write_text("# Setup\n\nDecision: we use PostgreSQL 16 for storage.\n")
+    with Store(home) as owner:
+        extract_items(owner, project)
+    items = json.loads((home / "items.json").read_text())
+    assert items and set(items[0]) == {"id", "type", "title", "content", "sourceFile",
+                                       "lineNumber", "confidence", "extractedAt"}
+    assert items[0]["sourceFile"] == "README.md" and items[0]["lineNumber"] >= 1
+
+
+def test_tasks_json_has_the_seeds_fields(home: Path) -> None:
+    with Store(home, agent="finn") as s:
+        t = s.agent().tasks.add("Write the importer", milestone="M1", priority=1,
+                                acceptance_criteria=["imports 1k rows"])
+        s.agent().tasks.update(t.id, status="done")
+    [row] = json.loads((home / "agents/finn/tasks.json").read_text())["tasks"]
+    assert set(row) >= {"id", "milestone", "priority", "status", "description",
+                        "acceptance_criteria", "created", "completed", "blocked_by"}
+    assert row["status"] == "done" and row["completed"]
+
+
+def test_storage_is_jsonl_markdown_json_and_a_derived_sqlite_index(home: Path) -> None:
+    with Store(home, agent="finn") as s:
+        m = s.agent()
+        m.sessions.append("s1", "user", "hi")
+        m.context.write("long-term\n")
+        m.tasks.add("a task")
+        m.facts.set("k", "v")
+    kinds = {p.suffix for p in (home / "agents/finn").rglob("*") if p.is_file()}
+    assert kinds <= {".jsonl", ".md", ".json"} and {".jsonl", ".md", ".json"} <= kinds
+    assert list((home / "index").rglob("*.db"))  # FTS5 + metadata, derived
+
+
+def test_write_rules_episodic_append_only_items_pipeline_only_tasks_explicit(
+        roles: Path, tmp_path: Path) -> None:
+    from memstrata.layers.sessions import Sessions
+    from memstrata.lifecycle import extract_items
+
+    assert not any(hasattr(Sessions, n) for n in ("edit", "replace", "update_message", "delete"))
+    (tmp_path / "doc.md").write_text("# Notes\n\nDecision: cache for 5 minutes.\n")
+    with Store(roles, agent="finn") as agent:
+        with pytest.raises(ScopeDenied):  # a project agent cannot hand-write items
+            agent.items.replace_source("x.md", [{"type": "note", "title": "t", "content": "c"}])
+        extract_items(agent, tmp_path)  # ... but may run the pipeline
+        assert agent.items.list()
+        t = agent.agent().tasks.add("explicit task")  # tasks only change when asked
+        assert agent.agent().tasks.get(t.id).status == "pending"
+
+
+def test_tool_results_are_pruned_in_context_and_compaction_keeps_recent_n(home: Path) -> None:
+    from memstrata.lifecycle import compact_session, context_view
+
+    with Store(home, agent="finn") as s:
+        sess = s.agent().sessions
+        for i in range(8):
+            sess.append("s1", "tool_result", f"OUTPUT-{i} " + "x" * 200, name="grep")
+        view = context_view(sess.messages("s1"), keep_tool_results=5)
+        kept = [m for m in view if m.content.startswith("OUTPUT-")]
+        assert [m.content[:8] for m in kept] == [f"OUTPUT-{i}" for i in range(3, 8)]
+        assert len(sess.messages("s1")) == 8  # the transcript itself is untouched
+        compact_session(s, "finn", "s1", keep_recent=3, summary="Eight greps.")
+        msgs = sess.messages("s1")
+    assert msgs[0].role == "summary" and len(msgs) == 4
+
+
+def test_scope_rules_admin_project_skill(roles: Path) -> None:
+    with Store(roles, agent="finn") as finn:
+        finn.agent().facts.set("k", "finn's")
+    with Store(roles, agent="wilco") as admin:  # admin: reads and writes all
+        assert admin.agent("finn").facts.get("k").value == "finn's"
+        admin.agent("finn").facts.set("k2", "set by admin")
+    with Store(roles, agent="ivy") as other:  # project: own memory only
+        with pytest.raises(ScopeDenied):
+            other.agent("finn").facts.get("k")
+    with Store(roles, agent="seo") as skill:  # skill: nothing
+        with pytest.raises(ScopeDenied):
+            skill.agent("seo").facts.set("k", "v")
+        with pytest.raises(ScopeDenied):
+            skill.agent("finn").facts.get("k")
+
+
+def test_skill_reads_only_the_context_it_is_handed(roles: Path) -> None:
+    from memstrata.envelope import SkillContext, hand_off
+
+    with Store(roles, agent="wilco") as admin:
+        admin.agent().context.write("User prefers concise responses.\n")
+        env = hand_off(admin, "seo", "analyze", brief="blog",
+                       project_context="SEO optimization for blog")
+        with pytest.raises(ScopeDenied):
+            hand_off(Store(roles, agent="finn"), "seo", "analyze")
+    raw = json.loads(env.to_json())
+    assert (raw["from"], raw["to"], raw["type"]) == ("wilco", "seo", "request")
+    assert "concise responses" in raw["payload"]["context"]["memory_snippet"]
+    ctx = SkillContext(env.to_json())
+    assert "concise responses" in ctx.text() and "SEO optimization" in ctx.text()
+
+
+def test_fts5_keyword_search(home: Path) -> None:
+    with Store(home, agent="finn") as s:
+        s.agent().log.append("THOUGHT", "the zebra cache is warm")
+        s.agent().log.append("THOUGHT", "unrelated")
+        with s.db.read() as conn:
+            assert conn.execute("SELECT count(*) FROM docs_fts WHERE docs_fts MATCH 'zebra'"
+                                ).fetchone()[0] == 1
+        assert [h.text for h in s.search("zebra")] == ["the zebra cache is warm"]
+
+
+def test_search_scopes_memory_items_sessions_sources(home: Path, tmp_path: Path) -> None:
+    from memstrata.layers.sources import Sources
+
+    project = tmp_path / "proj"
+    (project / "src").mkdir(parents=True)
+    (project / "src/billing.py").write_text("def ocelot_invoice():\n    return 42\n")
+    with Store(home) as owner:
+        owner.acting_as(None).items.replace_source(
+            "a.md", [{"type": "note", "title": "ocelot item", "content": "ocelot"}])
+        Sources(owner).add(project)
+    with Store(home, agent="finn") as s:
+        s.agent().context.write("ocelot in long-term memory\n")
+        s.agent().sessions.append("s1", "user", "ocelot in a transcript")
+        s.agent().log.append("THOUGHT", "ocelot in the log")
+        by_scope = {scope: {h.layer for h in s.search("ocelot", layers=(scope,), k=50)}
+                    for scope in ("memory", "items", "sessions", "sources")}
+        default = {h.layer for h in s.search("ocelot", k=50)}
+    assert by_scope == {"memory": {"context"}, "items": {"item"}, "sessions": {"session"},
+                        "sources": {"source"}}
+    assert "session" not in default  # transcripts are opt-in
+
+
+def test_sources_scope_indexes_a_project_folder_on_request(home: Path, tmp_path: Path) -> None:
+    from memstrata.layers.sources import Sources
+
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "notes.md").write_text("# Deploy\n\nThe narwhal service deploys on Fridays.\n")
+    (project / "node_modules").mkdir()
+    (project / "node_modules/x.md").write_text("narwhal in a dependency\n")
+    with Store(home) as owner:
+        assert not owner.search("narwhal", layers=("sources",))
+        Sources(owner).add(project)
+        hits = owner.search("narwhal", layers=("sources",))
+        assert [h.meta["path"] for h in hits] == ["notes.md"] and hits[0].line >= 1
+        (project / "notes.md").unlink()
+        Sources(owner).sync()
+        assert not owner.search("narwhal", layers=("sources",))
+    with Store(home, agent="finn") as agent, pytest.raises(ScopeDenied):
+        Sources(agent).add(project)  # registering folders is the owner's (admins')
+
+
+def test_memory_events_read_write_flush_compact_search(home: Path) -> None:
+    from memstrata.lifecycle import compact_log, compact_session
+    from memstrata.lifecycle.flush import flush_session
+
+    with Store(home, agent="finn") as s, s.events.capture() as events:
+        m = s.agent()
+        m.log.append("THOUGHT", "decision: use argon2")
+        m.log.read_text()
+        s.search("argon2")
+        m.sessions.append("s1", "user", "Decision: ship on Friday")
+        m.sessions.append("s1", "assistant", "ok")
+        flush_session(s, "finn", "s1")
+        compact_session(s, "finn", "s1", keep_recent=1, summary="short")
+        compact_log(s, "finn", force=True)
+    names = {e.name for e in events}
+    assert {"memory:read", "memory:write", "memory:flush", "memory:compact",
+            "memory:search"} <= names
+    assert all(e.agent == "finn" and e.ts for e in events)
+
+
+def test_memory_config_keys_by_the_seeds_names_with_the_seeds_defaults(home: Path) -> None:
+    defaults = load_config(home)
+    assert (defaults.max_memory_chars, defaults.session_retention_days,
+            defaults.session_compaction_threshold, defaults.session_keep_recent,
+            defaults.session_flush_enabled, defaults.session_flush_threshold,
+            defaults.search_provider, defaults.embedder, defaults.tool_result_retention) == (
+        50000, 30, 100_000, 10, True, 80_000, "fts5", None, 5)
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(
+        "[memory]\nmemoryPath = \"<agent>/MEMORY.md\"\nmaxMemorySize = 1000\n"
+        "sessionRetentionDays = 7\ncompactionThreshold = 5000\ncompactionKeepRecent = 4\n"
+        "flushEnabled = false\nflushThreshold = 4000\nsearchProvider = \"hybrid\"\n"
+        "vectorModel = \"fake\"\ntoolResultRetention = 2\n")
+    c = load_config(home, strict=True)
+    assert (c.memory_path, c.max_memory_chars, c.session_retention_days,
+            c.session_compaction_threshold, c.session_keep_recent, c.session_flush_enabled,
+            c.session_flush_threshold, c.search_provider, c.embedder,
+            c.tool_result_retention) == ("MEMORY.md", 1000, 7, 5000, 4, False, 4000, "hybrid",
+                                         "fake", 2)
+    (home / "config.toml").write_text("[memory]\nmemoryPath = \"<agent>/MEMORY.md\"\n")
+    with Store(home, agent="finn") as s:
+        s.agent().context.write("pinned by memoryPath\n")
+    assert (home / "agents/finn/MEMORY.md").read_text() == "pinned by memoryPath\n"
+
+
+def test_every_write_path_emits_memory_write(home: Path) -> None:
+    writes = {
+        "now": lambda s: s.agent().now.update("x", []),
+        "log": lambda s: s.agent().log.append("THOUGHT", "x"),
+        "fact": lambda s: s.agent().facts.set("k", "v"),
+        "file": lambda s: s.agent().files.write("a.md", "x"),
+        "context": lambda s: s.agent().context.write("x"),
+        "task": lambda s: s.agent().tasks.add("x"),
+        "session append": lambda s: s.agent().sessions.append("s9", "user", "x"),
+        "session start": lambda s: s.agent().sessions.start("s2"),
+        "session end": lambda s: s.agent().sessions.end("s2"),
+        "episode create": lambda s: s.agent().episodes.create("a task"),
+        "episode write": lambda s: s.agent().episodes.write("a-task", "n.md", "x"),
+        "gate event": lambda s: s.agent().episodes.log_gate_event("a-task", "T1", {"e": 1}),
+        "ledger": lambda s: s.ledger.publish("decision", "x"),
+        "channel": lambda s: s.room().post("x"),
+        "artifact": lambda s: s.room().write_artifact("a.md", "x"),
+        "log compaction": lambda s: __import__("memstrata.lifecycle", fromlist=["x"]).compact_log(
+            s, "finn", force=True),
+    }
+    silent = []
+    with Store(home, agent="finn", room="room-1") as s:
+        for name, write in writes.items():
+            with s.events.capture() as events:
+                write(s)
+            if not any(e.name == "memory:write" for e in events):
+                silent.append(name)
+    assert silent == []
+
+
+def test_gate_events_and_compaction_history_are_searchable(home: Path) -> None:
+    from memstrata.lifecycle import compact_log
+
+    with Store(home, agent="finn") as s:
+        m = s.agent()
+        slug = m.episodes.create("auth")
+        m.episodes.log_gate_event(slug, "T1", {"event": "review", "verdict": "wombat rejected"})
+        m.log.append("THOUGHT", "one")
+        compact_log(s, "finn", summary="Compacted the quokka investigation.")
+        assert [h.layer for h in s.search("wombat")] == ["gate"]
+        assert "compaction" in {h.layer for h in s.search("quokka investigation")}
+
+
+def test_invariants_human_readable_and_timestamped(home: Path) -> None:
+    with Store(home, agent="finn") as s:
+        s.agent().log.append("THOUGHT", "readable")
+        s.agent().facts.set("k", "v")
+        s.agent().sessions.append("s1", "user", "hi")
+    for path in (home / "agents/finn").rglob("*"):
+        if path.is_file():
+            path.read_text(encoding="utf-8")  # every memory file is text
+    fact = json.loads((home / "agents/finn/facts.jsonl").read_text().splitlines()[0])
+    assert fact.get("ts") or fact.get("updated_at") or fact.get("created_at")
+    assert "readable" in (home / "agents/finn/memory/LOG.md").read_text()
+
+
+def test_maintain_archives_idle_sessions(home: Path) -> None:
+    import os
+    import time
+
+    with Store(home, agent="finn") as s:
+        s.agent().sessions.append("old", "user", "long ago", timestamp="2020-01-01T00:00:00Z")
+        s.agent().sessions.append("new", "user", "today")
+    old = home / "agents/finn/sessions/old.jsonl"
+    os.utime(old, (time.time() - 90 * 86400,) * 2)
+    rows = cli_json(home, "maintain")
+    assert rows[0]["sessions_archived"] == ["old"]
+    assert not old.exists() and (home / "agents/finn/sessions/new.jsonl").exists()
