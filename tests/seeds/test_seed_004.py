@@ -154,9 +154,8 @@ def test_scope_rules_admin_project_skill(roles: Path) -> None:
     with Store(roles, agent="wilco") as admin:  # admin: reads and writes all
         assert admin.agent("finn").facts.get("k").value == "finn's"
         admin.agent("finn").facts.set("k2", "set by admin")
-    with Store(roles, agent="ivy") as other:  # project: own memory only
-        with pytest.raises(ScopeDenied):
-            other.agent("finn").facts.get("k")
+    with Store(roles, agent="ivy") as other, pytest.raises(ScopeDenied):  # project: own only
+        other.agent("finn").facts.get("k")
     with Store(roles, agent="seo") as skill:  # skill: nothing
         with pytest.raises(ScopeDenied):
             skill.agent("seo").facts.set("k", "v")
