@@ -346,3 +346,22 @@ def test_compaction_keeps_phase_blockers_decisions_safety_as_bullets(store: Stor
     assert "argon2" in summary and "production" in summary
     assert "staging DB down" in summary and "migration" in summary
     assert summary.count("120 passed") <= 1  # tool output only as counts and outcomes
+
+
+def test_scratch_is_cleared_when_the_conversation_ends(home: Path) -> None:
+    """`memstrata hook session-end` (Claude Code's SessionEnd) and `end_conversation`."""
+    from tests.seeds.conftest import cli
+
+    from memstrata.lifecycle.phases import end_conversation
+
+    with Store(home, agent="finn") as s:
+        s.agent().scratch.write("wip.md", "draft")
+        s.agent().sessions.append("c1", "user", "hello")
+    code, _, err = cli(home, "--agent", "finn", "--json", "hook", "session-end",
+                       stdin=json.dumps({"session_id": "c1", "hook_event_name": "SessionEnd"}))
+    assert code == 0 and "not blocked" not in err, err
+    with Store(home, agent="finn") as s:
+        assert s.agent().scratch.list() == []
+        assert next(i.ended for i in s.agent().sessions.list() if i.id == "c1")
+        s.agent().scratch.write("again.md", "x")
+        assert end_conversation(s, "finn") is not None and s.agent().scratch.list() == []

@@ -141,19 +141,42 @@ def test_log_compacts_itself_past_100_entries(home: Path) -> None:
         assert s.search("step 7", layers=("archive",))
 
 
-def test_performance_table_operations_meet_the_seeds_latencies() -> None:
+def _fsync_p50_ms(folder: Path, n: int = 20) -> float:
+    """The disk's own cost of one durable append (write + fdatasync), measured now."""
+    import os
+    import statistics
+    import time
+
+    fd = os.open(folder / "baseline.bin", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    samples = []
+    try:
+        for _ in range(n):
+            t = time.perf_counter()
+            os.write(fd, b"x" * 100 + b"\n")
+            os.fdatasync(fd)
+            samples.append((time.perf_counter() - t) * 1000)
+    finally:
+        os.close(fd)
+    return statistics.median(samples)
+
+
+def test_performance_table_operations_meet_the_seeds_latencies(tmp_path: Path) -> None:
     """Every operation of the seed's table, timed (`memstrata bench ops` is the full
-    benchmark). Reads must meet the seed's latency outright; the two fsync'ed writes get
-    twice the seed's budget here, since the suite shares 2 cores and one disk."""
+    benchmark). Reads meet the seed's latency outright. The three durable writes end in an
+    fdatasync, whose cost is the disk's (and, in a suite sharing 2 cores and one disk, the
+    neighbours'): each must meet the seed's latency or cost at most 3x a bare
+    write+fdatasync measured in the same run."""
     from memstrata.bench.ops import run_ops
 
     seed_ms = {"read NOW": 1, "read LOG tail (20)": 10, "append LOG (durable)": 5,
                "update NOW": 5, "save fact": 5, "get fact": 2, "recall (lexical)": 50}
     durable = {"append LOG (durable)", "update NOW", "save fact"}
     rows = run_ops(sizes=(300,), repeat=20)
+    disk = _fsync_p50_ms(tmp_path)
     assert {r["operation"] for r in rows} == set(seed_ms)
-    slow = {r["operation"]: r["p50_ms"] for r in rows
-            if r["p50_ms"] > seed_ms[r["operation"]] * (2 if r["operation"] in durable else 1)}
+    slow = {r["operation"]: (r["p50_ms"], round(disk, 3)) for r in rows
+            if r["p50_ms"] > max(seed_ms[r["operation"]],
+                                 3 * disk if r["operation"] in durable else 0)}
     assert slow == {}
 
 
