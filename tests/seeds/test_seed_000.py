@@ -78,6 +78,10 @@ def test_closed_room_keeps_its_channel_read_only(home: Path) -> None:
             a.room().write_artifact("late.md", "x")
         with pytest.raises(RoomClosed):
             a.ledger.publish("decision", "decided after closing")
+    with _room(home, "architect", "room-043") as b:  # over MCP
+        assert call(b, "room_close")["closed"]
+        with pytest.raises(RoomClosed):
+            b.room().post("late")
         assert [m["content"] for m in a.room().messages()] == ["all done"]  # kept, readable
         assert a.room().read_artifact("api.md") == "# API\n"
         assert a.room().close().closed == info.closed  # idempotent
@@ -278,6 +282,10 @@ def test_predecessor_context_uses_the_upstream_rooms_of_the_dag(home: Path) -> N
         assert "marketing" not in md  # not upstream in the DAG
         with pytest.raises(MalformedInput):  # a DAG has no cycles
             Store(home, agent="dev", room="room-030").room().set_upstream(["room-042"])
+    with _room(home, "dev", "room-060") as s:  # over MCP
+        got = call(s, "room_upstream", upstream=["room-042"])
+        assert got["upstream"] == ["room-042"] and got["ancestors"] == [
+            "room-042", "room-038", "room-030"]
     with _room(home, "dev", "room-050") as s:  # no upstream declared: every other room
         assert "Users table done" in predecessor_context(s, room="room-050", keywords="auth")
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from tests.seeds.conftest import call
 
 from memstrata import Store
 from memstrata.errors import AlreadyExists, MalformedInput, Refused
@@ -51,6 +52,9 @@ def test_checklist_d_groups_the_seeds_six_paraphrases(store: Store) -> None:
         for i, text in enumerate(group):
             facts.set(f"held-{g}-{i}", text, "reference", citations=["README.md"])
     report = audit(store, "finn")
+    over_mcp = call(store, "memory_audit")["findings"]
+    assert {f["target"] for f in over_mcp if f["kind"] == "duplicate_fact"} == {
+        f.target for f in report.of_kind("duplicate_fact")}
     dups = report.of_kind("duplicate_fact")
     by_keep: dict[str, set[str]] = {}
     for f in dups:
@@ -192,6 +196,16 @@ def test_task_folder_slug_is_kebab_case_of_the_title(store: Store, home: Path) -
     assert eps.files(slug) == ["plan.md"]
     assert (home / "agents/finn/episodes/add-oauth2-login-flow/plan.md").is_file()
     assert any(h.layer == "episode" for h in store.search("redirect URI"))
+    # over MCP
+    made = call(store, "task_folder_create", title="Fix Login Timeout")
+    assert made == {"task": "fix-login-timeout", "files": []}
+    call(store, "task_folder_write", task="fix-login-timeout", path="plan.md", content="# Plan\n")
+    call(store, "task_folder_write", task="fix-login-timeout", path="plan.md",
+         content="raise the timeout to 30 s", append=True)
+    assert "30 s" in call(store, "task_folder_read", task="fix-login-timeout",
+                          path="plan.md")["content"]
+    assert call(store, "task_folder_read")["tasks"] == ["add-oauth2-login-flow",
+                                                        "fix-login-timeout"]
 
 
 def test_verified_items_are_recorded_per_iteration(store: Store) -> None:
@@ -203,6 +217,8 @@ def test_verified_items_are_recorded_per_iteration(store: Store) -> None:
                                   (2, "refresh token works")]
     with pytest.raises(MalformedInput):
         eps.add_verified(slug, [], iteration=3)
+    got = call(store, "task_verified", task=slug, items=["csrf token checked"], iteration=3)
+    assert got["verified"][-1] == {"iteration": 3, "item": "csrf token checked"}
 
 
 def test_gate_events_are_ndjson_per_task_and_searchable(store: Store, home: Path) -> None:
@@ -215,6 +231,9 @@ def test_gate_events_are_ndjson_per_task_and_searchable(store: Store, home: Path
     assert recs[0]["verdict"] == "rejected" and "ts" in recs[0]
     assert eps.gate_events(slug, "TASK-7")[0]["reason"] == "missing CSRF check"
     assert [h.layer for h in store.search("CSRF", layers=("gate",))] == ["gate"]
+    call(store, "gate_event", task=slug, task_id="TASK-7",
+         event={"event": "review", "verdict": "approved"})
+    assert [e["verdict"] for e in eps.gate_events(slug, "TASK-7")] == ["rejected", "approved"]
 
 
 def test_notes_md_holds_objective_blockers_and_phase(store: Store, home: Path) -> None:
@@ -287,6 +306,15 @@ def test_promotion_session_to_task_to_repo_with_checklist_c(store: Store) -> Non
         {"text": "Payments run in EUR only.", "citations": ["config/payments.toml"]}])
     assert [f.value for f in promoted] == ["Payments run in EUR only."] and refused == []
     assert [e["event"] for e in mem.episodes.gate_events(slug, slug)] == ["task_complete"]
+    # over MCP: Checklist C's checks come back; a dry run writes nothing
+    dry = call(store, "memory_promote", text="Refunds go through the billing queue.",
+               citations=["docs/billing.md"], dry_run=True)
+    assert dry["checklist"]["passed"] and "fact" not in dry
+    refused = call(store, "memory_promote", text="It works now.", citations=[])
+    assert not refused["checklist"]["passed"] and "fact" not in refused
+    done = call(store, "memory_promote", text="Refunds go through the billing queue.",
+                citations=["docs/billing.md"])
+    assert mem.facts.get(done["fact"]["key"]).citations == ("docs/billing.md",)
 
 
 def test_save_exclusions_refuse_derivable_history_and_ephemeral(store: Store) -> None:
@@ -314,6 +342,8 @@ def test_verify_before_use_flags_moved_and_missing_claims(store: Store, tmp_path
     assert problems and problems <= {"moved", "symbol_not_on_line"}
     (code / "src/auth.py").unlink()
     assert "missing" in {f.problem for f in verify_citations(store, "finn", code)}
+    assert "missing" in {f["problem"] for f in call(store, "memory_verify",
+                                                    root=str(code))["findings"]}
 
 
 def test_ignore_memory_turn_assembles_no_memory_and_emits_no_read(store: Store) -> None:

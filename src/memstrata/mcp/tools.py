@@ -137,6 +137,7 @@ def build_tools(store: Store) -> list[ToolSpec]:
     agent = _AgentHandle(store)  # resolved at the first call: the owner may use the ledger
     kinds = store.config.kinds
     bounds = store.config.bounds
+    from memstrata.mcp.episodic import build_episodic_tools
     from memstrata.search.query import LAYERS
 
     def where(source: str) -> str:
@@ -441,5 +442,6 @@ def build_tools(store: Store) -> list[ToolSpec]:
                   _p("old_path", "string", "rename: from"), _p("new_path", "string", "rename: to"),
                   _p("view_range", "array", "view: [first, last] line", items="integer")),
                  None, read_only=False, destructive=True, group="claude"),
+        *build_episodic_tools(store, agent),  # seed 001 task-episodic + promotion, rooms
     ]
 
