@@ -82,6 +82,11 @@ def test_closed_room_keeps_its_channel_read_only(home: Path) -> None:
         assert call(b, "room_close")["closed"]
         with pytest.raises(RoomClosed):
             b.room().post("late")
+    from tests.seeds.conftest import cli_json  # and on the command line
+
+    assert cli_json(home, "--agent", "architect", "--room", "room-044", "rooms", "close")["closed"]
+    with _room(home, "architect", "room-044") as c, pytest.raises(RoomClosed):
+        c.room().post("late")
         assert [m["content"] for m in a.room().messages()] == ["all done"]  # kept, readable
         assert a.room().read_artifact("api.md") == "# API\n"
         assert a.room().close().closed == info.closed  # idempotent

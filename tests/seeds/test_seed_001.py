@@ -395,3 +395,29 @@ def test_scratch_is_cleared_when_the_conversation_ends(home: Path) -> None:
         assert next(i.ended for i in s.agent().sessions.list() if i.id == "c1")
         s.agent().scratch.write("again.md", "x")
         assert end_conversation(s, "finn") is not None and s.agent().scratch.list() == []
+
+
+def test_seed_001_operations_on_the_command_line(home: Path, tmp_path: Path) -> None:
+    """Task folders, verified items, gate events, promotion (Checklist C) via the CLI."""
+    from tests.seeds.conftest import cli, cli_json
+
+    finn = ("--agent", "finn")
+    assert cli_json(home, *finn, "episodes", "create", "Fix Login Timeout") == {
+        "task": "fix-login-timeout"}
+    cli_json(home, *finn, "episodes", "write", "fix-login-timeout", "plan.md", "# Plan")
+    assert cli_json(home, *finn, "episodes", "read", "fix-login-timeout",
+                    "plan.md")["content"] == "# Plan"
+    got = cli_json(home, *finn, "episodes", "verified", "fix-login-timeout", "login ok",
+                   "--iteration", "1")
+    assert got == [{"iteration": 1, "item": "login ok"}]
+    cli_json(home, *finn, "episodes", "gate", "fix-login-timeout", "T1", '{"verdict": "ok"}')
+    with Store(home, agent="finn") as s:
+        assert s.agent().episodes.gate_events("fix-login-timeout", "T1")[0]["verdict"] == "ok"
+    code, _, err = cli(home, *finn, "promote", "It works now.")
+    assert code == 2 and "citation" in err  # refused by Checklist C, with the reason
+    done = cli_json(home, *finn, "promote", "Sessions expire after 30 minutes.",
+                    "--cite", "config/session.toml")
+    assert done["checklist"]["passed"] and done["key"]
+    code, _, err = cli(home, *finn, "promote", "Sessions expire after 30 minutes.",
+                       "--cite", "config/session.toml")
+    assert code == 2 and "duplicate" in err  # Checklist C "new": create-only

@@ -229,6 +229,12 @@ def test_sources_scope_indexes_a_project_folder_on_request(home: Path, tmp_path:
         assert not owner.search("narwhal", layers=("sources",))
     with Store(home, agent="finn") as agent, pytest.raises(ScopeDenied):
         Sources(agent).add(project)  # registering folders is the owner's (admins')
+    (project / "notes.md").write_text("the narwhal is back\n")  # on the command line
+    assert cli_json(home, "sources", "sync")["scanned"] == 1
+    with Store(home) as owner:
+        assert owner.search("narwhal", layers=("sources",))
+    assert [r["files"] for r in cli_json(home, "sources", "list")] == [1]
+    assert cli_json(home, "sources", "remove", str(project)) == {"dropped": 1}
 
 
 def test_memory_events_read_write_flush_compact_search(home: Path) -> None:

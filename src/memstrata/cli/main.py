@@ -58,6 +58,7 @@ COMMAND_MODULES = (
     "memstrata.cli.purge_cmd",
     "memstrata.cli.serve_cmd",
     "memstrata.cli.completion",
+    "memstrata.cli.episodes_cmd",
 )
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_CONFLICT = 0, 1, 2, 3, 4
