@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from memstrata.errors import MalformedInput
+from memstrata.memconfig import MEMORY_CONFIG_ALIASES, memory_path, sessions_path
 
 DEFAULT_HALF_LIVES: dict[str, float] = {
     "convention": 720.0,
@@ -164,36 +165,6 @@ def _serve_tokens(v: Any) -> tuple[tuple[str, str | None, str | None], ...]:
     return tuple(rows)
 
 
-def _memory_path(v: Any) -> str | None:
-    """seed 004 memoryPath: "<agent>/MEMORY.md" style, a Markdown file in the agent's folder
-    (beside AGENT.md, or in its memory/ directory)."""
-    if v is None or v == "":
-        return None
-    if not isinstance(v, str):
-        raise ValueError(f"must be a string such as \"<agent>/MEMORY.md\", got {v!r}")
-    rel = v.strip().replace("\\", "/")
-    if not rel.startswith("<agent>/"):
-        raise ValueError(f"must start with \"<agent>/\" (a file in the agent's folder), got {v!r}")
-    rest = rel.removeprefix("<agent>/")
-    parts = rest.split("/")
-    ok = rest.endswith(".md") and (
-        (len(parts) == 1 and parts[0] not in ("AGENT.md", "IDENTITY.md"))
-        or (len(parts) == 2 and parts[0] == "memory"
-            and parts[1] not in ("NOW.md", "NOTES.md", "LOG.md")))
-    if not ok or any(x in ("", ".", "..") for x in parts):
-        raise ValueError("must be a Markdown file beside AGENT.md (\"<agent>/MEMORY.md\") or in "
-                         f"the agent's memory/ directory (\"<agent>/memory/CONTEXT.md\"), got {v!r}")
-    return rest
-
-
-def _sessions_path(v: Any) -> str:
-    """seed 004 sessionsPath: the layout keeps transcripts in <agent>/sessions/ (export,
-    retention and the folder watcher rely on it), so that is the one accepted value."""
-    if v not in ("<agent>/sessions/", "<agent>/sessions"):
-        raise ValueError(f'the layout keeps transcripts in "<agent>/sessions/"; got {v!r}')
-    return "<agent>/sessions/"
-
-
 @dataclass(frozen=True)
 class Setting:
     """One configurable value: where it lives in the file and which `Config` field it sets."""
@@ -297,10 +268,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("sources", "paths", "source_paths", (), _strings,
             "project folders indexed for search as the `sources` scope (relative to the store "
             "folder, or absolute); `memstrata sources add PATH` registers more"),
-    Setting("memory", "path", "memory_path", None, _memory_path,
+    Setting("memory", "path", "memory_path", None, memory_path,
             'seed 004 memoryPath: the long-term memory file, e.g. "<agent>/MEMORY.md"; unset: '
             "memory/CONTEXT.md, memory/MEMORY.md or <agent>/MEMORY.md, the first that exists"),
-    Setting("sessions", "path", "sessions_path", "<agent>/sessions/", _sessions_path,
+    Setting("sessions", "path", "sessions_path", "<agent>/sessions/", sessions_path,
             'seed 004 sessionsPath: transcripts live in "<agent>/sessions/" (fixed by the layout)'),
     Setting("serve", "tokens", "serve_tokens", (), _serve_tokens,
             '`memstrata serve` bearer tokens, each acting as one agent (role from [roles]): '
@@ -318,21 +289,6 @@ SETTINGS: tuple[Setting, ...] = (
             "most PostgreSQL connections one process keeps open"),
 )
 
-# Seed 004's MemoryConfig, by its own camelCase names, accepted in the [memory] table
-# (or `memory:` in config.yaml) as aliases of the settings that serve them.
-MEMORY_CONFIG_ALIASES: dict[str, str] = {
-    "memoryPath": "memory.path",
-    "maxMemorySize": "memory.max_chars",
-    "sessionsPath": "sessions.path",
-    "sessionRetentionDays": "sessions.retention_days",
-    "compactionThreshold": "sessions.compaction_threshold",
-    "compactionKeepRecent": "sessions.keep_recent",
-    "flushEnabled": "sessions.flush_enabled",
-    "flushThreshold": "sessions.flush_threshold",
-    "searchProvider": "search.provider",
-    "vectorModel": "search.embedder",
-    "toolResultRetention": "sessions.tool_result_retention",
-}
 
 # Sections whose keys are free names (a kind, a layer) with values of one type.
 MAP_SECTIONS: dict[str, tuple[str, Callable[[Any], Any], str]] = {

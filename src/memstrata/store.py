@@ -410,20 +410,13 @@ class Store:
 
         return all_sources(self)
 
-    def source_origin(self) -> Origin:
-        """What a full sync reads: the truth, and the indexed project folders (seed 004
-        `sources`), each read through its own truth."""
-        from memstrata.layers.sources import Sources
-
-        return Sources(self).origin()
-
     def sync(self, *, force: bool = False) -> SyncReport:
         """Catch the index up with the files (other writers, hand edits, deletions)."""
         db = self.db
         self._syncing = True
         try:
             self._stale = False  # a write failing from here on marks it again
-            report = sync_sources(db, self.source_origin(), self.sources(), force=force)
+            report = sync_sources(db, self.origin, self.sources(), force=force)
         except BaseException:
             self._stale = True
             raise
@@ -449,7 +442,7 @@ class Store:
             try:
                 if old is not None and files.path(old).exists():
                     _carry_vectors(build, files.path(old))
-                report = sync_sources(build, self.source_origin(), self.sources(), force=True)
+                report = sync_sources(build, self.origin, self.sources(), force=True)
                 build.checkpoint()
             finally:
                 build.close()
@@ -461,7 +454,7 @@ class Store:
 
         self._syncing = True
         try:  # what other processes wrote during the build
-            sync_sources(self.db, self.source_origin(), all_sources(self))
+            sync_sources(self.db, self.origin, all_sources(self))
         except INDEX_LAG:
             self._stale = True
         finally:

@@ -52,25 +52,27 @@ class SourceSpec:
 class Origin:
     """Where sources are read from (the truth) and the home their index keys hang under.
 
-    `folders` are project folders indexed as seed 004's `sources` scope: they are no
-    store data, each is read through its own truth rooted at the folder, and their
-    index keys are their absolute paths. `with_home=False` limits a sync's clean-up
-    to those folders (a sync of the project folders alone).
+    A source outside the home is a project file indexed as seed 004's `sources` scope:
+    no store data, read where it is through a truth rooted at its folder. A sync whose
+    origin has `with_home=False` (a sync of the project folders alone) leaves the
+    store's own sources alone when it drops what it did not see.
     """
 
     truth: Truth
     home: Path
-    folders: tuple[tuple[str, Truth], ...] = ()
     with_home: bool = True
 
     def _where(self, spec: SourceSpec) -> tuple[Truth, str]:
         path, home = str(spec.path), str(self.home)
         if path.startswith(home) and path[len(home):len(home) + 1] == "/":
             return self.truth, path[len(home) + 1:]  # (pathlib's relative_to costs more)
-        for root, truth in self.folders:
-            if path.startswith(root) and path[len(root):len(root) + 1] == "/":
-                return truth, path[len(root) + 1:]
-        return self.truth, spec.path.relative_to(self.home).as_posix()
+        if not spec.path.is_absolute():
+            return self.truth, spec.path.as_posix()
+        from memstrata.files.local import LocalTruth
+        from memstrata.files.locks import LockTable
+
+        folder = spec.path.parent  # read-only use: its lock table is never opened
+        return LocalTruth(folder, LockTable(folder / ".locks")), spec.path.name
 
     def rel(self, spec: SourceSpec) -> str:
         return self._where(spec)[1]
@@ -88,12 +90,11 @@ class Origin:
         return truth.read_from(rel, offset, length)
 
     def owns(self, path: str) -> bool:
-        """True if an index key lies where this origin reads (its sync may drop it)."""
+        """True if a sync through this origin may drop the index key `path` unseen."""
         home = str(self.home)
         if path.startswith(home) and path[len(home):len(home) + 1] == "/":
             return self.with_home
-        return any(path.startswith(root) and path[len(root):len(root) + 1] == "/"
-                   for root, _ in self.folders)
+        return True  # a project file (only `sources` keys lie outside the home)
 
 
 @dataclass

@@ -11,8 +11,8 @@ line numbers: Markdown at its headings, code and other text every
 
 The registry `sources.json` is store data (read and written through the
 store's truth); the files stay where they are, read-only to memstrata, each
-folder read through its own `LocalTruth` (a project folder is this host's, not
-the store's, whatever the store's backend). They are caught up whenever a store opens, on `sync()`
+read through a `LocalTruth` of its folder (`index.reconcile.Origin`: a project
+folder is this host's, not the store's, whatever the store's backend). They are caught up whenever a store opens, on `sync()`
 (`memstrata sources sync`) and on reindex; the folder watcher of a long-running
 process covers the store's own folder, so a source edited while a server runs is
 seen at its next open or sync.
@@ -23,15 +23,15 @@ from __future__ import annotations
 import builtins
 import hashlib
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput, NotFound
 from memstrata.files.jsondoc import RecordList
-from memstrata.files.local import LocalTruth
 from memstrata.files.markdown import chunk_markdown
 from memstrata.index.docs import Doc, Parsed, delete_source
-from memstrata.index.reconcile import Origin, SourceSpec, SyncReport, sync_sources
+from memstrata.index.reconcile import SourceSpec, SyncReport, sync_sources
 from memstrata.layers.base import Layer
 from memstrata.layers.mdparse import TEXT_SUFFIXES
 from memstrata.model import iso, now_ts
@@ -131,12 +131,6 @@ class Sources(Layer):
             return []
         return [str(r.get("path")) for r in doc.records() if isinstance(r.get("path"), str)]
 
-    def origin(self, *, with_home: bool = True) -> Origin:
-        """The store's origin plus every registered folder, each read through its own truth."""
-        folders = tuple((str(root), LocalTruth(root, self.store.locks)) for root in self.roots())
-        base = self.store.origin
-        return Origin(base.truth, base.home, folders, with_home)
-
     def list(self) -> list[dict[str, Any]]:
         """The registered folders with how many files each holds in the index."""
         self._check("read")
@@ -197,4 +191,5 @@ class Sources(Layer):
     def sync(self) -> SyncReport:
         """Catch the index up with the registered folders (new, changed, deleted files)."""
         self._check("read")
-        return sync_sources(self.store.db, self.origin(with_home=False), self.specs())
+        return sync_sources(self.store.db, replace(self.store.origin, with_home=False),
+                            self.specs())
