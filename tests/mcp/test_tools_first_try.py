@@ -161,7 +161,8 @@ def test_results_are_structured_with_iso_times_and_no_nulls(home: Path) -> None:
                     assert not (key in TIME_KEYS and isinstance(value, float)), (name, key)
             hits = (await c.call_tool("recall_memory", {"query": "argon2id"})).structured_content
             assert {h["layer"] for h in hits["results"]} >= {"ledger", "log", "fact", "file"}
-            ledger_only = (await c.call_tool("memory_search", {"text": "argon2id"})).structured_content
+            ledger_only = (await c.call_tool(  # its own room: opted in (seed 000 default view)
+                "memory_search", {"text": "argon2id", "include_own_room": True})).structured_content
             assert {h["layer"] for h in ledger_only["results"]} == {"ledger"}
             full = (await c.call_tool("memory_get", {"uid": hits["results"][0]["uid"]})).structured_content
             jsonschema.validate(full, tools["memory_get"].output_schema)
