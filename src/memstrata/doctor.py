@@ -71,7 +71,7 @@ def examine(store: Store) -> Findings:
             path = str(spec.path)
             seen.add(path)
             out.sources += 1
-            parsed = spec.parse(store.truth.read_from(store.rel(spec.path)), 0)
+            parsed = spec.parse(store.origin.read_from(spec, 0), 0)  # (a project file too)
             fresh = {d.uid: (d.title, d.body) for d in parsed.docs}
             should_hide.update(d.supersedes for d in parsed.docs if d.supersedes)
             rows = conn.execute("SELECT uid, title, body FROM docs WHERE source = ?", (path,))
@@ -98,8 +98,12 @@ def examine(store: Store) -> Findings:
                 "SELECT path, version FROM sources WHERE version IS NOT NULL"):
             rel = store.rel(Path(source))
             if rel in versions and versions[rel] != version:
-                out.drift.append({"source": rel, "problem": "behind the truth",
-                                  "indexed_version": version, "truth_version": versions[rel]})
+                behind = {"indexed_version": version, "truth_version": versions[rel]}
+                same = next((d for d in out.drift if d["source"] == rel), None)
+                if same is not None:  # one record per source: its docs differ because of it
+                    same.update(behind)
+                else:
+                    out.drift.append({"source": rel, "problem": "behind the truth", **behind})
     for agent in store.agents():  # the session index is no index source, but a file people edit
         sessions = store.agent(agent).sessions
         with contextlib.suppress(ScopeDenied):

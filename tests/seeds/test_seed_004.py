@@ -224,6 +224,8 @@ def test_sources_scope_indexes_a_project_folder_on_request(home: Path, tmp_path:
         Sources(owner).add(project)
         hits = owner.search("narwhal", layers=("sources",))
         assert [h.meta["path"] for h in hits] == ["notes.md"] and hits[0].line >= 1
+    assert cli_json(home, "doctor")["ok"] is True  # doctor reads project files where they are
+    with Store(home) as owner:
         (project / "notes.md").unlink()
         Sources(owner).sync()
         assert not owner.search("narwhal", layers=("sources",))
