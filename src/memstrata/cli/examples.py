@@ -77,4 +77,6 @@ EXAMPLES: dict[str, str] = {
     "purge ledger": 'memstrata purge ledger mem-1a2b3c4d --reason "wrong room" --yes',
     "purge session": 'memstrata --agent finn purge session s1 --reason "user asked" --yes',
     "purge list": "memstrata purge list",
+    "migrate": "memstrata migrate ./memstrata-home postgresql://memstrata@db.internal/team",
+    "bench teams": "memstrata bench teams --database-url postgresql://localhost/bench --entries 10000",
 }

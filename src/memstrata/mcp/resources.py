@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from memstrata.errors import MemstrataError
+
 if TYPE_CHECKING:
     from memstrata.store import Store
 
@@ -30,8 +32,9 @@ def build_resources(store: Store) -> list[Resource]:
         context = store.agent().context
         try:
             text = context.read()
-        except OSError as exc:  # a resource degrades to a warning naming the file
-            return f"⚠ {store.rel(context.path)} could not be read: {exc.strerror or exc}\n"
+        except (OSError, MemstrataError) as exc:  # a resource degrades to a warning naming the file
+            why = getattr(exc, "strerror", None) or exc
+            return f"⚠ {store.rel(context.path)} could not be read: {why}\n"
         if text.strip():
             return text
         name = context.path.name
