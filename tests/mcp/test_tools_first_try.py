@@ -102,7 +102,7 @@ def test_stdio_and_http_list_the_same_tools(home: Path) -> None:
     try:
         assert proc.stderr is not None
         banner = proc.stderr.readline()  # printed once the port is bound (after warnings)
-        while banner.startswith("memstrata: warning"):
+        while banner.startswith(("memstrata: warning", "memstrata: upkeep")):
             banner = proc.stderr.readline()
         assert f"127.0.0.1:{port}/mcp" in banner
 

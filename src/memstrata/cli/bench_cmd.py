@@ -51,7 +51,7 @@ def register(sub: Any) -> None:
     tm.add_argument("--database-url", required=True, help="a PostgreSQL database to use "
                     "(a scratch schema is created and dropped)")
     tm.add_argument("--entries", type=int, default=100_000,
-                    help="ledger entries loaded before timing (default 100000)")
+                    help="ledger entries in each store (default 100000)")
     tm.add_argument("--samples", type=int, default=200, help="calls per operation and side")
     tm.add_argument("--sees", type=int, default=50, help="writes timed to the second host")
     tm.set_defaults(func=run_teams)

@@ -43,7 +43,6 @@ EXAMPLES: dict[str, str] = {
     "rooms": "memstrata --agent architect --room room-042 rooms upstream",
     "rooms close": "memstrata --agent architect --room room-042 rooms close",
     "rooms upstream": "memstrata --agent architect --room room-042 rooms upstream --set room-038",
-    "migrate": "memstrata migrate ./.memstrata postgresql://memstrata@db.internal/memstrata",
     "sources": "memstrata sources list",
     "sources add": "memstrata sources add ~/code/myproject",
     "sources remove": "memstrata sources remove ~/code/myproject",
@@ -83,7 +82,6 @@ EXAMPLES: dict[str, str] = {
     "bench fresh": "memstrata bench fresh --size 10000 --sources 1000",
     "bench locomo": "memstrata bench locomo locomo10.json --no-baselines",
     "bench serve": "memstrata bench serve --entries 10000 --levels 1,4",
-    "bench teams": "memstrata bench teams --database-url postgresql://memstrata@localhost/bench",
     "demo": "memstrata demo",
     "mcp": "memstrata --agent finn mcp --http --port 8765",
     "hook": "memstrata --agent finn hook session-start",
@@ -95,4 +93,6 @@ EXAMPLES: dict[str, str] = {
     "purge ledger": 'memstrata purge ledger mem-1a2b3c4d --reason "wrong room" --yes',
     "purge session": 'memstrata --agent finn purge session s1 --reason "user asked" --yes',
     "purge list": "memstrata purge list",
+    "migrate": "memstrata migrate ./memstrata-home postgresql://memstrata@db.internal/team",
+    "bench teams": "memstrata bench teams --database-url postgresql://localhost/bench --entries 10000",
 }

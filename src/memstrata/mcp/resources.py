@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from memstrata.errors import MalformedInput
+from memstrata.errors import MemstrataError
 
 if TYPE_CHECKING:
     from memstrata.store import Store
@@ -32,8 +32,8 @@ def build_resources(store: Store) -> list[Resource]:
         context = store.agent().context
         try:
             text = context.read()
-        except (OSError, MalformedInput) as exc:  # a resource degrades to a warning naming the file
-            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        except (OSError, MemstrataError) as exc:  # a resource degrades to a warning naming the file
+            why = getattr(exc, "strerror", None) or exc
             return f"⚠ {store.rel(context.path)} could not be read: {why}\n"
         if text.strip():
             return text
