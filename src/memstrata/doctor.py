@@ -94,17 +94,10 @@ def examine(store: Store) -> Findings:
         for source, offset, reason in conn.execute("SELECT source, offset, reason FROM bad_lines"):
             bad.setdefault((store.rel(Path(source)), offset), reason)
         versions = {e.path: e.version for e in store.truth.list("") if not e.is_dir}
-        # A source whose docs differ is behind the truth too. In this host's own folder that
-        # is the whole story (a hand edit): reported once. With a shared truth (PostgreSQL)
-        # being behind is news of its own: another host wrote it and this index lags.
-        from memstrata.files.local import LocalTruth
-
-        shared = not isinstance(store.truth, LocalTruth)
-        reported = set() if shared else {d["source"] for d in out.drift}
         for source, version in conn.execute(
                 "SELECT path, version FROM sources WHERE version IS NOT NULL"):
             rel = store.rel(Path(source))
-            if rel in versions and versions[rel] != version and rel not in reported:
+            if rel in versions and versions[rel] != version:
                 out.drift.append({"source": rel, "problem": "behind the truth",
                                   "indexed_version": version, "truth_version": versions[rel]})
     for agent in store.agents():  # the session index is no index source, but a file people edit

@@ -7,7 +7,9 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,12 +21,25 @@ EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memst
 
 
 @pytest.fixture
-def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    rt = tmp_path / "rt"
-    rt.mkdir(mode=0o700)
+def runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    # A short private folder of its own (pytest's tmp_path can be too deep for a socket).
+    rt = Path(tempfile.mkdtemp(prefix="ms-rt-", dir="/tmp"))
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(rt))
     monkeypatch.setenv("MEMSTRATA_EMBED_IDLE", "60")
-    return rt
+    yield rt
+    shutil.rmtree(rt, ignore_errors=True)
+
+
+def test_a_deep_runtime_folder_still_gives_a_socket_path_that_fits(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    deep.mkdir(parents=True)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(deep))
+    monkeypatch.setenv("TMPDIR", str(deep))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    path = daemon.socket_path("fake:16")
+    assert len(str(path)) <= daemon.SUN_PATH_MAX and not str(path).startswith(str(deep))
+    assert path.parent.stat().st_mode & 0o777 == 0o700
 
 
 def _stop(path: Path) -> None:

@@ -44,9 +44,17 @@ START_TIMEOUT = 300.0  # the first start loads torch and the model
 MAX_LINE = 64 * 1024 * 1024
 
 
+SUN_PATH_MAX = 100  # a Unix socket's path must fit in sun_path (108 bytes on Linux)
+
+
 def runtime_dir() -> Path:
-    base = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
-    path = Path(base) / f"memstrata-{os.getuid()}"
+    """A folder only this user can enter, short enough for a socket path inside it:
+    $XDG_RUNTIME_DIR, else the temp folder, else /tmp (a deep TMPDIR does not fit)."""
+    name = f"memstrata-{os.getuid()}"
+    bases = [b for b in (os.environ.get("XDG_RUNTIME_DIR"), tempfile.gettempdir(), "/tmp") if b]
+    base = next((b for b in bases if len(f"{b}/{name}/embed-0123456789ab.sock") <= SUN_PATH_MAX),
+                "/tmp")
+    path = Path(base) / name
     path.mkdir(mode=0o700, exist_ok=True)
     if path.stat().st_uid != os.getuid() or path.stat().st_mode & 0o077:
         raise ProviderError(f"{path} must be a folder only you can enter (mode 0700)")
