@@ -197,6 +197,19 @@ def test_layers_round_trip_and_search(backend: str, home: Path) -> None:
         assert [h.layer for h in again.search("argon2")] == ["ledger"]
 
 
+def test_verify_reads_memory_files_through_the_truth(backend: str, home: Path,
+                                                     tmp_path: Path) -> None:
+    code = tmp_path / "code"
+    (code / "src").mkdir(parents=True)
+    (code / "src" / "store.py").write_text("def open_store():\n    pass\n")
+    with Store(home, agent="finn") as s:
+        s.agent().files.write("notes.md", "The cache lives in src/cache.py.\n")
+        from memstrata.lifecycle import verify_citations
+
+        got = {(f.ref, f.problem) for f in verify_citations(s, "finn", code)}
+    assert ("src/cache.py", "missing") in got
+
+
 def test_scope_is_enforced_by_the_gate(backend: str, home: Path) -> None:
     with Store(home, agent="alice") as a:
         a.agent().facts.set("launch_plan", "alice only", "project")

@@ -165,12 +165,11 @@ def verify_citations(store: Store, agent: str, root: str | os.PathLike[str]) -> 
     for fact in mem.facts.list():
         text = "\n".join([fact.value, *fact.citations])
         out += _check(code, text, f"fact:{fact.key}", f"fact:{agent}:{fact.key}", None)
-    if mem.files.root.exists():
-        for info in mem.files.list():
-            if info.is_dir or info.path == "LOG.md":
-                continue
-            p = mem.files.root / info.path
-            out += _check(code, mem.files.read(info.path), store.rel(p), None, str(p))
+    for info in mem.files.list():  # (through the truth: [] when there are no memory files)
+        if info.is_dir or info.path == "LOG.md":
+            continue
+        p = mem.files.root / info.path
+        out += _check(code, mem.files.read(info.path), store.rel(p), None, str(p))
     return out
 
 
