@@ -5,10 +5,19 @@
                          messages too, so the agent picks up where the transcript was cut
     UserPromptSubmit  -> logs the user's intent (seed 002) and injects NOW + the last
                          LOG entries; "ignore memory" (seed 001) injects no memory at all
-    PostToolUse       -> one compact TOOL_USE entry per tool execution (seed 002 auto-log)
-    PreCompact, Stop  -> capture the transcript's new messages into the memstrata
-                         session of the same id, in transcript order; one SYSTEM entry
-                         in LOG.md only when something new was captured
+    PostToolUse       -> one compact TOOL_USE entry per tool execution (seed 002 auto-log);
+                         a failed one (error, non-zero exit, interrupted) also self-anneals:
+                         an ERROR entry and the recovery steps in NOW.md
+    PostToolUseFailure-> the same for a tool Claude Code reports as failed
+    PreCompact        -> capture the transcript's new messages, then the seed 004 memory
+                         flush: their durable items go to CONTEXT.md / MEMORY.md
+                         (`lifecycle.flush`), `memory:flush` is emitted
+    Stop              -> capture the transcript's new messages; log the turn's final
+                         response (`last_assistant_message`, else the transcript's last
+                         assistant text) and set NOW.md to "Task complete: <prompt>",
+                         once per response
+    (capture: into the memstrata session of the same id, in transcript order; one
+    SYSTEM entry in LOG.md only when something new was captured)
     SessionEnd        -> the conversation ended (seed 001): the rest of the transcript is
                          captured, the session marked ended, session scratch cleared
                          (moved to the archive)
@@ -133,16 +142,151 @@ def user_prompt_submit(store: Store, agent: str, hook: dict[str, Any]) -> dict[s
 
 
 def post_tool_use(store: Store, agent: str, hook: dict[str, Any]) -> None:
-    """One TOOL_USE entry: tool, clipped parameters, result size and outcome."""
+    """One TOOL_USE entry: tool, clipped parameters, result size and outcome. A failed
+    tool also self-anneals (seed 002): an ERROR entry and recovery steps in NOW.md."""
     from memstrata.loop import log_tool
 
     name = str(hook.get("tool_name") or "tool")
     if name.startswith(SKIPPED_TOOL_PREFIX):
         return
+    meta = _tool_meta(hook)
+    entry = log_tool(store, agent, name, hook.get("tool_input"), hook.get("tool_response"), **meta)
+    if entry is not None and entry.metadata.get("outcome") == "error":
+        _anneal(store, agent, name, _failure_detail(hook.get("tool_response")), meta)
+
+
+def post_tool_use_failure(store: Store, agent: str, hook: dict[str, Any]) -> None:
+    """Claude Code's PostToolUseFailure (`error`, `is_interrupt`): the TOOL_USE entry with
+    outcome error, then the ERROR entry and recovery steps (seed 002 self-annealing)."""
+    from memstrata.loop import log_tool
+
+    name = str(hook.get("tool_name") or "tool")
+    if name.startswith(SKIPPED_TOOL_PREFIX):
+        return
+    detail = str(hook.get("error") or ("interrupted" if hook.get("is_interrupt") else "failed"))
+    meta = _tool_meta(hook)
+    if log_tool(store, agent, name, hook.get("tool_input"), None, error=detail, **meta):
+        _anneal(store, agent, name, detail, meta)
+
+
+def _tool_meta(hook: dict[str, Any]) -> dict[str, Any]:
     meta = {k: hook[k] for k in ("tool_use_id",) if hook.get(k)}
     if hook.get("session_id"):
         meta["session"] = session_id_of(hook)
-    log_tool(store, agent, name, hook.get("tool_input"), hook.get("tool_response"), **meta)
+    return meta
+
+
+def _anneal(store: Store, agent: str, tool: str, detail: str, meta: dict[str, Any]) -> None:
+    from memstrata.lifecycle.anneal import record_tool_failure
+
+    record_tool_failure(store, agent, tool, detail[:MAX_CONTENT], **meta)
+
+
+def _failure_detail(result: Any) -> str:
+    """What a failed tool's response says went wrong: its error, stderr, exit code."""
+    if isinstance(result, dict):
+        for key in ("error", "stderr"):
+            value = result.get(key)
+            if isinstance(value, str) and value.strip():
+                return value
+        for key in ("exit_code", "returncode", "exitCode"):
+            code = result.get(key)
+            if isinstance(code, int) and not isinstance(code, bool) and code:
+                return f"exit code {code}"
+        if result.get("interrupted"):
+            return "interrupted"
+    return "the tool reported a failure"
+
+
+def stop(store: Store, agent: str, hook: dict[str, Any], *,
+         max_capture: int | None = None) -> dict[str, Any]:
+    """Claude finished its response (seed 002 "after execution"): capture the transcript,
+    log the final response and set NOW.md to "Task complete". Once per response: the
+    response's key (the prompt's transcript uuid + a hash of the text) is recorded in
+    sessions.json, and a Stop hook that sees the same response again writes nothing."""
+    from memstrata.loop import log_final_response, mark_complete, writes_allowed
+
+    got = capture_transcript(store, agent, hook, event="stop", max_capture=max_capture)
+    out: dict[str, Any] = {**got.__dict__, "final_response": False}
+    final = _final_response(hook) if writes_allowed(store) else None
+    if final is None:
+        return out
+    key, text, intent = final
+    sessions = store.agent(agent).sessions
+    if (sessions._read_index().find(got.session_id) or {}).get("responded") == key:
+        return out
+    log_final_response(store, agent, _compact(text), session=got.session_id)
+    mark_complete(store, agent, intent)
+    sessions._update_index(got.session_id, responded=key)
+    out["final_response"] = True
+    return out
+
+
+def pre_compact(store: Store, agent: str, hook: dict[str, Any], *,
+                max_capture: int | None = None) -> dict[str, Any]:
+    """Before Claude Code compacts its context (seed 004 "memory flush before
+    compaction"): capture the transcript, then flush the durable items of the session's
+    current cycle into CONTEXT.md / MEMORY.md (`lifecycle.flush.flush_session`, which
+    emits `memory:flush`). In agent-controlled mode nothing is written or emitted."""
+    from memstrata.lifecycle.flush import flush_session
+    from memstrata.loop import writes_allowed
+
+    got = capture_transcript(store, agent, hook, event="pre-compact", max_capture=max_capture)
+    out: dict[str, Any] = {**got.__dict__, "flushed": False}
+    sessions = store.agent(agent).sessions
+    if not writes_allowed(store) or not store.exists(sessions.spec(got.session_id).path):
+        return out
+    result = flush_session(store, agent, got.session_id)
+    out.update(flushed=result.flushed, flush=result.reason, items=list(result.items))
+    return out
+
+
+def _compact(text: str) -> str:
+    """A final response as one paragraph: blank lines and indentation folded."""
+    return "\n".join(" ".join(line.split()) for line in text.strip().splitlines() if line.strip())
+
+
+def _prompt_text(content: Any) -> str:
+    """The user's own words in a transcript record: a string, or its text blocks; "" for a
+    tool result (Claude Code records those as user messages too)."""
+    if isinstance(content, str):
+        return content.strip()
+    if isinstance(content, list):
+        if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
+            return ""
+        return "\n".join(str(b.get("text", "")) for b in content
+                         if isinstance(b, dict) and b.get("type") == "text").strip()
+    return ""
+
+
+def _final_response(hook: dict[str, Any]) -> tuple[str, str, str] | None:
+    """(key, text, prompt) of the turn that just ended, or None if it has no response.
+
+    The text is the hook's `last_assistant_message` (newer Claude Code sends it: the
+    transcript may not hold the last line yet), else the last assistant text after the
+    last user prompt in the transcript."""
+    import hashlib
+
+    path = hook.get("transcript_path")
+    records = read_records(Path(path)).records if path and Path(path).is_file() else []
+    prompt, prompt_id, answer = "", "", ""
+    for off, rec in records:
+        inner = rec.get("message")
+        msg: dict[str, Any] = inner if isinstance(inner, dict) else rec
+        role = msg.get("role") or rec.get("type")
+        if role == "user" and not rec.get("isMeta"):
+            said = _prompt_text(msg.get("content"))
+            if said:
+                prompt, prompt_id, answer = said, str(rec.get("uuid") or f"t{off}"), ""
+        elif role == "assistant":
+            said = _prompt_text(msg.get("content"))
+            answer = said or answer
+    given = hook.get("last_assistant_message")
+    text = given.strip() if isinstance(given, str) and given.strip() else answer
+    if not text:
+        return None
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+    return f"{prompt_id}:{digest}", text, prompt
 
 
 def session_end(store: Store, agent: str, hook: dict[str, Any]) -> dict[str, Any]:
@@ -202,8 +346,6 @@ def capture_transcript(
     """
     limit = MAX_CAPTURE if max_capture is None else max_capture
     sid = session_id_of(hook)
-    if event == "pre-compact":
-        store.events.emit("memory:flush", {"sessionId": sid})
     from memstrata.loop import writes_allowed
 
     if not writes_allowed(store):

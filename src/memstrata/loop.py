@@ -152,6 +152,24 @@ def log_tool(
     return store.agent(agent).log.append("TOOL_USE", content, {**info, **meta})
 
 
+def log_final_response(store: Store, agent: str, text: str, **meta: Any) -> LogEntry | None:
+    """Seed 002 "logging final responses": a SYSTEM entry, clipped to 2000 characters."""
+    if not writes_allowed(store) or not text.strip():
+        return None
+    body = text.strip()
+    clipped = body if len(body) <= MAX_RESPONSE_CHARS else body[: MAX_RESPONSE_CHARS - 1] + "…"
+    return store.agent(agent).log.append(
+        "SYSTEM", f"Final response: {clipped}", {"event": "final_response", "chars": len(body), **meta})
+
+
+def mark_complete(store: Store, agent: str, intent: str = "") -> None:
+    """Seed 002 "updating status on completion": NOW.md says "Task complete: <intent>"."""
+    if not writes_allowed(store):
+        return
+    flat = " ".join(intent.split())
+    store.agent(agent).now.update(f"{COMPLETE}: {flat[:200]}" if flat else COMPLETE, [])
+
+
 class Turn:
     """One agent turn: a user message in, a final response out (see module docstring)."""
 
@@ -206,13 +224,7 @@ class Turn:
     def final_response(self, text: str) -> LogEntry | None:
         """Log the turn's final response (SYSTEM, clipped to 2000 characters)."""
         self.responded = True
-        if not writes_allowed(self.store):
-            return None
-        body = text.strip()
-        clipped = body if len(body) <= MAX_RESPONSE_CHARS else body[: MAX_RESPONSE_CHARS - 1] + "…"
-        return self._keep(self.store.agent(self.agent).log.append(
-            "SYSTEM", f"Final response: {clipped}",
-            {"event": "final_response", "chars": len(body), **self._meta()}))
+        return self._keep(log_final_response(self.store, self.agent, text, **self._meta()))
 
     def __exit__(
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
@@ -228,9 +240,7 @@ class Turn:
                 except (MemstrataError, OSError) as failure:
                     ev.add_note(f"memstrata: could not record this error in memory: {failure}")
             return  # the exception propagates unchanged
-        intent = " ".join(self.message.split())
-        status = f"{COMPLETE}: {intent[:200]}" if intent else COMPLETE
-        self.store.agent(self.agent).now.update(status, [])
+        mark_complete(self.store, self.agent, self.message)
 
 
 class AgentLoop:

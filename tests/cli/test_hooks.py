@@ -131,21 +131,24 @@ def test_hook_post_tool_use_logs_a_compact_entry(home: Path, tmp_path: Path) -> 
         tool_response={"stdout": "", "stderr": "boom", "interrupted": True}))
     assert failed.returncode == 0
     with Store(home, agent="coder") as s:
-        assert s.agent().log.entries()[-1].metadata["outcome"] == "error"
+        tool, error = s.agent().log.entries()[-2:]
+    assert tool.metadata["outcome"] == "error" and error.entry_type == "ERROR"
 
 
 def test_hook_pre_compact_and_stop_capture_transcript_once(home: Path, tmp_path: Path) -> None:
     ids = _transcript(tmp_path / "t.jsonl", 2)
     r = _run(home, "--json", "hook", "pre-compact", stdin=_payload("PreCompact", tmp_path, trigger="auto"))
     assert r.returncode == 0, r.stderr
-    assert json.loads(r.stdout) == {"session_id": "abc-123", "appended": 2, "skipped": 0, "remaining": 0}
+    assert json.loads(r.stdout) == {"session_id": "abc-123", "appended": 2, "skipped": 0, "remaining": 0,
+                                    "flushed": True, "flush": "no new durable items", "items": []}
     r2 = _run(home, "--json", "hook", "stop", stdin=_payload("Stop", tmp_path, stop_hook_active=False))
     assert json.loads(r2.stdout)["appended"] == 0
     with Store(home, agent="coder") as s:
         msgs = s.agent().sessions.messages("abc-123")
         assert [m.id for m in msgs] == ids and "[tool_use Read]" in msgs[1].content
         log = [e.content for e in s.agent().log.entries()]
-    assert len(log) == 1 and "pre-compact hook: captured 2" in log[0]
+    assert len(log) == 2 and "pre-compact hook: captured 2" in log[0]
+    assert log[1] == "Final response: reply 1 about the login test"  # the Stop hook's own entry
     audit = [json.loads(x) for x in (home / "events.jsonl").read_text().splitlines()]
     assert any(a["event"] == "memory:flush" and a["payload"] == {"sessionId": "abc-123"} for a in audit)
 
@@ -215,12 +218,109 @@ def test_hook_agent_controlled_mode_writes_nothing(home: Path, tmp_path: Path) -
                   stdin=_payload("UserPromptSubmit", tmp_path, prompt="carry on"))
     assert prompt.returncode == 0, prompt.stderr
     assert "Fix the flaky login test" in prompt.stdout  # reading is still fine
-    for event, name in (("post-tool-use", "PostToolUse"), ("pre-compact", "PreCompact"), ("stop", "Stop")):
+    events_before = (home / "events.jsonl").read_text()
+    for event, name in (("post-tool-use", "PostToolUse"), ("post-tool-use-failure", "PostToolUseFailure"),
+                        ("pre-compact", "PreCompact"), ("stop", "Stop")):
         r = _run(home, "hook", event, env=mode, stdin=_payload(
-            name, tmp_path, tool_name="Bash", tool_input={"command": "ls"}, tool_response={"stdout": "a"}))
+            name, tmp_path, tool_name="Bash", tool_input={"command": "ls"},
+            tool_response={"stdout": "a", "exit_code": 1}, error="boom",
+            last_assistant_message="Done."))
         assert r.returncode == 0, r.stderr
     assert _log_bytes(home) == b""
+    events = (home / "events.jsonl").read_text()[len(events_before):]
+    assert "memory:flush" not in events and "memory:write" not in events
     assert not (home / "agents" / "coder" / "sessions").exists()
     assert now_file.read_bytes() == before
     start = _run(home, "hook", "session-start", env=mode, stdin=_payload("SessionStart", tmp_path))
     assert "Fix the flaky login test" in json.loads(start.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def _turn_transcript(path: Path, prompt: str, answer: str, *, start: int = 0) -> None:
+    """One Claude Code turn: the prompt, a tool call and its result, then the final text."""
+    rows = [
+        {"type": "user", "uuid": f"p{start}", "message": {"role": "user", "content": prompt}},
+        {"type": "assistant", "uuid": f"a{start}", "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "pytest"}}]}},
+        {"type": "user", "uuid": f"r{start}", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "3 passed"}]}},
+        {"type": "assistant", "uuid": f"f{start}", "message": {"role": "assistant", "content": [
+            {"type": "text", "text": answer}]}},
+    ]
+    with path.open("a") as f:
+        f.write("".join(json.dumps({**r, "timestamp": "2026-11-22T10:00:00Z"}) + "\n" for r in rows))
+
+
+def test_hook_stop_logs_the_final_response_and_sets_now_task_complete(home: Path, tmp_path: Path) -> None:
+    """Seed 002 "after execution": the final response is logged and NOW.md says the task is
+    complete; a Stop hook that sees the same response again writes nothing."""
+    with Store(home, agent="coder") as s:
+        s.agent().now.update("Wire the OAuth callback", ["write the handler"])
+    _turn_transcript(tmp_path / "t.jsonl", "Wire the OAuth callback", "All done:\n\n  the callback is wired.")
+    r = _run(home, "--json", "hook", "stop", stdin=_payload("Stop", tmp_path, stop_hook_active=False))
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["final_response"] is True
+    with Store(home, agent="coder") as s:
+        final = [e for e in s.agent().log.entries() if e.metadata.get("event") == "final_response"]
+        state = s.agent().now.state()
+    assert [e.content for e in final] == ["Final response: All done:\nthe callback is wired."]
+    assert final[0].entry_type == "SYSTEM" and final[0].metadata["session"] == "abc-123"
+    assert state.objective == "Task complete: Wire the OAuth callback" and state.next_steps == ()
+    before = _log_bytes(home)
+    again = _run(home, "--json", "hook", "stop", stdin=_payload("Stop", tmp_path, stop_hook_active=True))
+    assert again.returncode == 0 and json.loads(again.stdout)["final_response"] is False
+    assert _log_bytes(home) == before
+    # The next turn: newer Claude Code sends the answer itself (the transcript may lag).
+    _turn_transcript(tmp_path / "t.jsonl", "Now add a test", "stale line", start=1)
+    _run(home, "hook", "stop", stdin=_payload("Stop", tmp_path, last_assistant_message="Test added."))
+    with Store(home, agent="coder") as s:
+        assert s.agent().log.entries()[-1].content == "Final response: Test added."
+        assert s.agent().now.state().objective == "Task complete: Now add a test"
+
+
+def test_hook_failed_tool_logs_an_error_and_recovery_steps(home: Path, tmp_path: Path) -> None:
+    """Seed 002 self-annealing through the hooks: a failed tool leaves an ERROR entry and the
+    recovery steps in NOW.md, the interrupted objective kept as a blocker (also after a
+    second failure)."""
+    with Store(home, agent="coder") as s:
+        s.agent().now.update("Ship OAuth", ["wire callback"])
+    r = _run(home, "hook", "post-tool-use", stdin=_payload(
+        "PostToolUse", tmp_path, tool_name="Bash", tool_input={"command": "false"},
+        tool_response={"stdout": "", "stderr": "boom", "exit_code": 1}))
+    assert r.returncode == 0, r.stderr
+    with Store(home, agent="coder") as s:
+        tool, error = s.agent().log.entries()[-2:]
+        state = s.agent().now.state()
+    assert tool.entry_type == "TOOL_USE" and tool.metadata["outcome"] == "error"
+    assert error.entry_type == "ERROR" and error.content == "Error: tool Bash failed: boom"
+    assert error.metadata["tool"] == "Bash" and error.metadata["session"] == "abc-123"
+    assert state.objective == "Error encountered - Recovery needed"
+    assert state.next_steps == ("Review LOG.md", "Analyze root cause", "Implement fix")
+    assert "Interrupted objective: Ship OAuth" in state.blockers
+    failure = _run(home, "hook", "post-tool-use-failure", stdin=_payload(
+        "PostToolUseFailure", tmp_path, tool_name="Edit", tool_use_id="toolu_9",
+        tool_input={"file_path": "a.py"}, error="String to replace not found", is_interrupt=False))
+    assert failure.returncode == 0, failure.stderr
+    with Store(home, agent="coder") as s:
+        tool, error = s.agent().log.entries()[-2:]
+        state = s.agent().now.state()
+    assert tool.metadata["outcome"] == "error" and tool.metadata["tool_use_id"] == "toolu_9"
+    assert error.content == "Error: tool Edit failed: String to replace not found"
+    assert state.blockers[0] == error.content and "Interrupted objective: Ship OAuth" in state.blockers
+
+
+def test_hook_pre_compact_flushes_durable_items_into_long_term_memory(home: Path, tmp_path: Path) -> None:
+    """Seed 004 "memory flush before compaction": the transcript's decisions and constraints
+    reach CONTEXT.md before Claude Code compacts, and `memory:flush` says so."""
+    rows = [{"uuid": "u1", "type": "user", "timestamp": "2026-01-01T00:00:00Z", "message": {
+        "role": "user", "content": "Decision: we ship on Friday. Never deploy on weekends."}},
+        {"uuid": "a1", "type": "assistant", "timestamp": "2026-01-01T00:00:01Z", "message": {
+            "role": "assistant", "content": [{"type": "text", "text": "Understood."}]}}]
+    (tmp_path / "t.jsonl").write_text("".join(json.dumps(x) + "\n" for x in rows))
+    r = _run(home, "--json", "hook", "pre-compact", stdin=_payload("PreCompact", tmp_path, trigger="auto"))
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["appended"] == 2 and out["flushed"] is True and out["items"]
+    context = (home / "agents" / "coder" / "memory" / "CONTEXT.md").read_text()
+    assert "we ship on Friday" in context and "Never deploy on weekends" in context
+    events = [json.loads(x) for x in (home / "events.jsonl").read_text().splitlines()]
+    assert [e["payload"] for e in events if e["event"] == "memory:flush"] == [{"sessionId": "abc-123"}]

@@ -6,6 +6,7 @@ Install (`.claude/settings.json`; add `--home DIR` to point at a store):
       "SessionStart":     [{"hooks": [{"type": "command", "command": "memstrata --agent me hook session-start"}]}],
       "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "memstrata --agent me hook user-prompt-submit"}]}],
       "PostToolUse":      [{"matcher": "*", "hooks": [{"type": "command", "command": "memstrata --agent me hook post-tool-use"}]}],
+      "PostToolUseFailure": [{"matcher": "*", "hooks": [{"type": "command", "command": "memstrata --agent me hook post-tool-use-failure"}]}],
       "PreCompact":       [{"hooks": [{"type": "command", "command": "memstrata --agent me hook pre-compact"}]}],
       "Stop":             [{"hooks": [{"type": "command", "command": "memstrata --agent me hook stop"}]}],
       "SessionEnd":       [{"hooks": [{"type": "command", "command": "memstrata --agent me hook session-end"}]}]
@@ -26,8 +27,8 @@ import json
 import sys
 from typing import Any
 
-EVENTS = ("session-start", "user-prompt-submit", "post-tool-use", "pre-compact", "stop",
-          "session-end")
+EVENTS = ("session-start", "user-prompt-submit", "post-tool-use", "post-tool-use-failure",
+          "pre-compact", "stop", "session-end")
 
 
 def register(sub: Any) -> None:
@@ -70,9 +71,12 @@ def _run(args: argparse.Namespace) -> dict[str, Any] | None:
         if args.event == "post-tool-use":
             hooks.post_tool_use(store, agent, hook)
             return None
+        if args.event == "post-tool-use-failure":
+            hooks.post_tool_use_failure(store, agent, hook)
+            return None
         if args.event == "session-end":
             ended = hooks.session_end(store, agent, hook)
             return ended if args.json else None
-        got = hooks.capture_transcript(store, agent, hook, event=args.event,
-                                       max_capture=args.max_capture)
-        return got.__dict__ if args.json else None
+        run = hooks.pre_compact if args.event == "pre-compact" else hooks.stop
+        got = run(store, agent, hook, max_capture=args.max_capture)
+        return got if args.json else None

@@ -9,8 +9,11 @@
 On an exception the block's error is appended to LOG.md as an ERROR entry with
 the traceback in its metadata, NOW.md is set to "Error encountered - Recovery
 needed" with the recovery steps (the interrupted objective is kept as a
-blocker), and the exception is re-raised unchanged. If memory itself cannot be
-written, the original exception still propagates, with a note saying why.
+blocker, and kept through repeated errors), and the exception is re-raised
+unchanged. If memory itself cannot be written, the original exception still
+propagates, with a note saying why. `record_tool_failure` leaves the same trail
+for a tool that failed in a coding agent (its hooks report the failure; there is
+no exception to re-raise).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from __future__ import annotations
 import contextlib
 import traceback
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput, MemstrataError
 
@@ -29,6 +32,7 @@ if TYPE_CHECKING:
 RECOVERY_STATUS = "Error encountered - Recovery needed"
 RECOVERY_STEPS = ("Review LOG.md", "Analyze root cause", "Implement fix")
 MAX_TRACEBACK_CHARS = 16 * 1024
+INTERRUPTED = "Interrupted objective:"
 
 
 def _one_line(text: str, limit: int = 300) -> str:
@@ -42,10 +46,28 @@ def record_error(store: Store, agent: str, exc: BaseException) -> None:
     tb = "".join(traceback.format_exception(exc))[-MAX_TRACEBACK_CHARS:]
     message = f"Error: {type(exc).__name__}: {exc}"
     mem.log.append("ERROR", message, {"traceback": tb, "error_type": type(exc).__name__})
-    previous = mem.now.state().objective if mem.now.exists() else ""
+    _recovery_now(store, agent, message)
+
+
+def record_tool_failure(store: Store, agent: str, tool: str, detail: str, **meta: Any) -> None:
+    """A failed tool execution (a coding agent's hook reports it; there is no traceback):
+    an ERROR entry naming the tool and the failure, and the recovery NOW.md."""
+    message = f"Error: tool {tool} failed: {_one_line(detail or 'no detail given')}"
+    store.agent(agent).log.append(
+        "ERROR", message, {"tool": tool, "error": detail[:MAX_TRACEBACK_CHARS], **meta})
+    _recovery_now(store, agent, message)
+
+
+def _recovery_now(store: Store, agent: str, message: str) -> None:
+    """NOW.md: the recovery status and steps, the error first among the blockers, and the
+    objective that was interrupted (kept across repeated errors, never lost)."""
+    mem = store.agent(agent)
+    state = mem.now.state() if mem.now.exists() else None
     blockers = [_one_line(message)]
-    if previous and previous != RECOVERY_STATUS:
-        blockers.append(_one_line(f"Interrupted objective: {previous}"))
+    if state is not None and state.objective == RECOVERY_STATUS:
+        blockers += [b for b in state.blockers if b.startswith(INTERRUPTED)][:1]
+    elif state is not None and state.objective and state.objective != "(none)":
+        blockers.append(_one_line(f"{INTERRUPTED} {state.objective}"))
     mem.now.update(RECOVERY_STATUS, list(RECOVERY_STEPS), blockers=blockers)
 
 
