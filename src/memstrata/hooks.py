@@ -238,6 +238,8 @@ def pre_compact(store: Store, agent: str, hook: dict[str, Any], *,
         return out
     result = flush_session(store, agent, got.session_id)
     out.update(flushed=result.flushed, flush=result.reason, items=list(result.items))
+    if result.left_over:  # did not fit in long-term memory: kept in LOG.md (`lifecycle.flush`)
+        out["left_over"] = list(result.left_over)
     return out
 
 

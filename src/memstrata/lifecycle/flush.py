@@ -10,6 +10,14 @@ flush, skipping lines the file already holds and never passing
 `memory.max_chars`. Then `memory:flush {sessionId}` is emitted and the flush is
 recorded in sessions.json (`flushed_upto`), so one token cycle flushes once.
 
+A full long-term memory never loses a durable item and never says it was
+flushed: the items that do not fit are appended to LOG.md in one SYSTEM entry
+(`event: memory_flush_overflow`, durable, searchable, archived by compaction),
+and the result says so: `flushed=False` unless every item was written, the file's
+size and limit in `reason`, `left_over` and `log_entry` naming them. Making room is the
+agent's or a person's decision (seed 004: "Pruned: manual or scheduled cleanup"),
+never the flush's.
+
 Token counts are characters / 4 (`model.estimate_tokens`) over the messages
 since the transcript's last compaction summary. In agent-controlled mode the
 flush writes nothing (the agent alone decides what CONTEXT.md holds).
@@ -39,8 +47,10 @@ class FlushResult:
     flushed: bool
     reason: str
     session_id: str
-    items: tuple[str, ...] = ()
+    items: tuple[str, ...] = ()  # written to CONTEXT.md / MEMORY.md
     path: str = ""
+    left_over: tuple[str, ...] = ()  # durable items that did not fit: kept in LOG.md
+    log_entry: str | None = None  # the LOG.md entry holding `left_over`
 
 
 def current_cycle(messages: list[SessionMessage]) -> list[SessionMessage]:
@@ -57,9 +67,13 @@ def _session_row(store: Store, agent: str, sid: str) -> dict[str, Any]:
     return store.agent(agent).sessions._read_index().find(sid) or {}
 
 
+def _fresh(existing: str, items: list[str]) -> list[str]:
+    return [i for i in items if i not in existing]
+
+
 def _merge(existing: str, sid: str, items: list[str], limit: int) -> tuple[str, list[str]]:
     """CONTEXT.md text with a new dated flush subsection; the items that fit."""
-    fresh = [i for i in items if i not in existing]
+    fresh = _fresh(existing, items)
     if not fresh:
         return existing, []
     base = existing.rstrip("\n")
@@ -89,13 +103,17 @@ def flush_session(
     msgs = messages if messages is not None else current_cycle(mem.sessions.messages(session_id))
     items = durable_items(message_records(msgs))[:MAX_FLUSH_ITEMS]
     kept: list[str] = []
+    fresh: list[str] = []
     path = ""
+    current = ""
+    limit = store.config.max_memory_chars
     if items:
         for _ in range(5):  # read-modify-write; retried if someone wrote CONTEXT.md meanwhile
             from memstrata.store import sha256_text
 
             current = mem.context.read()
-            text, kept = _merge(current, session_id, items, store.config.max_memory_chars)
+            fresh = _fresh(current, items)
+            text, kept = _merge(current, session_id, items, limit)
             if not kept:
                 break
             try:
@@ -103,12 +121,30 @@ def flush_session(
                 path = store.rel(mem.context.path)
                 break
             except StaleWrite:
+                kept = []
                 continue
+    left = [i for i in fresh if i not in kept]
+    entry = None
+    if left:  # never dropped: the items that did not fit are kept in LOG.md
+        where = store.rel(mem.context.path)
+        entry = mem.log.append(
+            "SYSTEM", f"Memory flush of session {session_id}: {len(left)} durable item(s) did not "
+            f"fit in {where} ({len(current)} of {limit} characters used), kept here:\n"
+            + "\n".join(left), {"event": "memory_flush_overflow", "session": session_id,
+                                "items": len(left)}).id
     if msgs:
         mem.sessions._update_index(session_id, flushed_upto=msgs[-1].id, flushed_at=iso(now_ts()))
     store.events.emit("memory:flush", {"sessionId": session_id})
-    reason = f"{len(kept)} durable item(s) written" if kept else "no new durable items"
-    return FlushResult(True, reason, session_id, tuple(kept), path)
+    if not fresh:
+        reason = "no new durable items"
+    elif not left:
+        reason = f"{len(kept)} durable item(s) written"
+    else:
+        reason = (f"{store.rel(mem.context.path)} is full ({len(current)} of {limit} characters): "
+                  f"{len(kept)} durable item(s) written, {len(left)} kept in LOG.md entry {entry} "
+                  "instead; make room in it (prune, consolidate) and flush again")
+    # Flushed only when every durable item reached long-term memory.
+    return FlushResult(not left, reason, session_id, tuple(kept), path, tuple(left), entry)
 
 
 def apply_session_thresholds(store: Store, agent: str, session_id: str) -> str:
