@@ -264,9 +264,13 @@ class Item:
     lineNumber: int
     confidence: float
     extractedAt: str
+    # The project the item was extracted from (seed 004 keeps one `<project>/items.json`
+    # per project; memstrata keeps one items.json and names the project in each item).
+    # "" for items extracted before projects were recorded, or written by an admin.
+    project: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        d: dict[str, Any] = {
             "id": self.id,
             "type": self.type,
             "title": self.title,
@@ -276,3 +280,6 @@ class Item:
             "confidence": self.confidence,
             "extractedAt": self.extractedAt,
         }
+        if self.project:
+            d["project"] = self.project
+        return d

@@ -88,9 +88,39 @@ def test_extracted_items_have_the_seeds_fields(home: Path, tmp_path: Path) -> No
     with Store(home) as owner:
         extract_items(owner, project)
     items = json.loads((home / "items.json").read_text())
+    # The seed's eight fields, and the project (the seed's `<project>/items.json`, one file
+    # per project; here one file per store, each item naming its project).
     assert items and set(items[0]) == {"id", "type", "title", "content", "sourceFile",
-                                       "lineNumber", "confidence", "extractedAt"}
+                                       "lineNumber", "confidence", "extractedAt", "project"}
     assert items[0]["sourceFile"] == "README.md" and items[0]["lineNumber"] >= 1
+    assert items[0]["project"] == "proj"
+
+
+def test_items_are_kept_per_project(home: Path, tmp_path: Path) -> None:
+    """Seed 004 `<project>/items.json`: two projects' README.md are two sets of items, and
+    re-extracting one project replaces only its own."""
+    from memstrata.lifecycle import extract_items
+
+    for name, text in (("pa", "Decision: project A uses Fastify."),
+                       ("pb", "Decision: project B uses Django.")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "README.md").write_text(f"# {name}\n\n{text}\n")
+    with Store(home) as owner:
+        extract_items(owner, tmp_path / "pa")
+        extract_items(owner, tmp_path / "pb")
+        both = {(i.project, i.sourceFile): i.content for i in owner.items.list()
+                if i.type == "decision"}
+        (tmp_path / "pa" / "README.md").write_text("# pa\n\nDecision: project A uses Hono.\n")
+        extract_items(owner, tmp_path / "pa")
+        after = sorted(i.content for i in owner.items.list() if i.type == "decision")
+        assert owner.items.projects() == ["pa", "pb"]
+        assert {h.meta["project"] for h in owner.items.search("Django")} == {"pb"}
+        assert owner.items.search("Django", project="pa") == []  # /projects/pa/knowledge
+        assert [i.content for i in owner.items.list(project="pb") if i.type == "decision"] == [
+            "project B uses Django."]
+    assert both == {("pa", "README.md"): "project A uses Fastify.",
+                    ("pb", "README.md"): "project B uses Django."}
+    assert after == ["project A uses Hono.", "project B uses Django."]
 
 
 def test_tasks_json_has_the_seeds_fields(home: Path) -> None:
@@ -128,6 +158,13 @@ def test_write_rules_episodic_append_only_items_pipeline_only_tasks_explicit(
             agent.items.replace_source("x.md", [{"type": "note", "title": "t", "content": "c"}])
         extract_items(agent, tmp_path)  # ... but may run the pipeline
         assert agent.items.list()
+        ids = [i.id for i in agent.items.list()]
+        with pytest.raises(ScopeDenied):  # ... nor remove them: cleanup is an admin's
+            agent.items.remove(ids[:1])
+        assert [i.id for i in agent.items.list()] == ids
+    with Store(roles, agent="wilco") as admin:
+        assert [i.id for i in admin.items.remove(ids[:1])] == ids[:1]
+        assert [i.id for i in admin.items.list()] == ids[1:]
         t = agent.agent().tasks.add("explicit task")  # tasks only change when asked
         assert agent.agent().tasks.get(t.id).status == "pending"
 

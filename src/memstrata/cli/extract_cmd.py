@@ -18,6 +18,8 @@ def register(sub: Any) -> None:
     p = sub.add_parser("extract", help="extract knowledge items from a folder's text files")
     p.add_argument("root", help="the folder to read (e.g. docs/)")
     p.add_argument("paths", nargs="*", help="only these files, relative to ROOT")
+    p.add_argument("--project", default=None,
+                   help="the project the items belong to (default: ROOT's folder name)")
     p.set_defaults(func=run_extract)
 
 
@@ -39,7 +41,8 @@ def run_extract(args: argparse.Namespace) -> int:
                 bar = Progress("extract", total, enabled=not args.json)
             bar(done)
 
-        report = extract_items(store, args.root, args.paths or None, progress=tick)
+        report = extract_items(store, args.root, args.paths or None, progress=tick,
+                               project=args.project)
     rows = [(rel, n, "") for rel, n in report.extracted.items()]
     rows += [(rel, 0, f"skipped: {why}") for rel, why in report.skipped.items()]
     rows += [(rel, 0, f"FAILED: {err}") for rel, err in report.errors.items()]

@@ -3,12 +3,20 @@
 Only the extraction pipeline writes it (seed 004 write rule 3, "Extracted knowledge
 is pipeline-only"): `lifecycle.extraction` writes through `_pipeline_replace`, for
 whoever triggered it (any agent but a skill); the public `replace_source` and
-`remove` are for admins (`scope.ADMIN_WRITTEN`). `replace_source` swaps every item
-extracted from one source file for a new set in one atomic rewrite, so
-re-extraction replaces instead of accumulating. Entries it does not
-understand (a hand edit) are kept and written back unchanged (`files.jsondoc`).
-People clean up by hand (seed 004 "manual cleanup via UI"): `remove` keeps a copy
-of each removed item in `items.removed.jsonl`.
+`remove` are for admins (`scope.ADMIN_WRITTEN`, checked by `Gate`).
+
+Seed 004 keeps one `<project>/items.json` per project; memstrata keeps one
+items.json per store and names the project in each item (`project`), so an item's
+key is (project, sourceFile): `replace_source` swaps every item extracted from one
+source file *of one project* for a new set in one atomic rewrite, so re-extraction
+replaces instead of accumulating, and extracting project B's README.md leaves
+project A's README.md items alone. Items from before projects were recorded have
+project "" and are replaced only by an extraction under project "".
+
+Entries it does not understand (a hand edit) are kept and written back unchanged
+(`files.jsondoc`). People clean up by hand (seed 004 "manual cleanup via UI"):
+admins only (the web app's cleanup page acts as the signed-in admin); `remove`
+keeps a copy of each removed item in `items.removed.jsonl`.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from memstrata.files.jsonl import BadLine
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.base import Layer, check_count, check_text
-from memstrata.model import ITEM_TYPES, Item, check_plain, iso, now_ts, parse_ts
+from memstrata.model import ITEM_TYPES, Item, check_name, check_plain, iso, now_ts, parse_ts
 
 if TYPE_CHECKING:
     from memstrata.store import Store
@@ -45,7 +53,7 @@ def to_item(d: dict[str, Any], path: str = "items.json") -> Item:
         id=f.text("id"), type=f.text("type", "note"), title=f.text("title"),
         content=f.text("content"), sourceFile=f.text("sourceFile"),
         lineNumber=f.integer("lineNumber", 0), confidence=f.number("confidence", 0.5),
-        extractedAt=f.text("extractedAt"),
+        extractedAt=f.text("extractedAt"), project=f.text("project", ""),
     )
 
 
@@ -76,7 +84,7 @@ def parse_items(data: bytes, path: str) -> Parsed:
         docs.append(
             Doc(uid=f"item:{i['id']}", layer="item", ts=ts, title=str(i.get("title", "")),
                 body=str(i.get("content", "")), source=path, kind=str(i.get("type")),
-                context=str(i.get("sourceFile", "")),
+                context=str(i.get("sourceFile", "")), thread=str(i.get("project") or "") or None,
                 line=line if isinstance(line, int) else None, meta=i)
         )
     return Parsed(docs=docs, bad=whole_file_problems(path, problems), consumed=len(data))
@@ -96,7 +104,8 @@ class Items(Layer):
     def _load(self) -> RecordList:
         return self._document(self.path, key=None)
 
-    def list(self, *, type: str | None = None, source_file: str | None = None) -> builtins.list[Item]:
+    def list(self, *, type: str | None = None, source_file: str | None = None,
+             project: str | None = None) -> builtins.list[Item]:
         """Every usable item (one with an unusable field is named by `problems()`)."""
         self._check("read")
         items, _ = read_items(self._load())
@@ -105,24 +114,50 @@ class Items(Layer):
             items = [i for i in items if i.type == type]
         if source_file is not None:
             items = [i for i in items if i.sourceFile == source_file]
+        if project is not None:
+            items = [i for i in items if i.project == project]
         return items
+
+    def projects(self) -> builtins.list[str]:
+        """The projects items were extracted from ("" for items with none), sorted."""
+        self._check("read")
+        self.store.fresh(self.spec())
+        with self.store.db.read() as conn:
+            rows = conn.execute("SELECT DISTINCT coalesce(thread, '') FROM docs "
+                                "WHERE layer = 'item'").fetchall()
+        return sorted(r[0] for r in rows)
+
+    def search(self, text: str, *, project: str | None = None, type: str | None = None,
+               k: int = 10) -> builtins.list[Any]:
+        """Ranked items for `text` (the store's search over layer `item`), only `project`'s
+        when given: among the best `query_max` hits of every project."""
+        from memstrata.search.query import SearchQuery
+
+        wide = k if project is None else max(k, self.store.config.bounds.query_max)
+        hits = self.store.search(SearchQuery(text=text, layers=("item",), kind=type, k=wide))
+        if project is not None:
+            hits = [h for h in hits if ((h.meta or {}).get("project") or "") == project]
+        return hits[:k]
 
     def problems(self) -> builtins.list[str]:
         self._check("read")
         return read_items(self._load())[1]
 
-    def replace_source(self, source_file: str, drafts: Iterable[dict[str, Any]]) -> builtins.list[Item]:
-        """Replace every item from `source_file` with `drafts` (type, title, content,
-        lineNumber, confidence); returns the stored items. Admins only: agents write
-        items by triggering extraction (`lifecycle.extract_items`)."""
+    def replace_source(self, source_file: str, drafts: Iterable[dict[str, Any]], *,
+                       project: str = "") -> builtins.list[Item]:
+        """Replace every item from `source_file` of `project` with `drafts` (type, title,
+        content, lineNumber, confidence); returns the stored items. Admins only: agents
+        write items by triggering extraction (`lifecycle.extract_items`)."""
         self._check("write")
-        return self._pipeline_replace(source_file, drafts)
+        return self._pipeline_replace(source_file, drafts, project=project)
 
-    def _pipeline_replace(self, source_file: str,
-                          drafts: Iterable[dict[str, Any]]) -> builtins.list[Item]:
+    def _pipeline_replace(self, source_file: str, drafts: Iterable[dict[str, Any]], *,
+                          project: str = "") -> builtins.list[Item]:
         """The extraction pipeline's door (seed 004): any principal that may read items."""
         self._check("read")
         check_plain(source_file, "sourceFile", limits.PATH_CHARS)
+        if project:
+            check_name(project, "project")
         if isinstance(drafts, Sized) and len(drafts) > limits.ITEMS_PER_SOURCE:
             raise EntryTooLarge(f"more than {limits.ITEMS_PER_SOURCE} items from one source")
         now = iso(now_ts())
@@ -149,10 +184,12 @@ class Items(Layer):
                     "item content"),
                 "sourceFile": source_file, "lineNumber": line,
                 "confidence": float(conf), "extractedAt": now,
+                **({"project": project} if project else {}),
             })
         with self.store.editing(self.spec()) as commit:
             doc = self._load()
-            doc.remove(lambda i: i.get("sourceFile") == source_file)
+            doc.remove(lambda i: i.get("sourceFile") == source_file
+                       and (i.get("project") or "") == project)
             for item in new:
                 doc.append(item)
             commit(doc.dumps())
@@ -160,7 +197,8 @@ class Items(Layer):
         return [to_item(i) for i in new]
 
     def page(self, *, type: str | None = None, source_file: str | None = None,
-             before: str | None = None, limit: int = 50) -> tuple[builtins.list[Item], str | None]:
+             project: str | None = None, before: str | None = None,
+             limit: int = 50) -> tuple[builtins.list[Item], str | None]:
         """One page of items from the index, newest extraction first, and the cursor of the
         next page (None at the end): a page costs the same with 10 or 100,000 items."""
         self._check("read")
@@ -176,6 +214,9 @@ class Items(Layer):
         if source_file is not None:
             where.append("d.context = ?")
             params.append(source_file)
+        if project is not None:
+            where.append("coalesce(d.thread, '') = ?")
+            params.append(project)
         if before:
             ts, rid = parse_cursor(before)
             where.append("(d.ts < ? OR (d.ts = ? AND d.id < ?))")
@@ -199,10 +240,10 @@ class Items(Layer):
         `items.removed.jsonl` beside items.json (with `removedAt` and `removedBy`),
         then items.json is rewritten without it. A crash in between leaves a copy in
         both, never a loss. Unknown ids raise NotFound and change nothing. Seed 004 lets
-        items be deleted by "manual cleanup via UI" besides the pipeline: whoever may
-        read items may remove them (skills read nothing).
+        items be deleted by "manual cleanup via UI" besides the pipeline: that cleanup
+        is an admin's (a project agent gets ScopeDenied, as for `replace_source`).
         """
-        self._check("read")
+        self._check("write")
         wanted = builtins.list(ids)
         check_count(wanted, "item ids", limits.ITEMS_PER_SOURCE)
         for i in wanted:

@@ -3,9 +3,13 @@
 `extract_items(store, root)` walks a project folder's Markdown and text files
 (skipping `.git`, `.memstrata`, dependency folders, binaries and files over
 1 MB), asks an extractor for typed items (entity, claim, task, decision, note)
-and stores them with `Items.replace_source`, keyed by the file's path relative
-to `root`: re-extracting a file replaces its items, never piles them up. Each
-item keeps its source file, line number and confidence.
+and stores them keyed by the project and the file's path relative to `root`
+(seed 004 keeps `<project>/items.json`: one store serves several projects):
+re-extracting a file replaces its items, never piles them up, and never touches
+another project's items of the same path. The project is `project=` or, by
+default, the root folder's name (two different folders of the same name are one
+project unless told apart with `project=`). Each item keeps its project, source
+file, line number and confidence.
 
 Seed 004's write rule "extracted knowledge is pipeline-only": this module is the
 pipeline. Any agent that may read items (not a skill) may trigger it; the items it
@@ -20,6 +24,7 @@ as they were; it is reported in `ExtractReport.errors` and the walk goes on.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +33,7 @@ from typing import TYPE_CHECKING
 from memstrata.errors import MalformedInput, NotFound, ProviderError
 from memstrata.files.paths import safe_join
 from memstrata.lifecycle.providers import default_extractor, usage_delta, usage_snapshot
+from memstrata.model import check_name
 
 if TYPE_CHECKING:
     from memstrata.llm.base import Extractor
@@ -47,6 +53,17 @@ class ExtractReport:
     skipped: dict[str, str] = field(default_factory=dict)  # relpath -> why
     errors: dict[str, str] = field(default_factory=dict)  # relpath -> provider error
     usage: dict[str, int] | None = None
+
+
+def project_id(root: Path) -> str:
+    """The default project of a folder: its name, made a plain name ("My Docs" -> "My-Docs").
+
+    Example:
+        >>> project_id(Path("/src/billing-api"))
+        'billing-api'
+    """
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", root.resolve().name).strip("-.")[:64].strip("-.")
+    return name or "project"
 
 
 def _candidates(root: Path, home: Path) -> list[Path]:
@@ -80,8 +97,11 @@ def extract_items(
     paths: Sequence[str] | None = None,
     extractor: Extractor | None = None,
     progress: Callable[[int, int], None] | None = None,
+    *,
+    project: str | None = None,
 ) -> ExtractReport:
-    """Extract items from the text files under `root` (or only `paths`, relative to it).
+    """Extract items from the text files under `root` (or only `paths`, relative to it),
+    as items of `project` (default: `project_id(root)`).
 
     Example:
         >>> report = extract_items(store, "docs")  # doctest: +SKIP
@@ -94,6 +114,7 @@ def extract_items(
     if not base.is_dir():
         raise NotFound(f"extraction root {str(root)!r} is not a folder")
     store.gate.check("read", "item", None)  # skills get nothing; see the module docstring
+    pid = check_name(project, "project") if project is not None else project_id(base)
     if paths is None:
         files = _candidates(base, store.home)
     else:
@@ -121,7 +142,7 @@ def extract_items(
             {"type": d.type, "title": d.title, "content": d.content or d.title,
              "lineNumber": d.line_number, "confidence": d.confidence}
             for d in drafts
-        ])
+        ], project=pid)
         report.extracted[rel] = len(stored)
         report.items_written += len(stored)
     report.usage = usage_delta(before, chosen)

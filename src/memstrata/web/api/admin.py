@@ -70,17 +70,18 @@ def item_remove(request: Request, item_id: str) -> dict[str, Any]:
 def knowledge(request: Request, project_id: str,
               q: Annotated[str, Query(max_length=4000)] = "", type: ItemType | None = None,
               limit: Annotated[int, Query(ge=1, le=50)] = 10) -> dict[str, Any]:
-    from memstrata.search.query import SearchQuery
-
     store = store_of(request)
-    names = {"default", store.home.name, store.home.parent.name}
-    if project_id not in names:
-        raise HTTPException(404, f"no project {project_id!r}: this server serves 'default'")
+    whole = {"default", store.home.name, store.home.parent.name}  # every project's items
+    projects = store.items.projects()
+    if project_id not in whole and project_id not in projects:
+        raise HTTPException(404, f"no project {project_id!r}: this server serves 'default' "
+                            f"(every project) and {', '.join(p for p in projects if p) or 'no other'}")
+    only = None if project_id in whole and project_id not in projects else project_id
     if q.strip():
-        hits = store.search(SearchQuery(text=q, layers=("item",), kind=type, k=limit))
-        return {"project": project_id, "items": [{**h.meta, "score": round(h.score, 6),
+        hits = store.items.search(q, project=only, type=type, k=limit)
+        return {"project": project_id, "items": [{**(h.meta or {}), "score": round(h.score, 6),
                                                   "explain": h.explain} for h in hits]}
-    got, _ = store.items.page(type=type, limit=limit)
+    got, _ = store.items.page(type=type, project=only, limit=limit)
     return {"project": project_id, "items": [i.to_dict() for i in got]}
 
 
