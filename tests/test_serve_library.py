@@ -166,13 +166,15 @@ def test_recent_and_tailed_events(tmp_path: Path) -> None:
 
 
 def test_prune_acts_only_on_reviewed_findings(root: Store) -> None:
+    from tests.planted import plant_fact
+
     from memstrata.lifecycle.hygiene import audit, prune
 
     finn = root.acting_as("finn")
     facts = finn.agent().facts
-    facts.set("a", "cd evals && npm test", "project")
-    facts.set("b", "cd evals && npm test ", "project")
-    facts.set("c", "merged PR #41 into main", "project")
+    facts.set("a", "cd evals && npm test", "project", citations=["evals/package.json"])
+    facts.set("b", "cd evals && npm test ", "project", citations=["evals/package.json"])
+    plant_fact(finn, "finn", "c", "merged PR #41 into main", "project")  # a hand edit's
     report = audit(finn, "finn")
     kinds = {(f.kind, f.target) for f in report.findings}
     assert ("volatile_fact", "c") in kinds

@@ -212,7 +212,7 @@ def test_verify_reads_memory_files_through_the_truth(backend: str, home: Path,
 
 def test_scope_is_enforced_by_the_gate(backend: str, home: Path) -> None:
     with Store(home, agent="alice") as a:
-        a.agent().facts.set("launch_plan", "alice only", "project")
+        a.agent().facts.set("launch_plan", "alice only", "project", citations=["plan.md"])
         a.agent().now.update("alice works", [])
     with Store(home, agent="bob") as b:
         with pytest.raises(ScopeDenied):

@@ -93,8 +93,11 @@ class MemoryManager:
             for e in self.memory.log.tail(n)
         ]
 
-    def save_fact(self, key: str, value: str, category: str = "general") -> None:
-        self.memory.facts.set(key, value, category)
+    def save_fact(self, key: str, value: str, category: str = "general", *,
+                  citations: list[str] | None = None) -> None:
+        """Save a fact; seed 002's categories upsert, seed 001's repo categories (user,
+        feedback, project, reference) are create-only and need `citations`."""
+        self.memory.facts.set(key, value, category, citations=citations)
 
     def get_fact(self, key: str) -> str | None:
         try:

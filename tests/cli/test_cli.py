@@ -210,7 +210,8 @@ def test_ledger(home: Path) -> None:
 
 def test_search_options(seeded: Path) -> None:
     ok(seeded, "log", "append", "TOOL_USE", "deployed the auth service")
-    ok(seeded, "facts", "set", "auth_lib", "bcrypt for auth", "--category", "project")
+    ok(seeded, "facts", "set", "auth_lib", "bcrypt for auth", "--category", "project",
+       "--cite", "docs/auth.md")
     e1 = ok(seeded, "ledger", "publish", "decision", "auth uses bcrypt", "--tag", "auth", "--tag", "sec")
     e2 = ok(seeded, "ledger", "publish", "warning", "auth tokens expire", "--tag", "auth")
     ok(seeded, "ledger", "publish", "decision", "auth uses argon2", "--supersedes", e1["id"])
@@ -419,7 +420,15 @@ def test_compact_log_and_session_with_a_given_summary(seeded: Path) -> None:
 
 def test_audit_reports_and_prunes_volatile_facts(seeded: Path) -> None:
     pytest.importorskip("memstrata.lifecycle.hygiene")
-    ok(seeded, "facts", "set", "where", "The parser lives in src/parser.py", "--category", "project")
+    refused = run(seeded, "facts", "set", "where", "The parser lives in src/parser.py",
+                  "--category", "project", "--cite", "src/parser.py")
+    assert refused.returncode != 0 and "derivable code state" in refused.stderr
+    from tests.planted import plant_fact
+
+    from memstrata import Store
+
+    with Store(seeded, agent="finn") as s:  # what a hand edit (or an old store) still holds
+        plant_fact(s, "finn", "where", "The parser lives in src/parser.py", "project")
     report = ok(seeded, "audit")
     assert not report["clean"] and report["findings"][0]["target"] == "where"
     dry = ok(seeded, "audit", "--prune")
@@ -438,7 +447,8 @@ def test_verify_flags_stale_code_claims(seeded: Path, tmp_path: Path) -> None:
     code = tmp_path / "code"
     (code / "src").mkdir(parents=True)
     (code / "src/app.py").write_text("def main():\n    return 1\n")
-    ok(seeded, "facts", "set", "entry", "entry point is src/app.py", "--category", "project")
+    ok(seeded, "facts", "set", "entry", "entry point is src/app.py", "--category", "project",
+       "--cite", "src/app.py")
     r = run(seeded, "--json", "verify", str(code))
     assert r.returncode == 0 and json.loads(r.stdout) == []
     (code / "src/app.py").unlink()

@@ -23,7 +23,7 @@ def full(store: Store) -> Store:
     for i in range(30):
         mem.log.append("TOOL_USE", f"ran tool number {i} on billing tables")
     for i in range(25):
-        mem.facts.set(f"fact-{i:02d}", f"billing value {i}", "project")
+        mem.facts.set(f"fact-{i:02d}", f"billing value {i}", "project", citations=["billing.md"])
     mem.tasks.add("Migrate invoices table", priority=1)
     mem.scratch.write("scratch.md", "# scratch\n")
     return store

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tests.planted import plant_fact
 
 from memstrata import AlreadyExists, MalformedInput, NotFound, Refused, Store
 from memstrata.layers.episodes import SESSION_TEMPLATE
@@ -115,10 +116,11 @@ def test_six_variants_are_near_duplicates() -> None:
 def _polluted(store: Store) -> None:
     facts = store.agent("finn").facts
     for i, v in enumerate(SIX_VARIANTS):
-        facts.set(f"test-cmd-{i}", v, "reference")
+        facts.set(f"test-cmd-{i}", v, "reference", citations=["evals/package.json"])
         time.sleep(0.002)
-    facts.set("api", "The API uses Fastify.", "project")
-    facts.set("progress", "Iteration 3 passed at 14:32.", "project")
+    facts.set("api", "The API uses Fastify.", "project", citations=["docs/api.md"])
+    # Ephemeral state is refused on every write path; a hand edit still gets it in.
+    plant_fact(store, "finn", "progress", "Iteration 3 passed at 14:32.", "project")
     mem = store.agent("finn")
     mem.now.update("Ship feature X", ["write tests"])
     mem.context.write("# Memory\n" + "long line of context\n" * 300)

@@ -37,7 +37,8 @@ TIME_KEYS = {"when", "ts", "timestamp", "updated_at", "created_at", "modified", 
 def _params(home: Path, *extra: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=EXE, args=["--home", str(home), "--agent", "finn", "--room", "room-1", "mcp", *extra],
-        env={"PATH": os.environ.get("PATH", "")})
+        # PYTHONPATH passes through: a worktree's source must serve both transports.
+        env={k: v for k, v in os.environ.items() if k in ("PATH", "PYTHONPATH")})
 
 
 def _listing(tools: Any) -> dict[str, Any]:
@@ -135,7 +136,8 @@ def test_results_are_structured_with_iso_times_and_no_nulls(home: Path) -> None:
         ("update_status", {"new_status": "hashing"}),
         ("log_activity", {"entry_type": "THOUGHT", "content": "argon2id memory cost 64 MB"}),
         ("recall_memory", {"query": "argon2id"}),
-        ("save_fact", {"key": "hash_algo", "value": "argon2id", "category": "project"}),
+        ("save_fact", {"key": "hash_algo", "value": "argon2id", "category": "project",
+                       "citations": ["docs/security.md"]}),
         ("get_fact", {"key": "hash_algo"}),
         ("task_add", {"description": "switch hashing"}),
         ("task_update", {"task_id": "TASK-001", "status": "done"}),

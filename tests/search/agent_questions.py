@@ -123,7 +123,7 @@ def populate(home: Path) -> dict[str, str]:
     with Store(home, agent="finn", room="room-1") as store:
         agent = store.agent()
         for h, (key, value, cat) in FACTS.items():
-            agent.facts.set(key, value, cat)
+            agent.facts.set(key, value, cat, citations=["docs/team.md"])
             uids[h] = f"fact:finn:{key}"
         for h, (kind, text) in LOGS.items():
             uids[h] = f"log:finn:{agent.log.append(kind, text).id}"

@@ -81,7 +81,7 @@ def test_repo_facts_are_create_only_on_every_library_path(store: Store) -> None:
     facts.set("test-cmd", "The test command is `cd evals && npm test`.", "reference",
               citations=["evals/package.json"])
     with pytest.raises(AlreadyExists):
-        facts.set("test-cmd", "The test command is `make test`.", "reference")
+        facts.set("test-cmd", "The test command is `make test`.", "reference", citations=["Makefile"])
     with pytest.raises(AlreadyExists):  # a seed 002 upsert cannot clobber a repo fact
         facts.set("test-cmd", "make test", "general")
     assert "cd evals" in facts.get("test-cmd").value
@@ -89,9 +89,9 @@ def test_repo_facts_are_create_only_on_every_library_path(store: Store) -> None:
     facts.set("preferred_currency", "EUR", "preference")
     assert facts.get("preferred_currency").value == "EUR"
     with pytest.raises(AlreadyExists):  # nor can a repo fact take over a user fact's key
-        facts.set("preferred_currency", "Prices are in EUR.", "project")
+        facts.set("preferred_currency", "Prices are in EUR.", "project", citations=["prices.md"])
     facts.forget("test-cmd")  # forgetting (pruning) stays possible; the journal keeps it
-    facts.set("test-cmd", "The test command is `make test`.", "reference")
+    facts.set("test-cmd", "The test command is `make test`.", "reference", citations=["Makefile"])
     assert facts.get("test-cmd").value == "The test command is `make test`."
 
 
@@ -268,6 +268,90 @@ def test_repo_facts_are_cited_short_and_create_only(store: Store) -> None:
         promote_fact(store, "finn", "The API uses Fastify", "project", ["package.json"])
 
 
+LONG_UNCITED = ("The API uses Fastify. It was chosen in March. Express was slower. The team "
+                "agreed. We may revisit it.")
+GIT_HISTORY = "Merged PR #41 into main on the release branch."
+
+
+def test_repo_fact_rules_hold_on_every_path_that_saves_a_fact(home: Path) -> None:
+    """Seed 001: a `/memories/repo/` fact is cited, 1-2 sentences and no save exclusion on
+    every path (library, seed 002's MemoryManager and skill, MCP, CLI), not only promotion;
+    seed 002's user facts (general, preference, personal, config) stay plain upserts."""
+    from tests.seeds.conftest import cli
+
+    from memstrata import MemoryManager
+    from memstrata.mcp.tools import build_tools, run
+    from memstrata.skills import save_fact
+
+    with Store(home, agent="finn") as s:
+        facts = s.agent("finn", create=True).facts
+        save = next(t for t in build_tools(s) if t.name == "save_fact")
+        paths = {
+            "library": lambda v, c, cites: facts.set("k", v, c, citations=cites),
+            "mcp": lambda v, c, cites: run(save, {"key": "k", "value": v, "category": c,
+                                                  **({"citations": cites} if cites else {})}),
+        }
+        for where, path in paths.items():
+            for value, cites, why in ((LONG_UNCITED, ["docs/api.md"], "1-2 sentences"),
+                                      ("The API uses Fastify.", None, "citation"),
+                                      (GIT_HISTORY, ["git log"], "git history")):
+                with pytest.raises(Refused, match=why):
+                    path(value, "project", cites)
+            assert "k" not in {f.key for f in facts.list()}, where
+        facts.set("k", "The API uses Fastify.", "project", citations=["package.json"])
+        facts.set("editor", LONG_UNCITED, "preference")  # seed 002: no such rules
+        facts.set("editor", "vim", "preference")
+        assert facts.get("editor").value == "vim"
+    with pytest.raises(Refused, match="citation"), MemoryManager("finn", home) as m:
+        m.save_fact("k2", "Deploys go through ArgoCD.", "project")
+    with pytest.raises(Refused, match="git history"):
+        save_fact(agent_name="finn", key="k3", value=GIT_HISTORY, category="project",
+                  citations=["git log"], home=home)
+    code, _, err = cli(home, "--agent", "finn", "facts", "set", "k4", LONG_UNCITED,
+                       "--category", "project", "--cite", "docs/api.md")
+    assert code == 2 and "1-2 sentences" in err
+    with MemoryManager("finn", home) as m:
+        m.save_fact("k2", "Deploys go through ArgoCD.", "project", citations=["ops/README.md"])
+        assert {f.key for f in m.memory.facts.list()} == {"k", "k2", "editor"}
+
+
+def test_repo_memory_folder_is_create_only_on_every_file_path(store: Store) -> None:
+    """Seed 001 `/memories/repo/`: "only create is supported - no inline edits", through the
+    Anthropic memory tool, the seed 003 file tools (library and MCP) alike; each file is one
+    cited fact of 1-2 sentences (a `Citations:` line)."""
+    from memstrata.mcp.claude_memory import ClaudeMemoryHandler
+
+    files = store.agent("finn").files
+    tool = ClaudeMemoryHandler(files)
+    path = "/memories/repo/test-cmd.md"
+    text, failed = tool.handle_result({"command": "create", "path": path,
+                                       "file_text": "The test command is cd evals && npm test\n"})
+    assert failed and "citation" in text and not files.exists("repo/test-cmd.md")
+    body = "The test command is cd evals && npm test\nCitations: evals/package.json\n"
+    assert tool.handle_result({"command": "create", "path": path, "file_text": body}) == (
+        f"File created successfully at: {path}", False)
+    for command in ({"command": "str_replace", "path": path, "old_str": "cd evals && npm test",
+                     "new_str": "make test"},
+                    {"command": "insert", "path": path, "insert_line": 0, "insert_text": "x"},
+                    {"command": "create", "path": path, "file_text": "overwritten\n"},
+                    {"command": "rename", "old_path": path, "new_path": "/memories/cmd.md"}):
+        text, failed = tool.handle_result(command)
+        assert failed, command
+    assert files.read("repo/test-cmd.md") == body
+    with pytest.raises(AlreadyExists):
+        files.write("repo/test-cmd.md", "The test command is make test.\nSource: Makefile\n")
+    with pytest.raises(Refused, match="no inline edits"):
+        files.replace("repo/test-cmd.md", "npm test", "make test")
+    with pytest.raises(Refused, match="no inline edits"):
+        files.rename("session/x.md" if files.write("session/x.md", "s") else "", "repo/x.md")
+    with pytest.raises(Refused, match="git history"):
+        call(store, "memory_write", path="repo/history.md",
+             content="Merged PR #41 into main.\nCitations: git log\n")
+    assert files.read("repo/test-cmd.md") == body
+    files.delete("repo/test-cmd.md")  # pruning stays possible (archived, as `forget` for a fact)
+    assert not files.exists("repo/test-cmd.md")
+
+
 def test_taxonomy_user_feedback_project_reference(store: Store) -> None:
     from memstrata.layers.facts import DURABLE_CATEGORIES
     from memstrata.lifecycle import classify_fact
@@ -334,8 +418,8 @@ def test_verify_before_use_flags_moved_and_missing_claims(store: Store, tmp_path
     code = tmp_path / "repo"
     (code / "src").mkdir(parents=True)
     (code / "src/auth.py").write_text("def login():\n    pass\n")
-    store.agent("finn").facts.set("login", "login() lives in src/auth.py:1", "reference",
-                                  citations=["src/auth.py:1"])
+    store.agent("finn").facts.set("login", "login() handles the OAuth callback.", "reference",
+                                  citations=["login() at src/auth.py:1"])
     assert verify_citations(store, "finn", code) == []
     (code / "src/auth.py").write_text("import os\n\n\ndef login():\n    pass\n")
     problems = {f.problem for f in verify_citations(store, "finn", code)}

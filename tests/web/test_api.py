@@ -289,10 +289,11 @@ def test_items_knowledge_and_cleanup(served: tuple[Served, Ids]) -> None:
 def test_audit_prune_verify_compact_doctor(served: tuple[Served, Ids]) -> None:
     server, _ = served
     with server.client("finn") as c:
+        cite = ["evals/package.json"]
         c.post("/api/agents/finn/facts", json={"key": "test_cmd", "value": "cd evals && npm test",
-                                               "category": "project"})
-        c.post("/api/agents/finn/facts", json={"key": "test_cmd2",
-                                               "value": "cd evals && npm test ", "category": "project"})
+                                               "category": "project", "citations": cite})
+        c.post("/api/agents/finn/facts", json={"key": "test_cmd2", "value": "cd evals && npm test ",
+                                               "category": "project", "citations": cite})
         report = c.get("/api/agents/finn/audit").json()
         dup = [f for f in report["findings"] if f["kind"] == "duplicate_fact"]
         assert dup

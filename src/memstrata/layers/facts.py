@@ -15,6 +15,9 @@ The two are different layers sharing one journal, kept apart by category:
   that is live with `AlreadyExists`, on every path (library, CLI, MCP, HTTP), and
   a seed 002 upsert cannot overwrite a repo fact either. To change one, `forget` it
   and create it again (the journal keeps both), or supersede it by a new key.
+  Every one is cited, 1-2 sentences and no save exclusion (git history, ephemeral
+  task state, derivable code state), on every path too (`Refused` with the reason,
+  `lifecycle.phases.durable_fact_problem`); promotion adds the rest of Checklist C.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from memstrata import limits
-from memstrata.errors import AlreadyExists, MalformedInput, NotFound
+from memstrata.errors import AlreadyExists, MalformedInput, NotFound, Refused
 from memstrata.files.jsonl import BadLine, decode, encode
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
@@ -124,6 +127,8 @@ class Facts(Layer):
         Raises:
             AlreadyExists: `key` is live and either it or the new value is a
                 repo-persistent fact (seed 001: create-only).
+            Refused: a repo-persistent fact without a citation, longer than 1-2
+                sentences, or a save exclusion (seed 001).
         """
         self._check("write")
         check_plain(key, "fact key", MAX_KEY_CHARS)  # one line, no control characters
@@ -139,6 +144,12 @@ class Facts(Layer):
         cites = tuple(check_count(citations or [], "citations", limits.FACT_CITATIONS))
         for c in cites:
             check_text(c, "citation", limits.CITATION_CHARS)
+        if category in DURABLE_CATEGORIES:
+            from memstrata.lifecycle.phases import durable_fact_problem
+
+            problem = durable_fact_problem(value, cites)
+            if problem is not None:
+                raise Refused(problem)
         spec = self.spec()
         # The create-only check and the append happen under the journal's lock, so two
         # writers can never both create the same repo fact.

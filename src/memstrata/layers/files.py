@@ -6,6 +6,13 @@ content hash the caller last read, and refuses (StaleWrite) if someone else
 changed the file meanwhile. `delete` never destroys: the file moves to the
 agent's archive. Listing copes with a folder that changes meanwhile and never
 follows a symlink out of the memory folder. LOG.md is append-only and cannot be written here.
+
+`repo/` is seed 001's `/memories/repo/`: durable codebase facts, where "only
+create is supported, no inline edits". A file there is created once, holding one
+cited fact of 1-2 sentences that is no save exclusion (`Citations: ...` line;
+`lifecycle.phases.repo_file_problem`); writing it again, replacing or inserting in
+it, or renaming into or out of `repo/` is refused. Deleting it (archived) stays
+possible, as `forget` does for a fact.
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ from memstrata.errors import (
     MalformedInput,
     NotFound,
     NotUnique,
+    Refused,
     ReservedFile,
 )
 from memstrata.files.paths import safe_join
@@ -37,6 +45,16 @@ if TYPE_CHECKING:
 
 MAX_FILE_BYTES = 1024 * 1024
 RESERVED = frozenset({"LOG.md"})
+REPO_DIR = "repo"  # seed 001 /memories/repo/: create-only durable facts
+
+
+def in_repo(relp: str) -> bool:
+    return relp == REPO_DIR or relp.startswith(REPO_DIR + "/")
+
+
+def _no_edit(relp: str) -> Refused:
+    return Refused(f"{relp} is a repo-persistent fact: only create is supported, no inline "
+                   "edits (seed 001); delete it and create it again, or create a new file")
 
 
 @dataclass(frozen=True)
@@ -118,6 +136,14 @@ class MemoryFiles(Layer):
         old = self.store.truth.stat(self._where(relp))
         if old is not None and old.is_dir:
             raise MalformedInput(f"{relp!r} is a directory")
+        if in_repo(relp):
+            if old is not None:
+                raise AlreadyExists(f"{relp} exists: {_no_edit(relp)}")
+            from memstrata.lifecycle.phases import repo_file_problem
+
+            problem = repo_file_problem(content)
+            if problem is not None:
+                raise Refused(f"{relp}: {problem}")
         before = old.size if old is not None else 0
         self.store.rewrite(self.spec_for(path, relp), content, expected_sha=expected_sha)
         self._write_event(path, len(content.encode("utf-8")) - before)
@@ -132,6 +158,8 @@ class MemoryFiles(Layer):
     def _modify(self, rel: str, change: object) -> FileInfo:
         self._check("write")
         path, relp = self._path(rel, writing=True)
+        if in_repo(relp):
+            raise _no_edit(relp)
         spec = self.spec_for(path, relp)
         with self.store.editing(spec) as edit:
             if not edit.exists:
@@ -240,6 +268,8 @@ class MemoryFiles(Layer):
         self._check("write")
         dst, relp = self._path(new, writing=True)  # the caller's new name is checked first
         src, old_relp = self._path(old, writing=True)
+        if in_repo(relp) or in_repo(old_relp):
+            raise _no_edit(old_relp if in_repo(old_relp) else relp)
         truth = self.store.truth
         if truth.stat(self._where(old_relp)) is None:
             raise NotFound(f"no memory file {old!r}")

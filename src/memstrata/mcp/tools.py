@@ -108,8 +108,9 @@ def _auto_log(store: Store | None, name: str, args: dict[str, Any], result: Any,
         return
     from memstrata.loop import log_tool
 
+    given = {k: v for k, v in args.items() if v is not None}  # defaults left out: as called
     try:
-        log_tool(store, store.principal.agent, name, args, result, duration, error, via="mcp")
+        log_tool(store, store.principal.agent, name, given, result, duration, error, via="mcp")
     except (MemstrataError, OSError) as exc:  # the tool call itself succeeded or failed already
         sys.stderr.write(f"memstrata: could not auto-log {name}: {exc}\n")
 
@@ -239,8 +240,8 @@ def build_tools(store: Store) -> list[ToolSpec]:
 
         return search(SearchQuery(text=query, k=n_results, layers=tuple(layers or ())), explain)
 
-    def save_fact(key: str, value: str, category: str) -> Reply:
-        f = agent.facts.set(key, value, category)
+    def save_fact(key: str, value: str, category: str, citations: list[str] | None) -> Reply:
+        f = agent.facts.set(key, value, category, citations=citations)
         return Reply(f"saved {f.key} = {f.value} ({f.category})", _fact(f))
 
     def get_fact(key: str) -> Reply:
@@ -394,10 +395,14 @@ def build_tools(store: Store) -> list[ToolSpec]:
                      item_enum=LAYERS), explain),
                  hits_out, idempotent=True),
         ToolSpec("save_fact", save_fact,
-                 "Save or update a key/value fact (durable). Returns the fact.",
+                 "Save or update a key/value fact (durable). general/preference/personal/config "
+                 "facts are updated in place; user/feedback/project/reference (repo facts) are "
+                 "create-only, cited, 1-2 sentences. Returns the fact.",
                  (_req("key", "string", "a short identifier, e.g. db_engine"),
                   _req("value", "string", "the value"),
-                  _p("category", "string", "kind of fact", "general", enum=FACT_CATEGORIES)),
+                  _p("category", "string", "kind of fact", "general", enum=FACT_CATEGORIES),
+                  _p("citations", "array", "where it comes from (required for repo facts)",
+                     items="string")),
                  shapes.FACT, read_only=False, destructive=True, idempotent=True),
         ToolSpec("get_fact", get_fact, "A fact by its exact key.",
                  (_req("key", "string", "the fact's key"),), shapes.FACT, idempotent=True),

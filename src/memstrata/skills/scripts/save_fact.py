@@ -13,6 +13,8 @@ SKILL_METADATA: dict[str, Any] = {
         "key": {"type": "string", "required": True},
         "value": {"type": "string", "required": True},
         "category": {"type": "string", "required": False, "default": "general"},
+        "citations": {"type": "array", "required": False,
+                      "description": "sources; required for seed 001's repo categories"},
     },
     "memory_layer": "cold",
 }
@@ -20,11 +22,11 @@ SKILL_METADATA: dict[str, Any] = {
 
 def execute(
     agent_name: str, key: str, value: str, category: str = "general",
-    *, home: str | os.PathLike[str] | None = None,
+    *, citations: list[str] | None = None, home: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Create or update the fact `key`."""
     from memstrata.manager import MemoryManager
 
     with MemoryManager(agent_name, home) as m:
-        m.save_fact(key, value, category)
+        m.save_fact(key, value, category, citations=citations)
         return {"ok": True, "key": key, "value": value, "category": category}

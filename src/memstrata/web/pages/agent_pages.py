@@ -141,9 +141,11 @@ def facts_page(request: Request, agent: str) -> Response:
 @router.post("/facts")
 def fact_save(request: Request, agent: str, key: Annotated[str, Form(max_length=200)],
               value: Annotated[str, Form(max_length=16384)],
-              category: Annotated[str, Form(max_length=32)], csrf: Csrf) -> Response:
+              category: Annotated[str, Form(max_length=32)], csrf: Csrf,
+              citations: Annotated[str, Form(max_length=4096)] = "") -> Response:
     require_csrf(request, csrf)
-    store_of(request).agent(agent).facts.set(key, value, category)
+    cites = [c.strip() for c in citations.replace("\n", ",").split(",") if c.strip()]
+    store_of(request).agent(agent).facts.set(key, value, category, citations=cites)
     return back(f"/a/{quote(agent)}/facts")
 
 
