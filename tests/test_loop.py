@@ -55,6 +55,38 @@ def test_seed002_turn_writes_exactly_the_automatic_entries(home: Path) -> None:
     m.close()
 
 
+def test_seed004_turn_with_a_session_persists_the_transcript(home: Path) -> None:
+    """Seed 004 "Episodic: written in the loop PERSIST stage": a turn with a session id
+    appends the user's message, each tool call (name, input) and result, and the final
+    response to `sessions/<id>.jsonl`; without one, no transcript is written."""
+    with MemoryManager("finn", home) as m:
+        with m.turn("Read the README", session_id="s1") as turn:
+            turn.tool_executed("read", {"path": "README.md"}, "# Project\n" + "x" * 20_000)
+            turn.tool_executed("grep", {"pattern": "TODO"}, error=FileNotFoundError("no src/"))
+            turn.final_response("The README describes the project.")
+        msgs = m.memory.sessions.messages("s1")
+        with m.turn("No session this time") as turn:
+            turn.final_response("ok")
+        assert m.memory.sessions.ids() == ["s1"]
+    assert [(x.role, x.name) for x in msgs] == [
+        ("user", None), ("tool_call", "read"), ("tool_result", "read"), ("tool_call", "grep"),
+        ("tool_result", "grep"), ("assistant", None)]
+    user, call, result, _, failed, answer = msgs
+    assert user.content == "Read the README" and answer.content == "The README describes the project."
+    assert call.input == {"path": "README.md"} and call.id == result.id != msgs[3].id
+    assert result.content.startswith("# Project") and result.content.endswith("(20010 chars)")
+    assert failed.content == "error: FileNotFoundError: no src/"
+    assert all(x.timestamp for x in msgs)
+
+
+def test_seed004_agent_controlled_turn_writes_no_transcript(home: Path) -> None:
+    _mode(home, "agent-controlled")
+    with MemoryManager("finn", home) as m, m.turn("hello", session_id="s1") as turn:
+        turn.tool_executed("read", {"path": "a"}, "b")
+        turn.final_response("hi")
+    assert not (home / "agents" / "finn" / "sessions").exists()
+
+
 def test_seed002_before_llm_call_reads_now_and_log_fresh_each_call(home: Path) -> None:
     with AgentLoop.open("finn", home) as loop, loop.turn("Fix the parser") as turn:
         first = turn.before_llm_call()

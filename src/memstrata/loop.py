@@ -17,6 +17,11 @@ outcome of its result, never the output itself), log the final response, set
 NOW.md to "task complete", and on an exception self-anneal (`lifecycle.anneal`:
 ERROR entry with the traceback, recovery steps in NOW.md) and re-raise.
 
+With a `session_id` the turn is also seed 004's PERSIST stage: the user's
+message, each tool call (name, input) and result, and the final response are
+appended to `sessions/<session_id>.jsonl` as they happen (tool results clipped
+to 8000 characters, an unserialisable input shown as its clipped parameters).
+
 When the user asks to ignore memory ("ignore memory", "fresh context", ...;
 seed 001), `before_llm_call` reads nothing from memory for that turn. In seed
 003's agent-controlled mode (`[memory] mode = "agent-controlled"`) the turn
@@ -46,6 +51,7 @@ MAX_INTENT_CHARS = 4000
 MAX_RESPONSE_CHARS = 2000
 MAX_ARG_CHARS = 80
 MAX_ARGS_CHARS = 300
+MAX_RESULT_CHARS = 8000  # a tool result as the session transcript keeps it
 _FAILED_KEYS = ("is_error", "isError", "error", "interrupted")
 
 
@@ -65,6 +71,19 @@ def _as_text(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return repr(value)
+
+
+def _json_input(args: Any) -> Any:
+    """A tool's input as the transcript stores it: as given when it is small JSON, else
+    its clipped parameters (`compact_args`)."""
+    if args is None:
+        return {}
+    try:
+        if len(json.dumps(args, ensure_ascii=False)) <= 64 * 1024:
+            return args
+    except (TypeError, ValueError):
+        pass
+    return compact_args(args)
 
 
 def compact_args(args: Any) -> dict[str, Any]:
@@ -199,8 +218,15 @@ class Turn:
             self.entries.append(entry)
         return entry
 
+    def _persist(self, *messages: dict[str, Any]) -> None:
+        """Seed 004 PERSIST: append to the turn's session transcript (if it has one)."""
+        if self.session_id and writes_allowed(self.store):
+            self.store.agent(self.agent).sessions.append_many(self.session_id, list(messages))
+
     def __enter__(self) -> Turn:
         self._keep(log_intent(self.store, self.agent, self.message, **self._meta()))
+        if self.message.strip():
+            self._persist({"role": "user", "content": self.message})
         return self
 
     def before_llm_call(self, **kw: Any) -> str:
@@ -217,14 +243,31 @@ class Turn:
         self, name: str, args: Any = None, result: Any = None, duration: float | None = None,
         *, error: BaseException | str | None = None,
     ) -> LogEntry | None:
-        """Log one tool execution (TOOL_USE): parameters clipped, result as size and outcome."""
-        return self._keep(log_tool(self.store, self.agent, name, args, result, duration, error,
-                                   **self._meta()))
+        """Log one tool execution (TOOL_USE): parameters clipped, result as size and outcome;
+        with a session, the call and its result go to the transcript too."""
+        entry = self._keep(log_tool(self.store, self.agent, name, args, result, duration, error,
+                                    **self._meta()))
+        if self.session_id:
+            call_id = "tool_" + os.urandom(4).hex()  # seed 004: a call and its result share it
+            detail = (f"{type(error).__name__}: {error}" if isinstance(error, BaseException)
+                      else str(error)) if error else ""
+            text = f"error: {detail}" if error else _as_text(result)
+            if len(text) > MAX_RESULT_CHARS:
+                text = text[:MAX_RESULT_CHARS] + f"… ({len(text)} chars)"
+            self._persist({"id": call_id, "role": "tool_call", "name": name[:200],
+                           "input": _json_input(args), "content": ""},
+                          {"id": call_id, "role": "tool_result", "name": name[:200],
+                           "content": text})
+        return entry
 
     def final_response(self, text: str) -> LogEntry | None:
-        """Log the turn's final response (SYSTEM, clipped to 2000 characters)."""
+        """Log the turn's final response (SYSTEM, clipped to 2000 characters); with a
+        session, the whole response goes to the transcript as the assistant's message."""
         self.responded = True
-        return self._keep(log_final_response(self.store, self.agent, text, **self._meta()))
+        entry = self._keep(log_final_response(self.store, self.agent, text, **self._meta()))
+        if text.strip():
+            self._persist({"role": "assistant", "content": text})
+        return entry
 
     def __exit__(
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
