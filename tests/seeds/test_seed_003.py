@@ -9,7 +9,7 @@ import pytest
 from tests.seeds.conftest import call, tool_names
 
 from memstrata import MemoryManager, Store
-from memstrata.errors import NotFound, NotUnique, ScopeDenied
+from memstrata.errors import MalformedInput, NotFound, NotUnique, ScopeDenied
 
 FILE_TOOLS = {"memory_read", "memory_write", "memory_replace", "memory_insert", "memory_list"}
 
@@ -113,3 +113,9 @@ def test_memory_tools_disabled_context_still_loads(home: Path, config_file: str,
         names = {t.name for t in select_tools(s, None)}
         assert not names & FILE_TOOLS and "recall_memory" in names
         assert "Berlin" in _resource(s, "memory://context")
+        # The Anthropic memory tool edits the same files: it is off too, even when named.
+        with pytest.raises(MalformedInput, match="unknown or disabled tool"):
+            select_tools(s, ["memory", "recall_memory"])
+    (home / config_file).unlink()
+    with Store(home, agent="finn") as s:
+        assert [t.name for t in select_tools(s, ["memory"])] == ["memory"]  # on by default

@@ -6,8 +6,9 @@ calls them through `mcp.tools.run`, the call path the stdio server uses too:
 validation, the call, seed 002's auto-log (`[mcp] auto_log = true`), typed errors
 turned into tool errors an agent can act on (`is_error` results carrying the
 message). Seed
-003's switch `tools.memory.enabled = false` removes the five file tools while
-CONTEXT.md stays readable as the resource `memory://context`.
+003's switch `tools.memory.enabled = false` removes the five file tools, and the
+Anthropic `memory` tool that edits the same files, while CONTEXT.md stays
+readable as the resource `memory://context`.
 
 HTTP binds 127.0.0.1 by default; `memstrata.web.security` checks Host, Origin
 and the bearer token (required on any non-loopback address) in front of the app.
@@ -82,8 +83,8 @@ def _sdk_tool(spec: ToolSpec, log_to: Store | None = None) -> Any:
 
 def select_tools(store: Store, names: list[str] | None) -> list[ToolSpec]:
     specs = build_tools(store)
-    if not store.config.memory_tools_enabled:
-        specs = [s for s in specs if s.group != "files"]
+    if not store.config.memory_tools_enabled:  # seed 003; the Anthropic tool edits the same files
+        specs = [s for s in specs if s.group not in ("files", "claude")]
     if not names:
         specs = [s for s in specs if s.group != "claude"]
     else:
