@@ -183,6 +183,23 @@ def test_scratch_is_listed_not_loaded_into_context(store: Store) -> None:
     assert "plan.md" in ctx and "SCRATCHBODY" not in ctx
 
 
+def test_context_lists_task_folders_with_their_verified_items_after_a_reset(store: Store) -> None:
+    """Seed 001 failure mode "forgetting to read task-episodic memory after a reset": the
+    assembled context names each task folder and how many items were verified in it (like
+    scratch: listed, not loaded), so an agent whose context was reset knows where to read."""
+    from memstrata.assembly.context import assemble_context
+
+    eps = store.agent("finn").episodes
+    slug = eps.create("Feature X")
+    eps.write(slug, "plan.md", "PLANBODY not auto-loaded\n")
+    eps.add_verified(slug, ["login works", "logout works"], iteration=1)
+    eps.create("Docs refresh")
+    ctx = assemble_context(store, "finn")
+    assert "episodes" in ctx.sections and "PLANBODY" not in ctx.text
+    section = ctx.text.split("## Task folders", 1)[1]
+    assert "- feature-x: 2 verified items" in section and "- docs-refresh: 0 verified items" in section
+
+
 # -- task-episodic -------------------------------------------------------------------------------
 
 
