@@ -47,6 +47,25 @@ def test_sessions_are_jsonl_messages_with_roles_ids_and_timestamps(home: Path) -
     assert lines[1]["name"] == "grep" and lines[1]["input"] == {"q": "bug"}
 
 
+def test_session_tool_calls_are_written_over_mcp_as_the_seed_shows_them(home: Path) -> None:
+    """Seed 004's transcript format over MCP `session_append`: a tool_call with its name and
+    input, and its tool_result under the same id."""
+    from tests.seeds.conftest import call
+
+    with Store(home, agent="finn") as s:
+        call(s, "session_append", session_id="s1", role="user", content="Hello")
+        call(s, "session_append", session_id="s1", role="tool_call", content="", id="tool_001",
+             name="read", input={"path": "README.md"})
+        call(s, "session_append", session_id="s1", role="tool_result", content="# Project...",
+             id="tool_001", name="read")
+    lines = [json.loads(x) for x in (home / "agents/finn/sessions/s1.jsonl").read_text().splitlines()]
+    assert {k: lines[1][k] for k in ("id", "role", "name", "input")} == {
+        "id": "tool_001", "role": "tool_call", "name": "read", "input": {"path": "README.md"}}
+    assert (lines[2]["id"], lines[2]["role"], lines[2]["content"]) == (
+        "tool_001", "tool_result", "# Project...")
+    assert all(r["timestamp"] for r in lines)
+
+
 def test_session_index_lists_sessions_with_start_and_end(home: Path) -> None:
     with Store(home, agent="finn") as s:
         sess = s.agent().sessions

@@ -265,8 +265,9 @@ def build_tools(store: Store) -> list[ToolSpec]:
         return Reply("\n".join(shapes.task_line(t) for t in tasks) or "no tasks",
                      {"tasks": [shapes.task(t) for t in tasks]})
 
-    def session_append(session_id: str, role: str, content: str) -> Reply:
-        m = agent.sessions.append(session_id, role, content)
+    def session_append(session_id: str, role: str, content: str, id: str | None,
+                       name: str | None, input: Any) -> Reply:
+        m = agent.sessions.append(session_id, role, content, id=id, name=name, input=input)
         return Reply(f"appended {m.id} to session {session_id}",
                      {"id": m.id, "session_id": session_id, "timestamp": m.timestamp})
 
@@ -423,10 +424,16 @@ def build_tools(store: Store) -> list[ToolSpec]:
                  obj({"tasks": {"type": "array", "items": shapes.TASK}}, ["tasks"]),
                  idempotent=True),
         ToolSpec("session_append", session_append,
-                 "Append a message to a session transcript (created on first use).",
+                 "Append a message to a session transcript (created on first use). A tool call "
+                 "is role tool_call with name and input; its result is role tool_result with "
+                 "the same id.",
                  (_req("session_id", "string", "session name, e.g. 2026-11-23-auth"),
                   _req("role", "string", "who speaks", enum=SESSION_ROLES),
-                  _req("content", "string", "the message")),
+                  _req("content", "string", "the message (\"\" for a tool call)"),
+                  _p("id", "string", "message id (default: a new one); a tool_call and its "
+                     "tool_result share one, e.g. tool_001"),
+                  _p("name", "string", "tool_call / tool_result: the tool's name"),
+                  _p("input", "object", "tool_call: the tool's input, e.g. {\"path\": \"a.md\"}")),
                  obj({"id": S, "session_id": S, "timestamp": S}, ["id", "session_id", "timestamp"]),
                  read_only=False),
         ToolSpec("session_read", session_read, "The last messages of a session transcript.",
