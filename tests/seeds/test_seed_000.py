@@ -87,6 +87,7 @@ def test_closed_room_keeps_its_channel_read_only(home: Path) -> None:
     assert cli_json(home, "--agent", "architect", "--room", "room-044", "rooms", "close")["closed"]
     with _room(home, "architect", "room-044") as c, pytest.raises(RoomClosed):
         c.room().post("late")
+    with _room(home, "architect", "room-042") as a:  # the closed room, opened again
         assert [m["content"] for m in a.room().messages()] == ["all done"]  # kept, readable
         assert a.room().read_artifact("api.md") == "# API\n"
         assert a.room().close().closed == info.closed  # idempotent
