@@ -203,6 +203,9 @@ SETTINGS: tuple[Setting, ...] = (
             "largest CONTEXT.md / MEMORY.md in characters (seed 004 maxMemorySize)"),
     Setting("tools.memory", "enabled", "memory_tools_enabled", True, _bool,
             "seed 003: false removes the five memory file tools; CONTEXT.md still loads"),
+    Setting("context", "instructions", "context_instructions", True, _bool,
+            "end the assembled context with seed 002's planner instruction (use NOW, LOG, "
+            'facts; on "continue", resume from NOW.md)'),
     Setting("search", "embedder", "embedder", None, _opt_str,
             'embedder for hybrid/semantic search: "local", "fake" or "openai:<model>@<url>"',
             env="MEMSTRATA_EMBEDDER"),
@@ -312,6 +315,7 @@ class Config:
     tool_result_retention: int = 5
     max_memory_chars: int = 50000
     memory_tools_enabled: bool = True
+    context_instructions: bool = True
     layer_half_lives: dict[str, float | None] = field(
         default_factory=lambda: dict(DEFAULT_LAYER_HALF_LIVES)
     )

@@ -117,6 +117,24 @@ def test_initialisation_creates_now_default_and_log_header(home: Path) -> None:
     assert log.startswith("# LOG")
 
 
+def test_planner_instruction_follows_the_memory_context(home: Path) -> None:
+    """Seed 002's planner prompt: after the memory block, "Use the above memory context to
+    understand ... If the user says "continue", check NOW.md"; `[context] instructions =
+    false` leaves it out."""
+    with MemoryManager("finn", home) as m:
+        m.update_now("Outline the decorators post", ["write section 2"])
+        text = m.format_context_for_prompt()
+    tail = text.split("## How to use this memory\n", 1)[1]
+    assert text.index("Outline the decorators post") < text.index("## How to use this memory")
+    assert tail.startswith("Use the above memory context to understand: 1. what you are "
+                           "currently working on (NOW.md)")
+    assert 'If the user says "continue", check NOW.md to see what you should resume.' in tail
+    (home / "config.toml").write_text("[context]\ninstructions = false\n")
+    with MemoryManager("finn", home) as m:
+        text = m.format_context_for_prompt()
+    assert "Outline the decorators post" in text and "How to use this memory" not in text
+
+
 def test_the_five_skills_are_mcp_tools_of_the_same_names(home: Path) -> None:
     with Store(home, agent="finn") as s:
         assert {"update_status", "log_activity", "recall_memory", "save_fact",
