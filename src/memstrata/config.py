@@ -234,8 +234,9 @@ SETTINGS: tuple[Setting, ...] = (
             "seed 004 flushEnabled: flush durable items to CONTEXT.md / MEMORY.md first"),
     Setting("sessions", "flush_threshold", "session_flush_threshold", 80_000, _int(1),
             "seed 004 flushThreshold: pre-compaction flush past this many tokens"),
-    Setting("mcp", "auto_log", "mcp_auto_log", False, _bool,
-            "seed 002 auto-log: the MCP server logs every tool call to LOG.md (TOOL_USE)"),
+    Setting("mcp", "auto_log", "mcp_auto_log", True, _bool,
+            "seed 002 auto-log: the MCP server logs every tool call to LOG.md (TOOL_USE); "
+            "the hooks leave memstrata's own tools to it, so nothing is logged twice"),
     Setting("http", "allow_hosts", "http_allow_hosts", (), _strings,
             'extra Host values HTTP accepts: "name", "name:port", "name:*" (--allow-host)'),
     Setting("http", "allow_origins", "http_allow_origins", (), _strings,
@@ -333,7 +334,7 @@ class Config:
     session_compaction_threshold: int = 100_000
     session_flush_enabled: bool = True
     session_flush_threshold: int = 80_000
-    mcp_auto_log: bool = False
+    mcp_auto_log: bool = True
     http_allow_hosts: tuple[str, ...] = ()
     http_allow_origins: tuple[str, ...] = ()
     import_max_members: int = 100_000

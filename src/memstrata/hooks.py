@@ -50,7 +50,7 @@ CHUNK = 500  # messages per durable write
 MAX_CONTENT = 8000
 PROMPT_LOG_ENTRIES = 5
 RESUME_MESSAGES = 6
-SKIPPED_TOOL_PREFIX = "mcp__memstrata__"  # memstrata's own tools log themselves
+SKIPPED_TOOL_PREFIX = "mcp__memstrata__"  # the MCP server logs its own tools ([mcp] auto_log)
 
 
 @dataclass(frozen=True)

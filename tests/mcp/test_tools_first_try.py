@@ -199,8 +199,9 @@ def test_memory_list_lists_files_not_folders(home: Path) -> None:
             await c.call_tool("memory_write", {"path": "notes/deep/a.md", "content": "x\n"})
             await c.call_tool("memory_write", {"path": "CONTEXT.md", "content": "y\n"})
             files = (await c.call_tool("memory_list", {})).structured_content["files"]
-            assert [f["path"] for f in files] == ["CONTEXT.md", "notes/deep/a.md"]
-            assert files[1]["bytes"] == 2
+            # LOG.md holds the auto-logged calls (seed 002, on by default)
+            assert [f["path"] for f in files] == ["CONTEXT.md", "LOG.md", "notes/deep/a.md"]
+            assert files[2]["bytes"] == 2
 
     anyio.run(main)
 
