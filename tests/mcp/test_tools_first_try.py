@@ -261,7 +261,8 @@ def test_stdio_answers_before_any_store_work_and_without_the_sdk(home: Path) -> 
     replies = [json.loads(line) for line in r.stdout.splitlines()]
     assert [m["id"] for m in replies] == [1, 2, 3]
     assert replies[0]["result"]["protocolVersion"] == "2025-06-18"
-    assert len(replies[1]["result"]["tools"]) == 30  # (20 + seed 001 task folders, promotion, rooms)
+    # 20 + seed 001 task folders, promotion, phase events; seed 000 rooms, channel, artifacts
+    assert len(replies[1]["result"]["tools"]) == 34
     assert replies[2]["error"]["code"] == -32601  # modern clients fall back to initialize
     assert r.stderr.strip().splitlines()[-1] == "[]"  # no SDK, pydantic, anyio, uvicorn
     assert not (home / "index").exists()  # nothing read or indexed before the first call

@@ -93,6 +93,45 @@ def test_closed_room_keeps_its_channel_read_only(home: Path) -> None:
         assert a.room().close().closed == info.closed  # idempotent
 
 
+def test_channel_and_artifacts_on_the_command_line_and_over_mcp(roles: Path) -> None:
+    """Seed 000 layers 1 and 2 beyond Python: `memstrata rooms post/messages` and `rooms
+    artifact write/read/list`, MCP `room_channel` and `room_artifact`, through the same
+    scope rules (the channel only in its room; artifacts readable by all, written in theirs)."""
+    from tests.seeds.conftest import cli, cli_json
+
+    arch = ("--agent", "architect", "--room", "room-042")
+    posted = cli_json(roles, *arch, "rooms", "post", "implement login", "--type", "task",
+                      "--to", "engineer", "--tag", "auth")
+    assert posted["type"] == "task" and posted["to"] == "engineer" and posted["tags"] == ["auth"]
+    msgs = cli_json(roles, *arch, "rooms", "messages")
+    assert [m["content"] for m in msgs] == ["implement login"]
+    code, _, err = cli(roles, "--agent", "dba", "--room", "room-038", "rooms", "messages",
+                       "room-042")
+    assert code == 2 and "may not read channel" in err  # the channel stays in its room
+    assert cli_json(roles, *arch, "rooms", "artifact", "write", "api.md", "# API v1")["path"] == "api.md"
+    other = ("--agent", "dba", "--room", "room-038")
+    assert cli_json(roles, *other, "rooms", "artifact", "read", "api.md", "--of",
+                    "room-042")["content"] == "# API v1"
+    assert cli_json(roles, *other, "rooms", "artifact", "list", "--of", "room-042")[
+        "artifacts"] == ["api.md"]
+    with _room(roles, "engineer", "room-042") as e:
+        call(e, "room_channel", action="post", content="login done", type="done")
+        got = call(e, "room_channel", action="read", last_n=1)["messages"]
+        assert [(m["content"], m["from"], m["type"]) for m in got] == [("login done", "engineer", "done")]
+        call(e, "room_artifact", action="write", path="src/auth.py", content="def login(): ...\n")
+        assert call(e, "room_artifact", action="list")["artifacts"] == ["api.md", "src/auth.py"]
+    with _room(roles, "dba", "room-038") as d:
+        assert call(d, "room_artifact", action="read", room="room-042",
+                    path="src/auth.py")["content"] == "def login(): ...\n"
+        with pytest.raises(ScopeDenied):
+            call(d, "room_channel", action="read", room="room-042")
+        with pytest.raises(ScopeDenied):
+            call(d, "room_artifact", action="write", room="room-042", path="x.md", content="x")
+    assert [json.loads(x)["content"] for x in
+            (roles / "rooms/room-042/channel.jsonl").read_text().splitlines()] == [
+        "implement login", "login done"]
+
+
 # -- Layer 2: code artifacts -----------------------------------------------------------------
 
 

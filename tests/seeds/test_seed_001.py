@@ -498,6 +498,50 @@ def test_scratch_is_cleared_when_the_conversation_ends(home: Path) -> None:
         assert end_conversation(s, "finn") is not None and s.agent().scratch.list() == []
 
 
+def test_phase_events_and_scratch_promotion_on_the_command_line_and_over_mcp(home: Path) -> None:
+    """Seed 001's Read and Write Rules beyond Python: phase start (session note, Checklist C
+    promotion), phase end (completion report, NOTES.md boundary), task complete, and session
+    -> task-episodic promotion, via `memstrata phase ...` / `memstrata promote --scratch`
+    and MCP `task_phase` / `scratch_promote`."""
+    from tests.seeds.conftest import cli_json
+
+    finn = ("--agent", "finn")
+    cli_json(home, *finn, "episodes", "create", "Feature X")
+    good = json.dumps({"text": "The API uses Fastify.", "citations": ["package.json"]})
+    bad = json.dumps({"text": "Iteration 3 passed at 14:32.", "citations": ["ci.log"]})
+    started = cli_json(home, *finn, "phase", "start", "feature-x", "1", "--note", "scope the API",
+                       "--fact", good, "--fact", bad)
+    assert len(started["promoted"]) == 1 and started["refused"][0]["passed"] is False
+    assert started["session_note"].endswith("session/phase-1.md")
+    with Store(home, agent="finn") as s:
+        s.agent().scratch.write("research.md", "Fastify beats Express on our benchmark.\n")
+    moved = cli_json(home, *finn, "promote", "--scratch", "research.md", "--task", "feature-x")
+    assert moved["where"].endswith("episodes/feature-x/notes.md")
+    ended = cli_json(home, *finn, "phase", "end", "feature-x", "1", "API scoped.",
+                     "--next-phase", "2", "--blocker", "waiting on auth keys")
+    assert ended["report"].endswith("phase-1-report.md")
+    done = cli_json(home, *finn, "phase", "complete", "feature-x", "--fact", json.dumps(
+        {"text": "Sessions expire after 30 minutes.", "citations": ["config/session.toml"]}))
+    assert len(done["promoted"]) == 1
+    with Store(home, agent="finn") as s:
+        mem = s.agent()
+        assert "Fastify beats Express" in mem.episodes.read("feature-x", "notes.md")
+        state = mem.now.state()
+        assert state.phase == "2" and state.blockers == ("waiting on auth keys",)
+        events = [e["event"] for e in mem.episodes.gate_events("feature-x", "feature-x")]
+        assert events == ["phase_end", "task_complete"]
+        mem.scratch.write("later.md", "second pass notes\n")
+        got = call(s, "task_phase", event="start", task="feature-x", phase="2", facts=[
+            {"text": "Deploys go through ArgoCD.", "citations": ["ops/README.md"]}])
+        assert got["task_files"] and len(got["promoted"]) == 1
+        call(s, "scratch_promote", name="later.md", task="feature-x", dest="phase-2.md")
+        assert call(s, "task_phase", event="end", task="feature-x", phase="2",
+                    report="Shipped.")["report"].endswith("phase-2-report.md")
+        assert "second pass notes" in mem.episodes.read("feature-x", "phase-2.md")
+        assert call(s, "task_phase", event="complete", task="feature-x")["promoted"] == []
+        assert len([f for f in mem.facts.list() if f.category in ("project", "reference")]) == 3
+
+
 def test_seed_001_operations_on_the_command_line(home: Path, tmp_path: Path) -> None:
     """Task folders, verified items, gate events, promotion (Checklist C) via the CLI."""
     from tests.seeds.conftest import cli, cli_json

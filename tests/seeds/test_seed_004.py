@@ -235,6 +235,37 @@ def test_skill_reads_only_the_context_it_is_handed(roles: Path) -> None:
     assert "concise responses" in ctx.text() and "SEO optimization" in ctx.text()
 
 
+def test_skill_handoff_on_the_command_line_and_over_mcp(roles: Path) -> None:
+    """Seed 004's Memory Sharing Protocol beyond Python: `memstrata handoff` prints the
+    request envelope, MCP `skill_handoff` returns it (listed for admins only); the skill
+    reads exactly that."""
+    from tests.seeds.conftest import call, cli, tool_names
+
+    from memstrata.envelope import SkillContext
+    from memstrata.mcp.server import select_tools
+
+    with Store(roles, agent="wilco") as admin:
+        admin.agent().facts.set("tone", "User prefers concise responses", "preference")
+        assert "skill_handoff" in {t.name for t in select_tools(admin, None)}
+        env = call(admin, "skill_handoff", skill="seo", action="analyze", brief="tone",
+                   project_context="SEO optimization for blog")
+    assert env["from"] == "wilco" and env["to"] == "seo" and env["type"] == "request"
+    assert "concise responses" in env["payload"]["context"]["memory_snippet"]
+    code, out, err = cli(roles, "--agent", "wilco", "handoff", "seo", "analyze", "--brief", "tone",
+                         "--project-context", "SEO optimization for blog")
+    assert code == 0, err
+    ctx = SkillContext(out)
+    assert ctx.action == "analyze" and ctx.project_context == "SEO optimization for blog"
+    assert "concise responses" in ctx.memory_snippet
+    with Store(roles, agent="finn") as project:
+        assert "skill_handoff" not in {t.name for t in select_tools(project, None)}
+        assert "skill_handoff" in tool_names(project)  # still callable, and refused
+        with pytest.raises(ScopeDenied):
+            call(project, "skill_handoff", skill="seo", action="analyze")
+    code, _, err = cli(roles, "--agent", "finn", "handoff", "seo", "analyze")
+    assert code == 2 and "admins spawn skills" in err
+
+
 def test_fts5_keyword_search(home: Path) -> None:
     with Store(home, agent="finn") as s:
         s.agent().log.append("THOUGHT", "the zebra cache is warm")

@@ -1,9 +1,9 @@
-"""Seed 001's task-episodic memory and promotion, seed 000's rooms and seed 004's
-source folders, on the command line.
+"""Seed 001's task-episodic memory and promotion, and seed 004's source folders, on the
+command line (seed 000's rooms: `cli.rooms_cmd`; phase events: `cli.phases_cmd`).
 
     memstrata episodes create|write|read|list|verified|gate   task folders (seed 001)
     memstrata promote TEXT --cite FILE [--dry-run]            Checklist C, durable fact
-    memstrata rooms close|upstream                            room end, the DAG (seed 000)
+    memstrata promote --scratch NAME --task SLUG              session -> task-episodic
     memstrata sources add|remove|list|sync                    project folders (seed 004)
 """
 
@@ -43,23 +43,19 @@ def register(sub: Any) -> None:
     g.add_argument("event", help='the event as a JSON object, e.g. \'{"verdict": "approved"}\'')
     g.set_defaults(func=run_gate)
 
-    pr = sub.add_parser("promote", help="promote a durable fact through Checklist C (seed 001)")
-    pr.add_argument("text", help="the fact, 1-2 sentences")
+    pr = sub.add_parser("promote", help="promote a durable fact through Checklist C, or a "
+                                        "session scratch file into a task folder (seed 001)")
+    pr.add_argument("text", nargs="?", help="the fact, 1-2 sentences")
+    pr.add_argument("--scratch", metavar="NAME",
+                    help="instead: append session/NAME to the task folder --task (session -> "
+                         "task-episodic)")
+    pr.add_argument("--task", help="with --scratch: the task slug")
+    pr.add_argument("--dest", default="notes.md", help="with --scratch: the task file (notes.md)")
     pr.add_argument("--cite", action="append", default=[], help="a citation (repeatable)")
     pr.add_argument("--category", help="user, feedback, project or reference (default: by rule)")
     pr.add_argument("--key", help="the fact's key (default: made from the text)")
     pr.add_argument("--dry-run", action="store_true", help="only run Checklist C")
     pr.set_defaults(func=run_promote)
-
-    ro = sub.add_parser("rooms", help="close a room or declare its upstream rooms (seed 000)")
-    rsub = ro.add_subparsers(dest="rooms_action", metavar="ACTION", required=True)
-    rc = rsub.add_parser("close", help="close a room: channel and artifacts kept read-only")
-    rc.add_argument("target", nargs="?", metavar="ROOM", help="the room (default: --room)")
-    rc.set_defaults(func=run_room_close)
-    ru = rsub.add_parser("upstream", help="show or set the rooms a room follows in the DAG")
-    ru.add_argument("target", nargs="?", metavar="ROOM", help="the room (default: --room)")
-    ru.add_argument("--set", dest="upstream", action="append", help="an upstream room (repeatable)")
-    ru.set_defaults(func=run_room_upstream)
 
     so = sub.add_parser("sources", help="project folders indexed for search (seed 004 sources)")
     ssub = so.add_subparsers(dest="sources_action", metavar="ACTION", required=True)
@@ -155,6 +151,12 @@ def run_promote(args: argparse.Namespace) -> int:
     from memstrata.lifecycle.phases import checklist_c
     from memstrata.lifecycle.promotion import promote_fact
 
+    if args.scratch is not None:
+        return _promote_scratch(args)
+    if args.text is None:
+        from memstrata.errors import MalformedInput
+
+        raise MalformedInput("give the fact to promote, or --scratch NAME --task SLUG")
     with open_store(args) as store:
         agent = store.agent().name
         verdict = checklist_c(store, agent, args.text, args.cite, args.category)
@@ -170,26 +172,17 @@ def run_promote(args: argparse.Namespace) -> int:
     return 0
 
 
-def run_room_close(args: argparse.Namespace) -> int:
+def _promote_scratch(args: argparse.Namespace) -> int:
     from memstrata.cli.common import open_store
     from memstrata.cli.main import emit
+    from memstrata.errors import MalformedInput
+    from memstrata.lifecycle.promotion import promote_scratch
 
-    with open_store(args, as_agent=bool(args.agent)) as store:
-        info = store.room(args.target).close()
-    emit(args, info.to_dict(), f"room {info.name} closed at {info.closed}")
-    return 0
-
-
-def run_room_upstream(args: argparse.Namespace) -> int:
-    from memstrata.cli.common import open_store
-    from memstrata.cli.main import emit
-
-    with open_store(args, as_agent=bool(args.agent)) as store:
-        room = store.room(args.target)
-        info = room.set_upstream(args.upstream) if args.upstream else room.info()
-        ancestors = room.ancestors()
-    emit(args, {**info.to_dict(), "ancestors": ancestors},
-         f"{info.name} <- {', '.join(info.upstream) or '(no upstream room)'}")
+    if not args.task:
+        raise MalformedInput("--scratch needs --task SLUG (the task folder it goes to)")
+    with open_store(args) as store:
+        where = promote_scratch(store, store.agent().name, args.scratch, args.task, args.dest)
+    emit(args, {"task": args.task, "where": where}, f"session/{args.scratch} promoted to {where}")
     return 0
 
 

@@ -59,6 +59,8 @@ COMMAND_MODULES = (
     "memstrata.cli.serve_cmd",
     "memstrata.cli.completion",
     "memstrata.cli.episodes_cmd",
+    "memstrata.cli.rooms_cmd",
+    "memstrata.cli.phases_cmd",
 )
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_CONFLICT = 0, 1, 2, 3, 4

@@ -9,6 +9,10 @@ reaches them over MCP as it reaches the seed 002/003 tools:
     memory_promote                                               Checklist C, then a durable fact
     memory_audit / memory_verify                                 Checklist D, verify before use
     room_close / room_upstream                                   seed 000: room end, the DAG
+    room_channel / room_artifact                                 seed 000 layers 1 and 2
+    task_phase / scratch_promote                                 seed 001 phase events, promotion
+    skill_handoff                                                seed 004: admins hand a skill
+                                                                 its context (listed for admins)
 
 Like every tool they translate and never decide: scope, bounds and the
 checklists are the library's (`layers.episodes`, `lifecycle.phases`,
@@ -39,6 +43,7 @@ def _req(name: str, typ: str, description: str, **kw: Any) -> Param:
 def build_episodic_tools(store: Store, agent: Any) -> list[ToolSpec]:
     """The tools; `agent` is the caller's `AgentMemory` handle (resolved on first use)."""
     from memstrata.layers.facts import DURABLE_CATEGORIES
+    from memstrata.layers.rooms import MESSAGE_TYPES
     from memstrata.mcp.tools import ToolSpec
 
     S, obj = shapes.S, shapes._obj
@@ -123,6 +128,84 @@ def build_episodic_tools(store: Store, agent: Any) -> list[ToolSpec]:
         return Reply(f"room {info.name} follows {', '.join(info.upstream) or 'no room'}",
                      {**info.to_dict(), "ancestors": r.ancestors()})
 
+    def room_channel(action: str, room: str | None, content: str | None, type: str,
+                     to: str | None, ref: str | None, tags: list[str] | None,
+                     last_n: int | None) -> Reply:
+        r = store.room(room)
+        if action == "post":
+            if content is None:
+                from memstrata.errors import MalformedInput
+
+                raise MalformedInput("room_channel post needs content")
+            rec = r.post(content, type=type, to=to, ref=ref, tags=tags)
+            return Reply(f"posted {rec['id']} to {r.name}", {"room": r.name, "messages": [rec]})
+        msgs = r.messages(last_n)
+        text = "\n".join(f"[{m.get('ts', '')[:16]}] {m.get('from') or '-'} ({m.get('type')}): "
+                         f"{m.get('content')}" for m in msgs)
+        return Reply(text or "(no messages)", {"room": r.name, "messages": msgs})
+
+    def room_artifact(action: str, room: str | None, path: str | None,
+                      content: str | None) -> Reply:
+        from memstrata.errors import MalformedInput
+
+        r = store.room(room)
+        if action == "list":
+            paths = r.artifacts()
+            return Reply("\n".join(paths) or "(no artifacts)", {"room": r.name, "artifacts": paths})
+        if not path:
+            raise MalformedInput(f"room_artifact {action} needs a path")
+        if action == "read":
+            text = r.read_artifact(path)
+            return Reply(text, {"room": r.name, "path": path, "content": text})
+        if content is None:
+            raise MalformedInput("room_artifact write needs content")
+        rel = r.write_artifact(path, content)
+        return Reply(f"wrote {rel} in {r.name}/artifacts", {"room": r.name, "path": rel})
+
+    def task_phase(event: str, task: str, phase: str | None, note: str | None,
+                   report: str | None, next_phase: str | None, blockers: list[str] | None,
+                   next_steps: list[str] | None, facts: list[dict[str, Any]] | None) -> Reply:
+        from memstrata.errors import MalformedInput
+        from memstrata.lifecycle.phases import phase_end, phase_start, task_complete
+
+        who = agent.name
+        if event in ("start", "end") and not phase:
+            raise MalformedInput(f"task_phase {event} needs a phase")
+        if event == "start":
+            got = phase_start(store, who, task, phase or "", note=note or "", facts=facts or [])
+            data = {"event": event, "task": task, "phase": phase, "task_files": list(got.task_files),
+                    "verified": [v for _, v in got.verified], "session_note": got.session_note,
+                    "promoted": [f.key for f in got.promoted],
+                    "refused": [v.to_dict() for v in got.refused]}
+            return Reply(f"phase {phase} of {task} started: {len(got.task_files)} task file(s), "
+                         f"{len(got.promoted)} fact(s) promoted, {len(got.refused)} refused", data)
+        if event == "end":
+            if not report:
+                raise MalformedInput("task_phase end needs the phase completion report")
+            where = phase_end(store, who, task, phase or "", report, next_phase=next_phase,
+                              blockers=blockers or [], next_steps=next_steps or [])
+            return Reply(f"phase {phase} of {task} ended; report at {where}",
+                         {"event": event, "task": task, "phase": phase, "report": where})
+        promoted, refused = task_complete(store, who, task, facts or [])
+        return Reply(f"task {task} complete: {len(promoted)} durable fact(s) promoted, "
+                     f"{len(refused)} refused", {"event": event, "task": task,
+                                                 "promoted": [f.key for f in promoted],
+                                                 "refused": [v.to_dict() for v in refused]})
+
+    def scratch_promote(name: str, task: str, dest: str) -> Reply:
+        from memstrata.lifecycle.promotion import promote_scratch
+
+        where = promote_scratch(store, agent.name, name, task, dest)
+        return Reply(f"session/{name} promoted to {where}", {"task": task, "where": where})
+
+    def skill_handoff(skill: str, action: str, brief: str | None, memory_snippet: str | None,
+                      project_context: str) -> Reply:
+        from memstrata.envelope import hand_off
+
+        env = hand_off(store, skill, action, brief=brief, memory_snippet=memory_snippet,
+                       project_context=project_context)
+        return Reply(env.to_json(), env.to_dict())
+
     findings = obj({"findings": {"type": "array", "items": {"type": "object"}}}, ["findings"])
     room_out = obj({"name": S, "upstream": shapes.STRS}, ["name", "upstream"])
     room = _p("room", "string", "the room (default: yours)")
@@ -185,6 +268,58 @@ def build_episodic_tools(store: Store, agent: Any) -> list[ToolSpec]:
                  "Close a room: its channel and artifacts stay readable, nothing new is "
                  "written to them or published from it.", (room,), room_out, read_only=False,
                  idempotent=True),
+        ToolSpec("room_channel", room_channel,
+                 "Your room's channel (seed 000 layer 1): post a message, or read the messages "
+                 "(only agents in the room may).",
+                 (_req("action", "string", "post or read", enum=("post", "read")), room,
+                  _p("content", "string", "post: the message"),
+                  _p("type", "string", "post: message type", "message", enum=MESSAGE_TYPES),
+                  _p("to", "string", "post: the agent it is for"),
+                  _p("ref", "string", "post: a task, file or entry it refers to"),
+                  _p("tags", "array", "post: tags", items="string"),
+                  _p("last_n", "integer", "read: only the last N", minimum=1)),
+                 obj({"room": S, "messages": {"type": "array", "items": {"type": "object"}}},
+                     ["room", "messages"]), read_only=False),
+        ToolSpec("room_artifact", room_artifact,
+                 "A room's artifacts (seed 000 layer 2): write one in your room, read or list "
+                 "any room's.",
+                 (_req("action", "string", "write, read or list", enum=("write", "read", "list")),
+                  room, _p("path", "string", "write/read: file inside artifacts/"),
+                  _p("content", "string", "write: the file's content")),
+                 obj({"room": S, "path": S, "content": S, "artifacts": shapes.STRS}, ["room"]),
+                 read_only=False, destructive=True),
+        ToolSpec("task_phase", task_phase,
+                 "Seed 001's phase events: start (read the task folder, write a session note, "
+                 "promote facts through Checklist C), end (completion report, NOTES.md to the "
+                 "phase boundary), complete (durable facts to repo memory).",
+                 (_req("event", "string", "the event", enum=("start", "end", "complete")), task,
+                  _p("phase", "string", "start/end: the phase, e.g. 2"),
+                  _p("note", "string", "start: the session note"),
+                  _p("report", "string", "end: the phase completion report"),
+                  _p("next_phase", "string", "end: the phase that follows"),
+                  _p("blockers", "array", "end: unresolved blockers", items="string"),
+                  _p("next_steps", "array", "end: next steps", items="string"),
+                  _p("facts", "array", "start/complete: candidate durable facts, each "
+                     "{\"text\", \"citations\": [...], \"category\"?}", items="object")),
+                 obj({"event": S, "task": S}, ["event", "task"]), read_only=False),
+        ToolSpec("scratch_promote", scratch_promote,
+                 "Promote a session scratch file into a task folder (seed 001: session -> "
+                 "task-episodic at a phase boundary); the scratch stays until the conversation "
+                 "ends.",
+                 (_req("name", "string", "the scratch file, e.g. notes.md"), task,
+                  _p("dest", "string", "file in the task folder it is appended to", "notes.md")),
+                 obj({"task": S, "where": S}, ["task", "where"]), read_only=False),
+        ToolSpec("skill_handoff", skill_handoff,
+                 "Admins: the request envelope that hands a skill agent its context (seed 004: "
+                 "memory_snippet chosen from your memory for the brief, project_context); the "
+                 "skill reads that and nothing else.",
+                 (_req("skill", "string", "the skill agent"),
+                  _req("action", "string", "what it is asked to do, e.g. analyze"),
+                  _p("brief", "string", "what the task is about (picks the snippet)"),
+                  _p("memory_snippet", "string", "the snippet as is (default: from your memory)"),
+                  _p("project_context", "string", "the project context to pass", "")),
+                 obj({"from": S, "to": S, "type": S, "payload": {"type": "object"}},
+                     ["from", "to", "type", "payload"]), idempotent=True, group="admin"),
         ToolSpec("room_upstream", room_upstream,
                  "Read or declare the rooms a room follows in the DAG (predecessor context "
                  "comes from them); a cycle is refused.",

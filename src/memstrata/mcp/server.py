@@ -85,8 +85,9 @@ def select_tools(store: Store, names: list[str] | None) -> list[ToolSpec]:
     specs = build_tools(store)
     if not store.config.memory_tools_enabled:  # seed 003; the Anthropic tool edits the same files
         specs = [s for s in specs if s.group not in ("files", "claude")]
-    if not names:
-        specs = [s for s in specs if s.group != "claude"]
+    if not names:  # the Anthropic tool only when named; admin tools only for admins
+        admin = store.principal.role == "admin"
+        specs = [s for s in specs if s.group != "claude" and (s.group != "admin" or admin)]
     else:
         known = {s.name for s in specs}
         unknown = [n for n in names if n not in known]

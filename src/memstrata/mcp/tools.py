@@ -43,7 +43,7 @@ class ToolSpec:
     idempotent: bool = False
     group: str = "core"  # "files": seed 003's five tools, off when tools.memory.enabled = false;
     # "claude": the Anthropic memory-tool shape, exposed only when named in the subset (and
-    # off with the file tools)
+    # off with the file tools); "admin": listed by default only to admins
     extra: dict[str, Any] = field(default_factory=dict)
 
     def input_schema(self) -> dict[str, Any]:
