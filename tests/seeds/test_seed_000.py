@@ -238,6 +238,21 @@ def test_search_scores_bm25_times_exponential_decay(owner: Store) -> None:
         assert e["score"] == pytest.approx(e["relevance"] * e["decay"], rel=1e-4)
 
 
+def test_search_weighs_summary_and_tags_above_detail_and_still_finds_detail(owner: Store) -> None:
+    """Seed 000 scores BM25(query, summary + tags); memstrata also matches `detail`, at a lower
+    weight (docs/seeds.md: differs): an entry whose summary or tags hold the words ranks
+    above one that only mentions them in its detail, and the detail-only one is still found."""
+    now = time.time()
+    owner.ledger.publish("decision", "Chose bcrypt for password hashing", room_id="r1",
+                         detail="Evaluated bcrypt, argon2 and scrypt; argon2-cffi fails on Alpine.",
+                         ts=now - 3600)
+    owner.ledger.publish("warning", "argon2 breaks the Alpine image build", tags=["alpine"],
+                         room_id="r2", ts=now - 3600)
+    hits = owner.ledger.search("argon2 alpine")
+    assert [h.room for h in hits] == ["r2", "r1"]  # summary + tags first, detail-only second
+    assert hits[0].explain["relevance"] > hits[1].explain["relevance"] > 0
+
+
 def test_half_lives_per_kind(owner: Store) -> None:
     now = time.time()
     for kind in HALF_LIVES:
