@@ -201,6 +201,26 @@ def test_the_six_kinds_and_no_others(home: Path) -> None:
         assert {e.kind for e in a.ledger.query(include_own_room=True)} == set(HALF_LIVES)
 
 
+def test_kinds_are_configurable(home: Path) -> None:
+    """Seed 000's kinds "categorize memories for filtered retrieval": a store's [kinds] table
+    replaces the six (each with its half-life); the MCP tool offers exactly those."""
+    from tests.seeds.conftest import tool_names
+
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text("[kinds]\ndecision = 336\nincident = 24\n")
+    with _room(home, "sre", "room-9") as a:
+        e = a.ledger.publish("incident", "payments API down 10 minutes", room_id="room-9")
+        with pytest.raises(UnknownKind):
+            a.ledger.publish("convention", "no longer a kind here")
+        hit = a.ledger.search("payments API", include_own_room=True)[0]
+        assert hit.uid == f"ledger:{e.id}" and hit.explain["half_life_hours"] == 24
+        assert "memory_publish" in tool_names(a)
+        from memstrata.mcp.tools import build_tools
+
+        spec = next(t for t in build_tools(a) if t.name == "memory_publish")
+        assert spec.input_schema()["properties"]["kind"]["enum"] == ["decision", "incident"]
+
+
 def test_a_rooms_default_view_is_every_other_room_not_its_own(home: Path) -> None:
     with _room(home, "dba", "room-038") as b:
         b.ledger.publish("decision", "Users table keyed by UUID", tags=["auth"])

@@ -212,6 +212,15 @@ def test_scope_rules_admin_project_skill(roles: Path) -> None:
         admin.agent("finn").facts.set("k2", "set by admin")
     with Store(roles, agent="ivy") as other, pytest.raises(ScopeDenied):  # project: own only
         other.agent("finn").facts.get("k")
+    with Store(roles, agent="wilco") as admin:
+        admin.agent().facts.set("house_style", "Answers are concise", "preference")
+        admin.agent().now.update("Review the Q3 roadmap", [])
+    with Store(roles, agent="finn") as finn:  # project: own + admin memory (read only)
+        assert finn.agent("wilco").facts.get("house_style").value == "Answers are concise"
+        assert "Q3 roadmap" in finn.agent("wilco").now.read()
+        assert any(h.owner == "wilco" for h in finn.search("concise answers"))
+        with pytest.raises(ScopeDenied):
+            finn.agent("wilco").facts.set("house_style", "verbose")
     with Store(roles, agent="seo") as skill:  # skill: nothing
         with pytest.raises(ScopeDenied):
             skill.agent("seo").facts.set("k", "v")
@@ -337,6 +346,8 @@ def test_memory_events_read_write_flush_compact_search(home: Path) -> None:
         s.search("argon2")
         m.sessions.append("s1", "user", "Decision: ship on Friday")
         m.sessions.append("s1", "assistant", "ok")
+        m.sessions.append("s1", "user", "and the release notes?")
+        m.sessions.append("s1", "assistant", "drafted")
         flush_session(s, "finn", "s1")
         compact_session(s, "finn", "s1", keep_recent=1, summary="short")
         compact_log(s, "finn", force=True)
@@ -344,6 +355,24 @@ def test_memory_events_read_write_flush_compact_search(home: Path) -> None:
     assert {"memory:read", "memory:write", "memory:flush", "memory:compact",
             "memory:search"} <= names
     assert all(e.agent == "finn" and e.ts for e in events)
+    # The seed's payloads: read {type, path, size}, write {type, path, delta}, flush
+    # {sessionId}, compact {sessionId, before, after}, search {query, results}.
+    seed_keys = {"memory:read": {"type", "path", "size"}, "memory:write": {"type", "path", "delta"},
+                 "memory:flush": {"sessionId"}, "memory:compact": {"sessionId", "before", "after"},
+                 "memory:search": {"query", "results"}}
+    for e in events:
+        assert seed_keys[e.name] <= set(e.payload), (e.name, e.payload)
+    log_write = next(e.payload for e in events if e.name == "memory:write" and e.payload["type"] == "log")
+    assert log_write["path"] == "agents/finn/memory/LOG.md" and log_write["delta"] > 0
+    read = next(e.payload for e in events if e.name == "memory:read" and e.payload["type"] == "log")
+    assert read["path"] == "agents/finn/memory/LOG.md" and read["size"] > 0
+    search = next(e.payload for e in events if e.name == "memory:search")
+    assert search["query"] == "argon2" and search["results"] and isinstance(search["results"], list)
+    flushes = [e.payload for e in events if e.name == "memory:flush"]  # ours, compaction's
+    assert flushes and all(p == {"sessionId": "s1"} for p in flushes)
+    compacts = {e.payload["sessionId"]: e.payload for e in events if e.name == "memory:compact"}
+    assert compacts["s1"]["before"] > compacts["s1"]["after"] >= 1
+    assert None in compacts  # the LOG compaction belongs to no session
 
 
 def test_memory_config_keys_by_the_seeds_names_with_the_seeds_defaults(home: Path) -> None:
@@ -414,17 +443,48 @@ def test_gate_events_and_compaction_history_are_searchable(home: Path) -> None:
         assert "compaction" in {h.layer for h in s.search("quokka investigation")}
 
 
-def test_invariants_human_readable_and_timestamped(home: Path) -> None:
-    with Store(home, agent="finn") as s:
-        s.agent().log.append("THOUGHT", "readable")
-        s.agent().facts.set("k", "v")
-        s.agent().sessions.append("s1", "user", "hi")
-    for path in (home / "agents/finn").rglob("*"):
-        if path.is_file():
+def test_invariants_human_readable_and_timestamped(home: Path, tmp_path: Path) -> None:
+    """Invariants 4 and 6: every memory file is text, and every entry of every append-only
+    record (JSONL line, LOG entry, item, task, session index row) has its creation time."""
+    import re
+
+    from memstrata.lifecycle import extract_items
+
+    (tmp_path / "doc.md").write_text("# Doc\n\nDecision: cache for 5 minutes.\n")
+    with Store(home, agent="finn", room="room-1") as s:
+        m = s.agent()
+        m.log.append("THOUGHT", "readable")
+        m.facts.set("k", "v")
+        m.facts.forget("k")
+        m.sessions.append("s1", "user", "hi")
+        m.tasks.add("a task")
+        eps = m.episodes
+        eps.log_gate_event(eps.create("Feature X"), "T1", {"verdict": "ok"})
+        s.ledger.publish("decision", "use argon2")
+        s.room().post("hello")
+        extract_items(s, tmp_path)
+        m.log.append("THOUGHT", "x " * 40)
+        from memstrata.lifecycle import compact_log
+
+        compact_log(s, "finn", force=True)
+    stamps = ("ts", "timestamp", "created_at", "updated_at", "extractedAt", "compacted_at")
+    jsonl = [p for p in home.rglob("*.jsonl") if "index" not in p.parts] + list(
+        home.rglob("*.ndjson"))
+    assert len(jsonl) >= 6
+    for path in jsonl:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            rec = json.loads(line)
+            assert any(rec.get(k) for k in stamps), (path, rec)
+    for path in home.rglob("*"):
+        if path.is_file() and "index" not in path.parts and not path.name.startswith("."):
             path.read_text(encoding="utf-8")  # every memory file is text
-    fact = json.loads((home / "agents/finn/facts.jsonl").read_text().splitlines()[0])
-    assert fact.get("ts") or fact.get("updated_at") or fact.get("created_at")
-    assert "readable" in (home / "agents/finn/memory/LOG.md").read_text()
+    log = (home / "agents/finn/memory/LOG.md").read_text()
+    heads = re.findall(r"^### .*$", log, re.M)
+    assert heads and all(re.search(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}", h) for h in heads)
+    assert all(i["extractedAt"] for i in json.loads((home / "items.json").read_text()))
+    assert all(t["created"] for t in json.loads((home / "agents/finn/tasks.json").read_text())["tasks"])
+    assert all(r["created"] for r in json.loads(
+        (home / "agents/finn/sessions/sessions.json").read_text())["sessions"])
 
 
 def test_maintain_archives_idle_sessions(home: Path) -> None:
