@@ -161,7 +161,8 @@ def test_log_compacts_itself_past_100_entries(home: Path) -> None:
 
 
 SEED_MS = {"read NOW": 1, "read LOG tail (20)": 10, "append LOG (durable)": 5,
-           "update NOW": 5, "save fact": 5, "get fact": 2, "recall (lexical)": 50}
+           "update NOW": 5, "save fact": 5, "get fact": 2, "recall (lexical)": 50,
+           "compact LOG (100 entries)": 30_000}
 DURABLE = {"append LOG (durable)", "update NOW", "save fact"}
 
 
