@@ -24,6 +24,7 @@ _ERRORS = (
 _WHERE: dict[str, str] = {
     **{name: "memstrata.errors" for name in _ERRORS},
     "MemoryManager": "memstrata.manager",
+    "initialize_agent_memory": "memstrata.manager",
     "Store": "memstrata.store",
     "SearchQuery": "memstrata.search.query",
     "Hit": "memstrata.search.query",
@@ -66,6 +67,7 @@ __all__ = [
     "UnknownKind",
     "UnknownLayer",
     "UnknownSupersedes",
+    "initialize_agent_memory",
 ]
 
 
@@ -109,7 +111,7 @@ if TYPE_CHECKING:  # pragma: no cover
         UnknownLayer,
         UnknownSupersedes,
     )
-    from memstrata.manager import MemoryManager
+    from memstrata.manager import MemoryManager, initialize_agent_memory
     from memstrata.model import Fact, Item, LedgerEntry, LogEntry, SessionMessage, Task
     from memstrata.search.query import Hit, SearchQuery
     from memstrata.store import Store

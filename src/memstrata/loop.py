@@ -239,6 +239,13 @@ class Turn:
         kw.setdefault("ignore_memory", self.ignore_memory)
         return assemble_context(self.store, self.agent, **kw).text
 
+    def agent_state(self) -> dict[str, Any]:
+        """Seed 002's `AgentState` memory fields for this turn: `memory_context` (what
+        `before_llm_call` returns), `agent_name`, `auto_log_enabled` (false in seed 003's
+        agent-controlled mode)."""
+        return {"memory_context": self.before_llm_call(), "agent_name": self.agent,
+                "auto_log_enabled": writes_allowed(self.store)}
+
     def tool_executed(
         self, name: str, args: Any = None, result: Any = None, duration: float | None = None,
         *, error: BaseException | str | None = None,

@@ -28,6 +28,14 @@ if TYPE_CHECKING:
     from memstrata.loop import Turn
 
 
+def initialize_agent_memory(agent_name: str, home: str | os.PathLike[str] | None = None) -> str:
+    """Seed 002's `initialize_agent_memory("finn")`: create the agent's memory folder with
+    NOW.md (default content) and LOG.md (header) if they are missing; returns the memory
+    folder relative to the store home. `memstrata init finn` does the same."""
+    with MemoryManager(agent_name, home) as m:
+        return m.store.rel(m.memory.files.root)
+
+
 class MemoryManager:
     """One agent's memory with the method names of seed 002."""
 

@@ -132,6 +132,19 @@ def test_channel_and_artifacts_on_the_command_line_and_over_mcp(roles: Path) -> 
         "implement login", "login done"]
 
 
+def test_a_store_can_live_in_the_seeds_agents_folder(tmp_path: Path) -> None:
+    """Seed 000 keeps `.agents/ledger.jsonl` and `.agents/war-rooms/*/channel.jsonl` in the
+    repo; memstrata's home can be that folder (`--home .agents`): the ledger is then
+    `.agents/ledger.jsonl`, a room's channel `.agents/rooms/<room>/channel.jsonl`
+    (docs/seeds.md: differs: `rooms/`, and no git commit is made for you)."""
+    home = tmp_path / "repo" / ".agents"
+    with _room(home, "architect", "room-042") as a:
+        a.ledger.publish("decision", "Chose bcrypt")
+        a.room().post("done", type="done")
+    assert json.loads((home / "ledger.jsonl").read_text())["summary"] == "Chose bcrypt"
+    assert (home / "rooms/room-042/channel.jsonl").is_file()
+
+
 # -- Layer 2: code artifacts -----------------------------------------------------------------
 
 

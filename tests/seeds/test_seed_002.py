@@ -135,6 +135,41 @@ def test_planner_instruction_follows_the_memory_context(home: Path) -> None:
     assert "Outline the decorators post" in text and "How to use this memory" not in text
 
 
+def test_initialize_agent_memory_creates_now_and_log(home: Path) -> None:
+    """Seed 002 "Initialize Agent Memory": `initialize_agent_memory("finn")`."""
+    from memstrata import initialize_agent_memory
+
+    where = initialize_agent_memory("finn", home)
+    assert where == "agents/finn/memory"
+    assert "No active objective yet" in (home / where / "NOW.md").read_text()
+    assert (home / where / "LOG.md").read_text().startswith("# ")
+    initialize_agent_memory("finn", home)  # idempotent: nothing is overwritten
+    assert "No active objective yet" in (home / where / "NOW.md").read_text()
+
+
+def test_agent_state_has_the_seeds_memory_fields(home: Path) -> None:
+    """Seed 002's `AgentState` extension: memory_context, agent_name, auto_log_enabled."""
+    with MemoryManager("finn", home) as m:
+        m.update_now("Summarise the report", [])
+        with m.turn("continue") as turn:
+            state = turn.agent_state()
+    assert set(state) == {"memory_context", "agent_name", "auto_log_enabled"}
+    assert state["agent_name"] == "finn" and state["auto_log_enabled"] is True
+    assert "Summarise the report" in state["memory_context"]
+    (home / "config.toml").write_text('[memory]\nmode = "agent-controlled"\n')
+    with MemoryManager("finn", home) as m, m.turn("continue") as turn:
+        assert turn.agent_state()["auto_log_enabled"] is False
+
+
+def test_skill_md_documents_the_five_skills() -> None:
+    """Seed 002's `core/skills/memory/SKILL.md`, made from the skills' own metadata."""
+    from memstrata.skills import SKILLS, skill_md
+
+    text = skill_md()
+    assert [line[3:] for line in text.splitlines() if line.startswith("## ")] == list(SKILLS)
+    assert "| `agent_name` | string | yes |" in text and "| `n_results` |" in text
+
+
 def test_the_five_skills_are_mcp_tools_of_the_same_names(home: Path) -> None:
     with Store(home, agent="finn") as s:
         assert {"update_status", "log_activity", "recall_memory", "save_fact",

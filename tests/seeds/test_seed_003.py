@@ -119,3 +119,17 @@ def test_memory_tools_disabled_context_still_loads(home: Path, config_file: str,
     (home / config_file).unlink()
     with Store(home, agent="finn") as s:
         assert [t.name for t in select_tools(s, ["memory"])] == ["memory"]  # on by default
+
+
+def test_memory_write_refuses_log_md_which_is_append_only(home: Path) -> None:
+    """Seed 003's memory_write writes any file; LOG.md is seed 002's append-only log, so the
+    file tools refuse to rewrite it (docs/seeds.md: differs) and log_activity appends."""
+    from memstrata.errors import ReservedFile
+
+    with Store(home, agent="finn") as s:
+        call(s, "log_activity", entry_type="THOUGHT", content="kept")
+        with pytest.raises(ReservedFile):
+            call(s, "memory_write", path="LOG.md", content="rewritten history")
+        with pytest.raises(ReservedFile):
+            call(s, "memory_replace", path="LOG.md", old_str="kept", new_str="gone")
+        assert "kept" in call(s, "memory_read", path="LOG.md")["content"]
