@@ -140,7 +140,10 @@ def seed(home: Path) -> dict[str, str]:
             {"type": "decision", "title": "Use Fastify for API", "lineNumber": 45,
              "content": "We chose Fastify over Express.", "confidence": 0.9},
             {"type": "claim", "title": "Sessions are JSONL", "lineNumber": 12,
-             "content": "Each session is one JSONL file."}])
+             "content": "Each session is one JSONL file."}], project="brain")
+        s.items.replace_source("docs/Architecture.md", [  # the same path in another project
+            {"type": "decision", "title": "Billing uses Stripe", "lineNumber": 3,
+             "content": "Billing runs on Stripe, not Fastify."}], project="billing")
     return ids
 
 

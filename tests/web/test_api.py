@@ -276,6 +276,13 @@ def test_items_knowledge_and_cleanup(served: tuple[Served, Ids]) -> None:
         assert k[0]["title"] == "Use Fastify for API" and k[0]["lineNumber"] == 45
         assert c.get("/api/projects/default/knowledge", params={"type": "claim"}).json()["items"]
         _err(c.get("/api/projects/other/knowledge"), 404, "not_found")
+        # seed 004's <project>/items.json: one project's knowledge, by its id
+        brain = c.get("/api/projects/brain/knowledge", params={"q": "Fastify"}).json()["items"]
+        assert [i["title"] for i in brain] == ["Use Fastify for API"]
+        billing = c.get("/api/projects/billing/knowledge").json()["items"]
+        assert [(i["title"], i["project"]) for i in billing] == [("Billing uses Stripe", "billing")]
+        assert {i["project"] for i in c.get("/api/projects/default/knowledge").json()["items"]} == {
+            "brain", "billing"}
         victim = next(i for i in got if i["type"] == "claim")
         _err(c.delete(f"/api/items/{victim['id']}"), 403)  # cleanup is an admin's (seed 004)
     with server.client("wilco") as c:
