@@ -27,7 +27,8 @@ EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memst
 def _params(home: Path, agent: str, room: str, *extra: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=EXE, args=["--home", str(home), "--agent", agent, "--room", room, "mcp", *extra],
-        env={"PATH": os.environ.get("PATH", "")},
+        # PYTHONPATH passes through: a worktree's source must be the one served.
+        env={k: v for k, v in os.environ.items() if k in ("PATH", "PYTHONPATH")},
     )
 
 
