@@ -17,9 +17,12 @@ from memstrata.model import iso, now_ts
 
 def plant_fact(store: Store, agent: str, key: str, value: str, category: str = "project",
                citations: Sequence[str] = ()) -> None:
-    """Append one `set` record to `agent`'s facts.jsonl (through the truth, so both
-    backends and the index see it), as a hand edit would."""
+    """Append one `set` record to `agent`'s facts.jsonl on disk, as a hand edit would (the
+    index notices the file changed at the next read)."""
     now = iso(now_ts())
     rec = {"op": "set", "key": key, "value": value, "category": category,
            "citations": list(citations), "created_at": now, "updated_at": now}
-    store.append(store.agent(agent, create=True).facts.spec(), encode(rec))
+    path = store.agent(agent, create=True).facts.path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("ab") as f:
+        f.write(encode(rec))

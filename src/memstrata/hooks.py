@@ -233,8 +233,7 @@ def pre_compact(store: Store, agent: str, hook: dict[str, Any], *,
 
     got = capture_transcript(store, agent, hook, event="pre-compact", max_capture=max_capture)
     out: dict[str, Any] = {**got.__dict__, "flushed": False}
-    sessions = store.agent(agent).sessions
-    if not writes_allowed(store) or not store.exists(sessions.spec(got.session_id).path):
+    if not writes_allowed(store) or got.session_id not in store.agent(agent).sessions.ids():
         return out
     result = flush_session(store, agent, got.session_id)
     out.update(flushed=result.flushed, flush=result.reason, items=list(result.items))
