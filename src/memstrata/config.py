@@ -218,6 +218,9 @@ SETTINGS: tuple[Setting, ...] = (
             'compaction summariser: "extractive" (default) or "openai:<model>@<url>"'),
     Setting("llm", "extractor", "llm_extractor", None, _opt_str,
             'knowledge extractor: "rules" (default) or "openai:<model>@<url>"'),
+    Setting("llm", "classifier", "llm_classifier", None, _opt_str,
+            'compaction line classifier: "rules" (default, no model) or "openai:<model>@<url>" '
+            "(labels only lines the rules left as narrative)"),
     # -- seed 002 automatic memory, seed 003 agent-controlled mode, seed 004 thresholds --
     Setting("memory", "mode", "memory_mode", "automatic", _choice("automatic", "agent-controlled"),
             'seed 003: "agent-controlled" = the harness never writes memory on the agent\'s '
@@ -324,6 +327,7 @@ class Config:
     vector_weight: float = 0.3
     llm_summarizer: str | None = None
     llm_extractor: str | None = None
+    llm_classifier: str | None = None
     memory_mode: str = "automatic"
     log_auto_compact: bool = True
     session_compaction_threshold: int = 100_000

@@ -35,7 +35,13 @@ from memstrata.errors import LockTimeout, MalformedInput
 from memstrata.layers.base import check_text
 from memstrata.layers.log import LOG_HEADER, MAX_CONTENT_BYTES, encode_entry, parse_log, to_entry
 from memstrata.lifecycle.digest import digest, log_records
-from memstrata.lifecycle.providers import default_summarizer, usage_delta, usage_snapshot
+from memstrata.lifecycle.providers import (
+    default_classifier,
+    default_summarizer,
+    usage_delta,
+    usage_snapshot,
+    usage_sum,
+)
 from memstrata.lifecycle.splice import durable_copy, splice, take_snapshot
 from memstrata.lifecycle.triggers import needs_compaction
 from memstrata.model import LogEntry, iso, now_ts
@@ -151,23 +157,25 @@ def _compact_locked(
     metas = [d.meta or {} for d in parsed.docs]
     provider_name = "given"
     usage = None
+    archive_id = "arc-" + os.urandom(4).hex()  # named by the digest's "+N more ..." lines
     if summary is None:
         from memstrata.llm.extractive import ExtractiveSummarizer
 
         chosen = summarizer if summarizer is not None else default_summarizer(store)
+        classifier = default_classifier(store)
         provider_name = type(chosen).__name__
-        before = usage_snapshot(chosen)
+        before = [usage_snapshot(p) for p in (chosen, classifier)]
         mem = store.agent(agent)
         now = mem.now.state() if mem.now.exists() else None
         summary = digest(log_records(to_entry(m) for m in metas), now=now, narrative=chosen,
                          max_chars=max_summary_chars,
-                         bulletize=isinstance(chosen, ExtractiveSummarizer))
-        usage = usage_delta(before, chosen)
+                         bulletize=isinstance(chosen, ExtractiveSummarizer),
+                         classifier=classifier, archive=archive_id)
+        usage = usage_sum(usage_delta(before[0], chosen), usage_delta(before[1], classifier))
         if not isinstance(summary, str) or not summary.strip():
             summary = f"{len(metas)} entries compacted (the summariser returned no text)."
         summary = summary[:max_summary_chars]
     when = now_ts()
-    archive_id = "arc-" + os.urandom(4).hex()
     archive = store.layout.archive_dir(agent) / f"LOG-{stamp(when)}-{archive_id}.md"
     head = (f"# LOG archive {archive_id}\n\n{len(metas)} entries compacted out of "
             f"LOG.md at {iso(when)}. Same format as LOG.md.\n\n").encode()

@@ -35,7 +35,13 @@ from memstrata.errors import MalformedInput, NotFound
 from memstrata.files.jsonl import decode, encode
 from memstrata.layers.base import check_text
 from memstrata.lifecycle.compaction import DEFAULT_SUMMARY_CHARS, stamp
-from memstrata.lifecycle.providers import default_summarizer, usage_delta, usage_snapshot
+from memstrata.lifecycle.providers import (
+    default_classifier,
+    default_summarizer,
+    usage_delta,
+    usage_snapshot,
+    usage_sum,
+)
 from memstrata.lifecycle.splice import durable_copy, splice, take_snapshot
 from memstrata.model import SessionMessage, check_name, iso, now_ts
 
@@ -110,23 +116,25 @@ def compact_session(
         upto = dec.consumed
         cut = kept[0][0] if kept else upto
         usage = None
+        when = now_ts()
         if summary is None:
             from memstrata.layers.sessions import to_message
             from memstrata.lifecycle.digest import digest, message_records
             from memstrata.llm.extractive import ExtractiveSummarizer
 
             chosen = summarizer if summarizer is not None else default_summarizer(store)
-            before = usage_snapshot(chosen)
+            classifier = default_classifier(store)
+            before = [usage_snapshot(p) for p in (chosen, classifier)]
             mem = store.agent(agent)
             now = mem.now.state() if mem.now.exists() else None
             summary = digest(message_records(to_message(r) for _, r in older), now=now,
                              narrative=chosen, max_chars=max_summary_chars,
-                             bulletize=isinstance(chosen, ExtractiveSummarizer))
-            usage = usage_delta(before, chosen)
+                             bulletize=isinstance(chosen, ExtractiveSummarizer),
+                             classifier=classifier, archive=f"sessions/{sid}-{stamp(when)}.jsonl")
+            usage = usage_sum(usage_delta(before[0], chosen), usage_delta(before[1], classifier))
             if not isinstance(summary, str) or not summary.strip():
                 summary = f"{len(older)} earlier messages (the summariser returned no text)."
             summary = summary[:max_summary_chars]
-        when = now_ts()
         # Deterministic pre-compaction flush: what is about to leave the transcript
         # reaches long-term memory first, whether or not the agent saves anything itself.
         if store.config.session_flush_enabled:
