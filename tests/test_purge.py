@@ -362,3 +362,111 @@ def test_a_reader_holding_the_index_is_reported_and_a_later_purge_finishes(
     assert reader.wait(timeout=60) == 0
     assert scrub.compact(store.db)  # what a later purge's last step does
     assert holders(home, SECRET) == []
+
+
+# -- derived copies: what memstrata itself wrote from the purged content ------------------
+
+PASSPHRASE = "Quokka-Marmot-Heron"  # holders() also looks for its FTS token "heron"
+
+
+def test_purge_log_entry_scrubs_the_default_compaction_digest(hybrid_home: Path) -> None:
+    from memstrata.lifecycle.compaction import compact_log
+    from memstrata.purge import purge_log_entry
+    from memstrata.purge_copies import PURGED
+
+    home = hybrid_home
+    store = insecure(Store(home, agent="finn"))
+    log = store.agent().log
+    log.append("THOUGHT", "before the decision")
+    leak = log.append("THOUGHT", f"Decided: the vault passphrase is {PASSPHRASE}")
+    log.append("ERROR", "the deploy failed after it")
+    compact_log(store, "finn", force=True)  # the default digest quotes the decision
+    assert store.search("vault passphrase", mode="hybrid")  # the summary is embedded
+    (summary,) = log.entries()
+    vector = "SELECT count(*) FROM vectors WHERE uid = ?"
+    with store.db.read() as conn:
+        assert conn.execute(vector, (f"log:finn:{summary.id}",)).fetchone()[0] == 1
+    before = holders(home, PASSPHRASE)
+    assert {"agents/finn/memory/LOG.md", "agents/finn/compactions.jsonl"} <= set(before)
+    report = purge_log_entry(store, leak.id, reason="a passphrase in the LOG")
+    assert holders(home, PASSPHRASE) == []
+    assert "agents/finn/memory/LOG.md" in report.rewritten
+    (summary,) = log.entries()
+    assert PURGED in summary.content and "the deploy failed after it" in summary.content
+    assert not summary.edited  # re-encoded with its new hash, not a hand edit
+    assert summary.metadata.get("compacted") is True
+    (record,) = store.agent().compactions.list()
+    assert PURGED in record["summary"] and "before the decision" in record["summary"]
+    with store.db.read() as conn:  # its embedding was of the old text
+        assert conn.execute(vector, (f"log:finn:{summary.id}",)).fetchone()[0] == 0
+    store.close()
+
+
+def test_purge_session_message_scrubs_its_summary_flush_and_log(store: Store, home: Path) -> None:
+    from memstrata.lifecycle import compact_session
+
+    sessions = insecure(store).agent().sessions
+    sessions.append("s1", "user", "hello")
+    leak = sessions.append("s1", "user", f"We decided the vault passphrase is {PASSPHRASE}")
+    for i in range(12):
+        sessions.append("s1", "assistant", f"reply {i}")
+    compact_session(store, "finn", "s1", keep_recent=2)
+    before = set(holders(home, PASSPHRASE))
+    assert {"agents/finn/sessions/s1.jsonl", "agents/finn/memory/LOG.md",
+            "agents/finn/memory/CONTEXT.md"} <= before  # summary message, flush entry, flush
+    purge_session(store, "s1", message_id=leak.id, reason="a passphrase in chat")
+    assert holders(home, PASSPHRASE) == []
+    summary = sessions.messages("s1")[0]
+    assert summary.role == "summary" and "hello" in summary.content
+    assert "reply 11" in [m.content for m in sessions.messages("s1")]
+    # A whole session: every message of it is looked for in what was derived from it.
+    for i in range(6):
+        sessions.append("s2", "user", f"Decision: message {i} says Ocelot-Pangolin-Tapir")
+    compact_session(store, "finn", "s2", keep_recent=1)
+    assert len(holders(home, "Ocelot-Pangolin-Tapir")) >= 3
+    purge_session(store, "s2", reason="the whole chat")
+    assert holders(home, "Ocelot-Pangolin-Tapir") == []
+
+
+def test_purge_fact_scrubs_its_auto_logged_tool_call(home: Path) -> None:
+    pytest.importorskip("mcp")
+    import anyio
+
+    from mcp import Client
+    from memstrata.mcp.server import build_server
+
+    value = "Zanzibar-Quokka-Pelicanstreet"  # holders() also seeks "pelicanstreet"
+    home.mkdir(parents=True)
+    (home / "config.toml").write_text("[mcp]\nauto_log = true\n")
+
+    async def main(store: Store) -> None:
+        async with Client(build_server(store)) as c:
+            assert not (await c.call_tool("save_fact", {"key": "home_address",
+                                                        "value": value})).is_error
+            assert not (await c.call_tool("save_fact", {"key": "editor", "value": "vim"})).is_error
+
+    with Store(home, agent="finn") as s:
+        anyio.run(main, s)
+        assert "agents/finn/memory/LOG.md" in holders(home, value)
+        purge_fact(s, "home_address", reason="an address")
+        assert holders(home, value) == []
+        calls = [e for e in s.agent().log.entries() if e.metadata.get("tool") == "save_fact"]
+        assert [c.metadata["args"]["value"] for c in calls] == ["[purged]", "vim"]
+        assert 'key="home_address"' in calls[0].content  # the call is still on record
+
+
+def test_purge_leaves_what_a_person_wrote_and_unrelated_summary_lines(store: Store,
+                                                                      home: Path) -> None:
+    from memstrata.lifecycle.compaction import compact_log
+
+    mem = store.agent()
+    mem.facts.set("vault", f"the vault passphrase is {PASSPHRASE}")
+    mem.log.append("THOUGHT", f"Decision: the vault passphrase is {PASSPHRASE}")
+    mem.log.append("THOUGHT", "Decision: ship the importer on Friday")
+    compact_log(store, "finn", force=True)
+    own = mem.log.append("THOUGHT", f"noted by hand: {PASSPHRASE}")
+    purge_fact(store, "vault", reason="x")
+    entries = mem.log.entries()
+    assert entries[-1].id == own.id and PASSPHRASE in entries[-1].content  # not derived
+    assert PASSPHRASE not in entries[0].content  # the summary quoted the fact's value
+    assert "ship the importer on Friday" in entries[0].content

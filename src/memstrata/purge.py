@@ -9,6 +9,11 @@ explicit, irreversible exception, for facts, memory files, LOG entries, ledger e
              all under the source's lock, so a racing appender's record is either
              in the rewrite or appended after it); archived copies removed; a purged
              ledger entry's line keeps seed 000's fields but not its content
+    copies   what memstrata itself derived from the content (compaction summaries,
+             session-compaction, hook and auto-logged tool-call entries in LOG.md
+             and its archives, compactions.jsonl, transcripts' summary messages,
+             CONTEXT.md / MEMORY.md memory-flush sections): quotes of it replaced
+             by `[purged]` (`purge_copies` says what counts as a quote)
     events   audit records that quote the content dropped (same lock as writers)
     index    the store re-syncs (rows of rewritten sources are re-parsed, neighbour
              context included); vectors of the purged docs deleted; FTS5 segments
@@ -87,6 +92,7 @@ class _Purge:
         self.reason = reason.strip()[:1000]
         self.needles: set[str] = set()
         self.uids: set[str] = set()
+        self.owners: set[str] = {owner} if owner else set()  # whose derived copies to scrub
         self.rewritten: list[str] = []
         self.removed: list[str] = []
 
@@ -125,6 +131,32 @@ class _Purge:
                 self.rewritten.append(rel)
         return len(spans)
 
+    def edit(self, rel: str, change: Callable[[bytes], bytes]) -> bool:
+        """Replace source `rel` with `change(its bytes)` under its lock; False if unchanged."""
+        truth = self.store.truth
+        with truth.lock(rel):
+            found = truth.read(rel)
+            if found is None:
+                return False
+            data = change(found.data)
+            if data == found.data:
+                return False
+            truth.rewrite(rel, data, expected=found.entry.version)
+        if rel not in self.rewritten:
+            self.rewritten.append(rel)
+        return True
+
+    def scrub_copies(self) -> list[str]:
+        """Blank out quotes of the needles in the owners' derived text; the sources changed."""
+        from memstrata.purge_copies import Quotes, derived_edits
+
+        quotes = Quotes(self.needles)
+        if not quotes:
+            return []
+        return [rel for owner in sorted(self.owners)
+                for rel, change in derived_edits(self.store, owner, quotes)
+                if self.edit(rel, change)]
+
     def remove(self, path: Path) -> None:
         truth, rel = self.store.truth, self.store.rel(path)
         with truth.lock(rel):
@@ -136,7 +168,11 @@ class _Purge:
     def finish(self) -> PurgeReport:
         store = self.store
         scrub.secure_deletes(store.db)  # deletes overwrite, whatever SQLite's build default
+        copies = [str(store.home / rel) for rel in self.scrub_copies()]
+        before = _bodies(store, copies)
         store.sync()  # rewritten sources are re-parsed (new inode), removed ones dropped
+        after = _bodies(store, copies)
+        self.uids.update(u for u, body in before.items() if after.get(u) != body)  # stale vectors
         events = scrub_audit(store.layout.events, store.locks,
                              {n for n in self.needles if len(n) >= MIN_NEEDLE})
         vectors = scrub.drop_vectors(store.db, self.uids)
@@ -154,6 +190,16 @@ class _Purge:
                                            "purged": True})
         return PurgeReport(tomb, tuple(self.rewritten), tuple(self.removed), events, vectors,
                            truncated, tuple(notes))
+
+
+def _bodies(store: Store, sources: list[str]) -> dict[str, str]:
+    """uid -> indexed text of every doc of `sources`."""
+    out: dict[str, str] = {}
+    with store.db.read() as conn:
+        for source in sources:
+            out.update((r[0], f"{r[1]}\n{r[2]}") for r in conn.execute(
+                "SELECT uid, body, context FROM docs WHERE source = ?", (source,)))
+    return out
 
 
 def _records(store: Store, path: Path) -> Iterable[dict[str, Any]]:
@@ -225,6 +271,10 @@ def purge_file(store: Store, path: str, *, agent: str | None = None,
     if not copies:
         raise NotFound(f"no memory file {relp!r} of {owner} (nor an archived copy)")
     job = _Purge(store, f"file:{owner}:{relp}", "file", owner, reason)
+    for p in copies:
+        content = store.truth.read(store.rel(p))
+        if content is not None:
+            job.needles.add(content.data.decode("utf-8", "replace"))
     with store.db.read() as conn:
         for p in copies:
             job.uids.update(r[0] for r in conn.execute(
@@ -280,6 +330,9 @@ def purge_ledger_entry(store: Store, entry_id: str, *, reason: str) -> PurgeRepo
     job = _Purge(store, f"ledger:{entry_id}", "ledger", None, reason)
     for r in found:
         job.needles.update(str(r.get(k) or "") for k in ("summary", "detail", "ref"))
+        author = r.get("author_role")
+        if isinstance(author, str) and store.truth.stat(store.rel(store.layout.agent(author))):
+            job.owners.add(author)  # its auto-logged publish call quotes it
 
     def stub(line: bytes) -> bytes | None:
         rec = _json_line(line)
