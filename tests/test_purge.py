@@ -470,3 +470,81 @@ def test_purge_leaves_what_a_person_wrote_and_unrelated_summary_lines(store: Sto
     assert entries[-1].id == own.id and PASSPHRASE in entries[-1].content  # not derived
     assert PASSPHRASE not in entries[0].content  # the summary quoted the fact's value
     assert "ship the importer on Friday" in entries[0].content
+
+
+def test_an_old_export_does_not_bring_purged_content_back(home: Path, tmp_path: Path) -> None:
+    from memstrata.lifecycle.compaction import compact_log
+    from memstrata.purge import purge_log_entry
+
+    gone = {"file": "Aardvark-Gnu-Okapi", "fact": "Bittern-Coypu-Dingo",
+            "log": "Caracal-Eland-Fossa", "msg": "Gerenuk-Hyrax-Ibex", "ses": "Jerboa-Kudu-Lemur",
+            "led": "Margay-Numbat-Oryx"}
+    with Store(home, agent="finn") as s:
+        mem = s.agent()
+        mem.files.write("notes/keys.md", f"the passphrase is {gone['file']}")
+        mem.files.write("notes/kept.md", "nothing secret here")
+        mem.facts.set("vault", gone["fact"])
+        mem.facts.set("editor", "vim")
+        leak = mem.log.append("THOUGHT", f"Decision: the passphrase is {gone['log']}")
+        mem.log.append("THOUGHT", "Decision: ship on Friday")
+        compact_log(s, "finn", force=True)  # its digest quotes the decision
+        said = mem.sessions.append("s1", "user", f"it is {gone['msg']}")
+        mem.sessions.append("s1", "user", "thanks")
+        mem.sessions.append("s2", "user", f"whole chat: {gone['ses']}")
+        entry = s.ledger.publish("decision", f"use {gone['led']}", tags=["x"])
+    with Store(home) as admin:
+        export_store(admin, tmp_path / "old.tar.gz")
+    with Store(home, agent="finn") as s:
+        purge_file(s, "notes/keys.md", reason="r")
+        purge_fact(s, "vault", reason="r")
+        purge_log_entry(s, leak.id, reason="r")
+        purge_session(s, "s1", message_id=said.id, reason="r")
+        purge_session(s, "s2", reason="r")
+    with Store(home) as admin:
+        purge_ledger_entry(admin, entry.id, reason="r")
+    assert holders(home, *gone.values()) == []
+
+    r = subprocess.run([EXE, "--home", str(home), "--json", "import", "--force",
+                        str(tmp_path / "old.tar.gz")], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert holders(home, *gone.values()) == []  # nothing came back, derived copies included
+    report = json.loads(r.stdout)
+    kept_out = {(p["path"], p["tombstone"]) for p in report["purged"]}
+    assert ("agents/finn/memory/notes/keys.md", "file:finn:notes/keys.md") in kept_out
+    assert ("agents/finn/facts.jsonl", "fact:finn:vault") in kept_out
+    assert ("ledger.jsonl", f"ledger:{entry.id}") in kept_out
+    assert ("agents/finn/sessions/s2.jsonl", "session:finn:s2") in kept_out
+    assert "purged content kept out of agents/finn/memory/notes/keys.md" in r.stderr
+    with Store(home, agent="finn") as s:
+        mem = s.agent()
+        assert mem.files.read("notes/kept.md") == "nothing secret here"
+        assert mem.facts.get("editor").value == "vim"
+        with pytest.raises(NotFound):
+            mem.facts.get("vault")
+        assert [m.content for m in mem.sessions.messages("s1")] == ["thanks"]
+        assert [x.id for x in mem.sessions.list()] == ["s1"]
+        assert len(tombstones(s)) == 6  # the older archive's (empty) list replaced nothing
+
+
+def test_an_archive_brings_its_tombstones_and_they_hold_in_the_next_import(
+        home: Path, tmp_path: Path) -> None:
+    from memstrata.transfer import import_archive
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    with Store(a, agent="finn") as s:
+        s.agent().facts.set("vault", "Bittern-Coypu-Dingo")
+    with Store(a) as admin:
+        export_store(admin, tmp_path / "before.tar.gz")
+    with Store(b) as admin:
+        import_archive(admin, tmp_path / "before.tar.gz")  # b: a copy from before the purge
+    with Store(a, agent="finn") as s:
+        purge_fact(s, "vault", reason="r")
+    with Store(a) as admin:
+        export_store(admin, tmp_path / "after.tar.gz")
+    with Store(b) as admin:
+        report = import_archive(admin, tmp_path / "after.tar.gz", force=True)
+        assert [t["id"] for t in tombstones(admin)] == ["fact:finn:vault"]
+        assert report.purged == ()  # the archive itself no longer holds the fact
+        again = import_archive(admin, tmp_path / "before.tar.gz", force=True)
+        assert ("agents/finn/facts.jsonl", "fact:finn:vault") in again.purged
+    assert holders(b, "Bittern-Coypu-Dingo") == []

@@ -320,9 +320,6 @@ def purge_ledger_entry(store: Store, entry_id: str, *, reason: str) -> PurgeRepo
     if store.principal.role != "admin":
         raise ScopeDenied("only an admin may purge a ledger entry: seed 000 keeps entries, "
                           "superseded ones included, for audit")
-    from memstrata.layers.ledger import PURGED_SUMMARY
-    from memstrata.model import LedgerEntry
-
     path = store.layout.ledger
     found = [r for r in _records(store, path) if r.get("id") == entry_id]
     if not found:
@@ -336,17 +333,23 @@ def purge_ledger_entry(store: Store, entry_id: str, *, reason: str) -> PurgeRepo
 
     def stub(line: bytes) -> bytes | None:
         rec = _json_line(line)
-        if rec is None or rec.get("id") != entry_id:
-            return line
-        entry = LedgerEntry(id=entry_id, ts=str(rec.get("ts")), kind=str(rec.get("kind")),
-                            room_id=rec.get("room_id"), author_role=rec.get("author_role"),
-                            ref=None, tags=(), summary=PURGED_SUMMARY, detail=None,
-                            supersedes=rec.get("supersedes"))
-        return encode(entry.to_dict())
+        return ledger_stub(rec) if rec is not None and rec.get("id") == entry_id else line
 
     job.rewrite(path, stub)
     job.uids = {job.uid}
     return job.finish()
+
+
+def ledger_stub(rec: dict[str, Any]) -> bytes:
+    """The line a purged ledger entry keeps: seed 000's fields, content emptied."""
+    from memstrata.layers.ledger import PURGED_SUMMARY
+    from memstrata.model import LedgerEntry
+
+    entry = LedgerEntry(id=str(rec.get("id")), ts=str(rec.get("ts")), kind=str(rec.get("kind")),
+                        room_id=rec.get("room_id"), author_role=rec.get("author_role"),
+                        ref=None, tags=(), summary=PURGED_SUMMARY, detail=None,
+                        supersedes=rec.get("supersedes"))
+    return encode(entry.to_dict())
 
 
 def purge_session(store: Store, session_id: str, *, agent: str | None = None,

@@ -196,23 +196,32 @@ def _merge(where: list[int], flat: str, spans: list[tuple[int, int]]) -> list[tu
 
 def derived_edits(store: Store, owner: str, quotes: Quotes) -> list[tuple[str, Edit]]:
     """(store-relative source, edit) for every source of `owner` that may hold derived text."""
+    listed = sorted(e.path for e in store.truth.list(store.rel(store.layout.agent(owner)))
+                    if not e.is_dir)
+    return [(rel, change) for rel in listed
+            if (change := derived_edit(store, owner, rel, quotes)) is not None]
+
+
+def derived_edit(store: Store, owner: str, rel: str, quotes: Quotes) -> Edit | None:
+    """The edit that scrubs `rel` (a store-relative path of `owner`'s), if it may hold
+    derived text: LOG.md and its archives, compactions.jsonl, transcripts (their
+    summary messages), CONTEXT.md / MEMORY.md (their memory-flush sections)."""
     layout = store.layout
     archive = store.rel(layout.archive_dir(owner))
-    listed = {e.path for e in store.truth.list(store.rel(layout.agent(owner))) if not e.is_dir}
-    out: list[tuple[str, Edit]] = []
-    archived = sorted(p for p in listed if p.startswith(archive + "/LOG-") and p.endswith(".md"))
-    logs = [store.rel(layout.log_file(owner)), *archived]
-    out += [(p, _log_edit(quotes)) for p in logs if p in listed]
-    history = store.rel(layout.compactions(owner))
-    if history in listed:
-        out.append((history, _jsonl_edit(quotes, lambda r: True)))
-    sessions = (store.rel(layout.sessions_dir(owner)) + "/", archive + "/sessions/")
-    out += [(p, _jsonl_edit(quotes, lambda r: r.get("role") == "summary")) for p in sorted(listed)
-            if p.startswith(sessions) and p.endswith(".jsonl")]
+    if rel == store.rel(layout.log_file(owner)) or (
+            rel.startswith(archive + "/LOG-") and rel.endswith(".md") and rel.count("/") ==
+            archive.count("/") + 1):
+        return _log_edit(quotes)
+    if rel == store.rel(layout.compactions(owner)):
+        return _jsonl_edit(quotes, lambda r: True)
+    if rel.startswith((store.rel(layout.sessions_dir(owner)) + "/", archive + "/sessions/")) \
+            and rel.endswith(".jsonl"):
+        return _jsonl_edit(quotes, lambda r: r.get("role") == "summary")
     contexts = {store.rel(layout.context_file(owner)), store.rel(layout.agent(owner) / "MEMORY.md"),
                 *(store.rel(layout.memory_dir(owner) / n) for n in ("CONTEXT.md", "MEMORY.md"))}
-    out += [(p, _context_edit(quotes)) for p in sorted(contexts) if p in listed]
-    return out
+    if rel in contexts:
+        return _context_edit(quotes)
+    return None
 
 
 def _log_edit(quotes: Quotes) -> Edit:
