@@ -361,7 +361,7 @@ def purge_session(store: Store, session_id: str, *, agent: str | None = None,
     store.gate.check("write", "session", owner)
     sid = check_name(session_id, "session id")
     sessions = store.agent(owner).sessions
-    live = sessions.spec(sid).path
+    live = sessions._spec(sid).path
     found = store.truth.stat(store.rel(live))
     copies = ([live] if found is not None and not found.is_dir else []) + _files(
         store, store.layout.archive_dir(owner) / "sessions",
