@@ -93,30 +93,34 @@ def query_digest(text: str, key: bytes) -> str:
 
 
 def audit_key(audit_path: Path) -> bytes | None:
-    """The host's audit HMAC key beside `audit_path`, made on first use (None if it cannot be)."""
+    """The host's audit HMAC key beside `audit_path`, made on first use (None if it cannot
+    be: a read-only or full disk). Written to a temporary file and linked into place, so
+    no process ever reads a partial key, and the first of two racing makers wins."""
     path = audit_path.with_name(KEY_FILE)
-    for _ in range(2):
-        try:
-            key = path.read_bytes()
-            if len(key) == KEY_BYTES:
-                return key
-            return None  # damaged: never guess, never overwrite
-        except FileNotFoundError:
-            pass
-        except OSError:
-            return None
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-        except FileExistsError:
-            continue  # another process made it first: read theirs
-        except OSError:
-            return None
+    try:
+        key = path.read_bytes()
+        return key if len(key) == KEY_BYTES else None  # damaged: never guess, never overwrite
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return None
+    tmp = path.with_name(f"{KEY_FILE}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
         try:
             os.write(fd, os.urandom(KEY_BYTES))
             os.fsync(fd)
         finally:
             os.close(fd)
-    return None
+        with contextlib.suppress(FileExistsError):
+            os.link(tmp, path)
+        key = path.read_bytes()
+    except OSError:
+        return None
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    return key if len(key) == KEY_BYTES else None
 
 
 class EventBus:
