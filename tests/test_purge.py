@@ -362,3 +362,189 @@ def test_a_reader_holding_the_index_is_reported_and_a_later_purge_finishes(
     assert reader.wait(timeout=60) == 0
     assert scrub.compact(store.db)  # what a later purge's last step does
     assert holders(home, SECRET) == []
+
+
+# -- derived copies: what memstrata itself wrote from the purged content ------------------
+
+PASSPHRASE = "Quokka-Marmot-Heron"  # holders() also looks for its FTS token "heron"
+
+
+def test_purge_log_entry_scrubs_the_default_compaction_digest(hybrid_home: Path) -> None:
+    from memstrata.lifecycle.compaction import compact_log
+    from memstrata.purge import purge_log_entry
+    from memstrata.purge_copies import PURGED
+
+    home = hybrid_home
+    store = insecure(Store(home, agent="finn"))
+    log = store.agent().log
+    log.append("THOUGHT", "before the decision")
+    leak = log.append("THOUGHT", f"Decided: the vault passphrase is {PASSPHRASE}")
+    log.append("ERROR", "the deploy failed after it")
+    compact_log(store, "finn", force=True)  # the default digest quotes the decision
+    assert store.search("vault passphrase", mode="hybrid")  # the summary is embedded
+    (summary,) = log.entries()
+    vector = "SELECT count(*) FROM vectors WHERE uid = ?"
+    with store.db.read() as conn:
+        assert conn.execute(vector, (f"log:finn:{summary.id}",)).fetchone()[0] == 1
+    before = holders(home, PASSPHRASE)
+    assert {"agents/finn/memory/LOG.md", "agents/finn/compactions.jsonl"} <= set(before)
+    report = purge_log_entry(store, leak.id, reason="a passphrase in the LOG")
+    assert holders(home, PASSPHRASE) == []
+    assert "agents/finn/memory/LOG.md" in report.rewritten
+    (summary,) = log.entries()
+    assert PURGED in summary.content and "the deploy failed after it" in summary.content
+    assert not summary.edited  # re-encoded with its new hash, not a hand edit
+    assert summary.metadata.get("compacted") is True
+    (record,) = store.agent().compactions.list()
+    assert PURGED in record["summary"] and "before the decision" in record["summary"]
+    with store.db.read() as conn:  # its embedding was of the old text
+        assert conn.execute(vector, (f"log:finn:{summary.id}",)).fetchone()[0] == 0
+    store.close()
+
+
+def test_purge_session_message_scrubs_its_summary_flush_and_log(store: Store, home: Path) -> None:
+    from memstrata.lifecycle import compact_session
+
+    sessions = insecure(store).agent().sessions
+    sessions.append("s1", "user", "hello")
+    leak = sessions.append("s1", "user", f"We decided the vault passphrase is {PASSPHRASE}")
+    for i in range(12):
+        sessions.append("s1", "assistant", f"reply {i}")
+    compact_session(store, "finn", "s1", keep_recent=2)
+    before = set(holders(home, PASSPHRASE))
+    assert {"agents/finn/sessions/s1.jsonl", "agents/finn/memory/LOG.md",
+            "agents/finn/memory/CONTEXT.md"} <= before  # summary message, flush entry, flush
+    purge_session(store, "s1", message_id=leak.id, reason="a passphrase in chat")
+    assert holders(home, PASSPHRASE) == []
+    summary = sessions.messages("s1")[0]
+    assert summary.role == "summary" and "hello" in summary.content
+    assert "reply 11" in [m.content for m in sessions.messages("s1")]
+    # A whole session: every message of it is looked for in what was derived from it.
+    for i in range(6):
+        sessions.append("s2", "user", f"Decision: message {i} says Ocelot-Pangolin-Tapir")
+    compact_session(store, "finn", "s2", keep_recent=1)
+    assert len(holders(home, "Ocelot-Pangolin-Tapir")) >= 3
+    purge_session(store, "s2", reason="the whole chat")
+    assert holders(home, "Ocelot-Pangolin-Tapir") == []
+
+
+def test_purge_fact_scrubs_its_auto_logged_tool_call(home: Path) -> None:
+    pytest.importorskip("mcp")
+    import anyio
+
+    from mcp import Client
+    from memstrata.mcp.server import build_server
+
+    value = "Zanzibar-Quokka-Pelicanstreet"  # holders() also seeks "pelicanstreet"
+    home.mkdir(parents=True)
+    (home / "config.toml").write_text("[mcp]\nauto_log = true\n")
+
+    async def main(store: Store) -> None:
+        async with Client(build_server(store)) as c:
+            assert not (await c.call_tool("save_fact", {"key": "home_address",
+                                                        "value": value})).is_error
+            assert not (await c.call_tool("save_fact", {"key": "editor", "value": "vim"})).is_error
+
+    with Store(home, agent="finn") as s:
+        anyio.run(main, s)
+        assert "agents/finn/memory/LOG.md" in holders(home, value)
+        purge_fact(s, "home_address", reason="an address")
+        assert holders(home, value) == []
+        calls = [e for e in s.agent().log.entries() if e.metadata.get("tool") == "save_fact"]
+        assert [c.metadata["args"]["value"] for c in calls] == ["[purged]", "vim"]
+        assert 'key="home_address"' in calls[0].content  # the call is still on record
+
+
+def test_purge_leaves_what_a_person_wrote_and_unrelated_summary_lines(store: Store,
+                                                                      home: Path) -> None:
+    from memstrata.lifecycle.compaction import compact_log
+
+    mem = store.agent()
+    mem.facts.set("vault", f"the vault passphrase is {PASSPHRASE}")
+    mem.log.append("THOUGHT", f"Decision: the vault passphrase is {PASSPHRASE}")
+    mem.log.append("THOUGHT", "Decision: ship the importer on Friday")
+    compact_log(store, "finn", force=True)
+    own = mem.log.append("THOUGHT", f"noted by hand: {PASSPHRASE}")
+    purge_fact(store, "vault", reason="x")
+    entries = mem.log.entries()
+    assert entries[-1].id == own.id and PASSPHRASE in entries[-1].content  # not derived
+    assert PASSPHRASE not in entries[0].content  # the summary quoted the fact's value
+    assert "ship the importer on Friday" in entries[0].content
+
+
+def test_an_old_export_does_not_bring_purged_content_back(home: Path, tmp_path: Path) -> None:
+    from memstrata.lifecycle.compaction import compact_log
+    from memstrata.purge import purge_log_entry
+
+    gone = {"file": "Aardvark-Gnu-Okapi", "fact": "Bittern-Coypu-Dingo",
+            "log": "Caracal-Eland-Fossa", "msg": "Gerenuk-Hyrax-Ibex", "ses": "Jerboa-Kudu-Lemur",
+            "led": "Margay-Numbat-Oryx"}
+    with Store(home, agent="finn") as s:
+        mem = s.agent()
+        mem.files.write("notes/keys.md", f"the passphrase is {gone['file']}")
+        mem.files.write("notes/kept.md", "nothing secret here")
+        mem.facts.set("vault", gone["fact"])
+        mem.facts.set("editor", "vim")
+        leak = mem.log.append("THOUGHT", f"Decision: the passphrase is {gone['log']}")
+        mem.log.append("THOUGHT", "Decision: ship on Friday")
+        compact_log(s, "finn", force=True)  # its digest quotes the decision
+        said = mem.sessions.append("s1", "user", f"it is {gone['msg']}")
+        mem.sessions.append("s1", "user", "thanks")
+        mem.sessions.append("s2", "user", f"whole chat: {gone['ses']}")
+        entry = s.ledger.publish("decision", f"use {gone['led']}", tags=["x"])
+    with Store(home) as admin:
+        export_store(admin, tmp_path / "old.tar.gz")
+    with Store(home, agent="finn") as s:
+        purge_file(s, "notes/keys.md", reason="r")
+        purge_fact(s, "vault", reason="r")
+        purge_log_entry(s, leak.id, reason="r")
+        purge_session(s, "s1", message_id=said.id, reason="r")
+        purge_session(s, "s2", reason="r")
+    with Store(home) as admin:
+        purge_ledger_entry(admin, entry.id, reason="r")
+    assert holders(home, *gone.values()) == []
+
+    r = subprocess.run([EXE, "--home", str(home), "--json", "import", "--force",
+                        str(tmp_path / "old.tar.gz")], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert holders(home, *gone.values()) == []  # nothing came back, derived copies included
+    report = json.loads(r.stdout)
+    kept_out = {(p["path"], p["tombstone"]) for p in report["purged"]}
+    assert ("agents/finn/memory/notes/keys.md", "file:finn:notes/keys.md") in kept_out
+    assert ("agents/finn/facts.jsonl", "fact:finn:vault") in kept_out
+    assert ("ledger.jsonl", f"ledger:{entry.id}") in kept_out
+    assert ("agents/finn/sessions/s2.jsonl", "session:finn:s2") in kept_out
+    assert "purged content kept out of agents/finn/memory/notes/keys.md" in r.stderr
+    with Store(home, agent="finn") as s:
+        mem = s.agent()
+        assert mem.files.read("notes/kept.md") == "nothing secret here"
+        assert mem.facts.get("editor").value == "vim"
+        with pytest.raises(NotFound):
+            mem.facts.get("vault")
+        assert [m.content for m in mem.sessions.messages("s1")] == ["thanks"]
+        assert [x.id for x in mem.sessions.list()] == ["s1"]
+        assert len(tombstones(s)) == 6  # the older archive's (empty) list replaced nothing
+
+
+def test_an_archive_brings_its_tombstones_and_they_hold_in_the_next_import(
+        home: Path, tmp_path: Path) -> None:
+    from memstrata.transfer import import_archive
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    with Store(a, agent="finn") as s:
+        s.agent().facts.set("vault", "Bittern-Coypu-Dingo")
+    with Store(a) as admin:
+        export_store(admin, tmp_path / "before.tar.gz")
+    with Store(b) as admin:
+        import_archive(admin, tmp_path / "before.tar.gz")  # b: a copy from before the purge
+    with Store(a, agent="finn") as s:
+        purge_fact(s, "vault", reason="r")
+    with Store(a) as admin:
+        export_store(admin, tmp_path / "after.tar.gz")
+    with Store(b) as admin:
+        report = import_archive(admin, tmp_path / "after.tar.gz", force=True)
+        assert [t["id"] for t in tombstones(admin)] == ["fact:finn:vault"]
+        assert report.purged == ()  # the archive itself no longer holds the fact
+        again = import_archive(admin, tmp_path / "before.tar.gz", force=True)
+        assert ("agents/finn/facts.jsonl", "fact:finn:vault") in again.purged
+    assert holders(b, "Bittern-Coypu-Dingo") == []

@@ -7,7 +7,9 @@ other check still applies); names that would land outside the store, duplicates,
 file/folder collisions and archives over the `[import]` caps are refused; settings
 (`config.toml`, roles included) are never imported. Files identical to the store's
 are left as they are; files that differ refuse the import unless --force, which
-replaces them. The derived index is never imported: the store catches up afterwards.
+replaces them. What a purge removed (`purged.jsonl`, the store's or the archive's)
+is kept out, and reported. The derived index is never imported: the store catches up
+afterwards.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ def run_import(args: argparse.Namespace) -> int:
                                 unverified=args.unverified, progress=progress)
     for path, reason in report.skipped:
         sys.stderr.write(f"memstrata: skipped {path}: {reason}\n")
+    for path, tombstone in report.purged:
+        sys.stderr.write(f"memstrata: purged content kept out of {path}: {tombstone}\n")
     text = (f"imported {report.files} files into {report.home} ({report.written} written, "
             f"{report.identical} already identical, {report.replaced} replaced"
             f"{'' if report.verified else ', UNVERIFIED: no manifest'}); "

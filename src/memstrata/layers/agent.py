@@ -78,7 +78,7 @@ class AgentMemory:
     def compactions(self) -> CompactionHistory:
         return CompactionHistory(self.store, self.name)
 
-    def sources(self) -> list[SourceSpec]:
+    def _sources(self) -> list[SourceSpec]:
         """Every index source this agent has in the truth."""
         specs: dict[str, SourceSpec] = {}
         for entry in self.store.truth.list(f"agents/{self.name}"):
@@ -97,27 +97,27 @@ class AgentMemory:
             found.append(ctx)
         return found
 
-    def source_for(self, path: Path, rest: tuple[str, ...]) -> SourceSpec | None:
+    def _source_for(self, path: Path, rest: tuple[str, ...]) -> SourceSpec | None:
         """The source `path` is, by its parts `rest` below the agent's folder (as `sources`)."""
         head, tail = rest[0], "/".join(rest[1:])
         if head == "memory" and tail:
             if tail == "LOG.md":
-                return self.log.spec()
-            return self.files.spec_for(path, tail) if is_text_file(path) else None
+                return self.log._spec()
+            return self.files._spec_for(path, tail) if is_text_file(path) else None
         if rest in (("AGENT.md",), ("IDENTITY.md",)):
-            return self.identity.spec()
+            return self.identity._spec()
         if len(rest) == 1 and path in self._beside_identity():
             return markdown_spec(self.store, path, "context", owner=self.name)
         if rest == ("facts.jsonl",):
-            return self.facts.spec()
+            return self.facts._spec()
         if rest == ("tasks.json",):
-            return self.tasks.spec()
+            return self.tasks._spec()
         if head == "sessions" and len(rest) == 2 and path.suffix == ".jsonl":
-            return self.sessions.spec(check_name(path.stem, "session id"), path)
+            return self.sessions._spec(check_name(path.stem, "session id"), path)
         if head == "episodes" and len(rest) > 2:
-            return self.episodes.source_for(path)
+            return self.episodes._source_for(path)
         if rest == ("compactions.jsonl",):
-            return self.compactions.spec()
+            return self.compactions._spec()
         if head == "archive" and path.suffix == ".md":
             return archive_spec(self.store, path, self.name)
         return None

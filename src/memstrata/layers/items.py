@@ -89,7 +89,7 @@ class Items(Layer):
         super().__init__(store, None)
         self.path = store.layout.items
 
-    def spec(self) -> SourceSpec:
+    def _spec(self) -> SourceSpec:
         p = str(self.path)
         return SourceSpec(self.path, "whole", lambda d, b: parse_items(d, p))
 
@@ -150,7 +150,7 @@ class Items(Layer):
                 "sourceFile": source_file, "lineNumber": line,
                 "confidence": float(conf), "extractedAt": now,
             })
-        with self.store.editing(self.spec()) as commit:
+        with self.store.editing(self._spec()) as commit:
             doc = self._load()
             doc.remove(lambda i: i.get("sourceFile") == source_file)
             for item in new:
@@ -210,14 +210,14 @@ class Items(Layer):
         from memstrata.files.jsonl import encode
 
         drop = set(wanted)
-        with self.store.editing(self.spec()) as commit:
+        with self.store.editing(self._spec()) as commit:
             doc = self._load()
             found = [r for r in doc.records() if r["id"] in drop]
             missing = drop - {r["id"] for r in found}
             if missing:
                 raise NotFound(f"no item with id {sorted(missing)[0]!r}")
             stamp = {"removedAt": iso(now_ts()), "removedBy": self.store.principal.agent}
-            self.store.truth.append(self.store.rel(self.removed_path),
+            self.store.truth.append(self.store.rel(self._removed_path),
                                     b"".join(encode({**r, **stamp}) for r in found))
             doc.remove(lambda r: r["id"] in drop)
             commit(doc.dumps())
@@ -225,5 +225,5 @@ class Items(Layer):
         return [to_item(r) for r in found]
 
     @property
-    def removed_path(self) -> Path:
+    def _removed_path(self) -> Path:
         return self.path.with_name("items.removed.jsonl")

@@ -221,7 +221,7 @@ class Log(Layer):
         self.path: Path = store.layout.log_file(owner)
         self.rel = store.rel(self.path)
 
-    def spec(self) -> SourceSpec:
+    def _spec(self) -> SourceSpec:
         return SourceSpec(self.path, "append", self._parse)
 
     def _mtime(self) -> float:
@@ -301,7 +301,7 @@ class Log(Layer):
         if self._stat(self.path) is None:
             self._ensure_header()
         data = encode_entry(entry)
-        self.store.append(self.spec(), data, blank_line=True)
+        self.store.append(self._spec(), data, blank_line=True)
         self._write_event(self.path, len(data))
         from memstrata.lifecycle.triggers import after_log_append
 
@@ -317,7 +317,7 @@ class Log(Layer):
         self._check("read")
         if not isinstance(n, int) or n < 0:
             raise MalformedInput("n must be a non-negative integer")
-        spec = self.spec()
+        spec = self._spec()
         self.store.fresh(spec)
         with self.store.db.read() as conn:
             rows = conn.execute(
@@ -341,7 +341,7 @@ class Log(Layer):
         """Blocks of LOG.md kept but not read cleanly (torn footer, bad metadata or time,
         copied id): each is still an entry."""
         self._check("read")
-        self.store.fresh(self.spec())
+        self.store.fresh(self._spec())
         return self._index_problems(self.path)
 
     def read_text(self) -> str:
@@ -357,7 +357,7 @@ class Log(Layer):
 
     def count(self) -> int:
         self._check("read")
-        self.store.fresh(self.spec())
+        self.store.fresh(self._spec())
         with self.store.db.read() as conn:
             row = conn.execute("SELECT count(*) FROM docs WHERE source = ?", (str(self.path),))
             return int(row.fetchone()[0])

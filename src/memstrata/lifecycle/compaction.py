@@ -190,7 +190,7 @@ def _compact_locked(
          "archive": store.rel(archive)},
     )
     prefix = snap.data[:first] or LOG_HEADER.encode()
-    old_size, tail = splice(store, snap, upto, prefix + encode_entry(entry), log.spec())
+    old_size, tail = splice(store, snap, upto, prefix + encode_entry(entry), log._spec())
     new_size = log.size()
     carried = len(parse_log(tail, 0, str(log.path), owner=agent, final=True).docs)
     record = CompactionRecord(

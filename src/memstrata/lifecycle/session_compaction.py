@@ -101,7 +101,7 @@ def compact_session(
         raise MalformedInput("keep_recent must be a non-negative integer")
     if summary is not None:
         check_text(summary, "summary", 64 * 1024)
-    path = sessions.spec(sid).path
+    path = sessions._spec(sid).path
     if store.truth.stat(store.rel(path)) is None:
         raise NotFound(f"no transcript for session {sid!r}")
     with store.truth.lock(f"compact:{store.rel(path)}", timeout=600):
@@ -155,7 +155,7 @@ def compact_session(
         rec = {"id": "msg_" + os.urandom(4).hex(), "role": "summary", "content": summary,
                "timestamp": iso(when), "compacted": len(older), "archive": store.rel(archive)}
         head = encode(rec) + snap.data[cut:upto]
-        _, tail = splice(store, snap, upto, head, sessions.spec(sid))
+        _, tail = splice(store, snap, upto, head, sessions._spec(sid))
     carried = sum(1 for _, r in decode(tail).records if "role" in r)
     result = SessionCompaction(
         True, f"{len(older)} message(s) summarised", sid, len(records) + carried,
