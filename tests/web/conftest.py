@@ -7,6 +7,10 @@ through the library before it starts, with three identities in `[serve] tokens`:
     wilco  admin (in [roles])    token "tok-wilco"
     finn   project, room-1       token "tok-finn"
     mira   project, room-2       token "tok-mira"
+
+Browser tests use the `browser` fixture: real headless Chromium (Debian's `chromium`,
+driven by Playwright), skipped where either is missing; screenshots go to
+`$MEMSTRATA_SCREENSHOTS` or the test's tmp_path (`shots`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -153,3 +158,52 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, d
         yield server, ids
     finally:
         stop_server(server)
+
+
+# -- the browser ---------------------------------------------------------------------------
+BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run",
+                "--disable-quic"]
+
+
+def chromium_path() -> str | None:
+    for p in (os.environ.get("MEMSTRATA_CHROMIUM"), "/usr/bin/chromium",
+              shutil.which("chromium"), shutil.which("chromium-browser")):
+        if p and Path(p).exists():
+            return p
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    exe = chromium_path()
+    if exe is None:
+        pytest.skip("no Chromium found (apt-get install chromium; .ci/run does)")
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=exe, args=BROWSER_ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    where = os.environ.get("MEMSTRATA_SCREENSHOTS")
+    folder = Path(where) if where else tmp_path_factory.mktemp("screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def logged_in(browser: Any, server: Served, token: str = "tok-finn",
+              start: str = "/a/finn/timeline") -> Any:
+    """A fresh browser context that logged in with `token` through the login form."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = ctx.new_page()
+    page.goto(f"{server.base}{start}")
+    assert "/login" in page.url  # not signed in yet: sent to the login page
+    page.fill("input[name=token]", token)
+    page.click("button:has-text('Log in')")
+    page.wait_for_url(f"**{start}")
+    return page
