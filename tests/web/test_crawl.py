@@ -199,6 +199,6 @@ def test_every_page_one_click_away_answers(rich: Served, who: str) -> None:
     for page in ("/ledger", "/search?", "/items", "/events", "/api/docs", "/a/finn/edit/now",
                  "/a/finn/edit/identity", "/a/finn/files", "/a/finn/file?path=", "/a/finn/facts",
                  "/a/finn/tasks", "/a/finn/sessions/s-", "/a/finn/prompt?", "/a/finn/audit",
-                 "/a/finn/timeline?", "/ledger/"):
+                 "/a/finn/timeline?", "/ledger/", "/ledger?room=room-1"):
         assert page in reached, (page, sorted(status))
     assert len(status) > 40, sorted(status)
