@@ -8,6 +8,7 @@ through the library before it starts, with three identities in `[serve] tokens`:
     finn   project, room-1       token "tok-finn"
     mira   project, room-2       token "tok-mira"
 
+`rich` serves a store where finn has data in every layer (`seed_every_layer`).
 Browser tests use the `browser` fixture: real headless Chromium (Debian's `chromium`,
 driven by Playwright), skipped where either is missing; screenshots go to
 `$MEMSTRATA_SCREENSHOTS` or the test's tmp_path (`shots`).
@@ -34,6 +35,7 @@ import pytest
 pytest.importorskip("fastapi")
 
 from memstrata import Store
+from memstrata.lifecycle.compaction import compact_log
 
 EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memstrata"
 TOKENS = {"wilco": "tok-wilco", "finn": "tok-finn", "mira": "tok-mira"}
@@ -156,6 +158,48 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, d
     server = start_server(home)
     try:
         yield server, ids
+    finally:
+        stop_server(server)
+
+
+def seed_every_layer(home: Path) -> None:
+    """seed()'s store, and finn with data in every layer it has."""
+    seed(home)
+    with Store(home, agent="finn", room="room-1") as s:
+        mem = s.agent()
+        mem.identity.write("# Finn\n\nA backend engineer agent.\n")
+        for i in range(12):
+            mem.log.append("TOOL_USE" if i % 3 == 0 else "THOUGHT", f"step {i} of the rollout")
+        compact_log(s, "finn", summary="The rollout's first steps, compacted.")
+        mem.log.append("THOUGHT", "after the compaction")
+        mem.facts.set("test_cmd", "cd evals && npm test", "project")
+        mem.facts.set("test_cmd2", "cd evals && npm test ", "project")  # a near-duplicate
+        mem.facts.set("editor", "vim", "preference")
+        mem.facts.set("editor", "helix", "preference")
+        mem.facts.forget("editor")
+        mem.files.write("notes/deep/design.md", "# Design\n\nLayered memory.\n")
+        mem.files.write("todo.md", "# Todo\n")
+        mem.scratch.start_notes()
+        slug = mem.episodes.create("Auth rollout")
+        mem.episodes.write(slug, "PLAN.md", "# Plan\n\n1. hash\n")
+        t = mem.tasks.add("Deploy the auth service", priority=2, milestone="m1")
+        mem.tasks.update(t.id, status="in_progress")
+        done = mem.tasks.add("Pick a hash", priority=1)
+        mem.tasks.update(done.id, status="done")
+        mem.sessions.start("s-2", title="Second session")
+        mem.sessions.append("s-2", "user", "Deploy?")
+        mem.sessions.end("s-2")
+        s.ledger.publish("convention", "Every service hashes with bcrypt", tags=["auth"])
+
+
+@pytest.fixture(scope="module")
+def rich(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """A server over `seed_every_layer`'s store (one per test module)."""
+    home = tmp_path_factory.mktemp("crawl") / "store"
+    seed_every_layer(home)
+    server = start_server(home)
+    try:
+        yield server
     finally:
         stop_server(server)
 

@@ -12,17 +12,12 @@ changed and forgotten, tasks in several states, two sessions, items, and the led
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from html.parser import HTMLParser
-from pathlib import Path
 from urllib.parse import urlencode, urljoin, urlsplit
 
 import httpx
 import pytest
-from tests.web.conftest import Served, seed, start_server, stop_server
-
-from memstrata import Store
-from memstrata.lifecycle.compaction import compact_log
+from tests.web.conftest import Served
 
 NEVER_FOLLOW = ("/api/events/stream", "/mcp")  # streams: they never end
 
@@ -78,47 +73,6 @@ class Links(HTMLParser):
             if not self._blank_required:
                 self.forms.append(self._form)
             self._form = None
-
-
-def rich_store(home: Path) -> None:
-    """seed()'s store, and finn with data in every layer it has."""
-    seed(home)
-    with Store(home, agent="finn", room="room-1") as s:
-        mem = s.agent()
-        mem.identity.write("# Finn\n\nA backend engineer agent.\n")
-        for i in range(12):
-            mem.log.append("TOOL_USE" if i % 3 == 0 else "THOUGHT", f"step {i} of the rollout")
-        compact_log(s, "finn", summary="The rollout's first steps, compacted.")
-        mem.log.append("THOUGHT", "after the compaction")
-        mem.facts.set("test_cmd", "cd evals && npm test", "project")
-        mem.facts.set("test_cmd2", "cd evals && npm test ", "project")  # a near-duplicate
-        mem.facts.set("editor", "vim", "preference")
-        mem.facts.set("editor", "helix", "preference")
-        mem.facts.forget("editor")
-        mem.files.write("notes/deep/design.md", "# Design\n\nLayered memory.\n")
-        mem.files.write("todo.md", "# Todo\n")
-        mem.scratch.start_notes()
-        slug = mem.episodes.create("Auth rollout")
-        mem.episodes.write(slug, "PLAN.md", "# Plan\n\n1. hash\n")
-        t = mem.tasks.add("Deploy the auth service", priority=2, milestone="m1")
-        mem.tasks.update(t.id, status="in_progress")
-        done = mem.tasks.add("Pick a hash", priority=1)
-        mem.tasks.update(done.id, status="done")
-        mem.sessions.start("s-2", title="Second session")
-        mem.sessions.append("s-2", "user", "Deploy?")
-        mem.sessions.end("s-2")
-        s.ledger.publish("convention", "Every service hashes with bcrypt", tags=["auth"])
-
-
-@pytest.fixture(scope="module")
-def rich(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    home = tmp_path_factory.mktemp("crawl") / "store"
-    rich_store(home)
-    server = start_server(home)
-    try:
-        yield server
-    finally:
-        stop_server(server)
 
 
 def login(server: Served, token: str) -> httpx.Client:
