@@ -281,6 +281,22 @@ def test_memory_files_and_compaction(backend: str, home: Path) -> None:
         assert record.compacted and record.entries_count == 5
         assert any(h.layer == "archive" for h in s.search("ostrich"))
         assert len(s.agent().log.entries()) == 1
+        # The archives, listed and read back through the truth (not the folder).
+        archives = s.agent().archives
+        assert [(a.id, a.path) for a in archives.list()] == [(record.archive_id,
+                                                              record.archive_path)]
+        five = [f"step {i} of the ostrich job" for i in range(5)]
+        assert [e.content for e in archives.entries(record.archive_id)] == five
+        for i in range(3):
+            s.agent().log.append("THOUGHT", f"later {i}")
+        second = compact_log(s, "finn", force=True)  # within the same second, most likely
+        assert [a.id for a in archives.list()] == [record.archive_id, second.archive_id]
+        summary = s.agent().archives.entries(second.archive_id)[0]
+        assert summary.entry_type == "SYSTEM" and summary.metadata["archive_id"] == record.archive_id
+        assert [e.content for e in archives.all_entries()] == [
+            *five, summary.content, "later 0", "later 1", "later 2"]
+        with pytest.raises(NotFound):
+            archives.entries("arc-00000000")
 
 
 def test_doctor_compares_this_hosts_index_with_the_truth(backend: str, tmp_path: Path,
