@@ -109,7 +109,7 @@ def search(request: Request, q: Annotated[str, Query(max_length=4000)] = "",
            layers: Annotated[list[str], Query(max_length=len(LAYERS))] = [],  # noqa: B006
            kind: Short = None, agent: Short = None, room: Short = None,
            since: Short = None, until: Short = None, include_superseded: bool = False,
-           k: Annotated[int, Query(ge=1, le=50)] = 10, mode: Short = "lexical") -> Response:
+           k: Annotated[int, Query(ge=1, le=50)] = 10, mode: Short = None) -> Response:
     store = store_of(request)
     chosen = [x for x in layers if x]
     hits = None
@@ -117,11 +117,11 @@ def search(request: Request, q: Annotated[str, Query(max_length=4000)] = "",
         hits = store.search(SearchQuery(
             text=q, layers=tuple(chosen), kind=kind or None, agent=agent or None,
             room=room or None, since=since or None, until=until or None,
-            include_superseded=include_superseded, k=k, mode=mode or "lexical"))
+            include_superseded=include_superseded, k=k, mode=mode or None))
     return page(request, "search.html", hits=hits, q=q, all_layers=LAYERS, chosen=chosen,
                 kind=kind or "", agent=agent or "", room=room or "", since=since or "",
                 until=until or "", include_superseded=include_superseded, k=k,
-                mode=mode or "lexical")
+                mode=mode or "", provider=store.config.search_provider)
 
 
 @router.get("/items")
