@@ -29,6 +29,7 @@ from memstrata.errors import (
 from memstrata.files.local import LocalTruth
 from memstrata.files.locks import LockTable
 from memstrata.files.truth import MISSING, Truth
+from memstrata.search.timeline import timeline
 
 # -- part 1: the protocol ------------------------------------------------------------
 
@@ -182,6 +183,11 @@ def test_layers_round_trip_and_search(backend: str, home: Path) -> None:
         assert mem.now.state().objective == "Ship the auth service"
         assert [e.content for e in mem.log.tail(5)] == ["bcrypt work factor twelve is enough"]
         assert mem.facts.get("preferred_currency").value == "USD"
+        mem.facts.set("preferred_currency", "EUR", "preference")  # the timeline reads the
+        # facts journal backwards through the truth: the history, newest first
+        assert [(i.kind, i.text.split("\n")[0]) for i in timeline(s, "finn", types=("fact",)).items
+                ] == [("set", "EUR"), ("set", "USD")]
+        mem.facts.set("preferred_currency", "USD", "preference")
         assert mem.files.read("notes/plan.md").startswith("# Plan")
         assert [t.id for t in mem.tasks.list()] == ["TASK-001"]
         assert s.ledger.get(entry.id).summary == "Chose bcrypt over argon2"
