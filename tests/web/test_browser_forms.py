@@ -129,3 +129,31 @@ def test_timeline_shows_the_history_of_a_fact(browser: Any, rich: Served, shots:
     assert "keep no earlier versions" in page.locator("#timeline-scope").inner_text()
     page.screenshot(path=str(shots / "timeline-facts.png"), full_page=True)
     page.context.close()
+
+
+def test_search_page_filters_by_tags_and_excluded_room(browser: Any, rich: Served,
+                                                       shots: Path) -> None:
+    page = logged_in(browser, rich)
+    page.goto(f"{rich.base}/search")
+
+    def titles() -> list[str]:
+        return sorted(t.inner_text() for t in page.locator("#hits li.hit .title").all())
+
+    page.fill("#search-form input[name=tags]", "auth, billing")
+    page.click("#search-form button")
+    page.wait_for_selector("#hits")
+    assert titles() == ["Billing API is rate limited", "Every service hashes with bcrypt",
+                        "Use bcrypt for passwords"]
+    assert page.locator("#hits .tag", has_text="billing").count() == 1  # tags shown
+    page.fill("#search-form input[name=exclude_room]", "room-1")
+    page.click("#search-form button")
+    page.wait_for_url("**exclude_room=room-1**")
+    assert titles() == ["Billing API is rate limited"]
+    assert page.locator("#search-form input[name=tags]").input_value() == "auth, billing"
+    page.screenshot(path=str(shots / "search-tags.png"), full_page=True)
+    page.fill("#search-form input[name=exclude_room]", "")
+    page.select_option("#search-form select[name=tags_match]", "all")
+    page.click("#search-form button")
+    page.wait_for_url("**tags_match=all**")
+    assert titles() == []  # no entry has both tags
+    page.context.close()

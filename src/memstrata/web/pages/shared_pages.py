@@ -108,20 +108,28 @@ def ledger_supersede(request: Request, entry_id: str, kind: Annotated[str, Form(
 def search(request: Request, q: Annotated[str, Query(max_length=4000)] = "",
            layers: Annotated[list[str], Query(max_length=len(LAYERS))] = [],  # noqa: B006
            kind: Short = None, agent: Short = None, room: Short = None,
+           exclude_room: Short = None,
+           tags: Annotated[str | None, Query(max_length=3400)] = None,
+           tags_match: Short = None,
            since: Short = None, until: Short = None, include_superseded: bool = False,
            k: Annotated[int, Query(ge=1, le=50)] = 10, mode: Short = None) -> Response:
+    """`tags` is one field, comma-separated (as typed in the form)."""
     store = store_of(request)
     chosen = [x for x in layers if x]
+    wanted = tuple(t.strip() for t in (tags or "").split(",") if t.strip())
     hits = None
-    if q.strip() or chosen or kind or agent or room:
+    if q.strip() or chosen or kind or agent or room or exclude_room or wanted or since or until:
         hits = store.search(SearchQuery(
             text=q, layers=tuple(chosen), kind=kind or None, agent=agent or None,
-            room=room or None, since=since or None, until=until or None,
+            room=room or None, exclude_room=exclude_room or None, tags=wanted,
+            tags_match=tags_match or "any", since=since or None, until=until or None,
             include_superseded=include_superseded, k=k, mode=mode or None))
     return page(request, "search.html", hits=hits, q=q, all_layers=LAYERS, chosen=chosen,
-                kind=kind or "", agent=agent or "", room=room or "", since=since or "",
-                until=until or "", include_superseded=include_superseded, k=k,
-                mode=mode or "", provider=store.config.search_provider)
+                kind=kind or "", agent=agent or "", room=room or "",
+                exclude_room=exclude_room or "", tags=", ".join(wanted),
+                tags_match=tags_match or "any", since=since or "", until=until or "",
+                include_superseded=include_superseded, k=k, mode=mode or "",
+                provider=store.config.search_provider)
 
 
 @router.get("/items")
