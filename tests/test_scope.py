@@ -55,6 +55,7 @@ def _reads(store: Store, agent: str) -> dict[str, Callable[[], Any]]:
         "files.stat": lambda: m.files.stat("notes.md"),
         "episodes.files": lambda: m.episodes.files("zebra-task"),
         "episodes.read": lambda: m.episodes.read("zebra-task", "report.md"),
+        "archives.list": m.archives.list, "archives.all_entries": m.archives.all_entries,
     }
 
 

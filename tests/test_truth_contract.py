@@ -29,6 +29,7 @@ from memstrata.errors import (
 from memstrata.files.local import LocalTruth
 from memstrata.files.locks import LockTable
 from memstrata.files.truth import MISSING, Truth
+from memstrata.search.timeline import timeline
 
 # -- part 1: the protocol ------------------------------------------------------------
 
@@ -182,6 +183,11 @@ def test_layers_round_trip_and_search(backend: str, home: Path) -> None:
         assert mem.now.state().objective == "Ship the auth service"
         assert [e.content for e in mem.log.tail(5)] == ["bcrypt work factor twelve is enough"]
         assert mem.facts.get("preferred_currency").value == "USD"
+        mem.facts.set("preferred_currency", "EUR", "preference")  # the timeline reads the
+        # facts journal backwards through the truth: the history, newest first
+        assert [(i.kind, i.text.split("\n")[0]) for i in timeline(s, "finn", types=("fact",)).items
+                ] == [("set", "EUR"), ("set", "USD")]
+        mem.facts.set("preferred_currency", "USD", "preference")
         assert mem.files.read("notes/plan.md").startswith("# Plan")
         assert [t.id for t in mem.tasks.list()] == ["TASK-001"]
         assert s.ledger.get(entry.id).summary == "Chose bcrypt over argon2"
@@ -281,6 +287,22 @@ def test_memory_files_and_compaction(backend: str, home: Path) -> None:
         assert record.compacted and record.entries_count == 5
         assert any(h.layer == "archive" for h in s.search("ostrich"))
         assert len(s.agent().log.entries()) == 1
+        # The archives, listed and read back through the truth (not the folder).
+        archives = s.agent().archives
+        assert [(a.id, a.path) for a in archives.list()] == [(record.archive_id,
+                                                              record.archive_path)]
+        five = [f"step {i} of the ostrich job" for i in range(5)]
+        assert [e.content for e in archives.entries(record.archive_id)] == five
+        for i in range(3):
+            s.agent().log.append("THOUGHT", f"later {i}")
+        second = compact_log(s, "finn", force=True)  # within the same second, most likely
+        assert [a.id for a in archives.list()] == [record.archive_id, second.archive_id]
+        summary = s.agent().archives.entries(second.archive_id)[0]
+        assert summary.entry_type == "SYSTEM" and summary.metadata["archive_id"] == record.archive_id
+        assert [e.content for e in archives.all_entries()] == [
+            *five, summary.content, "later 0", "later 1", "later 2"]
+        with pytest.raises(NotFound):
+            archives.entries("arc-00000000")
 
 
 def test_doctor_compares_this_hosts_index_with_the_truth(backend: str, tmp_path: Path,

@@ -8,6 +8,8 @@ import os
 import sys
 from typing import Any
 
+TOKEN_HINT = "--token, MEMSTRATA_MCP_TOKEN, or [serve] tokens in config.toml"
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser("serve", help="serve MCP (/mcp), the JSON API (/api) and the web app (/)")
@@ -55,12 +57,17 @@ def run_serve(args: argparse.Namespace) -> int:
                        tools=[t.strip() for t in args.tools.split(",") if t.strip()]
                        if args.tools else None,
                        verify_root=Path(args.verify_root or os.getcwd()).resolve())
+
+    def policy_for(port: int) -> HttpPolicy:
+        return HttpPolicy.for_bind(
+            args.host, port, token, app_auth=bool(tokens), token_hint=TOKEN_HINT,
+            allow_hosts=[*store.config.http_allow_hosts, *args.allow_host],
+            allow_origins=[*store.config.http_allow_origins, *args.allow_origin])
+
+    policy_for(args.port)  # refuses an exposed bind without a token before binding anything
     sock = _bind(args.host, args.port)  # bound before the banner: port 0 prints the real port
     port = sock.getsockname()[1]
-    policy = HttpPolicy.for_bind(
-        args.host, port, token, app_auth=bool(tokens),
-        allow_hosts=[*store.config.http_allow_hosts, *args.allow_host],
-        allow_origins=[*store.config.http_allow_origins, *args.allow_origin])
+    policy = policy_for(port)
     config = uvicorn.Config(build_app(ctx, policy), host=args.host, port=port,
                             log_level="warning", timeout_graceful_shutdown=2, lifespan="on")
     server = uvicorn.Server(config)

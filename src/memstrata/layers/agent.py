@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memstrata.index.reconcile import SourceSpec
+from memstrata.layers.archives import LogArchives
 from memstrata.layers.catalog import source_for
 from memstrata.layers.episodes import Episodes, Scratch
 from memstrata.layers.facts import Facts
@@ -49,6 +50,10 @@ class AgentMemory:
     @cached_property
     def log(self) -> Log:
         return Log(self.store, self.name)
+
+    @cached_property
+    def archives(self) -> LogArchives:
+        return LogArchives(self.store, self.name)
 
     @cached_property
     def files(self) -> MemoryFiles:

@@ -108,17 +108,19 @@ class HttpPolicy:
         allow_hosts: Iterable[str] = (),
         allow_origins: Iterable[str] = (),
         app_auth: bool = False,
+        token_hint: str = "--token or MEMSTRATA_MCP_TOKEN",
     ) -> HttpPolicy:
         """The safe default policy for a server bound to `host:port`, plus extra entries.
 
         `app_auth`: the app behind the guard authenticates every request itself
         (`memstrata serve` with `[serve] tokens`), which counts as a token here.
+        `token_hint` names where a token comes from, in the refusal's message.
         """
         token = check_token(token)
         if not is_loopback(host) and token is None and not app_auth:
             raise MalformedInput(
                 f"binding {host or '*'} exposes memory beyond this machine: set a token "
-                "(--token or MEMSTRATA_MCP_TOKEN)"
+                f"({token_hint})"
             )
         own = [f"{url_host(h)}:{port}" for h in LOOPBACK_NAMES]
         if host not in WILDCARDS and host.strip("[]").lower() not in LOOPBACK_NAMES:
