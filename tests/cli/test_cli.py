@@ -295,7 +295,10 @@ def test_reindex_rebuilds_with_progress(seeded: Path) -> None:
     shutil.rmtree(seeded / "index")
     r = run(seeded, "--json", "reindex", agent=None)
     assert r.returncode == 0, r.stderr
-    assert "reindex: 0/" in r.stderr and "(100%)" in r.stderr
+    progress = [json.loads(line)["progress"] for line in r.stderr.splitlines()]  # JSON lines
+    assert progress[0]["done"] == 0 and progress[-1]["percent"] == 100
+    plain = run(seeded, "reindex", agent=None)
+    assert "reindex: 0/" in plain.stderr and "(100%)" in plain.stderr
     out = json.loads(r.stdout)
     assert out["docs"] == len(before) and out["sources"] >= 5
     assert rows(seeded, "SELECT uid, layer, body FROM docs ORDER BY uid") == before

@@ -70,7 +70,7 @@ def run_mcp(args: argparse.Namespace) -> int:
     # nothing written in between is missed. HTTP watches from the start.
     store = Store(args.home, agent=agent, room=args.room, role=args.role, sync=False,
                   watch=bool(args.http))
-    warn_config(store)
+    warn_config(store, named=bool(args.agent))
     names = _names(args)
     specs = select_tools(store, names)
     if args.list_tools:
