@@ -41,6 +41,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     from memstrata.cli.common import warn_config
     from memstrata.cli.mcp_cmd import connect_hints
+    from memstrata.mcp.server import select_tools
     from memstrata.store import Store
     from memstrata.web.context import ServeContext
     from memstrata.web.identity import Identities
@@ -51,11 +52,13 @@ def run_serve(args: argparse.Namespace) -> int:
     token = check_token(args.token)
     tokens = store.config.serve_tokens
     identities = Identities(args.agent, args.room, token, tokens)
-    ctx = ServeContext(store, identities,
-                       tools=[t.strip() for t in args.tools.split(",") if t.strip()]
-                       if args.tools else None,
+    tools = [t.strip() for t in args.tools.split(",") if t.strip()] if args.tools else None
+    select_tools(store, tools)  # an unknown tool is a usage error now, not on every /mcp call
+    ctx = ServeContext(store, identities, tools=tools,
                        verify_root=Path(args.verify_root or os.getcwd()).resolve())
-    sock = _bind(args.host, args.port)  # bound before the banner: port 0 prints the real port
+    # Every startup failure comes before the banner (as `mcp --http`): a banner means the
+    # server is listening. Bound first, so port 0 prints the real port.
+    sock = _bind(args.host, args.port)
     port = sock.getsockname()[1]
     policy = HttpPolicy.for_bind(
         args.host, port, token, app_auth=bool(tokens),
@@ -92,11 +95,23 @@ def _bind(host: str, port: int) -> Any:
     leaves proto at 0)."""
     import socket
 
-    family, kind, proto, _, addr = socket.getaddrinfo(
-        host or None, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP,
-        flags=socket.AI_PASSIVE)[0]
-    sock = socket.socket(family, kind, proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(addr)
-    sock.listen(2048)
+    from memstrata.errors import Conflict, MalformedInput
+
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(
+            host or None, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP,
+            flags=socket.AI_PASSIVE)[0]
+    except (socket.gaierror, OverflowError) as exc:
+        raise MalformedInput(f"cannot listen on {host}:{port}: {exc}") from None
+    sock = None
+    try:
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(addr)
+        sock.listen(2048)
+    except OSError as exc:
+        if sock is not None:
+            sock.close()
+        raise Conflict(f"cannot listen on {host}:{port}: {exc.strerror or exc} "
+                       "(another server there? pick one with --port)") from None
     return sock
