@@ -307,11 +307,11 @@ def run(path: Path, *, baselines: bool = True, mode: str = "lexical",
 
 
 def format_rows(rows: list[dict[str, Any]]) -> str:
-    head = f"{'system':<22}{'cat':>4}{'n':>5}" + "".join(f"{'r@' + str(k):>8}" for k in KS) + \
+    head = f"{'system':<26}{'cat':>4}{'n':>5}" + "".join(f"{'r@' + str(k):>8}" for k in KS) + \
         "".join(f"{'hit@' + str(k):>8}" for k in KS) + f"{'s-r@10':>8}{'p50ms':>8}{'p95ms':>8}"
     out = [head]
     for r in rows:
-        out.append(f"{r['system']:<22}{r['category']!s:>4}{r['questions']:>5}"
+        out.append(f"{r['system']:<26}{r['category']!s:>4}{r['questions']:>5}"
                    + "".join(f"{r[f'recall@{k}']:>8.3f}" for k in KS)
                    + "".join(f"{r[f'hit@{k}']:>8.3f}" for k in KS)
                    + f"{r['session_recall@10']:>8.3f}"
