@@ -96,7 +96,8 @@ def test_each_hit_says_which_query_words_it_holds(store: Store) -> None:
 
 def test_labelled_agent_questions(tmp_path: Path) -> None:
     """The labelled set (tests/search/agent_questions.py): before issue 12 recall@5 0.925,
-    MRR 0.88; with prefixes, identifier abbreviations and only-matches 0.975 and 0.925."""
+    MRR 0.88; with prefixes, identifier abbreviations and only-matches 0.975 and 0.925
+    (`python tests/search/agent_questions.py --sessions`)."""
     home = tmp_path / "labelled"
     uids = agent_questions.populate(home)
     # Two questions are answered by a session transcript, which seed 004 searches on request.
