@@ -22,7 +22,8 @@ def register(sub: Any) -> None:
     p.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
                    help="also accept this browser Origin (repeatable; config [http] allow_origins)")
     p.add_argument("--tools", default=os.environ.get("MEMSTRATA_MCP_TOOLS"),
-                   help="comma-separated subset of MCP tools to expose at /mcp")
+                   help="MCP tools to expose at /mcp: tool and group names, 'default' or "
+                        "'all', as `memstrata mcp --tools` ($MEMSTRATA_MCP_TOOLS)")
     p.add_argument("--verify-root", default=None, metavar="DIR",
                    help="code folder `verify` checks memory claims against (default: here)")
     p.set_defaults(func=run_serve)
