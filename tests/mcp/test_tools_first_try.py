@@ -143,6 +143,7 @@ def test_results_are_structured_with_iso_times_and_no_nulls(home: Path) -> None:
         ("task_list", {}),
         ("session_append", {"session_id": "s1", "role": "user", "content": "hi"}),
         ("session_read", {"session_id": "s1"}),
+        ("room_upstream", {}),  # an open room: no "closed": null
     ]
 
     async def main() -> None:

@@ -113,15 +113,18 @@ def build_episodic_tools(store: Store, agent: Any) -> list[ToolSpec]:
         return Reply("\n".join(f"{f['source']}: {f['ref']} {f['problem']}" for f in found)
                      or "every claim still holds", {"findings": found})
 
+    def room_fields(info: Any) -> dict[str, Any]:  # an open room: no "closed", not null
+        return {k: v for k, v in info.to_dict().items() if v is not None}
+
     def room_close(room: str | None) -> Reply:
         info = store.room(room).close()
-        return Reply(f"room {info.name} closed at {info.closed}", info.to_dict())
+        return Reply(f"room {info.name} closed at {info.closed}", room_fields(info))
 
     def room_upstream(room: str | None, upstream: list[str] | None) -> Reply:
         r = store.room(room)
         info = r.set_upstream(upstream) if upstream is not None else r.info()
         return Reply(f"room {info.name} follows {', '.join(info.upstream) or 'no room'}",
-                     {**info.to_dict(), "ancestors": r.ancestors()})
+                     {**room_fields(info), "ancestors": r.ancestors()})
 
     findings = obj({"findings": {"type": "array", "items": {"type": "object"}}}, ["findings"])
     room_out = obj({"name": S, "upstream": shapes.STRS}, ["name", "upstream"])
