@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -19,6 +20,7 @@ import pytest
 from memstrata.index.generations import live_database
 
 EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memstrata"
+ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
 
 
 def run(home: Path, *args: str, stdin: str = "", agent: str | None = "finn",
@@ -124,8 +126,11 @@ def test_file_tools(seeded: Path) -> None:
     assert read["content"].endswith("use argon2\n") and read["sha256"]
     stale = run(seeded, "files", "write", "notes/auth.md", "x", "--expected-sha", "0" * 64)
     assert stale.returncode == 4 and "changed since it was read" in stale.stderr
-    listed = [f["path"] for f in ok(seeded, "files", "list")]
-    assert "notes/auth.md" in listed and "LOG.md" in listed
+    listed = ok(seeded, "files", "list")  # files only, as MCP memory_list: no folders
+    assert "notes/auth.md" in [f["path"] for f in listed] and "LOG.md" in [f["path"] for f in listed]
+    assert "notes" not in [f["path"] for f in listed]
+    assert all(set(f) == {"path", "bytes", "modified"} and ISO.match(f["modified"])
+               for f in listed)
     src = str(mem / "notes/auth.md")
     assert rows(seeded, "SELECT count(*) FROM docs WHERE source = ?", src)[0][0] > 0
     ok(seeded, "files", "rename", "notes/auth.md", "notes/security.md")
@@ -216,6 +221,9 @@ def test_search_options(seeded: Path) -> None:
     ok(seeded, "ledger", "publish", "decision", "auth uses argon2", "--supersedes", e1["id"])
     both = ok(seeded, "search", "auth", "--layer", "log", "--layer", "fact")
     assert {h["layer"] for h in both} == {"log", "fact"} and "explain" not in both[0]
+    for h in both:  # as MCP shows a hit: ISO time, store-relative place, no nulls
+        assert ISO.match(h["ts"]) and None not in h.values(), h
+        assert not h["source"].startswith("/") and h["where"].startswith(h["source"] + ":")
     assert [h["meta"]["id"] for h in ok(seeded, "search", "auth", "--layer", "ledger", "--kind",
                                         "warning", "--full")] == [e2["id"]]
     tagged = ok(seeded, "search", "auth", "--tag", "auth", "--tag", "sec", "--all-tags",
