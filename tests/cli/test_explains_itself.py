@@ -64,6 +64,7 @@ def test_allowed_values_are_choices() -> None:
     assert "in_progress" in choices[("tasks update", "status")]
     assert "assistant" in choices[("sessions append", "message_role")]
     assert "THOUGHT" in choices[("log append", "type")]
+    assert choices[("promote", "category")] == ("user", "feedback", "project", "reference")
     assert "ledger" in choices[("search", "layer")]
     assert choices[("search", "mode")] == ("lexical", "hybrid", "semantic")
 

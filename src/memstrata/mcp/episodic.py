@@ -38,8 +38,8 @@ def _req(name: str, typ: str, description: str, **kw: Any) -> Param:
 
 def build_episodic_tools(store: Store, agent: Any) -> list[ToolSpec]:
     """The tools; `agent` is the caller's `AgentMemory` handle (resolved on first use)."""
-    from memstrata.layers.facts import DURABLE_CATEGORIES
     from memstrata.mcp.tools import ToolSpec
+    from memstrata.model import DURABLE_CATEGORIES
 
     S, obj = shapes.S, shapes._obj
     task = _req("task", "string", "the task's slug, as task_folder_create returned it")
