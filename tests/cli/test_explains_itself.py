@@ -7,6 +7,7 @@ import argparse
 import importlib.metadata
 import json
 import os
+import re
 import shlex
 import shutil
 import socket
@@ -189,6 +190,16 @@ def test_config_shows_effective_values_and_origins(home: Path) -> None:
     assert out["file"] == "config.toml" and out["problems"] == []
     shown = run("--home", str(home), "config").stdout
     assert "search.text_weight" in shown and "config.toml" in shown
+    # who and where: the store home, agent and room, each with its origin
+    out = json.loads(run("--agent", "finn", "--json", "config",
+                         env={"MEMSTRATA_HOME": str(home), "MEMSTRATA_ROOM": "room-9"}).stdout)
+    assert out["identity"] == [
+        {"name": "home", "value": str(home.resolve()), "origin": "env MEMSTRATA_HOME"},
+        {"name": "agent", "value": "finn", "origin": "--agent"},
+        {"name": "room", "value": "room-9", "origin": "env MEMSTRATA_ROOM"}]
+    shown = run("--home", str(home), "config", env={"MEMSTRATA_ROOM": ""}).stdout
+    assert re.search(r"^home +\S+ +--home$", shown, re.M)
+    assert re.search(r"^agent +- +default: 'agent' for agent commands", shown, re.M)
 
 
 def test_the_room_filter_has_one_name(home: Path) -> None:
