@@ -72,11 +72,13 @@ def test_init_creates_agent_files_and_says_where(home: Path) -> None:
                                    "agents/finn/memory/LOG.md", "agents/finn/memory/CONTEXT.md"}
     assert (home / "agents/finn/AGENT.md").read_text().startswith("# finn")
     assert "No active objective yet" in (home / "agents/finn/memory/NOW.md").read_text()
-    assert rows(home, "SELECT count(*) FROM docs WHERE layer='identity' AND owner='finn'")[0][0] > 0
+    identity = "SELECT count(*) FROM docs WHERE layer='identity' AND owner='finn'"
+    assert rows(home, identity)[0][0] == 0  # the untouched starter is no memory (not indexed)
     (home / "agents/finn/AGENT.md").write_text("# finn\nmine\n")
     again = ok(home, "init")
     assert again["created"] == [] and "agents/finn/AGENT.md" in again["kept"]
     assert (home / "agents/finn/AGENT.md").read_text() == "# finn\nmine\n"
+    assert rows(home, identity)[0][0] > 0  # edited: indexed
     text = run(home, "init", "other")
     assert text.returncode == 0 and f"store: {home.resolve()}" in text.stdout
     assert (home / "agents/other/memory/LOG.md").exists()
