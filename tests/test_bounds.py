@@ -128,7 +128,7 @@ def test_task_update_over_mcp_refuses_what_task_add_refuses(store: Store) -> Non
     from memstrata.mcp.server import build_server
 
     async def main() -> list[tuple[bool, str]]:
-        async with Client(build_server(store)) as c:
+        async with Client(build_server(store, ["all"])) as c:
             out = []
             for tool, args in (("task_add", {"description": "x", "priority": -99}),
                                ("task_add", {"description": "ok"}),

@@ -99,7 +99,7 @@ def test_mcp_refuses_control_characters(store: Store, home: Path) -> None:
 
     async def main_() -> list[tuple[str, bool, str]]:
         out = []
-        async with Client(build_server(store)) as c:
+        async with Client(build_server(store, ["all"])) as c:
             for tool, args in [
                 ("session_append", {"session_id": "evil\n", "role": "user", "content": "x"}),
                 ("memory_write", {"path": "notes\n.md", "content": "x"}),

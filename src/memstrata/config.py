@@ -79,12 +79,14 @@ def _bool(v: Any) -> bool:
     raise ValueError(f"must be true or false (unquoted), got {v!r}")
 
 
-def _int(minimum: int = 0) -> Callable[[Any], int]:
+def _int(minimum: int = 0, maximum: int | None = None) -> Callable[[Any], int]:
     def parse(v: Any) -> int:
         if isinstance(v, bool) or not isinstance(v, int):
             raise ValueError(f"must be a whole number, got {v!r}")
         if v < minimum:
             raise ValueError(f"must be >= {minimum}, got {v}")
+        if maximum is not None and v > maximum:
+            raise ValueError(f"must be <= {maximum}, got {v}")
         return v
 
     return parse
@@ -193,6 +195,12 @@ SETTINGS: tuple[Setting, ...] = (
             "compact LOG.md when it grows past this many bytes (seed 002: 50 KB)"),
     Setting("log", "compact_entries", "log_compact_entries", 100, _int(1),
             "compact LOG.md when it holds more entries than this (seed 002: 100)"),
+    # Off by default: on LoCoMo turns logged one per entry it lifts r@10 (README), but on
+    # an agent's own log it returns entries that only sit next to a match (the labelled
+    # agent questions, tests/search/agent_questions.py, lose MRR 0.875 -> 0.829).
+    Setting("log", "neighbour_context", "log_neighbour_context", 0, _int(0, 10),
+            "also find a LOG entry by the words of this many entries on either side of it, "
+            "as transcript messages are (0 = off; run `memstrata reindex` after changing)"),
     Setting("sessions", "retention_days", "session_retention_days", 30, _int(0),
             "archive session transcripts older than this many days (seed 004)"),
     Setting("sessions", "keep_recent", "session_keep_recent", 10, _int(0),
@@ -310,6 +318,7 @@ class Config:
     projects: tuple[str, ...] = ()
     log_compact_bytes: int = 50 * 1024
     log_compact_entries: int = 100
+    log_neighbour_context: int = 0
     session_retention_days: int = 30
     session_keep_recent: int = 10
     tool_result_retention: int = 5

@@ -137,4 +137,6 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def _progress(message: str) -> None:
-    sys.stderr.write(message + "\n")
+    from memstrata.cli.common import progress
+
+    progress(message)

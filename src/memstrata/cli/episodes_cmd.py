@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from memstrata.model import DURABLE_CATEGORIES
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser("episodes", help="task-episodic memory: one folder per task (seed 001)")
@@ -46,7 +48,8 @@ def register(sub: Any) -> None:
     pr = sub.add_parser("promote", help="promote a durable fact through Checklist C (seed 001)")
     pr.add_argument("text", help="the fact, 1-2 sentences")
     pr.add_argument("--cite", action="append", default=[], help="a citation (repeatable)")
-    pr.add_argument("--category", help="user, feedback, project or reference (default: by rule)")
+    pr.add_argument("--category", choices=DURABLE_CATEGORIES,
+                    help="the durable-fact category (default: chosen by rule from the text)")
     pr.add_argument("--key", help="the fact's key (default: made from the text)")
     pr.add_argument("--dry-run", action="store_true", help="only run Checklist C")
     pr.set_defaults(func=run_promote)

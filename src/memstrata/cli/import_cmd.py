@@ -28,9 +28,8 @@ def register(sub: Any) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    import sys
 
-    from memstrata.cli.common import Progress, open_store
+    from memstrata.cli.common import Progress, open_store, say
     from memstrata.cli.main import emit
     from memstrata.transfer import import_archive
 
@@ -46,9 +45,9 @@ def run_import(args: argparse.Namespace) -> int:
         report = import_archive(store, args.source, force=args.force,
                                 unverified=args.unverified, progress=progress)
     for path, reason in report.skipped:
-        sys.stderr.write(f"memstrata: skipped {path}: {reason}\n")
+        say("warning", f"skipped {path}: {reason}")
     for path, tombstone in report.purged:
-        sys.stderr.write(f"memstrata: purged content kept out of {path}: {tombstone}\n")
+        say("notice", f"purged content kept out of {path}: {tombstone}")
     text = (f"imported {report.files} files into {report.home} ({report.written} written, "
             f"{report.identical} already identical, {report.replaced} replaced"
             f"{'' if report.verified else ', UNVERIFIED: no manifest'}); "

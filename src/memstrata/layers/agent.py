@@ -139,5 +139,6 @@ def archive_spec(store: Store, path: object, owner: str) -> SourceSpec:
             return entry.mtime if entry is not None else 0.0
 
         return SourceSpec(path, "whole", lambda d, b: parse_log(
-            d, b, p, owner=owner, layer="archive", final=True, mtime=when))
+            d, b, p, owner=owner, layer="archive", final=True, mtime=when,
+            neighbour_radius=store.config.log_neighbour_context))
     return markdown_spec(store, path, "archive", owner=owner)

@@ -29,12 +29,19 @@ from memstrata.files.jsonl import BadLine, decode, encode
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.base import Layer, check_count, check_text
-from memstrata.model import FACT_CATEGORIES, Fact, check_plain, iso, now_ts, parse_ts
+from memstrata.model import (
+    DURABLE_CATEGORIES,
+    FACT_CATEGORIES,
+    Fact,
+    check_plain,
+    iso,
+    now_ts,
+    parse_ts,
+)
 
 if TYPE_CHECKING:
     from memstrata.store import Store
 
-DURABLE_CATEGORIES = ("user", "feedback", "project", "reference")
 MAX_KEY_CHARS = limits.FACT_KEY_CHARS
 MAX_VALUE_BYTES = limits.FACT_VALUE_BYTES
 
