@@ -8,10 +8,15 @@ either backend (`backend` fixture, see conftest).
 
 from __future__ import annotations
 
+import contextlib
+import queue
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -121,6 +126,72 @@ def test_lock_excludes_other_holders(truth: Truth, tmp_path: Path) -> None:
     t.join()
     with truth.lock("ledger.jsonl", timeout=5), truth.lock("ledger.jsonl"):
         pass  # re-entrant in one thread
+
+
+APPENDER = """
+import sys
+from pathlib import Path
+kind, where, path = sys.argv[1:4]
+if kind == "local":
+    from memstrata.files.local import LocalTruth
+    from memstrata.files.locks import LockTable
+    truth = LocalTruth(Path(where), LockTable(Path(where) / ".locks"))
+else:
+    from memstrata.backends.postgres import PostgresTruth
+    truth = PostgresTruth(where, retry_seconds=5)
+print("appending", flush=True)
+done = truth.append(path, b"from the other process\\n")
+print(f"appended {done.start}", flush=True)
+truth.close()
+"""
+
+
+def _lines(stream: IO[str]) -> queue.Queue[str]:
+    got: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [got.put(x.strip()) for x in stream], daemon=True).start()
+    return got
+
+
+def _waiting_on_advisory_lock(url: str) -> bool:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        return bool(conn.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
+                                 "AND NOT granted").fetchone()[0])
+
+
+def test_lock_keeps_appends_of_another_process_out(truth: Truth) -> None:
+    """What compaction and purge rely on: while one process holds lock(p), another
+    process's append(p) waits, so a read-modify-rewrite under the lock loses nothing."""
+    path = "agents/finn/memory/LOG.md"
+    truth.append(path, b"first\n")
+    where = str(truth.root) if isinstance(truth, LocalTruth) else truth.url  # type: ignore[attr-defined]
+    args = ["local" if isinstance(truth, LocalTruth) else "postgres", where]
+    with truth.lock(path):
+        child = subprocess.Popen([sys.executable, "-c", APPENDER, *args, path],
+                                 stdout=subprocess.PIPE, text=True)
+        assert child.stdout is not None
+        said = _lines(child.stdout)
+        assert said.get(timeout=60) == "appending"
+        if args[0] == "postgres":  # proof that it waits: its session queues on the lock
+            deadline = time.monotonic() + 60
+            while not _waiting_on_advisory_lock(args[1]):
+                assert said.empty(), f"the append went through under the lock: {said.get()}"
+                assert time.monotonic() < deadline, "the other process never waited"
+                time.sleep(0.02)
+        else:  # flock is polled: give the other process a moment to get in if it could
+            with contextlib.suppress(queue.Empty):
+                pytest.fail(f"the append went through under the lock: {said.get(timeout=1)}")
+        assert said.empty()
+        found = truth.read(path)
+        assert found is not None and found.data == b"first\n"
+        truth.rewrite(path, b"first\nrewritten under the lock\n", expected=found.entry.version)
+        truth.append(path, b"by the holder\n")  # re-entrant: the holder's own appends go on
+    assert child.wait(timeout=60) == 0
+    landed = said.get(timeout=10)
+    body = b"first\nrewritten under the lock\nby the holder\n"
+    assert landed == f"appended {len(body)}"
+    assert truth.read_from(path) == body + b"from the other process\n"
 
 
 def test_watch_reports_changed_paths(truth: Truth) -> None:
@@ -299,3 +370,4 @@ def test_doctor_compares_this_hosts_index_with_the_truth(backend: str, tmp_path:
         assert problems == {"docs differ", "behind the truth"}
         s.sync()
         assert examine(s).index_ok
+

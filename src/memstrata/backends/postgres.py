@@ -14,6 +14,9 @@ included, is the one the local files use. In detail:
   only if the version is still `expected` (optimistic concurrency); a retry
   recognises its own committed rewrite by its client-made `write_id`.
 * **lock** is a session advisory lock on a connection held for the duration.
+  Appends and rewrites of a path take the same key as a shared transaction
+  lock, so they wait while another session holds `lock(path)` (the local files'
+  flock semantics, which splice and purge rely on); the holder's thread does not.
 * **watch** LISTENs for "seq path" notifications; after a dropped connection it
   catches up by sequence number from the change feed (or asks for a full
   rescan when the feed was pruned past its cursor).
@@ -56,6 +59,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 CONNECT_TIMEOUT_S = 3
+APPEND_LOCK_WAIT_S = 30.0  # as long as a local append waits for its file's lock
 FAIL_FAST_S = 1.0  # after the retry budget ran out, calls fail at once for this long
 _SOURCE = "SELECT path, is_dir, size, mtime, generation, version FROM memstrata_sources"
 
@@ -199,6 +203,7 @@ class PostgresTruth:
 
         def op(conn: Any) -> Appended:
             with conn.transaction():
+                self._wait_for_lock(conn, path)
                 sid, generation, size, tail = self._source_for_update(conn, path)
                 fix = b""
                 if size > 0:
@@ -224,6 +229,24 @@ class PostgresTruth:
                             f"{generation}-{version}")
 
         return self._run(op)
+
+    def _wait_for_lock(self, conn: Any, path: str) -> None:
+        """Wait while another session holds `lock(path)`, as a local append waits for the
+        file's flock: a shared transaction-level advisory lock on the same key, taken
+        before any row lock (so a holder's own rewrite never waits on a waiting append),
+        released at commit. The thread holding `lock(path)` goes straight on."""
+        if path in self._held.__dict__.get("locks", {}):
+            return
+        try:
+            # The sub-select runs first (a volatile function keeps it from being flattened):
+            # lock_timeout is set for this transaction before the lock is waited for.
+            conn.execute(
+                "SELECT pg_advisory_xact_lock_shared(%s) "
+                "FROM (SELECT set_config('lock_timeout', %s, true)) AS t",
+                (lock_key(path), f"{int(APPEND_LOCK_WAIT_S * 1000)}ms"))
+        except _driver().errors.LockNotAvailable as exc:
+            raise LockTimeout(f"timed out after {APPEND_LOCK_WAIT_S:g}s waiting for lock on "
+                              f"{path}") from exc
 
     def _source_for_update(self, conn: Any, path: str) -> tuple[int, int, int, bytes]:
         """(id, generation, size, tail) of a file source, locked; created if missing."""
@@ -280,6 +303,7 @@ class PostgresTruth:
 
         def op(conn: Any) -> Entry:
             with conn.transaction():
+                self._wait_for_lock(conn, path)
                 row = conn.execute(
                     "SELECT id, generation, version, is_dir, write_id FROM memstrata_sources "
                     "WHERE path = %s FOR UPDATE", (path,)).fetchone()
