@@ -371,3 +371,41 @@ def test_doctor_compares_this_hosts_index_with_the_truth(backend: str, tmp_path:
         s.sync()
         assert examine(s).index_ok
 
+
+class _HandEditDuringSummary:
+    """A summariser during whose call someone rewrites the source being compacted."""
+
+    def __init__(self, store: Store, rel: str, data: bytes) -> None:
+        self.store, self.rel, self.data = store, rel, data
+
+    def summarize(self, texts: list[str], *, max_chars: int) -> str:
+        self.store.truth.rewrite(self.rel, self.data)
+        return "a summary nobody will keep"
+
+
+def test_a_failed_compaction_leaves_no_archive_behind(backend: str, home: Path) -> None:
+    """The splice refuses (the LOG was rewritten meanwhile): the entries stay in LOG.md
+    only, not also in an orphan archive (stored twice, found twice by search)."""
+    from memstrata.lifecycle.compaction import compact_log, compaction_history
+    from memstrata.lifecycle.session_compaction import compact_session
+
+    with Store(home, agent="finn") as s:
+        log = s.agent().log
+        for i in range(5):
+            log.append("THOUGHT", f"step {i} of the pangolin job")
+        edited = s.truth.read_from(log.rel).replace(b"step 0 of", b"step zero of")
+        with pytest.raises(StaleWrite):
+            compact_log(s, "finn", force=True,
+                        summarizer=_HandEditDuringSummary(s, log.rel, edited))
+        assert s.truth.read_from(log.rel) == edited
+        assert [e.path for e in s.truth.list("agents/finn/archive") if not e.is_dir] == []
+        assert compaction_history(s, "finn") == []
+        assert {h.layer for h in s.search("pangolin")} == {"log"}
+        sessions = s.agent().sessions
+        for i in range(4):
+            sessions.append("s1", "user", f"message {i} about the armadillo")
+        rel = s.rel(sessions.spec("s1").path)
+        with pytest.raises(StaleWrite):
+            compact_session(s, "finn", "s1", keep_recent=1,
+                            summarizer=_HandEditDuringSummary(s, rel, b""))
+        assert [e.path for e in s.truth.list("agents/finn/archive") if not e.is_dir] == []
