@@ -216,3 +216,54 @@ def test_unreachable_postgres_is_a_clear_error_and_search_is_served_stale(
         with pytest.raises(BackendUnavailable, match="unreachable"):
             s.ledger.publish("decision", "a write while the server is down")
     own_server.start()
+
+
+def _looked_at(store: Store) -> int:
+    """How many times this host's store read or listed sources of the truth."""
+    stats = store.truth.stats  # type: ignore[attr-defined]
+    return int(sum(stats[k] for k in ("stat", "list", "read", "read_from")))
+
+
+def test_a_reopening_host_reads_what_changed_not_the_whole_store(
+        pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host's index keeps the change feed position it caught up to: opening again
+    reads the sources written since (by sequence number), not every source."""
+    import psycopg
+
+    monkeypatch.setenv("MEMSTRATA_DATABASE_URL", pg_url)
+    sources = 80
+    with Store(tmp_path / "a", agent="alice", watch=False) as a:
+        files = a.agent().files
+        for i in range(sources):
+            files.write(f"notes/{'old/' if i < 3 else ''}n{i}.md", f"# note {i}\n\nbody {i}\n")
+
+    def reopen() -> tuple[int, list[str]]:
+        with Store(tmp_path / "b", role="admin", watch=False) as b:
+            found = sorted(f"{h.layer}:{f'{h.title} {h.text}'.split()[-1]}"
+                           for h in b.search("kiwi", k=50))
+            return _looked_at(b), found
+
+    joined, _ = reopen()  # a new index: every source is looked at
+    assert joined >= sources
+    idle, _ = reopen()
+    assert idle <= 3, "nothing changed, yet the reopening host looked at sources"
+    with Store(tmp_path / "a", agent="alice", watch=False) as a:  # the other host writes
+        for i in range(10):
+            a.ledger.publish("decision", f"kiwi decision {i}")  # one source, ten writes
+        a.agent().log.append("THOUGHT", "kiwi thought")
+        a.agent().files.write("notes/n10.md", "# note 10\n\nkiwi rewritten\n")
+        a.agent().files.delete("notes/old")  # a folder of three moves to the archive
+    looked, found = reopen()
+    # Nine sources changed (ledger, LOG.md, a note, three notes moved away and where they
+    # went): a few looks each (stat, read), against a few per source of the whole store.
+    assert looked <= idle + 5 * 9 and looked < joined / 4, (looked, joined)
+    assert found == sorted([*(f"ledger:{i}" for i in range(10)), "log:thought",
+                            "file:rewritten"]), found
+    with Store(tmp_path / "b", role="admin", watch=False) as b:
+        old = {h.layer for h in b.search("body 0", k=50) if "note 0" in f"{h.title} {h.text}"}
+        assert old == {"archive"}, "the moved folder's files are still indexed where they were"
+    with psycopg.connect(pg_url, autocommit=True) as conn:  # the feed was pruned past it
+        conn.execute("UPDATE memstrata_feed SET pruned_through = 1000000")
+    looked, again = reopen()
+    assert looked >= sources - 3 and again == found  # every source looked at again
+    assert reopen()[0] <= 3  # and the position taken then serves the next open

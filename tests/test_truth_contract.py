@@ -232,7 +232,7 @@ def test_postgres_append_retry_with_the_same_record_id_is_not_a_duplicate(
     again = truth.append("ledger.jsonl", b'{"id": "mem-1"}\n', record_id="rid-1")
     assert (again.start, again.end) == (first.start, first.end)
     assert truth.read_from("ledger.jsonl") == b'{"id": "mem-1"}\n'
-    assert truth.migrations() == ["001_truth"]
+    assert truth.migrations() == ["001_truth", "002_feed"]
     truth.close()
 
 

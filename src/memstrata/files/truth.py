@@ -45,7 +45,7 @@ import re
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from memstrata.files.watch import ChangeWatcher
 
@@ -147,6 +147,23 @@ class Truth(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class ChangeFeed(Protocol):
+    """A truth that numbers its writes (PostgreSQL; not a folder of files): a host
+    catches its index up from the changes after the position it last saw, instead of
+    looking at every source."""
+
+    def feed_position(self) -> str:
+        """An opaque token: every write before it is visible now."""
+        ...
+
+    def changes_since(self, position: str) -> tuple[str, set[str]] | None:
+        """(the position now, the paths written after `position`; a folder's path for a
+        folder made, moved or deleted), or None when the feed cannot tell (a position of
+        another feed, or one pruned away): then look at every source."""
+        ...
 
 
 def parent_folders(path: str) -> Iterator[str]:
