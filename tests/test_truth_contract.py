@@ -3,7 +3,8 @@ same whether the truth is a folder of files or a PostgreSQL database (issue 14).
 
 Part 1 checks the protocol itself (`truth` fixture: a `LocalTruth` or a `PostgresTruth`);
 part 2 runs the layers (scope, supersede, purge, bounds included) on a `Store` opened on
-either backend (`backend` fixture, see conftest).
+either backend (`backend` fixture, see conftest). The full suites test_scope, test_supersede,
+test_purge and test_bounds run on both backends too.
 """
 
 from __future__ import annotations
