@@ -333,3 +333,15 @@ def test_a_reopening_host_reads_what_changed_not_the_whole_store(
     looked, again = reopen()
     assert looked >= sources - 3 and again == found  # every source looked at again
     assert reopen()[0] <= 3  # and the position taken then serves the next open
+
+
+def test_a_stale_index_catches_up_by_feed_once_not_on_every_read(
+        pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMSTRATA_DATABASE_URL", pg_url)
+    with Store(tmp_path / "a", agent="alice", watch=False) as s:
+        s.ledger.publish("decision", "the okapi service is read-only")
+        s._stale = True  # as after an index write that failed (a full disk)
+        before = s.truth.stats["feed"]  # type: ignore[attr-defined]
+        for _ in range(3):
+            assert [h.layer for h in s.search("okapi")] == ["ledger"]
+        assert s.truth.stats["feed"] - before == 1  # type: ignore[attr-defined]

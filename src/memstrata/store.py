@@ -235,12 +235,16 @@ class Store:
         """Catch up with everything written since the index last did (by the truth's
         change feed where it has one, else every source: see `catchup`)."""
         try:
+            self._stale = False  # a write failing from here on marks it again
             if not catch_up_by_feed(self):
                 self.sync()
         except INDEX_LAG as exc:
             self._stale = True
             self._retry_at = time.monotonic() + RETRY_CATCH_UP_S
             self._notice(f"the index could not catch up with the files: {exc}")
+        except BaseException:
+            self._stale = True
+            raise
 
     def _catch_up(self, paths: set[str]) -> None:
         """Catch up the sources at `paths` (store-relative; a folder: every source below
