@@ -10,7 +10,8 @@ It imports memstrata once, then reads commands on stdin:
                   after each acknowledged write (retries: how many of its operations
                   failed on a connection error and were tried again so far) and
                   `bgerror <job> <error>` when a background job (a LOG compaction)
-                  failed; replies `pid <pid>`
+                  failed, `compacted <round>` when a compaction of its LOG finished;
+                  replies `pid <pid>`
     sync          replies `synced` (everything a dead writer printed is before it)
     quit          exits
 
@@ -34,7 +35,14 @@ def writer(home: str, name: str, round_: str) -> None:
 
     store = Store(home, agent=f"w-{name}", room=f"room-{name}", watch=False)
     stats = store.truth.stats  # type: ignore[attr-defined]
+    history = store.rel(store.layout.compactions(f"w-{name}"))
+
+    def compacted() -> int:
+        entry = store.truth.stat(history)
+        return entry.size if entry is not None else 0
+
     n = reported = 0
+    seen = compacted()
     while True:
         n += 1
         entry = store.ledger.publish("decision", f"host {name} round {round_} write {n} payload",
@@ -45,6 +53,9 @@ def writer(home: str, name: str, round_: str) -> None:
         for key, exc in store.background_errors[reported:]:  # a compaction that failed
             out(f"bgerror {key} {type(exc).__name__}: {exc}")
             reported += 1
+        if compacted() > seen:  # a compaction of this writer's LOG finished
+            seen = compacted()
+            out(f"compacted {round_}")
 
 
 def main() -> None:
