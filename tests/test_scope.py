@@ -1,4 +1,5 @@
-"""Seed 004 scope table, checked on every read and write path, including search."""
+"""Seed 004 scope table, checked on every read and write path, including search; on both
+truths (local files and PostgreSQL: the gate is the same code above either)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,11 @@ from typing import Any
 import pytest
 
 from memstrata import ScopeDenied, Store
+
+
+@pytest.fixture(autouse=True)
+def _on_both_truths(backend: str) -> str:
+    return backend
 
 
 @pytest.fixture
@@ -80,7 +86,7 @@ def test_project_agent_cannot_touch_another_project_agent(populated: Path) -> No
         with pytest.raises(ScopeDenied):
             fn()
             pytest.fail(f"{name} leaked")
-    assert "zebra" in (populated / "agents/bob/memory/notes.md").read_text()
+    assert alice.truth.read_from("agents/bob/memory/notes.md") == b"bob notes zebra"
     alice.close()
 
 

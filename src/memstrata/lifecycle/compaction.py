@@ -18,8 +18,9 @@ Protocol, in an order that never loses an entry:
    emit `memory:compact`.
 
 A summariser failure (ProviderError) or a bad `summary` raises before step 3:
-memory is unchanged. A crash between steps 3 and 4 leaves the entries in both
-LOG.md and the archive (a duplicate, never a loss).
+memory is unchanged. A splice that fails (StaleWrite: LOG.md was rewritten
+meanwhile) removes the archive again. A crash between steps 3 and 4 leaves the
+entries in both LOG.md and the archive (a duplicate, never a loss).
 
     record = compact_log(store, "finn", force=True)
     record.archive_path  # 'agents/finn/archive/LOG-20261122T103000Z-arc-1a2b3c4d.md'
@@ -42,7 +43,7 @@ from memstrata.lifecycle.providers import (
     usage_snapshot,
     usage_sum,
 )
-from memstrata.lifecycle.splice import durable_copy, splice, take_snapshot
+from memstrata.lifecycle.splice import archived, splice, take_snapshot
 from memstrata.lifecycle.triggers import needs_compaction
 from memstrata.model import LogEntry, iso, now_ts
 
@@ -179,10 +180,8 @@ def _compact_locked(
     archive = store.layout.archive_dir(agent) / f"LOG-{stamp(when)}-{archive_id}.md"
     head = (f"# LOG archive {archive_id}\n\n{len(metas)} entries compacted out of "
             f"LOG.md at {iso(when)}. Same format as LOG.md.\n\n").encode()
-    durable_copy(store, head + snap.data[first:upto], archive)
     from memstrata.layers.agent import archive_spec
 
-    store.index_file(archive_spec(store, archive, agent))
     entry = LogEntry(
         "log-" + os.urandom(4).hex(), iso(when), "SYSTEM",
         f"LOG compacted: {len(metas)} entries archived to {store.rel(archive)}.\n\n{summary}",
@@ -190,7 +189,9 @@ def _compact_locked(
          "archive": store.rel(archive)},
     )
     prefix = snap.data[:first] or LOG_HEADER.encode()
-    old_size, tail = splice(store, snap, upto, prefix + encode_entry(entry), log._spec())
+    with archived(store, head + snap.data[first:upto], archive,
+                  archive_spec(store, archive, agent)):
+        old_size, tail = splice(store, snap, upto, prefix + encode_entry(entry), log._spec())
     new_size = log.size()
     carried = len(parse_log(tail, 0, str(log.path), owner=agent, final=True).docs)
     record = CompactionRecord(

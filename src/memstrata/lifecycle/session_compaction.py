@@ -15,7 +15,8 @@ Order, so nothing is lost and no model cooperation is needed:
    SYSTEM entry in LOG.md records the summary and the last messages before the cut;
 3. archive the full original transcript to `archive/sessions/<id>-<stamp>.jsonl`;
 4. splice the transcript under its lock, carrying over messages appended since
-   the snapshot verbatim; then `memory:compact {sessionId, before, after}`.
+   the snapshot verbatim (a refused splice removes the archive of step 3 again);
+   then `memory:compact {sessionId, before, after}`.
 
 Pruning does not modify the transcript: `context_view` returns the messages an
 agent should see, with tool results older than the last N replaced by a
@@ -42,7 +43,7 @@ from memstrata.lifecycle.providers import (
     usage_snapshot,
     usage_sum,
 )
-from memstrata.lifecycle.splice import durable_copy, splice, take_snapshot
+from memstrata.lifecycle.splice import archived, splice, take_snapshot
 from memstrata.model import SessionMessage, check_name, iso, now_ts
 
 if TYPE_CHECKING:
@@ -151,11 +152,11 @@ def compact_session(
                 {"sessionId": sid, "flush": True, "summarized": len(older)},
             )
         archive = store.layout.archive_dir(agent) / "sessions" / f"{sid}-{stamp(when)}.jsonl"
-        durable_copy(store, snap.data[:upto], archive)
         rec = {"id": "msg_" + os.urandom(4).hex(), "role": "summary", "content": summary,
                "timestamp": iso(when), "compacted": len(older), "archive": store.rel(archive)}
         head = encode(rec) + snap.data[cut:upto]
-        _, tail = splice(store, snap, upto, head, sessions._spec(sid))
+        with archived(store, snap.data[:upto], archive):
+            _, tail = splice(store, snap, upto, head, sessions._spec(sid))
     carried = sum(1 for _, r in decode(tail).records if "role" in r)
     result = SessionCompaction(
         True, f"{len(older)} message(s) summarised", sid, len(records) + carried,
