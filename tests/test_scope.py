@@ -101,7 +101,7 @@ SAMPLE: dict[str, Any] = {
     "name": "scratch.md", "status": "hijack", "description": "hijack", "entry_type": "THOUGHT",
     "archives": {"s1": "x.jsonl"}, "rec": {"compacted": True}, "rooms": ["room-a"],
     "entry_id": "x", "kind": "decision", "summary": "hijack", "ids": ["x"],
-    "source_file": "notes.md", "drafts": [],
+    "source_file": "notes.md", "drafts": [], "archive_id": "arc-00000000",
 }
 # Seed 000 layer 2: a room's artifacts, and where it sits in the DAG, are readable by
 # every agent (skills aside); everything else of a room is its agents' (and admins').
