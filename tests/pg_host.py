@@ -6,8 +6,12 @@ It imports memstrata once, then reads commands on stdin:
 
     spawn ROUND   fork a writer (cheap: no new interpreter) that opens the store on
                   HOME as agent w-NAME in room room-NAME and writes forever, printing
-                  `ack ledger <id> <round>` / `ack log <id> <round>` after each
-                  acknowledged write; replies `pid <pid>`
+                  `ack ledger <id> <round> <retries>` / `ack log <id> <round> <retries>`
+                  after each acknowledged write (retries: how many of its operations
+                  failed on a connection error and were tried again so far) and
+                  `bgerror <job> <error>` when a background job (a LOG compaction)
+                  failed, `compacted <round>` when a compaction of its LOG finished;
+                  replies `pid <pid>`
     sync          replies `synced` (everything a dead writer printed is before it)
     quit          exits
 
@@ -30,14 +34,28 @@ def writer(home: str, name: str, round_: str) -> None:
     from memstrata import Store
 
     store = Store(home, agent=f"w-{name}", room=f"room-{name}", watch=False)
-    n = 0
+    stats = store.truth.stats  # type: ignore[attr-defined]
+    history = store.rel(store.layout.compactions(f"w-{name}"))
+
+    def compacted() -> int:
+        entry = store.truth.stat(history)
+        return entry.size if entry is not None else 0
+
+    n = reported = 0
+    seen = compacted()
     while True:
         n += 1
         entry = store.ledger.publish("decision", f"host {name} round {round_} write {n} payload",
                                      tags=["crash"])
-        out(f"ack ledger {entry.id} {round_}")
+        out(f"ack ledger {entry.id} {round_} {stats['retries']}")
         log = store.agent().log.append("THOUGHT", f"host {name} round {round_} note {n} payload")
-        out(f"ack log {log.id} {round_}")
+        out(f"ack log {log.id} {round_} {stats['retries']}")
+        for key, exc in store.background_errors[reported:]:  # a compaction that failed
+            out(f"bgerror {key} {type(exc).__name__}: {exc}")
+            reported += 1
+        if compacted() > seen:  # a compaction of this writer's LOG finished
+            seen = compacted()
+            out(f"compacted {round_}")
 
 
 def main() -> None:

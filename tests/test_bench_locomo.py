@@ -48,6 +48,56 @@ def test_rows_for_each_ingest_path(tmp_path: Path) -> None:
     path.write_text(json.dumps(CONV))
     rows = locomo.run(path, baselines=False)
     systems = [r["system"] for r in rows if r["category"] == "all"]
-    assert systems == ["memstrata", "memstrata-log", "memstrata-log-nodecay"]
+    assert systems == ["memstrata", "memstrata-log", "memstrata-log-nodecay",
+                       "memstrata-log-neighbours"]
     assert all(r["hit@20"] == 1.0 for r in rows if r["category"] == "all")
     assert "memstrata-log-nodecay" in locomo.format_rows(rows)
+
+
+def long_conversation(turns: int = 130) -> list[dict]:
+    """A conversation long enough for LOG auto-compaction (past 100 entries) to archive
+    its first turns, with a question only the date answers."""
+    early = [{"speaker": "Caroline", "dia_id": "D1:1", "text": "I went to a support group."}]
+    filler = [{"speaker": "Mel" if i % 2 else "Caroline", "dia_id": f"D1:{i}",
+               "text": f"Small talk, remark {i}."} for i in range(2, turns)]
+    return [{
+        "sample_id": "long",
+        "conversation": {
+            "speaker_a": "Caroline", "speaker_b": "Mel",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": early + filler,
+            "session_2_date_time": "3:00 pm on 20 June, 2023",
+            "session_2": [{"speaker": "Mel", "dia_id": "D2:1", "text": "I painted a sunrise."}],
+        },
+        "qa": [
+            {"question": "Who went to a support group?", "evidence": ["D1:1"], "category": 1},
+            {"question": "What happened in June?", "evidence": ["D2:1"], "category": 2},
+        ],
+    }]
+
+
+def test_log_rows_recall_what_compaction_archived(tmp_path: Path, monkeypatch) -> None:
+    """The LOG rows run with the store's defaults (auto-compaction on) and search what an
+    agent's recall searches, the log and its archive: the first turn, archived by the
+    time the questions are asked, is still found; the date is part of each entry."""
+    from memstrata.lifecycle import compaction
+
+    compacted: list[int] = []
+    real = compaction.compact_log
+
+    def counting(*args, **kwargs):
+        record = real(*args, **kwargs)
+        compacted.append(record.entries_count)
+        return record
+
+    monkeypatch.setattr(compaction, "compact_log", counting)
+    path = tmp_path / "conv.json"
+    path.write_text(json.dumps(long_conversation()))
+    convs = locomo.load(path)
+    for config in ("", "[decay]\nlog = 0\narchive = 0\n", locomo.NEIGHBOURS):
+        compacted.clear()
+        tally = locomo.run_memstrata_log(convs, config)
+        assert sum(compacted) > 0  # compaction did run: D1:1 is in archive/
+        by_cat = {r["category"]: r for r in tally.summary("log")}
+        assert by_cat[1]["hit@10"] == 1.0  # found in the archive
+        assert by_cat[2]["hit@5"] == 1.0  # "June" is only in the entry's date

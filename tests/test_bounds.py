@@ -1,5 +1,6 @@
 """Every caller-supplied size and count has a documented limit, checked before any work that
-grows with the input (issue 10 item 8), and the README's table says what the code does."""
+grows with the input (issue 10 item 8), and the README's table says what the code does. On
+both truths (local files and PostgreSQL): what was stored is read through `store.truth`."""
 
 from __future__ import annotations
 
@@ -14,6 +15,17 @@ import pytest
 from memstrata import EntryTooLarge, InvalidInput, MalformedInput, SearchQuery, Store, limits
 
 README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+@pytest.fixture(autouse=True)
+def _on_both_truths(backend: str) -> str:
+    return backend
+
+
+def _stored(store: Store, path: Path) -> bytes | None:
+    """A source's bytes as the truth holds them, or None if it does not exist."""
+    found = store.read(path)
+    return None if found is None else found.data
 
 
 def _nested(depth: int) -> dict[str, Any]:
@@ -35,7 +47,7 @@ def test_100k_tags_are_refused_in_under_a_second(store: Store) -> None:
         with pytest.raises(InvalidInput):
             call()
         assert time.perf_counter() - t < 1.0
-    assert not store.layout.ledger.exists()
+    assert _stored(store, store.layout.ledger) is None
     # duplicates count toward the limit; 32 distinct tags are fine
     with pytest.raises(EntryTooLarge):
         store.ledger.publish("decision", "x", tags=["same"] * 33)
@@ -75,7 +87,7 @@ def test_log_metadata_has_a_size_and_depth_limit(store: Store) -> None:
     assert time.perf_counter() - t < 0.5
     with pytest.raises(MalformedInput, match="not JSON"):
         log.append("THOUGHT", "odd", {"when": object()})
-    assert not log.path.exists() or "deep" not in log.path.read_text()
+    assert b"deep" not in (_stored(store, log.path) or b"")
     ok = log.append("THOUGHT", "fine", {"rows": 1200, "nested": _nested(limits.JSON_DEPTH - 2)})
     assert log.tail(1)[0].metadata == ok.metadata
 
@@ -92,7 +104,7 @@ def test_task_fields_are_bounded(store: Store) -> None:
     with pytest.raises(EntryTooLarge):
         tasks.add("d" * (5 * 1024 * 1024))
     assert time.perf_counter() - t < 1.0
-    assert not tasks.path.exists()
+    assert _stored(store, tasks.path) is None
 
 
 BAD_TASK_CHANGES: list[dict[str, Any]] = [
@@ -109,10 +121,11 @@ BAD_TASK_CHANGES: list[dict[str, Any]] = [
 def test_task_update_validates_exactly_as_task_add(store: Store, change: dict[str, Any]) -> None:
     tasks = store.agent().tasks
     tasks.add("first")
-    before = tasks.path.read_bytes()
+    before = _stored(store, tasks.path)
+    assert before is not None
     with pytest.raises((InvalidInput, LookupError)):
         tasks.update("TASK-001", **change)
-    assert tasks.path.read_bytes() == before
+    assert _stored(store, tasks.path) == before
     if "blocked_by" not in change:  # add refuses the same value (blockers: add cannot name itself)
         field = next(iter(change))
         args: dict[str, Any] = {} if field == "description" else {field: change[field]}
@@ -128,7 +141,7 @@ def test_task_update_over_mcp_refuses_what_task_add_refuses(store: Store) -> Non
     from memstrata.mcp.server import build_server
 
     async def main() -> list[tuple[bool, str]]:
-        async with Client(build_server(store)) as c:
+        async with Client(build_server(store, ["all"])) as c:
             out = []
             for tool, args in (("task_add", {"description": "x", "priority": -99}),
                                ("task_add", {"description": "ok"}),
@@ -184,7 +197,7 @@ def test_items_now_channel_facts_are_bounded(store: Store) -> None:
     with pytest.raises(EntryTooLarge):
         m.facts.set("k" * 1_000_000, "v")
     assert time.perf_counter() - t < 1.0
-    assert not store.layout.items.exists() and not m.facts.path.exists()
+    assert _stored(store, store.layout.items) is None and _stored(store, m.facts.path) is None
 
 
 def test_the_readme_limits_table_matches_the_code() -> None:

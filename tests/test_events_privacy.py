@@ -4,6 +4,7 @@ rotation when several processes write at once."""
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import subprocess
 import sys
@@ -31,9 +32,26 @@ def test_search_events_carry_a_hash_of_the_query_by_default(store: Store, home: 
     data = (home / "events.jsonl").read_bytes()
     assert b"Ottilie" not in data and b"passport of" not in data
     search = [r for r in read_audit(home / "events.jsonl") if r["event"] == "memory:search"]
-    digest = "sha256:" + hashlib.sha256(QUERY.encode()).hexdigest()
+    key = (home / ".events-key").read_bytes()
+    assert len(key) == 32 and (home / ".events-key").stat().st_mode & 0o777 == 0o600
+    digest = "hmac-sha256:" + hmac.new(key, QUERY.encode(), hashlib.sha256).hexdigest()
     assert search[-1]["payload"] == {"query": digest, "results": [h.uid for h in hits]}
     assert seen[-1].payload["query"] == QUERY  # in-process subscribers get the text
+    # Keyed: hashing a guessed query does not confirm it from events.jsonl alone.
+    assert hashlib.sha256(QUERY.encode()).hexdigest().encode() not in data
+    store.search(QUERY)
+    again = [r for r in read_audit(home / "events.jsonl") if r["event"] == "memory:search"]
+    assert again[-1]["payload"]["query"] == digest  # stable: repeated searches show
+
+
+def test_the_audit_key_is_never_exported(store: Store, home: Path, tmp_path: Path) -> None:
+    from memstrata.transfer import export_store
+
+    store.search(QUERY)
+    key = (home / ".events-key").read_bytes()
+    with Store(home) as admin:
+        export_store(admin, tmp_path / "out")
+    assert not any(key in p.read_bytes() for p in (tmp_path / "out").rglob("*") if p.is_file())
 
 
 def test_query_text_is_recorded_when_configured(home: Path) -> None:

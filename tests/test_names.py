@@ -99,7 +99,7 @@ def test_mcp_refuses_control_characters(store: Store, home: Path) -> None:
 
     async def main_() -> list[tuple[str, bool, str]]:
         out = []
-        async with Client(build_server(store)) as c:
+        async with Client(build_server(store, ["all"])) as c:
             for tool, args in [
                 ("session_append", {"session_id": "evil\n", "role": "user", "content": "x"}),
                 ("memory_write", {"path": "notes\n.md", "content": "x"}),
@@ -163,3 +163,45 @@ def test_cli_warns_about_an_unknown_agent_and_reads_create_nothing(
     assert not (home / "agents/fnn").exists()
     assert main([*h, "--agent", "finn", "log", "tail"]) == 0
     assert "warning" not in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def http_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    pytest.importorskip("fastapi")
+    from tests.web.conftest import seed, start_server, stop_server
+
+    home = tmp_path_factory.mktemp("names-http") / "store"
+    seed(home)
+    server = start_server(home)
+    try:
+        yield server
+    finally:
+        stop_server(server)
+
+
+# Percent-encoded control characters: `{name:path}` routes end in `$`, which matches before
+# a final newline, so `facts/k%0A` reached the handler as the key `k`.
+ENCODED = ["%0A", "%0D", "%09", "%00", "%7F", "%C2%85", "%E2%80%A8"]
+
+
+@pytest.mark.parametrize("code", ENCODED)
+def test_http_refuses_control_characters_in_path_names(http_server: Any, code: str) -> None:
+    files_before = _tree(http_server.home)
+    with http_server.client("finn") as c:
+        calls = [
+            ("PUT", f"/api/agents/finn/facts/k{code}", {"value": "hijack"}),
+            ("DELETE", f"/api/agents/finn/facts/preferred_currency{code}", None),
+            ("PUT", f"/api/agents/finn/memory-files/x.md{code}", {"content": "hijack"}),
+            ("DELETE", f"/api/agents/finn/memory-files/notes/plan.md{code}", None),
+            ("GET", f"/api/agents/finn{code}/facts/preferred_currency", None),
+        ]
+        for method, url, body in calls:
+            r = c.request(method, url, json=body)
+            assert r.status_code == 400, (method, url, r.status_code, r.text)
+            assert r.json()["error"]["code"] == "malformed_input"  # as the library names it
+        assert c.get("/api/agents/finn/facts/preferred_currency").json()["value"] == "USD"
+        assert c.get("/api/agents/finn/facts/k").status_code == 404
+        assert "plan" in c.get("/api/agents/finn/memory-files/notes/plan.md").json()["text"].lower()
+        assert c.get("/api/agents/finn/memory-files/x.md").status_code == 404
+    assert {p for p in _tree(http_server.home) - files_before
+            if not p.startswith(("index", "events"))} == set()

@@ -7,6 +7,10 @@
   match the lines shown under it (`...` matches anything, whitespace is
   normalised), and every command must succeed unless the README shows its
   status with `echo $?`;
+* ```python blocks run as scripts in a fresh folder, and the turn example left
+  what its comment says in the store;
+* ```text blocks that show a command's output (the HTTP connect hints) are
+  compared with what the command really prints;
 * ```toml blocks load as the store config without a single problem; ```json
   hook commands and the `memstrata` lines of ```sh blocks parse with the CLI's
   own parser.
@@ -53,6 +57,73 @@ def test_python_examples(n: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert runner.failures == 0, "".join(report)
 
 
+@pytest.mark.parametrize("n", range(len(blocks("python"))))
+def test_python_scripts(n: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMSTRATA_HOME", raising=False)
+    monkeypatch.chdir(tmp_path)
+    code = blocks("python")[n]
+    namespace: dict[str, object] = {"__name__": "__readme__"}
+    exec(compile(code, f"README python {n}", "exec"), namespace)
+    if "m.turn(" in code:  # what the comment under the turn says it left behind
+        from memstrata import Store
+
+        with Store(tmp_path / ".memstrata", agent="finn") as store:
+            entries = store.agent().log.tail(3)
+            now = store.agent().now.read()
+        assert [e.entry_type for e in entries] == ["USER_FEEDBACK", "TOOL_USE", "SYSTEM"]
+        assert "Research Python decorators" in entries[0].content
+        assert entries[1].content == 'web_search(q="decorators") -> ok, 30 chars in 0.80s'
+        assert entries[1].content in code  # the comment quotes it
+        assert entries[2].content.startswith("Final response: A decorator wraps")
+        assert "Task complete: Research Python decorators" in now
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_text_blocks_show_what_the_command_prints(tmp_path: Path) -> None:
+    """A ```text block whose first line is `$ command` shows lines the command prints (a
+    server's start-up hints): run it (on a free port instead of 8765), read its stderr
+    until the last hint, and find every shown line there."""
+    shown = [b for b in blocks("text") if b.startswith("$ ")]
+    assert shown
+    for body in shown:
+        first, *want = body.splitlines()
+        words = shlex.split(first[2:])
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTRATA_")}
+        while "=" in words[0]:
+            key, value = words.pop(0).split("=", 1)
+            env[key] = value
+        assert words[0] == "memstrata"
+        port = _free_port()
+        exe = str(Path(sys.executable).parent / "memstrata")
+        argv = [exe, "--home", str(tmp_path / "store"), *words[1:], "--port", str(port)]
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        got: list[str] = []
+        import threading
+
+        deadline = threading.Timer(120, proc.kill)  # no hints at all: fail, never hang
+        deadline.start()
+        try:
+            assert proc.stderr is not None
+            for line in proc.stderr:  # the hints end with the stdio alternative
+                got.append(line.rstrip("\n").replace(str(port), "8765"))
+                if line.startswith("stdio instead"):
+                    break
+        finally:
+            deadline.cancel()
+            proc.terminate()
+            proc.wait(timeout=30)
+        for line in want:
+            assert line in got, f"{first}\nwant: {line}\ngot:\n" + "\n".join(got)
+
+
 def _commands(block: str) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for line in block.splitlines():
@@ -69,7 +140,7 @@ def test_cli_examples(n: int, tmp_path: Path) -> None:
     marker = "@@readme-example-done@@"
     script = ["set +e", "__rc=0"]
     for cmd, _ in cmds:
-        script += [f"(exit $__rc); {cmd} 2>/dev/null", "__rc=$?",
+        script += [f"(exit $__rc); {{ {cmd}\n}} 2>&1", "__rc=$?",
                    f'printf "\\n{marker} %s\\n" "$__rc"']
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTRATA_")}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"

@@ -1,14 +1,22 @@
-"""Seed 004 scope table, checked on every read and write path, including search."""
+"""Seed 004 scope table, checked on every read and write path, including search; on both
+truths (local files and PostgreSQL: the gate is the same code above either)."""
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from memstrata import ScopeDenied, Store
+
+
+@pytest.fixture(autouse=True)
+def _on_both_truths(backend: str) -> str:
+    return backend
 
 
 @pytest.fixture
@@ -53,6 +61,7 @@ def _reads(store: Store, agent: str) -> dict[str, Callable[[], Any]]:
         "files.stat": lambda: m.files.stat("notes.md"),
         "episodes.files": lambda: m.episodes.files("zebra-task"),
         "episodes.read": lambda: m.episodes.read("zebra-task", "report.md"),
+        "archives.list": m.archives.list, "archives.all_entries": m.archives.all_entries,
     }
 
 
@@ -77,8 +86,99 @@ def test_project_agent_cannot_touch_another_project_agent(populated: Path) -> No
         with pytest.raises(ScopeDenied):
             fn()
             pytest.fail(f"{name} leaked")
-    assert "zebra" in (populated / "agents/bob/memory/notes.md").read_text()
+    assert alice.truth.read_from("agents/bob/memory/notes.md") == b"bob notes zebra"
     alice.close()
+
+
+# A value for every parameter name a public handle method takes (without a default):
+# a method with a parameter missing here fails the walk below until someone decides
+# what its scope is. Values are valid, so a refusal can only be the gate's.
+SAMPLE: dict[str, Any] = {
+    "key": "secret", "value": "hijack", "rel": "notes.md", "old": "zebra", "new": "hijack",
+    "line": 1, "text": "hijack", "content": "hijack", "session_id": "s1", "role": "user",
+    "messages": [{"role": "user", "content": "hijack"}], "slug": "zebra-task",
+    "task_id": "t-1", "event": {"kind": "x"}, "items": ["hijack"], "title": "hijack",
+    "name": "scratch.md", "status": "hijack", "description": "hijack", "entry_type": "THOUGHT",
+    "archives": {"s1": "x.jsonl"}, "rec": {"compacted": True}, "rooms": ["room-a"],
+    "entry_id": "x", "kind": "decision", "summary": "hijack", "ids": ["x"],
+    "source_file": "notes.md", "drafts": [], "archive_id": "arc-00000000",
+}
+# Seed 000 layer 2: a room's artifacts, and where it sits in the DAG, are readable by
+# every agent (skills aside); everything else of a room is its agents' (and admins').
+ROOM_READABLE_BY_ALL = frozenset({"artifacts", "read_artifact", "info", "upstream",
+                                  "ancestors", "check_open"})
+
+
+def _every_method(handle: object) -> dict[str, Callable[[], Any]]:
+    """Every public method and property of a handle, ready to call with SAMPLE values."""
+    out: dict[str, Callable[[], Any]] = {}
+    for name in dir(type(handle)):
+        if name.startswith("_"):
+            continue
+        attr = inspect.getattr_static(type(handle), name)
+        if isinstance(attr, property | cached_property):
+            out[name] = lambda n=name: getattr(handle, n)
+            continue
+        fn = getattr(handle, name)
+        if not callable(fn):
+            continue
+        params = [p for p in inspect.signature(fn).parameters.values()
+                  if p.default is inspect.Parameter.empty
+                  and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        missing = [p.name for p in params if p.name not in SAMPLE]
+        assert not missing, f"{type(handle).__name__}.{name}: add {missing} to SAMPLE"
+        out[name] = lambda fn=fn, kw={p.name: SAMPLE[p.name] for p in params}: fn(**kw)
+    return out
+
+
+def _layers(store: Store, agent: str) -> dict[str, object]:
+    """An agent handle and every layer handle it gives (found by introspection too)."""
+    m = store.agent(agent)
+    handles: dict[str, object] = {"agent": m}
+    for name in dir(type(m)):
+        if isinstance(getattr(type(m), name, None), cached_property):
+            handles[name] = getattr(m, name)
+    assert len(handles) >= 12  # now, context, identity, log, files, facts, tasks, ...
+    return handles
+
+
+def _denied(handles: dict[str, object], allowed: frozenset[str] = frozenset()) -> list[str]:
+    """The `layer.method` names that did NOT raise ScopeDenied (and are not `allowed`)."""
+    slipped = []
+    for layer, handle in handles.items():
+        for name, call in _every_method(handle).items():
+            if name in allowed:
+                continue
+            if isinstance(getattr(type(handle), name, None), cached_property):
+                continue  # a layer handle: walked as a handle of its own
+            try:
+                result = call()
+            except ScopeDenied:
+                continue
+            slipped.append(f"{layer}.{name} -> {str(result)[:60]}")
+    return slipped
+
+
+def test_every_method_of_another_agents_layers_is_denied(populated: Path) -> None:
+    before = {p: p.read_bytes() for p in (populated / "agents/bob").rglob("*") if p.is_file()}
+    with Store(populated, agent="alice", room="room-a") as alice:
+        assert _denied(_layers(alice, "bob")) == []
+    after = {p: p.read_bytes() for p in (populated / "agents/bob").rglob("*") if p.is_file()}
+    assert after == before
+
+
+def test_every_method_of_another_room_is_denied_but_what_seed_000_shares(populated: Path) -> None:
+    with Store(populated, agent="alice", room="room-a") as alice:
+        room = alice.room("room-b")
+        assert _denied({"room-b": room}, ROOM_READABLE_BY_ALL) == []
+        assert room.artifacts() and room.info().name == "room-b"
+    with Store(populated, agent="seo") as seo:
+        assert _denied({"room-b": seo.room("room-b")}) == []  # skills: nothing at all
+
+
+def test_every_method_of_the_shared_handles_is_denied_to_a_skill(populated: Path) -> None:
+    with Store(populated, agent="seo") as seo:
+        assert _denied({"ledger": seo.ledger, "items": seo.items, **_layers(seo, "seo")}) == []
 
 
 def test_project_agent_reads_admin_but_cannot_write_it(populated: Path) -> None:

@@ -151,6 +151,39 @@ def test_transcript_messages_are_found_by_their_neighbours_words(store: Store) -
     assert named[0].title == "Ben" and named[0].explain.get("author_named") == 0.3
 
 
+def test_log_entries_are_found_by_their_neighbours_words_when_asked(home: Path) -> None:
+    """`[log] neighbour_context = 2` gives LOG entries (and their archives) the neighbour
+    context transcripts get: the tool call after an intent is found by the intent's
+    words. Off by default: only entries holding a query word are returned."""
+    def entries(s: Store) -> None:
+        log = s.agent().log
+        log.append("USER_FEEDBACK", "Research Python decorators")
+        log.append("TOOL_USE", "web_search returned 5 results")
+        for i in range(3):
+            log.append("THOUGHT", f"unrelated note {i} about tax forms")
+
+    def found(s: Store, text: str, layers: tuple[str, ...] = ("log",)) -> list[str]:
+        return [h.text for h in s.search(SearchQuery(text=text, layers=layers))]
+
+    with Store(home / "default", agent="finn") as s:
+        entries(s)
+        assert found(s, "decorators") == ["Research Python decorators"]
+    (home / "on").mkdir(parents=True)
+    (home / "on" / "config.toml").write_text("[log]\nneighbour_context = 2\n")
+    with Store(home / "on", agent="finn") as s:
+        entries(s)
+        texts = found(s, "decorators")
+        assert texts[:2] == ["Research Python decorators", "web_search returned 5 results"]
+        assert "unrelated note 2 about tax forms" not in texts  # 4 entries away
+        # the earlier entry learns its right-hand neighbour when it arrives later
+        assert "Research Python decorators" in found(s, "web_search")
+        from memstrata.lifecycle.compaction import compact_log
+
+        assert compact_log(s, "finn", force=True).compacted
+        assert found(s, "decorators", ("archive",))[:2] == [
+            "Research Python decorators", "web_search returned 5 results"]
+
+
 def test_get_returns_one_memory_by_uid_through_the_scope_gate(home: Path) -> None:
     from memstrata import NotFound
 

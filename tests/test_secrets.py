@@ -48,6 +48,11 @@ def config(home: Path, text: str) -> None:
      "private-key"),
     ("DB_PASSWORD=hunter2hunter2", "credential"),
     ("token Zx8Qp2Lm9Vt4Rw7Ks1Jd6Hf3Gb5Nc0YaQ7", "high-entropy"),
+    ("ci uses glpat-xYz12AbCdEfGhIjKlMnOp", "gitlab-token"),
+    ("db at postgres://app:Hunter2xyz@db.internal:5432/app", "url-password"),
+    ("cache redis://:s3cretpass@cache:6379/0", "url-password"),
+    ("curl -H 'Authorization: Bearer 3f9a1c2b7d4e8f60a1b2c3d4e5f60718' /api", "bearer-token"),
+    ("authorization: bearer 3f9a1c2b7d4e8f60a1b2c3d4e5f60718", "bearer-token"),
 ])
 def test_detector_finds_each_kind_and_only_the_secret_part(text: str, kind: str) -> None:
     found = find_secrets(text)
@@ -67,6 +72,9 @@ def test_detector_finds_each_kind_and_only_the_secret_part(text: str, kind: str)
     "src/memstrata/lifecycle/session_compaction_policy_for_tools.py",
     "the key is on the table; token budget: 50000 tokens; password reset flow",
     "Chose bcrypt over argon2 for password hashing due to broader library support",
+    "see https://example.com/a:b@c and http://localhost:8080/api and https://user@host/x",
+    "DATABASE_URL=postgres://app:${DB_PASSWORD}@db/app or postgres://u:<password>@h/db",
+    "the bearer of bad news; Authorization: Bearer abc",
 ])
 def test_detector_leaves_ordinary_memory_alone(text: str) -> None:
     assert find_secrets(text) == []

@@ -81,6 +81,48 @@ def test_timeline_pages_newest_first_by_type_and_time(root: Store) -> None:
         timeline(finn, "finn", before="garbage")
 
 
+def test_timeline_shows_every_fact_change_and_files_as_they_are_now(root: Store) -> None:
+    """Facts: each set and forget is an item (from the journal), with its value. NOW:
+    rewritten in place, no earlier version kept: one item, its current text, titled so."""
+    finn = root.acting_as("finn")
+    mem = finn.agent()
+    for i in range(3):
+        mem.now.update(f"objective {i}", [f"step {i}"])
+    mem.facts.set("k", "v1", "preference")
+    mem.facts.set("k", "v2", "preference")
+    mem.facts.forget("k")
+    items = timeline(finn, "finn", types=("now", "fact")).items
+    assert [(i.type, i.kind, i.title) for i in items if i.type == "fact"] == [
+        ("fact", "forget", "k"), ("fact", "set", "k"), ("fact", "set", "k")]
+    facts = [i for i in items if i.type == "fact"]
+    assert facts[1].text.startswith("v2") and facts[2].text.startswith("v1")
+    assert "preference" in facts[1].text
+    assert facts[0].source == facts[1].source == "agents/finn/facts.jsonl"
+    [now] = [i for i in items if i.type == "now"]
+    assert now.title == "NOW.md (current version)"
+    assert "objective 2" in now.text and "step 2" in now.text  # more than its '# NOW' title
+    # Fact changes page like the rest, each once, and honour the time window.
+    for i in range(23):
+        mem.facts.set(f"key{i}", f"value {i}")
+    pages, cursor = [], None
+    while True:
+        page = timeline(finn, "finn", types=("fact",), limit=10, before=cursor)
+        pages.append([(i.kind, i.title, i.text.split("\n")[0]) for i in page.items])
+        cursor = page.next
+        if cursor is None:
+            break
+    seen = [x for p in pages for x in p]
+    assert seen[:23] == [("set", f"key{i}", f"value {i}") for i in range(22, -1, -1)]
+    assert seen[23:] == [("forget", "k", "forgotten (the journal keeps its earlier values)"),
+                         ("set", "k", "v2"), ("set", "k", "v1")]
+    assert [len(p) for p in pages] == [10, 10, 6]
+    assert timeline(finn, "finn", types=("fact",), since=time.time() + 3600).items == ()
+    assert len(timeline(finn, "finn", types=("fact",), until=time.time() + 3600).items) == 26
+    # Another project agent sees none of it.
+    with pytest.raises(ScopeDenied):
+        timeline(root.acting_as("mira"), "finn", types=("fact",))
+
+
 def test_ledger_pages_chains_and_freshness(root: Store) -> None:
     finn = root.acting_as("finn", "room-1")
     # only an admin may backdate an entry (seed 000 decay): the owner writes it as finn's

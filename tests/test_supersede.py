@@ -1,5 +1,6 @@
 """Who may supersede a ledger entry, who is its author, and which role a caller gets
-(issue 10 items 2 and 3): one rule in `scope.Gate`, the same over the API, the CLI and MCP."""
+(issue 10 items 2 and 3): one rule in `scope.Gate`, the same over the API, the CLI and MCP,
+and on both truths (local files and PostgreSQL; the ledger is read through `store.truth`)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,17 @@ from memstrata import AlreadySuperseded, ScopeDenied, Store, SupersedeDenied
 from memstrata.model import LedgerEntry
 
 ROLES = '[roles]\nadmin = ["wilco"]\nskill = ["seo"]\n'
+
+
+@pytest.fixture(autouse=True)
+def _on_both_truths(backend: str) -> str:
+    return backend
+
+
+def _ledger_text(home: Path) -> str:
+    """ledger.jsonl as the store's truth holds it (a file, or PostgreSQL rows)."""
+    with Store(home, sync=False, watch=False) as s:
+        return s.truth.read_from("ledger.jsonl").decode()
 
 
 @pytest.fixture
@@ -46,7 +58,7 @@ def test_a_room_cannot_erase_another_rooms_or_an_admins_entry(home: Path, ledger
             with pytest.raises(SupersedeDenied):
                 alice.ledger.publish("decision", "hijack", supersedes=ledger[target].id)
     assert _live(home) == {e.id for e in ledger.values()}
-    assert "hijack" not in (home / "ledger.jsonl").read_text()
+    assert "hijack" not in _ledger_text(home)
 
 
 def test_the_entrys_own_room_and_admins_may_supersede(home: Path, ledger: dict[str, Any]) -> None:
@@ -103,7 +115,7 @@ def test_concurrent_supersedes_leave_exactly_one_successor(home: Path, ledger: d
     for p in procs:
         p.join(timeout=60)
     assert results.count("refused") == 3
-    lines = [json.loads(x) for x in (home / "ledger.jsonl").read_text().splitlines()]
+    lines = [json.loads(x) for x in _ledger_text(home).splitlines()]
     assert [x["id"] for x in lines if x["supersedes"] == ledger["room_a"].id] == \
         [r for r in results if r != "refused"]
 
@@ -112,8 +124,8 @@ def test_a_hand_edited_line_that_supersedes_itself_stays_visible(home: Path) -> 
     line = {"id": "mem-0000abcd", "ts": "2026-01-01T00:00:00Z", "kind": "decision", "room_id": None,
             "author_role": "ann", "ref": None, "tags": [], "summary": "names itself", "detail": None,
             "supersedes": "mem-0000abcd"}
-    home.mkdir(parents=True)
-    (home / "ledger.jsonl").write_text(json.dumps(line) + "\n")
+    with Store(home, sync=False, watch=False) as s:  # by hand, past the library
+        s.truth.rewrite("ledger.jsonl", (json.dumps(line) + "\n").encode())
     with Store(home) as s:
         assert [e.id for e in s.ledger.query()] == ["mem-0000abcd"]
         assert s.ledger.is_superseded("mem-0000abcd") is False
@@ -130,7 +142,7 @@ def test_author_role_is_the_actor_unless_an_admin_sets_it(home: Path, ledger: di
         assert alice.ledger.publish("decision", "default").author_role == "alice"
     with Store(home, agent="wilco") as admin:
         assert admin.ledger.publish("decision", "for the architect", author_role="architect").author_role == "architect"
-    assert "forged" not in (home / "ledger.jsonl").read_text()
+    assert "forged" not in _ledger_text(home)
 
 
 def test_roles_come_from_config_and_can_only_be_lowered(home: Path, ledger: dict[str, Any]) -> None:
@@ -157,14 +169,14 @@ def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_cli_role_flag_cannot_escalate(home: Path, ledger: dict[str, Any]) -> None:
-    before = (home / "ledger.jsonl").read_bytes()
+    before = _ledger_text(home)
     r = _cli(home, "--agent", "alice", "--room", "room-a", "--role", "admin", "ledger", "publish",
              "convention", "hijack", "--supersedes", ledger["admin"].id)
     assert r.returncode == 2 and "cannot act as admin" in r.stderr, r.stderr
     r = _cli(home, "--agent", "alice", "--room", "room-a", "ledger", "publish",
              "convention", "hijack", "--supersedes", ledger["admin"].id)
     assert r.returncode == 2 and "may not supersede" in r.stderr, r.stderr
-    assert (home / "ledger.jsonl").read_bytes() == before
+    assert _ledger_text(home) == before
     r = _cli(home, "--agent", "wilco", "--role", "project", "--room", "room-b", "ledger", "publish",
              "decision", "lowered is fine", "--supersedes", ledger["room_b"].id)
     assert r.returncode == 0, r.stderr
@@ -174,10 +186,10 @@ def test_cli_author_is_checked(home: Path, ledger: dict[str, Any]) -> None:
     r = _cli(home, "--agent", "alice", "--room", "room-a", "ledger", "publish", "decision", "forged",
              "--author", "wilco")
     assert r.returncode == 2 and "may not publish as 'wilco'" in r.stderr
-    assert "forged" not in (home / "ledger.jsonl").read_text()
+    assert "forged" not in _ledger_text(home)
     r = _cli(home, "--json", "ledger", "publish", "decision", "by the architect", "--author", "architect")
     assert r.returncode == 0 and json.loads(r.stdout)["author_role"] == "architect"
-    last = json.loads((home / "ledger.jsonl").read_text().splitlines()[-1])
+    last = json.loads(_ledger_text(home).splitlines()[-1])
     assert last["author_role"] == "architect"
 
 

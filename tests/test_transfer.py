@@ -239,6 +239,78 @@ def test_a_gzip_bomb_is_refused_by_its_size_without_reading_it(home: Path,
     assert (home / "agents/finn/memory/bomb.md").stat().st_size == 64 << 20
 
 
+def header_bomb(path: Path, kind: bytes, size: int) -> Path:
+    """A .tar.gz that opens with one extended header (`kind`: GNU long name `L`, pax
+    `x`) declaring a `size`-byte body of `a`s, written like `bomb` (~size/1000)."""
+    info = tarfile.TarInfo("././@LongLink")
+    info.type = kind
+    info.size = size
+    head = info._create_header(info.get_info(), tarfile.USTAR_FORMAT,  # type: ignore[attr-defined]
+                               "utf-8", "surrogateescape")
+    mib = gzip.compress(b"a" * (1 << 20), compresslevel=9)
+    with open(path, "wb") as out:
+        out.write(gzip.compress(head))
+        for _ in range(size >> 20):
+            out.write(mib)
+        out.write(gzip.compress(b"\0" * 10240))
+    return path
+
+
+@pytest.mark.parametrize("kind,size", [(tarfile.GNUTYPE_LONGNAME, 1 << 30),
+                                       (tarfile.XHDTYPE, 512 << 20)], ids=["longname", "pax"])
+def test_a_tarbomb_in_an_extended_header_is_refused_by_its_declared_size(
+        home: Path, tmp_path: Path, kind: bytes, size: int) -> None:
+    # tarfile reads a long name's or a pax header's body whole, before any member is
+    # seen: uncapped, these 1 MB archives took 3.1 GB and 1.5 GB of memory.
+    src = header_bomb(tmp_path / "hdr.tar.gz", kind, size)
+    assert src.stat().st_size < 2 * 1024 * 1024
+    code, rss = rss_of([EXE, "--home", str(home), "import", "--unverified", str(src)])
+    assert code == 2 and rss < 300
+    with pytest.raises(EntryTooLarge, match="tar header of"):
+        importing(home, src, unverified=True)
+    assert snapshot(home) == {} and leftovers(home) == []
+
+
+def test_sparse_members_and_endless_header_chains_are_refused(home: Path,
+                                                              tmp_path: Path) -> None:
+    sparse = tarfile.TarInfo("agents/finn/memory/s.md")
+    sparse.type = tarfile.GNUTYPE_SPARSE
+    pax_sparse = tarfile.TarInfo("agents/finn/memory/p.md")
+    pax_sparse.pax_headers = {"GNU.sparse.major": "1", "GNU.sparse.minor": "0"}
+    chained = b"".join(_long_name(f"agents/finn/memory/{'d' * 120}{i}.md") for i in range(2000))
+    for name, raw, words in [("gnu-sparse", sparse.tobuf(format=tarfile.GNU_FORMAT), "sparse"),
+                             ("pax-sparse", pax_sparse.tobuf(format=tarfile.PAX_FORMAT), "sparse"),
+                             ("chain", chained, "extended tar headers before one member")]:
+        src = tmp_path / f"{name}.tar.gz"
+        src.write_bytes(gzip.compress(raw + b"\0" * 10240))
+        with pytest.raises(MalformedInput, match=words):
+            importing(home, src, unverified=True)
+    assert snapshot(home) == {} and leftovers(home) == []
+
+
+def _long_name(name: str) -> bytes:
+    """A GNU long-name header (and its body) for `name`, with no member after it."""
+    info = tarfile.TarInfo("././@LongLink")
+    info.type = tarfile.GNUTYPE_LONGNAME
+    body = name.encode() + b"\0"
+    info.size = len(body)
+    return info.tobuf(format=tarfile.GNU_FORMAT) + body + b"\0" * (-len(body) % 512)
+
+
+@pytest.mark.parametrize("fmt", [tarfile.GNU_FORMAT, tarfile.PAX_FORMAT], ids=["gnu", "pax"])
+def test_long_member_names_still_import(home: Path, tmp_path: Path, fmt: int) -> None:
+    name = f"agents/finn/memory/{'deep/' * 30}{'n' * 200}.md"  # over ustar's 100+155
+    members: Members = [(name, b"# long\n")]
+    src = tmp_path / "long.tar.gz"
+    with tarfile.open(src, "w:gz", format=fmt) as tar:
+        for n, data in [*members, (MANIFEST, manifest(members))]:
+            info = tarfile.TarInfo(n)
+            info.size = len(data or b"")
+            tar.addfile(info, io.BytesIO(data or b""))
+    importing(home, src)
+    assert (home / name).read_bytes() == b"# long\n"
+
+
 def test_readme_export_then_import_into_the_same_store_works(home: Path,
                                                              tmp_path: Path) -> None:
     def cli(*args: str) -> subprocess.CompletedProcess[str]:

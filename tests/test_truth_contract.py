@@ -3,15 +3,21 @@ same whether the truth is a folder of files or a PostgreSQL database (issue 14).
 
 Part 1 checks the protocol itself (`truth` fixture: a `LocalTruth` or a `PostgresTruth`);
 part 2 runs the layers (scope, supersede, purge, bounds included) on a `Store` opened on
-either backend (`backend` fixture, see conftest).
+either backend (`backend` fixture, see conftest). The full suites test_scope, test_supersede,
+test_purge and test_bounds run on both backends too.
 """
 
 from __future__ import annotations
 
+import contextlib
+import queue
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -29,6 +35,7 @@ from memstrata.errors import (
 from memstrata.files.local import LocalTruth
 from memstrata.files.locks import LockTable
 from memstrata.files.truth import MISSING, Truth
+from memstrata.search.timeline import timeline
 
 # -- part 1: the protocol ------------------------------------------------------------
 
@@ -123,6 +130,72 @@ def test_lock_excludes_other_holders(truth: Truth, tmp_path: Path) -> None:
         pass  # re-entrant in one thread
 
 
+APPENDER = """
+import sys
+from pathlib import Path
+kind, where, path = sys.argv[1:4]
+if kind == "local":
+    from memstrata.files.local import LocalTruth
+    from memstrata.files.locks import LockTable
+    truth = LocalTruth(Path(where), LockTable(Path(where) / ".locks"))
+else:
+    from memstrata.backends.postgres import PostgresTruth
+    truth = PostgresTruth(where, retry_seconds=5)
+print("appending", flush=True)
+done = truth.append(path, b"from the other process\\n")
+print(f"appended {done.start}", flush=True)
+truth.close()
+"""
+
+
+def _lines(stream: IO[str]) -> queue.Queue[str]:
+    got: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [got.put(x.strip()) for x in stream], daemon=True).start()
+    return got
+
+
+def _waiting_on_advisory_lock(url: str) -> bool:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        return bool(conn.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
+                                 "AND NOT granted").fetchone()[0])
+
+
+def test_lock_keeps_appends_of_another_process_out(truth: Truth) -> None:
+    """What compaction and purge rely on: while one process holds lock(p), another
+    process's append(p) waits, so a read-modify-rewrite under the lock loses nothing."""
+    path = "agents/finn/memory/LOG.md"
+    truth.append(path, b"first\n")
+    where = str(truth.root) if isinstance(truth, LocalTruth) else truth.url  # type: ignore[attr-defined]
+    args = ["local" if isinstance(truth, LocalTruth) else "postgres", where]
+    with truth.lock(path):
+        child = subprocess.Popen([sys.executable, "-c", APPENDER, *args, path],
+                                 stdout=subprocess.PIPE, text=True)
+        assert child.stdout is not None
+        said = _lines(child.stdout)
+        assert said.get(timeout=60) == "appending"
+        if args[0] == "postgres":  # proof that it waits: its session queues on the lock
+            deadline = time.monotonic() + 60
+            while not _waiting_on_advisory_lock(args[1]):
+                assert said.empty(), f"the append went through under the lock: {said.get()}"
+                assert time.monotonic() < deadline, "the other process never waited"
+                time.sleep(0.02)
+        else:  # flock is polled: give the other process a moment to get in if it could
+            with contextlib.suppress(queue.Empty):
+                pytest.fail(f"the append went through under the lock: {said.get(timeout=1)}")
+        assert said.empty()
+        found = truth.read(path)
+        assert found is not None and found.data == b"first\n"
+        truth.rewrite(path, b"first\nrewritten under the lock\n", expected=found.entry.version)
+        truth.append(path, b"by the holder\n")  # re-entrant: the holder's own appends go on
+    assert child.wait(timeout=60) == 0
+    landed = said.get(timeout=10)
+    body = b"first\nrewritten under the lock\nby the holder\n"
+    assert landed == f"appended {len(body)}"
+    assert truth.read_from(path) == body + b"from the other process\n"
+
+
 def test_watch_reports_changed_paths(truth: Truth) -> None:
     stop = threading.Event()
     seen: list[set[str] | None] = []
@@ -161,7 +234,7 @@ def test_postgres_append_retry_with_the_same_record_id_is_not_a_duplicate(
     again = truth.append("ledger.jsonl", b'{"id": "mem-1"}\n', record_id="rid-1")
     assert (again.start, again.end) == (first.start, first.end)
     assert truth.read_from("ledger.jsonl") == b'{"id": "mem-1"}\n'
-    assert truth.migrations() == ["001_truth"]
+    assert truth.migrations() == ["001_truth", "002_feed"]
     truth.close()
 
 
@@ -182,6 +255,11 @@ def test_layers_round_trip_and_search(backend: str, home: Path) -> None:
         assert mem.now.state().objective == "Ship the auth service"
         assert [e.content for e in mem.log.tail(5)] == ["bcrypt work factor twelve is enough"]
         assert mem.facts.get("preferred_currency").value == "USD"
+        mem.facts.set("preferred_currency", "EUR", "preference")  # the timeline reads the
+        # facts journal backwards through the truth: the history, newest first
+        assert [(i.kind, i.text.split("\n")[0]) for i in timeline(s, "finn", types=("fact",)).items
+                ] == [("set", "EUR"), ("set", "USD")]
+        mem.facts.set("preferred_currency", "USD", "preference")
         assert mem.files.read("notes/plan.md").startswith("# Plan")
         assert [t.id for t in mem.tasks.list()] == ["TASK-001"]
         assert s.ledger.get(entry.id).summary == "Chose bcrypt over argon2"
@@ -281,6 +359,22 @@ def test_memory_files_and_compaction(backend: str, home: Path) -> None:
         assert record.compacted and record.entries_count == 5
         assert any(h.layer == "archive" for h in s.search("ostrich"))
         assert len(s.agent().log.entries()) == 1
+        # The archives, listed and read back through the truth (not the folder).
+        archives = s.agent().archives
+        assert [(a.id, a.path) for a in archives.list()] == [(record.archive_id,
+                                                              record.archive_path)]
+        five = [f"step {i} of the ostrich job" for i in range(5)]
+        assert [e.content for e in archives.entries(record.archive_id)] == five
+        for i in range(3):
+            s.agent().log.append("THOUGHT", f"later {i}")
+        second = compact_log(s, "finn", force=True)  # within the same second, most likely
+        assert [a.id for a in archives.list()] == [record.archive_id, second.archive_id]
+        summary = s.agent().archives.entries(second.archive_id)[0]
+        assert summary.entry_type == "SYSTEM" and summary.metadata["archive_id"] == record.archive_id
+        assert [e.content for e in archives.all_entries()] == [
+            *five, summary.content, "later 0", "later 1", "later 2"]
+        with pytest.raises(NotFound):
+            archives.entries("arc-00000000")
 
 
 def test_doctor_compares_this_hosts_index_with_the_truth(backend: str, tmp_path: Path,
@@ -299,3 +393,42 @@ def test_doctor_compares_this_hosts_index_with_the_truth(backend: str, tmp_path:
         assert problems == {"docs differ", "behind the truth"}
         s.sync()
         assert examine(s).index_ok
+
+
+class _HandEditDuringSummary:
+    """A summariser during whose call someone rewrites the source being compacted."""
+
+    def __init__(self, store: Store, rel: str, data: bytes) -> None:
+        self.store, self.rel, self.data = store, rel, data
+
+    def summarize(self, texts: list[str], *, max_chars: int) -> str:
+        self.store.truth.rewrite(self.rel, self.data)
+        return "a summary nobody will keep"
+
+
+def test_a_failed_compaction_leaves_no_archive_behind(backend: str, home: Path) -> None:
+    """The splice refuses (the LOG was rewritten meanwhile): the entries stay in LOG.md
+    only, not also in an orphan archive (stored twice, found twice by search)."""
+    from memstrata.lifecycle.compaction import compact_log, compaction_history
+    from memstrata.lifecycle.session_compaction import compact_session
+
+    with Store(home, agent="finn") as s:
+        log = s.agent().log
+        for i in range(5):
+            log.append("THOUGHT", f"step {i} of the pangolin job")
+        edited = s.truth.read_from(log.rel).replace(b"step 0 of", b"step zero of")
+        with pytest.raises(StaleWrite):
+            compact_log(s, "finn", force=True,
+                        summarizer=_HandEditDuringSummary(s, log.rel, edited))
+        assert s.truth.read_from(log.rel) == edited
+        assert [e.path for e in s.truth.list("agents/finn/archive") if not e.is_dir] == []
+        assert compaction_history(s, "finn") == []
+        assert {h.layer for h in s.search("pangolin")} == {"log"}
+        sessions = s.agent().sessions
+        for i in range(4):
+            sessions.append("s1", "user", f"message {i} about the armadillo")
+        rel = s.rel(sessions._spec("s1").path)
+        with pytest.raises(StaleWrite):
+            compact_session(s, "finn", "s1", keep_recent=1,
+                            summarizer=_HandEditDuringSummary(s, rel, b""))
+        assert [e.path for e in s.truth.list("agents/finn/archive") if not e.is_dir] == []

@@ -79,12 +79,14 @@ def _bool(v: Any) -> bool:
     raise ValueError(f"must be true or false (unquoted), got {v!r}")
 
 
-def _int(minimum: int = 0) -> Callable[[Any], int]:
+def _int(minimum: int = 0, maximum: int | None = None) -> Callable[[Any], int]:
     def parse(v: Any) -> int:
         if isinstance(v, bool) or not isinstance(v, int):
             raise ValueError(f"must be a whole number, got {v!r}")
         if v < minimum:
             raise ValueError(f"must be >= {minimum}, got {v}")
+        if maximum is not None and v > maximum:
+            raise ValueError(f"must be <= {maximum}, got {v}")
         return v
 
     return parse
@@ -193,6 +195,12 @@ SETTINGS: tuple[Setting, ...] = (
             "compact LOG.md when it grows past this many bytes (seed 002: 50 KB)"),
     Setting("log", "compact_entries", "log_compact_entries", 100, _int(1),
             "compact LOG.md when it holds more entries than this (seed 002: 100)"),
+    # Off by default: on LoCoMo turns logged one per entry it lifts r@10 (README), but on
+    # an agent's own log it returns entries that only sit next to a match (the labelled
+    # agent questions, tests/search/agent_questions.py, lose MRR 0.875 -> 0.829).
+    Setting("log", "neighbour_context", "log_neighbour_context", 0, _int(0, 10),
+            "also find a LOG entry by the words of this many entries on either side of it, "
+            "as transcript messages are (0 = off; run `memstrata reindex` after changing)"),
     Setting("sessions", "retention_days", "session_retention_days", 30, _int(0),
             "archive session transcripts older than this many days (seed 004)"),
     Setting("sessions", "keep_recent", "session_keep_recent", 10, _int(0),
@@ -221,6 +229,9 @@ SETTINGS: tuple[Setting, ...] = (
             'compaction summariser: "extractive" (default) or "openai:<model>@<url>"'),
     Setting("llm", "extractor", "llm_extractor", None, _opt_str,
             'knowledge extractor: "rules" (default) or "openai:<model>@<url>"'),
+    Setting("llm", "classifier", "llm_classifier", None, _opt_str,
+            'compaction line classifier: "rules" (default, no model) or "openai:<model>@<url>" '
+            "(labels only lines the rules left as narrative)"),
     # -- seed 002 automatic memory, seed 003 agent-controlled mode, seed 004 thresholds --
     Setting("memory", "mode", "memory_mode", "automatic", _choice("automatic", "agent-controlled"),
             'seed 003: "agent-controlled" = the harness never writes memory on the agent\'s '
@@ -234,9 +245,10 @@ SETTINGS: tuple[Setting, ...] = (
             "seed 004 flushEnabled: flush durable items to CONTEXT.md / MEMORY.md first"),
     Setting("sessions", "flush_threshold", "session_flush_threshold", 80_000, _int(1),
             "seed 004 flushThreshold: pre-compaction flush past this many tokens"),
-    Setting("mcp", "auto_log", "mcp_auto_log", True, _bool,
+    Setting("mcp", "auto_log", "mcp_auto_log", False, _bool,
             "seed 002 auto-log: the MCP server logs every tool call to LOG.md (TOOL_USE); "
-            "the hooks leave memstrata's own tools to it, so nothing is logged twice"),
+            "off: a memory tool's effect is memory already (the engine integration, AgentLoop "
+            "and the PostToolUse hook, logs the agent's other tools)"),
     Setting("http", "allow_hosts", "http_allow_hosts", (), _strings,
             'extra Host values HTTP accepts: "name", "name:port", "name:*" (--allow-host)'),
     Setting("http", "allow_origins", "http_allow_origins", (), _strings,
@@ -311,6 +323,7 @@ class Config:
     projects: tuple[str, ...] = ()
     log_compact_bytes: int = 50 * 1024
     log_compact_entries: int = 100
+    log_neighbour_context: int = 0
     session_retention_days: int = 30
     session_keep_recent: int = 10
     tool_result_retention: int = 5
@@ -329,12 +342,13 @@ class Config:
     vector_weight: float = 0.3
     llm_summarizer: str | None = None
     llm_extractor: str | None = None
+    llm_classifier: str | None = None
     memory_mode: str = "automatic"
     log_auto_compact: bool = True
     session_compaction_threshold: int = 100_000
     session_flush_enabled: bool = True
     session_flush_threshold: int = 80_000
-    mcp_auto_log: bool = True
+    mcp_auto_log: bool = False
     http_allow_hosts: tuple[str, ...] = ()
     http_allow_origins: tuple[str, ...] = ()
     import_max_members: int = 100_000

@@ -6,7 +6,7 @@ version that was read, so even a lock that was lost meanwhile (a PostgreSQL
 session that dropped) ends in `StaleWrite` instead of a lost update; then the
 index catches up with the source.
 
-    with store.editing(tasks.spec()) as edit:
+    with store.editing(tasks._spec()) as edit:
         doc = load_tasks(edit.data, "tasks.json")
         ...
         edit(doc.dumps())

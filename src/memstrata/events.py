@@ -14,8 +14,13 @@ memory files themselves carry the durability promise. Readers skip a line torn b
 crash, as for every JSONL file.
 
 Privacy: subscribers in the process get every payload as emitted, but the file
-records a search's query as `sha256:<hex>` unless `[events] record_queries = true`
-(a hash of a guessable query can be guessed: it hides text, it does not encrypt).
+records a search's query as `hmac-sha256:<hex>` unless `[events] record_queries =
+true`. The HMAC key is this host's, 32 random bytes made on first use in
+`.events-key` beside the trail (mode 0600; hidden, so never exported): with
+events.jsonl alone, a guessed query cannot be confirmed (a plain hash could be,
+by hashing the guess); the same query still gives the same digest, so repeated
+searches stay visible. Where the key cannot be written (a read-only store), the
+query is recorded as `[withheld]`.
 
 Rotation: past `[events] max_bytes`, `events.jsonl` becomes `events.1.jsonl`
 (older ones shift to `.2`, ... and past `[events] keep` are deleted). Every write
@@ -31,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import hmac
 import json
 import os
 import threading
@@ -77,8 +83,44 @@ def audit_files(path: Path) -> list[Path]:
     return ([path] if path.exists() else []) + [p for _, p in sorted(numbered)]
 
 
-def query_digest(text: str) -> str:
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+KEY_FILE = ".events-key"
+KEY_BYTES = 32
+
+
+def query_digest(text: str, key: bytes) -> str:
+    """`hmac-sha256:<hex>` of a search query under this host's audit key."""
+    return "hmac-sha256:" + hmac.new(key, text.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def audit_key(audit_path: Path) -> bytes | None:
+    """The host's audit HMAC key beside `audit_path`, made on first use (None if it cannot
+    be: a read-only or full disk). Written to a temporary file and linked into place, so
+    no process ever reads a partial key, and the first of two racing makers wins."""
+    path = audit_path.with_name(KEY_FILE)
+    try:
+        key = path.read_bytes()
+        return key if len(key) == KEY_BYTES else None  # damaged: never guess, never overwrite
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return None
+    tmp = path.with_name(f"{KEY_FILE}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        try:
+            os.write(fd, os.urandom(KEY_BYTES))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        with contextlib.suppress(FileExistsError):
+            os.link(tmp, path)
+        key = path.read_bytes()
+    except OSError:
+        return None
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    return key if len(key) == KEY_BYTES else None
 
 
 class EventBus:
@@ -102,6 +144,12 @@ class EventBus:
         self._guard = threading.Lock()
         self._fd: int | None = None
         self.dropped = 0  # audit lines the disk refused (full, read-only)
+        self._key: bytes | None = None
+
+    def _query_key(self) -> bytes | None:
+        if self._key is None and self._audit is not None:
+            self._key = audit_key(self._audit)
+        return self._key
 
     def subscribe(self, fn: Subscriber) -> Callable[[], None]:
         """Call `fn(event)` for every event; returns a function that unsubscribes."""
@@ -134,7 +182,8 @@ class EventBus:
             kept = payload
             query = payload.get("query")
             if name == "memory:search" and not self._record_queries and isinstance(query, str):
-                kept = {**payload, "query": query_digest(query)}
+                key = self._query_key()
+                kept = {**payload, "query": query_digest(query, key) if key else "[withheld]"}
             record = {"ts": event.ts, "event": name, "agent": agent, "payload": kept}
             self._write(encode(record))
         for fn in list(self._subs):

@@ -50,7 +50,7 @@ CHUNK = 500  # messages per durable write
 MAX_CONTENT = 8000
 PROMPT_LOG_ENTRIES = 5
 RESUME_MESSAGES = 6
-SKIPPED_TOOL_PREFIX = "mcp__memstrata__"  # the MCP server logs its own tools ([mcp] auto_log)
+SKIPPED_TOOL_PREFIX = "mcp__memstrata__"  # their effect is memory already ([mcp] auto_log)
 
 
 @dataclass(frozen=True)
@@ -99,7 +99,7 @@ def session_start(
     if hook.get("session_id") and source in ("resume", "compact"):
         sid = session_id_of(hook)
         sessions = store.agent(agent).sessions
-        if store.exists(sessions.spec(sid).path):
+        if store.exists(sessions._spec(sid).path):
             msgs = [m for m in sessions.messages(sid) if m.role in ("user", "assistant", "summary")]
             lines = [f"- {m.role}: {_one_line(m.content)}" for m in msgs[-RESUME_MESSAGES:]]
             if lines:
@@ -354,7 +354,7 @@ def capture_transcript(
     path = hook.get("transcript_path")
     msgs = _messages(Path(path)) if path and Path(path).is_file() else []
     sessions = store.agent(agent).sessions
-    have = {m.id for m in sessions.messages(sid)} if store.exists(sessions.spec(sid).path) else set()
+    have = {m.id for m in sessions.messages(sid)} if store.exists(sessions._spec(sid).path) else set()
     pending = [m for m in msgs if m["id"] not in have]
     new = pending[:limit]  # the oldest first: a later call appends the rest after them
     for m in new:

@@ -61,3 +61,8 @@ NOW_STEP_CHARS = 1000
 # Rooms.
 CHANNEL_MESSAGE_BYTES = 64 * KIB
 LABEL_CHARS = 256  # ledger ref, channel `to` and `ref`, a source file name
+
+# `memstrata mcp` over stdio: one JSON-RPC message per line. A longer line is drained
+# (never held whole) and answered with an error; the server keeps serving. Nesting
+# deeper than Python's JSON parser allows (about 1000 levels) is a parse error.
+MCP_LINE_CHARS = 64 * MIB

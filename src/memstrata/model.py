@@ -144,6 +144,7 @@ class LedgerEntry:
 FACT_CATEGORIES: tuple[str, ...] = (
     "general", "preference", "personal", "config", "user", "feedback", "project", "reference",
 )  # seed 002's categories, then seed 001's durable-fact taxonomy
+DURABLE_CATEGORIES: tuple[str, ...] = ("user", "feedback", "project", "reference")  # seed 001
 
 LOG_TYPES: tuple[str, ...] = ("TOOL_USE", "THOUGHT", "USER_FEEDBACK", "ERROR", "SYSTEM")
 

@@ -9,6 +9,11 @@ explicit, irreversible exception, for facts, memory files, LOG entries, ledger e
              all under the source's lock, so a racing appender's record is either
              in the rewrite or appended after it); archived copies removed; a purged
              ledger entry's line keeps seed 000's fields but not its content
+    copies   what memstrata itself derived from the content (compaction summaries,
+             session-compaction, hook and auto-logged tool-call entries in LOG.md
+             and its archives, compactions.jsonl, transcripts' summary messages,
+             CONTEXT.md / MEMORY.md memory-flush sections): quotes of it replaced
+             by `[purged]` (`purge_copies` says what counts as a quote)
     events   audit records that quote the content dropped (same lock as writers)
     index    the store re-syncs (rows of rewritten sources are re-parsed, neighbour
              context included); vectors of the purged docs deleted; FTS5 segments
@@ -87,6 +92,7 @@ class _Purge:
         self.reason = reason.strip()[:1000]
         self.needles: set[str] = set()
         self.uids: set[str] = set()
+        self.owners: set[str] = {owner} if owner else set()  # whose derived copies to scrub
         self.rewritten: list[str] = []
         self.removed: list[str] = []
 
@@ -125,6 +131,32 @@ class _Purge:
                 self.rewritten.append(rel)
         return len(spans)
 
+    def edit(self, rel: str, change: Callable[[bytes], bytes]) -> bool:
+        """Replace source `rel` with `change(its bytes)` under its lock; False if unchanged."""
+        truth = self.store.truth
+        with truth.lock(rel):
+            found = truth.read(rel)
+            if found is None:
+                return False
+            data = change(found.data)
+            if data == found.data:
+                return False
+            truth.rewrite(rel, data, expected=found.entry.version)
+        if rel not in self.rewritten:
+            self.rewritten.append(rel)
+        return True
+
+    def scrub_copies(self) -> list[str]:
+        """Blank out quotes of the needles in the owners' derived text; the sources changed."""
+        from memstrata.purge_copies import Quotes, derived_edits
+
+        quotes = Quotes(self.needles)
+        if not quotes:
+            return []
+        return [rel for owner in sorted(self.owners)
+                for rel, change in derived_edits(self.store, owner, quotes)
+                if self.edit(rel, change)]
+
     def remove(self, path: Path) -> None:
         truth, rel = self.store.truth, self.store.rel(path)
         with truth.lock(rel):
@@ -136,7 +168,11 @@ class _Purge:
     def finish(self) -> PurgeReport:
         store = self.store
         scrub.secure_deletes(store.db)  # deletes overwrite, whatever SQLite's build default
+        copies = [str(store.home / rel) for rel in self.scrub_copies()]
+        before = _bodies(store, copies)
         store.sync()  # rewritten sources are re-parsed (new inode), removed ones dropped
+        after = _bodies(store, copies)
+        self.uids.update(u for u, body in before.items() if after.get(u) != body)  # stale vectors
         events = scrub_audit(store.layout.events, store.locks,
                              {n for n in self.needles if len(n) >= MIN_NEEDLE})
         vectors = scrub.drop_vectors(store.db, self.uids)
@@ -154,6 +190,16 @@ class _Purge:
                                            "purged": True})
         return PurgeReport(tomb, tuple(self.rewritten), tuple(self.removed), events, vectors,
                            truncated, tuple(notes))
+
+
+def _bodies(store: Store, sources: list[str]) -> dict[str, str]:
+    """uid -> indexed text of every doc of `sources`."""
+    out: dict[str, str] = {}
+    with store.db.read() as conn:
+        for source in sources:
+            out.update((r[0], f"{r[1]}\n{r[2]}") for r in conn.execute(
+                "SELECT uid, body, context FROM docs WHERE source = ?", (source,)))
+    return out
 
 
 def _records(store: Store, path: Path) -> Iterable[dict[str, Any]]:
@@ -225,6 +271,10 @@ def purge_file(store: Store, path: str, *, agent: str | None = None,
     if not copies:
         raise NotFound(f"no memory file {relp!r} of {owner} (nor an archived copy)")
     job = _Purge(store, f"file:{owner}:{relp}", "file", owner, reason)
+    for p in copies:
+        content = store.truth.read(store.rel(p))
+        if content is not None:
+            job.needles.add(content.data.decode("utf-8", "replace"))
     with store.db.read() as conn:
         for p in copies:
             job.uids.update(r[0] for r in conn.execute(
@@ -270,9 +320,6 @@ def purge_ledger_entry(store: Store, entry_id: str, *, reason: str) -> PurgeRepo
     if store.principal.role != "admin":
         raise ScopeDenied("only an admin may purge a ledger entry: seed 000 keeps entries, "
                           "superseded ones included, for audit")
-    from memstrata.layers.ledger import PURGED_SUMMARY
-    from memstrata.model import LedgerEntry
-
     path = store.layout.ledger
     found = [r for r in _records(store, path) if r.get("id") == entry_id]
     if not found:
@@ -280,20 +327,29 @@ def purge_ledger_entry(store: Store, entry_id: str, *, reason: str) -> PurgeRepo
     job = _Purge(store, f"ledger:{entry_id}", "ledger", None, reason)
     for r in found:
         job.needles.update(str(r.get(k) or "") for k in ("summary", "detail", "ref"))
+        author = r.get("author_role")
+        if isinstance(author, str) and store.truth.stat(store.rel(store.layout.agent(author))):
+            job.owners.add(author)  # its auto-logged publish call quotes it
 
     def stub(line: bytes) -> bytes | None:
         rec = _json_line(line)
-        if rec is None or rec.get("id") != entry_id:
-            return line
-        entry = LedgerEntry(id=entry_id, ts=str(rec.get("ts")), kind=str(rec.get("kind")),
-                            room_id=rec.get("room_id"), author_role=rec.get("author_role"),
-                            ref=None, tags=(), summary=PURGED_SUMMARY, detail=None,
-                            supersedes=rec.get("supersedes"))
-        return encode(entry.to_dict())
+        return ledger_stub(rec) if rec is not None and rec.get("id") == entry_id else line
 
     job.rewrite(path, stub)
     job.uids = {job.uid}
     return job.finish()
+
+
+def ledger_stub(rec: dict[str, Any]) -> bytes:
+    """The line a purged ledger entry keeps: seed 000's fields, content emptied."""
+    from memstrata.layers.ledger import PURGED_SUMMARY
+    from memstrata.model import LedgerEntry
+
+    entry = LedgerEntry(id=str(rec.get("id")), ts=str(rec.get("ts")), kind=str(rec.get("kind")),
+                        room_id=rec.get("room_id"), author_role=rec.get("author_role"),
+                        ref=None, tags=(), summary=PURGED_SUMMARY, detail=None,
+                        supersedes=rec.get("supersedes"))
+    return encode(entry.to_dict())
 
 
 def purge_session(store: Store, session_id: str, *, agent: str | None = None,
@@ -305,7 +361,7 @@ def purge_session(store: Store, session_id: str, *, agent: str | None = None,
     store.gate.check("write", "session", owner)
     sid = check_name(session_id, "session id")
     sessions = store.agent(owner).sessions
-    live = sessions.spec(sid).path
+    live = sessions._spec(sid).path
     found = store.truth.stat(store.rel(live))
     copies = ([live] if found is not None and not found.is_dir else []) + _files(
         store, store.layout.archive_dir(owner) / "sessions",

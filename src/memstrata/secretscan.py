@@ -34,6 +34,7 @@ Rules (kind: what matches):
 | aws-access-key | `AKIA`/`ASIA`/`A3T.`/`ABIA`/`ACCA` + 16 upper-case letters or digits |
 | aws-secret-key | 40 base64 characters after an `aws ... secret/key` label |
 | github-token | `ghp_`/`gho_`/`ghu_`/`ghs_`/`ghr_` + 36+, or `github_pat_...` |
+| gitlab-token | `glpat-`/`gldt-`/`glptt-`/`glrt-`/`glsoat-`/... + 20+ characters |
 | slack-token | `xoxb-`/`xoxp-`/... tokens and `hooks.slack.com/services/...` URLs |
 | google-api-key | `AIza` + 35 characters |
 | stripe-key | `sk_live_`/`rk_test_`... + 24+ characters |
@@ -41,6 +42,8 @@ Rules (kind: what matches):
 | private-key | a `-----BEGIN ... PRIVATE KEY-----` block (to its END line) |
 | credential | `password = ...`, `api_key: ...`, `token=...` with an 8+ character value |
 |            | of two character classes; or a fact whose key names a credential |
+| url-password | the password of `scheme://user:password@host` (not `${VAR}`, `<...>`, `***`) |
+| bearer-token | 16+ token characters after `Bearer ` (an `Authorization` header) |
 | high-entropy | a 32+ character token mixing 3 character classes, Shannon entropy >= 4.0 |
 |              | bits/char, less than 60% of it made of word-like runs (`Name`, `word`, |
 |              | `HTTP`): camelCase identifiers are 74-97% words, random base62/base64 |
@@ -95,6 +98,13 @@ _RULES: tuple[tuple[str, tuple[str, ...], bool, str], ...] = (
      r"\bxox[abposr]-[A-Za-z0-9-]{10,}|https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}"),
     ("google_api_key", ("AIza",), False, r"\bAIza[0-9A-Za-z_-]{35}"),
     ("jwt", ("eyJ",), False, r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    ("gitlab_token", ("glpat-", "gldt-", "glptt-", "glrt-", "glsoat-", "glcbt-", "glimt-",
+                      "glagent-", "gloas-", "glft-"), False,
+     r"\bgl(?:pat|dt|ptt|rt|soat|cbt|imt|agent|oas|ft)-[A-Za-z0-9_-]{20,}"),
+    ("url_password", ("://",), False,
+     r"://[^\s/:@]*:(?P<urlpass>[^\s/@]+)@[^\s/@]"),  # tried at each "://" after a scheme
+    ("bearer_token", ("bearer",), True,
+     r"\b(?i:bearer)[ \t]+(?P<bearer>[A-Za-z0-9._~+/-]{16,}=*)(?![A-Za-z0-9._~+/=-])"),
     ("credential", ("pass", "pwd", "secret", "key", "token"), True,
      r"(?i:(?:password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?key"
      r"|secret[_-]?key|access[_-]?token|auth[_-]?token|token|client[_-]?secret"
@@ -138,6 +148,15 @@ def _classes(token: str) -> int:
 
 def _matches(kind: str, triggers: tuple[str, ...], rx: re.Pattern[str], text: str,
              lower: str) -> Iterator[re.Match[str]]:
+    if kind == "url_password":
+        pos = text.find("://")
+        while pos >= 0:
+            if pos > 0 and text[pos - 1].isalnum():
+                m = rx.match(text, pos)
+                if m:
+                    yield m
+            pos = text.find("://", pos + 3)
+        return
     if kind != "credential":
         yield from rx.finditer(text)
         return
@@ -164,6 +183,11 @@ def _matches(kind: str, triggers: tuple[str, ...], rx: re.Pattern[str], text: st
             yield m
 
 
+def _placeholder(value: str) -> bool:
+    """A URL password that stands for one (`${DB_PASS}`, `<password>`, `***`, `%s`)."""
+    return value.startswith(("$", "<", "{", "%")) or set(value) <= set("*xX.")
+
+
 def find_secrets(text: str) -> list[Finding]:
     """Every secret-looking span of `text`, in order, not overlapping.
 
@@ -185,9 +209,12 @@ def find_secrets(text: str) -> list[Finding]:
             continue
         for m in _matches(kind, triggers, rx, text, lower):
             # A labelled value: only the value is the secret, the label stays readable.
-            group = {"aws_secret_key": "awsval", "credential": "credval"}.get(kind)
+            group = {"aws_secret_key": "awsval", "credential": "credval",
+                     "url_password": "urlpass", "bearer_token": "bearer"}.get(kind)
             start, end = m.span(group) if group else m.span()
             if kind == "credential" and _classes(text[start:end]) < 2:
+                continue
+            if kind == "url_password" and _placeholder(text[start:end]):
                 continue
             if any(f.start < end and start < f.end for f in found):
                 continue

@@ -20,7 +20,8 @@ Every index read first catches up (one place, `_before_read`): after a failed
 index write (stale), with the sources a folder watcher saw change (a
 long-running process, see `index.freshness`), and with a new generation when
 another process rebuilt the index or someone deleted it (`index.generations`).
-Opening a store catches the index up with anything written since; `reindex()`
+Opening a store catches the index up with anything written since (on PostgreSQL
+from the change feed position the index recorded: `catchup`); `reindex()`
 builds a new generation from the files and swaps it in.
 
 A store on a read-only disk (a mounted backup) is read and searched through a
@@ -45,6 +46,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from memstrata.catchup import FEED_KEY, catch_up_by_feed, catch_up_paths, feed_position, remember
 from memstrata.config import Config, load_config
 from memstrata.editing import Edit
 from memstrata.errors import IndexDamaged, MalformedInput, MemstrataError, NotFound, StaleWrite
@@ -63,7 +65,6 @@ from memstrata.index.reconcile import (
     catch_up_append,
     index_append,
     index_whole,
-    refresh,
     sync_sources,
 )
 from memstrata.model import Principal, check_name
@@ -231,31 +232,25 @@ class Store:
             self._catch_up(paths)
 
     def _catch_up_all(self) -> None:
+        """Catch up with everything written since the index last did (by the truth's
+        change feed where it has one, else every source: see `catchup`)."""
         try:
-            self.sync()
+            self._stale = False  # a write failing from here on marks it again
+            if not catch_up_by_feed(self):
+                self.sync()
         except INDEX_LAG as exc:
             self._stale = True
             self._retry_at = time.monotonic() + RETRY_CATCH_UP_S
             self._notice(f"the index could not catch up with the files: {exc}")
+        except BaseException:
+            self._stale = True
+            raise
 
     def _catch_up(self, paths: set[str]) -> None:
-        """Catch up the sources at `paths` (store-relative); a folder, or an unknown path
-        that was one, or anything surprising, means one full catch-up instead."""
-        from memstrata.layers.catalog import source_for
-
-        specs = []
-        for path in paths:
-            spec = source_for(self, path)
-            if spec is not None:
-                specs.append(spec)
-                continue
-            entry = self.truth.stat(path)
-            if (entry is not None and entry.is_dir) or (
-                    entry is None and "." not in path.rsplit("/", 1)[-1]):
-                self._catch_up_all()
-                return
+        """Catch up the sources at `paths` (store-relative; a folder: every source below
+        it); anything surprising means one full catch-up instead."""
         try:
-            refresh(self.db, self.origin, specs, SyncReport())
+            catch_up_paths(self, paths)
         except INDEX_LAG:
             self._catch_up_all()
 
@@ -416,7 +411,9 @@ class Store:
         self._syncing = True
         try:
             self._stale = False  # a write failing from here on marks it again
+            position = feed_position(self)  # before: what is written meanwhile comes again
             report = sync_sources(db, self.origin, self.sources(), force=force)
+            remember(self, position)
         except BaseException:
             self._stale = True
             raise
@@ -442,7 +439,10 @@ class Store:
             try:
                 if old is not None and files.path(old).exists():
                     _carry_vectors(build, files.path(old))
+                position = feed_position(self)
                 report = sync_sources(build, self.origin, self.sources(), force=True)
+                if position is not None:
+                    build.set_meta(FEED_KEY, position)
                 build.checkpoint()
             finally:
                 build.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -19,6 +20,7 @@ import pytest
 from memstrata.index.generations import live_database
 
 EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memstrata"
+ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
 
 
 def run(home: Path, *args: str, stdin: str = "", agent: str | None = "finn",
@@ -70,11 +72,13 @@ def test_init_creates_agent_files_and_says_where(home: Path) -> None:
                                    "agents/finn/memory/LOG.md", "agents/finn/memory/CONTEXT.md"}
     assert (home / "agents/finn/AGENT.md").read_text().startswith("# finn")
     assert "No active objective yet" in (home / "agents/finn/memory/NOW.md").read_text()
-    assert rows(home, "SELECT count(*) FROM docs WHERE layer='identity' AND owner='finn'")[0][0] > 0
+    identity = "SELECT count(*) FROM docs WHERE layer='identity' AND owner='finn'"
+    assert rows(home, identity)[0][0] == 0  # the untouched starter is no memory (not indexed)
     (home / "agents/finn/AGENT.md").write_text("# finn\nmine\n")
     again = ok(home, "init")
     assert again["created"] == [] and "agents/finn/AGENT.md" in again["kept"]
     assert (home / "agents/finn/AGENT.md").read_text() == "# finn\nmine\n"
+    assert rows(home, identity)[0][0] > 0  # edited: indexed
     text = run(home, "init", "other")
     assert text.returncode == 0 and f"store: {home.resolve()}" in text.stdout
     assert (home / "agents/other/memory/LOG.md").exists()
@@ -124,8 +128,11 @@ def test_file_tools(seeded: Path) -> None:
     assert read["content"].endswith("use argon2\n") and read["sha256"]
     stale = run(seeded, "files", "write", "notes/auth.md", "x", "--expected-sha", "0" * 64)
     assert stale.returncode == 4 and "changed since it was read" in stale.stderr
-    listed = [f["path"] for f in ok(seeded, "files", "list")]
-    assert "notes/auth.md" in listed and "LOG.md" in listed
+    listed = ok(seeded, "files", "list")  # files only, as MCP memory_list: no folders
+    assert "notes/auth.md" in [f["path"] for f in listed] and "LOG.md" in [f["path"] for f in listed]
+    assert "notes" not in [f["path"] for f in listed]
+    assert all(set(f) == {"path", "bytes", "modified"} and ISO.match(f["modified"])
+               for f in listed)
     src = str(mem / "notes/auth.md")
     assert rows(seeded, "SELECT count(*) FROM docs WHERE source = ?", src)[0][0] > 0
     ok(seeded, "files", "rename", "notes/auth.md", "notes/security.md")
@@ -217,6 +224,9 @@ def test_search_options(seeded: Path) -> None:
     ok(seeded, "ledger", "publish", "decision", "auth uses argon2", "--supersedes", e1["id"])
     both = ok(seeded, "search", "auth", "--layer", "log", "--layer", "fact")
     assert {h["layer"] for h in both} == {"log", "fact"} and "explain" not in both[0]
+    for h in both:  # as MCP shows a hit: ISO time, store-relative place, no nulls
+        assert ISO.match(h["ts"]) and None not in h.values(), h
+        assert not h["source"].startswith("/") and h["where"].startswith(h["source"] + ":")
     assert [h["meta"]["id"] for h in ok(seeded, "search", "auth", "--layer", "ledger", "--kind",
                                         "warning", "--full")] == [e2["id"]]
     tagged = ok(seeded, "search", "auth", "--tag", "auth", "--tag", "sec", "--all-tags",
@@ -296,7 +306,10 @@ def test_reindex_rebuilds_with_progress(seeded: Path) -> None:
     shutil.rmtree(seeded / "index")
     r = run(seeded, "--json", "reindex", agent=None)
     assert r.returncode == 0, r.stderr
-    assert "reindex: 0/" in r.stderr and "(100%)" in r.stderr
+    progress = [json.loads(line)["progress"] for line in r.stderr.splitlines()]  # JSON lines
+    assert progress[0]["done"] == 0 and progress[-1]["percent"] == 100
+    plain = run(seeded, "reindex", agent=None)
+    assert "reindex: 0/" in plain.stderr and "(100%)" in plain.stderr
     out = json.loads(r.stdout)
     assert out["docs"] == len(before) and out["sources"] >= 5
     assert rows(seeded, "SELECT uid, layer, body FROM docs ORDER BY uid") == before

@@ -7,6 +7,7 @@ import argparse
 import importlib.metadata
 import json
 import os
+import re
 import shlex
 import shutil
 import socket
@@ -64,6 +65,7 @@ def test_allowed_values_are_choices() -> None:
     assert "in_progress" in choices[("tasks update", "status")]
     assert "assistant" in choices[("sessions append", "message_role")]
     assert "THOUGHT" in choices[("log append", "type")]
+    assert choices[("promote", "category")] == ("user", "feedback", "project", "reference")
     assert "ledger" in choices[("search", "layer")]
     assert choices[("search", "mode")] == ("lexical", "hybrid", "semantic")
 
@@ -120,6 +122,59 @@ def test_json_errors_and_exit_codes(home: Path, argv: tuple[str, ...], code: str
     assert plain.stderr.count("\n") == 1
 
 
+def json_lines(stderr: str) -> list[dict]:
+    """Every line of stderr, each parsed as a JSON object (fails on any other line)."""
+    return [json.loads(line) for line in stderr.splitlines()]
+
+
+def test_os_errors_are_one_line_or_json_never_a_traceback(tmp_path: Path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("a file where the store's folder would go")
+    r = run("--json", "--home", str(blocked / "store"), "init", "x")
+    assert r.returncode == 1 and r.stdout == ""
+    (line,) = json_lines(r.stderr)
+    assert line["error"]["code"] == "os_error" and str(blocked) in line["error"]["message"]
+    r = run("--home", str(blocked / "store"), "init", "x")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.stderr.startswith("memstrata: error: ") and r.stderr.count("\n") == 1
+
+
+def test_an_internal_error_is_one_line_json_or_a_traceback_on_request(
+        home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from memstrata.cli import facts_cmd, main
+
+    def broken(args: argparse.Namespace) -> int:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(facts_cmd, "run_get", broken)
+    assert main.main(["--home", str(home), "--json", "facts", "get", "k"]) == 1
+    (line,) = json_lines(capsys.readouterr().err)
+    assert line == {"error": {"code": "internal", "message": "RuntimeError: a bug", "exit": 1}}
+    assert main.main(["--home", str(home), "facts", "get", "k"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "MEMSTRATA_DEBUG=1" in err and "Traceback" not in err
+    monkeypatch.setenv("MEMSTRATA_DEBUG", "1")
+    with pytest.raises(RuntimeError, match="a bug"):
+        main.main(["--home", str(home), "facts", "get", "k"])
+
+
+def test_json_warnings_are_json_lines_and_the_default_agent_is_no_typo(home: Path) -> None:
+    r = run("--json", "--home", str(home), "facts", "get", "nope")  # the default agent
+    assert r.returncode == 3
+    assert json_lines(r.stderr) == [{"error": {"code": "not_found", "message": "no fact 'nope'",
+                                               "exit": 3}}]
+    assert "warning" not in run("--home", str(home), "facts", "get", "nope").stderr
+    run("--home", str(home), "init", "finn")
+    r = run("--json", "--home", str(home), "--agent", "fnn", "facts", "get", "nope")
+    warning, error = json_lines(r.stderr)  # a named agent with no memory: a likely typo
+    assert "did you mean 'finn'" in warning["warning"]["message"]
+    assert error["error"]["code"] == "not_found"
+    (home / "config.toml").write_text("[log]\ncompact_entries = -1\n")
+    r = run("--json", "--home", str(home), "--agent", "finn", "facts", "list")
+    assert r.returncode == 0 and json.loads(r.stdout) == []
+    assert any("compact_entries" in w["warning"]["message"] for w in json_lines(r.stderr))
+
+
 def test_config_shows_effective_values_and_origins(home: Path) -> None:
     r = run("--home", str(home), "--agent", "finn", "init")
     assert r.returncode == 0 and "created config.toml" in r.stdout
@@ -135,6 +190,16 @@ def test_config_shows_effective_values_and_origins(home: Path) -> None:
     assert out["file"] == "config.toml" and out["problems"] == []
     shown = run("--home", str(home), "config").stdout
     assert "search.text_weight" in shown and "config.toml" in shown
+    # who and where: the store home, agent and room, each with its origin
+    out = json.loads(run("--agent", "finn", "--json", "config",
+                         env={"MEMSTRATA_HOME": str(home), "MEMSTRATA_ROOM": "room-9"}).stdout)
+    assert out["identity"] == [
+        {"name": "home", "value": str(home.resolve()), "origin": "env MEMSTRATA_HOME"},
+        {"name": "agent", "value": "finn", "origin": "--agent"},
+        {"name": "room", "value": "room-9", "origin": "env MEMSTRATA_ROOM"}]
+    shown = run("--home", str(home), "config", env={"MEMSTRATA_ROOM": ""}).stdout
+    assert re.search(r"^home +\S+ +--home$", shown, re.M)
+    assert re.search(r"^agent +- +default: 'agent' for agent commands", shown, re.M)
 
 
 def test_the_room_filter_has_one_name(home: Path) -> None:
@@ -160,14 +225,30 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_http_startup_failures_come_before_any_banner(home: Path) -> None:
+SERVERS = {"mcp --http": (("mcp", "--http"), "MCP server on"),
+           "serve": (("serve",), "memstrata serve on")}
+
+
+@pytest.mark.parametrize("server", SERVERS)
+def test_http_startup_failures_come_before_any_banner(home: Path, server: str) -> None:
+    """Port in use (exit 4), a wildcard bind without a token (2), an unknown tool (2):
+    one line on stderr, or one JSON object with --json, and never a banner."""
+    command, banner = SERVERS[server]
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen(1)
         port = busy.getsockname()[1]
-        r = run("--home", str(home), "mcp", "--http", "--port", str(port))
-    assert r.returncode == 4 and "cannot listen" in r.stderr
-    assert "MCP server on" not in r.stderr and "Traceback" not in r.stderr
-    r = run("--home", str(home), "mcp", "--http", "--host", "0.0.0.0", "--port",
+        r = run("--home", str(home), *command, "--port", str(port))
+        assert r.returncode == 4 and "cannot listen" in r.stderr, r.stderr
+        assert banner not in r.stderr and "Traceback" not in r.stderr
+        r = run("--json", "--home", str(home), *command, "--port", str(port))
+        assert r.returncode == 4 and banner not in r.stderr
+        assert json.loads(r.stderr)["error"]["code"] == "conflict"
+    r = run("--home", str(home), *command, "--host", "0.0.0.0", "--port",
             str(_free_port()), env={"MEMSTRATA_MCP_TOKEN": ""})
-    assert r.returncode == 2 and "token" in r.stderr and "MCP server on" not in r.stderr
+    assert r.returncode == 2 and "token" in r.stderr and banner not in r.stderr
+    r = run("--json", "--home", str(home), *command, "--tools", "bogus", "--port",
+            str(_free_port()))
+    assert r.returncode == 2 and banner not in r.stderr
+    error = json.loads(r.stderr)["error"]
+    assert "bogus" in error["message"] and error["exit"] == 2

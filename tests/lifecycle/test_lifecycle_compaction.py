@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from lifecycle_stub_llm import StubLLM
 
-from memstrata import MemoryManager, ProviderError, Store
+from memstrata import MalformedInput, MemoryManager, NotFound, ProviderError, Store
 from memstrata.files.jsonl import read_records
 from memstrata.layers.log import parse_log
 from memstrata.lifecycle import compact_log, compaction_history
@@ -113,6 +113,25 @@ def test_repeated_compaction_chains_summaries(store: Store) -> None:
     assert set(first + second) <= set(all_ids)
     assert len(compaction_history(store, "finn")) == 2
     assert r1.archive_id != r2.archive_id
+
+
+def test_automatic_compaction_keeps_every_entry_once_in_log_or_archives(store: Store) -> None:
+    """LOG.md plus `archives` (the library's read of the archives) hold every entry ever
+    appended exactly once, however many automatic compactions ran."""
+    n = 2 * store.config.log_compact_entries + 50
+    ids = _fill(store, n)
+    mem = store.agent("finn")
+    archives = mem.archives.list()
+    assert len(archives) >= 2  # the automatic trigger ran
+    assert [a.id for a in archives] == [r["archive_id"] for r in compaction_history(store, "finn")]
+    every = [e.id for e in mem.archives.all_entries()] + [e.id for e in mem.log.entries()]
+    found = Counter(every)
+    assert all(found[i] == 1 for i in ids)
+    assert len(every) == n + len(archives)  # and each compaction's summary entry, once
+    with pytest.raises(MalformedInput):
+        mem.archives.entries("../LOG")
+    with pytest.raises(NotFound):
+        mem.archives.get("arc-0000")
 
 
 def test_manager_keeps_seed_signature(home: Path) -> None:

@@ -1,4 +1,4 @@
-"""MCP server: seed 002 auto-log of tool executions (`[mcp] auto_log`, on by default), seed 003's
+"""MCP server: seed 002 auto-log of tool executions (`[mcp] auto_log`, off by default), seed 003's
 agent-controlled mode turning it off, and seed 004 upkeep when a real server starts;
 `memstrata maintain` as a command."""
 
@@ -49,9 +49,10 @@ def _calls(home: Path) -> list[tuple[str, bool]]:
 
 
 def test_seed002_mcp_auto_logs_every_tool_execution(home: Path) -> None:
-    """Seed 002 "always happens: logging tool executions": on by default (the hooks skip
-    memstrata's own tools, `hooks.SKIPPED_TOOL_PREFIX`, so each call is logged once)."""
-    _config(home, "")
+    """Seed 002 "logging tool executions" for the MCP server, when `[mcp] auto_log = true`
+    (off by default: a memory tool's effect is memory already; the engine integration,
+    AgentLoop and the PostToolUse hook, logs the agent's other tools)."""
+    _config(home, "[mcp]\nauto_log = true\n")
     assert _calls(home) == [("save_fact", False), ("recall_memory", False),
                             ("log_activity", False), ("get_fact", True)]
     with Store(home, agent="finn") as s:
@@ -64,8 +65,8 @@ def test_seed002_mcp_auto_logs_every_tool_execution(home: Path) -> None:
     assert all(e.metadata.get("via") == "mcp" for e in entries if e.entry_type == "TOOL_USE")
 
 
-def test_mcp_auto_log_is_off_when_disabled_and_in_agent_controlled_mode(home: Path) -> None:
-    for config in ("[mcp]\nauto_log = false\n",
+def test_mcp_auto_log_is_off_by_default_and_in_agent_controlled_mode(home: Path) -> None:
+    for config in ("", "[mcp]\nauto_log = false\n",
                    '[mcp]\nauto_log = true\n[memory]\nmode = "agent-controlled"\n'):
         _config(home, config)
         _calls(home)

@@ -207,9 +207,11 @@ def test_insert(h: ClaudeMemoryHandler, fake: FakeFiles) -> None:
 
 def test_delete(h: ClaudeMemoryHandler, fake: FakeFiles) -> None:
     assert ok(h, command="delete", path="/memories/CONTEXT.md") == (
-        "Successfully deleted /memories/CONTEXT.md")
+        "Successfully deleted /memories/CONTEXT.md (moved to the memory archive, where it stays "
+        "searchable; `memstrata purge file` removes it for good)")
     assert "CONTEXT.md" not in fake.files
-    assert ok(h, command="delete", path="/memories/notes") == "Successfully deleted /memories/notes"
+    assert ok(h, command="delete", path="/memories/notes").startswith(
+        "Successfully deleted /memories/notes (moved to the memory archive")
     assert not any(p.startswith("notes/") for p in fake.files)
     assert err(h, command="delete", path="/memories/CONTEXT.md") == (
         "Error: The path /memories/CONTEXT.md does not exist")

@@ -28,7 +28,7 @@ DEADLINE_S = 2.0
 def _server(home: Path) -> StdioServerParameters:
     return StdioServerParameters(
         command=EXE, args=["--home", str(home), "--agent", "finn", "--room", "room-1", "mcp"],
-        env={"PATH": os.environ.get("PATH", "")},
+        env={k: os.environ[k] for k in ("PATH", "PYTHONPATH") if k in os.environ},
     )
 
 

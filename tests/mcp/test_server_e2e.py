@@ -27,8 +27,7 @@ EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memst
 def _params(home: Path, agent: str, room: str, *extra: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=EXE, args=["--home", str(home), "--agent", agent, "--room", room, "mcp", *extra],
-        # PYTHONPATH passes through: a worktree's source must be the one served.
-        env={k: v for k, v in os.environ.items() if k in ("PATH", "PYTHONPATH")},
+        env={k: os.environ[k] for k in ("PATH", "PYTHONPATH") if k in os.environ},
     )
 
 
@@ -47,7 +46,7 @@ async def _data(c: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
 
 def test_every_tool_over_stdio(home: Path) -> None:
     async def main() -> None:
-        async with Client(_params(home, "finn", "room-1")) as c:
+        async with Client(_params(home, "finn", "room-1", "--tools", "all")) as c:
             names = {t.name for t in (await c.list_tools()).tools}
             assert names >= {"memory_read", "memory_write", "memory_replace", "memory_insert",
                              "memory_list", "memory_publish", "memory_query", "memory_search",

@@ -37,8 +37,7 @@ TIME_KEYS = {"when", "ts", "timestamp", "updated_at", "created_at", "modified", 
 def _params(home: Path, *extra: str) -> StdioServerParameters:
     return StdioServerParameters(
         command=EXE, args=["--home", str(home), "--agent", "finn", "--room", "room-1", "mcp", *extra],
-        # PYTHONPATH passes through: a worktree's source must serve both transports.
-        env={k: v for k, v in os.environ.items() if k in ("PATH", "PYTHONPATH")})
+        env={k: os.environ[k] for k in ("PATH", "PYTHONPATH") if k in os.environ})
 
 
 def _listing(tools: Any) -> dict[str, Any]:
@@ -60,7 +59,7 @@ def _walk(value: Any, key: str = "") -> Iterator[tuple[str, Any]]:
 
 def test_every_parameter_is_described_with_allowed_values_and_defaults(home: Path) -> None:
     async def main() -> None:
-        async with Client(_params(home)) as c:
+        async with Client(_params(home, "--tools", "all")) as c:
             tools = {t.name: t for t in (await c.list_tools()).tools}
             assert c.server_info is not None and c.server_info.version  # serverInfo.version
         for tool in tools.values():
@@ -79,6 +78,7 @@ def test_every_parameter_is_described_with_allowed_values_and_defaults(home: Pat
         assert props["session_append"]["role"]["enum"] == list(SESSION_ROLES)
         assert props["recall_memory"]["layers"]["items"]["enum"] == list(LAYERS)
         assert props["recall_memory"]["n_results"]["default"] == 5
+        assert props["memory_query"]["last_n"]["default"] == 50
         assert props["memory_search"]["max_results"] == {
             "type": "integer", "description": "number of hits", "minimum": 1, "maximum": 50,
             "default": 10}
@@ -144,10 +144,11 @@ def test_results_are_structured_with_iso_times_and_no_nulls(home: Path) -> None:
         ("task_list", {}),
         ("session_append", {"session_id": "s1", "role": "user", "content": "hi"}),
         ("session_read", {"session_id": "s1"}),
+        ("room_upstream", {}),  # an open room: no "closed": null
     ]
 
     async def main() -> None:
-        async with Client(_params(home)) as c:
+        async with Client(_params(home, "--tools", "all")) as c:
             tools = {t.name: t for t in (await c.list_tools()).tools}
             for name, args in calls:
                 r = await c.call_tool(name, args)
@@ -199,9 +200,8 @@ def test_memory_list_lists_files_not_folders(home: Path) -> None:
             await c.call_tool("memory_write", {"path": "notes/deep/a.md", "content": "x\n"})
             await c.call_tool("memory_write", {"path": "CONTEXT.md", "content": "y\n"})
             files = (await c.call_tool("memory_list", {})).structured_content["files"]
-            # LOG.md holds the auto-logged calls (seed 002, on by default)
-            assert [f["path"] for f in files] == ["CONTEXT.md", "LOG.md", "notes/deep/a.md"]
-            assert files[2]["bytes"] == 2
+            assert [f["path"] for f in files] == ["CONTEXT.md", "notes/deep/a.md"]
+            assert files[1]["bytes"] == 2
 
     anyio.run(main)
 
@@ -261,9 +261,71 @@ def test_stdio_answers_before_any_store_work_and_without_the_sdk(home: Path) -> 
     replies = [json.loads(line) for line in r.stdout.splitlines()]
     assert [m["id"] for m in replies] == [1, 2, 3]
     assert replies[0]["result"]["protocolVersion"] == "2025-06-18"
-    # 20 + seed 001 task folders, promotion, phase events; seed 000 rooms, channel, artifacts
-    assert len(replies[1]["result"]["tools"]) == 34
+    assert len(replies[1]["result"]["tools"]) == 11  # the default groups, core and files
     assert replies[2]["error"]["code"] == -32601  # modern clients fall back to initialize
     assert r.stderr.strip().splitlines()[-1] == "[]"  # no SDK, pydantic, anyio, uvicorn
     assert not (home / "index").exists()  # nothing read or indexed before the first call
     assert elapsed < 10  # the time itself is measured in the report, not asserted on a busy box
+
+
+def test_recall_memory_searches_sessions_only_when_asked(home: Path) -> None:
+    """Seed 004: transcripts are opt-in ([search] sessions_by_default = false), and the
+    description says so."""
+    async def main() -> None:
+        async with Client(_params(home, "--tools", "default,sessions")) as c:
+            tools = {t.name: t for t in (await c.list_tools()).tools}
+            assert 'only when layers names "session"' in tools["recall_memory"].description
+            layers = tools["recall_memory"].input_schema["properties"]["layers"]
+            assert "all but session" in layers["description"]
+            await c.call_tool("session_append", {"session_id": "s1", "role": "user",
+                                                 "content": "the zebra migration is tonight"})
+            default = await c.call_tool("recall_memory", {"query": "zebra migration"})
+            assert default.structured_content == {"results": []}
+            asked = await c.call_tool("recall_memory", {"query": "zebra migration",
+                                                        "layers": ["session"]})
+            assert [h["layer"] for h in asked.structured_content["results"]] == ["session"]
+
+    anyio.run(main)
+
+
+def test_the_default_tool_list_is_lean_and_every_tool_is_reachable(home: Path) -> None:
+    """Default: core and files (plus the ledger in a room); the rest by group or name.
+    The default listing stays well under the reference memory server's 10,750 characters
+    (README, "MCP server")."""
+    from memstrata import Store
+    from memstrata.mcp.server import select_tools
+    from memstrata.mcp.tools import GROUPS, build_tools
+
+    core = {"recall_memory", "memory_get", "log_activity", "update_status", "save_fact",
+            "get_fact"}
+    files = {"memory_read", "memory_write", "memory_replace", "memory_insert", "memory_list"}
+    ledger = {"memory_publish", "memory_query", "memory_search", "memory_get_context"}
+    with Store(home, agent="finn") as s:
+        assert {t.name for t in select_tools(s, None)} == core | files
+        every = build_tools(s)
+        assert {t.group for t in every} == set(GROUPS)
+        assert {t.name for t in select_tools(s, ["all"])} == {
+            t.name for t in every if t.group != "claude"}
+        assert {t.name for t in select_tools(s, ["default", "tasks", "memory"])} == (
+            core | files | {"task_add", "task_update", "task_list", "memory"})
+        for group in GROUPS:  # every tool is reachable through its group
+            assert {t.name for t in select_tools(s, [group])} == {
+                t.name for t in every if t.group == group}
+        # seed 000 channel and artifacts, seed 001 phase events, seed 004 hand-off: not default
+        assert {"room_channel", "room_artifact"} <= {t.name for t in select_tools(s, ["rooms"])}
+        assert {"task_phase", "scratch_promote"} <= {
+            t.name for t in select_tools(s, ["episodes"])}
+        assert [t.name for t in select_tools(s, ["admin"])] == ["skill_handoff"]
+        listing = json.dumps([t.listing() for t in select_tools(s, None)], separators=(",", ":"))
+        assert len(listing) < 8000
+    with Store(home, agent="finn", room="room-1") as s:
+        assert {t.name for t in select_tools(s, None)} == core | files | ledger
+    r = subprocess.run([EXE, "--home", str(home), "--agent", "finn", "mcp", "--tools",
+                        "tasks,bogus", "--list-tools"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "bogus" in r.stderr and "groups: all, default" in r.stderr
+    r = subprocess.run([EXE, "--home", str(home), "--agent", "finn", "mcp", "--tools",
+                        "tasks", "--list-tools"], capture_output=True, text=True, timeout=60)
+    listed, groups = r.stdout.split("\n\n")
+    assert r.returncode == 0 and [line.split()[0] for line in listed.splitlines()] == [
+        "task_add", "task_update", "task_list"]
+    assert "episodes" in groups

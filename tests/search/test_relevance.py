@@ -60,6 +60,35 @@ def test_a_question_finds_the_fact_whose_key_abbreviates_its_words(home: Path) -
         assert m.recall_memory("which time zone is the user in?", n_results=1)[0].title == "user_tz"
 
 
+def test_init_boilerplate_is_not_recalled_until_edited(home: Path) -> None:
+    """`memstrata init`'s starter AGENT.md and CONTEXT.md hold no memory: "what database do
+    we use?" found "List the tools and skills this agent may use". Once edited, they are
+    indexed; an index made before this change drops the boilerplate (migration 008)."""
+    from memstrata.cli.main import main
+
+    assert main(["--home", str(home), "init", "finn"]) == 0
+    with MemoryManager("finn", home) as m:
+        m.save_fact("db_engine", "PostgreSQL 16", "config")
+        hits = m.recall_memory("what database do we use?", n_results=5)
+        assert [h.title for h in hits] == ["db_engine"]
+        assert not m.recall_memory("capabilities skills tools rules")
+    with Store(home, agent="finn") as s:
+        identity = s.agent().identity
+        identity.write(identity.read() + "- Runs the nightly backup drill.\n")
+        assert [h.layer for h in s.search("backup drill")] == ["identity"]
+        assert s.search("capabilities")  # the whole edited file is memory now
+        with s.db.write() as conn:  # an index from before: the starter CONTEXT.md indexed
+            conn.execute(
+                "INSERT INTO docs (uid, layer, owner, ts, title, body, source) VALUES "
+                "('md:agents/finn/memory/CONTEXT.md#0', 'context', 'finn', 0, "
+                "'Persistent memory', 'Long-term notes loaded into every prompt', ?)",
+                (str(s.agent().context.path),))
+            conn.execute("DELETE FROM meta WHERE key = 'migration:008_unindexed_starters'")
+        assert s.search("long-term notes")
+    with Store(home, agent="finn") as s:
+        assert not s.search("long-term notes")
+
+
 def test_abbreviations_come_from_identifiers_only(store: Store) -> None:
     store.agent().log.append("THOUGHT", "db is short, ok")  # free text: not an identifier
     store.agent().log.append("THOUGHT", "we need a database")
@@ -96,7 +125,8 @@ def test_each_hit_says_which_query_words_it_holds(store: Store) -> None:
 
 def test_labelled_agent_questions(tmp_path: Path) -> None:
     """The labelled set (tests/search/agent_questions.py): before issue 12 recall@5 0.925,
-    MRR 0.88; with prefixes, identifier abbreviations and only-matches 0.975 and 0.925."""
+    MRR 0.88; with prefixes, identifier abbreviations and only-matches 0.975 and 0.925
+    (`python tests/search/agent_questions.py --sessions`)."""
     home = tmp_path / "labelled"
     uids = agent_questions.populate(home)
     # Two questions are answered by a session transcript, which seed 004 searches on request.

@@ -467,7 +467,7 @@ def test_memory_mcp_server_serves_publish_query_search(home: Path) -> None:
         b.ledger.publish("decision", "Users table keyed by UUID", tags=["auth"])
 
     def params(room: str) -> StdioServerParameters:
-        return StdioServerParameters(command=exe, env={"PATH": os.environ.get("PATH", "")},
+        return StdioServerParameters(command=exe, env={k: os.environ[k] for k in ("PATH", "PYTHONPATH") if k in os.environ},
                                      args=["--home", str(home), "--agent", "auth-dev", "--room",
                                            room, "mcp"])
 

@@ -246,7 +246,7 @@ def test_skill_reads_only_the_context_it_is_handed(roles: Path) -> None:
 
 def test_skill_handoff_on_the_command_line_and_over_mcp(roles: Path) -> None:
     """Seed 004's Memory Sharing Protocol beyond Python: `memstrata handoff` prints the
-    request envelope, MCP `skill_handoff` returns it (listed for admins only); the skill
+    request envelope, MCP `skill_handoff` returns it (group "admin", `--tools admin`); the skill
     reads exactly that."""
     from tests.seeds.conftest import call, cli, tool_names
 
@@ -255,7 +255,8 @@ def test_skill_handoff_on_the_command_line_and_over_mcp(roles: Path) -> None:
 
     with Store(roles, agent="wilco") as admin:
         admin.agent().facts.set("tone", "User prefers concise responses", "preference")
-        assert "skill_handoff" in {t.name for t in select_tools(admin, None)}
+        assert "skill_handoff" not in {t.name for t in select_tools(admin, None)}  # lean default
+        assert [t.name for t in select_tools(admin, ["admin"])] == ["skill_handoff"]
         env = call(admin, "skill_handoff", skill="seo", action="analyze", brief="tone",
                    project_context="SEO optimization for blog")
     assert env["from"] == "wilco" and env["to"] == "seo" and env["type"] == "request"

@@ -7,6 +7,11 @@ through the library before it starts, with three identities in `[serve] tokens`:
     wilco  admin (in [roles])    token "tok-wilco"
     finn   project, room-1       token "tok-finn"
     mira   project, room-2       token "tok-mira"
+
+`rich` serves a store where finn has data in every layer (`seed_every_layer`).
+Browser tests use the `browser` fixture: real headless Chromium (Debian's `chromium`,
+driven by Playwright), skipped where either is missing; screenshots go to
+`$MEMSTRATA_SCREENSHOTS` or the test's tmp_path (`shots`).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -29,6 +35,7 @@ import pytest
 pytest.importorskip("fastapi")
 
 from memstrata import Store
+from memstrata.lifecycle.compaction import compact_log
 
 EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memstrata"
 TOKENS = {"wilco": "tok-wilco", "finn": "tok-finn", "mira": "tok-mira"}
@@ -156,3 +163,95 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, d
         yield server, ids
     finally:
         stop_server(server)
+
+
+def seed_every_layer(home: Path) -> None:
+    """seed()'s store, and finn with data in every layer it has."""
+    seed(home)
+    with Store(home, agent="finn", room="room-1") as s:
+        mem = s.agent()
+        mem.identity.write("# Finn\n\nA backend engineer agent.\n")
+        for i in range(12):
+            mem.log.append("TOOL_USE" if i % 3 == 0 else "THOUGHT", f"step {i} of the rollout")
+        compact_log(s, "finn", summary="The rollout's first steps, compacted.")
+        mem.log.append("THOUGHT", "after the compaction")
+        mem.facts.set("test_cmd", "cd evals && npm test", "project", citations=["package.json"])
+        mem.facts.set("test_cmd2", "cd evals && npm test ", "project",  # a near-duplicate
+                      citations=["package.json"])
+        mem.facts.set("editor", "vim", "preference")
+        mem.facts.set("editor", "helix", "preference")
+        mem.facts.forget("editor")
+        mem.files.write("notes/deep/design.md", "# Design\n\nLayered memory.\n")
+        mem.files.write("todo.md", "# Todo\n")
+        mem.scratch.start_notes()
+        slug = mem.episodes.create("Auth rollout")
+        mem.episodes.write(slug, "PLAN.md", "# Plan\n\n1. hash\n")
+        t = mem.tasks.add("Deploy the auth service", priority=2, milestone="m1")
+        mem.tasks.update(t.id, status="in_progress")
+        done = mem.tasks.add("Pick a hash", priority=1)
+        mem.tasks.update(done.id, status="done")
+        mem.sessions.start("s-2", title="Second session")
+        mem.sessions.append("s-2", "user", "Deploy?")
+        mem.sessions.end("s-2")
+        s.ledger.publish("convention", "Every service hashes with bcrypt", tags=["auth"])
+
+
+@pytest.fixture(scope="module")
+def rich(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """A server over `seed_every_layer`'s store (one per test module)."""
+    home = tmp_path_factory.mktemp("crawl") / "store"
+    seed_every_layer(home)
+    server = start_server(home)
+    try:
+        yield server
+    finally:
+        stop_server(server)
+
+
+# -- the browser ---------------------------------------------------------------------------
+BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run",
+                "--disable-quic"]
+
+
+def chromium_path() -> str | None:
+    for p in (os.environ.get("MEMSTRATA_CHROMIUM"), "/usr/bin/chromium",
+              shutil.which("chromium"), shutil.which("chromium-browser")):
+        if p and Path(p).exists():
+            return p
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    exe = chromium_path()
+    if exe is None:
+        pytest.skip("no Chromium found (apt-get install chromium; .ci/run does)")
+    with sync_api.sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=exe, args=BROWSER_ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    where = os.environ.get("MEMSTRATA_SCREENSHOTS")
+    folder = Path(where) if where else tmp_path_factory.mktemp("screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def logged_in(browser: Any, server: Served, token: str = "tok-finn",
+              start: str = "/a/finn/timeline") -> Any:
+    """A fresh browser context that logged in with `token` through the login form."""
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = ctx.new_page()
+    page.goto(f"{server.base}{start}")
+    assert "/login" in page.url  # not signed in yet: sent to the login page
+    page.fill("input[name=token]", token)
+    page.click("button:has-text('Log in')")
+    page.wait_for_url(f"**{start}")
+    return page

@@ -61,6 +61,33 @@ def test_tokens_decide_who_a_request_is(served: tuple[Served, Ids]) -> None:
                                                    "via": "token"}
 
 
+def test_the_bearer_parser_takes_any_case_and_answers_malformed_headers_with_401_json(
+        served: tuple[Served, Ids]) -> None:
+    server, _ = served
+    with httpx.Client(base_url=server.base) as anon:
+        for header in (b"bearer tok-finn", b"BEARER tok-finn", b"BeArEr   tok-finn"):
+            r = anon.get("/api/whoami", headers={"Authorization": header})
+            assert r.status_code == 200 and r.json()["agent"] == "finn", header
+        for header in (b"", b"Bearer", b"Basic dG9rLWZpbm4=", b"tok-finn",
+                       "Bearer tök-finn".encode("latin-1"), "Bearer tok-finn\u00e9".encode(),
+                       b"Bearer tok-finn extra", b"Bearer\ttok-finn"):
+            _err(anon.get("/api/whoami", headers={"Authorization": header}), 401, "unauthorized")
+        # Two Authorization headers are one too many, even if one is right.
+        twice = [("Authorization", "Bearer tok-finn"), ("Authorization", "Bearer nope")]
+        _err(anon.get("/api/whoami", headers=twice), 401, "unauthorized")
+
+
+def test_the_bearer_parser_itself_on_headers_a_client_library_will_not_send() -> None:
+    from memstrata.web.identity import Identities
+
+    ids = Identities(None, None, None, (("tok-finn", "finn", "room-1"),))
+    assert ids.by_bearer(b"bearer tok-finn") is not None
+    assert ids.by_bearer(b" Bearer tok-finn \t") is not None
+    for header in (None, b"", b" ", b"Bearer ", b"Bearer \t ", "Bearer tök".encode(),
+                   b"Bearer tok-finn\x00", b"Bearer\x00tok-finn", b"\xffBearer tok-finn"):
+        assert ids.by_bearer(header) is None, header
+
+
 def test_a_project_token_cannot_read_another_agents_memory(served: tuple[Served, Ids]) -> None:
     server, ids = served
     with server.client("finn") as finn:

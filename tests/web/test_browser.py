@@ -6,54 +6,12 @@ second browser refused. Screenshots go to `$MEMSTRATA_SCREENSHOTS` or the test's
 
 from __future__ import annotations
 
-import os
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-from tests.web.conftest import Served
+from tests.web.conftest import Served, logged_in
 
-sync_api = pytest.importorskip("playwright.sync_api")
-CHROMIUM = next((p for p in (os.environ.get("MEMSTRATA_CHROMIUM"), "/usr/bin/chromium",
-                             shutil.which("chromium"), shutil.which("chromium-browser")) if p
-                 and Path(p).exists()), None)
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="no Chromium found (apt-get install chromium; .ci/run does)")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 Ids = dict[str, str]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
-@pytest.fixture(scope="module")
-def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    where = os.environ.get("MEMSTRATA_SCREENSHOTS")
-    folder = Path(where) if where else tmp_path_factory.mktemp("screenshots")
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
-
-
-def logged_in(browser: Any, server: Served, token: str = "tok-finn") -> Any:
-    """A fresh browser context that logged in with `token` through the login form."""
-    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = ctx.new_page()
-    page.goto(f"{server.base}/a/finn/timeline")
-    assert "/login" in page.url  # not signed in yet: sent to the login page
-    page.fill("input[name=token]", token)
-    page.click("button:has-text('Log in')")
-    page.wait_for_url("**/a/finn/timeline")
-    return page
 
 
 def test_timeline_shows_memory_and_script_as_text(browser: Any, served: tuple[Served, Ids],

@@ -10,6 +10,7 @@
     memstrata_changes   the global change feed: seq (bigserial) and path, one row per
                         write, in commit order (the writer holds `FEED_LOCK` from the row
                         to the commit), announced with NOTIFY on CHANNEL as "seq path"
+    memstrata_feed      one row: the feed's id and the highest seq pruned from it
 
 Migrations are (name, SQL) pairs applied in order, each once, recorded in
 `memstrata_migrations`, under an advisory lock so hosts starting together apply
@@ -61,5 +62,22 @@ MIGRATIONS: list[tuple[str, str]] = [
         """,
     ),
 ]
+
+# The feed's identity and how far it was pruned: a host's cursor (feed id, seq) is good
+# only for this feed (a recreated database, or a TRUNCATE, makes a new id) and only
+# while nothing after it was pruned.
+MIGRATIONS.append(
+    (
+        "002_feed",
+        """
+        CREATE TABLE IF NOT EXISTS memstrata_feed (
+            one boolean PRIMARY KEY DEFAULT true CHECK (one),
+            id text NOT NULL,
+            pruned_through bigint NOT NULL DEFAULT 0
+        );
+        INSERT INTO memstrata_feed (id) VALUES (gen_random_uuid()::text) ON CONFLICT DO NOTHING;
+        """,
+    )
+)
 
 KEEP_CHANGES = "7 days"  # older change-feed rows are pruned on start (hosts rescan instead)

@@ -14,6 +14,9 @@ included, is the one the local files use. In detail:
   only if the version is still `expected` (optimistic concurrency); a retry
   recognises its own committed rewrite by its client-made `write_id`.
 * **lock** is a session advisory lock on a connection held for the duration.
+  Appends and rewrites of a path take the same key as a shared transaction
+  lock, so they wait while another session holds `lock(path)` (the local files'
+  flock semantics, which splice and purge rely on); the holder's thread does not.
 * **watch** LISTENs for "seq path" notifications; after a dropped connection it
   catches up by sequence number from the change feed (or asks for a full
   rescan when the feed was pruned past its cursor).
@@ -30,6 +33,7 @@ psycopg is imported only when a store names a PostgreSQL URL.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import hashlib
 import os
@@ -40,6 +44,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from memstrata.backends import pgschema
+from memstrata.backends.pgwatch import changes_since, feed_position, prune_feed
 from memstrata.errors import (
     AlreadyExists,
     BackendUnavailable,
@@ -56,6 +61,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 CONNECT_TIMEOUT_S = 3
+APPEND_LOCK_WAIT_S = 30.0  # as long as a local append waits for its file's lock
 FAIL_FAST_S = 1.0  # after the retry budget ran out, calls fail at once for this long
 _SOURCE = "SELECT path, is_dir, size, mtime, generation, version FROM memstrata_sources"
 
@@ -113,6 +119,14 @@ class PostgresTruth:
         self._held = threading.local()
         self._down_until = 0.0
         self._down_why = ""
+        # Operations run, by name, and "retries": attempts that failed on a connection
+        # error and were tried again (or gave up): what a test or `doctor` can check.
+        self.stats: collections.Counter[str] = collections.Counter()
+        self._stats_guard = threading.Lock()
+
+    def _count(self, what: str) -> None:
+        with self._stats_guard:
+            self.stats[what] += 1
 
     # -- connections ----------------------------------------------------------
     def _ensure_pool(self) -> Any:
@@ -129,9 +143,10 @@ class PostgresTruth:
                     self._pool.open(wait=False)
         return self._pool
 
-    def _run(self, op: Callable[[Any], T]) -> T:
+    def _run(self, op: Callable[[Any], T], what: str) -> T:
         """Run `op(connection)` on a pooled connection, retrying while the server is
-        unreachable."""
+        unreachable; counted in `stats[what]`."""
+        self._count(what)
 
         def attempt() -> T:
             wait = max(0.2, min(self.retry_s, CONNECT_TIMEOUT_S))
@@ -156,6 +171,7 @@ class PostgresTruth:
             try:
                 return attempt()
             except (psycopg.OperationalError, PoolTimeout) as exc:
+                self._count("retries")
                 if time.monotonic() >= deadline:
                     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
                     self._down_why = (
@@ -179,8 +195,7 @@ class PostgresTruth:
                 with conn.transaction():
                     conn.execute(sql)
                     conn.execute("INSERT INTO memstrata_migrations (name) VALUES (%s)", (name,))
-            conn.execute("DELETE FROM memstrata_changes WHERE at < now() - %s::interval",
-                         (pgschema.KEEP_CHANGES,))
+            prune_feed(conn)
         finally:
             conn.execute("SELECT pg_advisory_unlock(%s)", (pgschema.MIGRATION_LOCK,))
         self._ready = True
@@ -188,7 +203,7 @@ class PostgresTruth:
     def migrations(self) -> list[str]:
         """The names of the migrations applied to this database, in order."""
         return self._run(lambda c: [r[0] for r in c.execute(
-            "SELECT name FROM memstrata_migrations ORDER BY name")])
+            "SELECT name FROM memstrata_migrations ORDER BY name")], "migrations")
 
     # -- writes ---------------------------------------------------------------
     def append(self, path: str, data: bytes, *, blank_line: bool = False,
@@ -199,6 +214,7 @@ class PostgresTruth:
 
         def op(conn: Any) -> Appended:
             with conn.transaction():
+                self._wait_for_lock(conn, path)
                 sid, generation, size, tail = self._source_for_update(conn, path)
                 fix = b""
                 if size > 0:
@@ -223,7 +239,25 @@ class PostgresTruth:
             return Appended(path, size + len(fix), size + len(chunk), bool(fix), generation,
                             f"{generation}-{version}")
 
-        return self._run(op)
+        return self._run(op, "append")
+
+    def _wait_for_lock(self, conn: Any, path: str) -> None:
+        """Wait while another session holds `lock(path)`, as a local append waits for the
+        file's flock: a shared transaction-level advisory lock on the same key, taken
+        before any row lock (so a holder's own rewrite never waits on a waiting append),
+        released at commit. The thread holding `lock(path)` goes straight on."""
+        if path in self._held.__dict__.get("locks", {}):
+            return
+        try:
+            # The sub-select runs first (a volatile function keeps it from being flattened):
+            # lock_timeout is set for this transaction before the lock is waited for.
+            conn.execute(
+                "SELECT pg_advisory_xact_lock_shared(%s) "
+                "FROM (SELECT set_config('lock_timeout', %s, true)) AS t",
+                (lock_key(path), f"{int(APPEND_LOCK_WAIT_S * 1000)}ms"))
+        except _driver().errors.LockNotAvailable as exc:
+            raise LockTimeout(f"timed out after {APPEND_LOCK_WAIT_S:g}s waiting for lock on "
+                              f"{path}") from exc
 
     def _source_for_update(self, conn: Any, path: str) -> tuple[int, int, int, bytes]:
         """(id, generation, size, tail) of a file source, locked; created if missing."""
@@ -280,6 +314,7 @@ class PostgresTruth:
 
         def op(conn: Any) -> Entry:
             with conn.transaction():
+                self._wait_for_lock(conn, path)
                 row = conn.execute(
                     "SELECT id, generation, version, is_dir, write_id FROM memstrata_sources "
                     "WHERE path = %s FOR UPDATE", (path,)).fetchone()
@@ -314,7 +349,7 @@ class PostgresTruth:
             assert entry is not None
             return entry
 
-        return self._run(op)
+        return self._run(op, "rewrite")
 
     def _make_folder(self, path: str) -> Entry:
         def op(conn: Any) -> Entry:
@@ -329,7 +364,7 @@ class PostgresTruth:
             assert entry is not None
             return entry
 
-        return self._run(op)
+        return self._run(op, "rewrite")
 
     def move(self, src: str, dest: str | None) -> None:
         wid = os.urandom(12).hex()
@@ -366,7 +401,7 @@ class PostgresTruth:
                 self._announce(conn, src)
                 self._announce(conn, dest)
 
-        self._run(op)
+        self._run(op, "move")
 
     # -- reads ----------------------------------------------------------------
     def read_from(self, path: str, offset: int = 0, length: int | None = None) -> bytes:
@@ -386,7 +421,7 @@ class PostgresTruth:
             cut = offset - int(rows[0][0])
             return data[cut:] if stop is None else data[cut:cut + (stop - offset)]
 
-        return self._run(op)
+        return self._run(op, "read_from")
 
     def read(self, path: str) -> Content | None:
         def op(conn: Any) -> Content | None:
@@ -401,13 +436,13 @@ class PostgresTruth:
             return Content(b"".join(bytes(r[6]) for r in rows if r[6] is not None),
                            _entry(rows[0][:6]))
 
-        return self._run(op)
+        return self._run(op, "read")
 
     def stat(self, path: str) -> Entry | None:
         path = path.rstrip("/")
         if not path:
             return Entry("", 0, 0.0, 0, "root", True)
-        return self._run(lambda conn: self._stat(conn, path))
+        return self._run(lambda conn: self._stat(conn, path), "stat")
 
     def _stat(self, conn: Any, path: str) -> Entry | None:
         row = conn.execute(f"{_SOURCE} WHERE path = %s", (path,)).fetchone()
@@ -426,7 +461,7 @@ class PostgresTruth:
                 rows = conn.execute(f"{_SOURCE} ORDER BY path")
             return [e for e in map(_entry, rows) if not is_local_only(e.path)]
 
-        return self._run(op)
+        return self._run(op, "list")
 
     # -- coordination ---------------------------------------------------------
     @contextlib.contextmanager
@@ -441,8 +476,9 @@ class PostgresTruth:
                 held[name][1] -= 1
             return
         key = lock_key(name)
+        self._count("lock")
         if not self._ready:
-            self._run(lambda c: None)  # migrated before anything is locked
+            self._run(lambda c: None, "migrate")  # migrated before anything is locked
         conn = self._retrying(lambda: self._acquire(key, name, timeout))
         held[name] = [conn, 1]
         try:
@@ -476,6 +512,16 @@ class PostgresTruth:
         finally:
             with contextlib.suppress(Exception):
                 self._ensure_pool().putconn(conn)
+
+    # -- the change feed (files.truth.ChangeFeed) ---------------------------
+    def feed_position(self) -> str:
+        """Where the change feed is now (a token for `changes_since`)."""
+        return self._run(feed_position, "feed")
+
+    def changes_since(self, position: str) -> tuple[str, set[str]] | None:
+        """(the feed's position now, the paths written after `position`), or None if
+        the feed cannot tell (another database's token, or pruned past it)."""
+        return self._run(lambda conn: changes_since(conn, position), "feed")
 
     def watch(self) -> ChangeWatcher:
         from memstrata.backends.pgwatch import NotifyWatcher

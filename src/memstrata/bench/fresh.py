@@ -95,7 +95,7 @@ def _after_edits(store: Any, home: Path, edits: int, qs: list[str]) -> list[floa
             time.sleep(0.002)
         time.sleep(SETTLE_S)  # reported and settled: the next read catches it up
         t = time.perf_counter()
-        hits = store.search(f"hand edit {i}")
+        hits = store.search(f"hand edit {i}", layers=("session",))  # transcripts are opt-in
         out.append(time.perf_counter() - t)
         assert any(h.meta.get("id") == f"hand-{i}" for h in hits), "edit not found"
     return out

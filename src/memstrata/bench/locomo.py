@@ -16,12 +16,18 @@ In hybrid mode the temporary store's `config.toml` sets `[search] embedder`; the
 environment variable MEMSTRATA_BENCH_SEARCH_CONFIG appends more `[search]` lines
 (e.g. `text_weight = 0.5`), which is how the weight grid in the notes was run.
 
-Two more memstrata rows feed the same turns through the ordinary activity-log API
-instead: one `log.append` per turn ("Speaker: text", at the turn's time), searched
-with `layers=("log",)` as of the last turn, what an agent that logs every turn
-gets. `memstrata-log` keeps the log's default decay (half-life 336 h, so over a
+Three more memstrata rows feed the same turns through the ordinary activity-log API
+instead: one `log.append` per turn (the same "(date) Speaker: text" every row gets,
+at the turn's time), with the store's defaults, LOG auto-compaction included: past
+100 entries the older ones move to `archive/` (cold memory). They are searched as of
+the last turn over `layers=("log", "archive")`, the layers an agent's default recall
+covers for its activity log (`recall_memory`, `store.search` without layers), so the
+row is what an agent that logs every turn gets back. `memstrata-log` keeps the
+default decay (half-lives 336 h for the log, 720 h for the archive, so over a
 months-long conversation recency dominates); `memstrata-log-nodecay` sets
-`[decay] log = 0`, which isolates the ingest path.
+`[decay] log = 0` and `archive = 0`, which isolates the ingest path;
+`memstrata-log-neighbours` adds `[log] neighbour_context = 2` (off by default), which
+indexes each entry with its neighbours' text the way transcript messages are.
 
 Baselines run on the same turns and are given the same text memstrata stores for
 a turn, its date and speaker: "(7 May 2023) Caroline: text" (`turn_text`). Plain
@@ -204,11 +210,17 @@ def run_memstrata(convs: Iterable[tuple[str, list[Turn], list[Question]]], mode:
     return tally, ingest_s, n_turns
 
 
+LOG_LAYERS = ("log", "archive")  # the activity log and its compaction archives
+NO_DECAY = "[decay]\nlog = 0\narchive = 0\n"
+NEIGHBOURS = NO_DECAY + "[log]\nneighbour_context = 2\n"
+
+
 def run_memstrata_log(convs: Iterable[tuple[str, list[Turn], list[Question]]],
                       config: str = "") -> Tally:
-    """One `log.append` per turn ("Speaker: text" at the turn's time), lexical search of
-    the activity log as of the last turn: the ingest path an agent that logs every turn
-    uses. `config` is written to the temporary store's config.toml."""
+    """One `log.append` per turn ("(date) Speaker: text" at the turn's time), lexical
+    search of the activity log and its archives as of the last turn: the ingest path an
+    agent that logs every turn uses, compaction included. `config` is written to the
+    temporary store's config.toml."""
     from memstrata.search.query import SearchQuery
     from memstrata.store import Store
 
@@ -221,12 +233,12 @@ def run_memstrata_log(convs: Iterable[tuple[str, list[Turn], list[Question]]],
             with Store(home, agent="locomo") as store:
                 log = store.agent().log
                 for dia, _n, speaker, text, ts in turns:
-                    log.append("SYSTEM", f"{speaker}: {text}" if speaker else text,
-                               {"dia": dia}, ts=ts)
+                    log.append("SYSTEM", turn_text(speaker, text, ts), {"dia": dia}, ts=ts)
+                store.drain()  # the background compactions the appends started
                 for question, cat, ev in qs:
                     t = time.perf_counter()
-                    hits = store.search(SearchQuery(text=question, layers=("log",), k=max(KS),
-                                                    now=last))
+                    hits = store.search(SearchQuery(text=question, layers=LOG_LAYERS,
+                                                    k=max(KS), now=last))
                     tally.latency.append((time.perf_counter() - t) * 1000)
                     tally.add(cat, [h.meta.get("metadata", {}).get("dia", "") for h in hits], ev)
         finally:
@@ -284,7 +296,8 @@ def run(path: Path, *, baselines: bool = True, mode: str = "lexical",
     rows[0]["ingest_per_s"] = round(n / ingest_s) if ingest_s else None
     if mode == "lexical":
         rows += run_memstrata_log(convs).summary("memstrata-log")
-        rows += run_memstrata_log(convs, "[decay]\nlog = 0\n").summary("memstrata-log-nodecay")
+        rows += run_memstrata_log(convs, NO_DECAY).summary("memstrata-log-nodecay")
+        rows += run_memstrata_log(convs, NEIGHBOURS).summary("memstrata-log-neighbours")
     if baselines:
         rows += run_fts5_baseline(convs).summary("fts5")
         dense = run_dense_baseline(convs)
@@ -294,11 +307,11 @@ def run(path: Path, *, baselines: bool = True, mode: str = "lexical",
 
 
 def format_rows(rows: list[dict[str, Any]]) -> str:
-    head = f"{'system':<22}{'cat':>4}{'n':>5}" + "".join(f"{'r@' + str(k):>8}" for k in KS) + \
+    head = f"{'system':<26}{'cat':>4}{'n':>5}" + "".join(f"{'r@' + str(k):>8}" for k in KS) + \
         "".join(f"{'hit@' + str(k):>8}" for k in KS) + f"{'s-r@10':>8}{'p50ms':>8}{'p95ms':>8}"
     out = [head]
     for r in rows:
-        out.append(f"{r['system']:<22}{r['category']!s:>4}{r['questions']:>5}"
+        out.append(f"{r['system']:<26}{r['category']!s:>4}{r['questions']:>5}"
                    + "".join(f"{r[f'recall@{k}']:>8.3f}" for k in KS)
                    + "".join(f"{r[f'hit@{k}']:>8.3f}" for k in KS)
                    + f"{r['session_recall@10']:>8.3f}"

@@ -10,7 +10,10 @@ At N entries (seed 002's synthetic memories, `synth.populate`), in one run:
   alike, and their ratios;
 * a second host, watching (LISTEN/NOTIFY), polls a search for a token the first
   host just published: the time from the writer's acknowledgement to the second
-  host's index finding it (p50/p95).
+  host's index finding it (p50/p95);
+* the first host reopens after the second wrote 100 entries: catching up from the
+  change feed position its index kept, and, after 100 more, looking at every
+  source (what every open did before hosts kept the position).
 
 The scratch schema (`memstrata_bench_<hex>`, via `search_path`) is dropped at the end.
 """
@@ -67,7 +70,8 @@ def _pair(a: Callable[[], Any], b: Callable[[], Any], n: int) -> tuple[list[floa
 
 
 def run_teams(url: str, entries: int = 100_000, samples: int = 200, sees: int = 50,
-              progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+              progress: Callable[[str], None] | None = None,
+              reopen_writes: int = 100) -> dict[str, Any]:
     from memstrata.backends.postgres import PostgresTruth
     from memstrata.files.local import LocalTruth
     from memstrata.files.locks import LockTable
@@ -99,6 +103,8 @@ def run_teams(url: str, entries: int = 100_000, samples: int = 200, sees: int = 
             try:
                 result["rows"] = _latencies(local, host_a, samples)
                 result["sees"] = _sees(host_a, host_b, sees)
+                host_a.close()
+                result["reopen"] = _reopen(tmp / "a", pg_url, host_b, reopen_writes)
             finally:
                 host_a.close()
                 host_b.close()
@@ -147,6 +153,28 @@ def _sees(writer: Any, reader: Any, n: int) -> dict[str, Any]:
     return {"writes": n, "p50_ms": round(p50, 2), "p95_ms": round(p95, 2)}
 
 
+def _reopen(home: Path, url: str, writer: Any, writes: int) -> dict[str, Any]:
+    """Host a reopens after `writes` publishes by host b: from its index's change feed
+    position, and (the same writes again) looking at every source, as every open did
+    before the position was kept."""
+    from memstrata.catchup import FEED_KEY
+
+    def looked(store: Any) -> int:
+        return int(sum(store.truth.stats[k] for k in ("stat", "list", "read", "read_from")))
+
+    out: dict[str, Any] = {"writes": writes}
+    for how in ("feed", "every source"):
+        for i in range(writes):
+            writer.ledger.publish("decision", f"written while host a was away {i}")
+        if how == "every source":  # forget the position: the catch-up cannot use the feed
+            with _host(home, url, agent="bench", sync=False, watch=False) as s:
+                s.db.set_meta(FEED_KEY, "")
+        t = time.perf_counter()
+        with _host(home, url, agent="bench", watch=False) as s:
+            out[how] = {"ms": round((time.perf_counter() - t) * 1000, 1), "looked": looked(s)}
+    return out
+
+
 def format_report(r: dict[str, Any]) -> str:
     out = [f"entries: {r['entries']}; local index built in {r['local_index_s']}s; migrated to "
            f"PostgreSQL in {r['migrate_s']}s; a new host caught up in {r['join_s']}s "
@@ -160,4 +188,8 @@ def format_report(r: dict[str, Any]) -> str:
     s = r["sees"]
     out.append(f"second host's index sees a write (ack -> found by search, {s['writes']} writes): "
                f"p50 {s['p50_ms']} ms, p95 {s['p95_ms']} ms")
+    o = r["reopen"]
+    out.append(f"a host reopens after {o['writes']} writes by another: from its feed position "
+               f"{o['feed']['ms']} ms ({o['feed']['looked']} source reads), looking at every "
+               f"source {o['every source']['ms']} ms ({o['every source']['looked']} source reads)")
     return "\n".join(out)

@@ -47,7 +47,8 @@ def register(sub: Any) -> None:
     srv.add_argument("--levels", default="1,2,4,8,16", help="client concurrency levels")
     srv.set_defaults(func=run_serve)
     tm = bsub.add_parser("teams", help="the PostgreSQL backend vs local files: publish, append "
-                                       "and search p50/p95, catch-up rate, second-host latency")
+                                       "and search p50/p95, catch-up rate, second-host latency, "
+                                       "reopen catch-up")
     tm.add_argument("--database-url", required=True, help="a PostgreSQL database to use "
                     "(a scratch schema is created and dropped)")
     tm.add_argument("--entries", type=int, default=100_000,
@@ -137,4 +138,6 @@ def run_serve(args: argparse.Namespace) -> int:
 
 
 def _progress(message: str) -> None:
-    sys.stderr.write(message + "\n")
+    from memstrata.cli.common import progress
+
+    progress(message)

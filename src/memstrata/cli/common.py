@@ -18,6 +18,22 @@ if TYPE_CHECKING:
     from memstrata.store import Store
 
 DEFAULT_AGENT = "agent"  # the same default as `memstrata mcp` and `memstrata hook`
+_json_stderr = False  # under --json every line on stderr is one JSON object (`main` sets it)
+
+
+def json_stderr(on: bool) -> None:
+    """Under --json, warnings, notices and progress go to stderr as JSON lines."""
+    global _json_stderr
+    _json_stderr = on
+
+
+def say(kind: str, message: str) -> None:
+    """One line on stderr: `memstrata: warning: ...`, or under --json
+    `{"warning": {"message": "..."}}` (kind: warning or notice)."""
+    if _json_stderr:
+        sys.stderr.write(json.dumps({kind: {"message": message}}, ensure_ascii=False) + "\n")
+    else:
+        sys.stderr.write(f"memstrata: {kind}: {message}\n")
 
 
 def command_name() -> str:
@@ -52,13 +68,13 @@ def open_store(args: argparse.Namespace, *, as_agent: bool = True, sync: bool = 
 
     agent = (args.agent or DEFAULT_AGENT) if as_agent else args.agent
     store = Store(args.home, agent=agent, room=args.room, role=args.role, sync=sync)
-    warn_config(store)
+    warn_config(store, named=args.agent is not None)
     store.notice_sink = _print_warning  # secrets policy `warn`: one stderr line each
     return store
 
 
 def _print_warning(message: str) -> None:
-    sys.stderr.write(f"memstrata: warning: {message}\n")
+    say("warning", message)
 
 
 def embed_via_daemon(store: Store) -> None:
@@ -71,21 +87,20 @@ def embed_via_daemon(store: Store) -> None:
         store.use_embedder(daemon.DaemonEmbedder(spec))
 
 
-def warn_config(store: Store) -> None:
+def warn_config(store: Store, *, named: bool = True) -> None:
     """One stderr line per config problem: a broken setting keeps its default, loudly;
-    and one if the acting agent is new to this store (a typo such as `--agent fnn`);
-    one per store notice (a read-only store searched through a private index copy)."""
+    and one if the acting agent, when the user `named` it, is new to this store (a typo
+    such as `--agent fnn`; the default agent is never a typo); one per store notice (a
+    read-only store searched through a private index copy)."""
     for problem in store.config.problems:
-        sys.stderr.write(f"memstrata: warning: {problem}\n")
+        say("warning", problem)
     agent = store.principal.agent
-    if agent is not None and not store.has_agent(agent):
-        sys.stderr.write(
-            f"memstrata: warning: agent {agent!r} has no memory in {store.home} yet"
-            f"{store.suggest_agent(agent)}; its first write creates it "
-            f"(or run `memstrata init {agent}`)\n"
-        )
+    if named and agent is not None and not store.has_agent(agent):
+        say("warning", f"agent {agent!r} has no memory in {store.home} yet"
+                       f"{store.suggest_agent(agent)}; its first write creates it "
+                       f"(or run `memstrata init {agent}`)")
     for notice in store.notices:
-        sys.stderr.write(f"memstrata: notice: {notice}\n")
+        say("notice", notice)
 
 
 def agent_memory(args: argparse.Namespace) -> tuple[Store, AgentMemory]:
@@ -155,24 +170,33 @@ def fields(obj: Any) -> dict[str, Any]:
 
 
 def progress(message: str) -> None:
-    sys.stderr.write(message + "\n")
+    if _json_stderr:
+        sys.stderr.write(json.dumps({"progress": message}, ensure_ascii=False) + "\n")
+    else:
+        sys.stderr.write(message + "\n")
     sys.stderr.flush()
 
 
 class Progress:
-    """A one-line progress indicator on stderr: redrawn on a terminal, every 10% otherwise."""
+    """A one-line progress indicator on stderr: redrawn on a terminal, every 10% otherwise
+    (as a JSON line under --json)."""
 
     def __init__(self, label: str, total: int, *, unit: str = "", enabled: bool = True) -> None:
         self.label, self.total, self.enabled = label, total, enabled and total > 0
         self.unit = f" {unit}" if unit else ""
-        self.tty = sys.stderr.isatty()
+        self.tty = sys.stderr.isatty() and not _json_stderr
         self.last = -1
 
     def __call__(self, done: int) -> None:
         if not self.enabled:
             return
         pct = 100 * done // self.total
-        if self.tty:
+        if _json_stderr:  # under --json: a JSON line every 10%
+            if pct // 10 != self.last // 10 or done >= self.total:
+                sys.stderr.write(json.dumps({"progress": {
+                    "label": self.label, "done": done, "total": self.total, "percent": pct}})
+                    + "\n")
+        elif self.tty:
             sys.stderr.write(f"\r{self.label}: {done}/{self.total}{self.unit} ({pct}%)")
             if done >= self.total:
                 sys.stderr.write("\n")

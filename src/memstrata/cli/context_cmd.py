@@ -11,7 +11,6 @@ stderr); the exit status stays 0.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 
@@ -28,7 +27,7 @@ def register(sub: Any) -> None:
 
 def run_context(args: argparse.Namespace) -> int:
     from memstrata.assembly.context import assemble_context
-    from memstrata.cli.common import open_store
+    from memstrata.cli.common import open_store, say
     from memstrata.cli.main import emit
 
     # Ignoring memory reads nothing, so the store is not even caught up.
@@ -41,7 +40,7 @@ def run_context(args: argparse.Namespace) -> int:
         shown = set(store.config.problems)  # open_store has printed those already
     for warning in ctx.warnings:
         if warning not in shown:
-            sys.stderr.write(f"memstrata: warning: {warning.removeprefix('⚠ ')}\n")
+            say("warning", warning.removeprefix("⚠ "))
     emit(args, {"text": ctx.text, "sections": list(ctx.sections), "chars": ctx.chars,
                 "truncated": ctx.truncated, "warnings": list(ctx.warnings)}, ctx.text)
     return 0

@@ -12,6 +12,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from memstrata.model import DURABLE_CATEGORIES
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser("episodes", help="task-episodic memory: one folder per task (seed 001)")
@@ -52,7 +54,8 @@ def register(sub: Any) -> None:
     pr.add_argument("--task", help="with --scratch: the task slug")
     pr.add_argument("--dest", default="notes.md", help="with --scratch: the task file (notes.md)")
     pr.add_argument("--cite", action="append", default=[], help="a citation (repeatable)")
-    pr.add_argument("--category", help="user, feedback, project or reference (default: by rule)")
+    pr.add_argument("--category", choices=DURABLE_CATEGORIES,
+                    help="the durable-fact category (default: chosen by rule from the text)")
     pr.add_argument("--key", help="the fact's key (default: made from the text)")
     pr.add_argument("--dry-run", action="store_true", help="only run Checklist C")
     pr.set_defaults(func=run_promote)

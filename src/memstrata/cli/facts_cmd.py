@@ -8,7 +8,6 @@ project, reference (seed 001). `forget` appends a tombstone; history stays in
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from memstrata.model import FACT_CATEGORIES
@@ -60,14 +59,14 @@ def run_get(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from memstrata.cli.common import agent_memory, fields, table
+    from memstrata.cli.common import agent_memory, fields, say, table
     from memstrata.cli.main import emit
 
     store, mem = agent_memory(args)
     with store:
         facts = mem.facts.list(args.category)
         for problem in mem.facts.problems():  # unreadable lines are skipped, not fatal
-            sys.stderr.write(f"memstrata: warning: {problem}\n")
+            say("warning", problem)
     rows = [(f.key, f.category, f.value, f.updated_at[:19]) for f in facts]
     emit(args, [fields(f) for f in facts], table(rows, ("key", "category", "value", "updated")))
     return 0

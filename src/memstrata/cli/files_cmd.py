@@ -32,7 +32,8 @@ def register(sub: Any) -> None:
     ins.add_argument("line", type=int, help="insert after this line (0 = at the top)")
     ins.add_argument("text", help="text to insert ('-' reads stdin)")
     ins.set_defaults(func=run_insert)
-    ls = fsub.add_parser("list", help="list files below a folder")
+    ls = fsub.add_parser("list", help="list the files (not folders) below a folder, with size "
+                                      "and last change")
     ls.add_argument("path", nargs="?", default="", help="a folder (default: the whole memory folder)")
     ls.set_defaults(func=run_list)
     d = fsub.add_parser("delete", help="move a file to the archive (soft: the copy stays "
@@ -100,15 +101,15 @@ def run_insert(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from memstrata.cli.common import agent_memory, fields, table
+    from memstrata.cli.common import agent_memory, table
     from memstrata.cli.main import emit
 
     store, mem = agent_memory(args)
     with store:
-        infos = mem.files.list(args.path)
-    rows = [(f.path + ("/" if f.is_dir else ""), "" if f.is_dir else f.size, f.modified[:19])
-            for f in infos]
-    emit(args, [fields(f) for f in infos], table(rows, ("path", "bytes", "modified")))
+        files = [f for f in mem.files.list(args.path) if not f.is_dir]  # as MCP memory_list
+    rows = [(f.path, f.size, f.modified[:19]) for f in files]
+    emit(args, [{"path": f.path, "bytes": f.size, "modified": f.modified} for f in files],
+         table(rows, ("path", "bytes", "modified")))
     return 0
 
 

@@ -63,7 +63,7 @@ def _run(args: argparse.Namespace) -> dict[str, Any] | None:
     hook = hooks.parse_hook_input(raw)
     agent = args.agent or DEFAULT_AGENT
     with Store(args.home, agent=agent, room=args.room, role=args.role) as store:
-        warn_config(store)
+        warn_config(store, named=bool(args.agent))
         if args.event == "session-start":
             return hooks.session_start(store, agent, hook, budget_chars=args.budget)
         if args.event == "user-prompt-submit":

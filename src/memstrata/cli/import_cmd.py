@@ -7,7 +7,9 @@ other check still applies); names that would land outside the store, duplicates,
 file/folder collisions and archives over the `[import]` caps are refused; settings
 (`config.toml`, roles included) are never imported. Files identical to the store's
 are left as they are; files that differ refuse the import unless --force, which
-replaces them. The derived index is never imported: the store catches up afterwards.
+replaces them. What a purge removed (`purged.jsonl`, the store's or the archive's)
+is kept out, and reported. The derived index is never imported: the store catches up
+afterwards.
 """
 
 from __future__ import annotations
@@ -26,9 +28,8 @@ def register(sub: Any) -> None:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    import sys
 
-    from memstrata.cli.common import Progress, open_store
+    from memstrata.cli.common import Progress, open_store, say
     from memstrata.cli.main import emit
     from memstrata.transfer import import_archive
 
@@ -44,7 +45,9 @@ def run_import(args: argparse.Namespace) -> int:
         report = import_archive(store, args.source, force=args.force,
                                 unverified=args.unverified, progress=progress)
     for path, reason in report.skipped:
-        sys.stderr.write(f"memstrata: skipped {path}: {reason}\n")
+        say("warning", f"skipped {path}: {reason}")
+    for path, tombstone in report.purged:
+        say("notice", f"purged content kept out of {path}: {tombstone}")
     text = (f"imported {report.files} files into {report.home} ({report.written} written, "
             f"{report.identical} already identical, {report.replaced} replaced"
             f"{'' if report.verified else ', UNVERIFIED: no manifest'}); "

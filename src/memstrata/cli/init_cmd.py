@@ -1,6 +1,7 @@
 """`memstrata init`: create the store folder and one agent's files, then say where.
 
-Creates (never overwrites) `AGENT.md` from a template, `NOW.md` with seed 002's
+Creates (never overwrites) `AGENT.md` from a template (`layers.starters`: not indexed
+until edited), `NOW.md` with seed 002's
 default objective, `LOG.md` with its header, a `CONTEXT.md` to fill in, and,
 when the store has no config file yet, `config.toml` with every setting
 commented out at its default. Running it again is harmless: files that exist
@@ -16,25 +17,6 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-AGENT_TEMPLATE = """# {name}
-
-## Role
-Describe who this agent is and what it is responsible for.
-
-## Rules
-- Read NOW.md and CONTEXT.md before acting; log what you did to LOG.md.
-- Save durable facts with `memstrata facts set`; publish cross-room knowledge to the ledger.
-
-## Capabilities
-- List the tools and skills this agent may use.
-"""
-
-CONTEXT_TEMPLATE = """# Persistent memory
-
-Long-term notes that are loaded into every prompt. Keep them short and current.
-"""
-
-
 def register(sub: Any) -> None:
     p = sub.add_parser("init", help="create the store, its commented config and an agent's files")
     p.add_argument("name", nargs="?", help="agent to create (default: --agent, else 'agent')")
@@ -46,16 +28,17 @@ def run_init(args: argparse.Namespace) -> int:
     from memstrata.cli.main import emit
     from memstrata.config import CONFIG_FILES, commented_template
     from memstrata.files.atomic import atomic_write_bytes
+    from memstrata.layers.starters import AGENT_STARTER, CONTEXT_STARTER
     from memstrata.store import Store
 
     name = args.name or args.agent or DEFAULT_AGENT
     with Store(args.home, agent=name, room=args.room, role=args.role) as store:
         mem = store.agent(name)
         steps: list[tuple[Path, Callable[[], object]]] = [
-            (mem.identity.path, lambda: mem.identity.write(AGENT_TEMPLATE.format(name=name))),
+            (mem.identity.path, lambda: mem.identity.write(AGENT_STARTER.format(name=name))),
             (mem.now.path, lambda: mem.now.update("No active objective yet", [])),
             (mem.log.path, mem.log._ensure_header),
-            (mem.context.path, lambda: mem.context.write(CONTEXT_TEMPLATE)),
+            (mem.context.path, lambda: mem.context.write(CONTEXT_STARTER)),
         ]
         if not any((store.home / n).exists() for n in CONFIG_FILES):
             steps.insert(0, (store.home / "config.toml", lambda: atomic_write_bytes(

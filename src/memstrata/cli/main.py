@@ -16,6 +16,12 @@ exit code chosen in one place, `exit_code`, from the error tree:
     4  conflict (Conflict: not unique, already exists, changed since it was read)
     130 interrupted (Ctrl-C)
 
+An operating-system error (a home that cannot be created, a disk error) is code
+"os_error", exit 1; anything else unexpected is code "internal", exit 1, with a hint
+to rerun with MEMSTRATA_DEBUG=1, which shows the traceback. Under --json every line
+on stderr is one JSON object: the error, and warnings and notices as
+`{"warning": {"message": ...}}` (`cli.common.say`).
+
 No tracebacks for user mistakes.
 """
 
@@ -161,7 +167,27 @@ def _report(code: str, message: str, exit_status: int, *, as_json: bool) -> None
         sys.stderr.write(f"memstrata: error: {message}\n")
 
 
+def _os_error_text(exc: OSError) -> str:
+    where = " ".join(repr(str(f)) for f in (exc.filename, exc.filename2) if f is not None)
+    return f"{exc.strerror or exc}" + (f": {where}" if where else "")
+
+
+def _json_log_handler() -> Any:
+    """A logging handler writing each record as one JSON line on stderr (under --json, so
+    a background job's warning does not break a reader parsing stderr)."""
+    import logging
+
+    class JsonLines(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            level = "warning" if record.levelno >= logging.WARNING else "notice"
+            message = record.getMessage().removeprefix("memstrata: ")
+            sys.stderr.write(json.dumps({level: {"message": message}}, ensure_ascii=False) + "\n")
+
+    return JsonLines(logging.WARNING)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    from memstrata.cli.common import json_stderr
     from memstrata.errors import MemstrataError
 
     global _ARGV
@@ -171,6 +197,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_USAGE
+    json_stderr(args.json)
+    handler = None
+    if args.json:
+        import logging
+
+        handler = _json_log_handler()
+        logger = logging.getLogger("memstrata")
+        logger.addHandler(handler)
+        logger.propagate = False
     try:
         rc = args.func(args)
         return int(rc or 0)
@@ -182,6 +217,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:  # the operating system said no: not our bug, no traceback
+        if os.environ.get("MEMSTRATA_DEBUG"):
+            raise
+        _report("os_error", _os_error_text(exc), EXIT_ERROR, as_json=args.json)
+        return EXIT_ERROR
+    except Exception as exc:  # a bug: one line (or JSON), the traceback on request
+        if os.environ.get("MEMSTRATA_DEBUG"):
+            raise
+        message = f"{type(exc).__name__}: {exc}"
+        if not args.json:
+            message += " (an internal error; rerun with MEMSTRATA_DEBUG=1 for the traceback)"
+        _report("internal", message, EXIT_ERROR, as_json=args.json)
+        return EXIT_ERROR
+    finally:
+        json_stderr(False)
+        if handler is not None:
+            import logging
+
+            logger = logging.getLogger("memstrata")
+            logger.removeHandler(handler)
+            logger.propagate = True
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -24,7 +24,8 @@ def register(sub: Any) -> None:
         epilog="examples:\n"
                "  memstrata --agent me mcp                      # stdio, for a client config\n"
                "  memstrata --agent me mcp --http --port 8765   # http://127.0.0.1:8765/mcp\n"
-               "  memstrata mcp --list-tools                    # what an agent will see",
+               "  memstrata mcp --list-tools                    # what an agent will see\n"
+               "  memstrata --agent me mcp --tools default,tasks # more tools, by group",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
@@ -40,9 +41,13 @@ def register(sub: Any) -> None:
                    help="also accept this browser Origin, e.g. http://localhost:5173 "
                         "(repeatable; config [http] allow_origins)")
     p.add_argument("--tools", default=os.environ.get("MEMSTRATA_MCP_TOOLS"),
-                   help="comma-separated subset of tools to expose ($MEMSTRATA_MCP_TOOLS; "
-                        "see --list-tools)")
-    p.add_argument("--list-tools", action="store_true", help="print the tools and exit")
+                   help="comma-separated tool and group names to expose: groups core, files, "
+                        "ledger, rooms, tasks, sessions, episodes, claude; 'default' (core, "
+                        "files, and ledger with --room) or 'all' ($MEMSTRATA_MCP_TOOLS; see "
+                        "--list-tools)")
+    p.add_argument("--list-tools", action="store_true",
+                   help="print the tools --tools selects (with their group) and every group, "
+                        "and exit")
     p.set_defaults(func=run_mcp)
 
 
@@ -70,13 +75,18 @@ def run_mcp(args: argparse.Namespace) -> int:
     # nothing written in between is missed. HTTP watches from the start.
     store = Store(args.home, agent=agent, room=args.room, role=args.role, sync=False,
                   watch=bool(args.http))
-    warn_config(store)
+    warn_config(store, named=bool(args.agent))
     names = _names(args)
     specs = select_tools(store, names)
     if args.list_tools:
+        from memstrata.mcp.tools import GROUPS
+
         for spec in specs:
             flags = "read-only" if spec.read_only else ("destructive" if spec.destructive else "write")
-            sys.stdout.write(f"{spec.name:<20} {flags:<12} {spec.description.splitlines()[0]}\n")
+            sys.stdout.write(f"{spec.name:<20} {spec.group:<9} {flags:<12} "
+                             f"{spec.description.splitlines()[0]}\n")
+        sys.stdout.write("\ngroups (--tools NAME,...; 'default', 'all'):\n" + "".join(
+            f"  {name:<9} {what}\n" for name, what in GROUPS.items()))
         return 0
     if args.http:
         return _serve_http(args, store, names, agent)

@@ -7,7 +7,6 @@ source files parsed), the summary to stdout.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -57,7 +56,7 @@ def run_reindex(args: argparse.Namespace) -> int:
     with ProgressStore(args.home, agent=args.agent, room=args.room, role=args.role,
                        sync=False) as store:
         if args.vectors:  # fail before the rebuild, not after it (no embedder configured)
-            from memstrata.cli.common import embed_via_daemon
+            from memstrata.cli.common import embed_via_daemon, progress
 
             embed_via_daemon(store)  # the local model stays in the daemon
             store.embedder()
@@ -68,7 +67,7 @@ def run_reindex(args: argparse.Namespace) -> int:
         if args.vectors:
             emb = store.embedder()
             if not args.quiet:
-                sys.stderr.write(f"embedding {docs} memories with {emb.model_id}...\n")
+                progress(f"embedding {docs} memories with {emb.model_id}...")
             embedded = store.vectors(emb).sync_all()
     seconds = round(time.perf_counter() - started, 3)
     data = {"home": home, "sources": report.scanned, "docs": docs,

@@ -60,12 +60,16 @@ def run_search(args: argparse.Namespace) -> int:
             embed_via_daemon(store)
         hits = store.search(query)
         rel = {h.uid: store.rel(Path(h.source)) for h in hits}
+    from memstrata.model import iso
+
     data = []
-    for h in hits:
+    for h in hits:  # as MCP shows a hit: ISO time, the store-relative place, no nulls
         d = h.to_dict(full=args.full)
+        d.update(ts=iso(h.ts), source=rel[h.uid],
+                 where=rel[h.uid] + (f":{h.line}" if h.line is not None else ""))
         if not args.explain:
             d.pop("explain", None)
-        data.append(d)
+        data.append({k: v for k, v in d.items() if v is not None})
     blocks = []
     for n, h in enumerate(hits, 1):
         where = rel[h.uid] + (f":{h.line}" if h.line is not None else "")

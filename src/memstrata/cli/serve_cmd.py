@@ -8,6 +8,8 @@ import os
 import sys
 from typing import Any
 
+TOKEN_HINT = "--token, MEMSTRATA_MCP_TOKEN, or [serve] tokens in config.toml"
+
 
 def register(sub: Any) -> None:
     p = sub.add_parser("serve", help="serve MCP (/mcp), the JSON API (/api) and the web app (/)")
@@ -22,7 +24,8 @@ def register(sub: Any) -> None:
     p.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
                    help="also accept this browser Origin (repeatable; config [http] allow_origins)")
     p.add_argument("--tools", default=os.environ.get("MEMSTRATA_MCP_TOOLS"),
-                   help="comma-separated subset of MCP tools to expose at /mcp")
+                   help="MCP tools to expose at /mcp: tool and group names, 'default' or "
+                        "'all', as `memstrata mcp --tools` ($MEMSTRATA_MCP_TOOLS)")
     p.add_argument("--verify-root", default=None, metavar="DIR",
                    help="code folder `verify` checks memory claims against (default: here)")
     p.set_defaults(func=run_serve)
@@ -41,6 +44,7 @@ def run_serve(args: argparse.Namespace) -> int:
 
     from memstrata.cli.common import warn_config
     from memstrata.cli.mcp_cmd import connect_hints
+    from memstrata.mcp.server import select_tools
     from memstrata.store import Store
     from memstrata.web.context import ServeContext
     from memstrata.web.identity import Identities
@@ -51,16 +55,21 @@ def run_serve(args: argparse.Namespace) -> int:
     token = check_token(args.token)
     tokens = store.config.serve_tokens
     identities = Identities(args.agent, args.room, token, tokens)
-    ctx = ServeContext(store, identities,
-                       tools=[t.strip() for t in args.tools.split(",") if t.strip()]
-                       if args.tools else None,
+    tools = [t.strip() for t in args.tools.split(",") if t.strip()] if args.tools else None
+    select_tools(store, tools)  # an unknown tool is a usage error now, not on every /mcp call
+    ctx = ServeContext(store, identities, tools=tools,
                        verify_root=Path(args.verify_root or os.getcwd()).resolve())
+
+    def policy_for(port: int) -> HttpPolicy:
+        return HttpPolicy.for_bind(
+            args.host, port, token, app_auth=bool(tokens), token_hint=TOKEN_HINT,
+            allow_hosts=[*store.config.http_allow_hosts, *args.allow_host],
+            allow_origins=[*store.config.http_allow_origins, *args.allow_origin])
+
+    policy_for(args.port)  # refuses an exposed bind without a token before binding anything
     sock = _bind(args.host, args.port)  # bound before the banner: port 0 prints the real port
     port = sock.getsockname()[1]
-    policy = HttpPolicy.for_bind(
-        args.host, port, token, app_auth=bool(tokens),
-        allow_hosts=[*store.config.http_allow_hosts, *args.allow_host],
-        allow_origins=[*store.config.http_allow_origins, *args.allow_origin])
+    policy = policy_for(port)
     config = uvicorn.Config(build_app(ctx, policy), host=args.host, port=port,
                             log_level="warning", timeout_graceful_shutdown=2, lifespan="on")
     server = uvicorn.Server(config)
@@ -92,11 +101,23 @@ def _bind(host: str, port: int) -> Any:
     leaves proto at 0)."""
     import socket
 
-    family, kind, proto, _, addr = socket.getaddrinfo(
-        host or None, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP,
-        flags=socket.AI_PASSIVE)[0]
-    sock = socket.socket(family, kind, proto)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(addr)
-    sock.listen(2048)
+    from memstrata.errors import Conflict, MalformedInput
+
+    try:
+        family, kind, proto, _, addr = socket.getaddrinfo(
+            host or None, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP,
+            flags=socket.AI_PASSIVE)[0]
+    except (socket.gaierror, OverflowError) as exc:
+        raise MalformedInput(f"cannot listen on {host}:{port}: {exc}") from None
+    sock = None
+    try:
+        sock = socket.socket(family, kind, proto)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(addr)
+        sock.listen(2048)
+    except OSError as exc:
+        if sock is not None:
+            sock.close()
+        raise Conflict(f"cannot listen on {host}:{port}: {exc.strerror or exc} "
+                       "(another server there? pick one with --port)") from None
     return sock

@@ -7,7 +7,6 @@ statuses are pending, in_progress, blocked, done and cancelled.
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from memstrata.model import TASK_STATUSES
@@ -65,14 +64,14 @@ def run_add(args: argparse.Namespace) -> int:
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from memstrata.cli.common import agent_memory, table
+    from memstrata.cli.common import agent_memory, say, table
     from memstrata.cli.main import emit
 
     store, mem = agent_memory(args)
     with store:
         tasks = mem.tasks.list(args.status, args.milestone)
         for problem in mem.tasks.problems():  # kept in the file, left out of the list
-            sys.stderr.write(f"memstrata: warning: {problem}\n")
+            say("warning", problem)
     rows = [(t.id, t.status, t.priority, t.milestone, t.description) for t in tasks]
     emit(args, [t.to_dict() for t in tasks],
          table(rows, ("id", "status", "priority", "milestone", "description")))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,3 +60,41 @@ def decode(data: bytes, base_offset: int = 0, path: str = "") -> Decoded:
 
 def read_records(path: Path, offset: int = 0) -> Decoded:
     return decode(read_from(path, offset), offset, str(path))
+
+
+def records_backward(read: Callable[[int, int], bytes], size: int, *,
+                     block: int = 64 * 1024) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The records of a JSONL source newest (last) first, each with its byte offset.
+
+    `read(offset, length)` returns bytes of the source, `size` is its length. It reads
+    `block` bytes at a time from the end, so taking the newest few costs a block, not
+    the whole source. Lines `decode` would report (torn, not JSON, not an object) are
+    skipped, and so is an unterminated last line (a write under way).
+    """
+    pos, tail, terminated = size, b"", False  # tail: the line the block after `pos` began
+    while pos > 0:
+        step = min(block, pos)
+        pos -= step
+        lines = (read(pos, step) + tail).split(b"\n")
+        starts = [pos]
+        for raw in lines[:-1]:
+            starts.append(starts[-1] + len(raw) + 1)
+        for i in range(len(lines) - 1, 0, -1):
+            if i < len(lines) - 1 or terminated:
+                yield from _record(starts[i], lines[i])
+        if len(lines) > 1:
+            terminated = True  # lines[0] ends at a newline of this block
+        tail = lines[0]
+    if terminated:
+        yield from _record(0, tail)
+
+
+def _record(offset: int, raw: bytes) -> Iterator[tuple[int, dict[str, Any]]]:
+    if not raw.strip():
+        return
+    try:
+        value = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return
+    if isinstance(value, dict):
+        yield offset, value

@@ -19,7 +19,9 @@ Nine operations, each one a complete story:
     stat        one source's `Entry` (size, time, generation, version), or None
     list        every source (and folder) below a folder
     move        archive (move) or delete (`dest=None`) a source or a folder
-    lock        a named cross-process (cross-host) lock for a read-modify-write
+    lock        a named cross-process (cross-host) lock for a read-modify-write;
+                appends and rewrites of a path wait while another process holds
+                lock(path) (the holder's own thread goes on)
     watch       a `ChangeWatcher` that reports changed paths as they change
 
 `generation` changes when a source is replaced whole (an inode for files), so
@@ -30,7 +32,9 @@ rewriting its path with a trailing slash (`rewrite("agents/finn/", b"")`).
 Why `lock` belongs here: two rules need mutual exclusion across a check and a
 write that no version can express alone, the ledger's one live successor (the
 check reads the index, the write appends) and a JSON document's
-read-modify-write that keeps what it does not understand. Rewrites made under
+read-modify-write that keeps what it does not understand. And compaction and
+purge rewrite an append source under `lock(path)` counting on no append landing
+in between (both backends make appends wait for it). Rewrites made under
 the lock still pass the version they read, so a lock lost with a connection
 turns into a `StaleWrite`, never into a lost update.
 """
@@ -41,7 +45,7 @@ import re
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from memstrata.files.watch import ChangeWatcher
 
@@ -143,6 +147,23 @@ class Truth(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class ChangeFeed(Protocol):
+    """A truth that numbers its writes (PostgreSQL; not a folder of files): a host
+    catches its index up from the changes after the position it last saw, instead of
+    looking at every source."""
+
+    def feed_position(self) -> str:
+        """An opaque token: every write before it is visible now."""
+        ...
+
+    def changes_since(self, position: str) -> tuple[str, set[str]] | None:
+        """(the position now, the paths written after `position`; a folder's path for a
+        folder made, moved or deleted), or None when the feed cannot tell (a position of
+        another feed, or one pruned away): then look at every source."""
+        ...
 
 
 def parent_folders(path: str) -> Iterator[str]:

@@ -207,6 +207,16 @@ class Database:
             finally:
                 self._depth = 0
 
+    def meta(self, key: str) -> str | None:
+        """A value this index keeps about itself (`meta` table), or None."""
+        with self.read() as conn:
+            row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.write() as conn:
+            conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
+
     @contextlib.contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
         with self._lock:

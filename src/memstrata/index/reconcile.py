@@ -322,6 +322,21 @@ def refresh(db: Database, origin: Origin, specs: Iterable[SourceSpec], report: S
                 report.reparsed.append(str(spec.path))
 
 
+def known_below(db: Database, prefix: str) -> list[str]:
+    """The index keys of the sources starting with `prefix` (a folder's path and a slash)."""
+    with db.read() as conn:
+        rows = conn.execute("SELECT path FROM sources WHERE substr(path, 1, ?) = ?",
+                            (len(prefix), prefix)).fetchall()
+    return [r[0] for r in rows]
+
+
+def knows_outside(db: Database, prefix: str) -> bool:
+    """True if the index holds a source not starting with `prefix` (a project file)."""
+    with db.read() as conn:
+        return conn.execute("SELECT 1 FROM sources WHERE substr(path, 1, ?) <> ? LIMIT 1",
+                            (len(prefix), prefix)).fetchone() is not None
+
+
 def _drop(db: Database, path: str, report: SyncReport) -> None:
     with db.read() as conn:
         if conn.execute("SELECT 1 FROM sources WHERE path = ?", (path,)).fetchone() is None:

@@ -165,3 +165,15 @@ MIGRATIONS.append(
 # (`files.truth.Entry.version`): an unchanged version means an unchanged source,
 # so catching up a truth kept in PostgreSQL costs no read per source.
 MIGRATIONS.append(("007_source_version", "ALTER TABLE sources ADD COLUMN version TEXT;"))
+
+# `memstrata init`'s starter AGENT.md and CONTEXT.md are no longer indexed until edited
+# (`layers.starters`): forgetting those sources makes the next sync re-parse them, which
+# drops the boilerplate docs an index made before still holds.
+MIGRATIONS.append(
+    (
+        "008_unindexed_starters",
+        """
+        DELETE FROM sources WHERE path LIKE '%/AGENT.md' OR path LIKE '%/CONTEXT.md';
+        """,
+    )
+)

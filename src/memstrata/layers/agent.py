@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memstrata.index.reconcile import SourceSpec
+from memstrata.layers.archives import LogArchives
 from memstrata.layers.catalog import source_for
 from memstrata.layers.episodes import Episodes, Scratch
 from memstrata.layers.facts import Facts
@@ -51,6 +52,10 @@ class AgentMemory:
         return Log(self.store, self.name)
 
     @cached_property
+    def archives(self) -> LogArchives:
+        return LogArchives(self.store, self.name)
+
+    @cached_property
     def files(self) -> MemoryFiles:
         return MemoryFiles(self.store, self.name)
 
@@ -78,7 +83,7 @@ class AgentMemory:
     def compactions(self) -> CompactionHistory:
         return CompactionHistory(self.store, self.name)
 
-    def sources(self) -> list[SourceSpec]:
+    def _sources(self) -> list[SourceSpec]:
         """Every index source this agent has in the truth."""
         specs: dict[str, SourceSpec] = {}
         for entry in self.store.truth.list(f"agents/{self.name}"):
@@ -97,27 +102,27 @@ class AgentMemory:
             found.append(ctx)
         return found
 
-    def source_for(self, path: Path, rest: tuple[str, ...]) -> SourceSpec | None:
+    def _source_for(self, path: Path, rest: tuple[str, ...]) -> SourceSpec | None:
         """The source `path` is, by its parts `rest` below the agent's folder (as `sources`)."""
         head, tail = rest[0], "/".join(rest[1:])
         if head == "memory" and tail:
             if tail == "LOG.md":
-                return self.log.spec()
-            return self.files.spec_for(path, tail) if is_text_file(path) else None
+                return self.log._spec()
+            return self.files._spec_for(path, tail) if is_text_file(path) else None
         if rest in (("AGENT.md",), ("IDENTITY.md",)):
-            return self.identity.spec()
+            return self.identity._spec()
         if len(rest) == 1 and path in self._beside_identity():
             return markdown_spec(self.store, path, "context", owner=self.name)
         if rest == ("facts.jsonl",):
-            return self.facts.spec()
+            return self.facts._spec()
         if rest == ("tasks.json",):
-            return self.tasks.spec()
+            return self.tasks._spec()
         if head == "sessions" and len(rest) == 2 and path.suffix == ".jsonl":
-            return self.sessions.spec(check_name(path.stem, "session id"), path)
+            return self.sessions._spec(check_name(path.stem, "session id"), path)
         if head == "episodes" and len(rest) > 2:
-            return self.episodes.source_for(path)
+            return self.episodes._source_for(path)
         if rest == ("compactions.jsonl",):
-            return self.compactions.spec()
+            return self.compactions._spec()
         if head == "archive" and path.suffix == ".md":
             return archive_spec(self.store, path, self.name)
         return None
@@ -134,5 +139,6 @@ def archive_spec(store: Store, path: object, owner: str) -> SourceSpec:
             return entry.mtime if entry is not None else 0.0
 
         return SourceSpec(path, "whole", lambda d, b: parse_log(
-            d, b, p, owner=owner, layer="archive", final=True, mtime=when))
+            d, b, p, owner=owner, layer="archive", final=True, mtime=when,
+            neighbour_radius=store.config.log_neighbour_context))
     return markdown_spec(store, path, "archive", owner=owner)

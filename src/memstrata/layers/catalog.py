@@ -67,19 +67,19 @@ def source_for(store: Store, rel: str | Path,
     cache = handles if handles is not None else {}
     try:
         if parts == ("ledger.jsonl",):
-            return Ledger(store).spec()
+            return Ledger(store)._spec()
         if parts == ("items.json",):
-            return Items(store).spec()
+            return Items(store)._spec()
         if len(parts) > 2 and parts[0] == "agents":
             agent = cache.get(("agents", parts[1]))
             if agent is None:
                 agent = cache[("agents", parts[1])] = AgentMemory(store, parts[1])
-            return agent.source_for(path, parts[2:])
+            return agent._source_for(path, parts[2:])
         if len(parts) > 2 and parts[0] == "rooms":
             room = cache.get(("rooms", parts[1]))
             if room is None:
                 room = cache[("rooms", parts[1])] = Room(store, parts[1])
-            return room.source_for(path, parts[2:])
+            return room._source_for(path, parts[2:])
     except InvalidInput:  # a folder name that is no agent or room name
         return None
     return None

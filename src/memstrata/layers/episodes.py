@@ -97,7 +97,7 @@ class Scratch(Layer):
 
         for f in files:
             path = self.files.root / f.path
-            self.store.index_file(self.files.spec_for(path, f.path))
+            self.store.index_file(self.files._spec_for(path, f.path))
             moved = dest / f.path.removeprefix("session/")
             if moved.suffix == ".md":
                 self.store.index_file(archive_spec(self.store, moved, self.owner))
@@ -112,19 +112,19 @@ class Episodes(Layer):
         super().__init__(store, owner)
         self.root: Path = store.layout.episodes_dir(owner)
 
-    def spec_for(self, path: Path) -> SourceSpec:
+    def _spec_for(self, path: Path) -> SourceSpec:
         return markdown_spec(self.store, path, "episode", owner=self.owner,
                              thread=path.parent.name)
 
-    def sources(self) -> builtins.list[SourceSpec]:
+    def _sources(self) -> builtins.list[SourceSpec]:
         out = []
         for p in walk(self.store, self.root):
-            spec = self.source_for(p)
+            spec = self._source_for(p)
             if spec is not None:
                 out.append(spec)
         return out
 
-    def source_for(self, path: Path) -> SourceSpec | None:
+    def _source_for(self, path: Path) -> SourceSpec | None:
         """The index source a file under `episodes/` is: a gate event log, a task file, or none."""
         if path.suffix == ".ndjson":
             rel = path.relative_to(self.root).parts
@@ -134,7 +134,7 @@ class Episodes(Layer):
                 assert self.owner is not None
                 return gate_spec(path, self.owner, rel[0])
             return None
-        return self.spec_for(path) if is_text_file(path) else None
+        return self._spec_for(path) if is_text_file(path) else None
 
     def _folder(self, slug: str) -> Path:
         check_name(slug, "task slug")
@@ -172,7 +172,7 @@ class Episodes(Layer):
         path = safe_join(folder, rel)
         check_text(content, "content", 1024 * 1024, allow_empty=True)
         content = self._screen(content, rel)
-        self.store.rewrite(self.spec_for(path), content)
+        self.store.rewrite(self._spec_for(path), content)
         self._write_event(path, len(content))
         return self.store.rel(path)
 
@@ -183,7 +183,7 @@ class Episodes(Layer):
         path = safe_join(folder, rel)
         check_text(text, "text", 256 * 1024)
         text = self._screen(text, rel)
-        with self.store.editing(self.spec_for(path)) as edit:
+        with self.store.editing(self._spec_for(path)) as edit:
             old = edit.text
             sep = "" if not old or old.endswith("\n\n") else ("\n" if old.endswith("\n") else "\n\n")
             edit(old + sep + text.rstrip("\n") + "\n")

@@ -32,12 +32,19 @@ from memstrata.files.jsonl import BadLine, decode, encode
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.base import Layer, check_count, check_text
-from memstrata.model import FACT_CATEGORIES, Fact, check_plain, iso, now_ts, parse_ts
+from memstrata.model import (
+    DURABLE_CATEGORIES,
+    FACT_CATEGORIES,
+    Fact,
+    check_plain,
+    iso,
+    now_ts,
+    parse_ts,
+)
 
 if TYPE_CHECKING:
     from memstrata.store import Store
 
-DURABLE_CATEGORIES = ("user", "feedback", "project", "reference")
 MAX_KEY_CHARS = limits.FACT_KEY_CHARS
 MAX_VALUE_BYTES = limits.FACT_VALUE_BYTES
 
@@ -102,12 +109,12 @@ class Facts(Layer):
         super().__init__(store, owner)
         self.path = store.layout.facts(owner)
 
-    def spec(self) -> SourceSpec:
+    def _spec(self) -> SourceSpec:
         path, owner = str(self.path), self.owner or ""
         return SourceSpec(self.path, "append", lambda d, b: parse_facts(d, b, path, owner))
 
     def _row(self, key: str) -> dict[str, Any] | None:
-        self.store.fresh(self.spec())
+        self.store.fresh(self._spec())
         with self.store.db.read() as conn:
             row = conn.execute(
                 "SELECT meta FROM docs WHERE uid = ?", (f"fact:{self.owner}:{key}",)
@@ -150,7 +157,7 @@ class Facts(Layer):
             problem = durable_fact_problem(value, cites)
             if problem is not None:
                 raise Refused(problem)
-        spec = self.spec()
+        spec = self._spec()
         # The create-only check and the append happen under the journal's lock, so two
         # writers can never both create the same repo fact.
         with self.store.locks.hold(str(self.path)):
@@ -187,18 +194,18 @@ class Facts(Layer):
         if self._row(key) is None:
             raise NotFound(f"no fact {key!r}")
         data = encode({"op": "forget", "key": key, "ts": iso(now_ts())})
-        self.store.append(self.spec(), data)
+        self.store.append(self._spec(), data)
         self._write_event(self.path, -len(data))
 
     def problems(self) -> list[str]:
         """Lines of facts.jsonl that could not be read (skipped, the rest still reads)."""
         self._check("read")
-        self.store.fresh(self.spec())
+        self.store.fresh(self._spec())
         return self._index_problems(self.path)
 
     def list(self, category: str | None = None) -> list[Fact]:
         self._check("read")
-        self.store.fresh(self.spec())
+        self.store.fresh(self._spec())
         sql = "SELECT meta FROM docs WHERE source = ? AND layer = 'fact'"
         params: list[Any] = [str(self.path)]
         if category is not None:

@@ -87,7 +87,7 @@ class MemoryFiles(Layer):
         """The store-relative path of a memory file (the truth's name for it)."""
         return f"{self.store.rel(self.root)}/{relp}" if relp else self.store.rel(self.root)
 
-    def spec_for(self, path: Path, relp: str) -> SourceSpec:
+    def _spec_for(self, path: Path, relp: str) -> SourceSpec:
         assert self.owner is not None
         return markdown_spec(self.store, path, memory_layer_of(relp), owner=self.owner)
 
@@ -145,7 +145,7 @@ class MemoryFiles(Layer):
             if problem is not None:
                 raise Refused(f"{relp}: {problem}")
         before = old.size if old is not None else 0
-        self.store.rewrite(self.spec_for(path, relp), content, expected_sha=expected_sha)
+        self.store.rewrite(self._spec_for(path, relp), content, expected_sha=expected_sha)
         self._write_event(path, len(content.encode("utf-8")) - before)
         return self._info(relp, self._entry(relp), content)
 
@@ -160,7 +160,7 @@ class MemoryFiles(Layer):
         path, relp = self._path(rel, writing=True)
         if in_repo(relp):
             raise _no_edit(relp)
-        spec = self.spec_for(path, relp)
+        spec = self._spec_for(path, relp)
         with self.store.editing(spec) as edit:
             if not edit.exists:
                 raise NotFound(f"no memory file {relp!r}")
@@ -256,7 +256,7 @@ class MemoryFiles(Layer):
         dest = deleted / str(stamp) / relp
         with truth.lock(self._where(relp)):
             truth.move(self._where(relp), self.store.rel(dest))
-        self.store.index_file(self.spec_for(path, relp))
+        self.store.index_file(self._spec_for(path, relp))
         from memstrata.layers.agent import archive_spec
 
         if not entry.is_dir:
@@ -277,7 +277,7 @@ class MemoryFiles(Layer):
             raise AlreadyExists(f"{relp!r} already exists")
         with truth.lock(self._where(old_relp)), truth.lock(self._where(relp)):
             truth.move(self._where(old_relp), self._where(relp))
-        self.store.index_file(self.spec_for(src, old))
-        self.store.index_file(self.spec_for(dst, relp))
+        self.store.index_file(self._spec_for(src, old))
+        self.store.index_file(self._spec_for(dst, relp))
         self._write_event(dst, 0)
         return self._info(relp, self._entry(relp))

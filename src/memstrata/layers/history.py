@@ -89,7 +89,7 @@ class CompactionHistory(Layer):
         super().__init__(store, owner)
         self.path = store.layout.compactions(owner)
 
-    def spec(self) -> SourceSpec:
+    def _spec(self) -> SourceSpec:
         p, owner = str(self.path), self.owner or ""
         return SourceSpec(self.path, "append", lambda d, b: parse_compactions(d, b, p, owner))
 
@@ -97,7 +97,7 @@ class CompactionHistory(Layer):
         """Append one compaction record, durably, and index it."""
         self._check("write", "log")
         data = encode(rec)
-        self.store.append(self.spec(), data)
+        self.store.append(self._spec(), data)
         self._write_event(self.path, len(data))
 
     def list(self) -> list[dict[str, Any]]:

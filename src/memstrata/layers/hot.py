@@ -37,7 +37,7 @@ class MarkdownLayer(Layer):
         super().__init__(store, owner)
         self.path = path
 
-    def spec(self) -> SourceSpec:
+    def _spec(self) -> SourceSpec:
         return markdown_spec(self.store, self.path, self.layer, owner=self.owner)
 
     def read(self) -> str:
@@ -54,7 +54,7 @@ class MarkdownLayer(Layer):
         text = self._screen(text, self.path.name)
         old = self._stat(self.path)
         before = old.size if old is not None else 0
-        self.store.rewrite(self.spec(), text, expected_sha=expected_sha)
+        self.store.rewrite(self._spec(), text, expected_sha=expected_sha)
         self._write_event(self.path, len(text.encode("utf-8")) - before)
 
     def exists(self) -> bool:

@@ -97,7 +97,7 @@ class Items(Layer):
         super().__init__(store, None)
         self.path = store.layout.items
 
-    def spec(self) -> SourceSpec:
+    def _spec(self) -> SourceSpec:
         p = str(self.path)
         return SourceSpec(self.path, "whole", lambda d, b: parse_items(d, p))
 
@@ -121,7 +121,7 @@ class Items(Layer):
     def projects(self) -> builtins.list[str]:
         """The projects items were extracted from ("" for items with none), sorted."""
         self._check("read")
-        self.store.fresh(self.spec())
+        self.store.fresh(self._spec())
         with self.store.db.read() as conn:
             rows = conn.execute("SELECT DISTINCT coalesce(thread, '') FROM docs "
                                 "WHERE layer = 'item'").fetchall()
@@ -133,6 +133,7 @@ class Items(Layer):
         when given: among the best `query_max` hits of every project."""
         from memstrata.search.query import SearchQuery
 
+        self._check("read")  # the search would filter them out too; a denial says so
         wide = k if project is None else max(k, self.store.config.bounds.query_max)
         hits = self.store.search(SearchQuery(text=text, layers=("item",), kind=type, k=wide))
         if project is not None:
@@ -186,7 +187,7 @@ class Items(Layer):
                 "confidence": float(conf), "extractedAt": now,
                 **({"project": project} if project else {}),
             })
-        with self.store.editing(self.spec()) as commit:
+        with self.store.editing(self._spec()) as commit:
             doc = self._load()
             doc.remove(lambda i: i.get("sourceFile") == source_file
                        and (i.get("project") or "") == project)
@@ -251,14 +252,14 @@ class Items(Layer):
         from memstrata.files.jsonl import encode
 
         drop = set(wanted)
-        with self.store.editing(self.spec()) as commit:
+        with self.store.editing(self._spec()) as commit:
             doc = self._load()
             found = [r for r in doc.records() if r["id"] in drop]
             missing = drop - {r["id"] for r in found}
             if missing:
                 raise NotFound(f"no item with id {sorted(missing)[0]!r}")
             stamp = {"removedAt": iso(now_ts()), "removedBy": self.store.principal.agent}
-            self.store.truth.append(self.store.rel(self.removed_path),
+            self.store.truth.append(self.store.rel(self._removed_path),
                                     b"".join(encode({**r, **stamp}) for r in found))
             doc.remove(lambda r: r["id"] in drop)
             commit(doc.dumps())
@@ -266,5 +267,5 @@ class Items(Layer):
         return [to_item(r) for r in found]
 
     @property
-    def removed_path(self) -> Path:
+    def _removed_path(self) -> Path:
         return self.path.with_name("items.removed.jsonl")

@@ -93,7 +93,7 @@ class Ledger(Layer):
         super().__init__(store, None)
         self.path = store.layout.ledger
 
-    def spec(self) -> SourceSpec:
+    def _spec(self) -> SourceSpec:
         path = str(self.path)
         return SourceSpec(self.path, "append", lambda data, base: parse_ledger(data, base, path))
 
@@ -141,7 +141,7 @@ class Ledger(Layer):
         if supersedes is not None:
             check_plain(supersedes, "supersedes", MAX_ID_CHARS)
         when = now_ts() if ts is None else parse_ts(ts)
-        spec = self.spec()
+        spec = self._spec()
         # The supersede checks and the append happen under the ledger's lock, so two
         # writers can never both supersede the same entry.
         with self.store.truth.lock(self.store.rel(self.path)):
@@ -247,7 +247,7 @@ class Ledger(Layer):
         `include_own_room` (or `in_room` names its room).
         """
         self._check("read")
-        exclude_room = self.view_excludes(in_room or room, exclude_room, include_own_room)
+        exclude_room = self._view_excludes(in_room or room, exclude_room, include_own_room)
         cap = self.store.config.bounds.query_max
         limit = cap if last_n is None else last_n
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
@@ -264,7 +264,7 @@ class Ledger(Layer):
         self._read_event(self.path, sum(len(e.summary) + len(e.detail or "") for e in out))
         return out
 
-    def view_excludes(self, room: str | None, exclude_room: str | None,
+    def _view_excludes(self, room: str | None, exclude_room: str | None,
                       include_own_room: bool) -> str | None:
         """The room a query leaves out: the one asked for, else the principal's own room
         (seed 000: "it sees memories from all other rooms but not its own")."""
@@ -282,7 +282,7 @@ class Ledger(Layer):
 
         k = self.store.config.bounds.search_default if max_results is None else max_results
         q = SearchQuery(text=text, layers=("ledger",), kind=kind, tags=check_tags(tags),
-                        exclude_room=self.view_excludes(None, exclude_room, include_own_room),
+                        exclude_room=self._view_excludes(None, exclude_room, include_own_room),
                         include_superseded=include_superseded, k=k)
         return self.store.search(q)
 

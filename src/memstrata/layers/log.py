@@ -12,7 +12,9 @@ Markdown is rendered; under the reserved key `_log` the writer records seed
 002's `log_metadata` (`content_hash`, `token_count`), so a later hand edit of
 the text shows as `edited`. Content lines that would read as a header or footer (or
 that start with a backslash) are escaped with a leading backslash. The same
-format is used by compaction archives, so archived entries stay searchable.
+format is used by compaction archives, so archived entries stay searchable. With `[log] neighbour_context = N` each entry
+is also indexed with the text of the N entries on either side (and its date), as
+transcript messages are; off by default (see `config.py` for what it measured).
 
 LOG.md is also a file people edit. Whatever they save stays visible
 (`logblocks` has the grammar): CRLF endings, entries without a footer (the
@@ -109,6 +111,7 @@ def parse_log(
     final: bool = False,
     taken: Taken | None = None,
     mtime: Callable[[], float] | None = None,
+    neighbour_radius: int = 0,
 ) -> Parsed:
     """Entries and text blocks -> docs (grammar in `logblocks`).
 
@@ -118,9 +121,10 @@ def parse_log(
     according to `taken(uids, base)`) gets a uid of its own, `<id>@<offset>`,
     so a copied footer never replaces the entry it was copied from. A block with
     no time of its own before any entry is dated by `mtime()` (the file's).
+    `neighbour_radius` > 0 gives each doc its neighbours' text as index context.
     """
     split = split_blocks(data, base, final=final)
-    out = Parsed(consumed=split.consumed)
+    out = Parsed(consumed=split.consumed, neighbour_radius=neighbour_radius)
     prefix = f"log:{owner}:" if layer == "log" else f"{layer}:{path}:"
     own = [prefix + b.entry_id for b in split.blocks if b.entry_id]
     held = taken(own, base) if taken is not None and base > 0 and own else set()
@@ -221,7 +225,7 @@ class Log(Layer):
         self.path: Path = store.layout.log_file(owner)
         self.rel = store.rel(self.path)
 
-    def spec(self) -> SourceSpec:
+    def _spec(self) -> SourceSpec:
         return SourceSpec(self.path, "append", self._parse)
 
     def _mtime(self) -> float:
@@ -229,11 +233,12 @@ class Log(Layer):
         return entry.mtime if entry is not None else 0.0
 
     def _parse(self, data: bytes, base: int) -> Parsed:
-        path = str(self.path)
-        out = parse_log(data, base, path, owner=self.owner, taken=self._taken, mtime=self._mtime)
+        path, radius = str(self.path), self.store.config.log_neighbour_context
+        out = parse_log(data, base, path, owner=self.owner, taken=self._taken, mtime=self._mtime,
+                        neighbour_radius=radius)
         if out.consumed < len(data) and self._settled(data, base + len(data)):
             out = parse_log(data, base, path, owner=self.owner, final=True, taken=self._taken,
-                            mtime=self._mtime)
+                            mtime=self._mtime, neighbour_radius=radius)
         return out
 
     def _settled(self, data: bytes, end: int) -> bool:
@@ -301,7 +306,7 @@ class Log(Layer):
         if self._stat(self.path) is None:
             self._ensure_header()
         data = encode_entry(entry)
-        self.store.append(self.spec(), data, blank_line=True)
+        self.store.append(self._spec(), data, blank_line=True)
         self._write_event(self.path, len(data))
         from memstrata.lifecycle.triggers import after_log_append
 
@@ -317,7 +322,7 @@ class Log(Layer):
         self._check("read")
         if not isinstance(n, int) or n < 0:
             raise MalformedInput("n must be a non-negative integer")
-        spec = self.spec()
+        spec = self._spec()
         self.store.fresh(spec)
         with self.store.db.read() as conn:
             rows = conn.execute(
@@ -341,7 +346,7 @@ class Log(Layer):
         """Blocks of LOG.md kept but not read cleanly (torn footer, bad metadata or time,
         copied id): each is still an entry."""
         self._check("read")
-        self.store.fresh(self.spec())
+        self.store.fresh(self._spec())
         return self._index_problems(self.path)
 
     def read_text(self) -> str:
@@ -357,7 +362,7 @@ class Log(Layer):
 
     def count(self) -> int:
         self._check("read")
-        self.store.fresh(self.spec())
+        self.store.fresh(self._spec())
         with self.store.db.read() as conn:
             row = conn.execute("SELECT count(*) FROM docs WHERE source = ?", (str(self.path),))
             return int(row.fetchone()[0])

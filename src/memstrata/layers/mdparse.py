@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from memstrata.files.markdown import chunk_markdown
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
+from memstrata.layers.starters import is_untouched_starter
 
 if TYPE_CHECKING:
     from memstrata.store import Store
@@ -45,6 +46,8 @@ def markdown_spec(
         entry = store.truth.stat(rel)  # a chunk is dated by its file's last change
         mtime = entry.mtime if entry is not None else 0.0
         text = data[:MAX_INDEXED_BYTES].decode("utf-8", "replace")
+        if is_untouched_starter(text, layer, owner):  # init's boilerplate holds no memory
+            return Parsed(consumed=len(data))
         docs = [
             Doc(
                 uid=f"md:{rel}#{n}",

@@ -109,7 +109,7 @@ class Room(Layer):
 
     # -- the room itself: its place in the DAG, open or closed ----------------------
     @property
-    def info_path(self) -> Path:
+    def _info_path(self) -> Path:
         return self.store.layout.room_info(self.name)
 
     def info(self) -> RoomInfo:
@@ -160,44 +160,46 @@ class Room(Layer):
         self.store.gate.check("write", "channel", None, self.name)
 
     def _edit_info(self, **changes: Any) -> RoomInfo:
-        spec = SourceSpec(self.info_path, "whole", lambda d, b: Parsed(consumed=len(d)))
+        spec = SourceSpec(self._info_path, "whole", lambda d, b: Parsed(consumed=len(d)))
         with self.store.editing(spec) as edit:
-            where = str(self.info_path)
+            where = str(self._info_path)
             info = room_info_from(edit.data if edit.exists else None, where, self.name)
             data = {"upstream": builtins.list(info.upstream), "closed": info.closed,
                     "closed_by": info.closed_by, **changes}
             if edit.exists:
                 data = {**_room_json(edit.data, where), **data}  # unknown keys are kept
             edit(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-        self._write_event(self.info_path, 0, "room")
+        self._write_event(self._info_path, 0, "room")
         return read_room_info(self.store, self.name)
 
     def check_open(self) -> None:
-        """Raise RoomClosed if the room is closed (channel and artifacts are read-only)."""
-        info = read_room_info(self.store, self.name)
+        """Raise RoomClosed if the room is closed (channel and artifacts are read-only).
+
+        Readable as `info` is: by every agent but skills."""
+        info = self.info()
         if info.closed:
             raise RoomClosed(f"room {self.name} was closed at {info.closed}: its channel and "
                              "artifacts are kept read-only")
 
-    def channel_spec(self) -> SourceSpec:
+    def _channel_spec(self) -> SourceSpec:
         p, room = str(self.channel_path), self.name
         return SourceSpec(self.channel_path, "append", lambda d, b: parse_channel(d, b, p, room))
 
-    def artifact_spec(self, path: Path) -> SourceSpec:
+    def _artifact_spec(self, path: Path) -> SourceSpec:
         return markdown_spec(self.store, path, "artifact", room=self.name)
 
-    def sources(self) -> list[SourceSpec]:
-        specs = [self.channel_spec()] if self._stat(self.channel_path) is not None else []
-        specs += [self.artifact_spec(p) for p in walk(self.store, self.artifacts_dir)
+    def _sources(self) -> list[SourceSpec]:
+        specs = [self._channel_spec()] if self._stat(self.channel_path) is not None else []
+        specs += [self._artifact_spec(p) for p in walk(self.store, self.artifacts_dir)
                   if is_text_file(p)]
         return specs
 
-    def source_for(self, path: Path, rest: tuple[str, ...]) -> SourceSpec | None:
+    def _source_for(self, path: Path, rest: tuple[str, ...]) -> SourceSpec | None:
         """The source `path` is, by its parts `rest` below the room's folder (as `sources`)."""
         if rest == ("channel.jsonl",):
-            return self.channel_spec()
+            return self._channel_spec()
         if rest[0] == "artifacts" and len(rest) > 1 and is_text_file(path):
-            return self.artifact_spec(path)
+            return self._artifact_spec(path)
         return None
 
     # -- channel -------------------------------------------------------------
@@ -217,7 +219,7 @@ class Room(Layer):
                "from": self.store.principal.agent, "to": to, "type": type, "ref": ref,
                "tags": list(check_tags(tags)), "content": content}
         data = encode(rec)
-        self.store.append(self.channel_spec(), data)
+        self.store.append(self._channel_spec(), data)
         self._write_event(self.channel_path, len(data))
         return rec
 
@@ -235,7 +237,7 @@ class Room(Layer):
         check_text(content, "artifact", 4 * 1024 * 1024, allow_empty=True)
         self.check_open()
         content = self._screen(content, "artifact")
-        self.store.rewrite(self.artifact_spec(path), content)
+        self.store.rewrite(self._artifact_spec(path), content)
         self._write_event(path, len(content), "artifact")
         return path.relative_to(self.artifacts_dir.resolve()).as_posix()
 

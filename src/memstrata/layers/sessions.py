@@ -95,13 +95,13 @@ class Sessions(Layer):
         self.dir: Path = store.layout.sessions_dir(owner)
         self.index_path: Path = store.layout.session_index(owner)
 
-    def spec(self, sid: str, path: Path | None = None) -> SourceSpec:
+    def _spec(self, sid: str, path: Path | None = None) -> SourceSpec:
         """The transcript of session `sid` (at `path`, when the caller knows it)."""
         path = path or self.store.layout.session(self.owner or "", sid)
         owner, p = self.owner or "", str(path)
         return SourceSpec(path, "append", lambda d, b: parse_session(d, b, p, owner, sid))
 
-    def index_spec(self) -> SourceSpec:
+    def _index_spec(self) -> SourceSpec:
         return SourceSpec(self.index_path, "whole", lambda d, b: Parsed(consumed=len(d)))
 
     # -- session index ---------------------------------------------------------
@@ -118,7 +118,7 @@ class Sessions(Layer):
     def _rebuilt(self) -> RecordList:
         """The index rebuilt from the transcripts, live and archived (titles are lost)."""
         rows: builtins.list[dict[str, Any]] = [
-            {"id": sid, "title": None, "created": self._first_timestamp(self.spec(sid).path),
+            {"id": sid, "title": None, "created": self._first_timestamp(self._spec(sid).path),
              "ended": None, "archived": False}
             for sid in self.ids()
         ]
@@ -133,7 +133,7 @@ class Sessions(Layer):
         return RecordList(str(self.index_path), "sessions", {}, rows)
 
     def _edit_index(self, change: Callable[[RecordList], None]) -> None:
-        with self.store.editing(self.index_spec()) as edit:
+        with self.store.editing(self._index_spec()) as edit:
             try:
                 doc = RecordList.parse(edit.data, str(self.index_path), key="sessions")
             except MalformedInput:
@@ -209,7 +209,7 @@ class Sessions(Layer):
         self._write_event(self.index_path, 0)
 
     def _require(self, sid: str) -> None:
-        if self._read_index().find(sid) is None and self._stat(self.spec(sid).path) is None:
+        if self._read_index().find(sid) is None and self._stat(self._spec(sid).path) is None:
             raise NotFound(f"no session {sid!r}")
 
     def list(self, *, include_archived: bool = False) -> list[SessionInfo]:
@@ -259,7 +259,7 @@ class Sessions(Layer):
                 r["input"] = screen_json(self.store, r["input"], "tool input")
         if not recs:
             return []
-        spec = self.spec(sid)
+        spec = self._spec(sid)
         if self._stat(spec.path) is None and self._read_index().find(sid) is None:
             self._update_index(sid, created=recs[0]["timestamp"])
         data = b"".join(encode(r) for r in recs)
@@ -273,7 +273,7 @@ class Sessions(Layer):
     def messages(self, session_id: str) -> builtins.list[SessionMessage]:
         self._check("read")
         self._require(session_id)
-        path = self.spec(session_id).path
+        path = self._spec(session_id).path
         dec = self._records(path)
         self._read_event(path, dec.consumed)
         return [to_message(r) for _, r in dec.records if "role" in r]
@@ -289,7 +289,7 @@ class Sessions(Layer):
             raise MalformedInput(f"limit must be an integer from 1 to 500, got {limit!r}")
         if isinstance(after, bool) or not isinstance(after, int):
             raise MalformedInput("after must be an integer (a cursor from a previous page)")
-        spec = self.spec(session_id)
+        spec = self._spec(session_id)
         self.store.fresh(spec)
         with self.store.db.read() as conn:
             rows = conn.execute(
@@ -302,9 +302,9 @@ class Sessions(Layer):
     def ids(self) -> builtins.list[str]:
         """The ids of the transcripts on disk."""
         self._check("read")
-        return self.transcript_ids()
+        return self._transcript_ids()
 
-    def transcript_ids(self) -> builtins.list[str]:
+    def _transcript_ids(self) -> builtins.list[str]:
         """Index machinery (`AgentMemory.sources`): the same list without a scope check,
         since the derived index covers every agent whoever opened the store."""
         return [p.stem for p in self._files_in(self.dir, ".jsonl")]

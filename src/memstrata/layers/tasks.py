@@ -87,7 +87,7 @@ class Tasks(Layer):
         super().__init__(store, owner)
         self.path: Path = store.layout.tasks(owner)
 
-    def spec(self) -> SourceSpec:
+    def _spec(self) -> SourceSpec:
         path, owner = str(self.path), self.owner or ""
         return SourceSpec(self.path, "whole", lambda d, b: parse_tasks(d, path, owner))
 
@@ -145,7 +145,7 @@ class Tasks(Layer):
 
         fields = {k: screen_json(self.store, v, f"task {k}") if k != "blocked_by" else v
                   for k, v in fields.items()}
-        with self.store.editing(self.spec()) as commit:
+        with self.store.editing(self._spec()) as commit:
             doc = self._load()
             ids = {t["id"] for t in doc.records()}
             _check_blockers(fields["blocked_by"], ids, None)
@@ -181,7 +181,7 @@ class Tasks(Layer):
 
         checked = {k: screen_json(self.store, v, f"task {k}") if k != "blocked_by" else v
                    for k, v in checked.items()}
-        with self.store.editing(self.spec()) as commit:
+        with self.store.editing(self._spec()) as commit:
             doc = self._load()
             t = doc.find(task_id)
             if t is None:

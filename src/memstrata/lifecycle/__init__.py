@@ -15,6 +15,7 @@ Names are loaded on first use: a LOG append imports only the trigger it needs.
 
     triggers            compaction / flush after an acknowledged append (seeds 002, 004)
     digest              seed 001's compaction policy as deterministic bullets
+    classify            what a line is for that policy: decision, constraint, blocker, phase
     flush               pre-compaction flush of durable items to CONTEXT.md (seed 004)
     maintain            retention, milestone archival, LOG upkeep (`memstrata maintain`)
 """

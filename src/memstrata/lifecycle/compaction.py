@@ -18,8 +18,9 @@ Protocol, in an order that never loses an entry:
    emit `memory:compact`.
 
 A summariser failure (ProviderError) or a bad `summary` raises before step 3:
-memory is unchanged. A crash between steps 3 and 4 leaves the entries in both
-LOG.md and the archive (a duplicate, never a loss).
+memory is unchanged. A splice that fails (StaleWrite: LOG.md was rewritten
+meanwhile) removes the archive again. A crash between steps 3 and 4 leaves the
+entries in both LOG.md and the archive (a duplicate, never a loss).
 
     record = compact_log(store, "finn", force=True)
     record.archive_path  # 'agents/finn/archive/LOG-20261122T103000Z-arc-1a2b3c4d.md'
@@ -35,8 +36,14 @@ from memstrata.errors import LockTimeout, MalformedInput
 from memstrata.layers.base import check_text
 from memstrata.layers.log import LOG_HEADER, MAX_CONTENT_BYTES, encode_entry, parse_log, to_entry
 from memstrata.lifecycle.digest import digest, log_records
-from memstrata.lifecycle.providers import default_summarizer, usage_delta, usage_snapshot
-from memstrata.lifecycle.splice import durable_copy, splice, take_snapshot
+from memstrata.lifecycle.providers import (
+    default_classifier,
+    default_summarizer,
+    usage_delta,
+    usage_snapshot,
+    usage_sum,
+)
+from memstrata.lifecycle.splice import archived, splice, take_snapshot
 from memstrata.lifecycle.triggers import needs_compaction
 from memstrata.model import LogEntry, iso, now_ts
 
@@ -151,30 +158,30 @@ def _compact_locked(
     metas = [d.meta or {} for d in parsed.docs]
     provider_name = "given"
     usage = None
+    archive_id = "arc-" + os.urandom(4).hex()  # named by the digest's "+N more ..." lines
     if summary is None:
         from memstrata.llm.extractive import ExtractiveSummarizer
 
         chosen = summarizer if summarizer is not None else default_summarizer(store)
+        classifier = default_classifier(store)
         provider_name = type(chosen).__name__
-        before = usage_snapshot(chosen)
+        before = [usage_snapshot(p) for p in (chosen, classifier)]
         mem = store.agent(agent)
         now = mem.now.state() if mem.now.exists() else None
         summary = digest(log_records(to_entry(m) for m in metas), now=now, narrative=chosen,
                          max_chars=max_summary_chars,
-                         bulletize=isinstance(chosen, ExtractiveSummarizer))
-        usage = usage_delta(before, chosen)
+                         bulletize=isinstance(chosen, ExtractiveSummarizer),
+                         classifier=classifier, archive=archive_id)
+        usage = usage_sum(usage_delta(before[0], chosen), usage_delta(before[1], classifier))
         if not isinstance(summary, str) or not summary.strip():
             summary = f"{len(metas)} entries compacted (the summariser returned no text)."
         summary = summary[:max_summary_chars]
     when = now_ts()
-    archive_id = "arc-" + os.urandom(4).hex()
     archive = store.layout.archive_dir(agent) / f"LOG-{stamp(when)}-{archive_id}.md"
     head = (f"# LOG archive {archive_id}\n\n{len(metas)} entries compacted out of "
             f"LOG.md at {iso(when)}. Same format as LOG.md.\n\n").encode()
-    durable_copy(store, head + snap.data[first:upto], archive)
     from memstrata.layers.agent import archive_spec
 
-    store.index_file(archive_spec(store, archive, agent))
     entry = LogEntry(
         "log-" + os.urandom(4).hex(), iso(when), "SYSTEM",
         f"LOG compacted: {len(metas)} entries archived to {store.rel(archive)}.\n\n{summary}",
@@ -182,7 +189,9 @@ def _compact_locked(
          "archive": store.rel(archive)},
     )
     prefix = snap.data[:first] or LOG_HEADER.encode()
-    old_size, tail = splice(store, snap, upto, prefix + encode_entry(entry), log.spec())
+    with archived(store, head + snap.data[first:upto], archive,
+                  archive_spec(store, archive, agent)):
+        old_size, tail = splice(store, snap, upto, prefix + encode_entry(entry), log._spec())
     new_size = log.size()
     carried = len(parse_log(tail, 0, str(log.path), owner=agent, final=True).docs)
     record = CompactionRecord(

@@ -5,24 +5,29 @@
     Emits: compact summary in deterministic bullets before proceeding.
 
 Every line of what is compacted (LOG entries, transcript messages) becomes a
-`Record`; line rules, not a model, put each in one category, and the bullets
-come out in this order, each on one line:
+`Record`; `lifecycle.classify` reads each line's speech act (an approval, a
+prohibition, a dependency on someone else ...; a user's own words weigh more) and
+puts it in one category. The bullets always come out in this order, each on one
+line, each category in the order things happened:
 
-    Objective / Phase   NOW.md's objective and phase, else the latest "Objective:" / "Phase ..." line
-    Blocker             NOW.md's blockers; "Blocker: ...", "blocked by/on" lines no later line resolved
-    Decision            "Decision: ...", "approved ...", "we decided / chose / agreed ..."
-    Constraint          "Safety: / Constraint: / Warning: / Important: ...", "never ...", "must not ..."
+    Objective / Phase   NOW.md's objective and phase, else the latest objective / phase line
+    Blocker             NOW.md's blockers; blocker lines no later line resolved
+    Decision            approved decisions ("signed off on", "we'll go with", "LGTM" ...)
+    Constraint          safety constraints and warnings ("keep your hands off prod" ...)
     Errors              ERROR entries: a count and the last one
     Tool use            tool executions: calls per tool and their outcomes, never their output
     Earlier             the header of each earlier compaction (where its entries went)
-    (narrative)         everything else, summarised into the room left
+    (narrative)         everything else, repeats folded into one line ("... (x200 similar)"),
+                        summarised into the room left
 
 Tool output is never classified by its text (a pytest "warning" is not a safety
 constraint); metadata `{"kind": "decision" | "constraint" | "blocker" | "phase"}`
-overrides the text rules. A previous digest's bullets are read back into their
-categories, so decisions survive any number of compactions. When the budget
-binds, the narrative goes first, then the later categories, with a marker saying
-how many items only the archive still holds. Same input, same output.
+overrides the text rules, and an optional `LineClassifier` (a model, see
+`llm.base`) may label lines the rules left as narrative. A previous digest's
+bullets are read back into their categories, so decisions survive any number of
+compactions. A kept item is never dropped silently: when the budget binds, each
+category keeps its most recent items and says what it left, "- +3 more decisions
+(see archive arc-1a2b3c4d)"; the narrative goes first. Same input, same output.
 """
 
 from __future__ import annotations
@@ -33,45 +38,34 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from memstrata.lifecycle.classify import classify_line
+
 if TYPE_CHECKING:
     from memstrata.layers.hot import NowState
-    from memstrata.llm.base import Summarizer
+    from memstrata.llm.base import LineClassifier, Summarizer
     from memstrata.model import LogEntry, SessionMessage
 
 PINNED = ("objective", "phase", "blocker", "decision", "constraint")
 LABELS = {"objective": "Objective", "phase": "Phase", "blocker": "Blocker",
           "decision": "Decision", "constraint": "Constraint", "preference": "Preference"}
+PLURALS = {"blocker": "blockers", "decision": "decisions", "constraint": "constraints"}
 PLACEHOLDER_OBJECTIVES = frozenset({"", "(none)", "no active objective yet"})
 ITEM_CHARS = 240
 
 _LEAD = r"^\s*(?:(?:[-*+]|\d+[.)])\s+|>\s*)*(?:\*\*|__)?"
 _SEP = r"\s*(?:\*\*|__)?\s*[:\-\u2013]\s*"
-_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("objective", re.compile(_LEAD + r"(?:objective|goal|current task)" + _SEP + r"\S", re.I)),
-    ("phase", re.compile(_LEAD + r"phase\b(?:\s+\w+(?:\s+of\s+\w+)?)?" + _SEP + r"\S", re.I)),
-    ("blocker", re.compile(_LEAD + r"(?:blocker|blocked|blocking)\b", re.I)),
-    ("blocker", re.compile(r"\bblocked (?:by|on)\b", re.I)),
-    ("decision", re.compile(_LEAD + r"(?:decision|decided|approved|agreed)\b", re.I)),
-    ("decision", re.compile(
-        r"\b(?:we|i|the user|user|team)\s+(?:have\s+|has\s+)?(?:decided|chose|agreed|approved|"
-        r"settled on|went with|opted)\b", re.I)),
-    ("constraint", re.compile(
-        _LEAD + r"(?:safety(?: constraint)?|constraint|warning|caution|important|security|rule)"
-        + _SEP + r"\S", re.I)),
-    ("constraint", re.compile(
-        _LEAD + r"(?:never|do not|don't|must not|must never|mustn't|under no circumstances)\b", re.I)),
-    ("constraint", re.compile(r"\b(?:must never|must not|is forbidden|not allowed to)\b", re.I)),
-    ("preference", re.compile(
-        r"\b(?:i|the user|user)\s+(?:always\s+)?(?:prefer|prefers|like|likes)\b|\balways use\b|"
-        r"\bmy (?:name|preferred)\b", re.I)),
-)
+_PREFERENCE = re.compile(
+    r"\b(?:i|the user|user)\s+(?:always\s+)?(?:prefer|prefers|like|likes)\b|\balways use\b|"
+    r"\bmy (?:name|preferred)\b", re.I)
 _RESOLVED = re.compile(r"\b(?:resolved|unblocked|fixed|no longer blocked|solved|cleared)\b", re.I)
 _BULLET = re.compile(r"^- (Objective|Phase|Blocker|Decision|Constraint|Preference): (.+)$")
 _EARLIER = re.compile(r"^(?:- Earlier: |LOG compacted: )(.+)$")
+_MORE = re.compile(r"^- (\+\d+ (?:more|earlier) .+\(see (?:archive|the archive).*\))$")
 _TOOL_LINE = re.compile(r"^- (?:Tool use|Errors)(?: \(earlier\))?: ")
 _FAILED = re.compile(r"\b(?:failed|failure|error|exception|traceback|denied|timed? ?out)\b", re.I)
 _PASSED = re.compile(r"\b(?:passed|ok|success|succeeded|done|0 failed)\b", re.I)
 _WORD = re.compile(r"[^\W_]{3,}")
+_SHAPE = re.compile(r"\d+")
 
 
 @dataclass(frozen=True)
@@ -83,6 +77,7 @@ class Record:
     tool: str | None = None
     outcome: str | None = None
     category: str | None = None  # forced by metadata
+    speaker: str | None = None  # "user": the user's own words weigh more
 
 
 def one_line(text: str, limit: int = ITEM_CHARS) -> str:
@@ -90,12 +85,13 @@ def one_line(text: str, limit: int = ITEM_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
-def classify(line: str) -> str | None:
-    """The pinned category of one line of text, or None (narrative)."""
-    for category, rule in _RULES:
-        if rule.search(line):
-            return category
-    return None
+def classify(line: str, speaker: str | None = None) -> str | None:
+    """The category of one line of text ("decision", "constraint", "blocker", "phase",
+    "objective", "preference"), or None (narrative). See `lifecycle.classify`."""
+    kind = classify_line(line, speaker)
+    if kind is None and _PREFERENCE.search(line):
+        return "preference"
+    return kind
 
 
 def _outcome(meta: dict[str, Any], text: str) -> str:
@@ -133,7 +129,8 @@ def log_records(entries: Iterable[LogEntry]) -> list[Record]:
         elif meta.get("compacted") or meta.get("archive_id"):
             out.append(Record("digest", e.content))
         else:
-            out.append(Record("text", e.content, category=forced))
+            speaker = "user" if e.entry_type == "USER_FEEDBACK" else None
+            out.append(Record("text", e.content, category=forced, speaker=speaker))
     return out
 
 
@@ -151,14 +148,14 @@ def message_records(messages: Iterable[SessionMessage | dict[str, Any]]) -> list
         elif role == "summary":
             out.append(Record("digest", content))
         else:
-            out.append(Record("text", content))
+            out.append(Record("text", content, speaker="user" if role == "user" else None))
     return out
 
 
 @dataclass
 class _Sorted:
     pinned: dict[str, list[str]]
-    narrative: list[str]
+    narrative: list[tuple[str, str | None]]  # (line, speaker)
     tools: Counter[tuple[str, str]]
     tool_order: list[str]
     errors: list[str]
@@ -180,26 +177,69 @@ def _sort(records: Sequence[Record]) -> _Sorted:
                 line = line.strip()
                 bullet = _BULLET.match(line)
                 earlier = _EARLIER.match(line)
+                more = _MORE.match(line)
                 if bullet:
                     s.pinned[bullet.group(1).lower()].append(bullet.group(2))
                 elif earlier:
                     s.earlier.append(one_line(earlier.group(1)))
+                elif more:
+                    s.earlier.append(one_line(more.group(1)))
                 elif _TOOL_LINE.match(line):
                     s.earlier.append(one_line(line[2:]))
                 elif line and not line.startswith("- ("):
-                    s.narrative.append(line[2:] if line.startswith("- ") else line)
+                    s.narrative.append((line[2:] if line.startswith("- ") else line, None))
         elif r.category is not None:
             s.pinned[r.category].append(one_line(r.text))
         else:
             for line in r.text.splitlines():
                 if not line.strip():
                     continue
-                category = classify(line)
+                category = classify(line, r.speaker)
                 if category is None:
-                    s.narrative.append(line.strip())
+                    s.narrative.append((line.strip(), r.speaker))
                 else:
                     s.pinned[category].append(one_line(line.strip()))
     return s
+
+
+def _ask(s: _Sorted, classifier: LineClassifier | None) -> None:
+    """Let `classifier` label the lines the rules left as narrative (never the reverse)."""
+    if classifier is None or not s.narrative:
+        return
+    lines = [line for line, _ in s.narrative]
+    labels = list(classifier.classify_lines(lines))
+    if len(labels) != len(lines):
+        from memstrata.errors import ProviderError
+
+        raise ProviderError(f"line classifier returned {len(labels)} labels for {len(lines)} lines")
+    kept = []
+    for (line, speaker), label in zip(s.narrative, labels, strict=True):
+        if label in s.pinned:
+            s.pinned[label].append(one_line(line))
+        else:
+            kept.append((line, speaker))
+    s.narrative = kept
+
+
+def fold_repeats(lines: Sequence[str]) -> list[str]:
+    """Lines that differ only in their numbers become the first one, with a count.
+
+    Example:
+        >>> fold_repeats(["read billing_1.py", "ok", "read billing_2.py"])
+        ['read billing_1.py (×2 similar)', 'ok']
+    """
+    counts: Counter[str] = Counter(_SHAPE.sub("#", x.lower()) for x in lines)
+    seen: set[str] = set()
+    out = []
+    for x in lines:
+        shape = _SHAPE.sub("#", x.lower())
+        if shape in seen:
+            continue
+        seen.add(shape)
+        if counts[shape] > 1:  # the count must survive the bullet's length limit
+            x = f"{one_line(x, ITEM_CHARS - 16)} (×{counts[shape]} similar)"
+        out.append(x)
+    return out
 
 
 def _unresolved(blockers: list[str], later: list[str]) -> list[str]:
@@ -237,41 +277,64 @@ def _strip_label(category: str, text: str) -> str:
     return label.sub("", text, count=1).strip() or text
 
 
-def pinned_bullets(records: Sequence[Record], now: NowState | None = None) -> tuple[list[str], list[str]]:
-    """(bullets in policy order, narrative lines) for `records`; `now` supplies the live state."""
+@dataclass(frozen=True)
+class Sections:
+    """A digest before it is fitted to a budget: each part in policy order."""
+
+    heads: list[str]  # "- Objective: ...", "- Phase: ..."
+    kept: dict[str, list[str]]  # blocker / decision / constraint items, oldest first
+    counts: list[str]  # "- Errors: ...", "- Tool use: ..."
+    earlier: list[str]  # "- Earlier: ..." (where earlier compactions put their entries)
+    narrative: list[str]  # everything else, in order
+
+
+def sections(records: Sequence[Record], now: NowState | None = None,
+             classifier: LineClassifier | None = None) -> Sections:
+    """Sort `records` into the policy's sections; `now` supplies the live state."""
     s = _sort(records)
-    resolutions = [x for x in s.narrative if _RESOLVED.search(x)]
-    groups: dict[str, list[str]] = {}
+    _ask(s, classifier)
+    narrative = [line for line, _ in s.narrative]
+    resolutions = [x for x in [*narrative, *s.pinned["decision"]] if _RESOLVED.search(x)]
+    heads: list[str] = []
     objective = now.objective.strip() if now else ""
     if objective.lower() not in PLACEHOLDER_OBJECTIVES:
-        groups["objective"] = [one_line(objective)]
+        heads.append(one_line(objective))
     elif s.pinned["objective"]:
-        groups["objective"] = [s.pinned["objective"][-1]]  # the active one is the latest
+        heads.append(s.pinned["objective"][-1])  # the active one is the latest
+    heads = [f"- Objective: {_strip_label('objective', h)}" for h in heads]
     if now and now.phase:
-        groups["phase"] = [one_line(now.phase)]
+        heads.append(f"- Phase: {one_line(now.phase)}")
     elif s.pinned["phase"]:
-        groups["phase"] = [s.pinned["phase"][-1]]
-    live = list(now.blockers) if now else []
-    groups["blocker"] = _dedupe([*live, *_unresolved(s.pinned["blocker"], resolutions)])
-    groups["decision"] = _dedupe(s.pinned["decision"])
-    groups["constraint"] = _dedupe(s.pinned["constraint"])
-    bullets: list[str] = []
-    for category in PINNED:
-        for item in groups.get(category, []):
-            bullets.append(f"- {LABELS[category]}: {_strip_label(category, item)}")
+        heads.append(f"- Phase: {_strip_label('phase', s.pinned['phase'][-1])}")
+    live = [one_line(b) for b in now.blockers] if now else []
+    kept = {
+        "blocker": _dedupe([*live, *_unresolved(s.pinned["blocker"], resolutions)]),
+        "decision": _dedupe(s.pinned["decision"]),
+        "constraint": _dedupe(s.pinned["constraint"]),
+    }
+    kept = {c: [_strip_label(c, x) for x in items] for c, items in kept.items()}
+    counts: list[str] = []
     if s.errors:
-        bullets.append(f"- Errors: {len(s.errors)}; last: {one_line(s.errors[-1], 160)}")
+        counts.append(f"- Errors: {len(s.errors)}; last: {one_line(s.errors[-1], 160)}")
     if s.tools:
         total = sum(s.tools.values())
         parts = []
         for name in s.tool_order:
-            counts = {o: n for (t, o), n in s.tools.items() if t == name}
-            detail = ", ".join(f"{n} {o}" for o, n in sorted(counts.items()))
-            parts.append(f"{name} ×{sum(counts.values())} ({detail})")
-        bullets.append(f"- Tool use: {total} call(s): {'; '.join(parts)}")
-    bullets.extend(f"- Earlier: {e}" for e in _dedupe(s.earlier))
-    narrative = [*s.narrative, *(f"Preference: {p}" for p in _dedupe(s.pinned["preference"]))]
-    return bullets, narrative
+            tally = {o: n for (t, o), n in s.tools.items() if t == name}
+            detail = ", ".join(f"{n} {o}" for o, n in sorted(tally.items()))
+            parts.append(f"{name} ×{sum(tally.values())} ({detail})")
+        counts.append(one_line(f"- Tool use: {total} call(s): {'; '.join(parts)}", 2 * ITEM_CHARS))
+    earlier = [f"- Earlier: {e}" for e in _dedupe(s.earlier)]
+    prefs = [f"Preference: {p}" for p in _dedupe(s.pinned["preference"])]
+    return Sections(heads, kept, counts, earlier, [*narrative, *prefs])
+
+
+def pinned_bullets(records: Sequence[Record], now: NowState | None = None) -> tuple[list[str], list[str]]:
+    """(every bullet in policy order, narrative lines) for `records`, with no budget."""
+    sec = sections(records, now)
+    items = [f"- {LABELS[c]}: {x}" for c in ("blocker", "decision", "constraint")
+             for x in sec.kept[c]]
+    return [*sec.heads, *items, *sec.counts, *sec.earlier], sec.narrative
 
 
 def durable_items(records: Sequence[Record]) -> list[str]:
@@ -284,12 +347,54 @@ def durable_items(records: Sequence[Record]) -> list[str]:
     return out
 
 
-def _fit(bullets: list[str], budget: int) -> list[str]:
-    """Keep bullets in order within `budget` chars; say how many did not fit."""
+def _where(archive: str | None) -> str:
+    return f"see archive {archive}" if archive else "see the archive"
+
+
+def _fit_kept(sec: Sections, room: int, archive: str | None) -> tuple[list[str], int]:
+    """Blockers, decisions and constraints within `room` chars, none dropped silently.
+
+    Each category keeps its most recent items that fit, taken in turn so one long
+    category cannot crowd out another, printed oldest first; what it leaves out is
+    counted in a "- +N more decisions (see archive ...)" line after them.
+    """
+    cats = [c for c in ("blocker", "decision", "constraint") if sec.kept[c]]
+    lines = {c: [f"- {LABELS[c]}: {x}" for x in sec.kept[c]] for c in cats}
+
+    def marker(c: str, n: int) -> str:
+        return f"- +{n} more {PLURALS[c] if n > 1 else c} ({_where(archive)})"
+
+    reserve = {c: len(marker(c, len(lines[c]))) + 1 for c in cats}
+    room -= sum(reserve.values())
+    shown: dict[str, list[str]] = {c: [] for c in cats}
+    open_ = list(cats)
+    while open_:
+        for c in list(open_):
+            nxt = lines[c][len(lines[c]) - len(shown[c]) - 1]
+            if len(nxt) + 1 > room:
+                open_.remove(c)  # the rest of this category goes to the marker
+                continue
+            shown[c].insert(0, nxt)
+            room -= len(nxt) + 1
+            if len(shown[c]) == len(lines[c]):
+                open_.remove(c)
+    out: list[str] = []
+    for c in cats:
+        out.extend(shown[c])
+        hidden = len(lines[c]) - len(shown[c])
+        if hidden:
+            out.append(marker(c, hidden))
+        else:
+            room += reserve[c]
+    return out, room
+
+
+def _fit(bullets: list[str], budget: int, what: str, archive: str | None) -> list[str]:
+    """Keep bullets in order within `budget` chars; a last line says how many did not fit."""
     kept: list[str] = []
     used = 0
     for i, b in enumerate(bullets):
-        marker = f"- ({len(bullets) - i} more item(s) are only in the archive)"
+        marker = f"- +{len(bullets) - i} more {what} ({_where(archive)})"
         reserve = 0 if i == len(bullets) - 1 else len(marker) + 1
         if used + len(b) + 1 + reserve > budget:
             if used + len(marker) + 1 <= budget:
@@ -307,6 +412,8 @@ def digest(
     narrative: Summarizer | None = None,
     max_chars: int = 2000,
     bulletize: bool = True,
+    classifier: LineClassifier | None = None,
+    archive: str | None = None,
 ) -> str:
     """The compaction summary of `records` under seed 001's policy (see module docstring).
 
@@ -315,6 +422,9 @@ def digest(
         narrative: Summarises the unclassified lines into the room left (default:
             the extractive summariser); `bulletize=False` keeps its text as written
             (a model's prose), else each of its lines becomes a bullet.
+        classifier: Optional model that labels lines the rules left as narrative.
+        archive: Where the compacted entries go (an archive id), named in the
+            "+N more ..." lines when the budget binds.
 
     Example:
         >>> print(digest([Record("text", "Decision: use SQLite"),
@@ -322,20 +432,25 @@ def digest(
         - Decision: use SQLite
         - Tool use: 1 call(s): pytest ×1 (1 ok)
     """
-    bullets, lines = pinned_bullets(records, now)
-    head = _fit(bullets, max_chars)
-    room = max_chars - sum(len(b) + 1 for b in head)
-    if not lines or room < 40 or len(head) < len(bullets):
+    sec = sections(records, now, classifier)
+    fixed = [*sec.heads, *sec.counts]
+    room = max_chars - sum(len(b) + 1 for b in fixed)
+    kept, room = _fit_kept(sec, room, archive)
+    earlier = _fit(sec.earlier, room, "earlier compactions", archive) if room > 0 else []
+    room -= sum(len(b) + 1 for b in earlier)
+    head = [*sec.heads, *kept, *sec.counts, *earlier]
+    lines = sec.narrative
+    if not lines or room < 40:
         return "\n".join(head)
     if narrative is None:
         from memstrata.llm.extractive import ExtractiveSummarizer
 
         narrative = ExtractiveSummarizer()
-    if bulletize:
-        text = narrative.summarize(lines, max_chars=max(40, room - room // 10))
+    if bulletize:  # whole lines picked: repeats folded first, so 200 alike take one line
+        text = narrative.summarize(fold_repeats(lines), max_chars=max(40, room - room // 10))
         tail = [f"- {one_line(x)}" for x in text.splitlines() if x.strip()]
-        tail = _fit(tail, room) if tail else []
-        tail = [t for t in tail if not t.startswith("- (")]  # dropped narrative needs no marker
+        tail = _fit(tail, room, "lines", archive) if tail else []
+        tail = [t for t in tail if not t.startswith("- +")]  # dropped narrative needs no marker
     else:
         text = (narrative.summarize(lines, max_chars=room) or "").strip()
         tail = [text[:room]] if text else []

@@ -26,10 +26,9 @@ from typing import TYPE_CHECKING
 
 from memstrata.errors import NotFound
 from memstrata.layers.episodes import SESSION_TEMPLATE
-from memstrata.layers.facts import DURABLE_CATEGORIES
 from memstrata.lifecycle.likeness import near_duplicate
 from memstrata.lifecycle.promotion import save_exclusion
-from memstrata.model import Fact, parse_ts
+from memstrata.model import DURABLE_CATEGORIES, Fact, parse_ts
 
 if TYPE_CHECKING:
     from memstrata.store import Store

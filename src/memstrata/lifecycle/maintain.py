@@ -67,7 +67,7 @@ def archive_completed_milestones(store: Store, agent: str) -> list[str]:
     tasks = store.agent(agent).tasks
     store.gate.check("write", "task", agent)
     done: list[str] = []
-    with store.editing(tasks.spec()) as commit:
+    with store.editing(tasks._spec()) as commit:
         if not commit.exists:
             return []
         doc = load_tasks(commit.data, str(tasks.path))  # every entry kept, unknown ones too

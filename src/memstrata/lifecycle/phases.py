@@ -30,8 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput, Refused
-from memstrata.layers.facts import DURABLE_CATEGORIES
-from memstrata.model import Fact, check_name
+from memstrata.model import DURABLE_CATEGORIES, Fact, check_name
 
 if TYPE_CHECKING:
     from memstrata.store import Store

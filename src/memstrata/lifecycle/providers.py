@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from memstrata.llm.base import Extractor, Summarizer
+    from memstrata.llm.base import Extractor, LineClassifier, Summarizer
     from memstrata.store import Store
 
 
@@ -25,6 +25,13 @@ def default_summarizer(store: Store) -> Summarizer:
     from memstrata.llm import make_summarizer
 
     return make_summarizer(store.config.llm_summarizer or "extractive")
+
+
+def default_classifier(store: Store) -> LineClassifier | None:
+    """The configured line classifier for compaction digests, else None (rules only)."""
+    from memstrata.llm import make_line_classifier
+
+    return make_line_classifier(store.config.llm_classifier or "rules")
 
 
 def default_extractor(store: Store) -> Extractor:
@@ -48,6 +55,14 @@ def usage_snapshot(provider: object) -> tuple[int, int, int] | None:
     if u is None:
         return None
     return int(u.calls), int(u.prompt_tokens), int(u.completion_tokens)
+
+
+def usage_sum(*parts: dict[str, int] | None) -> dict[str, int] | None:
+    """Several providers' `usage_delta`s added up (None when none counted anything)."""
+    counted = [p for p in parts if p]
+    if not counted:
+        return None
+    return {k: sum(p.get(k, 0) for p in counted) for k in counted[0]}
 
 
 def usage_delta(

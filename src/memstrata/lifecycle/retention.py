@@ -36,7 +36,7 @@ class ArchivedSession:
 
 def last_activity(sessions: Sessions, sid: str) -> float | None:
     """Newest message timestamp of a transcript (file mtime if none parse)."""
-    path = sessions.spec(sid).path
+    path = sessions._spec(sid).path
     newest: float | None = None
     store = sessions.store
     for _, rec in decode(store.truth.read_from(store.rel(path))).records:
@@ -63,7 +63,7 @@ def archive_old_sessions(
     sessions = store.agent(agent).sessions
     moved: list[ArchivedSession] = []
     for sid in sessions.ids():
-        spec = sessions.spec(sid)
+        spec = sessions._spec(sid)
         with store.truth.lock(store.rel(spec.path)):
             last = last_activity(sessions, sid)
             if last is None or clock - last <= days * DAY:

@@ -15,7 +15,8 @@ Order, so nothing is lost and no model cooperation is needed:
    SYSTEM entry in LOG.md records the summary and the last messages before the cut;
 3. archive the full original transcript to `archive/sessions/<id>-<stamp>.jsonl`;
 4. splice the transcript under its lock, carrying over messages appended since
-   the snapshot verbatim; then `memory:compact {sessionId, before, after}`.
+   the snapshot verbatim (a refused splice removes the archive of step 3 again);
+   then `memory:compact {sessionId, before, after}`.
 
 Pruning does not modify the transcript: `context_view` returns the messages an
 agent should see, with tool results older than the last N replaced by a
@@ -35,8 +36,14 @@ from memstrata.errors import MalformedInput, NotFound
 from memstrata.files.jsonl import decode, encode
 from memstrata.layers.base import check_text
 from memstrata.lifecycle.compaction import DEFAULT_SUMMARY_CHARS, stamp
-from memstrata.lifecycle.providers import default_summarizer, usage_delta, usage_snapshot
-from memstrata.lifecycle.splice import durable_copy, splice, take_snapshot
+from memstrata.lifecycle.providers import (
+    default_classifier,
+    default_summarizer,
+    usage_delta,
+    usage_snapshot,
+    usage_sum,
+)
+from memstrata.lifecycle.splice import archived, splice, take_snapshot
 from memstrata.model import SessionMessage, check_name, iso, now_ts
 
 if TYPE_CHECKING:
@@ -95,7 +102,7 @@ def compact_session(
         raise MalformedInput("keep_recent must be a non-negative integer")
     if summary is not None:
         check_text(summary, "summary", 64 * 1024)
-    path = sessions.spec(sid).path
+    path = sessions._spec(sid).path
     if store.truth.stat(store.rel(path)) is None:
         raise NotFound(f"no transcript for session {sid!r}")
     with store.truth.lock(f"compact:{store.rel(path)}", timeout=600):
@@ -110,23 +117,25 @@ def compact_session(
         upto = dec.consumed
         cut = kept[0][0] if kept else upto
         usage = None
+        when = now_ts()
         if summary is None:
             from memstrata.layers.sessions import to_message
             from memstrata.lifecycle.digest import digest, message_records
             from memstrata.llm.extractive import ExtractiveSummarizer
 
             chosen = summarizer if summarizer is not None else default_summarizer(store)
-            before = usage_snapshot(chosen)
+            classifier = default_classifier(store)
+            before = [usage_snapshot(p) for p in (chosen, classifier)]
             mem = store.agent(agent)
             now = mem.now.state() if mem.now.exists() else None
             summary = digest(message_records(to_message(r) for _, r in older), now=now,
                              narrative=chosen, max_chars=max_summary_chars,
-                             bulletize=isinstance(chosen, ExtractiveSummarizer))
-            usage = usage_delta(before, chosen)
+                             bulletize=isinstance(chosen, ExtractiveSummarizer),
+                             classifier=classifier, archive=f"sessions/{sid}-{stamp(when)}.jsonl")
+            usage = usage_sum(usage_delta(before[0], chosen), usage_delta(before[1], classifier))
             if not isinstance(summary, str) or not summary.strip():
                 summary = f"{len(older)} earlier messages (the summariser returned no text)."
             summary = summary[:max_summary_chars]
-        when = now_ts()
         # Deterministic pre-compaction flush: what is about to leave the transcript
         # reaches long-term memory first, whether or not the agent saves anything itself.
         if store.config.session_flush_enabled:
@@ -143,11 +152,11 @@ def compact_session(
                 {"sessionId": sid, "flush": True, "summarized": len(older)},
             )
         archive = store.layout.archive_dir(agent) / "sessions" / f"{sid}-{stamp(when)}.jsonl"
-        durable_copy(store, snap.data[:upto], archive)
         rec = {"id": "msg_" + os.urandom(4).hex(), "role": "summary", "content": summary,
                "timestamp": iso(when), "compacted": len(older), "archive": store.rel(archive)}
         head = encode(rec) + snap.data[cut:upto]
-        _, tail = splice(store, snap, upto, head, sessions.spec(sid))
+        with archived(store, snap.data[:upto], archive):
+            _, tail = splice(store, snap, upto, head, sessions._spec(sid))
     carried = sum(1 for _, r in decode(tail).records if "role" in r)
     result = SessionCompaction(
         True, f"{len(older)} message(s) summarised", sid, len(records) + carried,

@@ -10,19 +10,23 @@ summary, and writers must not wait for it. So it works in three steps:
    that were compacted (else `StaleWrite`: someone rewrote it), and atomically
    replace it with `head + everything after the compacted prefix`, verbatim.
 
-Appends are serialised by the same lock (`files.appendlog`), so every append
-acknowledged before step 3 is in the carried-over tail, and every later one
-lands in the new file.
+Appends are serialised by the same lock (`truth.lock(path)`: the flock of
+`files.appendlog`, or the advisory lock PostgreSQL appends wait on), so every
+append acknowledged before step 3 is in the carried-over tail, and every later
+one lands in the new file. `archived` removes the archive copy again when the
+splice fails, so a refused compaction stores nothing twice.
 """
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memstrata.errors import IndexError_, StaleWrite
+from memstrata.errors import IndexError_, MemstrataError, StaleWrite
 from memstrata.index.reconcile import SourceSpec, SyncReport, catch_up_append
 
 if TYPE_CHECKING:
@@ -83,6 +87,29 @@ def reindex_append(store: Store, spec: SourceSpec) -> None:
 def durable_copy(store: Store, data: bytes, dest: Path) -> None:
     """Write `data` to a new source `dest`, durably."""
     store.truth.rewrite(store.rel(dest), data)
+
+
+@contextlib.contextmanager
+def archived(store: Store, data: bytes, dest: Path, spec: SourceSpec | None = None
+             ) -> Iterator[None]:
+    """Write the archive copy `dest` (indexed by `spec`, if given) before the splice in
+    the body; if the body raises, remove it again: the entries are still in the source,
+    and a copy kept would store (and find) them twice.
+
+    The copy comes first so that a crash between the two leaves a duplicate, never a
+    loss; only a process killed in that moment leaves one.
+    """
+    durable_copy(store, data, dest)
+    if spec is not None:
+        store.index_file(spec)
+    try:
+        yield
+    except BaseException:
+        with contextlib.suppress(MemstrataError):  # if this fails too: a duplicate, as above
+            store.truth.move(store.rel(dest), None)
+            if spec is not None:
+                store.index_file(spec)  # the copy is gone: its docs go with it
+        raise
 
 
 def move_durably(store: Store, src: Path, dest: Path) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from memstrata.errors import MalformedInput
 
 if TYPE_CHECKING:
-    from memstrata.llm.base import Extractor, Summarizer
+    from memstrata.llm.base import Extractor, LineClassifier, Summarizer
     from memstrata.llm.openai_compat import ChatClient
 
 
@@ -75,4 +75,13 @@ def make_extractor(spec: str = "rules") -> Extractor:
     return LLMExtractor(chat_client(spec))
 
 
-__all__ = ["chat_client", "make_extractor", "make_summarizer"]
+def make_line_classifier(spec: str = "rules") -> LineClassifier | None:
+    """`rules` (default: the digest's own rules only, no model) or `openai:<model>@<base_url>`."""
+    if spec.strip() in ("", "rules"):
+        return None
+    from memstrata.llm.openai_compat import LLMLineClassifier
+
+    return LLMLineClassifier(chat_client(spec))
+
+
+__all__ = ["chat_client", "make_extractor", "make_line_classifier", "make_summarizer"]

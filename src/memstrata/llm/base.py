@@ -102,6 +102,20 @@ class Summarizer(Protocol):
         ...
 
 
+LINE_KINDS: frozenset[str] = frozenset({"objective", "phase", "blocker", "decision", "constraint"})
+
+
+@runtime_checkable
+class LineClassifier(Protocol):
+    def classify_lines(self, lines: Sequence[str]) -> list[str | None]:
+        """One label per line: one of `LINE_KINDS`, or None (narrative).
+
+        The compaction digest asks only about the lines its own rules left as
+        narrative, so a model can add kept items but never remove one.
+        """
+        ...
+
+
 @runtime_checkable
 class Extractor(Protocol):
     def extract(self, source_file: str, text: str) -> list[ItemDraft]:
@@ -109,4 +123,5 @@ class Extractor(Protocol):
         ...
 
 
-__all__ = ["ITEM_TYPES", "Extractor", "ItemDraft", "ItemType", "Summarizer", "Usage"]
+__all__ = ["ITEM_TYPES", "LINE_KINDS", "Extractor", "ItemDraft", "ItemType", "LineClassifier",
+           "Summarizer", "Usage"]

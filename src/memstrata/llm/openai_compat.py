@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memstrata.errors import InvalidInput, MalformedInput, ProviderError
-from memstrata.llm.base import ITEM_TYPES, ItemDraft, Usage
+from memstrata.llm.base import ITEM_TYPES, LINE_KINDS, ItemDraft, Usage
 
 MAX_REPLY_BYTES = 64 * 1024 * 1024
 
@@ -261,6 +261,57 @@ class LLMExtractor:
         return parse_items(reply, n_lines=len(lines), source=self.client.url)
 
 
+_CLASSIFY_PROMPT = """You sort lines of an AI agent's work log for a compaction summary.
+For each numbered line answer one label:
+  "decision"   a choice about the work that was made or approved
+  "constraint" a safety rule, prohibition, obligation or warning to respect
+  "blocker"    something outside the work that holds it up
+  "phase"      a change of phase, stage or milestone
+  "objective"  the goal being worked towards
+  null         anything else
+Reply with a JSON array of exactly {n} labels, in line order, and nothing else."""
+
+
+class LLMLineClassifier:
+    """`LineClassifier` backed by a chat model; the reply must be one label per line."""
+
+    def __init__(self, client: ChatClient, batch: int = 100) -> None:
+        self.client = client
+        self.batch = batch
+
+    def classify_lines(self, lines: Sequence[str]) -> list[str | None]:
+        out: list[str | None] = []
+        for start in range(0, len(lines), self.batch):
+            part = lines[start:start + self.batch]
+            numbered = "\n".join(f"{i}| {' '.join(x.split())[:500]}"
+                                  for i, x in enumerate(part, start=1))
+            reply = self.client.complete(
+                _messages(_CLASSIFY_PROMPT.format(n=len(part)), numbered))
+            out.extend(parse_labels(reply, len(part), self.client.url))
+        return out
+
+
+def parse_labels(reply: str, n: int, source: str = "LLM") -> list[str | None]:
+    """A classifier reply: a JSON array of `n` labels (optionally fenced).
+
+    Raises:
+        ProviderError: not a JSON array of `n` known labels or nulls.
+    """
+    m = _FENCE.match(reply)
+    try:
+        data = json.loads(m.group(1) if m else reply)
+    except ValueError as exc:
+        raise ProviderError(f"{source}: classifier reply is not JSON: {reply[:200]!r}") from exc
+    if not isinstance(data, list) or len(data) != n:
+        raise ProviderError(f"{source}: classifier reply must be a JSON array of {n} labels")
+    labels: list[str | None] = []
+    for x in data:
+        if x is not None and x not in LINE_KINDS:
+            raise ProviderError(f"{source}: unknown label {str(x)[:40]!r}")
+        labels.append(x)
+    return labels
+
+
 def parse_items(reply: str, *, n_lines: int, source: str = "LLM") -> list[ItemDraft]:
     """Parse an extractor reply (a JSON array, optionally fenced or under `"items"`).
 
@@ -294,4 +345,5 @@ def parse_items(reply: str, *, n_lines: int, source: str = "LLM") -> list[ItemDr
     return out
 
 
-__all__ = ["ChatClient", "LLMExtractor", "LLMSummarizer", "endpoint", "parse_items", "post_json"]
+__all__ = ["ChatClient", "LLMExtractor", "LLMLineClassifier", "LLMSummarizer", "endpoint",
+           "parse_items", "parse_labels", "post_json"]

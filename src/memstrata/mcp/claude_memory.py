@@ -5,7 +5,8 @@ commands naming paths under `/memories`; the application runs them and answers
 with a `tool_result` string. Claude is tuned to the texts in Anthropic's
 memory-tool documentation, so this module reproduces them ("File created
 successfully at: {path}", "The path {path} does not exist. Please provide a valid
-path.", the old_str messages, ...) and the view format: a directory as
+path.", the old_str messages, ...); a delete's "Successfully deleted {path}" is
+followed by a note that the file was archived, not destroyed and the view format: a directory as
 `size<TAB>path` lines two levels deep without hidden items or node_modules; a file
 as 6-wide 1-based line numbers, a tab, the line.
 
@@ -34,6 +35,8 @@ from memstrata.errors import AlreadyExists, InvalidInput, MemstrataError, NotFou
 ROOT = "/memories"
 MAX_LINES = 999_999
 SNIPPET_CONTEXT = 2
+ARCHIVED_NOTE = (" (moved to the memory archive, where it stays searchable; "
+                 "`memstrata purge file` removes it for good)")
 
 
 class MemoryFiles(Protocol):
@@ -274,7 +277,9 @@ class ClaudeMemoryHandler:
             self.files.delete(rel)
         except NotFound:
             raise _Fail(f"Error: The path {path} does not exist") from None
-        return f"Successfully deleted {path}"
+        # Anthropic's documented text first (Claude is tuned to it), then what memstrata
+        # really did: a delete is soft, and an agent (or its user) should know.
+        return f"Successfully deleted {path}{ARCHIVED_NOTE}"
 
     def _cmd_rename(self, command: dict[str, Any]) -> str:
         old_path, new_path = self._arg(command, "old_path"), self._arg(command, "new_path")

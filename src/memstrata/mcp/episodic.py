@@ -42,9 +42,9 @@ def _req(name: str, typ: str, description: str, **kw: Any) -> Param:
 
 def build_episodic_tools(store: Store, agent: Any) -> list[ToolSpec]:
     """The tools; `agent` is the caller's `AgentMemory` handle (resolved on first use)."""
-    from memstrata.layers.facts import DURABLE_CATEGORIES
     from memstrata.layers.rooms import MESSAGE_TYPES
     from memstrata.mcp.tools import ToolSpec
+    from memstrata.model import DURABLE_CATEGORIES
 
     S, obj = shapes.S, shapes._obj
     task = _req("task", "string", "the task's slug, as task_folder_create returned it")
@@ -118,15 +118,18 @@ def build_episodic_tools(store: Store, agent: Any) -> list[ToolSpec]:
         return Reply("\n".join(f"{f['source']}: {f['ref']} {f['problem']}" for f in found)
                      or "every claim still holds", {"findings": found})
 
+    def room_fields(info: Any) -> dict[str, Any]:  # an open room: no "closed", not null
+        return {k: v for k, v in info.to_dict().items() if v is not None}
+
     def room_close(room: str | None) -> Reply:
         info = store.room(room).close()
-        return Reply(f"room {info.name} closed at {info.closed}", info.to_dict())
+        return Reply(f"room {info.name} closed at {info.closed}", room_fields(info))
 
     def room_upstream(room: str | None, upstream: list[str] | None) -> Reply:
         r = store.room(room)
         info = r.set_upstream(upstream) if upstream is not None else r.info()
         return Reply(f"room {info.name} follows {', '.join(info.upstream) or 'no room'}",
-                     {**info.to_dict(), "ancestors": r.ancestors()})
+                     {**room_fields(info), "ancestors": r.ancestors()})
 
     def room_channel(action: str, room: str | None, content: str | None, type: str,
                      to: str | None, ref: str | None, tags: list[str] | None,
@@ -215,27 +218,27 @@ def build_episodic_tools(store: Store, agent: Any) -> list[ToolSpec]:
                  "in kebab-case. Returns the slug and the files already in it.",
                  (_req("title", "string", "the task's title, e.g. \"Add OAuth login\""),),
                  obj({"task": S, "files": shapes.STRS}, ["task", "files"]), read_only=False,
-                 idempotent=True),
+                 idempotent=True, group="episodes"),
         ToolSpec("task_folder_write", task_folder_write,
                  "Write (or append to) a file in a task folder: plan, notes, completion report.",
                  (task, _req("path", "string", "file inside the task folder, e.g. plan.md"),
                   _req("content", "string", "the text"),
                   _p("append", "boolean", "append instead of replacing", False)),
                  obj({"task": S, "path": S, "where": S}, ["task", "path", "where"]),
-                 read_only=False, destructive=True),
+                 read_only=False, destructive=True, group="episodes"),
         ToolSpec("task_folder_read", task_folder_read,
                  "Read task-episodic memory: no task = the task folders; a task = its files; "
                  "a task and path = that file's content.",
                  (_p("task", "string", "a task slug"), _p("path", "string", "a file in it")),
                  obj({"tasks": shapes.STRS, "files": shapes.STRS, "content": S}),
-                 idempotent=True),
+                 idempotent=True, group="episodes"),
         ToolSpec("task_verified", task_verified,
                  "Record items verified in one iteration of a task (regression tracking); "
                  "returns every verified item so far. Without items: only lists them.",
                  (task, _p("items", "array", "what was verified", items="string"),
                   _p("iteration", "integer", "the iteration number", minimum=1)),
                  obj({"task": S, "verified": {"type": "array", "items": {"type": "object"}}},
-                     ["task", "verified"]), read_only=False),
+                     ["task", "verified"]), read_only=False, group="episodes"),
         ToolSpec("gate_event", gate_event,
                  "Append a gate event (review verdict, phase end, ...) to the task's "
                  "observability/<task-id>.ndjson; searchable as layer gate.",
@@ -243,51 +246,7 @@ def build_episodic_tools(store: Store, agent: Any) -> list[ToolSpec]:
                   _req("event", "object", "the event's fields, e.g. {\"event\": \"review\", "
                        "\"verdict\": \"rejected\"}")),
                  obj({"task": S, "task_id": S, "event": {"type": "object"}},
-                     ["task", "task_id", "event"]), read_only=False),
-        ToolSpec("memory_promote", memory_promote,
-                 "Promote a durable fact to repo-persistent memory through Checklist C (cited, "
-                 "classified, 1-2 sentences, not excluded, standalone, new). Create-only. "
-                 "Returns every check; dry_run only checks.",
-                 (_req("text", "string", "the fact, 1-2 sentences"),
-                  _req("citations", "array", "where it comes from (file, doc, task)",
-                       items="string"),
-                  _p("category", "string", "taxonomy category (default: by rule)",
-                     enum=DURABLE_CATEGORIES),
-                  _p("key", "string", "the fact's key (default: made from the text)"),
-                  _p("dry_run", "boolean", "only run Checklist C", False)),
-                 obj({"checklist": {"type": "object"}, "fact": {"type": "object"}},
-                     ["checklist"]), read_only=False),
-        ToolSpec("memory_audit", memory_audit,
-                 "Checklist D: find memory pollution (near-duplicate facts, stale or excluded "
-                 "entries, an oversized LOG); changes nothing.", (), findings, idempotent=True),
-        ToolSpec("memory_verify", memory_verify,
-                 "Verify before use: check the file, line and symbol claims in your facts and "
-                 "memory files against a codebase folder on this host.",
-                 (_req("root", "string", "the codebase folder"),), findings, idempotent=True),
-        ToolSpec("room_close", room_close,
-                 "Close a room: its channel and artifacts stay readable, nothing new is "
-                 "written to them or published from it.", (room,), room_out, read_only=False,
-                 idempotent=True),
-        ToolSpec("room_channel", room_channel,
-                 "Your room's channel (seed 000 layer 1): post a message, or read the messages "
-                 "(only agents in the room may).",
-                 (_req("action", "string", "post or read", enum=("post", "read")), room,
-                  _p("content", "string", "post: the message"),
-                  _p("type", "string", "post: message type", "message", enum=MESSAGE_TYPES),
-                  _p("to", "string", "post: the agent it is for"),
-                  _p("ref", "string", "post: a task, file or entry it refers to"),
-                  _p("tags", "array", "post: tags", items="string"),
-                  _p("last_n", "integer", "read: only the last N", minimum=1)),
-                 obj({"room": S, "messages": {"type": "array", "items": {"type": "object"}}},
-                     ["room", "messages"]), read_only=False),
-        ToolSpec("room_artifact", room_artifact,
-                 "A room's artifacts (seed 000 layer 2): write one in your room, read or list "
-                 "any room's.",
-                 (_req("action", "string", "write, read or list", enum=("write", "read", "list")),
-                  room, _p("path", "string", "write/read: file inside artifacts/"),
-                  _p("content", "string", "write: the file's content")),
-                 obj({"room": S, "path": S, "content": S, "artifacts": shapes.STRS}, ["room"]),
-                 read_only=False, destructive=True),
+                     ["task", "task_id", "event"]), read_only=False, group="episodes"),
         ToolSpec("task_phase", task_phase,
                  "Seed 001's phase events: start (read the task folder, write a session note, "
                  "promote facts through Checklist C), end (completion report, NOTES.md to the "
@@ -301,14 +260,63 @@ def build_episodic_tools(store: Store, agent: Any) -> list[ToolSpec]:
                   _p("next_steps", "array", "end: next steps", items="string"),
                   _p("facts", "array", "start/complete: candidate durable facts, each "
                      "{\"text\", \"citations\": [...], \"category\"?}", items="object")),
-                 obj({"event": S, "task": S}, ["event", "task"]), read_only=False),
+                 obj({"event": S, "task": S}, ["event", "task"]), read_only=False, group="episodes"),
         ToolSpec("scratch_promote", scratch_promote,
                  "Promote a session scratch file into a task folder (seed 001: session -> "
                  "task-episodic at a phase boundary); the scratch stays until the conversation "
                  "ends.",
                  (_req("name", "string", "the scratch file, e.g. notes.md"), task,
                   _p("dest", "string", "file in the task folder it is appended to", "notes.md")),
-                 obj({"task": S, "where": S}, ["task", "where"]), read_only=False),
+                 obj({"task": S, "where": S}, ["task", "where"]), read_only=False, group="episodes"),
+        ToolSpec("memory_promote", memory_promote,
+                 "Promote a durable fact to repo-persistent memory through Checklist C (cited, "
+                 "classified, 1-2 sentences, not excluded, standalone, new). Create-only. "
+                 "Returns every check; dry_run only checks.",
+                 (_req("text", "string", "the fact, 1-2 sentences"),
+                  _req("citations", "array", "where it comes from (file, doc, task)",
+                       items="string"),
+                  _p("category", "string", "taxonomy category (default: by rule)",
+                     enum=DURABLE_CATEGORIES),
+                  _p("key", "string", "the fact's key (default: made from the text)"),
+                  _p("dry_run", "boolean", "only run Checklist C", False)),
+                 obj({"checklist": {"type": "object"}, "fact": {"type": "object"}},
+                     ["checklist"]), read_only=False, group="episodes"),
+        ToolSpec("memory_audit", memory_audit,
+                 "Checklist D: find memory pollution (near-duplicate facts, stale or excluded "
+                 "entries, an oversized LOG); changes nothing.", (), findings, idempotent=True, group="episodes"),
+        ToolSpec("memory_verify", memory_verify,
+                 "Verify before use: check the file, line and symbol claims in your facts and "
+                 "memory files against a codebase folder on this host.",
+                 (_req("root", "string", "the codebase folder"),), findings, idempotent=True, group="episodes"),
+        ToolSpec("room_channel", room_channel,
+                 "Your room's channel (seed 000 layer 1): post a message, or read the messages "
+                 "(only agents in the room may).",
+                 (_req("action", "string", "post or read", enum=("post", "read")), room,
+                  _p("content", "string", "post: the message"),
+                  _p("type", "string", "post: message type", "message", enum=MESSAGE_TYPES),
+                  _p("to", "string", "post: the agent it is for"),
+                  _p("ref", "string", "post: a task, file or entry it refers to"),
+                  _p("tags", "array", "post: tags", items="string"),
+                  _p("last_n", "integer", "read: only the last N", minimum=1)),
+                 obj({"room": S, "messages": {"type": "array", "items": {"type": "object"}}},
+                     ["room", "messages"]), read_only=False, group="rooms"),
+        ToolSpec("room_artifact", room_artifact,
+                 "A room's artifacts (seed 000 layer 2): write one in your room, read or list "
+                 "any room's.",
+                 (_req("action", "string", "write, read or list", enum=("write", "read", "list")),
+                  room, _p("path", "string", "write/read: file inside artifacts/"),
+                  _p("content", "string", "write: the file's content")),
+                 obj({"room": S, "path": S, "content": S, "artifacts": shapes.STRS}, ["room"]),
+                 read_only=False, destructive=True, group="rooms"),
+        ToolSpec("room_close", room_close,
+                 "Close a room: its channel and artifacts stay readable, nothing new is "
+                 "written to them or published from it.", (room,), room_out, read_only=False,
+                 idempotent=True, group="rooms"),
+        ToolSpec("room_upstream", room_upstream,
+                 "Read or declare the rooms a room follows in the DAG (predecessor context "
+                 "comes from them); a cycle is refused.",
+                 (room, _p("upstream", "array", "the upstream rooms (omit to read)",
+                           items="string")), room_out, read_only=False, idempotent=True, group="rooms"),
         ToolSpec("skill_handoff", skill_handoff,
                  "Admins: the request envelope that hands a skill agent its context (seed 004: "
                  "memory_snippet chosen from your memory for the brief, project_context); the "
@@ -320,9 +328,4 @@ def build_episodic_tools(store: Store, agent: Any) -> list[ToolSpec]:
                   _p("project_context", "string", "the project context to pass", "")),
                  obj({"from": S, "to": S, "type": S, "payload": {"type": "object"}},
                      ["from", "to", "type", "payload"]), idempotent=True, group="admin"),
-        ToolSpec("room_upstream", room_upstream,
-                 "Read or declare the rooms a room follows in the DAG (predecessor context "
-                 "comes from them); a cycle is refused.",
-                 (room, _p("upstream", "array", "the upstream rooms (omit to read)",
-                           items="string")), room_out, read_only=False, idempotent=True),
     ]

@@ -46,9 +46,8 @@ STRS = {"type": "array", "items": S}
 # Output schemas declare the fields an agent relies on; the optional ones (kind,
 # room, owner, tags, explain, detail, ...) appear when they have a value.
 HIT = _obj({"uid": S, "layer": S, "title": S, "snippet": S, "when": S,
-            "where": {"type": "string", "description": "file:line in the store"},
-            "score": {"type": "number",
-                      "description": "relevance to this query, best hit = 1, x recency decay"},
+            "where": {"type": "string", "description": "file:line"},
+            "score": {"type": "number", "description": "best hit = 1, x recency decay"},
             "matched": {"type": "array", "items": S, "description": "query words it holds"}},
            ["uid", "layer", "snippet", "when", "where", "score", "matched"])
 HITS = _obj({"results": {"type": "array", "items": HIT}}, ["results"])

@@ -13,6 +13,10 @@ how a client probing the 2026 `server/discover` learns to fall back to
 the SDK's HTTP server uses (`mcp.tools.ToolSpec`, `mcp.tools.run`); a test holds
 the two listings equal.
 
+One message is one line of at most `limits.MCP_LINE_CHARS` characters (64 Mi): a
+longer line is read past in chunks and answered with -32600, and a message nested
+too deeply to parse with -32700; either way the server goes on serving.
+
 Nothing is read from the store before the handshake: the store is opened
 without catching its index up, and the first tool call or resource read does
 that once.
@@ -25,6 +29,7 @@ import sys
 from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
+from memstrata import limits
 from memstrata.errors import MemstrataError
 
 if TYPE_CHECKING:
@@ -33,6 +38,7 @@ if TYPE_CHECKING:
     from memstrata.store import Store
 
 PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+DRAIN_CHARS = 1024 * 1024  # an over-long line is read past this much at a time
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 RESOURCE_NOT_FOUND = -32002
 
@@ -58,13 +64,21 @@ class StdioServer:
         self._synced = False
 
     # -- the loop ----------------------------------------------------------------
-    def serve(self, stdin: IO[str] | None = None, stdout: IO[str] | None = None) -> None:
+    def serve(self, stdin: IO[str] | None = None, stdout: IO[str] | None = None,
+              *, max_line: int = limits.MCP_LINE_CHARS) -> None:
         src = stdin if stdin is not None else sys.stdin
         out = stdout if stdout is not None else sys.stdout
-        for line in src:
-            if not line.strip():
+        while line := src.readline(max_line + 1):
+            if len(line) > max_line and not line.endswith("\n"):
+                while (rest := src.readline(DRAIN_CHARS)) and not rest.endswith("\n"):
+                    pass  # the rest of the over-long line, never held whole
+                reply: str | None = _dump(_error(None, INVALID_REQUEST, (
+                    f"message longer than {max_line} characters (the stdio line limit); "
+                    "nothing was done")))
+            elif not line.strip():
                 continue
-            reply = self.handle_line(line)
+            else:
+                reply = self.handle_line(line)
             if reply is not None:
                 out.write(reply + "\n")
                 out.flush()
@@ -74,11 +88,19 @@ class StdioServer:
             msg = json.loads(line)
         except json.JSONDecodeError as exc:
             return _dump(_error(None, PARSE_ERROR, f"not JSON: {exc.msg}"))
-        if isinstance(msg, list):  # a JSON-RPC batch (2025-03-26)
-            replies = [r for r in (self.handle(m) for m in msg) if r is not None]
-            return _dump(replies) if replies else None
-        reply = self.handle(msg)
-        return _dump(reply) if reply is not None else None
+        except RecursionError:
+            return _dump(_error(None, PARSE_ERROR, "JSON nested too deeply to parse (arguments "
+                                f"may nest {limits.JSON_DEPTH} levels); nothing was done"))
+        try:
+            if isinstance(msg, list):  # a JSON-RPC batch (2025-03-26)
+                replies = [r for r in (self.handle(m) for m in msg) if r is not None]
+                return _dump(replies) if replies else None
+            reply = self.handle(msg)
+            return _dump(reply) if reply is not None else None
+        except RecursionError:  # a value nested too deeply for some later step
+            mid = msg.get("id") if isinstance(msg, dict) else None
+            return _dump(_error(mid if isinstance(mid, str | int) else None, INVALID_REQUEST,
+                                "request nested too deeply; nothing was done"))
 
     def handle(self, msg: Any) -> dict[str, Any] | None:
         if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0" or "method" not in msg:

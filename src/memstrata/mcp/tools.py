@@ -41,9 +41,7 @@ class ToolSpec:
     read_only: bool = True
     destructive: bool = False
     idempotent: bool = False
-    group: str = "core"  # "files": seed 003's five tools, off when tools.memory.enabled = false;
-    # "claude": the Anthropic memory-tool shape, exposed only when named in the subset (and
-    # off with the file tools); "admin": listed by default only to admins
+    group: str = "core"  # one of GROUPS (`--tools` selects by group or by name)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def input_schema(self) -> dict[str, Any]:
@@ -68,6 +66,27 @@ class ToolSpec:
             out["idempotentHint"] = True
         return out
 
+
+# Tool groups, by the seed each serves. A server exposes DEFAULT_GROUPS (and "ledger" when
+# it acts in a room) unless `--tools` names groups or tools ("all": every group but
+# "claude"): every tool listed costs an agent context tokens at every session start.
+GROUPS: dict[str, str] = {
+    "core": "seed 002 skills and recall: recall_memory, memory_get, log_activity, "
+            "update_status, save_fact, get_fact",
+    "files": "seed 003 memory files: memory_read, memory_write, memory_replace, memory_insert, "
+             "memory_list (off with [tools.memory] enabled = false)",
+    "ledger": "seed 000 shared ledger: memory_publish, memory_query, memory_search, "
+              "memory_get_context (default when the server acts in a room)",
+    "rooms": "seed 000 rooms: room_channel, room_artifact, room_close, room_upstream",
+    "tasks": "seed 004 tasks: task_add, task_update, task_list",
+    "sessions": "seed 004 session transcripts: session_append, session_read",
+    "episodes": "seed 001 task folders, phases and hygiene: task_folder_create, "
+                "task_folder_write, task_folder_read, task_verified, gate_event, task_phase, "
+                "scratch_promote, memory_promote, memory_audit, memory_verify",
+    "admin": "seed 004 skill hand-off: skill_handoff (admins; others are refused)",
+    "claude": "Anthropic's memory tool (memory_20250818): memory",
+}
+DEFAULT_GROUPS = ("core", "files")
 
 # Tools whose whole effect is a LOG entry: logging them again would only double it.
 NOT_AUTO_LOGGED = frozenset({"log_activity"})
@@ -300,106 +319,99 @@ def build_tools(store: Store) -> list[ToolSpec]:
     obj = shapes._obj
     return [
         ToolSpec("memory_read", memory_read,
-                 "Read a text file from your memory folder. Returns its content.",
+                 "Read a file of your memory folder.",
                  (path,), obj({"path": S, "content": S}, ["path", "content"]),
                  idempotent=True, group="files"),
         ToolSpec("memory_write", memory_write,
-                 "Create or overwrite a file in your memory folder. CONTEXT.md is loaded into "
-                 "every prompt; LOG.md is append-only (use log_activity).",
+                 "Create or overwrite a memory file. CONTEXT.md is loaded into every prompt; "
+                 "LOG.md is append-only (use log_activity).",
                  (path, _req("content", "string", "the whole new content")), changed,
                  read_only=False, destructive=True, idempotent=True, group="files"),
         ToolSpec("memory_replace", memory_replace,
-                 "Replace text in a memory file; old_str must occur exactly once.",
-                 (path, _req("old_str", "string", "text to find (exactly once)"),
-                  _req("new_str", "string", "replacement (\"\" deletes)")), changed,
+                 "Replace text that occurs exactly once in a memory file.",
+                 (path, _req("old_str", "string", "text to find"),
+                  _req("new_str", "string", "replacement; \"\" deletes")), changed,
                  read_only=False, destructive=True, group="files"),
         ToolSpec("memory_insert", memory_insert,
-                 "Insert lines into a memory file after a given line.",
-                 (path, _req("line", "integer", "insert after this line; 0 = at the top",
-                             minimum=0),
-                  _req("text", "string", "the lines to insert")), changed,
+                 "Insert lines into a memory file.",
+                 (path, _req("line", "integer", "after this line; 0 = at the top", minimum=0),
+                  _req("text", "string", "the lines")), changed,
                  read_only=False, group="files"),
         ToolSpec("memory_list", memory_list,
-                 "List the files in your memory folder (or below `path`) with size and last "
-                 "change. Folders are not listed, only the files in them.",
-                 (_p("path", "string", "a folder inside your memory folder; \"\" = all", ""),),
+                 "List the files (not folders) of your memory folder, with size and time.",
+                 (_p("path", "string", "only below this folder; \"\" = all", ""),),
                  obj({"files": {"type": "array", "items": shapes.FILE}}, ["files"]),
                  idempotent=True, group="files"),
         ToolSpec("memory_publish", memory_publish,
-                 "Publish knowledge to the ledger every room can read (your room is recorded). "
-                 "Returns the entry with its id.",
-                 (_req("kind", "string", "what kind of knowledge", enum=kinds),
+                 "Publish to the ledger every room reads (records your room). Returns the entry.",
+                 (_req("kind", "string", "kind of knowledge", enum=kinds),
                   _req("summary", "string", f"one paragraph, at most {bounds.summary_bytes} bytes"),
-                  tags, _p("detail", "string", f"longer text, at most {bounds.detail_bytes} bytes"),
-                  _p("ref", "string", "a file, commit or URL it refers to"),
-                  _p("supersedes", "string", "id of an entry this one replaces (hides it)"),
-                  _p("room_id", "string", "the room it comes from (default and, unless you are "
-                     "an admin, only: yours)"),
-                  _p("author_role", "string", "who wrote it (default and, unless you are an "
-                     "admin, only: you)"),
-                  _p("ts", "string", "when, ISO 8601 (admins only; default: now)")),
-                 obj({"entry": shapes.ENTRY}, ["entry"]), read_only=False),
+                  tags, _p("detail", "string", f"at most {bounds.detail_bytes} bytes"),
+                  _p("ref", "string", "file, commit or URL"),
+                  _p("supersedes", "string", "id of the entry this replaces (hides it)"),
+                  _p("room_id", "string", "default: your room; another: admins only"),
+                  _p("author_role", "string", "default: you; another: admins only"),
+                  _p("ts", "string", "ISO 8601; default: now; another: admins only")),
+                 obj({"entry": shapes.ENTRY}, ["entry"]), read_only=False, group="ledger"),
         ToolSpec("memory_query", memory_query,
-                 "Ledger entries matching filters (no text search), newest first. By default "
-                 "what every other room published, not your own room's entries.",
-                 (tags, kind, _p("last_n", "integer", "at most this many", minimum=1,
+                 "Ledger entries by filters, newest first (no text search). Default: other "
+                 "rooms' entries, not your room's.",
+                 (tags, kind, _p("last_n", "integer", "at most this many", k_max, minimum=1,
                                  maximum=k_max),
-                  _p("exclude_room", "string", "leave out this room's entries"),
-                  _p("in_room", "string", "only this room's entries"),
-                  _p("include_own_room", "boolean", "also your own room's entries", False)),
+                  _p("exclude_room", "string", "leave out this room"),
+                  _p("in_room", "string", "only this room"),
+                  _p("include_own_room", "boolean", "include your room's entries", False)),
                  obj({"entries": {"type": "array", "items": shapes.ENTRY}}, ["entries"]),
-                 idempotent=True),
+                 idempotent=True, group="ledger"),
         ToolSpec("memory_search", memory_search,
-                 "Full-text search of the shared ledger only (BM25 x time decay); "
-                 "recall_memory searches all your memory. Returns ranked hits with uid and "
-                 "snippet.",
+                 "Search the shared ledger only, other rooms' entries unless include_own_room "
+                 "(recall_memory searches all your memory). Returns ranked hits.",
                  (_req("text", "string", "words to look for"),
                   _p("max_results", "integer", "number of hits", bounds.search_default,
                      minimum=1, maximum=k_max),
-                  kind, _p("exclude_room", "string", "leave out this room's entries"),
-                  _p("include_own_room", "boolean", "also your own room's entries", False),
+                  kind, _p("exclude_room", "string", "leave out this room"),
+                  _p("include_own_room", "boolean", "include your room's entries", False),
                   explain),
-                 hits_out, idempotent=True),
+                 hits_out, idempotent=True, group="ledger"),
         ToolSpec("memory_get_context", memory_get_context,
-                 "What other rooms published to the ledger, most relevant to a brief's "
-                 "keywords, as Markdown (predecessor context).",
+                 "Other rooms' ledger entries most relevant to a brief, as Markdown "
+                 "(predecessor context).",
                  (_p("room_id", "string", "the room to prepare for (default: yours)"),
                   _p("brief_keywords", "array", "what the room is about", items="string"),
                   _p("max_entries", "integer", "entries", bounds.context_entries, minimum=1,
                      maximum=bounds.context_entries)),
-                 obj({"room": S, "markdown": S}, ["markdown"]), idempotent=True),
+                 obj({"room": S, "markdown": S}, ["markdown"]), idempotent=True, group="ledger"),
         ToolSpec("memory_get", memory_get,
-                 "The full text and metadata of one memory, by the uid a search hit gives.",
-                 (_req("uid", "string", "uid from a search result"),),
+                 "Full text and metadata of one memory, by a search hit's uid.",
+                 (_req("uid", "string", "a search hit's uid"),),
                  obj({"uid": S, "layer": S, "title": S, "text": S, "when": S, "where": S},
                      ["uid", "layer", "title", "text", "when", "where"]), idempotent=True),
         ToolSpec("update_status", update_status,
-                 "Overwrite NOW.md (hot memory) with your current objective and next steps.",
+                 "Overwrite NOW.md with your current objective and next steps.",
                  (_req("new_status", "string", "the current objective"),
                   _p("next_steps", "array", "next steps, in order", items="string")),
                  obj({"objective": S, "next_steps": shapes.STRS, "updated_at": S},
                      ["objective", "next_steps", "updated_at"]),
                  read_only=False, destructive=True, idempotent=True),
         ToolSpec("log_activity", log_activity,
-                 "Append an entry to your activity log (LOG.md). Returns its id.",
-                 (_req("entry_type", "string", "what happened", enum=LOG_TYPES),
+                 "Append an entry to your activity log (LOG.md).",
+                 (_req("entry_type", "string", "kind of entry", enum=LOG_TYPES),
                   _req("content", "string", "what you did, saw or decided"),
-                  _p("metadata", "object", "extra JSON fields, e.g. {\"file\": \"a.py\"}")),
+                  _p("metadata", "object", "extra JSON, e.g. {\"file\": \"a.py\"}")),
                  obj({"id": S, "entry_type": S, "ts": S}, ["id", "entry_type", "ts"]),
                  read_only=False),
         ToolSpec("recall_memory", recall_memory,
-                 "Search all the memory you may read: activity log and its archive, memory "
-                 "files, CONTEXT.md, NOW.md, facts, tasks, sessions, the ledger. Returns ranked "
-                 "hits with uid and snippet.",
+                 "Search all the memory you may read (LOG and its archive, memory files, "
+                 "CONTEXT.md, NOW.md, facts, tasks, the ledger); session transcripts only when "
+                 "layers names \"session\". Returns ranked hits.",
                  (_req("query", "string", "a question or keywords"),
                   _p("n_results", "integer", "number of hits", 5, minimum=1, maximum=k_max),
-                  _p("layers", "array", "only these layers (default: all)", items="string",
-                     item_enum=LAYERS), explain),
+                  _p("layers", "array", "only these layers (default: all but session)",
+                     items="string", item_enum=LAYERS), explain),
                  hits_out, idempotent=True),
         ToolSpec("save_fact", save_fact,
-                 "Save or update a key/value fact (durable). general/preference/personal/config "
-                 "facts are updated in place; user/feedback/project/reference (repo facts) are "
-                 "create-only, cited, 1-2 sentences. Returns the fact.",
+                 "Save or update a durable key/value fact; repo facts (user, feedback, "
+                 "project, reference) are create-only, cited, 1-2 sentences.",
                  (_req("key", "string", "a short identifier, e.g. db_engine"),
                   _req("value", "string", "the value"),
                   _p("category", "string", "kind of fact", "general", enum=FACT_CATEGORIES),
@@ -408,21 +420,21 @@ def build_tools(store: Store) -> list[ToolSpec]:
                  shapes.FACT, read_only=False, destructive=True, idempotent=True),
         ToolSpec("get_fact", get_fact, "A fact by its exact key.",
                  (_req("key", "string", "the fact's key"),), shapes.FACT, idempotent=True),
-        ToolSpec("task_add", task_add, "Add a task to your task list. Returns it with its id.",
+        ToolSpec("task_add", task_add, "Add a task to your task list; returns it with its id.",
                  (_req("description", "string", "what to do"),
                   _p("milestone", "string", "milestone name"),
                   _p("priority", "integer", "1 = highest", 3, minimum=0),
                   _p("acceptance_criteria", "array", "when it is done", items="string")),
-                 obj({"task": shapes.TASK}, ["task"]), read_only=False),
+                 obj({"task": shapes.TASK}, ["task"]), read_only=False, group="tasks"),
         ToolSpec("task_update", task_update, "Change a task's status or priority.",
                  (_req("task_id", "string", "e.g. TASK-001"),
                   _p("status", "string", "new status", enum=TASK_STATUSES),
                   _p("priority", "integer", "new priority (1 = highest)", minimum=0)),
-                 obj({"task": shapes.TASK}, ["task"]), read_only=False, idempotent=True),
-        ToolSpec("task_list", task_list, "Your tasks, by priority.",
+                 obj({"task": shapes.TASK}, ["task"]), read_only=False, idempotent=True, group="tasks"),
+        ToolSpec("task_list", task_list, "Your tasks, highest priority (1) first.",
                  (_p("status", "string", "only tasks in this status", enum=TASK_STATUSES),),
                  obj({"tasks": {"type": "array", "items": shapes.TASK}}, ["tasks"]),
-                 idempotent=True),
+                 idempotent=True, group="tasks"),
         ToolSpec("session_append", session_append,
                  "Append a message to a session transcript (created on first use). A tool call "
                  "is role tool_call with name and input; its result is role tool_result with "
@@ -435,12 +447,12 @@ def build_tools(store: Store) -> list[ToolSpec]:
                   _p("name", "string", "tool_call / tool_result: the tool's name"),
                   _p("input", "object", "tool_call: the tool's input, e.g. {\"path\": \"a.md\"}")),
                  obj({"id": S, "session_id": S, "timestamp": S}, ["id", "session_id", "timestamp"]),
-                 read_only=False),
+                 read_only=False, group="sessions"),
         ToolSpec("session_read", session_read, "The last messages of a session transcript.",
                  (_req("session_id", "string", "session name"),
                   _p("last_n", "integer", "messages", 20, minimum=1, maximum=200)),
                  obj({"messages": {"type": "array", "items": shapes.MESSAGE}}, ["messages"]),
-                 idempotent=True),
+                 idempotent=True, group="sessions"),
         ToolSpec("memory", memory,
                  "Anthropic memory tool (memory_20250818): view, create, str_replace, insert, "
                  "delete, rename under /memories.",

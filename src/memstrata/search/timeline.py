@@ -3,15 +3,17 @@
     page = timeline(store, "finn", types=("log", "fact"), limit=50)
     page.items[0].title, page.next   # `next` is the cursor of the following page
 
-What an agent did and what changed, from the index (never from whole files): LOG
-entries, session messages, facts (at their last change), NOW / CONTEXT / identity
-and memory files (at their last change, one item per file), compaction archives,
-tasks, plus the LOG compactions themselves (`compactions.jsonl`). Each type is one
-ordered walk of the index `docs(owner, layer, ts)` bounded by the page size, and the
-walks are merged, so a page costs the same at 100 or 100,000 entries. Pages are
-keyset-paginated: the cursor is the (time, row id) of the last item shown, so an
-entry written meanwhile never shifts a page. Scope: the gate's read check on the
-agent, and its SQL filter on every row.
+What an agent did and what changed: LOG entries, session messages, compaction
+archives and tasks from the index; every fact change (each `set` and `forget`) from
+the facts journal (`facts.jsonl`, read backwards from its end); the LOG compactions
+themselves (`compactions.jsonl`). NOW / CONTEXT / identity and memory files are
+whole files rewritten in place: no earlier version is kept, so each shows once, as
+it is now, at its last change (the writes themselves are in the audit trail, Events,
+which records when and how much, not the text). Each type is one ordered walk bounded
+by the page size, and the walks are merged, so a page costs the same at 100 or
+100,000 entries. Pages are keyset-paginated: the cursor is the (time, row) of the last
+item shown, so an entry written meanwhile never shifts a page. Scope: the gate's read
+check on the agent (and on its facts), and its SQL filter on every index row.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ if TYPE_CHECKING:
 TIMELINE_TYPES: dict[str, tuple[str, ...]] = {
     "log": ("log",),
     "session": ("session",),
-    "fact": ("fact",),
+    "fact": (),  # every change, from the facts journal, not the index (live keys only)
     "now": ("now",),
     "context": ("context",),
     "identity": ("identity",),
@@ -56,7 +58,7 @@ class TimelineItem:
     kind: str | None
     ts: float
     title: str
-    text: str  # at most TEXT_CHARS characters; the full text is `store.get(uid)`
+    text: str  # at most TEXT_CHARS characters; the full text of an index item: `store.get(uid)`
     source: str  # store-relative path
     thread: str | None = None  # session id, file path
     row: int = 0  # index row id (0 for compactions): the cursor's tie-breaker
@@ -118,10 +120,12 @@ def timeline(
     hi = parse_ts(until) if until is not None else None
     cur = parse_cursor(before) if before else None
     found = _docs(store, agent, wanted, lo, hi, cur, limit + 1)
+    if "fact" in wanted and store.gate.allows("read", "fact", agent):
+        found += _fact_changes(store, agent, lo, hi, cur, limit + 1)
     if "compaction" in wanted:
         found += _compactions(store, agent, lo, hi, cur)
     found.sort(key=lambda i: (-i.ts, -i.row))
-    page = found[:limit]
+    page = _whole_file_text(store, found[:limit])
     more = len(found) > limit
     return TimelinePage(tuple(page), cursor_of(page[-1]) if more and page else None)
 
@@ -179,3 +183,68 @@ def _compactions(store: Store, agent: str, lo: float | None, hi: float | None,
                                 str(rec.get("archive_path") or ""), None, 0))
     return out
 
+
+
+def _fact_changes(store: Store, agent: str, lo: float | None, hi: float | None,
+                  cur: tuple[float, int] | None, n: int) -> list[TimelineItem]:
+    """The newest `n` set/forget records of the facts journal in range, newest first.
+
+    The journal is in append order, so the walk back from its end stops after `n`
+    items, or at the first record older than `since`. Its `row` is the record's byte
+    offset (the cursor's tie-breaker within one timestamp).
+    """
+    from memstrata.files.jsonl import records_backward
+    from memstrata.layers.facts import to_fact
+
+    rel = store.rel(store.layout.facts(agent))
+    entry = store.truth.stat(rel)
+    if entry is None or entry.is_dir:
+        return []
+    out: list[TimelineItem] = []
+    for off, rec in records_backward(lambda o, k: store.truth.read_from(rel, o, k), entry.size):
+        op, key = rec.get("op"), rec.get("key")
+        if op not in ("set", "forget") or not isinstance(key, str):
+            continue
+        try:
+            ts = parse_ts(rec.get("updated_at") if op == "set" else rec.get("ts"))
+        except MalformedInput:
+            continue
+        if lo is not None and ts < lo:
+            break
+        if (hi is not None and ts > hi) or (cur is not None and (ts, off) >= cur):
+            continue
+        if op == "set":
+            fact = to_fact(rec)
+            title, text = key, f"{fact.value}\n\n({fact.category})"
+        else:
+            title, text = key, "forgotten (the journal keeps its earlier values)"
+        out.append(TimelineItem(f"fact-change:{agent}:{off}", "fact", "fact", op, ts, title,
+                                text[:TEXT_CHARS], rel, key, off))
+        if len(out) >= n:
+            break
+    return out
+
+
+def _whole_file_text(store: Store, items: list[TimelineItem]) -> list[TimelineItem]:
+    """Whole-file items carry the file's beginning (its first chunks), not only the
+    first chunk (for NOW.md that is just its title), under a title that says what
+    the item is: the file as it is now."""
+    from dataclasses import replace
+
+    if not any(i.layer in WHOLE_FILE_LAYERS for i in items):
+        return items
+    scope_sql, scope_params = store.gate.sql_filter("d")
+    out = []
+    with store.db.read() as conn:
+        for item in items:
+            if item.layer not in WHOLE_FILE_LAYERS:
+                out.append(item)
+                continue
+            rows = conn.execute(
+                f"SELECT substr(d.body, 1, {TEXT_CHARS}) FROM docs d WHERE d.source = "
+                f"(SELECT source FROM docs WHERE uid = ?) AND {scope_sql} ORDER BY d.pos "
+                "LIMIT 8", [item.uid, *scope_params]).fetchall()
+            text = "\n\n".join(r[0] for r in rows)[:TEXT_CHARS] or item.text
+            name = item.source.rsplit("/", 1)[-1]
+            out.append(replace(item, title=f"{name} (current version)", text=text))
+    return out

@@ -3,7 +3,9 @@
     1. stage    stream each member into <home>/.imports/<id>/files/, hashing and
                 counting bytes; names, duplicates, file/folder collisions and the
                 [import] caps are checked before a member's bytes are read
-    2. verify   every member listed in the manifest with its sha256, nothing missing
+    2. verify   every member listed in the manifest with its sha256, nothing missing,
+                then keep purged content out: the store's and the archive's tombstones
+                applied to what was staged (`tombstones`), quotes of it scrubbed
     3. plan     compare with the store: identical files are left alone, other
                 clashes refuse the import (unless `force`), a file where the import
                 needs a folder (or the reverse) always does
@@ -46,6 +48,8 @@ from memstrata.files.atomic import atomic_write_bytes, fsync_dir
 from memstrata.files.truth import MISSING
 from memstrata.transfer.members import MANIFEST, STAGING, classify, iter_members, member_name
 
+TOMBSTONES = "purged.jsonl"  # memstrata.purge.TOMBSTONES (imported lazily there)
+
 if TYPE_CHECKING:
     from memstrata.files.locks import LockTable
     from memstrata.files.truth import Truth
@@ -68,12 +72,14 @@ class ImportReport:
     skipped: tuple[tuple[str, str], ...] = ()  # (member, why it was not imported)
     docs: int = 0
     bad_lines: int = 0
+    purged: tuple[tuple[str, str], ...] = ()  # (member, tombstone that kept content out)
 
     def to_dict(self) -> dict[str, Any]:
         return {"home": self.home, "source": self.source, "files": self.files,
                 "written": self.written, "identical": self.identical, "replaced": self.replaced,
                 "verified": self.verified, "docs": self.docs, "bad_lines": self.bad_lines,
-                "skipped": [{"path": p, "reason": r} for p, r in self.skipped]}
+                "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
+                "purged": [{"path": p, "tombstone": t} for p, t in self.purged]}
 
 
 @dataclass
@@ -112,6 +118,7 @@ def import_archive(
         try:
             staged = _stage(store, src, stage / "files")
             verified = _verify(src, staged, unverified)
+            purged = _keep_purged_out(store, stage / "files", staged)
             moves, identical, replaced = _plan(store.truth, src, staged, force)
             if moves:
                 _commit(stage, moves, force)
@@ -124,12 +131,21 @@ def import_archive(
         else:
             shutil.rmtree(stage, ignore_errors=True)
     _tidy(store.home)
+    scrubbing = bool(purged) or TOMBSTONES in moves
+    if scrubbing:  # what the replaced files held leaves the index as a purge's does
+        from memstrata.index import scrub
+
+        scrub.secure_deletes(store.db)
     report = store.sync()
+    if scrubbing:
+        scrub.drop_vectors(store.db, ())
+        scrub.compact(store.db)
     with store.db.read() as conn:
         docs = int(conn.execute("SELECT count(*) FROM docs").fetchone()[0])
     store.events.emit("memory:write", {"type": "import", "path": str(src), "delta": len(moves)})
     return ImportReport(str(store.home), str(src), len(staged.memory), len(moves), len(identical),
-                        len(replaced), verified, tuple(staged.skipped), docs, report.bad_lines)
+                        len(replaced), verified, tuple(staged.skipped), docs, report.bad_lines,
+                        tuple(purged))
 
 
 def recover_imports(home: Path, locks: LockTable, truth: Truth) -> list[str]:
@@ -282,6 +298,61 @@ def _verify(src: Path, staged: _Staged, unverified: bool) -> bool:
     return True
 
 
+def _keep_purged_out(store: Store, root: Path, staged: _Staged) -> list[tuple[str, str]]:
+    """Apply every tombstone (the store's, and the archive's it lacks) to the staged
+    files; returns (member, tombstone id or what was scrubbed) for each change."""
+    from memstrata.files.jsonl import encode
+    from memstrata.purge import TOMBSTONES, tombstones
+    from memstrata.purge_copies import Quotes, derived_edit
+    from memstrata.transfer.tombstones import Tombstones, parse
+
+    def path(name: str) -> Path:
+        return root.joinpath(*name.split("/"))
+
+    def replace(name: str, data: bytes | None) -> None:
+        if data is None:
+            staged.memory.remove(name)
+            path(name).unlink()
+        else:
+            atomic_write_bytes(path(name), data)
+            staged.hashes[name] = (hashlib.sha256(data).hexdigest(), len(data))
+
+    records = tombstones(store)
+    if TOMBSTONES in staged.memory:
+        known = {_canonical(r) for r in records}
+        fresh = [r for r in parse(path(TOMBSTONES).read_bytes()) if _canonical(r) not in known]
+        records += fresh
+        replace(TOMBSTONES, b"".join(encode(r) for r in fresh) if fresh else None)
+    rules = Tombstones(store, records)
+    out: list[tuple[str, str]] = []
+    needles: dict[str, set[str]] = {}
+    for name in list(staged.memory):
+        if name == TOMBSTONES or not rules.concerns(name):
+            continue
+        verdict = rules.apply(name, path(name).read_bytes())
+        if verdict is None:
+            continue
+        replace(name, verdict.data)
+        out += [(name, tomb) for tomb in verdict.ids]
+        for owner, texts in verdict.needles.items():
+            needles.setdefault(owner, set()).update(texts)
+    for owner, texts in sorted(needles.items()):
+        quotes = Quotes(texts)
+        for name in list(staged.memory):
+            change = derived_edit(store, owner, name, quotes) if quotes and \
+                name.startswith(f"agents/{owner}/") else None
+            if change is not None:
+                data = path(name).read_bytes()
+                if (new := change(data)) != data:
+                    replace(name, new)
+                    out.append((name, "quotes of purged content scrubbed"))
+    return out
+
+
+def _canonical(record: dict[str, Any]) -> str:
+    return json.dumps(record, sort_keys=True, ensure_ascii=False)
+
+
 # -- 3. plan -------------------------------------------------------------------------
 
 
@@ -291,6 +362,9 @@ def _plan(truth: Truth, src: Path, staged: _Staged, force: bool,
     identical: list[str] = []
     clashes: list[str] = []
     for rel in staged.memory:
+        if rel == TOMBSTONES:  # only the archive's tombstones the store lacks: merged
+            moves.append(rel)
+            continue
         parts = rel.split("/")
         for i in range(1, len(parts)):
             p = truth.stat("/".join(parts[:i]))
@@ -340,11 +414,30 @@ def _apply(truth: Truth, stage: Path, progress: Callable[[int, int], None] | Non
 
 def _place(truth: Truth, staged: Path, rel: str, force: bool) -> None:
     data = staged.read_bytes()
+    if rel == TOMBSTONES:
+        _merge_tombstones(truth, data)
+        staged.unlink(missing_ok=True)
+        return
     # Never over a file written since the plan was made, unless forced: a racing writer's
     # file (or our own, before a kill) is kept.
     with contextlib.suppress(StaleWrite):
         truth.rewrite(rel, data, expected=None if force else MISSING)
     staged.unlink(missing_ok=True)
+
+
+def _merge_tombstones(truth: Truth, data: bytes) -> None:
+    """Add the tombstones the store lacks (idempotent: a recovery may run it again)."""
+    from memstrata.transfer.tombstones import parse
+
+    found = truth.read(TOMBSTONES)
+    have = found.data if found is not None else b""
+    known = {_canonical(r) for r in parse(have)}
+    fresh = [line.rstrip(b"\n") + b"\n" for line in data.splitlines()
+             if any(_canonical(r) not in known for r in parse(line))]
+    if fresh:
+        base = have if not have or have.endswith(b"\n") else have + b"\n"
+        truth.rewrite(TOMBSTONES, base + b"".join(fresh),
+                      expected=found.entry.version if found is not None else MISSING)
 
 
 def _tidy(home: Path) -> None:

@@ -2,7 +2,10 @@
 
 A member is a name (a store-relative posix path), a declared size and a way to
 stream its bytes. Tarballs are read in stream mode (`r|`): one header at a time,
-nothing kept but the member being read, so a member count cap bounds memory. Folder
+nothing kept but the member being read, so a member count cap bounds memory. The
+bodies of extended headers (GNU long names and links, pax headers), which tarfile
+reads whole before any member is seen, are capped at MAX_HEADER_BYTES per member and
+in all; GNU sparse members are refused before their maps are read. Folder
 sources are walked in sorted order; their symlinks are refused (an export never has
 one, and following one would import a file from outside the export).
 """
@@ -14,9 +17,18 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
-from memstrata.errors import MalformedInput, MemstrataError, NotFound, PathOutsideStore
+if TYPE_CHECKING:
+    import tarfile
+
+from memstrata.errors import (
+    EntryTooLarge,
+    MalformedInput,
+    MemstrataError,
+    NotFound,
+    PathOutsideStore,
+)
 from memstrata.model import check_name
 
 MANIFEST = "memstrata-export.json"
@@ -27,6 +39,8 @@ STORE_FILES = frozenset({"ledger.jsonl", "items.json", "purged.jsonl"})
 STORE_FOLDERS = frozenset({"agents", "rooms"})
 STAGING = ".imports"
 MAX_NAME_CHARS = 1024
+MAX_HEADER_BYTES = 64 * 1024  # extended header bodies: per member, and global ones in all
+MAX_HEADER_CHAIN = 8  # extended headers before one member (GNU tar writes at most two)
 _EVENTS = re.compile(r"^events(\.\d+)?\.jsonl$")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -141,8 +155,9 @@ def _tar(source: Path) -> Iterator[Member]:
         # gzip.GzipFile, not tarfile's own "r|gz": it reads multi-member gzip (pigz, bgzip).
         with open(source, "rb") as raw, \
                 (gzip.GzipFile(fileobj=raw) if source.name.endswith("gz") else raw) as fh, \
-                tarfile.open(fileobj=fh, mode="r|") as tar:
-            for info in tar:
+                tarfile.open(fileobj=fh, mode="r|", tarinfo=_bounded_tarinfo(source)) as tar:
+            while (info := tar.next()) is not None:
+                tar.members.clear()  # type: ignore[attr-defined]  # stream mode keeps every header
                 if info.isdir():
                     yield Member(info.name, 0, True, _no_bytes)
                     continue
@@ -153,6 +168,49 @@ def _tar(source: Path) -> Iterator[Member]:
         raise
     except (tarfile.TarError, EOFError, OSError, ValueError, zlib.error) as exc:
         raise MalformedInput(f"{source}: not a readable tar archive: {exc}") from None
+
+
+def _bounded_tarinfo(source: Path) -> type[tarfile.TarInfo]:
+    """A TarInfo whose extended headers are checked by their declared size before
+    tarfile reads their bodies (it reads each whole into memory: a 1 MB .tar.gz can
+    declare a 1 GiB long name)."""
+    import tarfile
+
+    extended = {tarfile.GNUTYPE_LONGNAME: "GNU long-name", tarfile.GNUTYPE_LONGLINK:
+                "GNU long-link", tarfile.XHDTYPE: "pax", tarfile.XGLTYPE: "global pax",
+                tarfile.SOLARIS_XHDTYPE: "pax"}
+    chain = {"depth": 0, "bytes": 0, "global": 0}
+
+    def refuse_sparse(*_: object) -> None:
+        raise MalformedInput(f"{source}: refusing a GNU sparse member (an export never has one)")
+
+    class Bounded(tarfile.TarInfo):
+        def _proc_member(self, tar: tarfile.TarFile) -> tarfile.TarInfo:
+            if self.type == tarfile.GNUTYPE_SPARSE:
+                refuse_sparse()
+            if self.type not in extended:
+                return super()._proc_member(tar)  # type: ignore[misc, no-any-return]
+            kind = extended[self.type]
+            used = chain["global"] if self.type == tarfile.XGLTYPE else chain["bytes"]
+            if used + self.size > MAX_HEADER_BYTES:
+                raise EntryTooLarge(
+                    f"{source}: refusing a {kind} tar header of {self.size} bytes (limit "
+                    f"{MAX_HEADER_BYTES} per member); nothing was imported")
+            if chain["depth"] >= MAX_HEADER_CHAIN:
+                raise MalformedInput(f"{source}: more than {MAX_HEADER_CHAIN} extended tar "
+                                     "headers before one member")
+            chain["global" if self.type == tarfile.XGLTYPE else "bytes"] += self.size
+            chain["depth"] += 1
+            try:
+                return super()._proc_member(tar)  # type: ignore[misc, no-any-return]
+            finally:
+                chain["depth"] -= 1
+                if chain["depth"] == 0:
+                    chain["bytes"] = 0
+
+        _proc_gnusparse_00 = _proc_gnusparse_01 = _proc_gnusparse_10 = refuse_sparse
+
+    return Bounded
 
 
 def _no_bytes() -> IO[bytes]:

@@ -7,7 +7,11 @@ One ASGI middleware, `guard(app, policy)`, answers each request in this order:
    preflight (`OPTIONS`) from an allowed origin is answered here, and responses
    to allowed origins carry the CORS headers, so a browser-based client on
    another port works once its origin is allowed.
-3. **Authorization**, when a token is set: `Bearer <token>`, scheme in any case,
+3. **Path**: a request path holding a control character once percent-decoded
+   (`%0A`, `%00`, C1, U+2028) is a 400, before any route sees it: a route's
+   `{name:path}` pattern ends in `$`, which matches before a final newline, so
+   `PUT /api/agents/finn/facts/k%0A` would otherwise write fact `k`.
+4. **Authorization**, when a token is set: `Bearer <token>`, scheme in any case,
    compared in constant time. A missing, malformed or non-ASCII header is a 401,
    never a 500.
 
@@ -31,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memstrata.errors import MalformedInput
+from memstrata.model import has_control
 
 ASGIApp = Callable[[MutableMapping[str, Any], Any, Any], Awaitable[None]]
 
@@ -103,17 +108,19 @@ class HttpPolicy:
         allow_hosts: Iterable[str] = (),
         allow_origins: Iterable[str] = (),
         app_auth: bool = False,
+        token_hint: str = "--token or MEMSTRATA_MCP_TOKEN",
     ) -> HttpPolicy:
         """The safe default policy for a server bound to `host:port`, plus extra entries.
 
         `app_auth`: the app behind the guard authenticates every request itself
         (`memstrata serve` with `[serve] tokens`), which counts as a token here.
+        `token_hint` names where a token comes from, in the refusal's message.
         """
         token = check_token(token)
         if not is_loopback(host) and token is None and not app_auth:
             raise MalformedInput(
                 f"binding {host or '*'} exposes memory beyond this machine: set a token "
-                "(--token or MEMSTRATA_MCP_TOKEN)"
+                f"({token_hint})"
             )
         own = [f"{url_host(h)}:{port}" for h in LOOPBACK_NAMES]
         if host not in WILDCARDS and host.strip("[]").lower() not in LOOPBACK_NAMES:
@@ -214,6 +221,10 @@ def guard(app: ASGIApp, policy: HttpPolicy) -> ASGIApp:
                 await _reply(send, 403, "origin_not_allowed", "this Origin is not allowed (see --allow-origin)")
                 return
         cors = _cors(origin)
+        if has_control(str(scope.get("path", ""))):
+            await _reply(send, 400, "malformed_input", "the request path holds a control character "
+                         "(a newline, tab, NUL, ...): names never do", cors)
+            return
         if origin is not None and scope.get("method") == "OPTIONS":
             requested = _one(headers, b"access-control-request-headers") or b""
             await send({"type": "http.response.start", "status": 204, "headers": [

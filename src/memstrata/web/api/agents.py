@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Path, Query, Request
 from pydantic import BaseModel, Field
 
 from memstrata.model import LOG_TYPES
@@ -139,6 +139,21 @@ def _entry(e: Any) -> dict[str, Any]:
 def log_append(request: Request, agent: str, body: LogAppend) -> dict[str, Any]:
     e = store_of(request).agent(agent).log.append(body.entry_type, body.content, body.metadata)
     return _entry(e)
+
+
+@router.get("/{agent}/archive", summary="The LOG archives compaction wrote, oldest first")
+def archives_list(request: Request, agent: str) -> dict[str, Any]:
+    archives = store_of(request).agent(agent).archives
+    return {"archives": [a.to_dict() for a in archives.list()]}
+
+
+@router.get("/{agent}/archive/{archive_id}",
+            summary="One LOG archive's entries, in the order they were logged")
+def archive_read(request: Request, agent: str,
+                 archive_id: Annotated[str, Path(max_length=64)]) -> dict[str, Any]:
+    archives = store_of(request).agent(agent).archives
+    return {"archive": archives.get(archive_id).to_dict(),
+            "entries": [_entry(e) for e in archives.entries(archive_id)]}
 
 
 @router.get("/{agent}/timeline", summary="The agent's memory newest first, a page at a time")

@@ -12,6 +12,10 @@ from memstrata.web.context import identity_of, store_of
 
 router = APIRouter(tags=["search"])
 Layer = Literal[LAYERS]  # type: ignore[valid-type]
+Mode = Literal["lexical", "hybrid", "semantic"]
+Room = Annotated[str, Field(max_length=64)]
+MODE_HELP = "lexical, hybrid or semantic; unset: the store's `[search] provider`"
+NOW_HELP = "epoch seconds decay is measured against (default: the server's clock)"
 
 
 class SearchBody(BaseModel):
@@ -24,20 +28,24 @@ class SearchBody(BaseModel):
     tags_match: Literal["any", "all"] = "any"
     agent: str | None = Field(None, max_length=64)
     room: str | None = Field(None, max_length=64)
+    rooms: list[Room] = Field(default_factory=list, max_length=32,
+                              description="only entries of these rooms")
     exclude_room: str | None = Field(None, max_length=64)
     since: float | str | None = Field(None, description="ISO 8601 time or epoch seconds")
     until: float | str | None = Field(None, description="ISO 8601 time or epoch seconds")
     include_superseded: bool = False
     k: int = Field(10, ge=1, le=MAX_K)
-    mode: Literal["lexical", "hybrid", "semantic"] = "lexical"
+    mode: Mode | None = Field(None, description=MODE_HELP)
+    now: float | None = Field(None, ge=0, le=2**40, description=NOW_HELP)
 
 
 def run_search(request: Request, body: SearchBody) -> dict[str, Any]:
     q = SearchQuery(text=body.text, layers=tuple(body.layers), kind=body.kind,
                     tags=tuple(body.tags), tags_match=body.tags_match, agent=body.agent,
-                    room=body.room, exclude_room=body.exclude_room, since=body.since,
-                    until=body.until, include_superseded=body.include_superseded, k=body.k,
-                    mode=body.mode)
+                    room=body.room, rooms=tuple(body.rooms), exclude_room=body.exclude_room,
+                    since=body.since, until=body.until,
+                    include_superseded=body.include_superseded, k=body.k, mode=body.mode,
+                    now=body.now)
     store = store_of(request)
     hits = store.search(q)
     return {"query": body.model_dump(), "hits": [h.to_dict(full=False) for h in hits]}
@@ -53,16 +61,19 @@ def search_get(
     tags_match: Literal["any", "all"] = "any",
     agent: Annotated[str | None, Query(max_length=64)] = None,
     room: Annotated[str | None, Query(max_length=64)] = None,
+    rooms: Annotated[list[Annotated[str, Query(max_length=64)]], Query(max_length=32)] = [],  # noqa: B006
     exclude_room: Annotated[str | None, Query(max_length=64)] = None,
     since: Annotated[str | None, Query(max_length=64)] = None,
     until: Annotated[str | None, Query(max_length=64)] = None,
     include_superseded: bool = False,
     k: Annotated[int, Query(ge=1, le=MAX_K)] = 10,
-    mode: Literal["lexical", "hybrid", "semantic"] = "lexical",
+    mode: Annotated[Mode | None, Query(description=MODE_HELP)] = None,
+    now: Annotated[float | None, Query(ge=0, le=2**40, description=NOW_HELP)] = None,
 ) -> dict[str, Any]:
     body = SearchBody(text=q, layers=layers, kind=kind, tags=tags, tags_match=tags_match,
-                      agent=agent, room=room, exclude_room=exclude_room, since=since,
-                      until=until, include_superseded=include_superseded, k=k, mode=mode)
+                      agent=agent, room=room, rooms=rooms, exclude_room=exclude_room,
+                      since=since, until=until, include_superseded=include_superseded, k=k,
+                      mode=mode, now=now)
     return run_search(request, body)
 
 

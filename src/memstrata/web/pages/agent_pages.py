@@ -103,7 +103,7 @@ def file_view(request: Request, agent: str,
     except NotFound:
         text = ""  # a new file: the editor starts empty, sha of ""
     return _agent_page(request, agent, "edit.html", "files", name=path, text=text,
-                       sha=sha256_text(text), path=path, action=f"/a/{quote(agent)}/file")
+                       sha=sha256_text(text), file_path=path, action=f"/a/{quote(agent)}/file")
 
 
 @router.post("/file")
@@ -117,7 +117,7 @@ def file_save(request: Request, agent: str, path: Annotated[str, Form(max_length
     except StaleWrite as exc:
         theirs = files.read(path)
         return _agent_page(request, agent, "edit.html", "files", status=409, name=path,
-                           text=theirs, sha=sha256_text(theirs), yours=text, path=path,
+                           text=theirs, sha=sha256_text(theirs), yours=text, file_path=path,
                            conflict=str(exc), action=f"/a/{quote(agent)}/file")
     return back(f"/a/{quote(agent)}/file?path={quote(path)}&saved=1")
 

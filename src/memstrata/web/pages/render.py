@@ -58,7 +58,7 @@ def page(request: Request, template: str, status: int = 200,
     principal = ctx.store_for(who).principal if who is not None else None
     html = environment().get_template(template).render(
         request=request, who=who, principal=principal, open_server=ctx.identities.open,
-        csrf=ctx.identities.csrf_token(who), path=request.url.path, **values)
+        csrf=ctx.identities.csrf_token(who), **values)
     return HTMLResponse(html, status_code=status, headers=headers)
 
 

@@ -3,19 +3,23 @@ API explorer."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Annotated
 from urllib.parse import quote
 
 from fastapi import APIRouter, Form, Query, Request
 from starlette.responses import Response
 
-from memstrata.layers.ledger_pages import ledger_page, supersede_chain
+from memstrata.layers.ledger_pages import LedgerRow, ledger_page, supersede_chain
 from memstrata.model import ITEM_TYPES
 from memstrata.search.query import LAYERS, SearchQuery
 from memstrata.web.context import context_of, identity_of, store_of
 from memstrata.web.identity import SESSION_COOKIE, SESSION_SECONDS
 from memstrata.web.pages.forms import back, require_csrf
 from memstrata.web.pages.render import page
+
+if TYPE_CHECKING:
+    from memstrata.store import Store
 
 router = APIRouter()
 Csrf = Annotated[str, Form(max_length=128)]
@@ -29,8 +33,15 @@ def home(request: Request) -> Response:
     own = store.principal.agent
     if own and own not in agents and store.gate.allows("read", "file", own):
         agents.insert(0, own)
-    return page(request, "home.html", agents=agents, rooms=store.rooms(),
+    return page(request, "home.html", agents=agents, rooms=_rooms(store, ledger_page(store).rows),
                 docs=store.doc_count())
+
+
+def _rooms(store: Store, rows: Iterable[LedgerRow], *also: str) -> list[str]:
+    """The rooms with a folder, and those the ledger rows shown name (a room may exist
+    only as entries' `room_id`)."""
+    named = {r.entry.room_id for r in rows if r.entry.room_id}
+    return sorted({*store.rooms(), *named, *(a for a in also if a)})
 
 
 @router.get("/login")
@@ -69,7 +80,8 @@ def ledger(request: Request, room: Short = None, kind: Short = None,
     store = store_of(request)
     pg = ledger_page(store, room=room or None, kind=kind or None, tags=[tag] if tag else [],
                      include_superseded=include_superseded, before=before, limit=50)
-    return page(request, "ledger.html", page=pg, rooms=store.rooms(), kinds=store.config.kinds,
+    return page(request, "ledger.html", page=pg, rooms=_rooms(store, pg.rows, room or ""),
+                kinds=store.config.kinds,
                 room=room or "", kind=kind or "", tag=tag or "",
                 include_superseded=include_superseded)
 
@@ -96,20 +108,28 @@ def ledger_supersede(request: Request, entry_id: str, kind: Annotated[str, Form(
 def search(request: Request, q: Annotated[str, Query(max_length=4000)] = "",
            layers: Annotated[list[str], Query(max_length=len(LAYERS))] = [],  # noqa: B006
            kind: Short = None, agent: Short = None, room: Short = None,
+           exclude_room: Short = None,
+           tags: Annotated[str | None, Query(max_length=3400)] = None,
+           tags_match: Short = None,
            since: Short = None, until: Short = None, include_superseded: bool = False,
-           k: Annotated[int, Query(ge=1, le=50)] = 10, mode: Short = "lexical") -> Response:
+           k: Annotated[int, Query(ge=1, le=50)] = 10, mode: Short = None) -> Response:
+    """`tags` is one field, comma-separated (as typed in the form)."""
     store = store_of(request)
     chosen = [x for x in layers if x]
+    wanted = tuple(t.strip() for t in (tags or "").split(",") if t.strip())
     hits = None
-    if q.strip() or chosen or kind or agent or room:
+    if q.strip() or chosen or kind or agent or room or exclude_room or wanted or since or until:
         hits = store.search(SearchQuery(
             text=q, layers=tuple(chosen), kind=kind or None, agent=agent or None,
-            room=room or None, since=since or None, until=until or None,
-            include_superseded=include_superseded, k=k, mode=mode or "lexical"))
+            room=room or None, exclude_room=exclude_room or None, tags=wanted,
+            tags_match=tags_match or "any", since=since or None, until=until or None,
+            include_superseded=include_superseded, k=k, mode=mode or None))
     return page(request, "search.html", hits=hits, q=q, all_layers=LAYERS, chosen=chosen,
-                kind=kind or "", agent=agent or "", room=room or "", since=since or "",
-                until=until or "", include_superseded=include_superseded, k=k,
-                mode=mode or "lexical")
+                kind=kind or "", agent=agent or "", room=room or "",
+                exclude_room=exclude_room or "", tags=", ".join(wanted),
+                tags_match=tags_match or "any", since=since or "", until=until or "",
+                include_superseded=include_superseded, k=k, mode=mode or "",
+                provider=store.config.search_provider)
 
 
 @router.get("/items")

@@ -1,0 +1,251 @@
+"""Purges outlive imports: what `purged.jsonl` says is gone stays out of the store.
+
+An export written before a purge still holds the purged content. After the
+manifest check (so hashes are of the archive as written), the tombstones of the
+store and of the archive are applied to the staged members as the purge did to
+the store:
+
+    file:<agent>:<path>          the file and its archived copies are not imported
+    session:<agent>:<sid>        its transcripts (live, archived) are not imported
+                                 and its row leaves sessions.json
+    session:<agent>:<sid>:<msg>  the message's line is dropped from the transcripts
+    fact:<agent>:<key>           its records are dropped from facts.jsonl
+    log:<agent>:<id>             its block is cut from LOG.md and the LOG archives
+    ledger:<id>                  its line becomes the purge stub (seed 000 fields)
+
+and the content so kept out is looked for in the staged derived text of its
+agent (`purge_copies`). The archive's own tombstones are merged into the store's
+(those it lacks are added), never dropped by a `--force` import.
+Pure functions on bytes: the importer does the reading and writing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memstrata.store import Store
+
+
+@dataclass
+class Verdict:
+    data: bytes | None  # what to import instead; None: not the member at all
+    ids: list[str] = field(default_factory=list)  # the tombstones that changed it
+    needles: dict[str, set[str]] = field(default_factory=dict)  # agent -> content kept out
+
+
+def parse(data: bytes) -> list[dict[str, Any]]:
+    """The tombstones of a `purged.jsonl` (unreadable lines skipped)."""
+    out = []
+    for line in data.splitlines():
+        try:
+            rec = json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if isinstance(rec, dict) and isinstance(rec.get("id"), str):
+            out.append(rec)
+    return out
+
+
+def _json(line: bytes) -> dict[str, Any] | None:
+    try:
+        rec = json.loads(line)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return rec if isinstance(rec, dict) else None
+
+
+class Tombstones:
+    """The purges of a store and an archive, as rules on store-relative member names."""
+
+    def __init__(self, store: Store, records: list[dict[str, Any]]) -> None:
+        self.store = store
+        self.facts: dict[str, set[str]] = {}
+        self.files: dict[str, set[str]] = {}
+        self.logs: dict[str, set[str]] = {}
+        self.sessions: dict[str, set[str]] = {}
+        self.messages: dict[str, dict[str, set[str]]] = {}
+        self.ledger: set[str] = set()
+        for rec in records:
+            layer, _, rest = str(rec["id"]).partition(":")
+            if layer == "ledger":
+                self.ledger.add(rest)
+                continue
+            owner, _, what = rest.partition(":")
+            if not owner or not what:
+                continue
+            if layer == "fact":
+                self.facts.setdefault(owner, set()).add(what)
+            elif layer == "file":
+                self.files.setdefault(owner, set()).add(what)
+            elif layer == "log":
+                self.logs.setdefault(owner, set()).add(what)
+            elif layer == "session":
+                sid, _, msg = what.partition(":")
+                if msg:
+                    self.messages.setdefault(owner, {}).setdefault(sid, set()).add(msg)
+                else:
+                    self.sessions.setdefault(owner, set()).add(sid)
+
+    def __bool__(self) -> bool:
+        return any((self.facts, self.files, self.logs, self.sessions, self.messages, self.ledger))
+
+    def _rel(self, path: object) -> str:
+        return self.store.rel(path)  # type: ignore[arg-type]
+
+    def concerns(self, name: str) -> bool:
+        """Might a tombstone change member `name`? (Cheap: by its name alone.)"""
+        if name == self._rel(self.store.layout.ledger):
+            return bool(self.ledger)
+        parts = name.split("/")
+        return len(parts) > 2 and parts[0] == "agents" and parts[1] in (
+            self.facts.keys() | self.files.keys() | self.logs.keys() | self.sessions.keys()
+            | self.messages.keys())
+
+    def apply(self, name: str, data: bytes) -> Verdict | None:
+        """What to import for member `name` holding `data`; None when no purge touches it."""
+        if name == self._rel(self.store.layout.ledger):
+            return self._ledger(data)
+        if not self.concerns(name):
+            return None
+        owner = name.split("/")[1]
+        layout = self.store.layout
+        if name == self._rel(layout.facts(owner)):
+            return self._facts(owner, data)
+        archive = self._rel(layout.archive_dir(owner))
+        if name == self._rel(layout.log_file(owner)) or (
+                name.startswith(archive + "/LOG-") and name.endswith(".md")):
+            return self._log(owner, data)
+        sessions = self._rel(layout.sessions_dir(owner))
+        if name == self._rel(layout.session_index(owner)):
+            return self._session_index(owner, data)
+        sid = None
+        if name.startswith(sessions + "/") and name.endswith(".jsonl"):
+            sid = name[len(sessions) + 1:].removesuffix(".jsonl")
+        elif name.startswith(archive + "/sessions/") and name.endswith(".jsonl"):
+            sid = name.rsplit("/", 1)[1].removesuffix(".jsonl").rsplit("-", 1)[0]
+        if sid is not None:
+            return self._transcript(owner, sid, data)
+        purged = self._file(owner, name)
+        if purged is not None:
+            return Verdict(None, [f"file:{owner}:{purged}"],
+                           {owner: {data.decode("utf-8", "replace")}})
+        return None
+
+    def _file(self, owner: str, name: str) -> str | None:
+        """The purged memory file `name` is (a copy of), if any."""
+        files = self.files.get(owner, set())
+        if not files:
+            return None
+        layout = self.store.layout
+        memory = self._rel(layout.memory_dir(owner)) + "/"
+        if name.startswith(memory) and name[len(memory):] in files:
+            return name[len(memory):]
+        archive = self._rel(layout.archive_dir(owner))
+        deleted, scratch = archive + "/deleted/", archive + "/scratch/"
+        if name.startswith(deleted):
+            rest = name[len(deleted):]
+            if "/" in rest:
+                return rest.split("/", 1)[1] if rest.split("/", 1)[1] in files else None
+            return next((f for f in files if rest.endswith("-" + f.replace("/", "__"))), None)
+        if name.startswith(scratch) and name.count("/") > scratch.count("/"):
+            relp = "session/" + name[len(scratch):].split("/", 1)[1]
+            return relp if relp in files else None
+        return None
+
+    def _lines(self, data: bytes, change: Any) -> bytes:
+        return b"".join(out for line in data.splitlines(keepends=True)
+                        if (out := change(line)) is not None)
+
+    def _facts(self, owner: str, data: bytes) -> Verdict | None:
+        keys = self.facts.get(owner, set())
+        found: list[dict[str, Any]] = []
+
+        def keep(line: bytes) -> bytes | None:
+            rec = _json(line)
+            if rec is not None and rec.get("key") in keys:
+                found.append(rec)
+                return None
+            return line
+
+        out = self._lines(data, keep)
+        if not found:
+            return None
+        return Verdict(out, sorted({f"fact:{owner}:{r['key']}" for r in found}),
+                       {owner: {str(r.get("value", "")) for r in found if r.get("op") == "set"}})
+
+    def _log(self, owner: str, data: bytes) -> Verdict | None:
+        from memstrata.layers.log import _unescape
+        from memstrata.layers.logblocks import split_blocks
+
+        ids = self.logs.get(owner, set())
+        hits = [b for b in split_blocks(data, final=True).blocks if b.entry_id in ids]
+        if not hits:
+            return None
+        keep, pos = [], 0
+        for b in hits:
+            keep.append(data[pos:b.start])
+            pos = b.end or len(data)
+        keep.append(data[pos:])
+        return Verdict(b"".join(keep), sorted({f"log:{owner}:{b.entry_id}" for b in hits}),
+                       {owner: {_unescape(b.lines) for b in hits}})
+
+    def _transcript(self, owner: str, sid: str, data: bytes) -> Verdict | None:
+        records = [r for line in data.splitlines() if (r := _json(line)) is not None]
+        if sid in self.sessions.get(owner, set()):
+            return Verdict(None, [f"session:{owner}:{sid}"],
+                           {owner: {str(r.get("content") or "") for r in records}})
+        ids = self.messages.get(owner, {}).get(sid, set())
+        gone = [r for r in records if r.get("id") in ids]
+        if not gone:
+            return None
+
+        def keep(line: bytes) -> bytes | None:
+            rec = _json(line)
+            return None if rec is not None and rec.get("id") in ids else line
+
+        return Verdict(self._lines(data, keep),
+                       sorted({f"session:{owner}:{sid}:{r['id']}" for r in gone}),
+                       {owner: {str(r.get("content") or "") for r in gone}})
+
+    def _session_index(self, owner: str, data: bytes) -> Verdict | None:
+        from memstrata.errors import MalformedInput
+        from memstrata.files.jsondoc import RecordList
+
+        sids = self.sessions.get(owner, set())
+        try:
+            doc = RecordList.parse(data, "sessions.json", key="sessions")
+        except MalformedInput:
+            return None  # a broken index is rebuilt from the transcripts on its next write
+        gone = sorted(r["id"] for r in doc.records() if r["id"] in sids)
+        if not gone:
+            return None
+        doc.remove(lambda r: r["id"] in sids)
+        return Verdict(doc.dumps().encode("utf-8"), [f"session:{owner}:{s}" for s in gone])
+
+    def _ledger(self, data: bytes) -> Verdict | None:
+        from memstrata.layers.ledger import PURGED_SUMMARY
+        from memstrata.purge import ledger_stub
+
+        found: list[dict[str, Any]] = []
+
+        def stub(line: bytes) -> bytes | None:
+            rec = _json(line)
+            if rec is None or rec.get("id") not in self.ledger or \
+                    (rec.get("summary") == PURGED_SUMMARY and not rec.get("detail")):
+                return line
+            found.append(rec)
+            return ledger_stub(rec)
+
+        out = self._lines(data, stub)
+        if not found:
+            return None
+        needles: dict[str, set[str]] = {}
+        for r in found:
+            author = r.get("author_role")
+            if isinstance(author, str):
+                needles.setdefault(author, set()).update(
+                    str(r.get(k) or "") for k in ("summary", "detail", "ref"))
+        return Verdict(out, sorted({f"ledger:{r['id']}" for r in found}), needles)
