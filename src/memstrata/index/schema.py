@@ -165,3 +165,9 @@ MIGRATIONS.append(
 # (`files.truth.Entry.version`): an unchanged version means an unchanged source,
 # so catching up a truth kept in PostgreSQL costs no read per source.
 MIGRATIONS.append(("007_source_version", "ALTER TABLE sources ADD COLUMN version TEXT;"))
+
+# A CRC-32 of an append source's bytes [0, offset) as indexed (NULL: unknown, rows
+# indexed before this column). A source whose size and generation are unchanged but
+# whose version is not was edited in place (same length): the CRC says whether the
+# indexed prefix still holds, without keeping or re-reading the records.
+MIGRATIONS.append(("008_source_prefix_crc", "ALTER TABLE sources ADD COLUMN prefix_crc INTEGER;"))
