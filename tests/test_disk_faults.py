@@ -238,3 +238,29 @@ def test_a_long_lived_store_opened_on_a_full_disk_returns_to_the_shared_index(
     other = Store(home, agent="finn", watch=False)  # and it holds the write
     assert [h.title for h in other.search("koala")] == ["the koala decision"]
     other.close()
+
+
+def test_a_read_only_store_is_diagnosed_but_never_claimed_fixed(disk: Path) -> None:
+    home = disk / "home"
+    store = Store(home, agent="finn")
+    store.ledger.publish("decision", "the backup keeps the lynx decision")
+    store.agent().log.append("THOUGHT", "warm up")
+    store.close()
+    (home / "agents/finn/memory/hand.md").write_text("lynx notes added by hand\n")  # not indexed
+    r = subprocess.run(["mount", "-o", "remount,ro", str(disk)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    live = sorted(os.listdir(home / "index"))
+    doctor = _cli(home, "doctor")
+    assert doctor.returncode == 1, doctor.stdout  # the index on disk is behind its files
+    assert "read-only" in doctor.stdout and "cannot be rebuilt" in doctor.stdout
+    assert "run `memstrata reindex`" not in doctor.stdout
+    for args in (("reindex",), ("doctor", "--fix")):
+        refused = _cli(home, "--json", *args)
+        assert refused.returncode == 1, refused.stdout
+        assert json.loads(refused.stderr.splitlines()[-1])["error"]["code"] == "read_only_store"
+        assert "rebuilt" not in refused.stdout and "reindexed" not in refused.stdout
+    with Store(home, agent="finn") as ro, pytest.raises(ReadOnlyStore):
+        ro.reindex()
+    assert sorted(os.listdir(home / "index")) == live
+    found = _cli(home, "--json", "search", "lynx")  # the reads still miss nothing
+    assert {h["layer"] for h in json.loads(found.stdout)} == {"ledger", "file"}

@@ -59,7 +59,8 @@ class IndexAccess:
                              f"{home} is read-only: searching a private copy of its index in {{}}")
 
     def connect(self) -> tuple[Database, bool]:
-        """The index in use, and True when it must first be filled from the files."""
+        """The index in use, and True when it must be filled from the files before use
+        (a new, empty one replacing a damaged one)."""
         if self.refusal is None:
             try:
                 return Database(files=self.shared), False
@@ -70,8 +71,8 @@ class IndexAccess:
                     return self._replace_damaged(exc), True
                 except StorageFull as full:
                     self._go_private(full, self._full_notice())
-        try:
-            return Database(files=self.files), True
+        try:  # (a copy is caught up like the shared index: on open, unless sync=False)
+            return Database(files=self.files), False
         except IndexDamaged:  # a copy taken mid-checkpoint, or of a damaged index
             assert self.private is not None
             self.files = IndexFiles(self.private / "rebuilt", LockTable(self.private / "locks"))
@@ -93,16 +94,28 @@ class IndexAccess:
             self.notices.remove(self._notice or "")
         return db
 
+    def cannot_rebuild(self) -> str | None:
+        """Why the index on disk cannot be rebuilt from here (None: it can)."""
+        if isinstance(self.refusal, ReadOnlyStore):
+            return (f"{self.home} is on a read-only disk: the index on it cannot be rebuilt "
+                    "here (`reindex` and `doctor --fix` refuse) and no file can be edited; "
+                    "searches read a private copy caught up with the files, so they miss "
+                    "nothing. Mount it read-write to rebuild it (`memstrata reindex`)")
+        if self.refusal is not None:
+            return (f"no space left on the disk holding {self.home}: its index cannot be "
+                    "rebuilt until space returns (`reindex` and `doctor --fix` refuse); "
+                    "searches read a private copy caught up with the files")
+        return None
+
+    def check_rebuild(self) -> None:
+        """Raise ReadOnlyStore or StorageFull when the index cannot be rebuilt here."""
+        why = self.cannot_rebuild()
+        if why is not None:
+            raise (ReadOnlyStore if isinstance(self.refusal, ReadOnlyStore) else StorageFull)(why)
+
     def rebuild(self, fill: Callable[[Database], R]) -> R:
         """Build a new generation with `fill` and publish it (old vectors carried over)."""
-        if isinstance(self.refusal, ReadOnlyStore):
-            raise ReadOnlyStore(
-                f"{self.home} is on a read-only disk: its index cannot be rebuilt there "
-                "(reads use a private copy caught up with the files; nothing to fix)")
-        if self.refusal is not None:
-            raise StorageFull(
-                f"no space left on the disk holding {self.home}: its index cannot be rebuilt "
-                "until space returns (reads use a private copy caught up with the files)")
+        self.check_rebuild()
         files = self.shared
         with files.building():
             old = files.current()
