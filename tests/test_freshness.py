@@ -229,3 +229,20 @@ def test_touching_an_append_source_costs_no_reparse(home: Path) -> None:
     catch_up_append(store.db, store.origin, spec, report, False)
     assert report.reparsed == [str(spec.path)] and report.docs_written == 1
     store.close()
+
+
+def test_a_long_lived_store_in_auto_mode_sees_hand_edits_within_two_seconds(home: Path) -> None:
+    with Store(home, agent="finn", watch=False) as first:
+        first.agent().log.append("THOUGHT", "the agent's folders exist")
+    store = Store(home, agent="finn")  # [index] watch = "auto", the default
+    assert store.config.index_watch == "auto"
+    memory = home / "agents" / "finn" / "memory"
+    assert not _found(store, "kiwi")  # a read right after opening: no watcher yet
+    (memory / "early.md").write_text("kiwi written by hand right after opening\n")
+    assert _within(DEADLINE_S, lambda: _found(store, "kiwi"))
+    time.sleep(1.5)  # idle past the auto threshold (not a barrier: nothing runs meanwhile)
+    (memory / "later.md").write_text("lynx written by hand later\n")
+    assert _within(DEADLINE_S, lambda: _found(store, "lynx"))
+    (memory / "later.md").write_text("marten written over it\n")
+    assert _within(DEADLINE_S, lambda: _found(store, "marten") and not _found(store, "lynx"))
+    store.close()

@@ -80,7 +80,10 @@ if TYPE_CHECKING:
 # Failures after an acknowledged write, or of a catch-up before a read: the files
 # hold the truth, the index only lags; the store is marked stale instead.
 INDEX_LAG = (sqlite3.Error, OSError, MemstrataError)
-AUTO_WATCH_AFTER_S = 3.0  # watch="auto": a store still read this long after opening
+# watch="auto": a store read this long after it finished opening starts watching (its
+# first catch-up after that is a full one, so nothing written before is missed). Short
+# CLI commands never watch; a long-lived store sees edits within about this long.
+AUTO_WATCH_AFTER_S = 1.0
 RETRY_CATCH_UP_S = 1.0  # after a failed catch-up (disk full), reads retry at most this often
 MANY_CHANGES = 500  # more changed paths than this: one full catch-up instead
 
@@ -95,7 +98,7 @@ class Store:
     Args:
         watch: keep the index fresh while the store stays open by watching its
             folder (True), never (False: catch up on open only), or once the store
-            is still being read a few seconds after opening (None: `[index] watch`,
+            is still being read a second after opening (None: `[index] watch`,
             "auto" by default).
 
     Example:
@@ -168,6 +171,7 @@ class Store:
         self.background_errors: list[tuple[str, BaseException]] = []
         if sync:
             self._catch_up_all()
+        self._opened = time.monotonic()  # (after the catch-up, however long that took)
         if self._watch_mode == "on":
             self.watch()
 
