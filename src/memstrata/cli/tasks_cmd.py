@@ -60,6 +60,7 @@ def run_add(args: argparse.Namespace) -> int:
     with store:
         task = mem.tasks.add(description, milestone=args.milestone, priority=args.priority,
                              acceptance_criteria=args.criterion, blocked_by=args.blocked_by)
+        _warn_kept(mem)
     emit(args, task.to_dict(), f"added {task.id}")
     return 0
 
@@ -71,12 +72,17 @@ def run_list(args: argparse.Namespace) -> int:
     store, mem = agent_memory(args)
     with store:
         tasks = mem.tasks.list(args.status, args.milestone)
-        for problem in mem.tasks.problems():  # kept in the file, left out of the list
-            sys.stderr.write(f"memstrata: warning: {problem}\n")
+        _warn_kept(mem)
     rows = [(t.id, t.status, t.priority, t.milestone, t.description) for t in tasks]
     emit(args, [t.to_dict() for t in tasks],
          table(rows, ("id", "status", "priority", "milestone", "description")))
     return 0
+
+
+def _warn_kept(mem: Any) -> None:
+    """Entries of tasks.json kept (and written back) unchanged but not understood: say so."""
+    for problem in mem.tasks.problems():
+        sys.stderr.write(f"memstrata: warning: {problem}\n")
 
 
 def run_update(args: argparse.Namespace) -> int:
@@ -89,6 +95,7 @@ def run_update(args: argparse.Namespace) -> int:
     store, mem = agent_memory(args)
     with store:
         task = mem.tasks.update(args.id, **{k: v for k, v in changes.items() if v is not None})
+        _warn_kept(mem)
     emit(args, task.to_dict(), _show(task))
     return 0
 
