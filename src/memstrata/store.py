@@ -434,9 +434,8 @@ class Store:
             ReadOnlyStore: the store is on a read-only disk (nothing is rebuilt).
             StorageFull: no space left for a new generation (nothing is left behind).
         """
-        sources = self.sources()
         report = self.index_access.rebuild(
-            lambda build: sync_sources(build, self.origin, sources, force=True))
+            lambda build: sync_sources(build, self.origin, self.sources(), force=True))
         self.df_cache = DocFrequencies()
         if self._db is not None:
             self._db.follow()
