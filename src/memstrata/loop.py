@@ -162,7 +162,6 @@ class Turn:
         self.message = message
         self.session_id = session_id
         self.ignore_memory = wants_no_memory(message)
-        self.responded = False
         self.entries: list[LogEntry] = []
 
     @property
@@ -205,7 +204,6 @@ class Turn:
 
     def final_response(self, text: str) -> LogEntry | None:
         """Log the turn's final response (SYSTEM, clipped to 2000 characters)."""
-        self.responded = True
         if not writes_allowed(self.store):
             return None
         body = text.strip()
