@@ -69,7 +69,7 @@ def examine(store: Store) -> Findings:
     should_hide: set[str] = set()
     bad: dict[tuple[str, int], str] = {}  # what the files hold now, and what the index recorded
     with store.db.read() as conn:
-        for spec in store.sources():
+        for spec in store._sources():
             path = str(spec.path)
             seen.add(path)
             out.sources += 1

@@ -61,6 +61,7 @@ from memstrata.index.reconcile import (
     SourceSpec,
     SyncReport,
     catch_up_append,
+    counted_sources,
     index_append,
     index_whole,
     sync_sources,
@@ -396,8 +397,9 @@ class Store:
         return self.truth.stat(self.rel(path)) is not None
 
     # -- index maintenance ---------------------------------------------------
-    def sources(self) -> list[SourceSpec]:
-        """Every source file of every layer currently on disk."""
+    def _sources(self) -> list[SourceSpec]:
+        """Every source file of every layer currently on disk (every agent's: index
+        plumbing, not a read path; the gate applies to what is read from the index)."""
         from memstrata.layers.catalog import all_sources
 
         return all_sources(self)
@@ -409,7 +411,7 @@ class Store:
         try:
             self._stale = False  # a write failing from here on marks it again
             position = feed_position(self)  # before: what is written meanwhile comes again
-            report = sync_sources(db, self.origin, self.sources(), force=force)
+            report = sync_sources(db, self.origin, self._sources(), force=force)
             remember(self, position)
         except BaseException:
             self._stale = True
@@ -420,7 +422,7 @@ class Store:
             db.checkpoint()
         return report
 
-    def reindex(self) -> SyncReport:
+    def reindex(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
         """Build a new index generation from the files and swap it in.
 
         Readers keep using the old generation until the new one is published; every
@@ -430,11 +432,16 @@ class Store:
         Raises:
             ReadOnlyStore: the store is on a read-only disk (nothing is rebuilt).
             StorageFull: no space left for a new generation (nothing is left behind).
+
+        `progress(done, total)` is called as each source is parsed (done 0 first).
         """
         position = feed_position(self)
 
         def fill(build: Database) -> SyncReport:
-            report = sync_sources(build, self.origin, self.sources(), force=True)
+            specs = self._sources()
+            if progress is not None:
+                specs = counted_sources(specs, progress)
+            report = sync_sources(build, self.origin, specs, force=True)
             if position is not None:
                 build.set_meta(FEED_KEY, position)
             return report

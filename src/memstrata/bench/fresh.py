@@ -46,7 +46,7 @@ def run_fresh(size: int = 100_000, sources: int = 10_000, queries: int = 300,
                                          encoding="utf-8")
         t = time.perf_counter()
         off = Store(tmp, agent="bench", watch=False)
-        sources = len(off.sources())
+        sources = len(off._sources())
         if progress:
             progress(f"{size} entries in {sources} sources indexed in "
                      f"{time.perf_counter() - t:.1f}s")

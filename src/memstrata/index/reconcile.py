@@ -58,6 +58,25 @@ class SourceSpec:
     parse: Parser
 
 
+def counted_sources(specs: list[SourceSpec],
+                    progress: Callable[[int, int], None]) -> list[SourceSpec]:
+    """The same sources, each calling `progress(done, total)` once parsed (0 first)."""
+    total, done = len(specs), 0
+    progress(0, total)
+
+    def counted(spec: SourceSpec) -> SourceSpec:
+        def parse(data: bytes, base: int) -> Parsed:
+            nonlocal done
+            out = spec.parse(data, base)
+            done += 1
+            progress(done, total)
+            return out
+
+        return SourceSpec(spec.path, spec.mode, parse)
+
+    return [counted(s) for s in specs]
+
+
 @dataclass(frozen=True)
 class Origin:
     """Where sources are read from (the truth) and the home their index keys hang under.
