@@ -154,3 +154,113 @@ def test_a_refused_append_stores_nothing_and_a_failing_audit_fails_no_write(
     assert store.events.dropped >= 1
     assert [e.id for e in store.ledger.query()] == [third.id, first.id]
     store.close()
+
+
+def _fill_completely(disk: Path) -> Path:
+    """Fill the disk to its last byte (page by page once the big write is refused)."""
+    filler = _fill(disk, 0)
+    with open(filler, "ab", buffering=0) as fh:
+        for size in (65536, 4096, 512, 1):
+            with contextlib.suppress(OSError):
+                while True:
+                    fh.write(b"\0" * size)
+    assert os.statvfs(disk).f_bavail == 0
+    return filler
+
+
+def test_a_full_disk_store_nobody_holds_open_can_still_be_read(disk: Path) -> None:
+    home = disk / "home"
+    store = Store(home, agent="finn")
+    store.ledger.publish("decision", "the panda decision")
+    store.agent().facts.set("animal", "panda")
+    store.agent().now.update("Feed the pandas", ["bamboo"])
+    store.agent().log.append("THOUGHT", "pandas sleep a lot")
+    store.close()  # nobody holds the index open: its -wal and -shm files are gone
+    index = home / "index"
+    before = sorted(os.listdir(index))
+    filler = _fill_completely(disk)
+    for _ in range(2):  # each a fresh process; the second finds nothing left by the first
+        found = _cli(home, "--json", "search", "panda")
+        assert found.returncode == 0, found.stderr
+        assert "no space left" in found.stderr and "Traceback" not in found.stderr
+        assert "damaged" not in found.stderr
+        assert {h["layer"] for h in json.loads(found.stdout)} >= {"ledger", "fact", "log"}
+        fact = _cli(home, "facts", "get", "animal")
+        assert fact.returncode == 0 and fact.stdout.strip() == "panda", fact.stderr
+        context = _cli(home, "context")
+        assert context.returncode == 0, context.stderr
+        assert "Feed the pandas" in context.stdout and "pandas sleep a lot" in context.stdout
+        assert "animal" in context.stdout and "could not be read" not in context.stdout
+        assert sorted(os.listdir(index)) == before  # no new generation, no -wal or -shm
+    filler.unlink()  # space returns: the shared index is used again
+    r = _cli(home, "log", "append", "THOUGHT", "written once space returned")
+    assert r.returncode == 0, r.stderr
+    again = _cli(home, "--json", "search", "space returned")
+    assert again.returncode == 0 and "no space" not in again.stderr
+    assert json.loads(again.stdout)
+
+
+def test_empty_generations_left_by_an_earlier_full_disk_are_collected(home: Path) -> None:
+    store = Store(home, agent="finn")
+    store.ledger.publish("decision", "kept")
+    store.close()
+    index = home / "index"
+    live = (index / "CURRENT").read_text().strip()
+    for name in ("g18eb4823313042564672c3", "g18eb48233af59c10776a3e"):
+        (index / f"{name}.db").write_bytes(b"")  # what a failed ensure() used to leave
+    again = Store(home, agent="finn")
+    assert [h.title for h in again.search("kept")] == ["kept"]
+    assert sorted(os.listdir(index)) == sorted(
+        n for n in os.listdir(index) if n == "CURRENT" or n.startswith(live))
+    assert not (index / "g18eb4823313042564672c3.db").exists()
+    again.close()
+
+
+def test_a_long_lived_store_opened_on_a_full_disk_returns_to_the_shared_index(
+    disk: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memstrata.index.access as access
+
+    monkeypatch.setattr(access, "RETRY_SHARED_S", 0.0)
+    home = disk / "home"
+    Store(home, agent="finn").close()
+    filler = _fill_completely(disk)
+    store = Store(home, agent="finn", watch=False)
+    assert any("no space left" in n for n in store.notices)
+    assert store.index_access.private is not None
+    assert store.db.path.is_relative_to(store.index_access.private)
+    filler.unlink()
+    store.ledger.publish("decision", "the koala decision")
+    assert store.db.path.parent == home / "index"  # back on the shared index
+    assert not any("no space left" in n for n in store.notices)
+    assert [h.title for h in store.search("koala")] == ["the koala decision"]
+    store.close()
+    other = Store(home, agent="finn", watch=False)  # and it holds the write
+    assert [h.title for h in other.search("koala")] == ["the koala decision"]
+    other.close()
+
+
+def test_a_read_only_store_is_diagnosed_but_never_claimed_fixed(disk: Path) -> None:
+    home = disk / "home"
+    store = Store(home, agent="finn")
+    store.ledger.publish("decision", "the backup keeps the lynx decision")
+    store.agent().log.append("THOUGHT", "warm up")
+    store.close()
+    (home / "agents/finn/memory/hand.md").write_text("lynx notes added by hand\n")  # not indexed
+    r = subprocess.run(["mount", "-o", "remount,ro", str(disk)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    live = sorted(os.listdir(home / "index"))
+    doctor = _cli(home, "doctor")
+    assert doctor.returncode == 1, doctor.stdout  # the index on disk is behind its files
+    assert "read-only" in doctor.stdout and "cannot be rebuilt" in doctor.stdout
+    assert "run `memstrata reindex`" not in doctor.stdout
+    for args in (("reindex",), ("doctor", "--fix")):
+        refused = _cli(home, "--json", *args)
+        assert refused.returncode == 1, refused.stdout
+        assert json.loads(refused.stderr.splitlines()[-1])["error"]["code"] == "read_only_store"
+        assert "rebuilt" not in refused.stdout and "reindexed" not in refused.stdout
+    with Store(home, agent="finn") as ro, pytest.raises(ReadOnlyStore):
+        ro.reindex()
+    assert sorted(os.listdir(home / "index")) == live
+    found = _cli(home, "--json", "search", "lynx")  # the reads still miss nothing
+    assert {h["layer"] for h in json.loads(found.stdout)} == {"ledger", "file"}

@@ -163,3 +163,86 @@ def test_one_based_line_numbers_survive_incremental_parsing(home: Path) -> None:
         assert line is not None and text[line - 1].startswith("### ")  # the entry's header
         assert text[line].startswith(content.splitlines()[0])
     store.close()
+
+
+def _edit_in_place(path: Path, old: str, new: str) -> None:
+    """What an editor that saves over the file does: same inode, same length."""
+    assert len(old) == len(new)
+    data = path.read_bytes()
+    assert data.count(old.encode()) == 1
+    before = path.stat()
+    with open(path, "r+b") as fh:
+        fh.write(data.replace(old.encode(), new.encode()))
+    after = path.stat()
+    assert (after.st_ino, after.st_size) == (before.st_ino, before.st_size)
+
+
+def test_a_same_length_edit_in_place_of_an_old_record_is_indexed(home: Path) -> None:
+    store = Store(home, agent="finn", watch=True)
+    log = store.agent().log
+    log.append("THOUGHT", "alpha entry one")
+    log.append("THOUGHT", "bravo entry two")
+    log.append("THOUGHT", "the newest entry")
+    store.ledger.publish("decision", "use the bravo ledger")
+    store.ledger.publish("decision", "a later decision")
+    assert _found(store, "bravo")
+    _edit_in_place(log.path, "bravo entry two", "delta entry two")
+    _edit_in_place(home / "ledger.jsonl", "use the bravo ledger", "use the delta ledger")
+    # the watching store: the new text found, the old one gone, `log tail` shows the edit
+    assert _within(DEADLINE_S, lambda: _found(store, "delta") and not _found(store, "bravo"))
+    assert {h.layer for h in store.search(SearchQuery(text="delta", k=20))} == {"log", "ledger"}
+    assert "delta entry two" in [e.content for e in log.tail(10)]
+    assert "bravo entry two" not in [e.content for e in log.tail(10)]
+    store.close()
+    # a new process (the index was already caught up above: edit again for it to see)
+    _edit_in_place(log.path, "delta entry two", "gamma entry two")
+    _edit_in_place(home / "ledger.jsonl", "use the delta ledger", "use the gamma ledger")
+    exe = Path(sys.executable).parent / "memstrata"
+    run = [str(exe), "--home", str(home), "--agent", "finn"]
+    out = subprocess.run([*run, "--json", "search", "gamma", "--layer", "log",
+                          "--layer", "ledger"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "gamma entry two" in out.stdout and "use the gamma ledger" in out.stdout
+    assert "delta" not in out.stdout
+    tail = subprocess.run([*run, "log", "tail"], capture_output=True, text=True, timeout=120)
+    assert tail.returncode == 0, tail.stderr
+    assert "gamma entry two" in tail.stdout and "delta entry two" not in tail.stdout
+
+
+def test_touching_an_append_source_costs_no_reparse(home: Path) -> None:
+    import os
+
+    from memstrata.index.reconcile import SyncReport, catch_up_append
+    from memstrata.layers.catalog import source_for
+
+    store = Store(home, agent="finn", watch=False)
+    store.ledger.publish("decision", "one record")
+    path = home / "ledger.jsonl"
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000))  # a new version, same bytes
+    spec = source_for(store, "ledger.jsonl")
+    assert spec is not None
+    report = SyncReport()
+    catch_up_append(store.db, store.origin, spec, report, False)
+    assert report.reparsed == [] and report.docs_written == 0  # the CRC matched
+    _edit_in_place(path, "one record", "two record")
+    catch_up_append(store.db, store.origin, spec, report, False)
+    assert report.reparsed == [str(spec.path)] and report.docs_written == 1
+    store.close()
+
+
+def test_a_long_lived_store_in_auto_mode_sees_hand_edits_within_two_seconds(home: Path) -> None:
+    with Store(home, agent="finn", watch=False) as first:
+        first.agent().log.append("THOUGHT", "the agent's folders exist")
+    store = Store(home, agent="finn")  # [index] watch = "auto", the default
+    assert store.config.index_watch == "auto"
+    memory = home / "agents" / "finn" / "memory"
+    assert not _found(store, "kiwi")  # a read right after opening: no watcher yet
+    (memory / "early.md").write_text("kiwi written by hand right after opening\n")
+    assert _within(DEADLINE_S, lambda: _found(store, "kiwi"))
+    time.sleep(1.5)  # idle past the auto threshold (not a barrier: nothing runs meanwhile)
+    (memory / "later.md").write_text("lynx written by hand later\n")
+    assert _within(DEADLINE_S, lambda: _found(store, "lynx"))
+    (memory / "later.md").write_text("marten written over it\n")
+    assert _within(DEADLINE_S, lambda: _found(store, "marten") and not _found(store, "lynx"))
+    store.close()

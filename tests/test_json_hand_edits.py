@@ -44,6 +44,11 @@ def test_hand_added_task_without_id_and_unknown_key_survive_tasks_add(home: Path
     assert added.returncode == 0, added.stderr
     updated = _cli(home, "tasks", "update", "TASK-001", "--status", "done")
     assert updated.returncode == 0, updated.stderr
+    for wrote in (added, updated):  # each write says what it kept without understanding it
+        warned = [x for x in wrote.stderr.splitlines() if x.startswith("memstrata: warning:")]
+        assert len(warned) == 2, wrote.stderr
+        assert "entry 2 has no string id; kept unchanged" in warned[0]
+        assert "entry 3 is not an object; kept unchanged" in warned[1]
     doc = json.loads(path.read_text(encoding="utf-8"))
     assert doc["owner_notes"] == {"sprint": 7, "by": "a person"}
     assert doc["tasks"][1:3] == [no_id, "a bare string"]  # in place, unchanged

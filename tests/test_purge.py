@@ -352,7 +352,8 @@ def test_search_of_a_purged_text_through_hybrid_finds_nothing(hybrid_home: Path)
     with Store(hybrid_home, agent="finn") as s:
         with pytest.warns(UserWarning):
             s.agent().facts.set("bot_key", SECRET)
-        s.search(SearchQuery(text="bot key", mode="hybrid"))
+        before = s.search(SearchQuery(text="bot key", mode="hybrid"))
+        assert "fact:finn:bot_key" in [h.uid for h in before]  # found before the purge
         purge_fact(s, "bot_key", reason="x")
         assert all(h.uid != "fact:finn:bot_key"
                    for h in s.search(SearchQuery(text="bot key", mode="hybrid")))

@@ -15,11 +15,9 @@ BOUNDARY = ("files/", "backends/")
 ALLOWED = {
     "index/db.py": "the derived SQLite index (this host's cache)",
     "index/generations.py": "the derived index's generations folder",
+    "index/access.py": "the derived index, or its private copy in a temporary folder",
     "index/vectors.py": "the derived index",
     "store.py:Store.__init__": "the home folder (this host's index, settings, locks)",
-    "store.py:Store._index_files": "the derived index (a read-only store's private copy)",
-    "store.py:Store.close": "the read-only store's private index copy",
-    "store.py:Store.reindex": "the derived index's new generation",
     "events.py": "this host's audit trail (events.jsonl), not part of the truth",
     "web/api/admin.py:events_stream": "streams this host's audit trail",
     "config.py": "this host's settings (config.toml)",

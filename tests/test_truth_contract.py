@@ -292,6 +292,8 @@ def test_scope_is_enforced_by_the_gate(backend: str, home: Path) -> None:
     with Store(home, agent="alice") as a:
         a.agent().facts.set("launch_plan", "alice only", "project", citations=["plan.md"])
         a.agent().now.update("alice works", [])
+        assert {h.owner for h in a.search("alice")} == {"alice"}  # there to be found
+        assert a.agent().facts.get("launch_plan").value == "alice only"
     with Store(home, agent="bob") as b:
         with pytest.raises(ScopeDenied):
             b.agent("alice").facts.get("launch_plan")

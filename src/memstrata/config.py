@@ -272,7 +272,7 @@ SETTINGS: tuple[Setting, ...] = (
             "let entries that look like secrets into the shared ledger (and other rooms' views)"),
     Setting("index", "watch", "index_watch", "auto", _choice("auto", "on", "off"),
             "keep a long-running process's index fresh by watching the store folder: "
-            '"auto" starts watching once a store stays open past a few seconds',
+            '"auto" starts watching once a store is still read a second after opening',
             env="MEMSTRATA_WATCH"),
     # -- seed 004 MemoryConfig keys memstrata had no setting for ------------------------
     Setting("search", "provider", "search_provider", "fts5", _choice("fts5", "hybrid"),

@@ -33,6 +33,7 @@ class Findings:
     bad_lines: list[dict[str, Any]] = field(default_factory=list)
     integrity: list[str] = field(default_factory=list)
     fts_integrity: str = "ok"
+    cannot_fix: str | None = None  # why the index cannot be rebuilt here (a read-only disk)
 
     @property
     def index_ok(self) -> bool:
@@ -47,7 +48,8 @@ class Findings:
         return {"ok": self.ok, "index_ok": self.index_ok, "files_ok": not self.bad_lines,
                 "sources": self.sources, "file_docs": self.file_docs,
                 "index_docs": self.index_docs, "drift": self.drift, "bad_lines": self.bad_lines,
-                "integrity_check": self.integrity, "fts_integrity": self.fts_integrity}
+                "integrity_check": self.integrity, "fts_integrity": self.fts_integrity,
+                "cannot_fix": self.cannot_fix}
 
 
 def examine(store: Store) -> Findings:
@@ -62,12 +64,12 @@ def examine(store: Store) -> Findings:
 
     from memstrata.errors import ScopeDenied
 
-    out = Findings()
+    out = Findings(cannot_fix=store.index_access.cannot_rebuild())
     seen: set[str] = set()
     should_hide: set[str] = set()
     bad: dict[tuple[str, int], str] = {}  # what the files hold now, and what the index recorded
     with store.db.read() as conn:
-        for spec in store.sources():
+        for spec in store._sources():
             path = str(spec.path)
             seen.add(path)
             out.sources += 1

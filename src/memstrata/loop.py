@@ -199,7 +199,6 @@ class Turn:
         self.message = message
         self.session_id = session_id
         self.ignore_memory = wants_no_memory(message)
-        self.responded = False
         self.entries: list[LogEntry] = []
 
     @property
@@ -270,7 +269,6 @@ class Turn:
     def final_response(self, text: str) -> LogEntry | None:
         """Log the turn's final response (SYSTEM, clipped to 2000 characters); with a
         session, the whole response goes to the transcript as the assistant's message."""
-        self.responded = True
         entry = self._keep(log_final_response(self.store, self.agent, text, **self._meta()))
         if text.strip():
             self._persist({"role": "assistant", "content": text})

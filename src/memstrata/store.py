@@ -35,12 +35,9 @@ import contextlib
 import hashlib
 import logging
 import os
-import shutil
 import sqlite3
-import tempfile
 import threading
 import time
-import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
@@ -49,12 +46,13 @@ from typing import TYPE_CHECKING, Any
 from memstrata.catchup import FEED_KEY, catch_up_by_feed, catch_up_paths, feed_position, remember
 from memstrata.config import Config, load_config
 from memstrata.editing import Edit
-from memstrata.errors import IndexDamaged, MalformedInput, MemstrataError, NotFound, StaleWrite
+from memstrata.errors import MalformedInput, MemstrataError, NotFound, StaleWrite
 from memstrata.events import EventBus
 from memstrata.files.diskerrors import is_read_only
 from memstrata.files.layout import Layout, resolve_home
 from memstrata.files.locks import LockTable
 from memstrata.files.truth import Appended, Content, Truth
+from memstrata.index.access import IndexAccess
 from memstrata.index.db import Database
 from memstrata.index.freshness import Freshness
 from memstrata.index.generations import IndexFiles
@@ -63,6 +61,7 @@ from memstrata.index.reconcile import (
     SourceSpec,
     SyncReport,
     catch_up_append,
+    counted_sources,
     index_append,
     index_whole,
     sync_sources,
@@ -83,7 +82,10 @@ if TYPE_CHECKING:
 # Failures after an acknowledged write, or of a catch-up before a read: the files
 # hold the truth, the index only lags; the store is marked stale instead.
 INDEX_LAG = (sqlite3.Error, OSError, MemstrataError)
-AUTO_WATCH_AFTER_S = 3.0  # watch="auto": a store still read this long after opening
+# watch="auto": a store read this long after it finished opening starts watching (its
+# first catch-up after that is a full one, so nothing written before is missed). Short
+# CLI commands never watch; a long-lived store sees edits within about this long.
+AUTO_WATCH_AFTER_S = 1.0
 RETRY_CATCH_UP_S = 1.0  # after a failed catch-up (disk full), reads retry at most this often
 MANY_CHANGES = 500  # more changed paths than this: one full catch-up instead
 
@@ -98,7 +100,7 @@ class Store:
     Args:
         watch: keep the index fresh while the store stays open by watching its
             folder (True), never (False: catch up on open only), or once the store
-            is still being read a few seconds after opening (None: `[index] watch`,
+            is still being read a second after opening (None: `[index] watch`,
             "auto" by default).
 
     Example:
@@ -146,9 +148,14 @@ class Store:
                                keep=self.config.events_keep,
                                record_queries=self.config.events_record_queries)
         self.notices: list[str] = []  # what a user should know (read-only copy, lagging index)
-        self._private: Path | None = None  # the temporary folder of a read-only store's index
-        self.index_files = self._index_files()
+        if not self.read_only:
+            for suffix in ("", "-wal", "-shm"):  # the single-file index of earlier versions
+                with contextlib.suppress(OSError):
+                    os.unlink(f"{self.home / 'index.db'}{suffix}")
+        self.index_access = IndexAccess(self.home, self.locks, read_only=self.read_only,
+                                        notices=self.notices)
         self._db: Database | None = None
+        self._retired: list[Database] = []  # left behind when a full disk had room again
         self._stale = False
         self._retry_at = 0.0  # monotonic time before which a failed catch-up is not retried
         self._syncing = False
@@ -166,6 +173,7 @@ class Store:
         self.background_errors: list[tuple[str, BaseException]] = []
         if sync:
             self._catch_up_all()
+        self._opened = time.monotonic()  # (after the catch-up, however long that took)
         if self._watch_mode == "on":
             self.watch()
 
@@ -174,39 +182,31 @@ class Store:
         return cls(home, **kw)
 
     # -- lifecycle ---------------------------------------------------------
-    def _index_files(self) -> IndexFiles:
-        files = IndexFiles(self.layout.index_dir, self.locks)
-        if not self.read_only:
-            for suffix in ("", "-wal", "-shm"):  # the single-file index of earlier versions
-                with contextlib.suppress(OSError):
-                    os.unlink(f"{self.home / 'index.db'}{suffix}")
-            return files
-        self._private = Path(tempfile.mkdtemp(prefix="memstrata-readonly-"))
-        weakref.finalize(self, shutil.rmtree, self._private, ignore_errors=True)
-        copy = files.copy_to(self._private / "index", LockTable(self._private / "locks"))
-        self.notices.append(
-            f"{self.home} is read-only: searching a private copy of its index in {self._private}"
-        )
-        return copy
+    @property
+    def index_files(self) -> IndexFiles:
+        """The index generations in use (the shared ones, or a private copy)."""
+        return self.index_access.files
 
     @property
     def db(self) -> Database:
-        if self._db is None:
-            try:
-                db = Database(files=self.index_files)
-            except IndexDamaged as exc:
-                # Recovery: a damaged generation is replaced by a new one, filled from the files.
-                self.notices.append(f"rebuilt a damaged index ({exc})")
-                with self.index_files.building():
-                    name = self.index_files.new_name()
-                    Database(self.index_files.path(name)).close()
-                    self.index_files.publish(name)
-                db = Database(files=self.index_files)
+        if self._db is not None and self.index_access.refusal is not None:
+            shared = self.index_access.retry_shared()  # a full disk has room again?
+            if shared is not None:
+                self._retired.append(self._db)  # another thread may still be reading it
+                self._db = None
+                self._wire(shared)
                 self._stale = True
-            db.on_reopen = self._after_swap
-            db.before_read = self._before_read
-            self._db = db
+        if self._db is None:
+            db, fill = self.index_access.connect()
+            self._stale = self._stale or fill
+            self._wire(db)
+        assert self._db is not None
         return self._db
+
+    def _wire(self, db: Database) -> None:
+        db.on_reopen = self._after_swap
+        db.before_read = self._before_read
+        self._db = db
 
     def _after_swap(self) -> None:
         """Another process published a new generation (or the index was deleted)."""
@@ -274,15 +274,13 @@ class Store:
         if self._keeper is not None:
             self._keeper.close()
             self._keeper = None
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        for db in [*self._retired, *([self._db] if self._db is not None else [])]:
+            db.close()
+        self._db, self._retired = None, []
         self.events.close()
         self.truth.close()
         self.locks.close()
-        if self._private is not None:
-            shutil.rmtree(self._private, ignore_errors=True)
-            self._private = None
+        self.index_access.close()
 
     def __enter__(self) -> Store:
         return self
@@ -399,8 +397,9 @@ class Store:
         return self.truth.stat(self.rel(path)) is not None
 
     # -- index maintenance ---------------------------------------------------
-    def sources(self) -> list[SourceSpec]:
-        """Every source file of every layer currently on disk."""
+    def _sources(self) -> list[SourceSpec]:
+        """Every source file of every layer currently on disk (every agent's: index
+        plumbing, not a read path; the gate applies to what is read from the index)."""
         from memstrata.layers.catalog import all_sources
 
         return all_sources(self)
@@ -412,7 +411,7 @@ class Store:
         try:
             self._stale = False  # a write failing from here on marks it again
             position = feed_position(self)  # before: what is written meanwhile comes again
-            report = sync_sources(db, self.origin, self.sources(), force=force)
+            report = sync_sources(db, self.origin, self._sources(), force=force)
             remember(self, position)
         except BaseException:
             self._stale = True
@@ -423,30 +422,31 @@ class Store:
             db.checkpoint()
         return report
 
-    def reindex(self) -> SyncReport:
+    def reindex(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
         """Build a new index generation from the files and swap it in.
 
         Readers keep using the old generation until the new one is published; every
         open store moves to it on its next access. Stored vectors are carried over
         (keyed by content hash, so only changed text is embedded again).
+
+        Raises:
+            ReadOnlyStore: the store is on a read-only disk (nothing is rebuilt).
+            StorageFull: no space left for a new generation (nothing is left behind).
+
+        `progress(done, total)` is called as each source is parsed (done 0 first).
         """
-        files = self.index_files
-        with files.building():
-            old = files.current()
-            name = files.new_name()
-            files.folder.mkdir(parents=True, exist_ok=True)
-            build = Database(files.path(name))
-            try:
-                if old is not None and files.path(old).exists():
-                    _carry_vectors(build, files.path(old))
-                position = feed_position(self)
-                report = sync_sources(build, self.origin, self.sources(), force=True)
-                if position is not None:
-                    build.set_meta(FEED_KEY, position)
-                build.checkpoint()
-            finally:
-                build.close()
-            files.publish(name)
+        position = feed_position(self)
+
+        def fill(build: Database) -> SyncReport:
+            specs = self._sources()
+            if progress is not None:
+                specs = counted_sources(specs, progress)
+            report = sync_sources(build, self.origin, specs, force=True)
+            if position is not None:
+                build.set_meta(FEED_KEY, position)
+            return report
+
+        report = self.index_access.rebuild(fill)
         self.df_cache = DocFrequencies()
         if self._db is not None:
             self._db.follow()
@@ -586,15 +586,4 @@ class Store:
             return path.relative_to(self.home).as_posix()
         except ValueError:
             return str(path)
-
-
-def _carry_vectors(build: Database, old: Path) -> None:
-    """Copy the stored vectors of the old generation into a new one (best effort)."""
-    with contextlib.suppress(sqlite3.Error):
-        build.conn.execute("ATTACH DATABASE ? AS old", (f"file:{old}?mode=ro",))
-        try:
-            with build.write() as conn:
-                conn.execute("INSERT OR IGNORE INTO vectors SELECT * FROM old.vectors")
-        finally:
-            build.conn.execute("DETACH DATABASE old")
 

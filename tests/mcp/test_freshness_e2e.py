@@ -108,3 +108,61 @@ def test_server_finds_hand_edits_within_two_seconds_and_context_agrees(home: Pat
             await _until(gone, "that a deleted file is gone", DEADLINE_S)
 
     anyio.run(main)
+
+
+def _http_server(home: Path) -> tuple[subprocess.Popen[str], str]:
+    """A real `memstrata mcp --http` process; returns it and its URL once it listens."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    proc = subprocess.Popen([EXE, "--home", str(home), "--agent", "finn", "mcp", "--http",
+                             "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    banner = []
+    for line in proc.stderr:  # printed once the store is open and caught up
+        banner.append(line)
+        if line.startswith("stdio instead"):
+            break
+    else:
+        pytest.fail(f"server exited: {banner}")
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return proc, f"http://127.0.0.1:{port}/mcp"
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"server did not listen: {banner}")
+            time.sleep(0.05)
+
+
+def test_http_server_finds_hand_edits_and_other_writers_within_two_seconds(home: Path) -> None:
+    from mcp.client.streamable_http import streamable_http_client
+
+    _cli(home, "log", "append", "THOUGHT", "first entry written through the API")
+    memory = home / "agents" / "finn" / "memory"
+    proc, url = _http_server(home)
+
+    async def main() -> None:
+        async with Client(streamable_http_client(url)) as c:
+            await _recall(c, "warm up")
+            for disturb in ("nothing", "reindex"):
+                if disturb == "reindex":
+                    _cli(home, "reindex", "--quiet")  # a third process swaps the index
+                word = "quokka" if disturb == "nothing" else "wombat"
+                (memory / f"{word}.md").write_text(f"the {word} was written by hand\n")
+                await _until(_finds(c, word, "file"), f"a hand-made file after {disturb}",
+                             DEADLINE_S)
+                _cli(home, "ledger", "publish", "decision", f"chose the {word} plan")
+                await _until(_finds(c, word, "ledger"),
+                             f"another process's ledger entry after {disturb}", DEADLINE_S)
+            assert await _finds(c, "quokka", "ledger")()  # what came before stays found
+
+    try:
+        anyio.run(main)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -132,3 +132,52 @@ def test_labelled_agent_questions(tmp_path: Path) -> None:
     # Two questions are answered by a session transcript, which seed 004 searches on request.
     result = agent_questions.evaluate(home, uids, layers=(*LAYERS, "sessions"))
     assert result["recall@5"] >= 0.975 and result["mrr"] >= 0.92, result
+
+
+def test_identifier_words_follow_every_change_without_a_rescan(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memstrata.search.expand import IdentifierWords
+
+    for i in range(200):
+        store.ledger.publish("decision", f"entry {i}", tags=[f"tag{i}x", "release"])
+    store.agent().facts.set("db_engine", "PostgreSQL 16", "config")
+    assert "db" in store.search("database")[0].explain.get("abbreviations", [])
+    remembered: list[str] = []
+    real = IdentifierWords._remember
+
+    def counting(self: IdentifierWords, uid: str, *args: str) -> None:
+        remembered.append(uid)
+        real(self, uid, *args)
+
+    monkeypatch.setattr(IdentifierWords, "_remember", counting)
+    store.ledger.publish("decision", "passwords rotate monthly", tags=["pwd"])
+    hits = store.search("password")
+    assert "pwd" in hits[0].explain.get("abbreviations", [])
+    assert len(remembered) <= 3  # the new entry, not the 200 tagged ones again
+    store.agent().facts.forget("db_engine")
+    assert all("abbreviations" not in h.explain for h in store.search("database"))
+
+
+def test_identifier_words_see_a_tags_only_update(tmp_path: Path) -> None:
+    from memstrata.index.db import Database
+    from memstrata.index.docs import Doc, upsert_docs
+    from memstrata.search.expand import IdentifierWords
+
+    db = Database(tmp_path / "index.db")
+    doc = Doc(uid="u1", layer="task", ts=0.0, body="same body", source="s", tags=("cfg",))
+    with db.write() as conn:
+        upsert_docs(conn, [doc])
+    ids = IdentifierWords()
+    with db.read() as conn:
+        assert ids.get(conn, "1", []) == {"cfg"}
+    with db.write() as conn:  # same title and body, other tags: no text change
+        upsert_docs(conn, [Doc(uid="u1", layer="task", ts=0.0, body="same body", source="s",
+                               tags=("env",))])
+    with db.read() as conn:
+        assert ids.get(conn, "1", []) == {"env"}
+    with db.write() as conn:
+        conn.execute("DELETE FROM docs WHERE uid = 'u1'")
+    with db.read() as conn:
+        assert ids.get(conn, "1", []) == frozenset()
+    db.close()

@@ -203,11 +203,20 @@ DURABLE = {"append LOG (durable)", "update NOW", "save fact"}
 
 def test_performance_table_reads_and_recall_meet_the_seeds_latencies() -> None:
     """Every operation of the seed's table, timed (`memstrata bench ops` is the full
-    benchmark); reads and recall meet the seed's latency at p50, even under suite load."""
+    benchmark); reads and recall cost no more CPU time at p50 than the seed's latency.
+
+    CPU time, not wall-clock time: on a machine the suite keeps busy, an operation
+    waits for a CPU and its latency grows with the load, while the CPU time it takes
+    does not; an operation that got slower still fails. The wall-clock check of every
+    row is the MEMSTRATA_SLOW test below (a quiet machine).
+    """
+    import time
+
     from memstrata.bench.ops import run_ops
 
-    rows = run_ops(sizes=(300,), repeat=20)
+    rows = run_ops(sizes=(300,), repeat=20, clock=time.thread_time)
     assert {r["operation"] for r in rows} == set(SEED_MS)
+    assert all(r["p50_ms"] > 0 for r in rows)  # the clock measured something
     slow = {r["operation"]: r["p50_ms"] for r in rows
             if r["operation"] not in DURABLE and r["p50_ms"] > SEED_MS[r["operation"]]}
     assert slow == {}
@@ -216,14 +225,13 @@ def test_performance_table_reads_and_recall_meet_the_seeds_latencies() -> None:
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("MEMSTRATA_SLOW"),
                     reason="absolute fsync latency needs a quiet machine: MEMSTRATA_SLOW=1")
-def test_performance_table_durable_writes_meet_the_seeds_latencies() -> None:
-    """The three fsync'ed writes at p50 against the seed (on a loaded 2-core machine shared
-    with the suite their p50 was 10-18 ms; quiet, 1.2-2.3 ms)."""
+def test_performance_table_meets_the_seeds_latencies_on_a_quiet_machine() -> None:
+    """Every row at p50 against the seed's latency, wall-clock (on a loaded 2-core machine
+    shared with the suite the fsync'ed writes' p50 was 10-18 ms; quiet, 1.2-2.3 ms)."""
     from memstrata.bench.ops import run_ops
 
     rows = run_ops(sizes=(300,), repeat=50)
-    slow = {r["operation"]: r["p50_ms"] for r in rows
-            if r["operation"] in DURABLE and r["p50_ms"] > SEED_MS[r["operation"]]}
+    slow = {r["operation"]: r["p50_ms"] for r in rows if r["p50_ms"] > SEED_MS[r["operation"]]}
     assert slow == {}
 
 

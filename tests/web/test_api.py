@@ -147,6 +147,10 @@ def test_search_takes_every_option_and_explains(served: tuple[Served, Ids]) -> N
         assert posted["hits"] and all(h["owner"] in ("finn", None) for h in posted["hits"])
         full = c.get("/api/memories", params={"uid": posted["hits"][0]["uid"]}).json()
         assert "text" in full and full["uid"] == posted["hits"][0]["uid"]
+        # Sources are store-relative: a client never learns where the store lives.
+        places = [h["source"] for h in [*hits, *posted["hits"], full]]
+        assert places and not [p for p in places if p.startswith("/")], places
+        assert "ledger.jsonl" in places
         _err(c.get("/api/search", params={"k": 0}), 422, "invalid_request")
         _err(c.get("/api/search", params={"layers": "nope"}), 422)
         _err(c.get("/api/search", params={"q": "x", "since": "not a date"}), 400,

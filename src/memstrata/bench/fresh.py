@@ -1,7 +1,9 @@
 """`memstrata bench fresh`: what keeping a long-running store fresh costs, and the WAL bound.
 
 Freshness: a store of `size` entries in `sources` source files (a quarter in the
-ledger, the rest in session transcripts) is opened twice in one process, once
+ledger, the rest in session transcripts, which its config makes searched by
+default: transcripts are opt-in, and a bench that searched the ledger alone
+measured a quarter of the store) is opened twice in one process, once
 watching its folder and once not; the same queries alternate between the two,
 so both see the same machine load, and the report gives p50/p95 of each and
 their ratio. It also times a search right after a file was changed by hand (the
@@ -22,6 +24,7 @@ import random
 import shutil
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -39,9 +42,11 @@ def run_fresh(size: int = 100_000, sources: int = 10_000, queries: int = 300,
     tmp = Path(tempfile.mkdtemp(prefix="memstrata-bench-fresh-"))
     try:
         populate(tmp, size, files=sources)
+        (tmp / "config.toml").write_text("[search]\nsessions_by_default = true\n",
+                                         encoding="utf-8")
         t = time.perf_counter()
         off = Store(tmp, agent="bench", watch=False)
-        sources = len(off.sources())
+        sources = len(off._sources())
         if progress:
             progress(f"{size} entries in {sources} sources indexed in "
                      f"{time.perf_counter() - t:.1f}s")
@@ -52,12 +57,14 @@ def run_fresh(size: int = 100_000, sources: int = 10_000, queries: int = 300,
             off.search(q)
             on.search(q)
         lat: dict[str, list[float]] = {"off": [], "on": []}
+        hit_layers: Counter[str] = Counter()  # what the queries reached (sessions too?)
         for i, q in enumerate(qs):
             order = [("off", off), ("on", on)] if i % 2 else [("on", on), ("off", off)]
             for name, store in order:
                 t = time.perf_counter()
-                store.search(q)
+                hits = store.search(q)
                 lat[name].append(time.perf_counter() - t)
+                hit_layers.update(h.layer for h in hits)
         after_edit = _after_edits(on, tmp, edits, qs)
         sync = []
         for _ in range(5):
@@ -75,7 +82,8 @@ def run_fresh(size: int = 100_000, sources: int = 10_000, queries: int = 300,
             "ratio_p50": round(p50_on / p50_off, 3), "ratio_p95": round(p95_on / p95_off, 3),
             "after_edit_p50_ms": _ms(p50_p95(after_edit)[0]),
             "after_edit_p95_ms": _ms(p50_p95(after_edit)[1]),
-            "full_catch_up_p50_ms": _ms(p50_p95(sync)[0])}
+            "full_catch_up_p50_ms": _ms(p50_p95(sync)[0]),
+            "hit_layers": dict(sorted(hit_layers.items()))}
 
 
 def _after_edits(store: Any, home: Path, edits: int, qs: list[str]) -> list[float]:
@@ -86,7 +94,7 @@ def _after_edits(store: Any, home: Path, edits: int, qs: list[str]) -> list[floa
     keeper = store._keeper
     out = []
     for i in range(edits):
-        rec = {"id": f"hand-{i}", "role": "user", "content": f"hand edit {i} {qs[i]}",
+        rec = {"id": f"hand-{i}", "role": "user", "content": f"hand edit {i} {qs[i % len(qs)]}",
                "timestamp": "2026-01-01T00:00:00Z"}
         with open(rng.choice(files), "a", encoding="utf-8") as fh:
             fh.write(json.dumps(rec) + "\n")
@@ -97,7 +105,8 @@ def _after_edits(store: Any, home: Path, edits: int, qs: list[str]) -> list[floa
         t = time.perf_counter()
         hits = store.search(f"hand edit {i}", layers=("session",))  # transcripts are opt-in
         out.append(time.perf_counter() - t)
-        assert any(h.meta.get("id") == f"hand-{i}" for h in hits), "edit not found"
+        if not any(h.meta.get("id") == f"hand-{i}" for h in hits):
+            raise RuntimeError(f"bench fresh: hand edit {i} was not found by the next search")
     return out
 
 
@@ -163,6 +172,8 @@ def format_report(fresh: dict[str, Any] | None, wal: list[dict[str, Any]]) -> st
             f"p50 {f['after_edit_p50_ms']} ms  p95 {f['after_edit_p95_ms']} ms",
             f"  a full catch-up (what a read would cost without a watcher): "
             f"p50 {f['full_catch_up_p50_ms']} ms",
+            "  hits by layer (both stores): "
+            + ", ".join(f"{k} {v}" for k, v in f.get("hit_layers", {}).items()),
         ]
     for r in wal:
         lines.append(f"index after {r['writes']:,} writes, {r['policy']}: db {r['db_kb']} KB + "

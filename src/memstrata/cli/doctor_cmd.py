@@ -9,7 +9,9 @@ records, LOG blocks with a cut footer or a copied id, JSON entries the code does
 not understand, a damaged session index: each skipped or kept as said, never
 fatal) and runs SQLite's and FTS5's integrity checks. Exit 0 only when the
 index agrees and every file reads cleanly, 1 otherwise; `--fix` rebuilds a
-drifted or damaged index and checks again (file problems need a person).
+drifted or damaged index and checks again (file problems need a person). On a
+read-only disk doctor says so and what it cannot fix there, and `--fix` refuses
+(ReadOnlyStore) instead of rebuilding a throwaway private copy.
 """
 
 from __future__ import annotations
@@ -48,7 +50,11 @@ def render(f: Findings, home: str) -> str:
         lines.append("bad lines: none")
     lines.append(f"integrity_check: {'; '.join(f.integrity)}")
     lines.append(f"fts integrity: {f.fts_integrity}")
-    if not f.index_ok:
+    if f.cannot_fix and f.index_ok:
+        lines.append(f"note: {f.cannot_fix}")
+    if f.cannot_fix and not f.index_ok:
+        lines.append(f"result: PROBLEMS FOUND in the index on disk: {f.cannot_fix}")
+    elif not f.index_ok:
         lines.append("result: PROBLEMS FOUND: run `memstrata reindex` (or `memstrata doctor --fix`)")
     elif f.bad_lines:
         lines.append(f"result: FILE PROBLEMS: {len(f.bad_lines)} place(s) in the files could not "
@@ -67,6 +73,8 @@ def run_doctor(args: argparse.Namespace) -> int:
     # runs as the store's owner whatever --agent says; over HTTP it is for admins only.
     with Store(args.home, room=args.room, sync=False) as store:
         warn_config(store)
+        if args.fix:
+            store.index_access.check_rebuild()  # a read-only disk: refuse, fix nothing
         findings = examine(store)
         fixed = False
         if args.fix and not findings.index_ok:  # a rebuild cannot fix the files themselves

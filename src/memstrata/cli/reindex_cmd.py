@@ -8,10 +8,7 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from memstrata.index.reconcile import SourceSpec
+from typing import Any
 
 
 def register(sub: Any) -> None:
@@ -22,45 +19,28 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run_reindex)
 
 
-def _counted(specs: list[SourceSpec], enabled: bool) -> list[SourceSpec]:
-    """The same sources, each ticking a shared progress line when parsed."""
-    from memstrata.cli.common import Progress
-    from memstrata.index.reconcile import SourceSpec
-
-    bar = Progress("reindex", len(specs), unit="sources", enabled=enabled)
-    bar(0)
-    done = 0
-
-    def counted(spec: SourceSpec) -> SourceSpec:
-        def parse(data: bytes, base: int) -> Any:
-            nonlocal done
-            out = spec.parse(data, base)
-            done += 1
-            bar(done)
-            return out
-
-        return SourceSpec(spec.path, spec.mode, parse)
-
-    return [counted(s) for s in specs]
-
-
 def run_reindex(args: argparse.Namespace) -> int:
+    from memstrata.cli.common import Progress
     from memstrata.cli.main import emit
     from memstrata.store import Store
 
-    class ProgressStore(Store):
-        def sources(self) -> list[SourceSpec]:
-            return _counted(super().sources(), not args.quiet)
-
     started = time.perf_counter()
-    with ProgressStore(args.home, agent=args.agent, room=args.room, role=args.role,
+    with Store(args.home, agent=args.agent, room=args.room, role=args.role,
                        sync=False) as store:
         if args.vectors:  # fail before the rebuild, not after it (no embedder configured)
             from memstrata.cli.common import embed_via_daemon, progress
 
             embed_via_daemon(store)  # the local model stays in the daemon
             store.embedder()
-        report = store.reindex()
+        bar: Progress | None = None
+
+        def tick(done: int, total: int) -> None:
+            nonlocal bar
+            if bar is None:
+                bar = Progress("reindex", total, unit="sources", enabled=not args.quiet)
+            bar(done)
+
+        report = store.reindex(progress=tick)
         docs = store.doc_count()
         home = str(store.home)
         embedded = None

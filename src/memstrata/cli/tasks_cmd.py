@@ -59,23 +59,31 @@ def run_add(args: argparse.Namespace) -> int:
     with store:
         task = mem.tasks.add(description, milestone=args.milestone, priority=args.priority,
                              acceptance_criteria=args.criterion, blocked_by=args.blocked_by)
+        _warn_kept(mem)
     emit(args, task.to_dict(), f"added {task.id}")
     return 0
 
 
 def run_list(args: argparse.Namespace) -> int:
-    from memstrata.cli.common import agent_memory, say, table
+    from memstrata.cli.common import agent_memory, table
     from memstrata.cli.main import emit
 
     store, mem = agent_memory(args)
     with store:
         tasks = mem.tasks.list(args.status, args.milestone)
-        for problem in mem.tasks.problems():  # kept in the file, left out of the list
-            say("warning", problem)
+        _warn_kept(mem)
     rows = [(t.id, t.status, t.priority, t.milestone, t.description) for t in tasks]
     emit(args, [t.to_dict() for t in tasks],
          table(rows, ("id", "status", "priority", "milestone", "description")))
     return 0
+
+
+def _warn_kept(mem: Any) -> None:
+    """Entries of tasks.json kept (and written back) unchanged but not understood: say so."""
+    from memstrata.cli.common import say
+
+    for problem in mem.tasks.problems():
+        say("warning", problem)
 
 
 def run_update(args: argparse.Namespace) -> int:
@@ -88,6 +96,7 @@ def run_update(args: argparse.Namespace) -> int:
     store, mem = agent_memory(args)
     with store:
         task = mem.tasks.update(args.id, **{k: v for k, v in changes.items() if v is not None})
+        _warn_kept(mem)
     emit(args, task.to_dict(), _show(task))
     return 0
 

@@ -54,10 +54,6 @@ def _replace(path: Path, data: bytes) -> None:
     fsync_dir(folder)
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
-
-
 def read_text(path: Path) -> str | None:
     """The file's text, or None if it does not exist."""
     try:

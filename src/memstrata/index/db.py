@@ -17,11 +17,18 @@ Opened on an `IndexFiles` folder, the connection follows the live generation
 `stat` calls, that its generation is still the live one and reopens if not,
 calling `on_reopen` so the store can catch the new generation up. `before_read`
 runs before each top-level read: the store's catch-up of changed sources.
+
+Opening needs a little space (SQLite sets up a 32 KiB shared-memory file beside
+the database). On a full disk an index nobody has open is not opened at all
+(StorageFull, and no file is created): the store then reads a private copy. A
+failed open on a full or read-only disk is said as such (StorageFull,
+ReadOnlyStore), never taken for a damaged index that a rebuild would replace.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import sqlite3
 import threading
 import time
@@ -31,8 +38,8 @@ from typing import TypeVar
 from urllib.parse import quote
 
 from memstrata.errors import IndexDamaged, IndexError_, MemstrataError
-from memstrata.files.diskerrors import translate
-from memstrata.index.generations import Identity, IndexFiles, identity, inode
+from memstrata.files.diskerrors import is_read_only, translate
+from memstrata.index.generations import Identity, IndexFiles, identity, inode, low_space
 from memstrata.index.schema import MIGRATIONS
 
 BUSY_TIMEOUT_MS = 30000
@@ -92,6 +99,8 @@ class Database:
         for _ in range(OPEN_ATTEMPTS):
             name = self.files.ensure()
             path = self.files.path(name)
+            if not self.files.ready(name) and low_space(self.files.folder):
+                raise _full(path)  # before SQLite leaves empty -wal/-shm files behind
             try:
                 conn = self._connect(path, create=False)
             except sqlite3.OperationalError:
@@ -228,13 +237,23 @@ class Database:
             self.conn.close()
 
 
+def _full(path: Path) -> MemstrataError:
+    return translate(OSError(errno.ENOSPC, "No space left on device"), path) or IndexError_(
+        f"no space left for the index {path}")
+
+
 def _index_error(path: Path, exc: sqlite3.DatabaseError) -> MemstrataError:
-    """A full or read-only disk says so; anything else is a damaged index."""
+    """A full or read-only disk says so; anything else is a damaged index.
+
+    SQLite reports a disk that cannot hold its shared-memory file as a "disk I/O
+    error", so the disk itself is asked before an error counts as damage.
+    """
     text = str(exc).lower()
-    if "disk is full" in text:
-        return translate(OSError(28, "No space left on device"), path) or IndexError_(str(exc))
-    if "readonly" in text or "read-only" in text:
-        return translate(OSError(30, "Read-only file system"), path) or IndexError_(str(exc))
+    if "disk is full" in text or low_space(path.parent):
+        return _full(path)
+    if "readonly" in text or "read-only" in text or is_read_only(path.parent):
+        return translate(OSError(errno.EROFS, "Read-only file system"), path) or IndexError_(
+            str(exc))
     return IndexDamaged(f"cannot open index {path}: {exc}; run `memstrata reindex`")
 
 

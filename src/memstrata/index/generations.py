@@ -27,7 +27,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from memstrata.errors import LockTimeout
 from memstrata.files.atomic import atomic_write_bytes
+from memstrata.files.diskerrors import translate
 from memstrata.files.locks import LockTable
 
 POINTER = "CURRENT"
@@ -36,6 +38,19 @@ BUILD_LOCK = "index-generation"
 BUILD_TIMEOUT_S = 600.0
 
 Identity = tuple[int, int, int]  # (inode, size, mtime_ns) of the pointer file
+# Less free space than this and a connection may not get its shared-memory file (32 KiB)
+# or its first log frames: the disk counts as full for opening an index.
+LOW_SPACE_BYTES = 256 * 1024
+SHM_BYTES = 32 * 1024  # a WAL database's -shm file once a connection has set it up
+
+
+def low_space(folder: Path) -> bool:
+    """True when the disk holding `folder` has (almost) no space left."""
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < LOW_SPACE_BYTES
 
 
 def identity(path: Path) -> Identity | None:
@@ -94,6 +109,7 @@ class IndexFiles:
         """The live generation, creating an empty one if there is none."""
         name = self.current()
         if name is not None and self.path(name).exists():
+            self.collect_leftovers(name)
             return name
         with self.building():
             name = self.current()
@@ -101,9 +117,40 @@ class IndexFiles:
                 return name
             self.folder.mkdir(parents=True, exist_ok=True)
             name = self.new_name()
-            sqlite3.connect(self.path(name)).close()  # the schema comes with the first open
-            self.publish(name)
+            try:
+                sqlite3.connect(self.path(name)).close()  # the schema comes with the first open
+                self.publish(name)
+            except OSError as exc:  # a full disk: leave no empty generation behind
+                self.discard(name)
+                raise translate(exc, self.folder) or exc from exc
             return name
+
+    def ready(self, name: str) -> bool:
+        """True when opening generation `name` needs no new space: its shared-memory
+        file is set up already (another connection has it open, or had it)."""
+        try:
+            return os.stat(f"{self.path(name)}-shm").st_size >= SHM_BYTES
+        except OSError:
+            return False
+
+    def discard(self, name: str) -> None:
+        """Unlink a generation that was never published (a failed build)."""
+        for suffix in SUFFIXES:
+            with contextlib.suppress(OSError):
+                os.unlink(self.folder / f"{name}.db{suffix}")
+
+    def collect_leftovers(self, live: str) -> None:
+        """Unlink generations other than `live` left by failed builds or swaps (a full
+        disk, a killed rebuild), unless a build is running now (it holds the lock)."""
+        try:
+            names = os.listdir(self.folder)
+        except OSError:
+            return
+        if all(n.split(".db", 1)[0] == live for n in names if ".db" in n):
+            return  # the common case: a listing, no lock
+        with contextlib.suppress(LockTimeout, OSError), self.locks.hold(BUILD_LOCK, timeout=0):
+            if self.current() == live:
+                self.collect(keep=live)
 
     def publish(self, name: str) -> None:
         """Make `name` the live generation and delete every other one. Hold `building()`."""

@@ -12,7 +12,14 @@ below the store's home. Two kinds of source:
   [offset, size) of every append source. A source whose generation changed
   (an inode, for files), which shrank, or whose bytes just before `offset`
   differ from the stored anchor was rewritten (compaction, hand edit): it is
-  re-parsed whole.
+  re-parsed whole. So is one edited in place without changing its length (an
+  editor that saves over the file): its size and generation are the indexed
+  ones but its version is not, and `sources.prefix_crc`, a CRC-32 of the
+  indexed bytes [0, offset) kept up to date as records are indexed (CRC-32
+  continues from a stored value, so no append re-reads the prefix), no longer
+  matches. Only that case reads the whole prefix; a pure append never does.
+  (An in-place edit followed by an append before any catch-up saw the edit is
+  not detected until `reindex`: checking every append would read every prefix.)
 * **whole** sources (NOW.md, CONTEXT.md, memory files, tasks.json, items.json)
   are re-parsed whenever their version changed.
 
@@ -26,15 +33,18 @@ the lines before `offset`, so records parsed incrementally still get their
 from __future__ import annotations
 
 import sqlite3
+import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from memstrata.files.truth import Content, Entry, Truth
 from memstrata.index.db import Database
 from memstrata.index.docs import Parsed, apply_parsed, delete_source, replace_source_docs
 
 ANCHOR_BYTES = 32
+PREFIX_CHUNK = 1 << 20  # bytes read at a time when checking an indexed prefix
 
 Parser = Callable[[bytes, int], Parsed]
 
@@ -46,6 +56,25 @@ class SourceSpec:
     path: Path
     mode: str  # "append" | "whole"
     parse: Parser
+
+
+def counted_sources(specs: list[SourceSpec],
+                    progress: Callable[[int, int], None]) -> list[SourceSpec]:
+    """The same sources, each calling `progress(done, total)` once parsed (0 first)."""
+    total, done = len(specs), 0
+    progress(0, total)
+
+    def counted(spec: SourceSpec) -> SourceSpec:
+        def parse(data: bytes, base: int) -> Parsed:
+            nonlocal done
+            out = spec.parse(data, base)
+            done += 1
+            progress(done, total)
+            return out
+
+        return SourceSpec(spec.path, spec.mode, parse)
+
+    return [counted(s) for s in specs]
 
 
 @dataclass(frozen=True)
@@ -141,11 +170,12 @@ def index_append(db: Database, origin: Origin, spec: SourceSpec, start: int, dat
     end = start + len(data)
     with db.write() as conn:
         row = conn.execute(
-            "SELECT offset, ino, lines FROM sources WHERE path = ?", (path,)
+            "SELECT offset, ino, lines, prefix_crc FROM sources WHERE path = ?", (path,)
         ).fetchone()
-        offset, lines = (row[0], _lines_before(origin, spec, row[0], row[2])) if row else (0, 0)
+        offset, lines, crc = ((row[0], _lines_before(origin, spec, row[0], row[2]), row[3])
+                              if row else (0, 0, 0))
         if row is not None and row[1] is not None and row[1] != generation:
-            offset, lines = 0, 0  # the source was replaced (compaction) since we last looked
+            offset, lines, crc = 0, 0, 0  # the source was replaced (compaction) since we looked
             delete_source(conn, path)
         if offset >= end:
             return  # another process's catch-up already indexed this record
@@ -155,11 +185,34 @@ def index_append(db: Database, origin: Origin, spec: SourceSpec, start: int, dat
             # terminated before the next append, so the gap holds only whole lines.
             apply_parsed(conn, number_lines(spec.parse(gap, offset), gap, offset, lines))
             lines += gap.count(b"\n")
+            crc = _extend(crc, gap)
+        elif offset > start:
+            crc = None  # part of the record was indexed already: the prefix CRC is lost
         apply_parsed(conn, number_lines(spec.parse(data, start), data, start, lines))
         _set_source(conn, path, "append", generation, end, offset=end,
                     anchor=data[-ANCHOR_BYTES:] if len(data) >= ANCHOR_BYTES
                     else _read_anchor(origin, spec, end),
-                    lines=lines + data.count(b"\n"), version=version)
+                    lines=lines + data.count(b"\n"), version=version, crc=_extend(crc, data))
+
+
+def _extend(crc: int | None, data: bytes) -> int | None:
+    """The CRC-32 of a prefix followed by `data` (None stays unknown)."""
+    return None if crc is None else zlib.crc32(data, crc)
+
+
+def _prefix_changed(origin: Origin, spec: SourceSpec, offset: int, crc: int | None) -> bool:
+    """True unless the bytes [0, offset) still have the CRC they were indexed with
+    (an unknown CRC counts as changed: re-parsing stores one)."""
+    if crc is None:
+        return True
+    now, pos = 0, 0
+    while pos < offset:
+        chunk = origin.read_from(spec, pos, min(PREFIX_CHUNK, offset - pos))
+        if not chunk:
+            return True  # shorter than the indexed prefix
+        now = zlib.crc32(chunk, now)
+        pos += len(chunk)
+    return now != crc
 
 
 def _read_anchor(origin: Origin, spec: SourceSpec, offset: int) -> bytes:
@@ -178,17 +231,19 @@ def _set_source(
     anchor: bytes | None,
     lines: int | None,
     version: str | None,
+    crc: int | None = None,
 ) -> None:
     conn.execute(
         """
-        INSERT INTO sources(path, mode, ino, size, mtime_ns, offset, anchor, lines, version)
-        VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?)
+        INSERT INTO sources(path, mode, ino, size, mtime_ns, offset, anchor, lines, version,
+                            prefix_crc)
+        VALUES (?, ?, ?, ?, NULL, ?, ?, ?, ?, ?)
         ON CONFLICT(path) DO UPDATE SET mode=excluded.mode,
             ino=COALESCE(excluded.ino, sources.ino), size=excluded.size,
             mtime_ns=NULL, offset=excluded.offset, anchor=excluded.anchor,
-            lines=excluded.lines, version=excluded.version
+            lines=excluded.lines, version=excluded.version, prefix_crc=excluded.prefix_crc
         """,
-        (path, mode, ino, size, offset, anchor, lines, version),
+        (path, mode, ino, size, offset, anchor, lines, version, crc),
     )
 
 
@@ -232,21 +287,37 @@ def _version(db: Database, path: str, conn: sqlite3.Connection | None = None) ->
 
 
 def _append_current(db: Database, origin: Origin, spec: SourceSpec, entry: Entry) -> bool:
-    """True when an append source's index row already covers the source as it is."""
+    """True when an append source's index row already covers the source as it is.
+
+    A new version of the same size and generation is never current here: it may be
+    an in-place edit, which the write path checks against the prefix CRC.
+    """
     with db.read() as conn:
         row = conn.execute(
-            "SELECT offset, ino, anchor, version FROM sources WHERE path = ?", (str(spec.path),)
+            "SELECT offset, ino, anchor, version, size FROM sources WHERE path = ?",
+            (str(spec.path),),
         ).fetchone()
     if row is None:
         return entry.size == 0
-    offset, ino, anchor, version = row
-    if version is not None and version == entry.version:
-        return bool(offset == entry.size)
+    offset, ino, anchor, version, size = row
+    if version is not None:
+        if version == entry.version:
+            return bool(offset == entry.size)
+        if size == entry.size and ino == entry.generation:
+            return False  # same length, new version: edited in place?
     return (
         entry.size == offset
         and ino == entry.generation
         and (offset == 0 or _read_anchor(origin, spec, offset) == (anchor or b""))
     )
+
+
+def _edited_in_place(origin: Origin, spec: SourceSpec, entry: Entry, row: tuple[Any, ...]) -> bool:
+    """The source kept its size and generation under a new version, and the prefix
+    the index holds is no longer what the source holds."""
+    offset, ino, _anchor, _lines, crc, size, version = row
+    return (version is not None and version != entry.version and size == entry.size
+            and ino == entry.generation and _prefix_changed(origin, spec, offset, crc))
 
 
 def catch_up_append(db: Database, origin: Origin, spec: SourceSpec, report: SyncReport,
@@ -260,24 +331,26 @@ def catch_up_append(db: Database, origin: Origin, spec: SourceSpec, report: Sync
         return
     with db.write() as conn:
         row = conn.execute(
-            "SELECT offset, ino, anchor, lines FROM sources WHERE path = ?", (path,)
+            "SELECT offset, ino, anchor, lines, prefix_crc, size, version FROM sources "
+            "WHERE path = ?", (path,)
         ).fetchone()
-        offset, ino, anchor, lines = row if row else (0, None, None, 0)
+        offset, ino, anchor, lines, crc = row[:5] if row else (0, None, None, 0, 0)
         rewritten = force or (
             row is not None
             and (
                 (ino is not None and ino != entry.generation)
                 or entry.size < offset
                 or (offset > 0 and _read_anchor(origin, spec, offset) != (anchor or b""))
+                or _edited_in_place(origin, spec, entry, row)
             )
         )
         if rewritten:
             delete_source(conn, path)
-            offset, lines = 0, 0
+            offset, lines, crc = 0, 0, 0
         if entry.size == offset and not rewritten:
             if row is not None:
                 _set_source(conn, path, "append", entry.generation, entry.size, offset=offset,
-                            anchor=anchor, lines=lines, version=entry.version)
+                            anchor=anchor, lines=lines, version=entry.version, crc=crc)
             return
         lines = _lines_before(origin, spec, offset, lines)
         data = origin.read_from(spec, offset, max(0, entry.size - offset))
@@ -290,6 +363,7 @@ def catch_up_append(db: Database, origin: Origin, spec: SourceSpec, report: Sync
             anchor=(consumed[-ANCHOR_BYTES:] if len(consumed) >= ANCHOR_BYTES
                     else _read_anchor(origin, spec, new_offset)) if new_offset else b"",
             lines=lines + data.count(b"\n", 0, parsed.consumed), version=entry.version,
+            crc=_extend(crc, consumed),
         )
         report.docs_written += len(parsed.docs)
         report.bad_lines += len(parsed.bad)

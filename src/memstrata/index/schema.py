@@ -177,3 +177,28 @@ MIGRATIONS.append(
         """,
     )
 )
+
+# A CRC-32 of an append source's bytes [0, offset) as indexed (NULL: unknown, rows
+# indexed before this column). A source whose size and generation are unchanged but
+# whose version is not was edited in place (same length): the CRC says whether the
+# indexed prefix still holds, without keeping or re-reading the records.
+MIGRATIONS.append(("009_source_prefix_crc", "ALTER TABLE sources ADD COLUMN prefix_crc INTEGER;"))
+
+# Identifier words (search.expand) are patched from `doc_changes` too: a doc whose
+# tags or scope columns change without its text changing is a change for them.
+MIGRATIONS.append(
+    (
+        "010_doc_changes_tags_scope",
+        """
+        CREATE TRIGGER IF NOT EXISTS docs_change_scope_au
+        AFTER UPDATE OF tags, layer, owner, room, secret ON docs
+        WHEN old.tags IS NOT new.tags OR old.layer IS NOT new.layer
+             OR old.owner IS NOT new.owner OR old.room IS NOT new.room
+             OR old.secret IS NOT new.secret BEGIN
+            INSERT INTO doc_changes(uid, seq)
+            VALUES (new.uid, (SELECT coalesce(max(seq), 0) + 1 FROM doc_changes))
+            ON CONFLICT(uid) DO UPDATE SET seq = excluded.seq;
+        END;
+        """,
+    )
+)

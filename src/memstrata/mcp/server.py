@@ -145,9 +145,3 @@ def http_app(server: MCPServer, host: str, policy: HttpPolicy) -> ASGIApp:
     # The SDK's own Host/Origin check is off: `guard` is the one place that decides.
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     return guard(server.streamable_http_app(transport_security=security, host=host), policy)
-
-
-def serve_http(server: MCPServer, host: str, port: int, policy: HttpPolicy) -> None:
-    import uvicorn
-
-    uvicorn.run(http_app(server, host, policy), host=host, port=port, log_level="warning")

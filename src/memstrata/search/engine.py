@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import UnknownKind
 from memstrata.search import scoring
-from memstrata.search.expand import Phrase, identifier_words, plan
+from memstrata.search.expand import IdentifierWords, Phrase, plan
 from memstrata.search.query import OPT_IN_LAYERS, Hit, SearchQuery
 from memstrata.search.terms import TermStat, essential_terms, stems
 from memstrata.search.text import mentioned, query_terms, tokenize
@@ -146,9 +146,8 @@ def _plan(
             got = [store.df_cache.df(conn, t, total) if large else _df(conn, t) for t in by_word[w]]
             dfs[w] = min(got) if got else 0
         scope_sql, params = store.gate.sql_filter("d")
-        ids = store.df_cache.identifier_words(
-            (total, scope_sql, tuple(params)),
-            lambda: identifier_words(conn, scope_sql, params))
+        ids = store.df_cache.per_scope(("identifier words", scope_sql, tuple(params)),
+                                       IdentifierWords).get(conn, scope_sql, params)
         phrases = plan(words, by_word, dfs, conn, ids)
     info: dict[str, Any] = {}
     prefixed = [p.word for p in phrases if p.why == "prefix"]

@@ -19,9 +19,12 @@ import sqlite3
 import threading
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from typing import TypeVar, cast
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 DEFAULT_POSTINGS_BUDGET = 25_000
+MAX_SCOPES = 64  # principals whose per-scope caches one store keeps (a server serves many)
+T = TypeVar("T")
 
 _local = threading.local()
 
@@ -58,14 +61,16 @@ class DocFrequencies:
 
     def __init__(self) -> None:
         self._cache: dict[str, tuple[int, int]] = {}  # term -> (df, total docs when counted)
-        self._ids: tuple[Hashable, set[str]] | None = None
+        self._scoped: dict[Hashable, object] = {}
 
-    def identifier_words(self, key: Hashable, compute: Callable[[], set[str]]) -> set[str]:
-        """The identifier words (see `search.expand`), recomputed when `key` changes
-        (the index's newest row id and the principal's scope)."""
-        if self._ids is None or self._ids[0] != key:
-            self._ids = (key, compute())
-        return self._ids[1]
+    def per_scope(self, key: Hashable, make: Callable[[], T]) -> T:
+        """A cache kept per principal's scope (the identifier words of `search.expand`)."""
+        hit = self._scoped.get(key)
+        if hit is None:
+            if len(self._scoped) >= MAX_SCOPES:
+                self._scoped.clear()
+            hit = self._scoped[key] = make()
+        return cast(T, hit)
 
     def df(self, conn: sqlite3.Connection, term: str, total: int) -> int:
         hit = self._cache.get(term)

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+import dataclasses
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
 from memstrata.search.query import LAYERS, MAX_K, MAX_QUERY_CHARS, SearchQuery
 from memstrata.web.context import identity_of, store_of
+
+if TYPE_CHECKING:
+    from memstrata.search.query import Hit
+    from memstrata.store import Store
+
+
+def placed(store: Store, hit: Hit) -> Hit:
+    """The hit with its source as a store-relative path, as the CLI and MCP show it: a
+    client of the server never learns where the store lives on the server's disk."""
+    return dataclasses.replace(hit, source=store.rel(Path(hit.source)))
 
 router = APIRouter(tags=["search"])
 Layer = Literal[LAYERS]  # type: ignore[valid-type]
@@ -48,7 +60,8 @@ def run_search(request: Request, body: SearchBody) -> dict[str, Any]:
                     now=body.now)
     store = store_of(request)
     hits = store.search(q)
-    return {"query": body.model_dump(), "hits": [h.to_dict(full=False) for h in hits]}
+    return {"query": body.model_dump(),
+            "hits": [placed(store, h).to_dict(full=False) for h in hits]}
 
 
 @router.get("/search", summary="Search every layer you may read (BM25 x decay, explained)")
@@ -85,7 +98,8 @@ def search_post(request: Request, body: SearchBody) -> dict[str, Any]:
 @router.get("/memories", summary="The full text of one memory, by the uid a hit carries")
 def memory_get(request: Request,
                uid: Annotated[str, Query(min_length=1, max_length=2000)]) -> dict[str, Any]:
-    return store_of(request).get(uid).to_dict()
+    store = store_of(request)
+    return placed(store, store.get(uid)).to_dict()
 
 
 @router.get("/whoami", tags=["meta"], summary="The principal this request acts as")

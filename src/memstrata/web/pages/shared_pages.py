@@ -13,6 +13,7 @@ from starlette.responses import Response
 from memstrata.layers.ledger_pages import LedgerRow, ledger_page, supersede_chain
 from memstrata.model import ITEM_TYPES
 from memstrata.search.query import LAYERS, SearchQuery
+from memstrata.web.api.search import placed
 from memstrata.web.context import context_of, identity_of, store_of
 from memstrata.web.identity import SESSION_COOKIE, SESSION_SECONDS
 from memstrata.web.pages.forms import back, require_csrf
@@ -124,6 +125,7 @@ def search(request: Request, q: Annotated[str, Query(max_length=4000)] = "",
             room=room or None, exclude_room=exclude_room or None, tags=wanted,
             tags_match=tags_match or "any", since=since or None, until=until or None,
             include_superseded=include_superseded, k=k, mode=mode or None))
+        hits = [placed(store, h) for h in hits]
     return page(request, "search.html", hits=hits, q=q, all_layers=LAYERS, chosen=chosen,
                 kind=kind or "", agent=agent or "", room=room or "",
                 exclude_room=exclude_room or "", tags=", ".join(wanted),
