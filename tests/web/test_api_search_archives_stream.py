@@ -6,11 +6,11 @@ never carries another agent's events, even while that agent writes.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -97,13 +97,19 @@ def test_log_archives_are_listed_and_read(rich: Served) -> None:
         assert w.get("/api/agents/finn/archive").json()["archives"] == listed
 
 
-def _events_until(lines: Iterator[str], marker: str) -> list[dict[str, Any]]:
+def _events_until(lines: Iterator[str], marker: str, home: Path) -> list[dict[str, Any]]:
     """Server-sent events from `lines` until the memory:search for `marker` (events
-    record a query as its sha256)."""
-    query = "sha256:" + hashlib.sha256(marker.encode()).hexdigest()
+    record a query as an HMAC under the host's audit key), for at most a minute."""
+    from memstrata.events import audit_key, query_digest
+
+    key = audit_key(home / "events.jsonl")
+    assert key is not None
+    query = query_digest(marker, key)
     got: list[dict[str, Any]] = []
     event = None
+    deadline = time.monotonic() + 60
     for line in lines:
+        assert time.monotonic() < deadline, f"no memory:search for {marker} in a minute: {got}"
         if line.startswith("event: "):
             event = line[7:]
         elif line.startswith("data: "):
@@ -132,8 +138,8 @@ def test_event_stream_never_shows_another_agents_writes(served: tuple[Served, Id
             assert mira.post("/api/search", json={"text": "mira secret"}).status_code == 200
             # ...then finn searches for a marker: every event before it has been streamed.
             assert finn.post("/api/search", json={"text": marker}).status_code == 200
-            seen_by_finn = _events_until(f_lines, marker)
-            seen_by_wilco = _events_until(w_lines, marker)
+            seen_by_finn = _events_until(f_lines, marker, server.home)
+            seen_by_wilco = _events_until(w_lines, marker, server.home)
     finally:
         for c in (finn, wilco, mira):
             c.close()
