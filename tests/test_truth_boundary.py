@@ -36,6 +36,7 @@ ALLOWED = {
     "layers/sources.py:Sources.add": "checks a project folder exists before registering it",
     "hooks.py:capture_transcript": "reads Claude Code's transcript file",
     "hooks.py:_messages": "reads Claude Code's transcript file",
+    "hooks.py:_final_response": "reads Claude Code's transcript file",
     "embed/local.py": "the embedding model's folder",
     "cli/export_cmd.py:run_export": "checks that the home folder exists",
     "cli/migrate_cmd.py": "names local folders to migrate from or to",
