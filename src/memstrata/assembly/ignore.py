@@ -45,22 +45,10 @@ from __future__ import annotations
 
 import re
 
+from memstrata.english import expand_contractions
+
 WINDOW = 6  # words between a cue and the memory it applies to
 
-_CONTRACTIONS = (
-    (re.compile(r"\b(do|does|did|could|would|should|is|are|was|were|have|has|need)n[’']?t\b"),
-     r"\1 not"),
-    (re.compile(r"\bdon[’']?t\b|\bdont\b"), "do not"),
-    (re.compile(r"\bwon[’']?t\b"), "will not"),
-    (re.compile(r"\bcan[’']?t\b|\bcannot\b"), "can not"),
-    (re.compile(r"\blet[’']s\b|\blets\b"), "let us"),
-    (re.compile(r"\b(i|you|we|they)[’']ve\b"), r"\1 have"),
-    (re.compile(r"\b(i|you|we|they)[’']d\b"), r"\1 would"),
-    (re.compile(r"\b(i|you|we|they)[’']re\b"), r"\1 are"),
-    (re.compile(r"\bi[’']m\b"), "i am"),
-    (re.compile(r"\b(memory|context)[’']s\b"), r"\1 is"),
-    (re.compile(r"\b(it|that|what|there|this)[’']s\b"), r"\1 is"),
-)
 # A quoted phrase is mentioned, not said ("add an 'ignore memory' flag").
 _QUOTED = re.compile(r"(?<![\w'])'[^'\n]{1,80}'(?![\w'])|\"[^\"\n]{1,80}\"")
 
@@ -232,8 +220,7 @@ _CLAUSES = re.compile(r"[,;!?\n()\[\]—–]+|\.(?=\s|$)|:\s|\s-\s|\bbut\b")
 def _normalise(text: str) -> str:
     low = text.lower().replace("’", "'").replace("‘", "'").replace("“", '"').replace("”", '"')
     low = low.replace("`", "").replace("w/o ", "without ")
-    for pattern, repl in _CONTRACTIONS:
-        low = pattern.sub(repl, low)
+    low = expand_contractions(low)
     unquoted = _QUOTED.sub(" ", low)
     if re.search(r"\w", unquoted):  # a message that is only a quotation is still said
         low = unquoted

@@ -41,6 +41,8 @@ from __future__ import annotations
 
 import re
 
+from memstrata.english import expand_contractions
+
 KINDS = ("objective", "phase", "blocker", "decision", "constraint")
 
 _LEAD = r"^\s*(?:(?:[-*+]|\d+[.)])\s+|>\s*)*(?:\*\*|__)?"
@@ -60,19 +62,6 @@ _LABELS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"heads up|careful|rate limit|policy|requirement)" + _SEP + r"\S", re.I)),
 )
 
-_CONTRACTIONS = (
-    (re.compile(r"\b(do|does|did|could|would|should|is|are|was|were|have|has|had|must|need)"
-                r"n[’']?t\b"), r"\1 not"),
-    (re.compile(r"\bdon[’']?t\b"), "do not"),
-    (re.compile(r"\bwon[’']?t\b"), "will not"),
-    (re.compile(r"\bcan[’']?t\b|\bcannot\b"), "can not"),
-    (re.compile(r"\blet[’']s\b"), "let us"),
-    (re.compile(r"\b(i|you|we|they|he|she)[’']ll\b"), r"\1 will"),
-    (re.compile(r"\b(i|you|we|they)[’']re\b"), r"\1 are"),
-    (re.compile(r"\b(i|you|we|they)[’']ve\b"), r"\1 have"),
-    (re.compile(r"\bi[’']m\b"), "i am"),
-    (re.compile(r"\b(it|that|what|there|this|he|she)[’']s\b"), r"\1 is"),
-)
 _CLAUSES = re.compile(r"[.;!?\n()\[\]—–]+|,\s|:\s|\s-\s")
 # Words that may open an instruction before its verb.
 _OPENER = (r"^(?:(?:please|pls|ok|okay|so|also|and|but|then|just|again|first|btw|hey|"
@@ -229,8 +218,7 @@ _OBJECTIVE = re.compile(r"^(?:the|our|my|current) (?:goal|objective|aim|task|mis
 
 def _normalise(text: str) -> str:
     low = " ".join(text.lower().replace("’", "'").split())
-    for pattern, repl in _CONTRACTIONS:
-        low = pattern.sub(repl, low)
+    low = expand_contractions(low)
     return low
 
 
