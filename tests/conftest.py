@@ -7,6 +7,8 @@ takes it opens its stores as usual: `MEMSTRATA_DATABASE_URL` names the database.
 
 from __future__ import annotations
 
+import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -70,3 +72,22 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
         url = request.getfixturevalue("pg_url")
         monkeypatch.setenv("MEMSTRATA_DATABASE_URL", url)
     return str(request.param)
+
+
+@pytest.fixture
+def disk(tmp_path: Path) -> Iterator[Path]:
+    """A real 2 MiB tmpfs (a disk that fills up), unmounted afterwards; skipped with a
+    reason where mounting is not allowed (CI runs the suite as root)."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small tmpfs needs root (CI runs the suite as root)")
+    mnt = tmp_path / "disk"
+    mnt.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["mount", "-o", "remount,rw", str(mnt)], capture_output=True)
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)

@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -34,21 +33,6 @@ def _mount(target: Path, options: str) -> None:
                        capture_output=True, text=True)
     if r.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
-
-
-@pytest.fixture
-def disk(tmp_path: Path) -> Iterator[Path]:
-    """A real 2 MiB tmpfs, unmounted afterwards."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root (CI runs the suite as root)")
-    mnt = tmp_path / "disk"
-    mnt.mkdir()
-    _mount(mnt, "size=2m")
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["mount", "-o", "remount,rw", str(mnt)], capture_output=True)
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 def _fill(disk: Path, leave: int) -> Path:

@@ -7,9 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -53,23 +51,6 @@ def test_where_is_a_one_based_line_number_over_mcp(home: Path) -> None:
 
     anyio.run(main)
     store.close()
-
-
-@pytest.fixture
-def disk(tmp_path: Path) -> Iterator[Path]:
-    """A real 2 MiB tmpfs (as tests/test_disk_faults.py), unmounted afterwards."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root (CI runs the suite as root)")
-    mnt = tmp_path / "disk"
-    mnt.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
-    try:
-        yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 def _fill(disk: Path) -> Path:
