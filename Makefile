@@ -1,9 +1,10 @@
 # The README's two commands are `make run` and `make test`; CI runs `.ci/run` = `make test`.
 #
 # `make run` installs only what `memstrata serve` needs (`.[serve]`: the MCP endpoint,
-# the JSON API and the web app); `make test` adds the dev tools and the local embedding
-# model (`.[dev,mcp,serve,embed]`), which the real-model tests need. Each install is stamped
-# with a hash of pyproject.toml, so it reruns only when the dependencies change.
+# the JSON API and the web app); `make test` adds the dev tools, the local embedding
+# model and the PostgreSQL driver (`.[dev,mcp,serve,embed,postgres]`), which the real-model
+# and PostgreSQL tests need. Each install is stamped with a hash of pyproject.toml, so it
+# reruns only when the dependencies change.
 
 # The first Python >= 3.11 on PATH (override: make run PY=/path/to/python3).
 PY ?= $(shell for p in python3 python3.13 python3.12 python3.11 python; do \

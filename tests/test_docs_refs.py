@@ -18,8 +18,10 @@ TOKEN = re.compile(r"`((?:tests/)?[\w/]+\.py)?(?:::(\w+)(?:\[[^\]`]*\])?)?`")
 def _defined(path: Path, cache: dict[Path, set[str]]) -> set[str]:
     if path not in cache:
         tree = ast.parse(path.read_text(encoding="utf-8"))
+        # module-level tests and test methods of classes, not helpers or nested functions
         cache[path] = {n.name for n in ast.walk(tree)
-                       if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
+                       if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+                       and n.name.startswith("test_")}
     return cache[path]
 
 
@@ -36,7 +38,8 @@ def broken_references(text: str, doc: str) -> tuple[int, list[str]]:
             if file:
                 rel = file if file.startswith("tests/") else f"tests/{file}"
                 if not (ROOT / rel).exists():
-                    if Path(file).name.startswith("test_"):  # else a source file
+                    # a test file, or a script under tests/ that a number comes from
+                    if Path(file).name.startswith("test_") or file.startswith("tests/"):
                         bad.append(f"{doc}:{lineno}: no file {rel}")
                     last = None
                     continue
@@ -45,7 +48,7 @@ def broken_references(text: str, doc: str) -> tuple[int, list[str]]:
                 checked += 1
                 if last is None:
                     bad.append(f"{doc}:{lineno}: ::{test} with no file before it")
-                elif test not in _defined(last, cache):
+                elif not test.startswith("test_") or test not in _defined(last, cache):
                     bad.append(f"{doc}:{lineno}: {last.relative_to(ROOT)} has no {test}")
     return checked, bad
 
@@ -65,3 +68,8 @@ def test_a_renamed_test_is_reported() -> None:
         "| row | `test_docs_refs.py::test_a_renamed_test_is_reported` | done |", "doc")
     assert checked == 2
     assert bad == ["doc:1: tests/seeds/test_seed_000.py has no test_no_such_test_anywhere"]
+    # a helper is not a test, and a script a number comes from must exist
+    checked, bad = broken_references(
+        "`test_docs_refs.py::broken_references` and `tests/no_such_script.py`", "doc")
+    assert bad == ["doc:1: tests/test_docs_refs.py has no broken_references",
+                   "doc:1: no file tests/no_such_script.py"]
