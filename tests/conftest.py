@@ -22,8 +22,13 @@ from pgserver import PgServer, unavailable_reason
 def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     monkeypatch.setenv("MEMSTRATA_HOME", str(home))
-    for var in ("MEMSTRATA_AGENT", "MEMSTRATA_ROOM", "MEMSTRATA_LLM_BASE_URL", "OPENAI_API_KEY",
-                "MEMSTRATA_DATABASE_URL"):
+    for var in (
+        "MEMSTRATA_AGENT",
+        "MEMSTRATA_ROOM",
+        "MEMSTRATA_LLM_BASE_URL",
+        "OPENAI_API_KEY",
+        "MEMSTRATA_DATABASE_URL",
+    ):
         monkeypatch.delenv(var, raising=False)
     return home
 
@@ -67,7 +72,7 @@ def pg_url(pg_server: PgServer) -> str:
 
 @pytest.fixture(params=["local", "postgres"])
 def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """"local" or "postgres": where the stores this test opens keep their truth."""
+    """ "local" or "postgres": where the stores this test opens keep their truth."""
     if request.param == "postgres":
         url = request.getfixturevalue("pg_url")
         monkeypatch.setenv("MEMSTRATA_DATABASE_URL", url)
@@ -82,8 +87,9 @@ def disk(tmp_path: Path) -> Iterator[Path]:
         pytest.skip("mounting a small tmpfs needs root (CI runs the suite as root)")
     mnt = tmp_path / "disk"
     mnt.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], capture_output=True, text=True
+    )
     if r.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
     try:

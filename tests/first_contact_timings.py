@@ -25,13 +25,23 @@ import time
 from pathlib import Path
 
 EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memstrata"
-MESSAGES = "".join(json.dumps(m) + "\n" for m in [
-    {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-     "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                "clientInfo": {"name": "timings", "version": "1"}}},
-    {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-])
+MESSAGES = "".join(
+    json.dumps(m) + "\n"
+    for m in [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "timings", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+)
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -42,8 +52,9 @@ def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     """Wall and CPU seconds of one process run to completion (it must succeed)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   check=True, timeout=600)
+    subprocess.run(
+        argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=600
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
@@ -53,9 +64,14 @@ def stdio(home: Path, env: dict[str, str]) -> None:
     runs = []
     for _ in range(7):
         start = time.perf_counter()
-        with subprocess.Popen([EXE, "--home", str(home), "--agent", "finn", "mcp"], env=env,
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True) as proc:
+        with subprocess.Popen(
+            [EXE, "--home", str(home), "--agent", "finn", "mcp"],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        ) as proc:
             assert proc.stdin is not None and proc.stdout is not None
             proc.stdin.write(MESSAGES)
             proc.stdin.flush()
@@ -65,34 +81,48 @@ def stdio(home: Path, env: dict[str, str]) -> None:
                     break
             proc.stdin.close()
             proc.wait(timeout=60)
-    print(f"stdio spawn -> tools/list: median {statistics.median(runs):.3f} s "
-          f"(runs {', '.join(f'{r:.3f}' for r in runs)})")
+    print(
+        f"stdio spawn -> tools/list: median {statistics.median(runs):.3f} s "
+        f"(runs {', '.join(f'{r:.3f}' for r in runs)})"
+    )
 
 
 def context(home: Path, env: dict[str, str]) -> None:
     base = [EXE, "--home", str(home), "--agent", "finn"]
     for i in range(50):
-        subprocess.run([*base, "log", "append", "TOOL_USE", f"ran step {i} of the migration"],
-                       env=env, check=True, capture_output=True)
+        subprocess.run(
+            [*base, "log", "append", "TOOL_USE", f"ran step {i} of the migration"],
+            env=env,
+            check=True,
+            capture_output=True,
+        )
     walls, cpus = zip(*(timed([*base, "context"], env) for _ in range(20)), strict=True)
-    print(f"context (50-entry LOG, 20 runs): wall p50 {pct(list(walls), .5):.3f} s, "
-          f"p95 {pct(list(walls), .95):.3f} s; CPU p50 {pct(list(cpus), .5):.3f} s, "
-          f"p95 {pct(list(cpus), .95):.3f} s")
+    print(
+        f"context (50-entry LOG, 20 runs): wall p50 {pct(list(walls), 0.5):.3f} s, "
+        f"p95 {pct(list(walls), 0.95):.3f} s; CPU p50 {pct(list(cpus), 0.5):.3f} s, "
+        f"p95 {pct(list(cpus), 0.95):.3f} s"
+    )
 
 
 def semantic(home: Path, env: dict[str, str]) -> None:
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text('[search]\nembedder = "local"\n')
     base = [EXE, "--home", str(home), "--agent", "finn"]
-    subprocess.run([*base, "facts", "set", "db_engine", "PostgreSQL 16"], env=env, check=True,
-                   capture_output=True)
+    subprocess.run(
+        [*base, "facts", "set", "db_engine", "PostgreSQL 16"],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
     private = tempfile.mkdtemp(prefix="memstrata-rt-", dir="/tmp")
     env = {**env, "XDG_RUNTIME_DIR": private, "MEMSTRATA_EMBED_IDLE": "60"}
     query = [*base, "search", "which database do we use?", "--mode", "semantic"]
     first = timed(query, env)[0]
     later = [timed(query, env)[0] for _ in range(5)]
-    print(f"semantic search from the CLI: first call {first:.2f} s (starts the daemon), "
-          f"later calls median {statistics.median(later):.3f} s")
+    print(
+        f"semantic search from the CLI: first call {first:.2f} s (starts the daemon), "
+        f"later calls median {statistics.median(later):.3f} s"
+    )
 
 
 def main(which: list[str]) -> None:

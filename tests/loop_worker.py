@@ -21,11 +21,17 @@ def main() -> None:
     if mode == "work":
         with loop.turn("Research Python decorators and outline a blog post") as turn:
             turn.before_llm_call()
-            turn.tool_executed("web_search", {"query": "python decorators"},
-                               {"results": ["functools.wraps", "PEP 318"]}, 0.4)
+            turn.tool_executed(
+                "web_search",
+                {"query": "python decorators"},
+                {"results": ["functools.wraps", "PEP 318"]},
+                0.4,
+            )
             loop.store.agent(agent).now.update(
                 "Outline the blog post on Python decorators",
-                ["Write the outline from the research notes"], phase="research done")
+                ["Write the outline from the research notes"],
+                phase="research done",
+            )
             sys.stdout.write("RESEARCH_DONE\n")
             sys.stdout.flush()
             sys.stdin.readline()  # the outline step never finishes: the process is killed here
@@ -33,8 +39,16 @@ def main() -> None:
         with loop.turn("Continue") as turn:
             context = turn.before_llm_call()
             now = loop.store.agent(agent).now.state()
-            sys.stdout.write(json.dumps({"context": context, "objective": now.objective,
-                                         "next_steps": list(now.next_steps)}) + "\n")
+            sys.stdout.write(
+                json.dumps(
+                    {
+                        "context": context,
+                        "objective": now.objective,
+                        "next_steps": list(now.next_steps),
+                    }
+                )
+                + "\n"
+            )
             turn.final_response("Outline written")
     loop.close()
 

@@ -45,8 +45,9 @@ def writer(home: str, name: str, round_: str) -> None:
     seen = compacted()
     while True:
         n += 1
-        entry = store.ledger.publish("decision", f"host {name} round {round_} write {n} payload",
-                                     tags=["crash"])
+        entry = store.ledger.publish(
+            "decision", f"host {name} round {round_} write {n} payload", tags=["crash"]
+        )
         out(f"ack ledger {entry.id} {round_} {stats['retries']}")
         log = store.agent().log.append("THOUGHT", f"host {name} round {round_} note {n} payload")
         out(f"ack log {log.id} {round_} {stats['retries']}")

@@ -22,8 +22,10 @@ SUPERUSER = "memstrata"
 
 def find_bin() -> Path | None:
     """The newest PostgreSQL server bin folder on this machine, or None."""
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
-                   key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0)
+    found = sorted(
+        glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+        key=lambda p: int(p.split("/")[4]) if p.split("/")[4].isdigit() else 0,
+    )
     override = os.environ.get("MEMSTRATA_PG_BIN")
     if override:
         return Path(override)
@@ -33,8 +35,10 @@ def find_bin() -> Path | None:
 def unavailable_reason() -> str | None:
     """Why no server can be started here (None: one can)."""
     if find_bin() is None:
-        return ("no PostgreSQL server binaries (/usr/lib/postgresql/*/bin/initdb): "
-                "apt-get install postgresql (.ci/run does)")
+        return (
+            "no PostgreSQL server binaries (/usr/lib/postgresql/*/bin/initdb): "
+            "apt-get install postgresql (.ci/run does)"
+        )
     if os.geteuid() == 0 and shutil.which("runuser") is None:
         return "running as root without runuser: cannot start PostgreSQL as an unprivileged user"
     try:
@@ -69,18 +73,41 @@ class PgServer:
             for p in (self.root, self.sock):
                 shutil.chown(p, "nobody")
             os.chmod(self.root, 0o755)
-        self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", SUPERUSER,
-                  "--auth=trust", "-E", "UTF8", "--no-sync")
+        self._run(
+            str(self.bin / "initdb"),
+            "-D",
+            str(self.data),
+            "-U",
+            SUPERUSER,
+            "--auth=trust",
+            "-E",
+            "UTF8",
+            "--no-sync",
+        )
 
     def start(self) -> None:
-        opts = (f"-k {self.sock} -c listen_addresses='' -c fsync={'on' if self.fsync else 'off'} "
-                "-c max_connections=200 -c shared_buffers=32MB")
-        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-w",
-                  "-t", "60", "-o", opts, "start")
+        opts = (
+            f"-k {self.sock} -c listen_addresses='' -c fsync={'on' if self.fsync else 'off'} "
+            "-c max_connections=200 -c shared_buffers=32MB"
+        )
+        self._run(
+            str(self.bin / "pg_ctl"),
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.log),
+            "-w",
+            "-t",
+            "60",
+            "-o",
+            opts,
+            "start",
+        )
 
     def stop(self, mode: str = "fast") -> None:
-        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop",
-                  check=False)
+        self._run(
+            str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop", check=False
+        )
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://{SUPERUSER}@/{database}?host={self.sock}"
@@ -100,9 +127,13 @@ class PgServer:
         if self._shared is None:
             self._shared = self.create_database()
         with psycopg.connect(self._shared, autocommit=True) as conn:
-            tables = [r[0] for r in conn.execute(
-                "SELECT tablename FROM pg_tables WHERE tablename LIKE 'memstrata_%' "
-                "AND tablename <> 'memstrata_migrations'")]
+            tables = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT tablename FROM pg_tables WHERE tablename LIKE 'memstrata_%' "
+                    "AND tablename <> 'memstrata_migrations'"
+                )
+            ]
             if tables:
                 conn.execute(f"TRUNCATE {', '.join(tables)} RESTART IDENTITY CASCADE")
         return self._shared

@@ -15,13 +15,26 @@ from memstrata.files.jsonl import encode
 from memstrata.model import iso, now_ts
 
 
-def plant_fact(store: Store, agent: str, key: str, value: str, category: str = "project",
-               citations: Sequence[str] = ()) -> None:
+def plant_fact(
+    store: Store,
+    agent: str,
+    key: str,
+    value: str,
+    category: str = "project",
+    citations: Sequence[str] = (),
+) -> None:
     """Append one `set` record to `agent`'s facts.jsonl on disk, as a hand edit would (the
     index notices the file changed at the next read)."""
     now = iso(now_ts())
-    rec = {"op": "set", "key": key, "value": value, "category": category,
-           "citations": list(citations), "created_at": now, "updated_at": now}
+    rec = {
+        "op": "set",
+        "key": key,
+        "value": value,
+        "category": category,
+        "citations": list(citations),
+        "created_at": now,
+        "updated_at": now,
+    }
     path = store.agent(agent, create=True).facts.path
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("ab") as f:

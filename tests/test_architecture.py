@@ -36,8 +36,9 @@ def test_core_never_imports_adapters() -> None:
 def test_files_layer_depends_on_nothing_above_it() -> None:
     for path in (SRC / "files").rglob("*.py"):
         for mod in _imports(path):
-            assert not mod.startswith(("memstrata.index", "memstrata.layers", "memstrata.search",
-                                       "memstrata.store")), f"{path.name} imports {mod}"
+            assert not mod.startswith(
+                ("memstrata.index", "memstrata.layers", "memstrata.search", "memstrata.store")
+            ), f"{path.name} imports {mod}"
 
 
 def test_no_module_over_600_lines() -> None:
@@ -46,9 +47,11 @@ def test_no_module_over_600_lines() -> None:
 
 
 def test_import_is_cheap_and_pulls_no_optional_dependency() -> None:
-    code = ("import sys, memstrata, memstrata.cli.main; "
-            "heavy = [m for m in ('mcp', 'numpy', 'torch', 'sentence_transformers', 'uvicorn') "
-            "if m in sys.modules]; print(heavy)")
+    code = (
+        "import sys, memstrata, memstrata.cli.main; "
+        "heavy = [m for m in ('mcp', 'numpy', 'torch', 'sentence_transformers', 'uvicorn') "
+        "if m in sys.modules]; print(heavy)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -58,8 +61,11 @@ def _runs_sql(path: Path) -> list[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found = [f"imports {m}" for m in _imports(path) if m.split(".")[0] == "sqlite3"]
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr in ("execute", "executemany", "executescript")):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("execute", "executemany", "executescript")
+        ):
             found.append(f"line {node.lineno} calls .{node.func.attr}()")
     return found
 

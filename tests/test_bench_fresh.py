@@ -29,9 +29,25 @@ def test_bench_fresh_runs_and_its_queries_reach_the_transcripts() -> None:
 
 
 def test_bench_fresh_through_the_cli() -> None:
-    out = subprocess.run([EXE, "--json", "bench", "fresh", "--size", "200", "--sources", "4",
-                          "--queries", "6", "--writes", "10"],
-                         capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [
+            EXE,
+            "--json",
+            "bench",
+            "fresh",
+            "--size",
+            "200",
+            "--sources",
+            "4",
+            "--queries",
+            "6",
+            "--writes",
+            "10",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     assert data["fresh"]["entries"] == 200 and "session" in data["fresh"]["hit_layers"]

@@ -70,8 +70,9 @@ def reads(call: Callable[[], Any], error: type[Exception] | tuple[type[Exception
     return Counting.read
 
 
-def _cpu(calls: list[Callable[[], Any]], error: type[Exception] | tuple[type[Exception], ...]
-         ) -> float:
+def _cpu(
+    calls: list[Callable[[], Any]], error: type[Exception] | tuple[type[Exception], ...]
+) -> float:
     """CPU seconds the calls took, each raising `error`."""
     t = time.thread_time()
     for call in calls:
@@ -103,10 +104,12 @@ def _nested(depth: int) -> dict[str, Any]:
 def test_100k_tags_are_refused_before_they_are_read(store: Store) -> None:
     tags = Counting(f"tag{i}" for i in range(100_000))
     as_tuple = CountingTuple(f"tag{i}" for i in range(100_000))
-    for call in (lambda: store.ledger.publish("decision", "x", tags=tags),
-                 lambda: store.ledger.query(tags=tags),
-                 lambda: store.room().post("x", tags=tags),
-                 lambda: store.search(SearchQuery(text="x", tags=as_tuple))):
+    for call in (
+        lambda: store.ledger.publish("decision", "x", tags=tags),
+        lambda: store.ledger.query(tags=tags),
+        lambda: store.room().post("x", tags=tags),
+        lambda: store.search(SearchQuery(text="x", tags=as_tuple)),
+    ):
         assert reads(call, InvalidInput) <= limits.TAGS_PER_ENTRY + 1
     assert _stored(store, store.layout.ledger) is None
     # duplicates count toward the limit; 32 distinct tags are fine
@@ -135,8 +138,10 @@ def test_100k_tags_over_mcp_are_refused_cheaply(store: Store) -> None:
     async def main() -> tuple[bool, str, float]:
         async with Client(build_server(store, ["all"])) as c:
             t = time.thread_time()  # client and in-memory server share this thread
-            r = await c.call_tool("memory_publish", {"kind": "decision", "summary": "x",
-                                                     "tags": [f"t{i}" for i in range(100_000)]})
+            r = await c.call_tool(
+                "memory_publish",
+                {"kind": "decision", "summary": "x", "tags": [f"t{i}" for i in range(100_000)]},
+            )
             return bool(r.is_error), r.content[0].text, time.thread_time() - t
 
     is_error, text, took = anyio.run(main)
@@ -151,7 +156,9 @@ def test_log_metadata_has_a_size_and_depth_limit(store: Store) -> None:
     deep, big = _nested(100_000), {"blob": "x" * (10 * 1024 * 1024)}
     wide = CountingDict((f"k{i}", i) for i in range(1_000_000))
     # json.dumps would raise RecursionError on `deep`: the walk stops at the depth limit
-    assert reads(lambda: log.append("THOUGHT", "deep", deep), MalformedInput) <= limits.JSON_DEPTH + 1
+    assert (
+        reads(lambda: log.append("THOUGHT", "deep", deep), MalformedInput) <= limits.JSON_DEPTH + 1
+    )
     assert reads(lambda: log.append("THOUGHT", "wide", wide), EntryTooLarge) == 0  # len() says it
     assert _cpu([lambda: log.append("THOUGHT", "big", big)], EntryTooLarge) < CPU_BOUND_S
     with pytest.raises(MalformedInput, match="not JSON"):
@@ -165,22 +172,39 @@ def test_task_fields_are_bounded(store: Store) -> None:
     tasks = store.agent().tasks
     many = Counting(["c"] * 100_000)
     assert reads(lambda: tasks.add("x", acceptance_criteria=many), InvalidInput) <= 1
-    assert reads(lambda: tasks.add("x", blocked_by=Counting(["TASK-001"] * 100_000)),
-                 InvalidInput) <= 1
-    assert _cpu([lambda: tasks.add("x", milestone="m" * (5 * 1024 * 1024)),
-                 lambda: tasks.add("x", priority=-99), lambda: tasks.add("x", priority=10**9),
-                 lambda: tasks.add("x", priority=True)], InvalidInput) < CPU_BOUND_S
+    assert (
+        reads(lambda: tasks.add("x", blocked_by=Counting(["TASK-001"] * 100_000)), InvalidInput)
+        <= 1
+    )
+    assert (
+        _cpu(
+            [
+                lambda: tasks.add("x", milestone="m" * (5 * 1024 * 1024)),
+                lambda: tasks.add("x", priority=-99),
+                lambda: tasks.add("x", priority=10**9),
+                lambda: tasks.add("x", priority=True),
+            ],
+            InvalidInput,
+        )
+        < CPU_BOUND_S
+    )
     assert _cpu([lambda: tasks.add("d" * (5 * 1024 * 1024))], EntryTooLarge) < CPU_BOUND_S
     assert _stored(store, tasks.path) is None
 
 
 BAD_TASK_CHANGES: list[dict[str, Any]] = [
-    {"priority": -99}, {"priority": "high"}, {"priority": 10**9},
-    {"milestone": "m" * 5000}, {"milestone": "M1\n"},
-    {"description": ""}, {"description": "d" * (64 * 1024)},
-    {"acceptance_criteria": ["c"] * 100_000}, {"acceptance_criteria": "not a list"},
+    {"priority": -99},
+    {"priority": "high"},
+    {"priority": 10**9},
+    {"milestone": "m" * 5000},
+    {"milestone": "M1\n"},
+    {"description": ""},
+    {"description": "d" * (64 * 1024)},
+    {"acceptance_criteria": ["c"] * 100_000},
+    {"acceptance_criteria": "not a list"},
     {"acceptance_criteria": ["x" * 5000]},
-    {"blocked_by": ["TASK-404"]}, {"blocked_by": ["TASK-001"]},
+    {"blocked_by": ["TASK-404"]},
+    {"blocked_by": ["TASK-001"]},
 ]
 
 
@@ -210,9 +234,11 @@ def test_task_update_over_mcp_refuses_what_task_add_refuses(store: Store) -> Non
     async def main() -> list[tuple[bool, str]]:
         async with Client(build_server(store, ["all"])) as c:
             out = []
-            for tool, args in (("task_add", {"description": "x", "priority": -99}),
-                               ("task_add", {"description": "ok"}),
-                               ("task_update", {"task_id": "TASK-001", "priority": -99})):
+            for tool, args in (
+                ("task_add", {"description": "x", "priority": -99}),
+                ("task_add", {"description": "ok"}),
+                ("task_update", {"task_id": "TASK-001", "priority": -99}),
+            ):
                 r = await c.call_tool(tool, args)
                 out.append((bool(r.is_error), r.content[0].text))
             return out
@@ -227,12 +253,21 @@ def test_session_messages_are_bounded(store: Store) -> None:
     msg = {"role": "user", "content": "x"}
     many, deep = Counting([msg] * 10**6), _nested(100_000)
     assert reads(lambda: sessions.append_many("s1", many), InvalidInput) <= 1
-    assert reads(lambda: sessions.append("s1", "tool_call", "", name="read", input=deep),
-                 InvalidInput) <= limits.JSON_DEPTH + 1
-    assert reads(lambda: sessions.append("s1", "assistant", deep),  # type: ignore[arg-type]
-                 InvalidInput) <= limits.JSON_DEPTH + 1
+    assert (
+        reads(lambda: sessions.append("s1", "tool_call", "", name="read", input=deep), InvalidInput)
+        <= limits.JSON_DEPTH + 1
+    )
+    assert (
+        reads(
+            lambda: sessions.append("s1", "assistant", deep),  # type: ignore[arg-type]
+            InvalidInput,
+        )
+        <= limits.JSON_DEPTH + 1
+    )
     calls: list[Callable[[], Any]] = [
-        lambda: sessions.append("s1", "tool_call", "", name="read", input={"a": "x" * (1024 * 1024)}),
+        lambda: sessions.append(
+            "s1", "tool_call", "", name="read", input={"a": "x" * (1024 * 1024)}
+        ),
         lambda: sessions.append("s1", "user", "x", id="i" * 10_000),
         lambda: sessions.append("s1", "tool_call", "", name="n" * 10_000),
         lambda: sessions.append("s1", "user", "x" * (1024 * 1024)),
@@ -246,17 +281,22 @@ def test_session_messages_are_bounded(store: Store) -> None:
 def test_items_now_channel_facts_are_bounded(store: Store) -> None:
     m = store.agent()
     items = store.acting_as(None).items  # items are pipeline-only: written as the store's owner
-    for drafts in ([{"type": "note", "title": "t", "content": "c", "confidence": "high"}],
-                   [{"type": "note", "title": "t", "content": "c", "lineNumber": "7"}],
-                   [{"type": "note", "title": "t" * 5000, "content": "c"}],
-                   ({"type": "note", "title": "t", "content": "c"} for _ in range(10**7))):
+    for drafts in (
+        [{"type": "note", "title": "t", "content": "c", "confidence": "high"}],
+        [{"type": "note", "title": "t", "content": "c", "lineNumber": "7"}],
+        [{"type": "note", "title": "t" * 5000, "content": "c"}],
+        ({"type": "note", "title": "t", "content": "c"} for _ in range(10**7)),
+    ):
         with pytest.raises(InvalidInput):
             items.replace_source("doc.md", drafts)
-    assert reads(lambda: m.now.update("status", Counting(["step"] * 100_000)),
-                 EntryTooLarge) <= 1
-    assert reads(lambda: m.facts.set("k", "v", citations=Counting(["c"] * 100_000)),
-                 EntryTooLarge) <= 1
-    assert _cpu([lambda: store.room().post("x", to="a" * (1024 * 1024))], InvalidInput) < CPU_BOUND_S
+    assert reads(lambda: m.now.update("status", Counting(["step"] * 100_000)), EntryTooLarge) <= 1
+    assert (
+        reads(lambda: m.facts.set("k", "v", citations=Counting(["c"] * 100_000)), EntryTooLarge)
+        <= 1
+    )
+    assert (
+        _cpu([lambda: store.room().post("x", to="a" * (1024 * 1024))], InvalidInput) < CPU_BOUND_S
+    )
     assert _cpu([lambda: m.facts.set("k" * 1_000_000, "v")], EntryTooLarge) < CPU_BOUND_S
     assert _stored(store, store.layout.items) is None and _stored(store, m.facts.path) is None
 

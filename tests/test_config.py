@@ -36,9 +36,16 @@ def test_string_no_is_not_true(tmp_path: Path) -> None:
 
 
 def test_wrong_types_and_ranges(tmp_path: Path) -> None:
-    cfg = _load(tmp_path, '[log]\ncompact_bytes = "big"\n[sessions]\nretention_days = -1\n'
-                          '[search]\nfusion = "max"\n[kinds]\ndecision = "soon"\n')
-    assert (cfg.log_compact_bytes, cfg.session_retention_days, cfg.fusion) == (51200, 30, "weighted")
+    cfg = _load(
+        tmp_path,
+        '[log]\ncompact_bytes = "big"\n[sessions]\nretention_days = -1\n'
+        '[search]\nfusion = "max"\n[kinds]\ndecision = "soon"\n',
+    )
+    assert (cfg.log_compact_bytes, cfg.session_retention_days, cfg.fusion) == (
+        51200,
+        30,
+        "weighted",
+    )
     text = "\n".join(cfg.problems)
     for needle in ("compact_bytes", "retention_days", "fusion", "decision"):
         assert needle in text
@@ -80,8 +87,11 @@ def test_commented_template_is_valid_and_complete(tmp_path: Path) -> None:
     text = commented_template()
     for s in SETTINGS:
         assert f"# {s.key} = " in text
-    uncommented = "\n".join(line[2:] if (line.startswith("# ") and "=" in line) or
-                            line.startswith("# [") else "" for line in text.splitlines())
-    cfg = _load(tmp_path, "\n".join(x.split("    #")[0].split("  #")[0]
-                                     for x in uncommented.splitlines()))
+    uncommented = "\n".join(
+        line[2:] if (line.startswith("# ") and "=" in line) or line.startswith("# [") else ""
+        for line in text.splitlines()
+    )
+    cfg = _load(
+        tmp_path, "\n".join(x.split("    #")[0].split("  #")[0] for x in uncommented.splitlines())
+    )
     assert cfg.problems == (), cfg.problems

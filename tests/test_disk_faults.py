@@ -24,13 +24,20 @@ EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memst
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([EXE, "--home", str(home), "--agent", "finn", *args],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [EXE, "--home", str(home), "--agent", "finn", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _mount(target: Path, options: str) -> None:
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(target)],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(target)],
+        capture_output=True,
+        text=True,
+    )
     if r.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
 
@@ -69,8 +76,11 @@ def test_a_full_disk_never_reports_a_stored_write_as_failed(disk: Path) -> None:
     # the CLI on the full disk: one clear line, no traceback, reads still work
     r = _cli(home, "ledger", "publish", "decision", "z" * 4000)
     assert r.returncode == 1 and "Traceback" not in r.stderr
-    assert [line.split(" on the disk")[0] for line in r.stderr.splitlines()
-            if line.startswith("memstrata: error:")] == ["memstrata: error: no space left"]
+    assert [
+        line.split(" on the disk")[0]
+        for line in r.stderr.splitlines()
+        if line.startswith("memstrata: error:")
+    ] == ["memstrata: error: no space left"]
     found = _cli(home, "--json", "search", "written while there was space")
     assert found.returncode == 0 and "Traceback" not in found.stderr
     store.close()
@@ -195,7 +205,8 @@ def test_empty_generations_left_by_an_earlier_full_disk_are_collected(home: Path
     again = Store(home, agent="finn")
     assert [h.title for h in again.search("kept")] == ["kept"]
     assert sorted(os.listdir(index)) == sorted(
-        n for n in os.listdir(index) if n == "CURRENT" or n.startswith(live))
+        n for n in os.listdir(index) if n == "CURRENT" or n.startswith(live)
+    )
     assert not (index / "g18eb4823313042564672c3.db").exists()
     again.close()
 

@@ -19,9 +19,11 @@ def _defined(path: Path, cache: dict[Path, set[str]]) -> set[str]:
     if path not in cache:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         # module-level tests and test methods of classes, not helpers or nested functions
-        cache[path] = {n.name for n in ast.walk(tree)
-                       if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
-                       and n.name.startswith("test_")}
+        cache[path] = {
+            n.name
+            for n in ast.walk(tree)
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.name.startswith("test_")
+        }
     return cache[path]
 
 
@@ -65,11 +67,16 @@ def test_every_test_named_in_the_docs_exists() -> None:
 def test_a_renamed_test_is_reported() -> None:
     checked, bad = broken_references(
         "| row | `seeds/test_seed_000.py::test_no_such_test_anywhere` | done |\n"
-        "| row | `test_docs_refs.py::test_a_renamed_test_is_reported` | done |", "doc")
+        "| row | `test_docs_refs.py::test_a_renamed_test_is_reported` | done |",
+        "doc",
+    )
     assert checked == 2
     assert bad == ["doc:1: tests/seeds/test_seed_000.py has no test_no_such_test_anywhere"]
     # a helper is not a test, and a script a number comes from must exist
     checked, bad = broken_references(
-        "`test_docs_refs.py::broken_references` and `tests/no_such_script.py`", "doc")
-    assert bad == ["doc:1: tests/test_docs_refs.py has no broken_references",
-                   "doc:1: no file tests/no_such_script.py"]
+        "`test_docs_refs.py::broken_references` and `tests/no_such_script.py`", "doc"
+    )
+    assert bad == [
+        "doc:1: tests/test_docs_refs.py has no broken_references",
+        "doc:1: no file tests/no_such_script.py",
+    ]

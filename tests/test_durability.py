@@ -17,7 +17,9 @@ from memstrata.files.jsonl import read_records
 from memstrata.layers.log import parse_log
 
 WORKER = str(Path(__file__).with_name("workers.py"))
-CRASH_ROUNDS = int(os.environ.get("MEMSTRATA_CRASH_ROUNDS", "200" if os.environ.get("MEMSTRATA_SLOW") else "30"))
+CRASH_ROUNDS = int(
+    os.environ.get("MEMSTRATA_CRASH_ROUNDS", "200" if os.environ.get("MEMSTRATA_SLOW") else "30")
+)
 
 
 def _spawn(*args: str) -> subprocess.Popen[str]:
@@ -32,7 +34,9 @@ def _file_ids(path: Path) -> list[str]:
 
 def _log_ids(path: Path) -> list[str]:
     data = path.read_bytes() if path.exists() else b""
-    return [d.meta["id"] for d in parse_log(data, 0, str(path), owner=None, final=True).docs if d.meta]
+    return [
+        d.meta["id"] for d in parse_log(data, 0, str(path), owner=None, final=True).docs if d.meta
+    ]
 
 
 def _log_and_archive_ids(store: Store, agent: str) -> list[str]:
@@ -74,7 +78,8 @@ def test_eight_processes_appending_at_once(home: Path) -> None:
     assert read_records(store.layout.ledger).bad == []
     assert _index_count(store, "layer = 'ledger'") == n * procs
     assert _index_count(store, "layer = 'log' AND owner = 'shared'") == len(
-        _log_ids(store.layout.log_file("shared")))
+        _log_ids(store.layout.log_file("shared"))
+    )
     store.close()
 
 
@@ -125,8 +130,11 @@ def test_sigkill_rounds_lose_nothing_acknowledged(home: Path) -> None:
             mem = store.agent(a, create=True)  # a writer killed before its first write
             keys = {f.key for f in mem.facts.list()}
             assert all_acked.get(f"fact:{a}", set()) <= keys
-            said = {m.content.rsplit(" ", 1)[-1] for m in mem.sessions.messages("s")} if (
-                store.layout.session(a, "s").exists()) else set()
+            said = (
+                {m.content.rsplit(" ", 1)[-1] for m in mem.sessions.messages("s")}
+                if (store.layout.session(a, "s").exists())
+                else set()
+            )
             assert all_acked.get(f"session:{a}", set()) <= said
         store.close()
     # every writer acknowledged >= 4 writes per round, one in four a ledger entry
@@ -156,7 +164,9 @@ time.sleep(60)
 
 
 def test_amnesia_process_killed_then_restarted(home: Path) -> None:
-    p = subprocess.Popen([sys.executable, "-c", AMNESIA, str(home)], stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-c", AMNESIA, str(home)], stdout=subprocess.PIPE, text=True
+    )
     assert p.stdout is not None
     assert p.stdout.readline().strip() == "ready"
     p.send_signal(signal.SIGKILL)
@@ -200,9 +210,18 @@ def test_index_catches_up_with_hand_edits_and_other_writers(home: Path) -> None:
     log = store.layout.log_file("finn")
     with open(log, "a", encoding="utf-8") as fh:
         fh.write("### 2026-11-01T09:00:00Z · USER_FEEDBACK\nadded by hand in an editor\n\n")
-    entry = {"id": "mem-0badc0de", "ts": "2026-11-01T09:00:00Z", "kind": "convention",
-             "room_id": None, "author_role": "human", "ref": None, "tags": ["style"],
-             "summary": "All endpoints use /api/v1", "detail": None, "supersedes": None}
+    entry = {
+        "id": "mem-0badc0de",
+        "ts": "2026-11-01T09:00:00Z",
+        "kind": "convention",
+        "room_id": None,
+        "author_role": "human",
+        "ref": None,
+        "tags": ["style"],
+        "summary": "All endpoints use /api/v1",
+        "detail": None,
+        "supersedes": None,
+    }
     with open(store.layout.ledger, "a", encoding="utf-8") as fh:
         fh.write(json.dumps(entry) + "\n")
     store.close()

@@ -90,9 +90,15 @@ def test_rotation_loses_no_record_of_concurrent_processes(home: Path) -> None:
     home.mkdir(parents=True)
     (home / "config.toml").write_text("[events]\nmax_bytes = 8192\nkeep = 1000\n")
     n = 400
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(home), f"w{k}", str(n)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-             for k in range(3)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(home), f"w{k}", str(n)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for k in range(3)
+    ]
     for p in procs:
         assert p.stdout is not None and p.stdout.readline().strip() == "ready"
     for p in procs:

@@ -37,8 +37,11 @@ def test_listing_while_another_process_deletes_files(store: Store, tmp_path: Pat
     files = store.agent().files
     files.write("keep.md", "stays\n")
     stop = tmp_path / "stop"
-    churn = subprocess.Popen([sys.executable, "-c", CHURN, str(files.root / "churn"), str(stop)],
-                             stdout=subprocess.PIPE, text=True)
+    churn = subprocess.Popen(
+        [sys.executable, "-c", CHURN, str(files.root / "churn"), str(stop)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert churn.stdout is not None and churn.stdout.readline().strip() == "ready"
         sizes = set()
@@ -84,10 +87,13 @@ def test_symlink_out_of_the_store_is_never_followed(store: Store, tmp_path: Path
     assert listed["alias.md"].size == len("inside\n")
 
 
-@pytest.mark.parametrize("rel", [
-    "/".join(["d" * 60] * 7) + "/note.md",  # deep: its flattened name would be 430 bytes
-    "/".join(["é" * 40] * 5) + ".md",  # 205 characters, but its flattened name is 420 bytes
-])
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "/".join(["d" * 60] * 7) + "/note.md",  # deep: its flattened name would be 430 bytes
+        "/".join(["é" * 40] * 5) + ".md",  # 205 characters, but its flattened name is 420 bytes
+    ],
+)
 def test_any_path_that_can_be_written_can_be_deleted(store: Store, rel: str) -> None:
     files = store.agent().files
     files.write(rel, "remember the deep note\n")

@@ -128,8 +128,9 @@ def test_every_read_path_honours_the_stale_flag(
         raise sqlite3.OperationalError("disk I/O error")
 
     monkeypatch.setattr(store_mod, "index_append", broken)
-    entry = store.ledger.publish("decision", "lemur acknowledged while the index failed",
-                                 tags=["stale"])
+    entry = store.ledger.publish(
+        "decision", "lemur acknowledged while the index failed", tags=["stale"]
+    )
     fact = store.agent().facts.set("mood", "lemur")
     monkeypatch.setattr(store_mod, "index_append", real)
     assert [e.id for e in store.ledger.query(tags=["stale"])] == [entry.id]
@@ -143,10 +144,21 @@ def test_one_based_line_numbers_survive_incremental_parsing(home: Path) -> None:
     ids = [store.ledger.publish("decision", f"entry {i} mongoose").id for i in range(3)]
     # another writer appends two lines, then this store appends one of its own: the gap
     # is parsed from the stored offset, and line numbers continue from the stored count
-    extra = [{"id": f"mem-0000000{i}", "ts": "2026-01-01T00:00:00Z", "kind": "decision",
-              "room_id": None, "author_role": None, "ref": None, "tags": [],
-              "summary": f"hand entry {i} mongoose", "detail": None, "supersedes": None}
-             for i in range(2)]
+    extra = [
+        {
+            "id": f"mem-0000000{i}",
+            "ts": "2026-01-01T00:00:00Z",
+            "kind": "decision",
+            "room_id": None,
+            "author_role": None,
+            "ref": None,
+            "tags": [],
+            "summary": f"hand entry {i} mongoose",
+            "detail": None,
+            "supersedes": None,
+        }
+        for i in range(2)
+    ]
     with open(home / "ledger.jsonl", "a", encoding="utf-8") as fh:
         fh.writelines(json.dumps(e) + "\n" for e in extra)
     ids += [e["id"] for e in extra]
@@ -199,8 +211,12 @@ def test_a_same_length_edit_in_place_of_an_old_record_is_indexed(home: Path) -> 
     _edit_in_place(home / "ledger.jsonl", "use the delta ledger", "use the gamma ledger")
     exe = Path(sys.executable).parent / "memstrata"
     run = [str(exe), "--home", str(home), "--agent", "finn"]
-    out = subprocess.run([*run, "--json", "search", "gamma", "--layer", "log",
-                          "--layer", "ledger"], capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [*run, "--json", "search", "gamma", "--layer", "log", "--layer", "ledger"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert "gamma entry two" in out.stdout and "use the gamma ledger" in out.stdout
     assert "delta" not in out.stdout

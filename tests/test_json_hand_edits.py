@@ -19,8 +19,12 @@ EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memst
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([EXE, "--home", str(home), "--agent", "finn", *args],
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [EXE, "--home", str(home), "--agent", "finn", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def _edit(path: Path, change: Any) -> None:
@@ -53,7 +57,11 @@ def test_hand_added_task_without_id_and_unknown_key_survive_tasks_add(home: Path
     assert doc["owner_notes"] == {"sprint": 7, "by": "a person"}
     assert doc["tasks"][1:3] == [no_id, "a bare string"]  # in place, unchanged
     assert doc["tasks"][0]["estimate"] == "2h" and doc["tasks"][0]["status"] == "done"
-    assert [t.get("id") for t in doc["tasks"] if isinstance(t, dict)] == ["TASK-001", None, "TASK-002"]
+    assert [t.get("id") for t in doc["tasks"] if isinstance(t, dict)] == [
+        "TASK-001",
+        None,
+        "TASK-002",
+    ]
     listed = _cli(home, "tasks", "list")
     assert listed.returncode == 0 and "second task" in listed.stdout
     assert "tasks.json" in listed.stderr and "no string id" in listed.stderr  # reported
@@ -63,8 +71,12 @@ def test_bad_field_is_a_typed_error_naming_file_and_field(home: Path) -> None:
     store = Store(home, agent="finn")
     tasks = store.agent().tasks
     tasks.add("fine task")
-    _edit(tasks.path, lambda d: d["tasks"].append(
-        {"id": "TASK-007", "priority": "high", "status": "pending", "description": "hand task"}))
+    _edit(
+        tasks.path,
+        lambda d: d["tasks"].append(
+            {"id": "TASK-007", "priority": "high", "status": "pending", "description": "hand task"}
+        ),
+    )
     with pytest.raises(MalformedInput) as err:
         tasks.get("TASK-007")
     assert str(tasks.path) in str(err.value) and "'priority'" in str(err.value)
@@ -86,8 +98,16 @@ def test_items_keep_entries_they_do_not_understand(home: Path) -> None:
     store = Store(home)  # the store's owner (items are pipeline-only)
     items = store.items
     items.replace_source("a.md", [{"type": "claim", "title": "t", "content": "old claim"}])
-    hand = [{"note": "curated by hand"}, {"id": "item_hand", "type": "note", "title": "h",
-                                         "content": "hand item", "confidence": "very"}]
+    hand = [
+        {"note": "curated by hand"},
+        {
+            "id": "item_hand",
+            "type": "note",
+            "title": "h",
+            "content": "hand item",
+            "confidence": "very",
+        },
+    ]
     doc = json.loads(items.path.read_text(encoding="utf-8"))
     items.path.write_text(json.dumps(doc + hand), encoding="utf-8")
     items.replace_source("a.md", [{"type": "claim", "title": "t", "content": "new claim"}])
@@ -102,7 +122,9 @@ def test_sessions_index_keeps_unknown_keys(home: Path) -> None:
     store = Store(home, agent="finn")
     sessions = store.agent().sessions
     sessions.start("s-one", title="first")
-    _edit(sessions.index_path, lambda d: (d.update(team="blue"), d["sessions"][0].update(pinned=True)))
+    _edit(
+        sessions.index_path, lambda d: (d.update(team="blue"), d["sessions"][0].update(pinned=True))
+    )
     sessions.start("s-two")
     sessions.end("s-one")
     doc = json.loads(sessions.index_path.read_text(encoding="utf-8"))

@@ -22,7 +22,7 @@ def test_backward_reading_matches_decode_reversed() -> None:
         if rng.random() < 0.1:
             data = b"[1]\n" + data
         block = rng.randint(1, 80)
-        got = list(records_backward(lambda o, n, d=data: d[o:o + n], len(data), block=block))
+        got = list(records_backward(lambda o, n, d=data: d[o : o + n], len(data), block=block))
         assert got == list(reversed(decode(data).records)), (data, block)
 
 
@@ -32,7 +32,7 @@ def test_taking_the_newest_reads_only_the_end() -> None:
 
     def read(offset: int, length: int) -> bytes:
         reads.append((offset, length))
-        return data[offset:offset + length]
+        return data[offset : offset + length]
 
     newest = records_backward(read, len(data), block=4096)
     assert [next(newest)[1]["i"] for _ in range(3)] == [9999, 9998, 9997]

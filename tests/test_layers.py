@@ -23,7 +23,12 @@ from memstrata.store import sha256_text
 
 def test_now_is_overwritten_and_parsed(store: Store, home: Path) -> None:
     now = store.agent().now
-    now.update("Analyzing portfolio data", ["Load CSV", "Calculate returns"], blockers=["no API key"], phase="2 of 6")
+    now.update(
+        "Analyzing portfolio data",
+        ["Load CSV", "Calculate returns"],
+        blockers=["no API key"],
+        phase="2 of 6",
+    )
     now.update("Generating report", ["Write summary"])
     text = (home / "agents/finn/memory/NOW.md").read_text()
     assert "Generating report" in text and "Analyzing" not in text
@@ -77,7 +82,10 @@ def test_memory_files_tools(store: Store, home: Path) -> None:
     files.replace("strategy.md", "buy low", "buy lower")
     files.insert("strategy.md", 0, "<!-- top -->")
     files.insert("strategy.md", 4, "hold")
-    assert files.read("/memories/strategy.md") == "<!-- top -->\n# Strategy\nbuy lower\nsell high\nhold\n"
+    assert (
+        files.read("/memories/strategy.md")
+        == "<!-- top -->\n# Strategy\nbuy lower\nsell high\nhold\n"
+    )
     with pytest.raises(NotUnique):
         files.write("dup.md", "a a")
         files.replace("dup.md", "a", "b")
@@ -122,14 +130,21 @@ def test_facts_set_get_forget_and_categories(store: Store, home: Path) -> None:
         facts.get("preferred_currency")
     with pytest.raises(MalformedInput):
         facts.set("k", "v", "gossip")
-    ops = [json.loads(line)["op"] for line in (home / "agents/finn/facts.jsonl").read_text().splitlines()]
+    ops = [
+        json.loads(line)["op"]
+        for line in (home / "agents/finn/facts.jsonl").read_text().splitlines()
+    ]
     assert ops == ["set", "set", "set", "forget"]
 
 
 def test_tasks(store: Store, home: Path) -> None:
     tasks = store.agent().tasks
-    a = tasks.add("Implement session locking", milestone="M1", priority=2,
-                  acceptance_criteria=["Lock acquired before execution", "Lock released after"])
+    a = tasks.add(
+        "Implement session locking",
+        milestone="M1",
+        priority=2,
+        acceptance_criteria=["Lock acquired before execution", "Lock released after"],
+    )
     b = tasks.add("Write docs", priority=1, blocked_by=[a.id])
     assert [t.id for t in tasks.list()] == [b.id, a.id]  # prioritized
     done = tasks.update(a.id, status="done")
@@ -139,19 +154,31 @@ def test_tasks(store: Store, home: Path) -> None:
     with pytest.raises(NotFound):
         tasks.add("x", blocked_by=["TASK-999"])
     data = json.loads((home / "agents/finn/tasks.json").read_text())
-    assert set(data["tasks"][0]) == {"id", "milestone", "priority", "status", "description",
-                                     "acceptance_criteria", "created", "completed", "blocked_by"}
+    assert set(data["tasks"][0]) == {
+        "id",
+        "milestone",
+        "priority",
+        "status",
+        "description",
+        "acceptance_criteria",
+        "created",
+        "completed",
+        "blocked_by",
+    }
 
 
 def test_sessions(store: Store, home: Path) -> None:
     sess = store.agent().sessions
     sess.start("sess-1", title="greeting")
     sess.append("sess-1", "user", "Hello")
-    sess.append_many("sess-1", [
-        {"role": "assistant", "content": "Hi there!"},
-        {"id": "tool_001", "role": "tool_call", "name": "read", "input": {"path": "README.md"}},
-        {"id": "tool_001", "role": "tool_result", "content": "# Project..."},
-    ])
+    sess.append_many(
+        "sess-1",
+        [
+            {"role": "assistant", "content": "Hi there!"},
+            {"id": "tool_001", "role": "tool_call", "name": "read", "input": {"path": "README.md"}},
+            {"id": "tool_001", "role": "tool_result", "content": "# Project..."},
+        ],
+    )
     msgs = sess.messages("sess-1")
     assert [m.role for m in msgs] == ["user", "assistant", "tool_call", "tool_result"]
     assert msgs[2].input == {"path": "README.md"} and msgs[3].id == "tool_001"
@@ -185,7 +212,9 @@ def test_scratch_episodes_and_identity(store: Store, home: Path) -> None:
 
 def test_memory_manager_face(home: Path) -> None:
     m = MemoryManager("finn")
-    assert (home / "agents/finn/memory/NOW.md").exists() and (home / "agents/finn/memory/LOG.md").exists()
+    assert (home / "agents/finn/memory/NOW.md").exists() and (
+        home / "agents/finn/memory/LOG.md"
+    ).exists()
     m.update_now("Analyzing portfolio data", ["Load CSV", "Calculate returns", "Generate report"])
     entry_id = m.append_log("TOOL_USE", "loaded prices.csv", {"rows": 1200})
     m.save_fact("preferred_currency", "USD", "preference")

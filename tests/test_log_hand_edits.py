@@ -26,8 +26,12 @@ HAND = "### 2026-11-01T09:00:00Z · USER_FEEDBACK\n"
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([EXE, "--home", str(home), "--agent", "finn", *args],
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [EXE, "--home", str(home), "--agent", "finn", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def _found(store: Store, word: str) -> list[str]:
@@ -42,7 +46,11 @@ def _log_uids(store: Store) -> set[str]:
 def _crlf(log: Path, first: str) -> list[str]:
     log.write_bytes(log.read_bytes().replace(b"\n", b"\r\n"))
     with open(log, "ab") as fh:
-        fh.write((HAND + "typed on windows: kiwi\n<!-- log-0a0b0c0d {} -->\n\n").replace("\n", "\r\n").encode())
+        fh.write(
+            (HAND + "typed on windows: kiwi\n<!-- log-0a0b0c0d {} -->\n\n")
+            .replace("\n", "\r\n")
+            .encode()
+        )
     return ["kiwi"]
 
 
@@ -68,19 +76,26 @@ def _stray_text(log: Path, first: str) -> list[str]:
     text = log.read_text(encoding="utf-8")
     cut = text.index(f"<!-- {first} ")
     cut = text.index("\n", cut) + 1
-    log.write_text(text[:cut] + "\na stray remark about penguins\n" + text[cut:] + "closing note: marmot\n",
-                   encoding="utf-8")
+    log.write_text(
+        text[:cut] + "\na stray remark about penguins\n" + text[cut:] + "closing note: marmot\n",
+        encoding="utf-8",
+    )
     return ["penguins", "marmot"]
 
 
 VARIANTS: dict[str, Callable[[Path, str], list[str]]] = {
-    "crlf": _crlf, "footerless-last": _footerless_last, "footerless-no-newline": _footerless_no_newline,
-    "duplicated-id": _duplicated_id, "stray-text": _stray_text,
+    "crlf": _crlf,
+    "footerless-last": _footerless_last,
+    "footerless-no-newline": _footerless_no_newline,
+    "duplicated-id": _duplicated_id,
+    "stray-text": _stray_text,
 }
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
-def test_every_hand_edited_entry_is_found_by_search_tail_and_context(home: Path, variant: str) -> None:
+def test_every_hand_edited_entry_is_found_by_search_tail_and_context(
+    home: Path, variant: str
+) -> None:
     store = Store(home, agent="finn")
     log = store.agent().log
     first = log.append("THOUGHT", "written through the api: aardvark")
@@ -140,7 +155,9 @@ def test_a_block_our_writer_is_still_writing_is_not_taken_for_a_hand_entry(home:
     store = Store(home, agent="finn")
     log = store.agent().log
     log.append("THOUGHT", "before")
-    entry = LogEntry("log-00c0ffee", "2026-11-01T09:00:00.000Z", "THOUGHT", "slow writer: narwhal", {})
+    entry = LogEntry(
+        "log-00c0ffee", "2026-11-01T09:00:00.000Z", "THOUGHT", "slow writer: narwhal", {}
+    )
     data = encode_entry(entry)
     other = LockTable(store.layout.locks)  # another open file description: flock excludes us
     with other.hold(str(log.path)):
@@ -163,9 +180,14 @@ def test_hand_entry_without_footer_becomes_visible_to_an_open_store(home: Path) 
     with open(log.path, "a", encoding="utf-8") as fh:
         fh.write(HAND + "typed while the store was open: okapi\n")
     assert [e.content for e in log.tail(5)][-1] == "typed while the store was open: okapi"
-    log.append("THOUGHT", "api entry after the hand one")  # the hand entry is neither lost nor doubled
+    log.append(
+        "THOUGHT", "api entry after the hand one"
+    )  # the hand entry is neither lost nor doubled
     assert [e.content for e in log.tail(5)] == [
-        "api entry", "typed while the store was open: okapi", "api entry after the hand one"]
+        "api entry",
+        "typed while the store was open: okapi",
+        "api entry after the hand one",
+    ]
     assert log.path.read_text(encoding="utf-8").count("okapi") == 1
     store.close()
 
@@ -180,8 +202,9 @@ def test_hand_entry_then_an_api_append_indexes_both(home: Path, ending: str) -> 
         fh.write(HAND + "typed, then the agent wrote: tapir" + ending)
     log.append("THOUGHT", "api entry after it")  # no read in between: the gap path
     with store.db.read() as conn:
-        bodies = [r[0] for r in conn.execute(
-            "SELECT body FROM docs WHERE layer = 'log' ORDER BY pos")]
+        bodies = [
+            r[0] for r in conn.execute("SELECT body FROM docs WHERE layer = 'log' ORDER BY pos")
+        ]
     assert bodies == ["api entry", "typed, then the agent wrote: tapir", "api entry after it"]
     store.close()
 
@@ -197,18 +220,33 @@ def test_parser_keeps_what_it_cannot_read_and_reports_it() -> None:
     ).encode()
     parsed = parse_log(data, 0, "LOG.md", owner="finn", final=True)
     bodies = [d.body for d in parsed.docs]
-    assert bodies == ["notes a person put at the top", "fine", "bad metadata",
-                      "bad timestamp, lower-case type", "torn by a killed writer", "after the torn one"]
-    assert [d.kind for d in parsed.docs] == ["TEXT", "THOUGHT", "THOUGHT", "THOUGHT", "TOOL_USE", "THOUGHT"]
+    assert bodies == [
+        "notes a person put at the top",
+        "fine",
+        "bad metadata",
+        "bad timestamp, lower-case type",
+        "torn by a killed writer",
+        "after the torn one",
+    ]
+    assert [d.kind for d in parsed.docs] == [
+        "TEXT",
+        "THOUGHT",
+        "THOUGHT",
+        "THOUGHT",
+        "TOOL_USE",
+        "THOUGHT",
+    ]
     reasons = " | ".join(b.reason for b in parsed.bad)
     assert len(parsed.bad) == 3, reasons
-    assert "not JSON" in reasons and "invalid timestamp" in reasons and "footer cut short" in reasons
+    assert (
+        "not JSON" in reasons and "invalid timestamp" in reasons and "footer cut short" in reasons
+    )
     assert parsed.consumed == len(data)
     # incrementally, the last block is pending until something follows it
     pending = parse_log(data[:-8], 0, "LOG.md", owner="finn")  # footer line incomplete
     assert [d.body for d in pending.docs][-1] == "torn by a killed writer"
     assert pending.consumed == data.index(b"### 2026-11-01T09:03")
-    assert all(data[d.pos or 0:].startswith(b"### ") for d in parsed.docs[1:])  # offsets exact
+    assert all(data[d.pos or 0 :].startswith(b"### ") for d in parsed.docs[1:])  # offsets exact
 
 
 def test_doctor_reports_what_it_could_not_parse_instead_of_ok(home: Path) -> None:
@@ -231,7 +269,10 @@ def test_doctor_reports_what_it_could_not_parse_instead_of_ok(home: Path) -> Non
     report = json.loads(_cli(home, "--json", "doctor").stdout)
     assert report["ok"] is False and report["index_ok"] is True and report["files_ok"] is False
     where = {(b["source"], b["reason"].split(":")[0]) for b in report["bad_lines"]}
-    assert where == {("agents/finn/memory/LOG.md", "LOG entry"), ("agents/finn/facts.jsonl", "invalid JSON")}
+    assert where == {
+        ("agents/finn/memory/LOG.md", "LOG entry"),
+        ("agents/finn/facts.jsonl", "invalid JSON"),
+    }
     assert len([b for b in report["bad_lines"] if b["source"].endswith("LOG.md")]) == 2
     for word in ("ocelot", "lynx"):  # reported, and still entries
         assert json.loads(_cli(home, "--json", "search", word).stdout)

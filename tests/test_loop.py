@@ -40,13 +40,20 @@ def test_seed002_turn_writes_exactly_the_automatic_entries(home: Path) -> None:
         turn.tool_executed("calculate_returns", {"window": 30}, {"ok": True, "value": 0.07})
         turn.final_response("Returns over 30 days: 7%")
     log = m.read_log(100)[before:]
-    assert [(e["entry_type"], e["metadata"].get("event") or e["metadata"].get("tool")) for e in log] == [
-        ("USER_FEEDBACK", "user_intent"), ("TOOL_USE", "load_csv"),
-        ("TOOL_USE", "calculate_returns"), ("SYSTEM", "final_response")]
+    assert [
+        (e["entry_type"], e["metadata"].get("event") or e["metadata"].get("tool")) for e in log
+    ] == [
+        ("USER_FEEDBACK", "user_intent"),
+        ("TOOL_USE", "load_csv"),
+        ("TOOL_USE", "calculate_returns"),
+        ("SYSTEM", "final_response"),
+    ]
     assert log[0]["content"] == "Analyse the portfolio and report returns"
     tool = log[1]
     assert tool["content"].startswith('load_csv(path="prices.csv") -> ok, ')
-    assert tool["metadata"]["result_chars"] == len(json.dumps(big)) and "4999" not in tool["content"]
+    assert (
+        tool["metadata"]["result_chars"] == len(json.dumps(big)) and "4999" not in tool["content"]
+    )
     assert tool["metadata"]["duration_s"] == 0.25
     assert log[3]["content"] == "Final response: Returns over 30 days: 7%"
     now = m.memory.now.state()
@@ -69,10 +76,17 @@ def test_seed004_turn_with_a_session_persists_the_transcript(home: Path) -> None
             turn.final_response("ok")
         assert m.memory.sessions.ids() == ["s1"]
     assert [(x.role, x.name) for x in msgs] == [
-        ("user", None), ("tool_call", "read"), ("tool_result", "read"), ("tool_call", "grep"),
-        ("tool_result", "grep"), ("assistant", None)]
+        ("user", None),
+        ("tool_call", "read"),
+        ("tool_result", "read"),
+        ("tool_call", "grep"),
+        ("tool_result", "grep"),
+        ("assistant", None),
+    ]
     user, call, result, _, failed, answer = msgs
-    assert user.content == "Read the README" and answer.content == "The README describes the project."
+    assert (
+        user.content == "Read the README" and answer.content == "The README describes the project."
+    )
     assert call.input == {"path": "README.md"} and call.id == result.id != msgs[3].id
     assert result.content.startswith("# Project") and result.content.endswith("(20010 chars)")
     assert failed.content == "error: FileNotFoundError: no src/"
@@ -152,17 +166,28 @@ def test_seed003_agent_controlled_turn_writes_nothing(home: Path) -> None:
 
 
 def test_describe_tool_keeps_parameters_small() -> None:
-    content, meta = describe_tool("Write", {"file_path": "a.py", "content": "x" * 10_000,
-                                            "mode": 420, "flag": True}, {"success": False}, 1.5)
-    assert content == 'Write(file_path="a.py", content="<10000 chars>", mode=420, flag=true) -> error, 18 chars in 1.50s'
+    content, meta = describe_tool(
+        "Write",
+        {"file_path": "a.py", "content": "x" * 10_000, "mode": 420, "flag": True},
+        {"success": False},
+        1.5,
+    )
+    assert (
+        content
+        == 'Write(file_path="a.py", content="<10000 chars>", mode=420, flag=true) -> error, 18 chars in 1.50s'
+    )
     assert meta["outcome"] == "error" and meta["args"]["content"] == "<10000 chars>"
 
 
 def test_seed002_amnesia_sigkill_mid_task_then_resume(home: Path) -> None:
     """Start a task, let the research step finish, kill -9 the process, restart, "Continue"."""
     worker = str(Path(__file__).with_name("loop_worker.py"))
-    proc = subprocess.Popen([sys.executable, worker, str(home), "finn", "work"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, worker, str(home), "finn", "work"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "RESEARCH_DONE"  # acknowledged, not slept on
@@ -172,8 +197,13 @@ def test_seed002_amnesia_sigkill_mid_task_then_resume(home: Path) -> None:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == -signal.SIGKILL
-    out = subprocess.run([sys.executable, worker, str(home), "finn", "resume"],
-                         capture_output=True, text=True, timeout=60, check=True)
+    out = subprocess.run(
+        [sys.executable, worker, str(home), "finn", "resume"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     seen = json.loads(out.stdout)
     # The new process read NOW.md before its first LLM call and sees research done, outline next.
     assert "Outline the blog post on Python decorators" in seen["context"]
@@ -183,5 +213,7 @@ def test_seed002_amnesia_sigkill_mid_task_then_resume(home: Path) -> None:
     with Store(home, agent="finn") as s:
         entries = s.agent().log.entries()
         assert [e.content for e in entries if e.entry_type == "USER_FEEDBACK"] == [
-            "Research Python decorators and outline a blog post", "Continue"]
+            "Research Python decorators and outline a blog post",
+            "Continue",
+        ]
         assert s.agent().now.state().objective == "Task complete: Continue"

@@ -52,7 +52,8 @@ def _memory_files(root: Path) -> dict[str, str]:
 
 
 def test_migrate_to_postgres_export_and_back_is_byte_identical(
-        pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     local = tmp_path / "local"
     _populate(local)
     before = _memory_files(local)
@@ -77,8 +78,9 @@ def test_migrate_to_postgres_export_and_back_is_byte_identical(
         assert len(s.agent().log.entries()) == 13
 
 
-def test_import_into_a_postgres_store(pg_url: str, tmp_path: Path,
-                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_import_into_a_postgres_store(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     local = tmp_path / "local"
     _populate(local)
     with Store(local, role="admin") as s:

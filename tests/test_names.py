@@ -112,16 +112,23 @@ def test_mcp_refuses_control_characters(store: Store, home: Path) -> None:
         return out
 
     for tool, is_error, text in anyio.run(main_):
-        assert is_error and ("malformed_input" in text or "path_outside_store" in text), (tool, text)
+        assert is_error and ("malformed_input" in text or "path_outside_store" in text), (
+            tool,
+            text,
+        )
     assert not (home / "agents/finn/sessions").exists()
     assert not (home / "ledger.jsonl").exists()
 
 
 def test_mcp_server_refuses_a_control_character_agent(home: Path) -> None:
     exe = Path(sys.executable).parent / "memstrata"
-    r = subprocess.run([str(exe), "--home", str(home), "--agent", "finn\n", "mcp", "--list-tools"],
-                       capture_output=True, text=True, timeout=60,
-                       env={**os.environ, "PATH": os.environ.get("PATH", "")})
+    r = subprocess.run(
+        [str(exe), "--home", str(home), "--agent", "finn\n", "mcp", "--list-tools"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PATH": os.environ.get("PATH", "")},
+    )
     assert r.returncode == 2 and "invalid agent" in r.stderr and "Traceback" not in r.stderr
     assert not (home / "agents").exists()
 
@@ -151,7 +158,8 @@ def test_configured_agents_are_known_before_their_first_write(home: Path) -> Non
 
 
 def test_cli_warns_about_an_unknown_agent_and_reads_create_nothing(
-        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     h = ["--home", str(home)]
     assert main([*h, "init", "finn"]) == 0
     assert "warning" not in capsys.readouterr().err
@@ -203,5 +211,6 @@ def test_http_refuses_control_characters_in_path_names(http_server: Any, code: s
         assert c.get("/api/agents/finn/facts/k").status_code == 404
         assert "plan" in c.get("/api/agents/finn/memory-files/notes/plan.md").json()["text"].lower()
         assert c.get("/api/agents/finn/memory-files/x.md").status_code == 404
-    assert {p for p in _tree(http_server.home) - files_before
-            if not p.startswith(("index", "events"))} == set()
+    assert {
+        p for p in _tree(http_server.home) - files_before if not p.startswith(("index", "events"))
+    } == set()

@@ -19,8 +19,13 @@ EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memst
 
 
 def _cli(home: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    return subprocess.run([EXE, "--home", str(home), "--agent", "finn", *args], input=stdin,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [EXE, "--home", str(home), "--agent", "finn", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 @pytest.fixture
@@ -51,11 +56,17 @@ def _context(home: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_corrupt_tasks_json(populated: Path) -> None:
-    (populated / "agents/finn/tasks.json").write_text('{"tasks": [ {"id": "TASK-001",', encoding="utf-8")
+    (populated / "agents/finn/tasks.json").write_text(
+        '{"tasks": [ {"id": "TASK-001",', encoding="utf-8"
+    )
     r = _context(populated)
     assert "helix" in r.stdout  # facts still served
     warning = [line for line in r.stdout.splitlines() if line.startswith("⚠")]
-    assert len(warning) == 1 and "agents/finn/tasks.json" in warning[0] and "invalid JSON" in warning[0]
+    assert (
+        len(warning) == 1
+        and "agents/finn/tasks.json" in warning[0]
+        and "invalid JSON" in warning[0]
+    )
     assert "## Open tasks" in r.stdout and "tasks.json" in r.stderr
     hook = _cli(populated, "hook", "session-start", stdin="{}")
     assert hook.returncode == 0, hook.stderr
@@ -99,12 +110,25 @@ def test_corrupt_facts_line(populated: Path) -> None:
     facts = populated / "agents/finn/facts.jsonl"
     with open(facts, "a", encoding="utf-8") as fh:
         fh.write('{"op": "set", "key": "sho\n')  # torn by hand
-        fh.write(json.dumps({"op": "set", "key": "deadline", "value": "friday", "category": "project",
-                             "created_at": 1767225600, "updated_at": 1767225600}) + "\n")
+        fh.write(
+            json.dumps(
+                {
+                    "op": "set",
+                    "key": "deadline",
+                    "value": "friday",
+                    "category": "project",
+                    "created_at": 1767225600,
+                    "updated_at": 1767225600,
+                }
+            )
+            + "\n"
+        )
     listed = _cli(populated, "--json", "facts", "list")
     assert listed.returncode == 0, listed.stderr
     got = {f["key"]: f for f in json.loads(listed.stdout)}
-    assert got["deadline"]["updated_at"].startswith("2026-01-01") and got["editor"]["value"] == "helix"
+    assert (
+        got["deadline"]["updated_at"].startswith("2026-01-01") and got["editor"]["value"] == "helix"
+    )
     assert "facts.jsonl" in listed.stderr
     r = _context(populated)
     assert "friday" in r.stdout and "helix" in r.stdout
@@ -117,7 +141,9 @@ def test_hand_written_fact_records_read_and_update(home: Path) -> None:
     facts = store.agent().facts
     facts.set("editor", "helix")
     with open(facts.path, "a", encoding="utf-8") as fh:  # no created_at, a number for a value
-        fh.write(json.dumps({"op": "set", "key": "port", "value": 8080, "updated_at": 1767225600}) + "\n")
+        fh.write(
+            json.dumps({"op": "set", "key": "port", "value": 8080, "updated_at": 1767225600}) + "\n"
+        )
     got = facts.get("port")
     assert got.value == "8080" and got.updated_at.startswith("2026-01-01")
     assert facts.set("port", "9090").value == "9090"
@@ -125,7 +151,10 @@ def test_hand_written_fact_records_read_and_update(home: Path) -> None:
     store.close()
 
 
-@pytest.mark.parametrize("config", ["[serch]\nmode = 'lexical'\n", "[search\nbroken toml", "[tools.memory]\nenabled = \"no\"\n"])
+@pytest.mark.parametrize(
+    "config",
+    ["[serch]\nmode = 'lexical'\n", "[search\nbroken toml", '[tools.memory]\nenabled = "no"\n'],
+)
 def test_broken_config(populated: Path, config: str) -> None:
     (populated / "config.toml").write_text(config, encoding="utf-8")
     r = _context(populated)

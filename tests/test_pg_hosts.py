@@ -45,15 +45,22 @@ COMPACTION = "[log]\ncompact_entries = 4\n"  # a compaction every few writes, mi
 class Host:
     """A pg_host.py process and the lines it (and its writers) printed."""
 
-    def __init__(self, name: str, home: Path, url: str, extra: str = "",
-                 log: str = NO_COMPACTION) -> None:
+    def __init__(
+        self, name: str, home: Path, url: str, extra: str = "", log: str = NO_COMPACTION
+    ) -> None:
         home.mkdir(parents=True)
-        (home / "config.toml").write_text(f'{log}[backend]\nurl = "{url}"\n{extra}',
-                                          encoding="utf-8")
+        (home / "config.toml").write_text(
+            f'{log}[backend]\nurl = "{url}"\n{extra}', encoding="utf-8"
+        )
         self.name, self.home = name, home
         env = {**os.environ, "MEMSTRATA_HOME": str(home)}
-        self.proc = subprocess.Popen([sys.executable, HOST, str(home), name], env=env,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, bufsize=0)
+        self.proc = subprocess.Popen(
+            [sys.executable, HOST, str(home), name],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            bufsize=0,
+        )
         assert self.proc.stdin is not None and self.proc.stdout is not None
         self.stdin, self.fd = self.proc.stdin, self.proc.stdout.fileno()
         self.buf = b""
@@ -99,8 +106,9 @@ def _count(acks: list[str], kind: str) -> Counter[str]:
     return Counter(a.split()[2] for a in acks if a.startswith(f"ack {kind} "))
 
 
-def _kill_rounds(hosts: list[Host], rounds: int, rng: random.Random,
-                 compacted_every: int = 0) -> list[str]:
+def _kill_rounds(
+    hosts: list[Host], rounds: int, rng: random.Random, compacted_every: int = 0
+) -> list[str]:
     """`rounds` rounds: a writer on each host, killed after 1-4 acknowledgements (and,
     every `compacted_every` rounds, only once a compaction of its LOG has finished)."""
     acked: list[str] = []
@@ -168,8 +176,11 @@ def _log_places(store: Store, agent: str) -> tuple[Counter[str], dict[str, Count
     def ids(rel: str) -> tuple[Counter[str], set[str]]:
         parsed = parse_log(store.truth.read_from(rel), 0, rel, owner=agent, final=True)
         metas = [d.meta or {} for d in parsed.docs]
-        named = {str((m.get("metadata") or {}).get("archive")) for m in metas
-                 if (m.get("metadata") or {}).get("compacted")}
+        named = {
+            str((m.get("metadata") or {}).get("archive"))
+            for m in metas
+            if (m.get("metadata") or {}).get("compacted")
+        }
         return Counter(m["id"] for m in metas if m.get("entry_type") != "SYSTEM"), named
 
     live, named = ids(f"agents/{agent}/memory/LOG.md")
@@ -182,7 +193,8 @@ def _log_places(store: Store, agent: str) -> tuple[Counter[str], dict[str, Count
 
 
 def test_two_hosts_compacting_their_logs_while_writers_are_killed(
-        pg_url: str, tmp_path: Path) -> None:
+    pg_url: str, tmp_path: Path
+) -> None:
     """The same kill rounds with LOG compaction on (every few entries, in the writer's
     background while it appends; every fourth round a writer is killed only after one
     finished, the others mostly mid-compaction): no compaction fails (appends wait for
@@ -212,11 +224,14 @@ def test_two_hosts_compacting_their_logs_while_writers_are_killed(
     assert set(orphaned) <= set(kept)  # a killed compaction's copy, never the only one
 
 
-def test_a_long_running_store_sees_another_hosts_write(pg_url: str, tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_long_running_store_sees_another_hosts_write(
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMSTRATA_DATABASE_URL", pg_url)
-    with Store(tmp_path / "b", agent="bob", watch=True) as reader, \
-            Store(tmp_path / "a", agent="alice", watch=False) as writer:
+    with (
+        Store(tmp_path / "b", agent="bob", watch=True) as reader,
+        Store(tmp_path / "a", agent="alice", watch=False) as writer,
+    ):
         assert reader.search("albatross") == []
         writer.ledger.publish("warning", "the albatross endpoint is flaky")
         deadline = time.monotonic() + 10
@@ -237,7 +252,8 @@ def own_server() -> Iterator[PgServer]:
 
 
 def test_postgres_restart_mid_writes_loses_and_duplicates_nothing(
-        own_server: PgServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    own_server: PgServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     url = own_server.create_database()
     host = Host("a", tmp_path / "a", url, "retry_seconds = 60\n")
     acked: list[str] = []
@@ -269,12 +285,14 @@ def test_postgres_restart_mid_writes_loses_and_duplicates_nothing(
     assert all(log[i] == 1 for i in _count(acked, "log"))
     assert max(ledger.values()) == 1 and max(log.values()) == 1
     # The writer did go through the outage: its operations failed and were retried.
-    assert max(int(a.split()[4]) for a in acked
-               if a.startswith("ack ") and len(a.split()) == 5) >= 1
+    assert (
+        max(int(a.split()[4]) for a in acked if a.startswith("ack ") and len(a.split()) == 5) >= 1
+    )
 
 
 def test_unreachable_postgres_is_a_clear_error_and_search_is_served_stale(
-        own_server: PgServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    own_server: PgServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMSTRATA_DATABASE_URL", own_server.create_database())
     home = tmp_path / "home"
     home.mkdir()
@@ -297,7 +315,8 @@ def _looked_at(store: Store) -> int:
 
 
 def test_a_reopening_host_reads_what_changed_not_the_whole_store(
-        pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A host's index keeps the change feed position it caught up to: opening again
     reads the sources written since (by sequence number), not every source."""
     import psycopg
@@ -311,8 +330,9 @@ def test_a_reopening_host_reads_what_changed_not_the_whole_store(
 
     def reopen() -> tuple[int, list[str]]:
         with Store(tmp_path / "b", role="admin", watch=False) as b:
-            found = sorted(f"{h.layer}:{f'{h.title} {h.text}'.split()[-1]}"
-                           for h in b.search("kiwi", k=50))
+            found = sorted(
+                f"{h.layer}:{f'{h.title} {h.text}'.split()[-1]}" for h in b.search("kiwi", k=50)
+            )
             return _looked_at(b), found
 
     joined, _ = reopen()  # a new index: every source is looked at
@@ -329,8 +349,9 @@ def test_a_reopening_host_reads_what_changed_not_the_whole_store(
     # Nine sources changed (ledger, LOG.md, a note, three notes moved away and where they
     # went): a few looks each (stat, read), against a few per source of the whole store.
     assert looked <= idle + 5 * 9 and looked < joined / 4, (looked, joined)
-    assert found == sorted([*(f"ledger:{i}" for i in range(10)), "log:thought",
-                            "file:rewritten"]), found
+    assert found == sorted(
+        [*(f"ledger:{i}" for i in range(10)), "log:thought", "file:rewritten"]
+    ), found
     with Store(tmp_path / "b", role="admin", watch=False) as b:
         old = {h.layer for h in b.search("body 0", k=50) if "note 0" in f"{h.title} {h.text}"}
         assert old == {"archive"}, "the moved folder's files are still indexed where they were"
@@ -342,7 +363,8 @@ def test_a_reopening_host_reads_what_changed_not_the_whole_store(
 
 
 def test_a_stale_index_catches_up_by_feed_once_not_on_every_read(
-        pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMSTRATA_DATABASE_URL", pg_url)
     with Store(tmp_path / "a", agent="alice", watch=False) as s:
         s.ledger.publish("decision", "the okapi service is read-only")

@@ -70,17 +70,20 @@ def in_postgres(*texts: str) -> list[str]:
     out: set[str] = set()
     with psycopg.connect(url, autocommit=True) as conn:
         paths = dict(conn.execute("SELECT id, path FROM memstrata_sources").fetchall())
-        for (table,) in conn.execute("SELECT tablename FROM pg_tables "
-                                     "WHERE tablename LIKE 'memstrata%'").fetchall():
+        for (table,) in conn.execute(
+            "SELECT tablename FROM pg_tables WHERE tablename LIKE 'memstrata%'"
+        ).fetchall():
             cur = conn.execute(f'SELECT * FROM "{table}"')
             names = [c.name for c in cur.description or []]
             for row in cur:
                 for name, value in zip(names, row, strict=True):
-                    data = bytes(value) if isinstance(value, bytes | memoryview) else \
-                        str(value).encode()
+                    data = (
+                        bytes(value)
+                        if isinstance(value, bytes | memoryview)
+                        else str(value).encode()
+                    )
                     if any(n in data.lower() for n in needles):
-                        out.add(paths[row[0]] if table == "memstrata_chunks"
-                                else f"{table}.{name}")
+                        out.add(paths[row[0]] if table == "memstrata_chunks" else f"{table}.{name}")
     return sorted(out)
 
 
@@ -124,7 +127,8 @@ def hybrid_home(home: Path) -> Path:
     home.mkdir(parents=True)
     (home / "config.toml").write_text(
         '[search]\nembedder = "fake"\n[events]\nrecord_queries = true\n'
-        "[secrets]\nshare_in_ledger = true\n")
+        "[secrets]\nshare_in_ledger = true\n"
+    )
     return home
 
 
@@ -147,8 +151,12 @@ def test_purge_fact_leaves_no_byte_of_it_anywhere(hybrid_home: Path, tmp_path: P
         assert s.search(SECRET)  # indexed, and the query itself is in events.jsonl
         assert s.search(SECRET, mode="hybrid")  # and embedded (vectors table)
         with s.db.read() as conn:
-            assert conn.execute("SELECT count(*) FROM vectors WHERE uid = 'fact:finn:bot_key'"
-                                ).fetchone()[0] == 1
+            assert (
+                conn.execute(
+                    "SELECT count(*) FROM vectors WHERE uid = 'fact:finn:bot_key'"
+                ).fetchone()[0]
+                == 1
+            )
         before = stored(home, SECRET, OLD_SECRET)
         assert {"agents/finn/facts.jsonl", "events.jsonl"} <= set(before)
         assert any(h.startswith("index/") for h in before) and fts_holds(home, SECRET)
@@ -162,8 +170,12 @@ def test_purge_fact_leaves_no_byte_of_it_anywhere(hybrid_home: Path, tmp_path: P
             mem.facts.get("bot_key")
         assert mem.facts.get("lang").value == "python"
         with s.db.read() as conn:
-            assert conn.execute("SELECT count(*) FROM vectors WHERE uid = 'fact:finn:bot_key'"
-                                ).fetchone()[0] == 0
+            assert (
+                conn.execute(
+                    "SELECT count(*) FROM vectors WHERE uid = 'fact:finn:bot_key'"
+                ).fetchone()[0]
+                == 0
+            )
     with Store(home) as admin:
         export_store(admin, tmp_path / "after")
         (tomb,) = tombstones(admin)
@@ -239,16 +251,31 @@ def test_purge_ledger_entry_is_admin_only_and_keeps_the_chain(hybrid_home: Path)
     with Store(home, agent="ops", room="r1") as ops:
         old = ops.ledger.publish("decision", "deploy with static keys", tags=["deploy"])
         with pytest.warns(UserWarning):
-            bad = ops.ledger.publish("decision", f"deploy key is {SECRET}", tags=["deploy"],
-                                     detail=f"also {OLD_SECRET}", supersedes=old.id)
+            bad = ops.ledger.publish(
+                "decision",
+                f"deploy key is {SECRET}",
+                tags=["deploy"],
+                detail=f"also {OLD_SECRET}",
+                supersedes=old.id,
+            )
         with pytest.raises(ScopeDenied, match="admin"):
             purge_ledger_entry(ops, bad.id, reason="leaked")
     with Store(home) as admin:
         purge_ledger_entry(admin, bad.id, reason="leaked key")
         assert stored(home, SECRET, OLD_SECRET) == []
         stub = json.loads(admin.truth.read_from("ledger.jsonl").splitlines()[1])
-        assert list(stub) == ["id", "ts", "kind", "room_id", "author_role", "ref", "tags",
-                              "summary", "detail", "supersedes"]  # seed 000's fields
+        assert list(stub) == [
+            "id",
+            "ts",
+            "kind",
+            "room_id",
+            "author_role",
+            "ref",
+            "tags",
+            "summary",
+            "detail",
+            "supersedes",
+        ]  # seed 000's fields
         assert (stub["id"], stub["ts"], stub["supersedes"]) == (bad.id, bad.ts, old.id)
         assert stub["summary"] == "[purged]" and stub["detail"] is None
         live = [e.id for e in admin.ledger.query()]
@@ -269,7 +296,10 @@ def test_purge_session_message_and_whole_session(store: Store, home: Path) -> No
     purge_session(store, "s1", message_id=leak.id, reason="secret in chat")
     assert stored(home, SECRET) == []  # neighbour context of the other messages too
     assert [m.content for m in sessions.messages("s1")] == [
-        "hello there", "what is the deploy key?", "thanks, noted"]
+        "hello there",
+        "what is the deploy key?",
+        "thanks, noted",
+    ]
     with pytest.warns(UserWarning):
         sessions.append("s2", "user", f"again {OLD_SECRET}")
     purge_session(store, "s2", reason="whole session")
@@ -298,8 +328,11 @@ def test_purge_rewrites_lose_no_racing_append(home: Path, tmp_path: Path) -> Non
     stop = tmp_path / "stop"
     with Store(home, agent="racer") as s:
         s.agent().facts.set("victim", "Zanzibar-Quokka-City")
-    p = subprocess.Popen([sys.executable, "-c", RACER, str(home), str(n), str(stop)],
-                         stdout=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-c", RACER, str(home), str(n), str(stop)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert p.stdout is not None
     acked = [p.stdout.readline().strip()]
     assert acked[0] == "ack 0"
@@ -317,14 +350,18 @@ def test_purge_rewrites_lose_no_racing_append(home: Path, tmp_path: Path) -> Non
     assert facts == {f"k{i}": f"v{i}" for i in range(len(acked))}
     assert b"Quokka" not in source_bytes(home, "agents/racer/facts.jsonl")
     racer_writes = [json.loads(x) for x in (home / "events.jsonl").read_text().splitlines()]
-    assert sum(1 for r in racer_writes if r["event"] == "memory:write" and
-               r["payload"].get("path") == "agents/racer/facts.jsonl") >= len(acked)
+    assert sum(
+        1
+        for r in racer_writes
+        if r["event"] == "memory:write" and r["payload"].get("path") == "agents/racer/facts.jsonl"
+    ) >= len(acked)
 
 
 def test_cli_purge_needs_confirmation_and_an_admin_for_the_ledger(home: Path) -> None:
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([EXE, "--home", str(home), *args], capture_output=True,
-                              text=True, timeout=60)
+        return subprocess.run(
+            [EXE, "--home", str(home), *args], capture_output=True, text=True, timeout=60
+        )
 
     assert cli("--agent", "finn", "facts", "set", "pin", "Zanzibar-Quokka").returncode == 0
     r = cli("--agent", "finn", "purge", "fact", "pin", "--reason", "oops")
@@ -355,12 +392,13 @@ def test_search_of_a_purged_text_through_hybrid_finds_nothing(hybrid_home: Path)
         before = s.search(SearchQuery(text="bot key", mode="hybrid"))
         assert "fact:finn:bot_key" in [h.uid for h in before]  # found before the purge
         purge_fact(s, "bot_key", reason="x")
-        assert all(h.uid != "fact:finn:bot_key"
-                   for h in s.search(SearchQuery(text="bot key", mode="hybrid")))
+        assert all(
+            h.uid != "fact:finn:bot_key"
+            for h in s.search(SearchQuery(text="bot key", mode="hybrid"))
+        )
 
 
-def test_purge_log_entry_from_log_md_and_its_compaction_archive(store: Store,
-                                                                home: Path) -> None:
+def test_purge_log_entry_from_log_md_and_its_compaction_archive(store: Store, home: Path) -> None:
     from memstrata.purge import purge_log_entry
 
     log = insecure(store).agent().log
@@ -395,14 +433,19 @@ sys.stdin.readline()
 
 
 def test_a_reader_holding_the_index_is_reported_and_a_later_purge_finishes(
-        store: Store, home: Path) -> None:
+    store: Store, home: Path
+) -> None:
     from memstrata.index import scrub
 
     mem = insecure(store).agent()
     with pytest.warns(UserWarning):
         mem.facts.set("bot_key", SECRET)
-    reader = subprocess.Popen([sys.executable, "-c", READER, str(index_db(home))],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    reader = subprocess.Popen(
+        [sys.executable, "-c", READER, str(index_db(home))],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert reader.stdout is not None and reader.stdout.readline().strip() == "reading"
     report = purge_fact(store, "bot_key", reason="leaked")
     assert not report.wal_truncated and "another process" in report.notes[0]
@@ -463,8 +506,11 @@ def test_purge_session_message_scrubs_its_summary_flush_and_log(store: Store, ho
         sessions.append("s1", "assistant", f"reply {i}")
     compact_session(store, "finn", "s1", keep_recent=2)
     before = set(stored(home, PASSPHRASE))
-    assert {"agents/finn/sessions/s1.jsonl", "agents/finn/memory/LOG.md",
-            "agents/finn/memory/CONTEXT.md"} <= before  # summary message, flush entry, flush
+    assert {
+        "agents/finn/sessions/s1.jsonl",
+        "agents/finn/memory/LOG.md",
+        "agents/finn/memory/CONTEXT.md",
+    } <= before  # summary message, flush entry, flush
     purge_session(store, "s1", message_id=leak.id, reason="a passphrase in chat")
     assert stored(home, PASSPHRASE) == []
     summary = sessions.messages("s1")[0]
@@ -492,8 +538,9 @@ def test_purge_fact_scrubs_its_auto_logged_tool_call(home: Path) -> None:
 
     async def main(store: Store) -> None:
         async with Client(build_server(store)) as c:
-            assert not (await c.call_tool("save_fact", {"key": "home_address",
-                                                        "value": value})).is_error
+            assert not (
+                await c.call_tool("save_fact", {"key": "home_address", "value": value})
+            ).is_error
             assert not (await c.call_tool("save_fact", {"key": "editor", "value": "vim"})).is_error
 
     with Store(home, agent="finn") as s:
@@ -506,8 +553,9 @@ def test_purge_fact_scrubs_its_auto_logged_tool_call(home: Path) -> None:
         assert 'key="home_address"' in calls[0].content  # the call is still on record
 
 
-def test_purge_leaves_what_a_person_wrote_and_unrelated_summary_lines(store: Store,
-                                                                      home: Path) -> None:
+def test_purge_leaves_what_a_person_wrote_and_unrelated_summary_lines(
+    store: Store, home: Path
+) -> None:
     from memstrata.lifecycle.compaction import compact_log
 
     mem = store.agent()
@@ -527,9 +575,14 @@ def test_an_old_export_does_not_bring_purged_content_back(home: Path, tmp_path: 
     from memstrata.lifecycle.compaction import compact_log
     from memstrata.purge import purge_log_entry
 
-    gone = {"file": "Aardvark-Gnu-Okapi", "fact": "Bittern-Coypu-Dingo",
-            "log": "Caracal-Eland-Fossa", "msg": "Gerenuk-Hyrax-Ibex", "ses": "Jerboa-Kudu-Lemur",
-            "led": "Margay-Numbat-Oryx"}
+    gone = {
+        "file": "Aardvark-Gnu-Okapi",
+        "fact": "Bittern-Coypu-Dingo",
+        "log": "Caracal-Eland-Fossa",
+        "msg": "Gerenuk-Hyrax-Ibex",
+        "ses": "Jerboa-Kudu-Lemur",
+        "led": "Margay-Numbat-Oryx",
+    }
     with Store(home, agent="finn") as s:
         mem = s.agent()
         mem.files.write("notes/keys.md", f"the passphrase is {gone['file']}")
@@ -555,8 +608,12 @@ def test_an_old_export_does_not_bring_purged_content_back(home: Path, tmp_path: 
         purge_ledger_entry(admin, entry.id, reason="r")
     assert stored(home, *gone.values()) == []
 
-    r = subprocess.run([EXE, "--home", str(home), "--json", "import", "--force",
-                        str(tmp_path / "old.tar.gz")], capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [EXE, "--home", str(home), "--json", "import", "--force", str(tmp_path / "old.tar.gz")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     assert stored(home, *gone.values()) == []  # nothing came back, derived copies included
     report = json.loads(r.stdout)
@@ -578,7 +635,8 @@ def test_an_old_export_does_not_bring_purged_content_back(home: Path, tmp_path: 
 
 
 def test_an_archive_brings_its_tombstones_and_they_hold_in_the_next_import(
-        home: Path, tmp_path: Path) -> None:
+    home: Path, tmp_path: Path
+) -> None:
     from memstrata.transfer import import_archive
 
     a, b = tmp_path / "a", tmp_path / "b"

@@ -21,8 +21,10 @@ def test_a_quote_cut_short_or_relabelled_loses_every_word_it_kept() -> None:
     q = Quotes([TEXT])
     cut = TEXT[:45]  # ends mid-word: "...Quokka-Mar"
     assert q.scrub(f"- user: {cut}…") == f"- user: {PURGED}…"
-    assert q.scrub("- Decision: the vault passphrase is Quokka-Marmot-Heron") == \
-        f"- Decision: {PURGED}"
+    assert (
+        q.scrub("- Decision: the vault passphrase is Quokka-Marmot-Heron")
+        == f"- Decision: {PURGED}"
+    )
 
 
 def test_short_stretches_and_other_text_are_left_alone() -> None:
@@ -36,8 +38,9 @@ def test_short_stretches_and_other_text_are_left_alone() -> None:
 def test_a_short_purged_text_is_replaced_as_a_whole_word_only() -> None:
     q = Quotes(["vim", "python"])  # "vim": under MIN_WHOLE, ignored
     assert q.scrub("editor vim, lang python; pythonic") == f"editor vim, lang {PURGED}; pythonic"
-    assert q.scrub_json({"args": {"value": "python", "n": 3}}) == {"args": {"value": PURGED,
-                                                                             "n": 3}}
+    assert q.scrub_json({"args": {"value": "python", "n": 3}}) == {
+        "args": {"value": PURGED, "n": 3}
+    }
 
 
 def test_searching_is_linear_in_the_text() -> None:

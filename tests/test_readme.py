@@ -49,8 +49,9 @@ def test_the_readme_has_examples_of_every_kind() -> None:
 def test_python_examples(n: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MEMSTRATA_HOME", raising=False)
     monkeypatch.chdir(tmp_path)
-    test = doctest.DocTestParser().get_doctest(blocks("pycon")[n], {}, f"README pycon {n}",
-                                               str(README), 0)
+    test = doctest.DocTestParser().get_doctest(
+        blocks("pycon")[n], {}, f"README pycon {n}", str(README), 0
+    )
     runner = doctest.DocTestRunner(optionflags=FLAGS)
     report: list[str] = []
     runner.run(test, out=report.append)
@@ -103,8 +104,9 @@ def test_text_blocks_show_what_the_command_prints(tmp_path: Path) -> None:
         port = _free_port()
         exe = str(Path(sys.executable).parent / "memstrata")
         argv = [exe, "--home", str(tmp_path / "store"), *words[1:], "--port", str(port)]
-        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
         got: list[str] = []
         import threading
 
@@ -140,12 +142,21 @@ def test_cli_examples(n: int, tmp_path: Path) -> None:
     marker = "@@readme-example-done@@"
     script = ["set +e", "__rc=0"]
     for cmd, _ in cmds:
-        script += [f"(exit $__rc); {{ {cmd}\n}} 2>&1", "__rc=$?",
-                   f'printf "\\n{marker} %s\\n" "$__rc"']
+        script += [
+            f"(exit $__rc); {{ {cmd}\n}} 2>&1",
+            "__rc=$?",
+            f'printf "\\n{marker} %s\\n" "$__rc"',
+        ]
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTRATA_")}
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    r = subprocess.run(["bash", "-c", "\n".join(script)], cwd=tmp_path, env=env,
-                       capture_output=True, text=True, timeout=600)
+    r = subprocess.run(
+        ["bash", "-c", "\n".join(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     parts = r.stdout.split(f"\n{marker} ")
     assert len(parts) == len(cmds) + 1, r.stdout + r.stderr
     checker = doctest.OutputChecker()
@@ -175,8 +186,12 @@ def test_shown_commands_parse() -> None:
     lines = [cmd for body in blocks("sh") for cmd in body.splitlines()]
     for body in blocks("json"):
         data = json.loads(body)
-        lines += [h["command"] for event in data.get("hooks", {}).values()
-                  for group in event for h in group["hooks"]]
+        lines += [
+            h["command"]
+            for event in data.get("hooks", {}).values()
+            for group in event
+            for h in group["hooks"]
+        ]
     shown = [line.split("#")[0].strip() for line in lines]
     shown = [c for c in shown if re.match(r"^(\.venv/bin/)?memstrata ", c)]
     assert shown

@@ -47,28 +47,41 @@ def populated(home: Path) -> Path:
 def _reads(store: Store, agent: str) -> dict[str, Callable[[], Any]]:
     m = store.agent(agent)
     return {
-        "now": m.now.read, "context": m.context.read, "identity": m.identity.read,
-        "log.tail": lambda: m.log.tail(5), "log.entries": m.log.entries,
-        "facts.get": lambda: m.facts.get("secret"), "facts.list": m.facts.list,
-        "files.read": lambda: m.files.read("notes.md"), "files.list": m.files.list,
-        "tasks": m.tasks.list, "sessions.list": m.sessions.list,
+        "now": m.now.read,
+        "context": m.context.read,
+        "identity": m.identity.read,
+        "log.tail": lambda: m.log.tail(5),
+        "log.entries": m.log.entries,
+        "facts.get": lambda: m.facts.get("secret"),
+        "facts.list": m.facts.list,
+        "files.read": lambda: m.files.read("notes.md"),
+        "files.list": m.files.list,
+        "tasks": m.tasks.list,
+        "sessions.list": m.sessions.list,
         "sessions.messages": lambda: m.sessions.messages("s1"),
-        "episodes": m.episodes.list, "scratch": m.scratch.list,
+        "episodes": m.episodes.list,
+        "scratch": m.scratch.list,
         # sizes, counts and listings say something about the memory too
-        "log.count": m.log.count, "log.size": m.log.size, "log.read_text": m.log.read_text,
-        "sessions.ids": m.sessions.ids, "now.exists": m.now.exists,
-        "context.exists": m.context.exists, "files.exists": lambda: m.files.exists("notes.md"),
+        "log.count": m.log.count,
+        "log.size": m.log.size,
+        "log.read_text": m.log.read_text,
+        "sessions.ids": m.sessions.ids,
+        "now.exists": m.now.exists,
+        "context.exists": m.context.exists,
+        "files.exists": lambda: m.files.exists("notes.md"),
         "files.stat": lambda: m.files.stat("notes.md"),
         "episodes.files": lambda: m.episodes.files("zebra-task"),
         "episodes.read": lambda: m.episodes.read("zebra-task", "report.md"),
-        "archives.list": m.archives.list, "archives.all_entries": m.archives.all_entries,
+        "archives.list": m.archives.list,
+        "archives.all_entries": m.archives.all_entries,
     }
 
 
 def _writes(store: Store, agent: str) -> dict[str, Callable[[], Any]]:
     m = store.agent(agent)
     return {
-        "now": lambda: m.now.update("hijack"), "context": lambda: m.context.write("hijack"),
+        "now": lambda: m.now.update("hijack"),
+        "context": lambda: m.context.write("hijack"),
         "log": lambda: m.log.append("THOUGHT", "hijack"),
         "facts": lambda: m.facts.set("secret", "hijack"),
         "files": lambda: m.files.write("notes.md", "hijack"),
@@ -94,19 +107,42 @@ def test_project_agent_cannot_touch_another_project_agent(populated: Path) -> No
 # a method with a parameter missing here fails the walk below until someone decides
 # what its scope is. Values are valid, so a refusal can only be the gate's.
 SAMPLE: dict[str, Any] = {
-    "key": "secret", "value": "hijack", "rel": "notes.md", "old": "zebra", "new": "hijack",
-    "line": 1, "text": "hijack", "content": "hijack", "session_id": "s1", "role": "user",
-    "messages": [{"role": "user", "content": "hijack"}], "slug": "zebra-task",
-    "task_id": "t-1", "event": {"kind": "x"}, "items": ["hijack"], "title": "hijack",
-    "name": "scratch.md", "status": "hijack", "description": "hijack", "entry_type": "THOUGHT",
-    "archives": {"s1": "x.jsonl"}, "rec": {"compacted": True}, "rooms": ["room-a"],
-    "entry_id": "x", "kind": "decision", "summary": "hijack", "ids": ["x"],
-    "source_file": "notes.md", "drafts": [], "archive_id": "arc-00000000",
+    "key": "secret",
+    "value": "hijack",
+    "rel": "notes.md",
+    "old": "zebra",
+    "new": "hijack",
+    "line": 1,
+    "text": "hijack",
+    "content": "hijack",
+    "session_id": "s1",
+    "role": "user",
+    "messages": [{"role": "user", "content": "hijack"}],
+    "slug": "zebra-task",
+    "task_id": "t-1",
+    "event": {"kind": "x"},
+    "items": ["hijack"],
+    "title": "hijack",
+    "name": "scratch.md",
+    "status": "hijack",
+    "description": "hijack",
+    "entry_type": "THOUGHT",
+    "archives": {"s1": "x.jsonl"},
+    "rec": {"compacted": True},
+    "rooms": ["room-a"],
+    "entry_id": "x",
+    "kind": "decision",
+    "summary": "hijack",
+    "ids": ["x"],
+    "source_file": "notes.md",
+    "drafts": [],
+    "archive_id": "arc-00000000",
 }
 # Seed 000 layer 2: a room's artifacts, and where it sits in the DAG, are readable by
 # every agent (skills aside); everything else of a room is its agents' (and admins').
-ROOM_READABLE_BY_ALL = frozenset({"artifacts", "read_artifact", "info", "upstream",
-                                  "ancestors", "check_open"})
+ROOM_READABLE_BY_ALL = frozenset(
+    {"artifacts", "read_artifact", "info", "upstream", "ancestors", "check_open"}
+)
 
 
 def _every_method(handle: object) -> dict[str, Callable[[], Any]]:
@@ -122,9 +158,12 @@ def _every_method(handle: object) -> dict[str, Callable[[], Any]]:
         fn = getattr(handle, name)
         if not callable(fn):
             continue
-        params = [p for p in inspect.signature(fn).parameters.values()
-                  if p.default is inspect.Parameter.empty
-                  and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        params = [
+            p
+            for p in inspect.signature(fn).parameters.values()
+            if p.default is inspect.Parameter.empty
+            and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
         missing = [p.name for p in params if p.name not in SAMPLE]
         assert not missing, f"{type(handle).__name__}.{name}: add {missing} to SAMPLE"
         out[name] = lambda fn=fn, kw={p.name: SAMPLE[p.name] for p in params}: fn(**kw)
@@ -209,10 +248,16 @@ def test_rooms_are_private_to_their_agents(populated: Path) -> None:
 def test_skill_agent_reads_and_writes_nothing(populated: Path) -> None:
     seo = Store(populated, agent="seo")
     entry = Store(populated, role="admin").ledger.query()[0]
-    for fn in [*_reads(seo, "seo").values(), *_reads(seo, "alice").values(),
-               lambda: seo.ledger.query(), lambda: seo.ledger.publish("decision", "x"),
-               lambda: seo.ledger.get(entry.id), lambda: seo.ledger.is_superseded(entry.id),
-               lambda: seo.ledger.entries(), lambda: seo.items.list()]:
+    for fn in [
+        *_reads(seo, "seo").values(),
+        *_reads(seo, "alice").values(),
+        lambda: seo.ledger.query(),
+        lambda: seo.ledger.publish("decision", "x"),
+        lambda: seo.ledger.get(entry.id),
+        lambda: seo.ledger.is_superseded(entry.id),
+        lambda: seo.ledger.entries(),
+        lambda: seo.items.list(),
+    ]:
         with pytest.raises(ScopeDenied):
             fn()
     assert seo.search("zebra") == []
@@ -226,8 +271,20 @@ def test_search_never_returns_out_of_scope_memory(populated: Path) -> None:
     assert owners == {"alice", "wilco"}
     assert {h.room for h in hits if h.layer == "channel"} == {"room-a"}
     assert {h.room for h in hits if h.layer == "artifact"} == {"room-a", "room-b"}  # seed 000
-    assert {h.layer for h in hits} >= {"now", "context", "log", "fact", "file", "task", "session",
-                                       "episode", "scratch", "ledger", "channel", "artifact"}
+    assert {h.layer for h in hits} >= {
+        "now",
+        "context",
+        "log",
+        "fact",
+        "file",
+        "task",
+        "session",
+        "episode",
+        "scratch",
+        "ledger",
+        "channel",
+        "artifact",
+    }
     assert all("bob" not in h.text or h.layer in ("ledger", "artifact") for h in hits)
     with pytest.raises(ScopeDenied):
         alice.search("zebra", agent="bob")

@@ -18,12 +18,30 @@ def ledger_store(home: Path) -> Store:
     now = time.time()
     # Backdated entries in several rooms: only the store's owner (an admin) may write those.
     owner = s.acting_as(None).ledger
-    owner.publish("decision", "Chose bcrypt for password hashing", tags=["auth", "db"],
-                  room_id="room-038", ts=now - 3600, author_role="architect")
-    owner.publish("code", "JWT validation helper for auth tokens", tags=["auth"],
-                  room_id="room-038", ts=now - 600 * 3600, author_role="architect")
-    owner.publish("convention", "All API endpoints use the /api/v1 prefix", tags=["api"],
-                  room_id="room-042", ts=now - 600 * 3600, author_role="architect")
+    owner.publish(
+        "decision",
+        "Chose bcrypt for password hashing",
+        tags=["auth", "db"],
+        room_id="room-038",
+        ts=now - 3600,
+        author_role="architect",
+    )
+    owner.publish(
+        "code",
+        "JWT validation helper for auth tokens",
+        tags=["auth"],
+        room_id="room-038",
+        ts=now - 600 * 3600,
+        author_role="architect",
+    )
+    owner.publish(
+        "convention",
+        "All API endpoints use the /api/v1 prefix",
+        tags=["api"],
+        room_id="room-042",
+        ts=now - 600 * 3600,
+        author_role="architect",
+    )
     return s
 
 
@@ -57,7 +75,9 @@ def test_filters_and_filtered_views(ledger_store: Store) -> None:
 def test_superseded_never_comes_back_unless_asked(ledger_store: Store) -> None:
     old = ledger_store.ledger.query(kind="decision")[0]
     with Store(ledger_store.home, agent="architect", room="room-038") as own_room:
-        own_room.ledger.publish("decision", "Switched from bcrypt to argon2 hashing", supersedes=old.id)
+        own_room.ledger.publish(
+            "decision", "Switched from bcrypt to argon2 hashing", supersedes=old.id
+        )
     titles = [h.title for h in ledger_store.search("bcrypt hashing")]
     assert "Chose bcrypt for password hashing" not in titles
     assert all(e.id != old.id for e in ledger_store.ledger.query())
@@ -76,15 +96,30 @@ def test_search_spans_layers(store: Store) -> None:
     m.tasks.add("Finish billing migration")
     layers = {h.layer for h in store.search("billing", k=50)}
     assert layers == {"now", "log", "fact", "file", "task"}  # transcripts: opt-in (seed 004)
-    with_sessions = store.search(SearchQuery(text="billing", k=50,
-                                             layers=(*LAYERS, "sessions")))
+    with_sessions = store.search(SearchQuery(text="billing", k=50, layers=(*LAYERS, "sessions")))
     assert {h.layer for h in with_sessions} == {"now", "log", "fact", "file", "session", "task"}
     only = store.search(SearchQuery(text="billing", layers=("fact", "task")))
     assert {h.layer for h in only} == {"fact", "task"}
 
 
-@pytest.mark.parametrize("text", ['"', "'", '"unbalanced', "a* OR NOT b", "NEAR(a b)", "col:val",
-                                  "^start", "(((", "-x", "AND", "🙂 emoji", "a" * 10_000, "x\x00y"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"',
+        "'",
+        '"unbalanced',
+        "a* OR NOT b",
+        "NEAR(a b)",
+        "col:val",
+        "^start",
+        "(((",
+        "-x",
+        "AND",
+        "🙂 emoji",
+        "a" * 10_000,
+        "x\x00y",
+    ],
+)
 def test_hostile_query_text_never_errors(ledger_store: Store, text: str) -> None:
     hits = ledger_store.search(text)
     assert isinstance(hits, list)
@@ -118,7 +153,9 @@ def test_deleting_the_index_gives_the_same_results(home: Path) -> None:
     s = Store(home, agent="finn", room="room-1")
     m = s.agent()
     for i in range(30):
-        s.ledger.publish("decision", f"decision {i} about caching layer {i % 7}", tags=[f"t{i % 3}"])
+        s.ledger.publish(
+            "decision", f"decision {i} about caching layer {i % 7}", tags=[f"t{i % 3}"]
+        )
         m.log.append("THOUGHT", f"considered cache eviction policy {i}")
     m.files.write("cache.md", "# Cache\nLRU with 5 minute TTL\n")
     queries = ["caching layer 3", "cache eviction", "LRU TTL", "decision"]
@@ -134,18 +171,40 @@ def test_deleting_the_index_gives_the_same_results(home: Path) -> None:
 
 def test_transcript_messages_are_found_by_their_neighbours_words(store: Store) -> None:
     sess = store.agent().sessions
-    sess.append("s1", "user", "What breed is your new puppy?", speaker="Ana", timestamp="2023-05-07T10:00:00Z")
-    sess.append("s1", "assistant", "A golden retriever named Max!", speaker="Ben", timestamp="2023-05-07T10:01:00Z")
-    sess.append("s2", "user", "unrelated chatter about tax forms", speaker="Ana", timestamp="2023-06-01T10:00:00Z")
+    sess.append(
+        "s1",
+        "user",
+        "What breed is your new puppy?",
+        speaker="Ana",
+        timestamp="2023-05-07T10:00:00Z",
+    )
+    sess.append(
+        "s1",
+        "assistant",
+        "A golden retriever named Max!",
+        speaker="Ben",
+        timestamp="2023-05-07T10:01:00Z",
+    )
+    sess.append(
+        "s2",
+        "user",
+        "unrelated chatter about tax forms",
+        speaker="Ana",
+        timestamp="2023-06-01T10:00:00Z",
+    )
     hits = store.search(SearchQuery(text="puppy breed", layers=("session",), k=5))
     texts = [h.text for h in hits]
     assert "A golden retriever named Max!" in texts  # found through its neighbour's words
     assert "unrelated chatter about tax forms" not in texts
     # the earlier message learns its right-hand neighbour when it arrives later
-    assert [h.text for h in store.search(SearchQuery(text="golden retriever", layers=("session",)))][:2] == [
-        "A golden retriever named Max!", "What breed is your new puppy?"]
+    assert [
+        h.text for h in store.search(SearchQuery(text="golden retriever", layers=("session",)))
+    ][:2] == ["A golden retriever named Max!", "What breed is your new puppy?"]
     may = store.search(SearchQuery(text="7 May 2023", layers=("session",)))
-    assert {h.text for h in may[:2]} == {"What breed is your new puppy?", "A golden retriever named Max!"}
+    assert {h.text for h in may[:2]} == {
+        "What breed is your new puppy?",
+        "A golden retriever named Max!",
+    }
     assert may[-1].text == "unrelated chatter about tax forms"  # only "2023" matches it
     named = store.search(SearchQuery(text="what did Ben say about the puppy", layers=("session",)))
     assert named[0].title == "Ben" and named[0].explain.get("author_named") == 0.3
@@ -155,6 +214,7 @@ def test_log_entries_are_found_by_their_neighbours_words_when_asked(home: Path) 
     """`[log] neighbour_context = 2` gives LOG entries (and their archives) the neighbour
     context transcripts get: the tool call after an intent is found by the intent's
     words. Off by default: only entries holding a query word are returned."""
+
     def entries(s: Store) -> None:
         log = s.agent().log
         log.append("USER_FEEDBACK", "Research Python decorators")
@@ -181,7 +241,9 @@ def test_log_entries_are_found_by_their_neighbours_words_when_asked(home: Path) 
 
         assert compact_log(s, "finn", force=True).compacted
         assert found(s, "decorators", ("archive",))[:2] == [
-            "Research Python decorators", "web_search returned 5 results"]
+            "Research Python decorators",
+            "web_search returned 5 results",
+        ]
 
 
 def test_get_returns_one_memory_by_uid_through_the_scope_gate(home: Path) -> None:
@@ -191,7 +253,12 @@ def test_get_returns_one_memory_by_uid_through_the_scope_gate(home: Path) -> Non
         finn.agent().facts.set("db_engine", "PostgreSQL 16", "config")
         uid = finn.search("PostgreSQL")[0].uid
         got = finn.get(uid)
-        assert (got.uid, got.title, got.text, got.layer) == (uid, "db_engine", "PostgreSQL 16", "fact")
+        assert (got.uid, got.title, got.text, got.layer) == (
+            uid,
+            "db_engine",
+            "PostgreSQL 16",
+            "fact",
+        )
     with Store(home, agent="other") as other, pytest.raises(NotFound):
         other.get(uid)  # another project agent's fact: not visible, not told apart from absent
     with Store(home, agent="finn") as finn, pytest.raises(NotFound):

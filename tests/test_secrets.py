@@ -36,24 +36,29 @@ def config(home: Path, text: str) -> None:
     (home / "config.toml").write_text(text)
 
 
-@pytest.mark.parametrize(("text", "kind"), [
-    (f"use {OPENAI} for the bot", "openai-key"),
-    ("sk-ant-api03-Xy7Qp2Lm9Vt4Rw7Ks1Jd6Hf3Gb5Nc0YaZx8Q-AA", "anthropic-key"),
-    (f"id {AWS}", "aws-access-key"),
-    (f"aws_secret_access_key = {AWS_SECRET}", "aws-secret-key"),
-    ("ghp_Zx8Qp2Lm9Vt4Rw7Ks1Jd6Hf3Gb5Nc0YaQ7Lm", "github-token"),
-    ("xoxb-2401234567-Zx8Qp2Lm9Vt4Rw7K", "slack-token"),
-    ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTYifQ.Zx8Qp2Lm9Vt4Rw7Ks1Jd6H", "jwt"),
-    ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n-----END OPENSSH PRIVATE KEY-----",
-     "private-key"),
-    ("DB_PASSWORD=hunter2hunter2", "credential"),
-    ("token Zx8Qp2Lm9Vt4Rw7Ks1Jd6Hf3Gb5Nc0YaQ7", "high-entropy"),
-    ("ci uses glpat-xYz12AbCdEfGhIjKlMnOp", "gitlab-token"),
-    ("db at postgres://app:Hunter2xyz@db.internal:5432/app", "url-password"),
-    ("cache redis://:s3cretpass@cache:6379/0", "url-password"),
-    ("curl -H 'Authorization: Bearer 3f9a1c2b7d4e8f60a1b2c3d4e5f60718' /api", "bearer-token"),
-    ("authorization: bearer 3f9a1c2b7d4e8f60a1b2c3d4e5f60718", "bearer-token"),
-])
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (f"use {OPENAI} for the bot", "openai-key"),
+        ("sk-ant-api03-Xy7Qp2Lm9Vt4Rw7Ks1Jd6Hf3Gb5Nc0YaZx8Q-AA", "anthropic-key"),
+        (f"id {AWS}", "aws-access-key"),
+        (f"aws_secret_access_key = {AWS_SECRET}", "aws-secret-key"),
+        ("ghp_Zx8Qp2Lm9Vt4Rw7Ks1Jd6Hf3Gb5Nc0YaQ7Lm", "github-token"),
+        ("xoxb-2401234567-Zx8Qp2Lm9Vt4Rw7K", "slack-token"),
+        ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTYifQ.Zx8Qp2Lm9Vt4Rw7Ks1Jd6H", "jwt"),
+        (
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n-----END OPENSSH PRIVATE KEY-----",
+            "private-key",
+        ),
+        ("DB_PASSWORD=hunter2hunter2", "credential"),
+        ("token Zx8Qp2Lm9Vt4Rw7Ks1Jd6Hf3Gb5Nc0YaQ7", "high-entropy"),
+        ("ci uses glpat-xYz12AbCdEfGhIjKlMnOp", "gitlab-token"),
+        ("db at postgres://app:Hunter2xyz@db.internal:5432/app", "url-password"),
+        ("cache redis://:s3cretpass@cache:6379/0", "url-password"),
+        ("curl -H 'Authorization: Bearer 3f9a1c2b7d4e8f60a1b2c3d4e5f60718' /api", "bearer-token"),
+        ("authorization: bearer 3f9a1c2b7d4e8f60a1b2c3d4e5f60718", "bearer-token"),
+    ],
+)
 def test_detector_finds_each_kind_and_only_the_secret_part(text: str, kind: str) -> None:
     found = find_secrets(text)
     assert [f.kind for f in found] == [kind]
@@ -63,19 +68,22 @@ def test_detector_finds_each_kind_and_only_the_secret_part(text: str, kind: str)
         assert masked.split("[withheld")[0].strip().rstrip("=:").strip() != ""
 
 
-@pytest.mark.parametrize("text", [
-    "My API key is 12345",
-    "commit 3fb41ae9c2d1e8f7a6b5c4d3e2f1a0b9c8d7e6f5 and sha256 "
-    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
-    "uuid 123e4567-e89b-12d3-a456-426614174000",
-    "TestExportImportRoundTripWithManifest2 getUserAccountSettingsForOrganization2024",
-    "src/memstrata/lifecycle/session_compaction_policy_for_tools.py",
-    "the key is on the table; token budget: 50000 tokens; password reset flow",
-    "Chose bcrypt over argon2 for password hashing due to broader library support",
-    "see https://example.com/a:b@c and http://localhost:8080/api and https://user@host/x",
-    "DATABASE_URL=postgres://app:${DB_PASSWORD}@db/app or postgres://u:<password>@h/db",
-    "the bearer of bad news; Authorization: Bearer abc",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My API key is 12345",
+        "commit 3fb41ae9c2d1e8f7a6b5c4d3e2f1a0b9c8d7e6f5 and sha256 "
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        "uuid 123e4567-e89b-12d3-a456-426614174000",
+        "TestExportImportRoundTripWithManifest2 getUserAccountSettingsForOrganization2024",
+        "src/memstrata/lifecycle/session_compaction_policy_for_tools.py",
+        "the key is on the table; token budget: 50000 tokens; password reset flow",
+        "Chose bcrypt over argon2 for password hashing due to broader library support",
+        "see https://example.com/a:b@c and http://localhost:8080/api and https://user@host/x",
+        "DATABASE_URL=postgres://app:${DB_PASSWORD}@db/app or postgres://u:<password>@h/db",
+        "the bearer of bad news; Authorization: Bearer abc",
+    ],
+)
 def test_detector_leaves_ordinary_memory_alone(text: str) -> None:
     assert find_secrets(text) == []
 
@@ -111,14 +119,17 @@ def test_seed_002_correction_test_passes_under_the_default_policy(home: Path) ->
     m.store.close()
 
 
-def test_ledger_under_warn_refuses_to_publish_a_secret_to_every_room(store: Store,
-                                                                   home: Path) -> None:
+def test_ledger_under_warn_refuses_to_publish_a_secret_to_every_room(
+    store: Store, home: Path
+) -> None:
     with pytest.raises(SecretDetected, match="every room"):
         store.ledger.publish("decision", f"deploy key is {AWS}", tags=["deploy"])
     with pytest.raises(SecretDetected):
         store.ledger.publish("decision", "deploy", detail=f"aws_secret_access_key={AWS_SECRET}")
-    assert not (home / "ledger.jsonl").exists() or AWS.encode() not in (
-        home / "ledger.jsonl").read_bytes()
+    assert (
+        not (home / "ledger.jsonl").exists()
+        or AWS.encode() not in (home / "ledger.jsonl").read_bytes()
+    )
     store.ledger.publish("decision", "deploy with the CI role, no static keys")
 
 
@@ -128,17 +139,26 @@ def hand_written_secret(home: Path) -> Iterator[dict[str, Any]]:
     import): the index marks it and the gate hides it from the other rooms."""
     with Store(home, agent="ops", room="room-ops") as s:
         s.ledger.publish("decision", "ops runs deploys from the CI role", tags=["deploy"])
-    rec = {"id": "mem-5ec2e700", "ts": "2026-01-01T00:00:00.000Z", "kind": "decision",
-           "room_id": "room-ops", "author_role": "ops", "ref": None, "tags": ["deploy"],
-           "summary": f"deploy key {AWS}", "detail": f"aws_secret_access_key={AWS_SECRET}",
-           "supersedes": None}
+    rec = {
+        "id": "mem-5ec2e700",
+        "ts": "2026-01-01T00:00:00.000Z",
+        "kind": "decision",
+        "room_id": "room-ops",
+        "author_role": "ops",
+        "ref": None,
+        "tags": ["deploy"],
+        "summary": f"deploy key {AWS}",
+        "detail": f"aws_secret_access_key={AWS_SECRET}",
+        "supersedes": None,
+    }
     with open(home / "ledger.jsonl", "ab") as fh:
         fh.write(encode(rec))
     yield rec
 
 
 def test_a_marked_entry_is_not_in_the_ledger_view_of_another_room(
-        home: Path, hand_written_secret: dict[str, Any]) -> None:
+    home: Path, hand_written_secret: dict[str, Any]
+) -> None:
     with Store(home, agent="finn", room="room-1") as other:
         views = [
             json.dumps([e.to_dict() for e in other.ledger.query()]),
@@ -194,22 +214,29 @@ WRITES: dict[str, Callable[[Store], Any]] = {
     "log.append": lambda s: s.agent().log.append("THOUGHT", OPENAI),
     "log metadata": lambda s: s.agent().log.append("THOUGHT", "x", {"k": OPENAI}),
     "files.write": lambda s: s.agent().files.write("a.md", OPENAI),
-    "files.replace": lambda s: (s.agent().files.write("b.md", "old"),
-                                s.agent().files.replace("b.md", "old", OPENAI)),
-    "files.insert": lambda s: (s.agent().files.write("c.md", "x\n"),
-                               s.agent().files.insert("c.md", 0, OPENAI)),
+    "files.replace": lambda s: (
+        s.agent().files.write("b.md", "old"),
+        s.agent().files.replace("b.md", "old", OPENAI),
+    ),
+    "files.insert": lambda s: (
+        s.agent().files.write("c.md", "x\n"),
+        s.agent().files.insert("c.md", 0, OPENAI),
+    ),
     "now.update": lambda s: s.agent().now.update(OPENAI),
     "context.write": lambda s: s.agent().context.write(OPENAI),
     "sessions.append": lambda s: s.agent().sessions.append("s1", "user", OPENAI),
     "tasks.add": lambda s: s.agent().tasks.add(f"rotate {OPENAI}"),
-    "tasks.update": lambda s: (s.agent().tasks.add("t"),
-                               s.agent().tasks.update("TASK-001", description=OPENAI)),
+    "tasks.update": lambda s: (
+        s.agent().tasks.add("t"),
+        s.agent().tasks.update("TASK-001", description=OPENAI),
+    ),
     "room.post": lambda s: s.room().post(OPENAI),
     "room.artifact": lambda s: s.room().write_artifact("a.md", OPENAI),
     "episodes.write": lambda s: s.agent().episodes.write("t", "a.md", OPENAI),
     "episodes.append": lambda s: s.agent().episodes.append("t", "a.md", OPENAI),
     "items": lambda s: s.acting_as(None).items.replace_source(  # pipeline-only: the owner
-        "x.md", [{"type": "note", "title": "t", "content": OPENAI}]),
+        "x.md", [{"type": "note", "title": "t", "content": OPENAI}]
+    ),
 }
 
 
@@ -223,18 +250,27 @@ def test_refuse_raises_on_every_write_path_and_stores_nothing(home: Path, write:
 
 def test_cli_prints_the_warning_and_still_stores(home: Path) -> None:
     exe = str(Path(sys.executable).parent / "memstrata")
-    r = subprocess.run([exe, "--home", str(home), "--agent", "finn", "facts", "set", "bot", OPENAI],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [exe, "--home", str(home), "--agent", "finn", "facts", "set", "bot", OPENAI],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     assert "memstrata: warning:" in r.stderr and "openai-key" in r.stderr
     assert "Traceback" not in r.stderr
-    got = subprocess.run([exe, "--home", str(home), "--agent", "finn", "facts", "get", "bot"],
-                         capture_output=True, text=True, timeout=60)
+    got = subprocess.run(
+        [exe, "--home", str(home), "--agent", "finn", "facts", "get", "bot"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert got.stdout.strip() == OPENAI
 
 
 def test_mcp_caller_gets_the_warning_with_the_result_and_the_refusal_as_an_error(
-        store: Store) -> None:
+    store: Store,
+) -> None:
     pytest.importorskip("mcp")
     import anyio
 

@@ -33,7 +33,10 @@ def test_acting_as_shares_the_store_and_keeps_each_principal(root: Store) -> Non
     mira = root.acting_as("mira", "room-2")
     assert finn.db is root.db and mira.locks is root.locks  # one index, one lock table
     assert (finn.principal.agent, finn.principal.role, finn.principal.room) == (
-        "finn", "project", "room-1")
+        "finn",
+        "project",
+        "room-1",
+    )
     assert root.acting_as("wilco").principal.role == "admin"  # the role comes from [roles]
     finn.agent().log.append("THOUGHT", "finn's secret")
     with pytest.raises(ScopeDenied):
@@ -93,7 +96,10 @@ def test_timeline_shows_every_fact_change_and_files_as_they_are_now(root: Store)
     mem.facts.forget("k")
     items = timeline(finn, "finn", types=("now", "fact")).items
     assert [(i.type, i.kind, i.title) for i in items if i.type == "fact"] == [
-        ("fact", "forget", "k"), ("fact", "set", "k"), ("fact", "set", "k")]
+        ("fact", "forget", "k"),
+        ("fact", "set", "k"),
+        ("fact", "set", "k"),
+    ]
     facts = [i for i in items if i.type == "fact"]
     assert facts[1].text.startswith("v2") and facts[2].text.startswith("v1")
     assert "preference" in facts[1].text
@@ -113,8 +119,11 @@ def test_timeline_shows_every_fact_change_and_files_as_they_are_now(root: Store)
             break
     seen = [x for p in pages for x in p]
     assert seen[:23] == [("set", f"key{i}", f"value {i}") for i in range(22, -1, -1)]
-    assert seen[23:] == [("forget", "k", "forgotten (the journal keeps its earlier values)"),
-                         ("set", "k", "v2"), ("set", "k", "v1")]
+    assert seen[23:] == [
+        ("forget", "k", "forgotten (the journal keeps its earlier values)"),
+        ("set", "k", "v2"),
+        ("set", "k", "v1"),
+    ]
     assert [len(p) for p in pages] == [10, 10, 6]
     assert timeline(finn, "finn", types=("fact",), since=time.time() + 3600).items == ()
     assert len(timeline(finn, "finn", types=("fact",), until=time.time() + 3600).items) == 26
@@ -126,8 +135,9 @@ def test_timeline_shows_every_fact_change_and_files_as_they_are_now(root: Store)
 def test_ledger_pages_chains_and_freshness(root: Store) -> None:
     finn = root.acting_as("finn", "room-1")
     # only an admin may backdate an entry (seed 000 decay): the owner writes it as finn's
-    a = root.ledger.publish("decision", "v1", ts=time.time() - 336 * 3600, room_id="room-1",
-                            author_role="finn")
+    a = root.ledger.publish(
+        "decision", "v1", ts=time.time() - 336 * 3600, room_id="room-1", author_role="finn"
+    )
     b = finn.ledger.publish("decision", "v2", supersedes=a.id)
     c = finn.ledger.publish("decision", "v3", supersedes=b.id)
     other = root.acting_as("mira", "room-2").ledger.publish("warning", "elsewhere")
@@ -149,8 +159,9 @@ def test_ledger_pages_chains_and_freshness(root: Store) -> None:
 
 
 def test_items_remove_keeps_a_copy_and_pages(root: Store) -> None:
-    stored = root.items.replace_source("a.md", [
-        {"type": "note", "title": f"t{i}", "content": f"c{i}"} for i in range(5)])
+    stored = root.items.replace_source(
+        "a.md", [{"type": "note", "title": f"t{i}", "content": f"c{i}"} for i in range(5)]
+    )
     got, nxt = root.items.page(limit=3)
     more, end = root.items.page(limit=3, before=nxt)
     assert len(got) == 3 and len(more) == 2 and end is None
@@ -181,9 +192,17 @@ def test_session_pages_follow_the_transcript(root: Store) -> None:
 
 def test_recent_and_tailed_events(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
-    lines = [json.dumps({"ts": i, "event": "memory:write" if i % 2 else "memory:read",
-                         "agent": "finn" if i % 3 else "mira", "payload": {"i": i}})
-             for i in range(3000)]
+    lines = [
+        json.dumps(
+            {
+                "ts": i,
+                "event": "memory:write" if i % 2 else "memory:read",
+                "agent": "finn" if i % 3 else "mira",
+                "payload": {"i": i},
+            }
+        )
+        for i in range(3000)
+    ]
     path.write_text("\n".join(lines) + "\n")
     got, cursor = [], None
     while True:

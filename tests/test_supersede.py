@@ -52,7 +52,9 @@ def _live(home: Path) -> set[str]:
         return {e.id for e in s.ledger.query()}
 
 
-def test_a_room_cannot_erase_another_rooms_or_an_admins_entry(home: Path, ledger: dict[str, Any]) -> None:
+def test_a_room_cannot_erase_another_rooms_or_an_admins_entry(
+    home: Path, ledger: dict[str, Any]
+) -> None:
     with Store(home, agent="alice", room="room-a") as alice:
         for target in ("admin", "room_b", "bob_roomless"):
             with pytest.raises(SupersedeDenied):
@@ -64,13 +66,19 @@ def test_a_room_cannot_erase_another_rooms_or_an_admins_entry(home: Path, ledger
 def test_the_entrys_own_room_and_admins_may_supersede(home: Path, ledger: dict[str, Any]) -> None:
     # another agent of room-a corrects room-a's decision
     with Store(home, agent="carol", room="room-a") as carol:
-        new = carol.ledger.publish("decision", "room-a switched to argon2", supersedes=ledger["room_a"].id)
+        new = carol.ledger.publish(
+            "decision", "room-a switched to argon2", supersedes=ledger["room_a"].id
+        )
     # bob corrects his own room-less note
     with Store(home, agent="bob") as bob:
-        bob.ledger.publish("warning", "bob: config.py is fine now", supersedes=ledger["bob_roomless"].id)
+        bob.ledger.publish(
+            "warning", "bob: config.py is fine now", supersedes=ledger["bob_roomless"].id
+        )
     with Store(home, agent="wilco") as admin:
         admin.ledger.publish("decision", "room-b moved to sqlite", supersedes=ledger["room_b"].id)
-        admin.ledger.publish("convention", "All endpoints use /api/v2", supersedes=ledger["admin"].id)
+        admin.ledger.publish(
+            "convention", "All endpoints use /api/v2", supersedes=ledger["admin"].id
+        )
     live = _live(home)
     assert not live & {e.id for e in ledger.values()}
     assert new.id in live and len(live) == 4
@@ -104,10 +112,14 @@ def _race(home: str, target: str, go: Any, out: Any) -> None:
             out.put("refused")
 
 
-def test_concurrent_supersedes_leave_exactly_one_successor(home: Path, ledger: dict[str, Any]) -> None:
+def test_concurrent_supersedes_leave_exactly_one_successor(
+    home: Path, ledger: dict[str, Any]
+) -> None:
     ctx = mp.get_context("spawn")
     go, out = ctx.Event(), ctx.Queue()
-    procs = [ctx.Process(target=_race, args=(str(home), ledger["room_a"].id, go, out)) for _ in range(4)]
+    procs = [
+        ctx.Process(target=_race, args=(str(home), ledger["room_a"].id, go, out)) for _ in range(4)
+    ]
     for p in procs:
         p.start()
     go.set()
@@ -116,14 +128,24 @@ def test_concurrent_supersedes_leave_exactly_one_successor(home: Path, ledger: d
         p.join(timeout=60)
     assert results.count("refused") == 3
     lines = [json.loads(x) for x in _ledger_text(home).splitlines()]
-    assert [x["id"] for x in lines if x["supersedes"] == ledger["room_a"].id] == \
-        [r for r in results if r != "refused"]
+    assert [x["id"] for x in lines if x["supersedes"] == ledger["room_a"].id] == [
+        r for r in results if r != "refused"
+    ]
 
 
 def test_a_hand_edited_line_that_supersedes_itself_stays_visible(home: Path) -> None:
-    line = {"id": "mem-0000abcd", "ts": "2026-01-01T00:00:00Z", "kind": "decision", "room_id": None,
-            "author_role": "ann", "ref": None, "tags": [], "summary": "names itself", "detail": None,
-            "supersedes": "mem-0000abcd"}
+    line = {
+        "id": "mem-0000abcd",
+        "ts": "2026-01-01T00:00:00Z",
+        "kind": "decision",
+        "room_id": None,
+        "author_role": "ann",
+        "ref": None,
+        "tags": [],
+        "summary": "names itself",
+        "detail": None,
+        "supersedes": "mem-0000abcd",
+    }
     with Store(home, sync=False, watch=False) as s:  # by hand, past the library
         s.truth.rewrite("ledger.jsonl", (json.dumps(line) + "\n").encode())
     with Store(home) as s:
@@ -134,14 +156,21 @@ def test_a_hand_edited_line_that_supersedes_itself_stays_visible(home: Path) -> 
         assert [e.id for e in s.ledger.entries()] == ["mem-0000abcd"]
 
 
-def test_author_role_is_the_actor_unless_an_admin_sets_it(home: Path, ledger: dict[str, Any]) -> None:
+def test_author_role_is_the_actor_unless_an_admin_sets_it(
+    home: Path, ledger: dict[str, Any]
+) -> None:
     with Store(home, agent="alice", room="room-a") as alice:
         with pytest.raises(ScopeDenied):
             alice.ledger.publish("decision", "forged", author_role="wilco")
         assert alice.ledger.publish("decision", "mine", author_role="alice").author_role == "alice"
         assert alice.ledger.publish("decision", "default").author_role == "alice"
     with Store(home, agent="wilco") as admin:
-        assert admin.ledger.publish("decision", "for the architect", author_role="architect").author_role == "architect"
+        assert (
+            admin.ledger.publish(
+                "decision", "for the architect", author_role="architect"
+            ).author_role
+            == "architect"
+        )
     assert "forged" not in _ledger_text(home)
 
 
@@ -164,30 +193,84 @@ def test_roles_come_from_config_and_can_only_be_lowered(home: Path, ledger: dict
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memstrata.cli.main", "--home", str(home), *args],
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "memstrata.cli.main", "--home", str(home), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_cli_role_flag_cannot_escalate(home: Path, ledger: dict[str, Any]) -> None:
     before = _ledger_text(home)
-    r = _cli(home, "--agent", "alice", "--room", "room-a", "--role", "admin", "ledger", "publish",
-             "convention", "hijack", "--supersedes", ledger["admin"].id)
+    r = _cli(
+        home,
+        "--agent",
+        "alice",
+        "--room",
+        "room-a",
+        "--role",
+        "admin",
+        "ledger",
+        "publish",
+        "convention",
+        "hijack",
+        "--supersedes",
+        ledger["admin"].id,
+    )
     assert r.returncode == 2 and "cannot act as admin" in r.stderr, r.stderr
-    r = _cli(home, "--agent", "alice", "--room", "room-a", "ledger", "publish",
-             "convention", "hijack", "--supersedes", ledger["admin"].id)
+    r = _cli(
+        home,
+        "--agent",
+        "alice",
+        "--room",
+        "room-a",
+        "ledger",
+        "publish",
+        "convention",
+        "hijack",
+        "--supersedes",
+        ledger["admin"].id,
+    )
     assert r.returncode == 2 and "may not supersede" in r.stderr, r.stderr
     assert _ledger_text(home) == before
-    r = _cli(home, "--agent", "wilco", "--role", "project", "--room", "room-b", "ledger", "publish",
-             "decision", "lowered is fine", "--supersedes", ledger["room_b"].id)
+    r = _cli(
+        home,
+        "--agent",
+        "wilco",
+        "--role",
+        "project",
+        "--room",
+        "room-b",
+        "ledger",
+        "publish",
+        "decision",
+        "lowered is fine",
+        "--supersedes",
+        ledger["room_b"].id,
+    )
     assert r.returncode == 0, r.stderr
 
 
 def test_cli_author_is_checked(home: Path, ledger: dict[str, Any]) -> None:
-    r = _cli(home, "--agent", "alice", "--room", "room-a", "ledger", "publish", "decision", "forged",
-             "--author", "wilco")
+    r = _cli(
+        home,
+        "--agent",
+        "alice",
+        "--room",
+        "room-a",
+        "ledger",
+        "publish",
+        "decision",
+        "forged",
+        "--author",
+        "wilco",
+    )
     assert r.returncode == 2 and "may not publish as 'wilco'" in r.stderr
     assert "forged" not in _ledger_text(home)
-    r = _cli(home, "--json", "ledger", "publish", "decision", "by the architect", "--author", "architect")
+    r = _cli(
+        home, "--json", "ledger", "publish", "decision", "by the architect", "--author", "architect"
+    )
     assert r.returncode == 0 and json.loads(r.stdout)["author_role"] == "architect"
     last = json.loads(_ledger_text(home).splitlines()[-1])
     assert last["author_role"] == "architect"
@@ -197,7 +280,8 @@ def test_cli_author_is_checked(home: Path, ledger: dict[str, Any]) -> None:
 
 
 def test_mcp_project_agent_cannot_supersede_an_admins_or_another_rooms_entry(
-        home: Path, ledger: dict[str, Any]) -> None:
+    home: Path, ledger: dict[str, Any]
+) -> None:
     pytest.importorskip("mcp")
     import anyio
 
@@ -209,10 +293,16 @@ def test_mcp_project_agent_cannot_supersede_an_admins_or_another_rooms_entry(
     async def main() -> dict[str, tuple[bool, str, Any]]:
         out = {}
         async with Client(build_server(store)) as c:
-            for name, target in (("admin", ledger["admin"].id), ("room_b", ledger["room_b"].id),
-                                 ("own", ledger["room_a"].id), ("again", ledger["room_a"].id)):
-                r = await c.call_tool("memory_publish", {"kind": "decision", "summary": f"via mcp {name}",
-                                                         "supersedes": target})
+            for name, target in (
+                ("admin", ledger["admin"].id),
+                ("room_b", ledger["room_b"].id),
+                ("own", ledger["room_a"].id),
+                ("again", ledger["room_a"].id),
+            ):
+                r = await c.call_tool(
+                    "memory_publish",
+                    {"kind": "decision", "summary": f"via mcp {name}", "supersedes": target},
+                )
                 out[name] = (bool(r.is_error), r.content[0].text, r.structured_content)
         return out
 

@@ -29,13 +29,17 @@ Members = list[tuple[str, bytes | None]]  # (name, bytes) or (name, None) for a 
 
 
 def manifest(members: Members) -> bytes:
-    files = [{"path": n, "size": len(d), "sha256": hashlib.sha256(d).hexdigest()}
-             for n, d in members if d is not None]
+    files = [
+        {"path": n, "size": len(d), "sha256": hashlib.sha256(d).hexdigest()}
+        for n, d in members
+        if d is not None
+    ]
     return json.dumps({"format": "memstrata-export", "version": 1, "files": files}).encode()
 
 
-def make_tar(path: Path, members: Members, *, listed: Members | None = None,
-             with_manifest: bool = True) -> Path:
+def make_tar(
+    path: Path, members: Members, *, listed: Members | None = None, with_manifest: bool = True
+) -> Path:
     """A .tar.gz of `members`, with a manifest of `listed` (default: the members)."""
     entries = list(members)
     if with_manifest:
@@ -58,15 +62,22 @@ def snapshot(home: Path) -> dict[str, str]:
     if home.exists():
         for p in sorted(home.rglob("*")):
             rel = p.relative_to(home).as_posix()
-            if p.is_file() and not rel.startswith((".", "index.db", "index/")) and "/." not in rel \
-                    and not rel.startswith("events"):
+            if (
+                p.is_file()
+                and not rel.startswith((".", "index.db", "index/"))
+                and "/." not in rel
+                and not rel.startswith("events")
+            ):
                 out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
     return out
 
 
 def leftovers(home: Path) -> list[str]:
-    return sorted(p.name for p in (home / ".imports").iterdir()) if (home / ".imports").exists() \
+    return (
+        sorted(p.name for p in (home / ".imports").iterdir())
+        if (home / ".imports").exists()
         else []
+    )
 
 
 def importing(home: Path, src: Path, **kw: bool) -> None:
@@ -77,8 +88,10 @@ def importing(home: Path, src: Path, **kw: bool) -> None:
 GOOD: Members = [
     ("ledger.jsonl", b""),
     ("agents/finn/memory/NOW.md", b"# NOW\n\n## Objective\nship it\n"),
-    ("agents/finn/facts.jsonl", b'{"op":"set","key":"lang","value":"python",'
-                                b'"updated_at":"2026-01-01T00:00:00Z"}\n'),
+    (
+        "agents/finn/facts.jsonl",
+        b'{"op":"set","key":"lang","value":"python","updated_at":"2026-01-01T00:00:00Z"}\n',
+    ),
 ]
 
 
@@ -91,37 +104,92 @@ def test_a_good_archive_imports_and_says_it_was_verified(home: Path, tmp_path: P
     assert leftovers(home) == [] and not (home / ".imports").exists()
 
 
-@pytest.mark.parametrize(("case", "members", "listed", "error", "words"), [
-    ("unlisted member", [*GOOD, ("agents/finn/memory/evil.md", b"planted")], GOOD,
-     MalformedInput, "not listed in the manifest"),
-    ("tampered member", [*GOOD[:2], ("agents/finn/facts.jsonl", b"{}\n")], GOOD,
-     MalformedInput, "sha256"),
-    ("listed but absent", GOOD[:2], GOOD, MalformedInput, "listed but absent"),
-    ("duplicate member", [*GOOD, ("agents/finn/memory/NOW.md", b"# NOW\nsecond\n")], None,
-     MalformedInput, "twice"),
-    ("file then folder", [*GOOD, ("agents/finn/memory/n.md", b"a"),
-                          ("agents/finn/memory/n.md/inner.md", b"b")], None,
-     MalformedInput, "both a file and a folder"),
-    ("folder then file", [*GOOD, ("agents/finn/memory/n.md/inner.md", b"b"),
-                          ("agents/finn/memory/n.md", b"a")], None,
-     MalformedInput, "both a file and a folder"),
-    ("folder member then file", [*GOOD, ("agents/finn/memory/n.md", None),
-                                 ("agents/finn/memory/n.md", b"a")], None,
-     MalformedInput, "both a file and a folder"),
-    ("absolute member", [*GOOD, ("/memories/x.md", b"rooted")], None,
-     PathOutsideStore, "absolute"),
-    ("absolute store path", [*GOOD, ("/etc/cron.d/x", b"rooted")], None,
-     PathOutsideStore, "absolute"),
-    ("dot-dot member", [*GOOD, ("agents/finn/../../escape.md", b"out")], None,
-     PathOutsideStore, "outside"),
-    ("control character", [*GOOD, ("agents/finn\n/memory/x.md", b"x")], None,
-     MalformedInput, "control"),
-    ("bad agent name", [*GOOD, ("agents/-x/memory/x.md", b"x")], None,
-     MalformedInput, "agent"),
-])
+@pytest.mark.parametrize(
+    ("case", "members", "listed", "error", "words"),
+    [
+        (
+            "unlisted member",
+            [*GOOD, ("agents/finn/memory/evil.md", b"planted")],
+            GOOD,
+            MalformedInput,
+            "not listed in the manifest",
+        ),
+        (
+            "tampered member",
+            [*GOOD[:2], ("agents/finn/facts.jsonl", b"{}\n")],
+            GOOD,
+            MalformedInput,
+            "sha256",
+        ),
+        ("listed but absent", GOOD[:2], GOOD, MalformedInput, "listed but absent"),
+        (
+            "duplicate member",
+            [*GOOD, ("agents/finn/memory/NOW.md", b"# NOW\nsecond\n")],
+            None,
+            MalformedInput,
+            "twice",
+        ),
+        (
+            "file then folder",
+            [*GOOD, ("agents/finn/memory/n.md", b"a"), ("agents/finn/memory/n.md/inner.md", b"b")],
+            None,
+            MalformedInput,
+            "both a file and a folder",
+        ),
+        (
+            "folder then file",
+            [*GOOD, ("agents/finn/memory/n.md/inner.md", b"b"), ("agents/finn/memory/n.md", b"a")],
+            None,
+            MalformedInput,
+            "both a file and a folder",
+        ),
+        (
+            "folder member then file",
+            [*GOOD, ("agents/finn/memory/n.md", None), ("agents/finn/memory/n.md", b"a")],
+            None,
+            MalformedInput,
+            "both a file and a folder",
+        ),
+        (
+            "absolute member",
+            [*GOOD, ("/memories/x.md", b"rooted")],
+            None,
+            PathOutsideStore,
+            "absolute",
+        ),
+        (
+            "absolute store path",
+            [*GOOD, ("/etc/cron.d/x", b"rooted")],
+            None,
+            PathOutsideStore,
+            "absolute",
+        ),
+        (
+            "dot-dot member",
+            [*GOOD, ("agents/finn/../../escape.md", b"out")],
+            None,
+            PathOutsideStore,
+            "outside",
+        ),
+        (
+            "control character",
+            [*GOOD, ("agents/finn\n/memory/x.md", b"x")],
+            None,
+            MalformedInput,
+            "control",
+        ),
+        ("bad agent name", [*GOOD, ("agents/-x/memory/x.md", b"x")], None, MalformedInput, "agent"),
+    ],
+)
 def test_crafted_archives_are_refused_before_anything_is_written(
-        home: Path, tmp_path: Path, case: str, members: Members, listed: Members | None,
-        error: type[Exception], words: str) -> None:
+    home: Path,
+    tmp_path: Path,
+    case: str,
+    members: Members,
+    listed: Members | None,
+    error: type[Exception],
+    words: str,
+) -> None:
     with Store(home, agent="finn") as s:
         s.agent().log.append("THOUGHT", "the store before the import")
     before = snapshot(home)
@@ -135,7 +203,8 @@ def test_crafted_archives_are_refused_before_anything_is_written(
 
 
 def test_a_manifest_is_required_unless_unverified_and_other_checks_still_hold(
-        home: Path, tmp_path: Path) -> None:
+    home: Path, tmp_path: Path
+) -> None:
     bare = make_tar(tmp_path / "bare.tar.gz", GOOD, with_manifest=False)
     with pytest.raises(MalformedInput, match="no manifest"):
         importing(home, bare)
@@ -146,16 +215,19 @@ def test_a_manifest_is_required_unless_unverified_and_other_checks_still_hold(
     evil = make_tar(tmp_path / "evil.tar.gz", [("/memories/x.md", b"x")], with_manifest=False)
     with pytest.raises(PathOutsideStore):
         importing(home, evil, unverified=True)
-    collide = make_tar(tmp_path / "c.tar.gz", [("agents/finn/memory/NOW.md/x.md", b"x")],
-                       with_manifest=False)
+    collide = make_tar(
+        tmp_path / "c.tar.gz", [("agents/finn/memory/NOW.md/x.md", b"x")], with_manifest=False
+    )
     with pytest.raises(AlreadyExists, match="needs a folder where the store has the file"):
         importing(home, collide, unverified=True)  # a file/folder collision with the store
     assert leftovers(home) == []
 
 
 def test_roles_and_settings_are_never_taken_from_an_archive(home: Path, tmp_path: Path) -> None:
-    members: Members = [("config.toml", b'[roles]\nadmin = ["mallory"]\n'),
-                        ("agents/mallory/memory/NOW.md", b"# NOW\nmine now\n")]
+    members: Members = [
+        ("config.toml", b'[roles]\nadmin = ["mallory"]\n'),
+        ("agents/mallory/memory/NOW.md", b"# NOW\nmine now\n"),
+    ]
     src = make_tar(tmp_path / "roles.tar.gz", members)
     with Store(home) as s:
         report = import_archive(s, src)
@@ -164,15 +236,20 @@ def test_roles_and_settings_are_never_taken_from_an_archive(home: Path, tmp_path
     with Store(home, agent="mallory") as m:
         assert m.principal.role == "project"
         assert m.agent().now.read() == "# NOW\nmine now\n"
-    r = subprocess.run([EXE, "--home", str(tmp_path / "cli"), "import", str(src)],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [EXE, "--home", str(tmp_path / "cli"), "import", str(src)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0 and "skipped config.toml" in r.stderr
 
 
 def test_caps_on_member_count_file_size_and_total_size(home: Path, tmp_path: Path) -> None:
     home.mkdir()
     (home / "config.toml").write_text(
-        "[import]\nmax_members = 20\nmax_file_bytes = 65536\nmax_total_bytes = 100000\n")
+        "[import]\nmax_members = 20\nmax_file_bytes = 65536\nmax_total_bytes = 100000\n"
+    )
     many = [(f"agents/finn/memory/n{i}.md", b"x") for i in range(30)]
     with pytest.raises(EntryTooLarge, match="max_members"):
         importing(home, make_tar(tmp_path / "many.tar.gz", many))
@@ -216,13 +293,17 @@ def rss_of(args: list[str]) -> tuple[int, int]:
     Through a small launcher: a child forked straight from this (large) test process
     would count the parent's pages, shared until its exec, in its peak.
     """
-    out = subprocess.run([sys.executable, "-c", LAUNCH, *args], capture_output=True,
-                         text=True, timeout=300, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", LAUNCH, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout.split()
     return int(out[0]), int(out[1])
 
 
-def test_a_gzip_bomb_is_refused_by_its_size_without_reading_it(home: Path,
-                                                               tmp_path: Path) -> None:
+def test_a_gzip_bomb_is_refused_by_its_size_without_reading_it(home: Path, tmp_path: Path) -> None:
     src = bomb(tmp_path / "bomb.tar.gz", 1 << 30)  # 1 GiB of zeros, ~1 MB compressed
     assert src.stat().st_size < 2 * 1024 * 1024
     start = time.monotonic()
@@ -245,8 +326,12 @@ def header_bomb(path: Path, kind: bytes, size: int) -> Path:
     info = tarfile.TarInfo("././@LongLink")
     info.type = kind
     info.size = size
-    head = info._create_header(info.get_info(), tarfile.USTAR_FORMAT,  # type: ignore[attr-defined]
-                               "utf-8", "surrogateescape")
+    head = info._create_header(
+        info.get_info(),
+        tarfile.USTAR_FORMAT,  # type: ignore[attr-defined]
+        "utf-8",
+        "surrogateescape",
+    )
     mib = gzip.compress(b"a" * (1 << 20), compresslevel=9)
     with open(path, "wb") as out:
         out.write(gzip.compress(head))
@@ -256,10 +341,14 @@ def header_bomb(path: Path, kind: bytes, size: int) -> Path:
     return path
 
 
-@pytest.mark.parametrize("kind,size", [(tarfile.GNUTYPE_LONGNAME, 1 << 30),
-                                       (tarfile.XHDTYPE, 512 << 20)], ids=["longname", "pax"])
+@pytest.mark.parametrize(
+    "kind,size",
+    [(tarfile.GNUTYPE_LONGNAME, 1 << 30), (tarfile.XHDTYPE, 512 << 20)],
+    ids=["longname", "pax"],
+)
 def test_a_tarbomb_in_an_extended_header_is_refused_by_its_declared_size(
-        home: Path, tmp_path: Path, kind: bytes, size: int) -> None:
+    home: Path, tmp_path: Path, kind: bytes, size: int
+) -> None:
     # tarfile reads a long name's or a pax header's body whole, before any member is
     # seen: uncapped, these 1 MB archives took 3.1 GB and 1.5 GB of memory.
     src = header_bomb(tmp_path / "hdr.tar.gz", kind, size)
@@ -271,16 +360,17 @@ def test_a_tarbomb_in_an_extended_header_is_refused_by_its_declared_size(
     assert snapshot(home) == {} and leftovers(home) == []
 
 
-def test_sparse_members_and_endless_header_chains_are_refused(home: Path,
-                                                              tmp_path: Path) -> None:
+def test_sparse_members_and_endless_header_chains_are_refused(home: Path, tmp_path: Path) -> None:
     sparse = tarfile.TarInfo("agents/finn/memory/s.md")
     sparse.type = tarfile.GNUTYPE_SPARSE
     pax_sparse = tarfile.TarInfo("agents/finn/memory/p.md")
     pax_sparse.pax_headers = {"GNU.sparse.major": "1", "GNU.sparse.minor": "0"}
     chained = b"".join(_long_name(f"agents/finn/memory/{'d' * 120}{i}.md") for i in range(2000))
-    for name, raw, words in [("gnu-sparse", sparse.tobuf(format=tarfile.GNU_FORMAT), "sparse"),
-                             ("pax-sparse", pax_sparse.tobuf(format=tarfile.PAX_FORMAT), "sparse"),
-                             ("chain", chained, "extended tar headers before one member")]:
+    for name, raw, words in [
+        ("gnu-sparse", sparse.tobuf(format=tarfile.GNU_FORMAT), "sparse"),
+        ("pax-sparse", pax_sparse.tobuf(format=tarfile.PAX_FORMAT), "sparse"),
+        ("chain", chained, "extended tar headers before one member"),
+    ]:
         src = tmp_path / f"{name}.tar.gz"
         src.write_bytes(gzip.compress(raw + b"\0" * 10240))
         with pytest.raises(MalformedInput, match=words):
@@ -311,24 +401,34 @@ def test_long_member_names_still_import(home: Path, tmp_path: Path, fmt: int) ->
     assert (home / name).read_bytes() == b"# long\n"
 
 
-def test_readme_export_then_import_into_the_same_store_works(home: Path,
-                                                             tmp_path: Path) -> None:
+def test_readme_export_then_import_into_the_same_store_works(home: Path, tmp_path: Path) -> None:
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([EXE, "--home", str(home), *args], capture_output=True,
-                              text=True, timeout=60, cwd=tmp_path)
+        return subprocess.run(
+            [EXE, "--home", str(home), *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=tmp_path,
+        )
 
     assert cli("init", "finn").returncode == 0
     assert cli("--agent", "finn", "facts", "set", "lang", "python").returncode == 0
     before = snapshot(home)
-    r = subprocess.run(f"{EXE} --home {home} export backup.tar.gz && "
-                       f"{EXE} --home {home} import backup.tar.gz", shell=True,
-                       capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    r = subprocess.run(
+        f"{EXE} --home {home} export backup.tar.gz && {EXE} --home {home} import backup.tar.gz",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     assert "already identical" in r.stdout and snapshot(home) == before
 
 
-def test_export_and_import_are_library_functions_for_admins_only(home: Path,
-                                                                tmp_path: Path) -> None:
+def test_export_and_import_are_library_functions_for_admins_only(
+    home: Path, tmp_path: Path
+) -> None:
     from memstrata.errors import ScopeDenied
 
     with Store(home, agent="finn") as s:
@@ -362,7 +462,8 @@ IMPORTER = "from memstrata.cli.main import main; import sys; sys.exit(main(sys.a
 
 @pytest.mark.parametrize("seed", range(int(os.environ.get("MEMSTRATA_KILL_ROUNDS", "2"))))
 def test_an_import_killed_at_a_random_moment_leaves_no_partial_store(
-        tmp_path: Path, seed: int, big_export: tuple[Path, dict[str, str]]) -> None:
+    tmp_path: Path, seed: int, big_export: tuple[Path, dict[str, str]]
+) -> None:
     archive, expected = big_export
     home = tmp_path / "target"
     with Store(home, agent="zed") as s:
@@ -373,12 +474,19 @@ def test_an_import_killed_at_a_random_moment_leaves_no_partial_store(
     timing = tmp_path / "timing"
     shutil.copytree(home, timing)
     start = time.monotonic()
-    subprocess.run([sys.executable, "-c", IMPORTER, "--home", str(timing), "import",
-                    str(archive)], check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-c", IMPORTER, "--home", str(timing), "import", str(archive)],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     span = time.monotonic() - start
     rng = random.Random(seed)
-    p = subprocess.Popen([sys.executable, "-c", IMPORTER, "--home", str(home), "import",
-                          str(archive)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(
+        [sys.executable, "-c", IMPORTER, "--home", str(home), "import", str(archive)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     time.sleep(rng.uniform(0.1, 1.0) * span)
     p.send_signal(signal.SIGKILL)
     p.wait(timeout=60)
@@ -387,8 +495,12 @@ def test_an_import_killed_at_a_random_moment_leaves_no_partial_store(
     after_kill = snapshot(home)
     assert after_kill in (before, full), "a partial import is visible"
     assert leftovers(home) == []
-    r = subprocess.run([EXE, "--home", str(home), "--json", "import", str(archive)],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [EXE, "--home", str(home), "--json", "import", str(archive)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     assert snapshot(home) == full and leftovers(home) == []
     with Store(home, agent="a3") as s:
@@ -420,15 +532,18 @@ sys.exit(main(sys.argv[3:]))
 
 @pytest.mark.parametrize(("where", "state"), [("commit", "before"), ("move", "full")])
 def test_a_kill_before_the_commit_leaves_the_store_and_after_it_the_next_open_finishes(
-        tmp_path: Path, big_export: tuple[Path, dict[str, str]], where: str,
-        state: str) -> None:
+    tmp_path: Path, big_export: tuple[Path, dict[str, str]], where: str, state: str
+) -> None:
     archive, expected = big_export
     home = tmp_path / "target"
     with Store(home, agent="zed") as s:
         s.agent().log.append("THOUGHT", "zed was here first")
     before = snapshot(home)
-    p = subprocess.run([sys.executable, "-c", KILL_AT, where, "40", "--home", str(home),
-                        "import", str(archive)], capture_output=True, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-c", KILL_AT, where, "40", "--home", str(home), "import", str(archive)],
+        capture_output=True,
+        timeout=120,
+    )
     assert p.returncode == -signal.SIGKILL
     if where == "move":  # half of it is in place right now, the rest still staged
         assert snapshot(home) not in (before, {**before, **expected})
@@ -437,8 +552,12 @@ def test_a_kill_before_the_commit_leaves_the_store_and_after_it_the_next_open_fi
         s.agent("zed")
     assert snapshot(home) == (before if state == "before" else {**before, **expected})
     assert leftovers(home) == []
-    r = subprocess.run([EXE, "--home", str(home), "import", str(archive)],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [EXE, "--home", str(home), "import", str(archive)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
     assert snapshot(home) == {**before, **expected}
 
@@ -455,4 +574,6 @@ def test_a_plain_tar_of_a_store_folder_imports_unverified(home: Path, tmp_path: 
         report = import_archive(s, archive, unverified=True)
         assert s.agent("finn").facts.get("lang").value == "python"
     skipped = {p for p, _ in report.skipped}
-    assert any(p.startswith("index/") for p in skipped) and any(p.startswith(".locks/") for p in skipped)
+    assert any(p.startswith("index/") for p in skipped) and any(
+        p.startswith(".locks/") for p in skipped
+    )

@@ -26,11 +26,11 @@ ALLOWED = {
     "transfer/exporter.py:_write_tar": "writes the export archive",
     "transfer/exporter.py:_write_folder": "writes the export archive",
     "transfer/importer.py": "this host's import staging folder (.imports/); the store's "
-                            "sources are written through the truth (_place)",
+    "sources are written through the truth (_place)",
     "lifecycle/extraction.py": "reads a project's documents (extraction input)",
     "lifecycle/verify.py": "reads a codebase root (verify-before-use)",
     "layers/sources.py:walk_source": "walks a project folder indexed as seed 004's `sources` "
-                                     "scope (outside the store; sources.json goes through the truth)",
+    "scope (outside the store; sources.json goes through the truth)",
     "layers/sources.py:parse_source_file": "a project file's mtime (seed 004 `sources`)",
     "layers/sources.py:Sources.roots": "checks a registered project folder exists",
     "layers/sources.py:Sources.add": "checks a project folder exists before registering it",
@@ -47,22 +47,83 @@ ALLOWED = {
     "embed/daemon.py": "the embedding daemon's runtime folder and socket, not store data",
     "transfer/migrate.py:migrate": "names a local destination folder",
 }
-OS_FILE_CALLS = frozenset({
-    "open", "stat", "lstat", "walk", "listdir", "scandir", "unlink", "remove", "rename",
-    "replace", "mkdir", "makedirs", "rmdir", "removedirs", "link", "symlink", "truncate",
-    "ftruncate", "fsync", "fdatasync", "chmod", "utime", "access", "readlink",
-})
-OS_PATH_CALLS = frozenset({"exists", "lexists", "isfile", "isdir", "islink", "getsize",
-                           "getmtime", "realpath"})
-PATH_METHODS = frozenset({
-    "read_text", "read_bytes", "write_text", "write_bytes", "iterdir", "glob", "rglob",
-    "mkdir", "rmdir", "unlink", "touch", "is_file", "is_dir", "is_symlink", "exists",
-    "stat", "lstat", "symlink_to", "hardlink_to", "chmod", "open",
-})
+OS_FILE_CALLS = frozenset(
+    {
+        "open",
+        "stat",
+        "lstat",
+        "walk",
+        "listdir",
+        "scandir",
+        "unlink",
+        "remove",
+        "rename",
+        "replace",
+        "mkdir",
+        "makedirs",
+        "rmdir",
+        "removedirs",
+        "link",
+        "symlink",
+        "truncate",
+        "ftruncate",
+        "fsync",
+        "fdatasync",
+        "chmod",
+        "utime",
+        "access",
+        "readlink",
+    }
+)
+OS_PATH_CALLS = frozenset(
+    {"exists", "lexists", "isfile", "isdir", "islink", "getsize", "getmtime", "realpath"}
+)
+PATH_METHODS = frozenset(
+    {
+        "read_text",
+        "read_bytes",
+        "write_text",
+        "write_bytes",
+        "iterdir",
+        "glob",
+        "rglob",
+        "mkdir",
+        "rmdir",
+        "unlink",
+        "touch",
+        "is_file",
+        "is_dir",
+        "is_symlink",
+        "exists",
+        "stat",
+        "lstat",
+        "symlink_to",
+        "hardlink_to",
+        "chmod",
+        "open",
+    }
+)
 # Receivers whose methods of those names are memstrata's own, not the filesystem's: the
 # truth, the store and its layer handles (`files.read_text` would be `MemoryFiles`').
-HANDLES = frozenset({"truth", "origin", "store", "files", "now", "context", "identity", "log", "mem",
-                     "memory", "layout", "Store", "AgentLoop", "tarfile", "webbrowser"})
+HANDLES = frozenset(
+    {
+        "truth",
+        "origin",
+        "store",
+        "files",
+        "now",
+        "context",
+        "identity",
+        "log",
+        "mem",
+        "memory",
+        "layout",
+        "Store",
+        "AgentLoop",
+        "tarfile",
+        "webbrowser",
+    }
+)
 
 
 def _receiver(node: ast.expr) -> str:
@@ -86,8 +147,12 @@ def _offences(path: Path) -> list[tuple[str, int, str]]:
                 visit(child, child.name)
                 continue
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-                visit(child, f"{where}.{child.name}" if where and where[0].isupper()
-                      else (where or child.name))
+                visit(
+                    child,
+                    f"{where}.{child.name}"
+                    if where and where[0].isupper()
+                    else (where or child.name),
+                )
                 continue
             if isinstance(child, ast.Call):
                 what = _what(child)
@@ -108,8 +173,13 @@ def _what(call: ast.Call) -> str | None:
     base = func.value
     if isinstance(base, ast.Name) and base.id == "os" and func.attr in OS_FILE_CALLS:
         return f"os.{func.attr}()"
-    if (isinstance(base, ast.Attribute) and base.attr == "path" and isinstance(base.value, ast.Name)
-            and base.value.id == "os" and func.attr in OS_PATH_CALLS):
+    if (
+        isinstance(base, ast.Attribute)
+        and base.attr == "path"
+        and isinstance(base.value, ast.Name)
+        and base.value.id == "os"
+        and func.attr in OS_PATH_CALLS
+    ):
         return f"os.path.{func.attr}()"
     if isinstance(base, ast.Name) and base.id == "shutil":
         return f"shutil.{func.attr}()"
@@ -146,11 +216,18 @@ def test_the_detector_sees_filesystem_calls() -> None:
         "def f(p, store):\n"
         "    open(p); os.stat(p); os.path.exists(p); shutil.move(p, p)\n"
         "    p.read_text(); p.parent.mkdir(); store.layout.ledger.exists()\n"
-        "    store.truth.stat('x'); store.exists(p); self.files.read_text()\n")
+        "    store.truth.stat('x'); store.exists(p); self.files.read_text()\n"
+    )
     whats = [_what(n) for n in ast.walk(sample) if isinstance(n, ast.Call)]
     assert [w for w in whats if w] == [
-        "open()", "os.stat()", "os.path.exists()", "shutil.move()", "p.read_text()",
-        "p.parent.mkdir()", "store.layout.ledger.exists()"]
+        "open()",
+        "os.stat()",
+        "os.path.exists()",
+        "shutil.move()",
+        "p.read_text()",
+        "p.parent.mkdir()",
+        "store.layout.ledger.exists()",
+    ]
 
 
 def test_the_allow_list_names_only_modules_that_exist() -> None:

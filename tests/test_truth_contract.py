@@ -59,7 +59,7 @@ def test_append_reports_positions_and_read_from_returns_the_bytes(truth: Truth) 
     assert (a.start, a.end, b.start, b.end) == (0, 9, 9, 18)
     assert truth.read_from("agents/finn/facts.jsonl") == b'{"a": 1}\n{"b": 2}\n'
     assert truth.read_from("agents/finn/facts.jsonl", 9) == b'{"b": 2}\n'
-    assert truth.read_from("agents/finn/facts.jsonl", 6, 4) == b'1}\n{'
+    assert truth.read_from("agents/finn/facts.jsonl", 6, 4) == b"1}\n{"
     assert truth.read_from("agents/finn/missing.jsonl") == b""
     assert a.generation == b.generation and a.version != b.version
     entry = truth.stat("agents/finn/facts.jsonl")
@@ -97,8 +97,11 @@ def test_list_folders_and_moves(truth: Truth) -> None:
     truth.rewrite("agents/bob/", b"")
     assert [e.path for e in truth.list("agents", recursive=False)] == ["agents/bob", "agents/finn"]
     listed = {e.path: e for e in truth.list("agents/finn/memory")}
-    assert set(listed) == {"agents/finn/memory/b.md", "agents/finn/memory/notes",
-                           "agents/finn/memory/notes/a.md"}
+    assert set(listed) == {
+        "agents/finn/memory/b.md",
+        "agents/finn/memory/notes",
+        "agents/finn/memory/notes/a.md",
+    }
     assert listed["agents/finn/memory/notes"].is_dir and listed["agents/finn/memory/b.md"].size == 3
     truth.move("agents/finn/memory/notes", "agents/finn/archive/deleted/1/notes")
     assert truth.stat("agents/finn/memory/notes/a.md") is None
@@ -158,8 +161,11 @@ def _waiting_on_advisory_lock(url: str) -> bool:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        return bool(conn.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
-                                 "AND NOT granted").fetchone()[0])
+        return bool(
+            conn.execute(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+            ).fetchone()[0]
+        )
 
 
 def test_lock_keeps_appends_of_another_process_out(truth: Truth) -> None:
@@ -170,8 +176,9 @@ def test_lock_keeps_appends_of_another_process_out(truth: Truth) -> None:
     where = str(truth.root) if isinstance(truth, LocalTruth) else truth.url  # type: ignore[attr-defined]
     args = ["local" if isinstance(truth, LocalTruth) else "postgres", where]
     with truth.lock(path):
-        child = subprocess.Popen([sys.executable, "-c", APPENDER, *args, path],
-                                 stdout=subprocess.PIPE, text=True)
+        child = subprocess.Popen(
+            [sys.executable, "-c", APPENDER, *args, path], stdout=subprocess.PIPE, text=True
+        )
         assert child.stdout is not None
         said = _lines(child.stdout)
         assert said.get(timeout=60) == "appending"
@@ -225,8 +232,7 @@ def test_watch_reports_changed_paths(truth: Truth) -> None:
     t.join(5)
 
 
-def test_postgres_append_retry_with_the_same_record_id_is_not_a_duplicate(
-        pg_url: str) -> None:
+def test_postgres_append_retry_with_the_same_record_id_is_not_a_duplicate(pg_url: str) -> None:
     from memstrata.backends.postgres import PostgresTruth
 
     truth = PostgresTruth(pg_url, retry_seconds=5)
@@ -257,14 +263,19 @@ def test_layers_round_trip_and_search(backend: str, home: Path) -> None:
         assert mem.facts.get("preferred_currency").value == "USD"
         mem.facts.set("preferred_currency", "EUR", "preference")  # the timeline reads the
         # facts journal backwards through the truth: the history, newest first
-        assert [(i.kind, i.text.split("\n")[0]) for i in timeline(s, "finn", types=("fact",)).items
-                ] == [("set", "EUR"), ("set", "USD")]
+        assert [
+            (i.kind, i.text.split("\n")[0]) for i in timeline(s, "finn", types=("fact",)).items
+        ] == [("set", "EUR"), ("set", "USD")]
         mem.facts.set("preferred_currency", "USD", "preference")
         assert mem.files.read("notes/plan.md").startswith("# Plan")
         assert [t.id for t in mem.tasks.list()] == ["TASK-001"]
         assert s.ledger.get(entry.id).summary == "Chose bcrypt over argon2"
-        for word, layer in (("zebra", "file"), ("pelican", "channel"),
-                            ("bcrypt", "ledger"), ("twelve", "log")):
+        for word, layer in (
+            ("zebra", "file"),
+            ("pelican", "channel"),
+            ("bcrypt", "ledger"),
+            ("twelve", "log"),
+        ):
             assert layer in {h.layer for h in s.search(word)}, word
         # transcripts are searched on request (seed 004: `sessions` scope is opt-in)
         assert "session" in {h.layer for h in s.search("quokka", layers=("sessions",))}
@@ -275,8 +286,9 @@ def test_layers_round_trip_and_search(backend: str, home: Path) -> None:
         assert [h.layer for h in again.search("argon2")] == ["ledger"]
 
 
-def test_verify_reads_memory_files_through_the_truth(backend: str, home: Path,
-                                                     tmp_path: Path) -> None:
+def test_verify_reads_memory_files_through_the_truth(
+    backend: str, home: Path, tmp_path: Path
+) -> None:
     code = tmp_path / "code"
     (code / "src").mkdir(parents=True)
     (code / "src" / "store.py").write_text("def open_store():\n    pass\n")
@@ -301,8 +313,10 @@ def test_scope_is_enforced_by_the_gate(backend: str, home: Path) -> None:
 
 
 def test_supersede_rules(backend: str, home: Path) -> None:
-    with Store(home, agent="arch", room="room-1") as s1, \
-            Store(home, agent="dev", room="room-2") as s2:
+    with (
+        Store(home, agent="arch", room="room-1") as s1,
+        Store(home, agent="dev", room="room-2") as s2,
+    ):
         old = s1.ledger.publish("decision", "Use MySQL")
         with pytest.raises(SupersedeDenied):
             s2.ledger.publish("decision", "Use SQLite", supersedes=old.id)
@@ -313,8 +327,9 @@ def test_supersede_rules(backend: str, home: Path) -> None:
         assert s2.ledger.is_superseded(old.id)
 
 
-def test_purge_is_gone_from_the_truth_and_the_index(backend: str, home: Path,
-                                                    tmp_path: Path) -> None:
+def test_purge_is_gone_from_the_truth_and_the_index(
+    backend: str, home: Path, tmp_path: Path
+) -> None:
     from memstrata.purge import purge_fact
     from memstrata.transfer import export_store
 
@@ -351,8 +366,9 @@ def test_memory_files_and_compaction(backend: str, home: Path) -> None:
         files.insert("a.md", 0, "top")
         files.rename("a.md", "sub/b.md")
         assert files.read("sub/b.md") == "top\nbeta\n"
-        assert [f.path for f in files.list()] == ["LOG.md", "sub", "sub/b.md"] or \
-            [f.path for f in files.list()] == ["sub", "sub/b.md"]
+        assert [f.path for f in files.list()] == ["LOG.md", "sub", "sub/b.md"] or [
+            f.path for f in files.list()
+        ] == ["sub", "sub/b.md"]
         archived = files.delete("sub/b.md")
         assert archived.startswith("agents/finn/archive/deleted/")
         for i in range(5):
@@ -363,8 +379,9 @@ def test_memory_files_and_compaction(backend: str, home: Path) -> None:
         assert len(s.agent().log.entries()) == 1
         # The archives, listed and read back through the truth (not the folder).
         archives = s.agent().archives
-        assert [(a.id, a.path) for a in archives.list()] == [(record.archive_id,
-                                                              record.archive_path)]
+        assert [(a.id, a.path) for a in archives.list()] == [
+            (record.archive_id, record.archive_path)
+        ]
         five = [f"step {i} of the ostrich job" for i in range(5)]
         assert [e.content for e in archives.entries(record.archive_id)] == five
         for i in range(3):
@@ -372,15 +389,23 @@ def test_memory_files_and_compaction(backend: str, home: Path) -> None:
         second = compact_log(s, "finn", force=True)  # within the same second, most likely
         assert [a.id for a in archives.list()] == [record.archive_id, second.archive_id]
         summary = s.agent().archives.entries(second.archive_id)[0]
-        assert summary.entry_type == "SYSTEM" and summary.metadata["archive_id"] == record.archive_id
+        assert (
+            summary.entry_type == "SYSTEM" and summary.metadata["archive_id"] == record.archive_id
+        )
         assert [e.content for e in archives.all_entries()] == [
-            *five, summary.content, "later 0", "later 1", "later 2"]
+            *five,
+            summary.content,
+            "later 0",
+            "later 1",
+            "later 2",
+        ]
         with pytest.raises(NotFound):
             archives.entries("arc-00000000")
 
 
-def test_doctor_compares_this_hosts_index_with_the_truth(backend: str, tmp_path: Path,
-                                                         home: Path) -> None:
+def test_doctor_compares_this_hosts_index_with_the_truth(
+    backend: str, tmp_path: Path, home: Path
+) -> None:
     from memstrata.doctor import examine
 
     if backend == "local":
@@ -420,8 +445,9 @@ def test_a_failed_compaction_leaves_no_archive_behind(backend: str, home: Path) 
             log.append("THOUGHT", f"step {i} of the pangolin job")
         edited = s.truth.read_from(log.rel).replace(b"step 0 of", b"step zero of")
         with pytest.raises(StaleWrite):
-            compact_log(s, "finn", force=True,
-                        summarizer=_HandEditDuringSummary(s, log.rel, edited))
+            compact_log(
+                s, "finn", force=True, summarizer=_HandEditDuringSummary(s, log.rel, edited)
+            )
         assert s.truth.read_from(log.rel) == edited
         assert [e.path for e in s.truth.list("agents/finn/archive") if not e.is_dir] == []
         assert compaction_history(s, "finn") == []
@@ -431,6 +457,7 @@ def test_a_failed_compaction_leaves_no_archive_behind(backend: str, home: Path) 
             sessions.append("s1", "user", f"message {i} about the armadillo")
         rel = s.rel(sessions._spec("s1").path)
         with pytest.raises(StaleWrite):
-            compact_session(s, "finn", "s1", keep_recent=1,
-                            summarizer=_HandEditDuringSummary(s, rel, b""))
+            compact_session(
+                s, "finn", "s1", keep_recent=1, summarizer=_HandEditDuringSummary(s, rel, b"")
+            )
         assert [e.path for e in s.truth.list("agents/finn/archive") if not e.is_dir] == []

@@ -16,10 +16,30 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"  # the package version (pyproject.toml reads it from here)
 
 _ERRORS = (
-    "AlreadyExists", "AlreadySuperseded", "Conflict", "EntryTooLarge", "IndexError_", "InvalidInput", "LockTimeout",
-    "MalformedInput", "MemstrataError", "NotFound", "NotUnique", "PathOutsideStore",
-    "ProviderError", "Refused", "ReservedFile", "ScopeDenied", "StaleWrite", "SupersedeDenied", "UnknownKind",
-    "UnknownLayer", "UnknownSupersedes", "StorageError", "StorageFull", "ReadOnlyStore",
+    "AlreadyExists",
+    "AlreadySuperseded",
+    "Conflict",
+    "EntryTooLarge",
+    "IndexError_",
+    "InvalidInput",
+    "LockTimeout",
+    "MalformedInput",
+    "MemstrataError",
+    "NotFound",
+    "NotUnique",
+    "PathOutsideStore",
+    "ProviderError",
+    "Refused",
+    "ReservedFile",
+    "ScopeDenied",
+    "StaleWrite",
+    "SupersedeDenied",
+    "UnknownKind",
+    "UnknownLayer",
+    "UnknownSupersedes",
+    "StorageError",
+    "StorageFull",
+    "ReadOnlyStore",
 )
 _WHERE: dict[str, str] = {
     **{name: "memstrata.errors" for name in _ERRORS},
@@ -28,8 +48,10 @@ _WHERE: dict[str, str] = {
     "Store": "memstrata.store",
     "SearchQuery": "memstrata.search.query",
     "Hit": "memstrata.search.query",
-    **{name: "memstrata.model" for name in
-       ("Fact", "Item", "LedgerEntry", "LogEntry", "SessionMessage", "Task")},
+    **{
+        name: "memstrata.model"
+        for name in ("Fact", "Item", "LedgerEntry", "LogEntry", "SessionMessage", "Task")
+    },
 }
 
 __all__ = [

@@ -21,8 +21,9 @@ class ActingStore(Store):
     _OWN = frozenset({"_root", "principal", "gate", "events"})
     _root: Store
 
-    def __init__(self, root: Store, agent: str | None, room: str | None,
-                 role: str | None) -> None:  # no super().__init__(): nothing to open
+    def __init__(
+        self, root: Store, agent: str | None, room: str | None, role: str | None
+    ) -> None:  # no super().__init__(): nothing to open
         root = root._root if isinstance(root, ActingStore) else root
         if agent is not None:
             check_name(agent, "agent")
@@ -44,8 +45,9 @@ class ActingStore(Store):
         else:
             setattr(self._root, name, value)
 
-    def acting_as(self, agent: str | None, room: str | None = None, *,
-                  role: str | None = None) -> Store:
+    def acting_as(
+        self, agent: str | None, room: str | None = None, *, role: str | None = None
+    ) -> Store:
         return ActingStore(self._root, agent, room, role)
 
     def close(self) -> None:

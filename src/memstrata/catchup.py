@@ -79,7 +79,7 @@ def specs_for(store: Store, paths: Iterable[str]) -> list[SourceSpec]:
                 if not below.is_dir:
                     add(below.path)
         for key in known_below(store.db, f"{home}{path.strip('/')}/"):
-            add(key[len(home):])
+            add(key[len(home) :])
     return list(specs.values())
 
 

@@ -45,11 +45,19 @@ class Findings:
         return self.index_ok and not self.bad_lines
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ok": self.ok, "index_ok": self.index_ok, "files_ok": not self.bad_lines,
-                "sources": self.sources, "file_docs": self.file_docs,
-                "index_docs": self.index_docs, "drift": self.drift, "bad_lines": self.bad_lines,
-                "integrity_check": self.integrity, "fts_integrity": self.fts_integrity,
-                "cannot_fix": self.cannot_fix}
+        return {
+            "ok": self.ok,
+            "index_ok": self.index_ok,
+            "files_ok": not self.bad_lines,
+            "sources": self.sources,
+            "file_docs": self.file_docs,
+            "index_docs": self.index_docs,
+            "drift": self.drift,
+            "bad_lines": self.bad_lines,
+            "integrity_check": self.integrity,
+            "fts_integrity": self.fts_integrity,
+            "cannot_fix": self.cannot_fix,
+        }
 
 
 def examine(store: Store) -> Findings:
@@ -85,29 +93,43 @@ def examine(store: Store) -> Findings:
         out.index_docs = int(conn.execute("SELECT count(*) FROM docs").fetchone()[0])
         for source, n in conn.execute("SELECT source, count(*) FROM docs GROUP BY source"):
             if source not in seen:
-                out.drift.append({"source": store.rel(Path(source)), "problem": "file gone",
-                                  "stale": n})
+                out.drift.append(
+                    {"source": store.rel(Path(source)), "problem": "file gone", "stale": n}
+                )
         hidden = {r[0] for r in conn.execute("SELECT uid FROM docs WHERE superseded = 1")}
         should_hide &= {r[0] for r in conn.execute("SELECT uid FROM docs WHERE layer='ledger'")}
         if hidden != should_hide:
-            out.drift.append({"source": "ledger.jsonl", "problem": "superseded flags",
-                              "should_hide": sorted(should_hide - hidden)[:SHOW_UIDS],
-                              "wrongly_hidden": sorted(hidden - should_hide)[:SHOW_UIDS]})
+            out.drift.append(
+                {
+                    "source": "ledger.jsonl",
+                    "problem": "superseded flags",
+                    "should_hide": sorted(should_hide - hidden)[:SHOW_UIDS],
+                    "wrongly_hidden": sorted(hidden - should_hide)[:SHOW_UIDS],
+                }
+            )
         for source, offset, reason in conn.execute("SELECT source, offset, reason FROM bad_lines"):
             bad.setdefault((store.rel(Path(source)), offset), reason)
         versions = {e.path: e.version for e in store.truth.list("") if not e.is_dir}
         for source, version in conn.execute(
-                "SELECT path, version FROM sources WHERE version IS NOT NULL"):
+            "SELECT path, version FROM sources WHERE version IS NOT NULL"
+        ):
             rel = store.rel(Path(source))
             if rel in versions and versions[rel] != version:
-                out.drift.append({"source": rel, "problem": "behind the truth",
-                                  "indexed_version": version, "truth_version": versions[rel]})
+                out.drift.append(
+                    {
+                        "source": rel,
+                        "problem": "behind the truth",
+                        "indexed_version": version,
+                        "truth_version": versions[rel],
+                    }
+                )
     for agent in store.agents():  # the session index is no index source, but a file people edit
         sessions = store.agent(agent).sessions
         with contextlib.suppress(ScopeDenied):
             for n, problem in enumerate(sessions.problems()):
-                bad.setdefault((store.rel(sessions.index_path), n),
-                               problem.replace(f"{store.home}/", ""))
+                bad.setdefault(
+                    (store.rel(sessions.index_path), n), problem.replace(f"{store.home}/", "")
+                )
     with store.db.read() as conn:  # (once, even for a store without agents)
         out.integrity = [str(r[0]) for r in conn.execute("PRAGMA integrity_check")]
     out.bad_lines = [{"source": k[0], "offset": k[1], "reason": r} for k, r in sorted(bad.items())]
@@ -124,6 +146,13 @@ def _compare(out: Findings, rel: str, fresh: dict[str, Any], held: dict[str, Any
     stale = sorted(set(held) - set(fresh))
     changed = sorted(u for u in set(fresh) & set(held) if fresh[u] != held[u])
     if missing or stale or changed:
-        out.drift.append({"source": rel, "problem": "docs differ",
-                          "missing": len(missing), "stale": len(stale), "changed": len(changed),
-                          "examples": (missing + stale + changed)[:SHOW_UIDS]})
+        out.drift.append(
+            {
+                "source": rel,
+                "problem": "docs differ",
+                "missing": len(missing),
+                "stale": len(stale),
+                "changed": len(changed),
+                "examples": (missing + stale + changed)[:SHOW_UIDS],
+            }
+        )

@@ -13,8 +13,13 @@ from __future__ import annotations
 import re
 
 _CONTRACTIONS = (
-    (re.compile(r"\b(do|does|did|could|would|should|is|are|was|were|have|has|had|must|need)"
-                r"n'?t\b"), r"\1 not"),
+    (
+        re.compile(
+            r"\b(do|does|did|could|would|should|is|are|was|were|have|has|had|must|need)"
+            r"n'?t\b"
+        ),
+        r"\1 not",
+    ),
     (re.compile(r"\bdon'?t\b|\bdont\b"), "do not"),
     (re.compile(r"\bwon'?t\b"), "will not"),
     (re.compile(r"\bcan'?t\b|\bcannot\b"), "can not"),

@@ -189,7 +189,6 @@ class EventBus:
         for fn in list(self._subs):
             fn(event)
 
-
     def as_agent(self, agent: str | None) -> EventBus:
         """This bus (same audit file, descriptor and subscribers) recording `agent` as
         the actor: what `Store.acting_as` gives each principal."""
@@ -220,8 +219,9 @@ class EventBus:
             os.close(self._fd)
             self._fd = None
         self._audit.parent.mkdir(parents=True, exist_ok=True)
-        self._fd = os.open(self._audit, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC,
-                           0o644)
+        self._fd = os.open(
+            self._audit, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644
+        )
         return self._fd
 
     def _rotate(self) -> None:
@@ -349,7 +349,9 @@ def recent_events(
                     rec = json.loads(raw)
                 except ValueError:
                     continue  # a line torn by a crash
-                if not isinstance(rec, dict) or (agents is not None and rec.get("agent") not in agents):
+                if not isinstance(rec, dict) or (
+                    agents is not None and rec.get("agent") not in agents
+                ):
                     continue
                 if names and rec.get("event") not in names:
                     continue
@@ -361,8 +363,9 @@ def recent_events(
     return out, None
 
 
-def tail_events(path: Path, offset: int, ino: int | None,
-                max_bytes: int = 1024 * 1024) -> tuple[list[dict[str, Any]], int, int | None]:
+def tail_events(
+    path: Path, offset: int, ino: int | None, max_bytes: int = 1024 * 1024
+) -> tuple[list[dict[str, Any]], int, int | None]:
     """Records appended to `path` since `offset` (of the file with inode `ino`), for a live
     stream. A rotated or rewritten file (another inode, or shorter) is read from its start.
     Returns the complete records (each with its `offset`), the new offset and inode."""

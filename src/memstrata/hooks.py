@@ -103,8 +103,10 @@ def session_start(
             msgs = [m for m in sessions.messages(sid) if m.role in ("user", "assistant", "summary")]
             lines = [f"- {m.role}: {_one_line(m.content)}" for m in msgs[-RESUME_MESSAGES:]]
             if lines:
-                tail = (f"\n## This session before the {'compaction' if source == 'compact' else 'break'}"
-                        f" (session {sid}, last {len(lines)} captured)\n" + "\n".join(lines) + "\n")
+                tail = (
+                    f"\n## This session before the {'compaction' if source == 'compact' else 'break'}"
+                    f" (session {sid}, last {len(lines)} captured)\n" + "\n".join(lines) + "\n"
+                )
     budget = max(200, budget_chars - len(tail))
     ctx = assemble_context(store, agent, budget_chars=budget)
     return _output("SessionStart", ctx.text + tail)
@@ -119,8 +121,13 @@ def prompt_context(store: Store, agent: str, *, log_entries: int = PROMPT_LOG_EN
         parts.append(f'<memory source="{store.rel(mem.now.path)}">\n{now}\n</memory>')
     entries = mem.log.tail(log_entries) if log_entries else []
     if entries:
-        parts.append("Recent activity (LOG.md):\n" + "\n".join(
-            f"- {e.ts[:16].replace('T', ' ')} {e.entry_type}: {_one_line(e.content)}" for e in entries))
+        parts.append(
+            "Recent activity (LOG.md):\n"
+            + "\n".join(
+                f"- {e.ts[:16].replace('T', ' ')} {e.entry_type}: {_one_line(e.content)}"
+                for e in entries
+            )
+        )
     return "\n\n".join(parts)
 
 
@@ -198,8 +205,9 @@ def _failure_detail(result: Any) -> str:
     return "the tool reported a failure"
 
 
-def stop(store: Store, agent: str, hook: dict[str, Any], *,
-         max_capture: int | None = None) -> dict[str, Any]:
+def stop(
+    store: Store, agent: str, hook: dict[str, Any], *, max_capture: int | None = None
+) -> dict[str, Any]:
     """Claude finished its response (seed 002 "after execution"): capture the transcript,
     log the final response and set NOW.md to "Task complete". Once per response: the
     response's key (the prompt's transcript uuid + a hash of the text) is recorded in
@@ -222,8 +230,9 @@ def stop(store: Store, agent: str, hook: dict[str, Any], *,
     return out
 
 
-def pre_compact(store: Store, agent: str, hook: dict[str, Any], *,
-                max_capture: int | None = None) -> dict[str, Any]:
+def pre_compact(
+    store: Store, agent: str, hook: dict[str, Any], *, max_capture: int | None = None
+) -> dict[str, Any]:
     """Before Claude Code compacts its context (seed 004 "memory flush before
     compaction"): capture the transcript, then flush the durable items of the session's
     current cycle into CONTEXT.md / MEMORY.md (`lifecycle.flush.flush_session`, which
@@ -255,8 +264,11 @@ def _prompt_text(content: Any) -> str:
     if isinstance(content, list):
         if any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content):
             return ""
-        return "\n".join(str(b.get("text", "")) for b in content
-                         if isinstance(b, dict) and b.get("type") == "text").strip()
+        return "\n".join(
+            str(b.get("text", ""))
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text"
+        ).strip()
     return ""
 
 
@@ -314,7 +326,9 @@ def _text(content: Any) -> str:
                 if block.get("type") == "text":
                     parts.append(str(block.get("text", "")))
                 elif block.get("type") == "tool_use":
-                    parts.append(f"[tool_use {block.get('name')}] {json.dumps(block.get('input'))[:500]}")
+                    parts.append(
+                        f"[tool_use {block.get('name')}] {json.dumps(block.get('input'))[:500]}"
+                    )
                 elif block.get("type") == "tool_result":
                     parts.append(f"[tool_result] {_text(block.get('content'))[:500]}")
         return "\n".join(p for p in parts if p)
@@ -332,8 +346,14 @@ def _messages(transcript: Path) -> list[dict[str, Any]]:
         text = _text(msg.get("content")).strip()
         if not text:
             continue
-        out.append({"id": str(rec.get("uuid") or f"t{off}"), "role": role,
-                    "content": text[:MAX_CONTENT], "timestamp": rec.get("timestamp")})
+        out.append(
+            {
+                "id": str(rec.get("uuid") or f"t{off}"),
+                "role": role,
+                "content": text[:MAX_CONTENT],
+                "timestamp": rec.get("timestamp"),
+            }
+        )
     return out
 
 
@@ -354,17 +374,21 @@ def capture_transcript(
     path = hook.get("transcript_path")
     msgs = _messages(Path(path)) if path and Path(path).is_file() else []
     sessions = store.agent(agent).sessions
-    have = {m.id for m in sessions.messages(sid)} if store.exists(sessions._spec(sid).path) else set()
+    have = (
+        {m.id for m in sessions.messages(sid)} if store.exists(sessions._spec(sid).path) else set()
+    )
     pending = [m for m in msgs if m["id"] not in have]
     new = pending[:limit]  # the oldest first: a later call appends the rest after them
     for m in new:
         if m["timestamp"] is None:
             del m["timestamp"]
     for start in range(0, len(new), CHUNK):
-        sessions.append_many(sid, new[start:start + CHUNK])
+        sessions.append_many(sid, new[start : start + CHUNK])
     if new:
         tail = " | ".join(f"{m['role']}: {' '.join(m['content'].split())[:160]}" for m in new[-3:])
         store.agent(agent).log.append(
-            "SYSTEM", f"{event} hook: captured {len(new)} new message(s) of session {sid}; "
-            f"last: {tail}", {"session": sid, "event": event, "captured": len(new)})
+            "SYSTEM",
+            f"{event} hook: captured {len(new)} new message(s) of session {sid}; last: {tail}",
+            {"session": sid, "event": event, "captured": len(new)},
+        )
     return Captured(sid, len(new), len(msgs) - len(pending), len(pending) - len(new))

@@ -99,8 +99,11 @@ def compact_args(args: Any) -> dict[str, Any]:
             shown: Any = value
         else:
             text = _as_text(value)
-            shown = _clip(text, MAX_ARG_CHARS) if len(text) <= 4 * MAX_ARG_CHARS \
+            shown = (
+                _clip(text, MAX_ARG_CHARS)
+                if len(text) <= 4 * MAX_ARG_CHARS
                 else f"<{len(text)} chars>"
+            )
         used += len(str(key)) + len(str(shown))
         if used > MAX_ARGS_CHARS:
             out["…"] = f"{len(args) - len(out)} more"
@@ -111,7 +114,11 @@ def compact_args(args: Any) -> dict[str, Any]:
 
 def outcome_of(result: Any, error: BaseException | str | None = None) -> str:
     """'error' when the call raised or its result says it failed, else 'ok'."""
-    if error or getattr(result, "is_error", False) is True or getattr(result, "isError", False) is True:
+    if (
+        error
+        or getattr(result, "is_error", False) is True
+        or getattr(result, "isError", False) is True
+    ):
         return "error"
     if isinstance(result, Mapping):
         if any(result.get(k) for k in _FAILED_KEYS) or result.get("success") is False:
@@ -124,7 +131,10 @@ def outcome_of(result: Any, error: BaseException | str | None = None) -> str:
 
 
 def describe_tool(
-    name: str, args: Any = None, result: Any = None, duration: float | None = None,
+    name: str,
+    args: Any = None,
+    result: Any = None,
+    duration: float | None = None,
     error: BaseException | str | None = None,
 ) -> tuple[str, dict[str, Any]]:
     """The one-line LOG content and the metadata of a tool execution."""
@@ -157,12 +167,19 @@ def log_intent(store: Store, agent: str, message: str, **meta: Any) -> LogEntry 
     text = message.strip()
     clipped = text if len(text) <= MAX_INTENT_CHARS else text[: MAX_INTENT_CHARS - 1] + "…"
     return store.agent(agent).log.append(
-        "USER_FEEDBACK", clipped, {"event": "user_intent", "chars": len(text), **meta})
+        "USER_FEEDBACK", clipped, {"event": "user_intent", "chars": len(text), **meta}
+    )
 
 
 def log_tool(
-    store: Store, agent: str, name: str, args: Any = None, result: Any = None,
-    duration: float | None = None, error: BaseException | str | None = None, **meta: Any,
+    store: Store,
+    agent: str,
+    name: str,
+    args: Any = None,
+    result: Any = None,
+    duration: float | None = None,
+    error: BaseException | str | None = None,
+    **meta: Any,
 ) -> LogEntry | None:
     """Seed 002 "logging tool executions": a compact TOOL_USE entry (never the output)."""
     if not writes_allowed(store):
@@ -178,7 +195,10 @@ def log_final_response(store: Store, agent: str, text: str, **meta: Any) -> LogE
     body = text.strip()
     clipped = body if len(body) <= MAX_RESPONSE_CHARS else body[: MAX_RESPONSE_CHARS - 1] + "…"
     return store.agent(agent).log.append(
-        "SYSTEM", f"Final response: {clipped}", {"event": "final_response", "chars": len(body), **meta})
+        "SYSTEM",
+        f"Final response: {clipped}",
+        {"event": "final_response", "chars": len(body), **meta},
+    )
 
 
 def mark_complete(store: Store, agent: str, intent: str = "") -> None:
@@ -242,28 +262,50 @@ class Turn:
         """Seed 002's `AgentState` memory fields for this turn: `memory_context` (what
         `before_llm_call` returns), `agent_name`, `auto_log_enabled` (false in seed 003's
         agent-controlled mode)."""
-        return {"memory_context": self.before_llm_call(), "agent_name": self.agent,
-                "auto_log_enabled": writes_allowed(self.store)}
+        return {
+            "memory_context": self.before_llm_call(),
+            "agent_name": self.agent,
+            "auto_log_enabled": writes_allowed(self.store),
+        }
 
     def tool_executed(
-        self, name: str, args: Any = None, result: Any = None, duration: float | None = None,
-        *, error: BaseException | str | None = None,
+        self,
+        name: str,
+        args: Any = None,
+        result: Any = None,
+        duration: float | None = None,
+        *,
+        error: BaseException | str | None = None,
     ) -> LogEntry | None:
         """Log one tool execution (TOOL_USE): parameters clipped, result as size and outcome;
         with a session, the call and its result go to the transcript too."""
-        entry = self._keep(log_tool(self.store, self.agent, name, args, result, duration, error,
-                                    **self._meta()))
+        entry = self._keep(
+            log_tool(self.store, self.agent, name, args, result, duration, error, **self._meta())
+        )
         if self.session_id:
             call_id = "tool_" + os.urandom(4).hex()  # seed 004: a call and its result share it
-            detail = (f"{type(error).__name__}: {error}" if isinstance(error, BaseException)
-                      else str(error)) if error else ""
+            detail = (
+                (
+                    f"{type(error).__name__}: {error}"
+                    if isinstance(error, BaseException)
+                    else str(error)
+                )
+                if error
+                else ""
+            )
             text = f"error: {detail}" if error else _as_text(result)
             if len(text) > MAX_RESULT_CHARS:
                 text = text[:MAX_RESULT_CHARS] + f"… ({len(text)} chars)"
-            self._persist({"id": call_id, "role": "tool_call", "name": name[:200],
-                           "input": _json_input(args), "content": ""},
-                          {"id": call_id, "role": "tool_result", "name": name[:200],
-                           "content": text})
+            self._persist(
+                {
+                    "id": call_id,
+                    "role": "tool_call",
+                    "name": name[:200],
+                    "input": _json_input(args),
+                    "content": "",
+                },
+                {"id": call_id, "role": "tool_result", "name": name[:200], "content": text},
+            )
         return entry
 
     def final_response(self, text: str) -> LogEntry | None:
@@ -337,4 +379,3 @@ class AgentLoop:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-

@@ -60,7 +60,9 @@ class MemoryManager:
             return
         if self.store.gate.allows("write", "now", self.agent_name) and not self.memory.now.exists():
             self.memory.now.update("No active objective yet", [])
-        if self.store.gate.allows("write", "log", self.agent_name) and not self.store.exists(self.memory.log.path):
+        if self.store.gate.allows("write", "log", self.agent_name) and not self.store.exists(
+            self.memory.log.path
+        ):
             self.memory.log._ensure_header()
 
     # -- seed 002 methods --------------------------------------------------
@@ -96,13 +98,19 @@ class MemoryManager:
 
     def read_log(self, n: int = 20) -> list[dict[str, Any]]:
         return [
-            {"id": e.id, "ts": e.ts, "entry_type": e.entry_type, "content": e.content,
-             "metadata": e.metadata}
+            {
+                "id": e.id,
+                "ts": e.ts,
+                "entry_type": e.entry_type,
+                "content": e.content,
+                "metadata": e.metadata,
+            }
             for e in self.memory.log.tail(n)
         ]
 
-    def save_fact(self, key: str, value: str, category: str = "general", *,
-                  citations: list[str] | None = None) -> None:
+    def save_fact(
+        self, key: str, value: str, category: str = "general", *, citations: list[str] | None = None
+    ) -> None:
         """Save a fact; seed 002's categories upsert, seed 001's repo categories (user,
         feedback, project, reference) are create-only and need `citations`."""
         self.memory.facts.set(key, value, category, citations=citations)

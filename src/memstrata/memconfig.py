@@ -29,19 +29,25 @@ def memory_path(v: Any) -> str | None:
     if v is None or v == "":
         return None
     if not isinstance(v, str):
-        raise ValueError(f"must be a string such as \"<agent>/MEMORY.md\", got {v!r}")
+        raise ValueError(f'must be a string such as "<agent>/MEMORY.md", got {v!r}')
     rel = v.strip().replace("\\", "/")
     if not rel.startswith("<agent>/"):
-        raise ValueError(f"must start with \"<agent>/\" (a file in the agent's folder), got {v!r}")
+        raise ValueError(f'must start with "<agent>/" (a file in the agent\'s folder), got {v!r}')
     rest = rel.removeprefix("<agent>/")
     parts = rest.split("/")
     ok = rest.endswith(".md") and (
         (len(parts) == 1 and parts[0] not in ("AGENT.md", "IDENTITY.md"))
-        or (len(parts) == 2 and parts[0] == "memory"
-            and parts[1] not in ("NOW.md", "NOTES.md", "LOG.md")))
+        or (
+            len(parts) == 2
+            and parts[0] == "memory"
+            and parts[1] not in ("NOW.md", "NOTES.md", "LOG.md")
+        )
+    )
     if not ok or any(x in ("", ".", "..") for x in parts):
-        raise ValueError("must be a Markdown file beside AGENT.md (\"<agent>/MEMORY.md\") or in "
-                         f"the agent's memory/ directory (\"<agent>/memory/CONTEXT.md\"), got {v!r}")
+        raise ValueError(
+            'must be a Markdown file beside AGENT.md ("<agent>/MEMORY.md") or in '
+            f'the agent\'s memory/ directory ("<agent>/memory/CONTEXT.md"), got {v!r}'
+        )
     return rest
 
 

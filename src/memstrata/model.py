@@ -142,7 +142,14 @@ class LedgerEntry:
 
 
 FACT_CATEGORIES: tuple[str, ...] = (
-    "general", "preference", "personal", "config", "user", "feedback", "project", "reference",
+    "general",
+    "preference",
+    "personal",
+    "config",
+    "user",
+    "feedback",
+    "project",
+    "reference",
 )  # seed 002's categories, then seed 001's durable-fact taxonomy
 DURABLE_CATEGORIES: tuple[str, ...] = ("user", "feedback", "project", "reference")  # seed 001
 
@@ -191,7 +198,14 @@ class Fact:
     citations: tuple[str, ...] = ()
 
 
-SESSION_ROLES: tuple[str, ...] = ("user", "assistant", "tool_call", "tool_result", "system", "summary")
+SESSION_ROLES: tuple[str, ...] = (
+    "user",
+    "assistant",
+    "tool_call",
+    "tool_result",
+    "system",
+    "summary",
+)
 
 
 @dataclass(frozen=True)

@@ -62,8 +62,15 @@ class Tombstone:
     reason: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "layer": self.layer, "owner": self.owner, "by": self.by,
-                "role": self.role, "ts": self.ts, "reason": self.reason}
+        return {
+            "id": self.id,
+            "layer": self.layer,
+            "owner": self.owner,
+            "by": self.by,
+            "role": self.role,
+            "ts": self.ts,
+            "reason": self.reason,
+        }
 
 
 @dataclass(frozen=True)
@@ -77,9 +84,15 @@ class PurgeReport:
     notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tombstone": self.tombstone.to_dict(), "rewritten": list(self.rewritten),
-                "removed": list(self.removed), "events": self.events, "vectors": self.vectors,
-                "wal_truncated": self.wal_truncated, "notes": list(self.notes)}
+        return {
+            "tombstone": self.tombstone.to_dict(),
+            "rewritten": list(self.rewritten),
+            "removed": list(self.removed),
+            "events": self.events,
+            "vectors": self.vectors,
+            "wal_truncated": self.wal_truncated,
+            "notes": list(self.notes),
+        }
 
 
 class _Purge:
@@ -153,9 +166,12 @@ class _Purge:
         quotes = Quotes(self.needles)
         if not quotes:
             return []
-        return [rel for owner in sorted(self.owners)
-                for rel, change in derived_edits(self.store, owner, quotes)
-                if self.edit(rel, change)]
+        return [
+            rel
+            for owner in sorted(self.owners)
+            for rel, change in derived_edits(self.store, owner, quotes)
+            if self.edit(rel, change)
+        ]
 
     def remove(self, path: Path) -> None:
         truth, rel = self.store.truth, self.store.rel(path)
@@ -173,23 +189,44 @@ class _Purge:
         store.sync()  # rewritten sources are re-parsed (new inode), removed ones dropped
         after = _bodies(store, copies)
         self.uids.update(u for u, body in before.items() if after.get(u) != body)  # stale vectors
-        events = scrub_audit(store.layout.events, store.locks,
-                             {n for n in self.needles if len(n) >= MIN_NEEDLE})
+        events = scrub_audit(
+            store.layout.events, store.locks, {n for n in self.needles if len(n) >= MIN_NEEDLE}
+        )
         vectors = scrub.drop_vectors(store.db, self.uids)
         truncated = scrub.compact(store.db)
-        notes = [] if truncated else [
-            "another process holds the index open: old pages stay in index.db-wal until its "
-            "next checkpoint; purge again once it has closed"]
+        notes = (
+            []
+            if truncated
+            else [
+                "another process holds the index open: old pages stay in index.db-wal until its "
+                "next checkpoint; purge again once it has closed"
+            ]
+        )
         p = store.principal
         from memstrata.secretscan import find_secrets, redact
 
-        tomb = Tombstone(self.uid, self.layer, self.owner, p.agent or "(admin)", p.role,
-                         iso(now_ts()), redact(self.reason, find_secrets(self.reason)))
+        tomb = Tombstone(
+            self.uid,
+            self.layer,
+            self.owner,
+            p.agent or "(admin)",
+            p.role,
+            iso(now_ts()),
+            redact(self.reason, find_secrets(self.reason)),
+        )
         store.truth.append(TOMBSTONES, encode(tomb.to_dict()))
-        store.events.emit("memory:write", {"type": self.layer, "path": self.uid, "delta": 0,
-                                           "purged": True})
-        return PurgeReport(tomb, tuple(self.rewritten), tuple(self.removed), events, vectors,
-                           truncated, tuple(notes))
+        store.events.emit(
+            "memory:write", {"type": self.layer, "path": self.uid, "delta": 0, "purged": True}
+        )
+        return PurgeReport(
+            tomb,
+            tuple(self.rewritten),
+            tuple(self.removed),
+            events,
+            vectors,
+            truncated,
+            tuple(notes),
+        )
 
 
 def _bodies(store: Store, sources: list[str]) -> dict[str, str]:
@@ -197,8 +234,12 @@ def _bodies(store: Store, sources: list[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     with store.db.read() as conn:
         for source in sources:
-            out.update((r[0], f"{r[1]}\n{r[2]}") for r in conn.execute(
-                "SELECT uid, body, context FROM docs WHERE source = ?", (source,)))
+            out.update(
+                (r[0], f"{r[1]}\n{r[2]}")
+                for r in conn.execute(
+                    "SELECT uid, body, context FROM docs WHERE source = ?", (source,)
+                )
+            )
     return out
 
 
@@ -209,8 +250,11 @@ def _records(store: Store, path: Path) -> Iterable[dict[str, Any]]:
 def _files(store: Store, folder: Path, match: Callable[[str], bool]) -> list[Path]:
     """The sources below `folder` whose path below it `match`es, sorted."""
     base = store.rel(folder)
-    return [store.home / e.path for e in store.truth.list(base)
-            if not e.is_dir and match(e.path[len(base) + 1:])]
+    return [
+        store.home / e.path
+        for e in store.truth.list(base)
+        if not e.is_dir and match(e.path[len(base) + 1 :])
+    ]
 
 
 def _json_line(line: bytes) -> dict[str, Any] | None:
@@ -243,16 +287,18 @@ def purge_fact(store: Store, key: str, *, agent: str | None = None, reason: str)
     store.gate.check("write", "fact", owner)
     path = store.layout.facts(owner)
     job = _Purge(store, f"fact:{owner}:{key}", "fact", owner, reason)
-    job.needles = {str(r.get("value", "")) for r in _records(store, path)
-                   if r.get("key") == key and r.get("op") == "set"}
+    job.needles = {
+        str(r.get("value", ""))
+        for r in _records(store, path)
+        if r.get("key") == key and r.get("op") == "set"
+    }
     if not job.rewrite(path, _dropping(lambda r: r.get("key") == key, job.needles)):
         raise NotFound(f"no fact {key!r} of {owner}")
     job.uids = {job.uid}
     return job.finish()
 
 
-def purge_file(store: Store, path: str, *, agent: str | None = None,
-               reason: str) -> PurgeReport:
+def purge_file(store: Store, path: str, *, agent: str | None = None, reason: str) -> PurgeReport:
     """Remove a memory file and every archived copy of it (`files delete`, scratch)."""
     owner = _owner(store, agent)
     store.gate.check("write", "file", owner)
@@ -262,12 +308,18 @@ def purge_file(store: Store, path: str, *, agent: str | None = None,
     found = store.truth.stat(store.rel(target))
     copies = [target] if found is not None and not found.is_dir else []
     flat = relp.replace("/", "__")
-    copies += _files(store, archive / "deleted", lambda p: (p.split("/", 1)[-1] == relp
-                     and "/" in p) or ("/" not in p and p.endswith(f"-{flat}")))
+    copies += _files(
+        store,
+        archive / "deleted",
+        lambda p: (
+            (p.split("/", 1)[-1] == relp and "/" in p) or ("/" not in p and p.endswith(f"-{flat}"))
+        ),
+    )
     if relp.startswith("session/"):
         name = relp.removeprefix("session/")
-        copies += _files(store, archive / "scratch",
-                         lambda p: "/" in p and p.split("/", 1)[1] == name)
+        copies += _files(
+            store, archive / "scratch", lambda p: "/" in p and p.split("/", 1)[1] == name
+        )
     if not copies:
         raise NotFound(f"no memory file {relp!r} of {owner} (nor an archived copy)")
     job = _Purge(store, f"file:{owner}:{relp}", "file", owner, reason)
@@ -277,15 +329,17 @@ def purge_file(store: Store, path: str, *, agent: str | None = None,
             job.needles.add(content.data.decode("utf-8", "replace"))
     with store.db.read() as conn:
         for p in copies:
-            job.uids.update(r[0] for r in conn.execute(
-                "SELECT uid FROM docs WHERE source = ?", (str(p),)))
+            job.uids.update(
+                r[0] for r in conn.execute("SELECT uid FROM docs WHERE source = ?", (str(p),))
+            )
     for p in copies:
         job.remove(p)
     return job.finish()
 
 
-def purge_log_entry(store: Store, entry_id: str, *, agent: str | None = None,
-                    reason: str) -> PurgeReport:
+def purge_log_entry(
+    store: Store, entry_id: str, *, agent: str | None = None, reason: str
+) -> PurgeReport:
     """Remove one LOG.md entry (and its copy in any compaction archive) by its id."""
     from memstrata.layers.log import _unescape
     from memstrata.layers.logblocks import split_blocks
@@ -293,14 +347,20 @@ def purge_log_entry(store: Store, entry_id: str, *, agent: str | None = None,
     owner = _owner(store, agent)
     store.gate.check("write", "log", owner)
     log = store.layout.log_file(owner)
-    archives = _files(store, store.layout.archive_dir(owner),
-                      lambda p: "/" not in p and p.startswith("LOG-") and p.endswith(".md"))
+    archives = _files(
+        store,
+        store.layout.archive_dir(owner),
+        lambda p: "/" not in p and p.startswith("LOG-") and p.endswith(".md"),
+    )
     job = _Purge(store, f"log:{owner}:{entry_id}", "log", owner, reason)
 
     def blocks(data: bytes) -> list[tuple[int, int]]:
-        hits = [b for b in split_blocks(data, final=True).blocks
-                if b.entry_id == entry_id or (b.entry_id is None and b.kind == "entry"
-                                              and f"log-hand-{b.start:x}" == entry_id)]
+        hits = [
+            b
+            for b in split_blocks(data, final=True).blocks
+            if b.entry_id == entry_id
+            or (b.entry_id is None and b.kind == "entry" and f"log-hand-{b.start:x}" == entry_id)
+        ]
         job.needles.update(_unescape(b.lines) for b in hits)
         return [(b.start, b.end or len(data)) for b in hits]
 
@@ -318,8 +378,10 @@ def purge_ledger_entry(store: Store, entry_id: str, *, reason: str) -> PurgeRepo
     and entries that supersede it still name an entry; the stub itself is hidden.
     """
     if store.principal.role != "admin":
-        raise ScopeDenied("only an admin may purge a ledger entry: seed 000 keeps entries, "
-                          "superseded ones included, for audit")
+        raise ScopeDenied(
+            "only an admin may purge a ledger entry: seed 000 keeps entries, "
+            "superseded ones included, for audit"
+        )
     path = store.layout.ledger
     found = [r for r in _records(store, path) if r.get("id") == entry_id]
     if not found:
@@ -345,15 +407,29 @@ def ledger_stub(rec: dict[str, Any]) -> bytes:
     from memstrata.layers.ledger import PURGED_SUMMARY
     from memstrata.model import LedgerEntry
 
-    entry = LedgerEntry(id=str(rec.get("id")), ts=str(rec.get("ts")), kind=str(rec.get("kind")),
-                        room_id=rec.get("room_id"), author_role=rec.get("author_role"),
-                        ref=None, tags=(), summary=PURGED_SUMMARY, detail=None,
-                        supersedes=rec.get("supersedes"))
+    entry = LedgerEntry(
+        id=str(rec.get("id")),
+        ts=str(rec.get("ts")),
+        kind=str(rec.get("kind")),
+        room_id=rec.get("room_id"),
+        author_role=rec.get("author_role"),
+        ref=None,
+        tags=(),
+        summary=PURGED_SUMMARY,
+        detail=None,
+        supersedes=rec.get("supersedes"),
+    )
     return encode(entry.to_dict())
 
 
-def purge_session(store: Store, session_id: str, *, agent: str | None = None,
-                  message_id: str | None = None, reason: str) -> PurgeReport:
+def purge_session(
+    store: Store,
+    session_id: str,
+    *,
+    agent: str | None = None,
+    message_id: str | None = None,
+    reason: str,
+) -> PurgeReport:
     """Remove a whole session (transcript, index row, archived copies) or one message."""
     from memstrata.model import check_name
 
@@ -364,16 +440,19 @@ def purge_session(store: Store, session_id: str, *, agent: str | None = None,
     live = sessions._spec(sid).path
     found = store.truth.stat(store.rel(live))
     copies = ([live] if found is not None and not found.is_dir else []) + _files(
-        store, store.layout.archive_dir(owner) / "sessions",
-        lambda p: "/" not in p and p.startswith(f"{sid}-") and p.endswith(".jsonl"))
+        store,
+        store.layout.archive_dir(owner) / "sessions",
+        lambda p: "/" not in p and p.startswith(f"{sid}-") and p.endswith(".jsonl"),
+    )
     listed = sessions._read_index().find(sid) is not None
     with store.db.read() as conn:
         uids = {r[0] for r in conn.execute("SELECT uid FROM docs WHERE source = ?", (str(live),))}
     if message_id is not None:
         job = _Purge(store, f"session:{owner}:{sid}:{message_id}", "session", owner, reason)
         for p in copies:
-            job.needles.update(str(r.get("content", "")) for r in _records(store, p)
-                               if r.get("id") == message_id)
+            job.needles.update(
+                str(r.get("content", "")) for r in _records(store, p) if r.get("id") == message_id
+            )
         drop = _dropping(lambda r: r.get("id") == message_id, set())
         if not sum(job.rewrite(p, drop) for p in copies):
             raise NotFound(f"no message {message_id!r} in session {sid!r} of {owner}")

@@ -58,8 +58,11 @@ def _flat(text: str) -> str:
 def _fold(text: str) -> str:
     """Lower case, one character for one (so positions still line up)."""
     low = text.lower()
-    return low if len(low) == len(text) else "".join(
-        c.lower() if len(c.lower()) == 1 else c for c in text)
+    return (
+        low
+        if len(low) == len(text)
+        else "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+    )
 
 
 class Quotes:
@@ -88,13 +91,21 @@ class Quotes:
         self.pieces: dict[str, list[tuple[int, int]]] = {}
         for j, needle in enumerate(self.needles):
             for off in range(0, len(needle) - GRAM + 1, STRIDE):
-                hits = self.pieces.setdefault(needle[off:off + GRAM], [])
+                hits = self.pieces.setdefault(needle[off : off + GRAM], [])
                 if len(hits) < MAX_HITS:
                     hits.append((j, off))
-        self.short = re.compile("|".join(
-            (r"(?<!\w)" if t[0].isalnum() or t[0] == "_" else "") + re.escape(t)
-            + (r"(?!\w)" if t[-1].isalnum() or t[-1] == "_" else "")
-            for t in sorted(short, key=len, reverse=True))) if short else None
+        self.short = (
+            re.compile(
+                "|".join(
+                    (r"(?<!\w)" if t[0].isalnum() or t[0] == "_" else "")
+                    + re.escape(t)
+                    + (r"(?!\w)" if t[-1].isalnum() or t[-1] == "_" else "")
+                    for t in sorted(short, key=len, reverse=True)
+                )
+            )
+            if short
+            else None
+        )
 
     def __bool__(self) -> bool:
         return bool(self.needles) or self.short is not None
@@ -121,7 +132,7 @@ class Quotes:
         spans: list[tuple[int, int]] = []
         i, m = 0, len(flat)
         while i <= m - GRAM:
-            hits = self.pieces.get(flat[i:i + GRAM])
+            hits = self.pieces.get(flat[i : i + GRAM])
             if not hits:
                 i += 1
                 continue
@@ -132,8 +143,11 @@ class Quotes:
                 while left < min(i, off) and flat[i - left - 1] == needle[off - left - 1]:
                     left += 1
                 right = 0
-                while i + GRAM + right < m and off + GRAM + right < len(needle) \
-                        and flat[i + GRAM + right] == needle[off + GRAM + right]:
+                while (
+                    i + GRAM + right < m
+                    and off + GRAM + right < len(needle)
+                    and flat[i + GRAM + right] == needle[off + GRAM + right]
+                ):
                     right += 1
                 start, end = min(start, i - left), max(end, i + GRAM + right)
             if end - start >= FRAGMENT:
@@ -158,7 +172,7 @@ def _flatten(text: str) -> tuple[str, list[int]]:
     where: list[int] = []
     pos = 0
     for m in _SPACE.finditer(text):
-        chars.append(text[pos:m.start()])
+        chars.append(text[pos : m.start()])
         where.extend(range(pos, m.start()))
         chars.append(" ")
         where.append(m.start())
@@ -196,10 +210,14 @@ def _merge(where: list[int], flat: str, spans: list[tuple[int, int]]) -> list[tu
 
 def derived_edits(store: Store, owner: str, quotes: Quotes) -> list[tuple[str, Edit]]:
     """(store-relative source, edit) for every source of `owner` that may hold derived text."""
-    listed = sorted(e.path for e in store.truth.list(store.rel(store.layout.agent(owner)))
-                    if not e.is_dir)
-    return [(rel, change) for rel in listed
-            if (change := derived_edit(store, owner, rel, quotes)) is not None]
+    listed = sorted(
+        e.path for e in store.truth.list(store.rel(store.layout.agent(owner))) if not e.is_dir
+    )
+    return [
+        (rel, change)
+        for rel in listed
+        if (change := derived_edit(store, owner, rel, quotes)) is not None
+    ]
 
 
 def derived_edit(store: Store, owner: str, rel: str, quotes: Quotes) -> Edit | None:
@@ -209,16 +227,22 @@ def derived_edit(store: Store, owner: str, rel: str, quotes: Quotes) -> Edit | N
     layout = store.layout
     archive = store.rel(layout.archive_dir(owner))
     if rel == store.rel(layout.log_file(owner)) or (
-            rel.startswith(archive + "/LOG-") and rel.endswith(".md") and rel.count("/") ==
-            archive.count("/") + 1):
+        rel.startswith(archive + "/LOG-")
+        and rel.endswith(".md")
+        and rel.count("/") == archive.count("/") + 1
+    ):
         return _log_edit(quotes)
     if rel == store.rel(layout.compactions(owner)):
         return _jsonl_edit(quotes, lambda r: True)
-    if rel.startswith((store.rel(layout.sessions_dir(owner)) + "/", archive + "/sessions/")) \
-            and rel.endswith(".jsonl"):
+    if rel.startswith(
+        (store.rel(layout.sessions_dir(owner)) + "/", archive + "/sessions/")
+    ) and rel.endswith(".jsonl"):
         return _jsonl_edit(quotes, lambda r: r.get("role") == "summary")
-    contexts = {store.rel(layout.context_file(owner)), store.rel(layout.agent(owner) / "MEMORY.md"),
-                *(store.rel(layout.memory_dir(owner) / n) for n in ("CONTEXT.md", "MEMORY.md"))}
+    contexts = {
+        store.rel(layout.context_file(owner)),
+        store.rel(layout.agent(owner) / "MEMORY.md"),
+        *(store.rel(layout.memory_dir(owner) / n) for n in ("CONTEXT.md", "MEMORY.md")),
+    }
     if rel in contexts:
         return _context_edit(quotes)
     return None
@@ -243,9 +267,10 @@ def _log_edit(quotes: Quotes) -> Edit:
             new_content, new_meta = quotes.scrub(content), quotes.scrub_json(meta)
             if new_content == content and new_meta == meta:
                 continue
-            entry = LogEntry(b.entry_id, b.ts or "", b.entry_type or "SYSTEM", new_content,
-                             new_meta)
-            out += [data[pos:b.start], encode_entry(entry)]
+            entry = LogEntry(
+                b.entry_id, b.ts or "", b.entry_type or "SYSTEM", new_content, new_meta
+            )
+            out += [data[pos : b.start], encode_entry(entry)]
             pos = b.end
         return b"".join([*out, data[pos:]]) if out else data
 

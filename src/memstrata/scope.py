@@ -92,7 +92,8 @@ class Gate:
             return action == "read" or layer not in ADMIN_WRITTEN
         if layer in ROOM_LAYERS:
             return (action == "read" and layer in ROOM_READABLE) or (
-                room is not None and room == p.room)
+                room is not None and room == p.room
+            )
         if owner is None:
             return False
         if owner == p.agent:
@@ -107,10 +108,10 @@ class Gate:
     def check(self, action: str, layer: str, owner: str | None, room: str | None = None) -> None:
         if not self.allows(action, layer, owner, room):
             who = self.principal.agent or "anonymous"
-            target = f"{layer} of {owner}" if owner else (f"{layer} of room {room}" if room else layer)
-            raise ScopeDenied(
-                f"{who} ({self.principal.role}) may not {action} {target}"
+            target = (
+                f"{layer} of {owner}" if owner else (f"{layer} of room {room}" if room else layer)
             )
+            raise ScopeDenied(f"{who} ({self.principal.role}) may not {action} {target}")
 
     # -- the ledger's own rules ------------------------------------------------
     def may_supersede(self, target: LedgerEntry) -> bool:
@@ -165,14 +166,17 @@ class Gate:
             return requested
         raise ScopeDenied(
             f"{p.agent or 'anonymous'} ({p.role}, room {p.room or '-'}) may not publish as room "
-            f"{requested!r}: room_id is the acting agent's room (only an admin may set it)")
+            f"{requested!r}: room_id is the acting agent's room (only an admin may set it)"
+        )
 
     def check_backdate(self) -> None:
         """Only an admin may choose a ledger entry's `ts` (an import, a migration): a future
         time would lift an entry above the time decay everyone else's entries get."""
         if self.principal.role != "admin":
-            raise ScopeDenied(f"{self.principal.agent or 'anonymous'} ({self.principal.role}) may "
-                              "not set ts: a ledger entry is stamped when it is published")
+            raise ScopeDenied(
+                f"{self.principal.agent or 'anonymous'} ({self.principal.role}) may "
+                "not set ts: a ledger entry is stamped when it is published"
+            )
 
     def event_actors(self) -> frozenset[str | None] | None:
         """Whose memory events (seed 004, `events.jsonl`) the principal may see: None for
@@ -199,7 +203,9 @@ class Gate:
         )
         params: list[object] = [p.room, *owners]
         if not self._share_secrets:
-            sql = (f"({sql} AND NOT ({alias}.layer = 'ledger' AND {alias}.secret IS NOT NULL"
-                   f" AND {alias}.room IS NOT ?))")
+            sql = (
+                f"({sql} AND NOT ({alias}.layer = 'ledger' AND {alias}.secret IS NOT NULL"
+                f" AND {alias}.room IS NOT ?))"
+            )
             params.append(p.room)
         return sql, params

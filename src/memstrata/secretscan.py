@@ -78,42 +78,94 @@ WORDY = 0.6
 # triggers occurs in the text (`in` is C-fast; `re` with a leading `\b` is not).
 # Triggers of rules marked `ci` are looked up in the lower-cased text.
 _RULES: tuple[tuple[str, tuple[str, ...], bool, str], ...] = (
-    ("private_key", ("PRIVATE KEY",), False,
-     r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-     r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*\Z)"),
+    (
+        "private_key",
+        ("PRIVATE KEY",),
+        False,
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+        r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|.*\Z)",
+    ),
     ("anthropic_key", ("sk-ant-",), False, r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
-    ("openai_key", ("sk-",), False,
-     r"\bsk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,}"),
+    (
+        "openai_key",
+        ("sk-",),
+        False,
+        r"\bsk-(?!ant-)(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,}",
+    ),
     ("stripe_key", ("_live_", "_test_"), False, r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{24,}"),
     # Access key ids (AKIA long-term, ASIA temporary, A3T/ABIA/ACCA older forms); the
     # other unique-id prefixes (AIDA users, AROA roles...) name things, they grant nothing.
-    ("aws_access_key", ("AKIA", "ASIA", "A3T", "ABIA", "ACCA"), False,
-     r"\b(?:AKIA|ASIA|A3T[A-Z0-9]|ABIA|ACCA)[0-9A-Z]{16}\b"),
-    ("aws_secret_key", ("aws",), True,
-     r"(?i:aws)[\w .-]{0,30}?(?i:secret|key)[\w .\"']{0,20}?[:=][ \t\"']*"
-     r"(?P<awsval>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])"),
-    ("github_token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), False,
-     r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
-    ("slack_token", ("xox", "hooks.slack.com"), False,
-     r"\bxox[abposr]-[A-Za-z0-9-]{10,}|https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}"),
+    (
+        "aws_access_key",
+        ("AKIA", "ASIA", "A3T", "ABIA", "ACCA"),
+        False,
+        r"\b(?:AKIA|ASIA|A3T[A-Z0-9]|ABIA|ACCA)[0-9A-Z]{16}\b",
+    ),
+    (
+        "aws_secret_key",
+        ("aws",),
+        True,
+        r"(?i:aws)[\w .-]{0,30}?(?i:secret|key)[\w .\"']{0,20}?[:=][ \t\"']*"
+        r"(?P<awsval>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
+    ),
+    (
+        "github_token",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        False,
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
+    ),
+    (
+        "slack_token",
+        ("xox", "hooks.slack.com"),
+        False,
+        r"\bxox[abposr]-[A-Za-z0-9-]{10,}|https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}",
+    ),
     ("google_api_key", ("AIza",), False, r"\bAIza[0-9A-Za-z_-]{35}"),
     ("jwt", ("eyJ",), False, r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-    ("gitlab_token", ("glpat-", "gldt-", "glptt-", "glrt-", "glsoat-", "glcbt-", "glimt-",
-                      "glagent-", "gloas-", "glft-"), False,
-     r"\bgl(?:pat|dt|ptt|rt|soat|cbt|imt|agent|oas|ft)-[A-Za-z0-9_-]{20,}"),
-    ("url_password", ("://",), False,
-     r"://[^\s/:@]*:(?P<urlpass>[^\s/@]+)@[^\s/@]"),  # tried at each "://" after a scheme
-    ("bearer_token", ("bearer",), True,
-     r"\b(?i:bearer)[ \t]+(?P<bearer>[A-Za-z0-9._~+/-]{16,}=*)(?![A-Za-z0-9._~+/=-])"),
-    ("credential", ("pass", "pwd", "secret", "key", "token"), True,
-     r"(?i:(?:password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?key"
-     r"|secret[_-]?key|access[_-]?token|auth[_-]?token|token|client[_-]?secret"
-     r"|private[_-]?key)\b)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<credval>[^\s\"',;]{8,})"),
+    (
+        "gitlab_token",
+        (
+            "glpat-",
+            "gldt-",
+            "glptt-",
+            "glrt-",
+            "glsoat-",
+            "glcbt-",
+            "glimt-",
+            "glagent-",
+            "gloas-",
+            "glft-",
+        ),
+        False,
+        r"\bgl(?:pat|dt|ptt|rt|soat|cbt|imt|agent|oas|ft)-[A-Za-z0-9_-]{20,}",
+    ),
+    (
+        "url_password",
+        ("://",),
+        False,
+        r"://[^\s/:@]*:(?P<urlpass>[^\s/@]+)@[^\s/@]",
+    ),  # tried at each "://" after a scheme
+    (
+        "bearer_token",
+        ("bearer",),
+        True,
+        r"\b(?i:bearer)[ \t]+(?P<bearer>[A-Za-z0-9._~+/-]{16,}=*)(?![A-Za-z0-9._~+/=-])",
+    ),
+    (
+        "credential",
+        ("pass", "pwd", "secret", "key", "token"),
+        True,
+        r"(?i:(?:password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?key"
+        r"|secret[_-]?key|access[_-]?token|auth[_-]?token|token|client[_-]?secret"
+        r"|private[_-]?key)\b)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<credval>[^\s\"',;]{8,})",
+    ),
 )
 _CANDIDATE = r"[A-Za-z0-9+/_=-]{" + str(ENTROPY_MIN_LEN) + ",}"
 _WORD = r"[A-Z]?[a-z]{3,}|[A-Z]{4,}"
-_KEY_NAME = r"(?i)(pass(word|wd|phrase)?|secret|api[_-]?key|apikey|token|private[_-]?key" \
-            r"|access[_-]?key|credential|pwd)"
+_KEY_NAME = (
+    r"(?i)(pass(word|wd|phrase)?|secret|api[_-]?key|apikey|token|private[_-]?key"
+    r"|access[_-]?key|credential|pwd)"
+)
 
 
 @dataclass(frozen=True)
@@ -130,8 +182,12 @@ class SecretWarning(UserWarning):
 
 
 @functools.cache
-def _compiled() -> tuple[list[tuple[str, tuple[str, ...], bool, re.Pattern[str]]],
-                         re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+def _compiled() -> tuple[
+    list[tuple[str, tuple[str, ...], bool, re.Pattern[str]]],
+    re.Pattern[str],
+    re.Pattern[str],
+    re.Pattern[str],
+]:
     rules = [(name, trig, ci, re.compile(rx, re.DOTALL)) for name, trig, ci, rx in _RULES]
     return rules, re.compile(_CANDIDATE), re.compile(_KEY_NAME), re.compile(_WORD)
 
@@ -142,12 +198,17 @@ def _entropy(token: str) -> float:
 
 
 def _classes(token: str) -> int:
-    return (any(c.islower() for c in token) + any(c.isupper() for c in token)
-            + any(c.isdigit() for c in token) + any(c in "+/_=-" for c in token))
+    return (
+        any(c.islower() for c in token)
+        + any(c.isupper() for c in token)
+        + any(c.isdigit() for c in token)
+        + any(c in "+/_=-" for c in token)
+    )
 
 
-def _matches(kind: str, triggers: tuple[str, ...], rx: re.Pattern[str], text: str,
-             lower: str) -> Iterator[re.Match[str]]:
+def _matches(
+    kind: str, triggers: tuple[str, ...], rx: re.Pattern[str], text: str, lower: str
+) -> Iterator[re.Match[str]]:
     if kind == "url_password":
         pos = text.find("://")
         while pos >= 0:
@@ -170,8 +231,7 @@ def _matches(kind: str, triggers: tuple[str, ...], rx: re.Pattern[str], text: st
             start = pos
             while start > 0 and (lower[start - 1].isalnum() or lower[start - 1] in "_-"):
                 start -= 1
-            starts.update(i for i in range(start, pos + 1)
-                          if i == start or text[i - 1] in "_-")
+            starts.update(i for i in range(start, pos + 1) if i == start or text[i - 1] in "_-")
             pos = lower.find(t, pos + 1)
     last = -1
     for at in sorted(starts):
@@ -209,8 +269,12 @@ def find_secrets(text: str) -> list[Finding]:
             continue
         for m in _matches(kind, triggers, rx, text, lower):
             # A labelled value: only the value is the secret, the label stays readable.
-            group = {"aws_secret_key": "awsval", "credential": "credval",
-                     "url_password": "urlpass", "bearer_token": "bearer"}.get(kind)
+            group = {
+                "aws_secret_key": "awsval",
+                "credential": "credval",
+                "url_password": "urlpass",
+                "bearer_token": "bearer",
+            }.get(kind)
             start, end = m.span(group) if group else m.span()
             if kind == "credential" and _classes(text[start:end]) < 2:
                 continue
@@ -259,7 +323,7 @@ def redact(text: str, findings: list[Finding], template: str = "[REDACTED:{kind}
     for f in findings:
         if f.start < pos:
             continue
-        out.append(text[pos:f.start])
+        out.append(text[pos : f.start])
         out.append(template.format(kind=f.kind))
         pos = f.end
     out.append(text[pos:])
@@ -274,8 +338,7 @@ def mask(text: str) -> str:
 
 # -- the policy ----------------------------------------------------------------------
 
-_sink: ContextVar[Callable[[str], None] | None] = ContextVar("memstrata_secret_sink",
-                                                            default=None)
+_sink: ContextVar[Callable[[str], None] | None] = ContextVar("memstrata_secret_sink", default=None)
 
 
 @contextlib.contextmanager
@@ -302,8 +365,9 @@ def _notify(store: Store, message: str) -> None:
         warnings.warn(SecretWarning(message), stacklevel=4)
 
 
-def apply_policy(store: Store, text: str, findings: list[Finding], what: str,
-                 *, shared: bool = False) -> str:
+def apply_policy(
+    store: Store, text: str, findings: list[Finding], what: str, *, shared: bool = False
+) -> str:
     """Apply `[secrets] policy` to `text` given its findings; returns what to store.
 
     `shared`: the text goes where every room reads it (the ledger); under `warn` it
@@ -314,17 +378,23 @@ def apply_policy(store: Store, text: str, findings: list[Finding], what: str,
     policy = store.config.secrets_policy
     found = ", ".join(kinds(findings))
     if policy == "refuse":
-        raise SecretDetected(f"{what} looks like it contains a secret ({found}); nothing was "
-                             "stored (secrets.policy = refuse)")
+        raise SecretDetected(
+            f"{what} looks like it contains a secret ({found}); nothing was "
+            "stored (secrets.policy = refuse)"
+        )
     if policy == "redact":
         return redact(text, findings)
     if shared and not store.config.secrets_share_in_ledger:
         raise SecretDetected(
             f"{what} looks like it contains a secret ({found}); the shared ledger is read by "
             "every room, so it was not published. Keep it in your own memory (a fact), "
-            "remove it, or set [secrets] share_in_ledger = true")
-    _notify(store, f"{what} looks like it contains a secret ({found}); stored as given and kept "
-            "out of assembled context (secrets.policy = warn; `memstrata purge` removes it)")
+            "remove it, or set [secrets] share_in_ledger = true"
+        )
+    _notify(
+        store,
+        f"{what} looks like it contains a secret ({found}); stored as given and kept "
+        "out of assembled context (secrets.policy = warn; `memstrata purge` removes it)",
+    )
     return text
 
 

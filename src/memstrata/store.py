@@ -143,17 +143,22 @@ class Store:
             from memstrata.transfer.importer import recover_imports
 
             recover_imports(self.home, self.locks, self.truth)
-        self.events = EventBus(self.layout.events if audit else None, self.locks, agent,
-                               max_bytes=self.config.events_max_bytes,
-                               keep=self.config.events_keep,
-                               record_queries=self.config.events_record_queries)
+        self.events = EventBus(
+            self.layout.events if audit else None,
+            self.locks,
+            agent,
+            max_bytes=self.config.events_max_bytes,
+            keep=self.config.events_keep,
+            record_queries=self.config.events_record_queries,
+        )
         self.notices: list[str] = []  # what a user should know (read-only copy, lagging index)
         if not self.read_only:
             for suffix in ("", "-wal", "-shm"):  # the single-file index of earlier versions
                 with contextlib.suppress(OSError):
                     os.unlink(f"{self.home / 'index.db'}{suffix}")
-        self.index_access = IndexAccess(self.home, self.locks, read_only=self.read_only,
-                                        notices=self.notices)
+        self.index_access = IndexAccess(
+            self.home, self.locks, read_only=self.read_only, notices=self.notices
+        )
         self._db: Database | None = None
         self._retired: list[Database] = []  # left behind when a full disk had room again
         self._stale = False
@@ -216,8 +221,10 @@ class Store:
     def _before_read(self) -> None:
         if self._syncing:
             return
-        if self._keeper is None and self._watch_mode == "auto" and (
-            time.monotonic() - self._opened >= AUTO_WATCH_AFTER_S
+        if (
+            self._keeper is None
+            and self._watch_mode == "auto"
+            and (time.monotonic() - self._opened >= AUTO_WATCH_AFTER_S)
         ):
             self.watch()
         keeper = self._keeper
@@ -345,8 +352,9 @@ class Store:
     # -- the two write doors -------------------------------------------------
     def append(self, spec: SourceSpec, data: bytes, *, blank_line: bool = False) -> Appended:
         """Durably append `data` to an append-mode source and index it."""
-        app = self.truth.append(self.rel(spec.path), data, blank_line=blank_line,
-                                record_id=os.urandom(12).hex())
+        app = self.truth.append(
+            self.rel(spec.path), data, blank_line=blank_line, record_id=os.urandom(12).hex()
+        )
         try:
             index_append(self.db, self.origin, spec, app.start, data, app.generation, app.version)
         except INDEX_LAG:
@@ -482,8 +490,10 @@ class Store:
             raise MalformedInput("no agent given and the store was opened without one")
         check_name(who, "agent")
         if not create and who != self.principal.agent and not self.has_agent(who):
-            raise NotFound(f"no agent {who!r} in {self.home}{self.suggest_agent(who)}; "
-                           "an agent is created by `memstrata init NAME` or by its own first write")
+            raise NotFound(
+                f"no agent {who!r} in {self.home}{self.suggest_agent(who)}; "
+                "an agent is created by `memstrata init NAME` or by its own first write"
+            )
         return AgentMemory(self, who)
 
     def has_agent(self, name: str) -> bool:
@@ -539,7 +549,7 @@ class Store:
             if not spec:
                 raise MalformedInput(
                     "semantic and hybrid search need an embedder: set [search] embedder in "
-                    "config.toml (e.g. \"local\" for all-MiniLM-L6-v2) or pass one"
+                    'config.toml (e.g. "local" for all-MiniLM-L6-v2) or pass one'
                 )
             from memstrata.embed import make_embedder
 
@@ -563,8 +573,9 @@ class Store:
     def rooms(self) -> list[str]:
         return self.layout.rooms()
 
-    def acting_as(self, agent: str | None, room: str | None = None, *,
-                  role: str | None = None) -> Store:
+    def acting_as(
+        self, agent: str | None, room: str | None = None, *, role: str | None = None
+    ) -> Store:
         """This store, acting as another principal: the same files, index, locks and events.
 
         What a server needs per request: opening a `Store` catches the index up with
@@ -586,4 +597,3 @@ class Store:
             return path.relative_to(self.home).as_posix()
         except ValueError:
             return str(path)
-

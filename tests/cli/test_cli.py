@@ -23,8 +23,9 @@ EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memst
 ISO = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
 
 
-def run(home: Path, *args: str, stdin: str = "", agent: str | None = "finn",
-        room: str | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    home: Path, *args: str, stdin: str = "", agent: str | None = "finn", room: str | None = None
+) -> subprocess.CompletedProcess[str]:
     cmd = [EXE, "--home", str(home)]
     if agent:
         cmd += ["--agent", agent]
@@ -68,8 +69,13 @@ def seeded(home: Path) -> Path:
 def test_init_creates_agent_files_and_says_where(home: Path) -> None:
     out = ok(home, "init")
     assert out["home"] == str(home.resolve()) and out["agent"] == "finn"
-    assert set(out["created"]) == {"config.toml", "agents/finn/AGENT.md", "agents/finn/memory/NOW.md",
-                                   "agents/finn/memory/LOG.md", "agents/finn/memory/CONTEXT.md"}
+    assert set(out["created"]) == {
+        "config.toml",
+        "agents/finn/AGENT.md",
+        "agents/finn/memory/NOW.md",
+        "agents/finn/memory/LOG.md",
+        "agents/finn/memory/CONTEXT.md",
+    }
     assert (home / "agents/finn/AGENT.md").read_text().startswith("# finn")
     assert "No active objective yet" in (home / "agents/finn/memory/NOW.md").read_text()
     identity = "SELECT count(*) FROM docs WHERE layer='identity' AND owner='finn'"
@@ -85,16 +91,43 @@ def test_init_creates_agent_files_and_says_where(home: Path) -> None:
 
 
 def test_common_options_after_the_command_and_python_dash_m(seeded: Path) -> None:
-    r = subprocess.run([sys.executable, "-m", "memstrata", "now", "set", "Write docs",
-                        "--home", str(seeded), "--agent", "finn", "--json"],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memstrata",
+            "now",
+            "set",
+            "Write docs",
+            "--home",
+            str(seeded),
+            "--agent",
+            "finn",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["objective"] == "Write docs"
 
 
 def test_now_set_and_show(seeded: Path) -> None:
-    out = ok(seeded, "now", "set", "Ship the CLI", "--step", "tests", "--step", "bench",
-             "--blocker", "flaky CI", "--phase", "build")
+    out = ok(
+        seeded,
+        "now",
+        "set",
+        "Ship the CLI",
+        "--step",
+        "tests",
+        "--step",
+        "bench",
+        "--blocker",
+        "flaky CI",
+        "--phase",
+        "build",
+    )
     assert out["next_steps"] == ["tests", "bench"] and out["path"] == "agents/finn/memory/NOW.md"
     text = (seeded / "agents/finn/memory/NOW.md").read_text()
     assert "Ship the CLI" in text and "- [ ] bench" in text and "flaky CI" in text
@@ -120,7 +153,10 @@ def test_log_append_and_tail(seeded: Path) -> None:
 def test_file_tools(seeded: Path) -> None:
     mem = seeded / "agents/finn/memory"
     w = ok(seeded, "files", "write", "notes/auth.md", "# Auth\nuse bcrypt\n")
-    assert w["path"] == "notes/auth.md" and (mem / "notes/auth.md").read_text() == "# Auth\nuse bcrypt\n"
+    assert (
+        w["path"] == "notes/auth.md"
+        and (mem / "notes/auth.md").read_text() == "# Auth\nuse bcrypt\n"
+    )
     ok(seeded, "files", "replace", "notes/auth.md", "bcrypt", "argon2")
     ok(seeded, "files", "insert", "notes/auth.md", "1", "cost 12")
     assert (mem / "notes/auth.md").read_text() == "# Auth\ncost 12\nuse argon2\n"
@@ -129,10 +165,11 @@ def test_file_tools(seeded: Path) -> None:
     stale = run(seeded, "files", "write", "notes/auth.md", "x", "--expected-sha", "0" * 64)
     assert stale.returncode == 4 and "changed since it was read" in stale.stderr
     listed = ok(seeded, "files", "list")  # files only, as MCP memory_list: no folders
-    assert "notes/auth.md" in [f["path"] for f in listed] and "LOG.md" in [f["path"] for f in listed]
+    assert "notes/auth.md" in [f["path"] for f in listed] and "LOG.md" in [
+        f["path"] for f in listed
+    ]
     assert "notes" not in [f["path"] for f in listed]
-    assert all(set(f) == {"path", "bytes", "modified"} and ISO.match(f["modified"])
-               for f in listed)
+    assert all(set(f) == {"path", "bytes", "modified"} and ISO.match(f["modified"]) for f in listed)
     src = str(mem / "notes/auth.md")
     assert rows(seeded, "SELECT count(*) FROM docs WHERE source = ?", src)[0][0] > 0
     ok(seeded, "files", "rename", "notes/auth.md", "notes/security.md")
@@ -140,8 +177,14 @@ def test_file_tools(seeded: Path) -> None:
     gone = ok(seeded, "files", "delete", "notes/security.md")
     assert not (mem / "notes/security.md").exists()
     assert (seeded / gone["archived_to"]).read_text().endswith("use argon2\n")
-    assert rows(seeded, "SELECT layer FROM docs WHERE source = ?",
-                str(seeded.resolve() / gone["archived_to"]))[0][0] == "archive"
+    assert (
+        rows(
+            seeded,
+            "SELECT layer FROM docs WHERE source = ?",
+            str(seeded.resolve() / gone["archived_to"]),
+        )[0][0]
+        == "archive"
+    )
     log = run(seeded, "files", "write", "LOG.md", "overwrite")
     assert log.returncode == 2 and "append-only" in log.stderr
 
@@ -151,19 +194,27 @@ def test_facts(seeded: Path) -> None:
     assert f["category"] == "preference" and f["citations"] == ["chat"]
     ok(seeded, "facts", "set", "currency", "EUR", "--category", "preference")
     assert run(seeded, "facts", "get", "currency").stdout == "EUR\n"
-    assert [x["key"] for x in ok(seeded, "facts", "list", "--category", "preference")] == ["currency"]
+    assert [x["key"] for x in ok(seeded, "facts", "list", "--category", "preference")] == [
+        "currency"
+    ]
     assert rows(seeded, "SELECT body FROM docs WHERE uid='fact:finn:currency'") == [("EUR",)]
     ok(seeded, "facts", "forget", "currency")
     assert rows(seeded, "SELECT count(*) FROM docs WHERE layer='fact'") == [(0,)]
-    ops = [json.loads(x)["op"] for x in (seeded / "agents/finn/facts.jsonl").read_text().splitlines()]
+    ops = [
+        json.loads(x)["op"] for x in (seeded / "agents/finn/facts.jsonl").read_text().splitlines()
+    ]
     assert ops == ["set", "set", "forget"]
     missing = run(seeded, "facts", "get", "currency")
     assert missing.returncode == 3 and missing.stderr.count("\n") == 1
 
 
 def test_tasks(seeded: Path) -> None:
-    t1 = ok(seeded, "tasks", "add", "Write CLI tests", "--priority", "1", "--criterion", "exit codes")
-    t2 = ok(seeded, "tasks", "add", "Measure start-up", "--blocked-by", t1["id"], "--milestone", "m1")
+    t1 = ok(
+        seeded, "tasks", "add", "Write CLI tests", "--priority", "1", "--criterion", "exit codes"
+    )
+    t2 = ok(
+        seeded, "tasks", "add", "Measure start-up", "--blocked-by", t1["id"], "--milestone", "m1"
+    )
     assert (t1["id"], t2["blocked_by"]) == ("TASK-001", ["TASK-001"])
     done = ok(seeded, "tasks", "update", "TASK-001", "--status", "done")
     assert done["status"] == "done" and done["completed"]
@@ -177,9 +228,22 @@ def test_tasks(seeded: Path) -> None:
 def test_sessions(seeded: Path) -> None:
     assert ok(seeded, "sessions", "start", "s1", "--title", "first")["id"] == "s1"
     ok(seeded, "sessions", "append", "s1", "user", "please fix the login test")
-    ok(seeded, "sessions", "append", "s1", "tool_call", "", "--name", "Read", "--input", '{"path": "x"}')
+    ok(
+        seeded,
+        "sessions",
+        "append",
+        "s1",
+        "tool_call",
+        "",
+        "--name",
+        "Read",
+        "--input",
+        '{"path": "x"}',
+    )
     shown = ok(seeded, "sessions", "show", "s1")
-    assert [m["role"] for m in shown] == ["user", "tool_call"] and shown[1]["input"] == {"path": "x"}
+    assert [m["role"] for m in shown] == ["user", "tool_call"] and shown[1]["input"] == {
+        "path": "x"
+    }
     ok(seeded, "sessions", "end", "s1")
     listed = ok(seeded, "sessions", "list")
     assert listed[0]["messages"] == 2 and listed[0]["ended"]
@@ -191,20 +255,47 @@ def test_sessions(seeded: Path) -> None:
 
 
 def test_ledger(home: Path) -> None:
-    a = ok(home, "ledger", "publish", "decision", "Chose bcrypt over argon2", "--tag", "auth",
-           "--detail", "cost factor 12", room="room-1")
-    old = ok(home, "ledger", "publish", "convention", "Timestamps in UTC", "--tag", "time",
-             room="room-2")
-    new = ok(home, "ledger", "publish", "convention", "Timestamps in UTC with Z", "--tag", "time",
-             "--supersedes", old["id"], room="room-2")
-    assert a["room_id"] == "room-1" and a["author_role"] == "finn" and new["supersedes"] == old["id"]
+    a = ok(
+        home,
+        "ledger",
+        "publish",
+        "decision",
+        "Chose bcrypt over argon2",
+        "--tag",
+        "auth",
+        "--detail",
+        "cost factor 12",
+        room="room-1",
+    )
+    old = ok(
+        home, "ledger", "publish", "convention", "Timestamps in UTC", "--tag", "time", room="room-2"
+    )
+    new = ok(
+        home,
+        "ledger",
+        "publish",
+        "convention",
+        "Timestamps in UTC with Z",
+        "--tag",
+        "time",
+        "--supersedes",
+        old["id"],
+        room="room-2",
+    )
+    assert (
+        a["room_id"] == "room-1" and a["author_role"] == "finn" and new["supersedes"] == old["id"]
+    )
     lines = [json.loads(x) for x in (home / "ledger.jsonl").read_text().splitlines()]
     assert [x["id"] for x in lines] == [a["id"], old["id"], new["id"]]
     assert rows(home, "SELECT superseded FROM docs WHERE uid = ?", f"ledger:{old['id']}") == [(1,)]
     assert {e["id"] for e in ok(home, "ledger", "query", agent=None)} == {a["id"], new["id"]}
-    assert [e["id"] for e in ok(home, "ledger", "query", "--tag", "time", "--include-superseded",
-                                agent=None)] == [new["id"], old["id"]]
-    assert [e["id"] for e in ok(home, "ledger", "query", "--exclude-room", "room-2", agent=None)] == [a["id"]]
+    assert [
+        e["id"]
+        for e in ok(home, "ledger", "query", "--tag", "time", "--include-superseded", agent=None)
+    ] == [new["id"], old["id"]]
+    assert [
+        e["id"] for e in ok(home, "ledger", "query", "--exclude-room", "room-2", agent=None)
+    ] == [a["id"]]
     hits = ok(home, "ledger", "search", "bcrypt", agent=None)
     assert hits[0]["id"] == a["id"] and hits[0]["score"] > 0
     got = ok(home, "ledger", "get", old["id"], agent=None)
@@ -217,9 +308,20 @@ def test_ledger(home: Path) -> None:
 
 def test_search_options(seeded: Path) -> None:
     ok(seeded, "log", "append", "TOOL_USE", "deployed the auth service")
-    ok(seeded, "facts", "set", "auth_lib", "bcrypt for auth", "--category", "project",
-       "--cite", "docs/auth.md")
-    e1 = ok(seeded, "ledger", "publish", "decision", "auth uses bcrypt", "--tag", "auth", "--tag", "sec")
+    ok(
+        seeded,
+        "facts",
+        "set",
+        "auth_lib",
+        "bcrypt for auth",
+        "--category",
+        "project",
+        "--cite",
+        "docs/auth.md",
+    )
+    e1 = ok(
+        seeded, "ledger", "publish", "decision", "auth uses bcrypt", "--tag", "auth", "--tag", "sec"
+    )
     e2 = ok(seeded, "ledger", "publish", "warning", "auth tokens expire", "--tag", "auth")
     ok(seeded, "ledger", "publish", "decision", "auth uses argon2", "--supersedes", e1["id"])
     both = ok(seeded, "search", "auth", "--layer", "log", "--layer", "fact")
@@ -227,10 +329,21 @@ def test_search_options(seeded: Path) -> None:
     for h in both:  # as MCP shows a hit: ISO time, store-relative place, no nulls
         assert ISO.match(h["ts"]) and None not in h.values(), h
         assert not h["source"].startswith("/") and h["where"].startswith(h["source"] + ":")
-    assert [h["meta"]["id"] for h in ok(seeded, "search", "auth", "--layer", "ledger", "--kind",
-                                        "warning", "--full")] == [e2["id"]]
-    tagged = ok(seeded, "search", "auth", "--tag", "auth", "--tag", "sec", "--all-tags",
-                "--include-superseded")
+    assert [
+        h["meta"]["id"]
+        for h in ok(seeded, "search", "auth", "--layer", "ledger", "--kind", "warning", "--full")
+    ] == [e2["id"]]
+    tagged = ok(
+        seeded,
+        "search",
+        "auth",
+        "--tag",
+        "auth",
+        "--tag",
+        "sec",
+        "--all-tags",
+        "--include-superseded",
+    )
     assert [h["uid"] for h in tagged] == [f"ledger:{e1['id']}"] and tagged[0]["superseded"]
     assert ok(seeded, "search", "auth", "--tag", "auth", "--tag", "sec", "--all-tags") == []
     assert len(ok(seeded, "search", "auth", "-k", "1")) == 1
@@ -258,13 +371,24 @@ def test_context(seeded: Path) -> None:
 
 
 def test_cli_imports_nothing_heavy() -> None:
-    code = ("import sys; from memstrata.cli.main import build_parser; build_parser(); "
-            "print(' '.join(sys.modules))")
+    code = (
+        "import sys; from memstrata.cli.main import build_parser; build_parser(); "
+        "print(' '.join(sys.modules))"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     loaded = set(r.stdout.split())
-    heavy = {"numpy", "torch", "sentence_transformers", "mcp", "httpx", "uvicorn",
-             "memstrata.mcp.server", "memstrata.layers.agent", "memstrata.assembly.context",
-             "tarfile"}
+    heavy = {
+        "numpy",
+        "torch",
+        "sentence_transformers",
+        "mcp",
+        "httpx",
+        "uvicorn",
+        "memstrata.mcp.server",
+        "memstrata.layers.agent",
+        "memstrata.assembly.context",
+        "tarfile",
+    }
     assert not heavy & loaded, heavy & loaded
 
 
@@ -286,7 +410,9 @@ MISTAKES = [
 
 
 @pytest.mark.parametrize("argv", MISTAKES, ids=lambda a: " ".join(a)[:40])
-def test_user_mistakes_exit_2_with_one_line_and_change_nothing(seeded: Path, argv: tuple[str, ...]) -> None:
+def test_user_mistakes_exit_2_with_one_line_and_change_nothing(
+    seeded: Path, argv: tuple[str, ...]
+) -> None:
     ok(seeded, "tasks", "add", "a task")
     ok(seeded, "ledger", "publish", "decision", "first entry")
     before = snapshot(seeded)
@@ -321,9 +447,18 @@ def test_doctor_reports_drift_bad_lines_and_fixes(seeded: Path) -> None:
     ok(seeded, "ledger", "publish", "decision", "indexed entry")
     clean = run(seeded, "--json", "doctor", agent=None)
     assert clean.returncode == 0 and json.loads(clean.stdout)["ok"] is True
-    hand: dict[str, Any] = {"id": "mem-0badf00d", "ts": "2026-01-01T00:00:00Z", "kind": "decision", "room_id": None,
-            "author_role": None, "ref": None, "tags": [], "summary": "added by hand",
-            "detail": None, "supersedes": None}
+    hand: dict[str, Any] = {
+        "id": "mem-0badf00d",
+        "ts": "2026-01-01T00:00:00Z",
+        "kind": "decision",
+        "room_id": None,
+        "author_role": None,
+        "ref": None,
+        "tags": [],
+        "summary": "added by hand",
+        "detail": None,
+        "supersedes": None,
+    }
     with open(seeded / "ledger.jsonl", "a") as fh:
         fh.write(json.dumps(hand) + "\n" + "{torn garbage\n")
     conn = sqlite3.connect(live_database(seeded / "index") or "")
@@ -335,7 +470,10 @@ def test_doctor_reports_drift_bad_lines_and_fixes(seeded: Path) -> None:
     report = json.loads(r.stdout)
     # (a hand-edited source is also "behind the truth": its version changed)
     drifted = {d["source"]: d for d in report["drift"] if d["problem"] == "docs differ"}
-    assert drifted["ledger.jsonl"]["missing"] == 1 and "ledger:mem-0badf00d" in drifted["ledger.jsonl"]["examples"]
+    assert (
+        drifted["ledger.jsonl"]["missing"] == 1
+        and "ledger:mem-0badf00d" in drifted["ledger.jsonl"]["examples"]
+    )
     assert drifted["agents/finn/memory/NOW.md"]["missing"] >= 1
     assert [b["source"] for b in report["bad_lines"]] == ["ledger.jsonl"]
     assert report["integrity_check"] == ["ok"]
@@ -373,7 +511,8 @@ def test_export_import_round_trip(seeded: Path, tmp_path: Path, name: str) -> No
     assert [x["path"] for x in got["skipped"]] == ["config.toml", "events.jsonl"]  # settings, audit
     local = ("events.jsonl", "config.toml")  # a store's own audit and settings are not imported
     assert {k: v for k, v in snapshot(fresh).items() if k not in local} == {
-        k: v for k, v in snapshot(seeded).items() if k not in local}
+        k: v for k, v in snapshot(seeded).items() if k not in local
+    }
     query = "SELECT uid, layer, body FROM docs WHERE layer != 'now' ORDER BY uid"
     assert rows(fresh, query) == rows(seeded, query)
     assert ok(fresh, "facts", "get", "lang")["value"] == "python"
@@ -419,13 +558,18 @@ def test_compact_log_and_session_with_a_given_summary(seeded: Path) -> None:
     assert all(f"step {i} of the migration" in archive for i in range(3))
     log = (seeded / "agents/finn/memory/LOG.md").read_text()
     assert "step 0 of the migration" not in log and "three migration steps ran" in log
-    assert rows(seeded, "SELECT count(*) FROM docs WHERE layer='archive' AND body LIKE '%step 1%'") == [(1,)]
+    assert rows(
+        seeded, "SELECT count(*) FROM docs WHERE layer='archive' AND body LIKE '%step 1%'"
+    ) == [(1,)]
     assert [h["archive_id"] for h in ok(seeded, "compact", "--history")] == [rec["archive_id"]]
     for text in ("one", "two", "three"):
         ok(seeded, "sessions", "append", "s1", "user", text)
     got = ok(seeded, "compact", "--session", "s1", "--keep", "1", "--summary", "counted to two")
     assert (got["before"], got["after"]) == (3, 2)
-    roles = [json.loads(x)["role"] for x in (seeded / "agents/finn/sessions/s1.jsonl").read_text().splitlines()]
+    roles = [
+        json.loads(x)["role"]
+        for x in (seeded / "agents/finn/sessions/s1.jsonl").read_text().splitlines()
+    ]
     assert roles == ["summary", "user"]
     missing = run(seeded, "compact", "--session", "nope", "--summary", "x")
     assert missing.returncode == 3 and "Traceback" not in missing.stderr
@@ -433,8 +577,17 @@ def test_compact_log_and_session_with_a_given_summary(seeded: Path) -> None:
 
 def test_audit_reports_and_prunes_volatile_facts(seeded: Path) -> None:
     pytest.importorskip("memstrata.lifecycle.hygiene")
-    refused = run(seeded, "facts", "set", "where", "The parser lives in src/parser.py",
-                  "--category", "project", "--cite", "src/parser.py")
+    refused = run(
+        seeded,
+        "facts",
+        "set",
+        "where",
+        "The parser lives in src/parser.py",
+        "--category",
+        "project",
+        "--cite",
+        "src/parser.py",
+    )
     assert refused.returncode != 0 and "derivable code state" in refused.stderr
     from tests.planted import plant_fact
 
@@ -460,14 +613,25 @@ def test_verify_flags_stale_code_claims(seeded: Path, tmp_path: Path) -> None:
     code = tmp_path / "code"
     (code / "src").mkdir(parents=True)
     (code / "src/app.py").write_text("def main():\n    return 1\n")
-    ok(seeded, "facts", "set", "entry", "entry point is src/app.py", "--category", "project",
-       "--cite", "src/app.py")
+    ok(
+        seeded,
+        "facts",
+        "set",
+        "entry",
+        "entry point is src/app.py",
+        "--category",
+        "project",
+        "--cite",
+        "src/app.py",
+    )
     r = run(seeded, "--json", "verify", str(code))
     assert r.returncode == 0 and json.loads(r.stdout) == []
     (code / "src/app.py").unlink()
     r = run(seeded, "--json", "verify", str(code))
     assert r.returncode == 1
-    assert [(f["source"], f["problem"]) for f in json.loads(r.stdout)] == [("fact:entry", "missing")]
+    assert [(f["source"], f["problem"]) for f in json.loads(r.stdout)] == [
+        ("fact:entry", "missing")
+    ]
     hits = ok(seeded, "verify", str(code), "--recall", "entry point")
     assert hits[0]["explain"]["stale"]
     gone = run(seeded, "verify", str(tmp_path / "nowhere"))
@@ -504,4 +668,7 @@ def test_search_locations_are_one_based_line_numbers(home: Path) -> None:
     ok(home, "log", "append", "THOUGHT", "the wombat digs")
     log_lines = (home / "agents/finn/memory/LOG.md").read_text().splitlines()
     (hit,) = ok(home, "search", "digs", agent=None)
-    assert log_lines[hit["line"] - 1].endswith("· THOUGHT") and log_lines[hit["line"]] == "the wombat digs"
+    assert (
+        log_lines[hit["line"] - 1].endswith("· THOUGHT")
+        and log_lines[hit["line"]] == "the wombat digs"
+    )

@@ -12,8 +12,9 @@ EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memst
 
 
 def _demo(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([EXE, "--home", str(home), "demo", *args], capture_output=True,
-                          text=True, timeout=120)
+    return subprocess.run(
+        [EXE, "--home", str(home), "demo", *args], capture_output=True, text=True, timeout=120
+    )
 
 
 def test_demo_uses_a_fresh_store_each_run_and_leaves_home_alone(home: Path, tmp_path: Path) -> None:
@@ -28,8 +29,9 @@ def test_demo_uses_a_fresh_store_each_run_and_leaves_home_alone(home: Path, tmp_
         hint = first.stdout.strip().splitlines()[-1]
         assert hint.startswith("inspect it: ") and f"--home {stores[0]}" in hint
         exe = hint.split()[2]  # the printed command runs as printed
-        shown = subprocess.run([*hint.split(": ", 1)[1].split()], capture_output=True, text=True,
-                               timeout=60)
+        shown = subprocess.run(
+            [*hint.split(": ", 1)[1].split()], capture_output=True, text=True, timeout=60
+        )
         assert shown.returncode == 0 and "Python decorators" in shown.stdout, (exe, shown.stderr)
     finally:
         for store in stores:

@@ -25,11 +25,14 @@ EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memst
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([EXE, *args], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [EXE, *args], capture_output=True, text=True, timeout=60, env={**os.environ, **(env or {})}
+    )
 
 
-def _parsers(p: argparse.ArgumentParser, path: str = "") -> list[tuple[str, argparse.ArgumentParser]]:
+def _parsers(
+    p: argparse.ArgumentParser, path: str = ""
+) -> list[tuple[str, argparse.ArgumentParser]]:
     out = [(path, p)]
     for a in p._actions:
         if isinstance(a, argparse._SubParsersAction):
@@ -59,8 +62,12 @@ def test_every_option_has_help_and_every_command_an_example_that_parses() -> Non
 
 
 def test_allowed_values_are_choices() -> None:
-    choices = {(path, a.dest): tuple(a.choices) for path, p in _parsers(build_parser())
-               for a in p._actions if a.choices and not isinstance(a, argparse._SubParsersAction)}
+    choices = {
+        (path, a.dest): tuple(a.choices)
+        for path, p in _parsers(build_parser())
+        for a in p._actions
+        if a.choices and not isinstance(a, argparse._SubParsersAction)
+    }
     assert "preference" in choices[("facts set", "category")]
     assert "in_progress" in choices[("tasks update", "status")]
     assert "assistant" in choices[("sessions append", "message_role")]
@@ -76,8 +83,10 @@ def test_bash_completion_from_the_parser(tmp_path: Path) -> None:
 
     def complete(line: str) -> list[str]:
         words = shlex.split(line) + ([""] if line.endswith(" ") else [])
-        probe = (f"source {script}; COMP_WORDS=({' '.join(shlex.quote(w) for w in words)}); "
-                 f"COMP_CWORD={len(words) - 1}; _memstrata; printf '%s\\n' \"${{COMPREPLY[@]}}\"")
+        probe = (
+            f"source {script}; COMP_WORDS=({' '.join(shlex.quote(w) for w in words)}); "
+            f"COMP_CWORD={len(words) - 1}; _memstrata; printf '%s\\n' \"${{COMPREPLY[@]}}\""
+        )
         r = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=30)
         assert r.returncode == 0, r.stderr
         return r.stdout.split()
@@ -102,14 +111,19 @@ def test_zsh_and_fish_completion_scripts() -> None:
         assert r.returncode == 0, r.stderr
 
 
-@pytest.mark.parametrize(("argv", "code", "exit"), [
-    (("facts", "get", "nope"), "not_found", 3),
-    (("facts", "set", "k", "v", "--category", "gossip"), "usage", 2),
-    (("ledger", "publish", "rumour", "x"), "unknown_kind", 2),
-    (("files", "rename", "a.md", "b.md"), "already_exists", 4),
-    (("--role", "skill", "facts", "get", "k"), "scope_denied", 2),
-])
-def test_json_errors_and_exit_codes(home: Path, argv: tuple[str, ...], code: str, exit: int) -> None:
+@pytest.mark.parametrize(
+    ("argv", "code", "exit"),
+    [
+        (("facts", "get", "nope"), "not_found", 3),
+        (("facts", "set", "k", "v", "--category", "gossip"), "usage", 2),
+        (("ledger", "publish", "rumour", "x"), "unknown_kind", 2),
+        (("files", "rename", "a.md", "b.md"), "already_exists", 4),
+        (("--role", "skill", "facts", "get", "k"), "scope_denied", 2),
+    ],
+)
+def test_json_errors_and_exit_codes(
+    home: Path, argv: tuple[str, ...], code: str, exit: int
+) -> None:
     run("--home", str(home), "--agent", "finn", "files", "write", "a.md", "a")
     run("--home", str(home), "--agent", "finn", "files", "write", "b.md", "b")
     r = run("--home", str(home), "--agent", "finn", "--json", *argv)
@@ -140,7 +154,8 @@ def test_os_errors_are_one_line_or_json_never_a_traceback(tmp_path: Path) -> Non
 
 
 def test_an_internal_error_is_one_line_json_or_a_traceback_on_request(
-        home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from memstrata.cli import facts_cmd, main
 
     def broken(args: argparse.Namespace) -> int:
@@ -161,8 +176,9 @@ def test_an_internal_error_is_one_line_json_or_a_traceback_on_request(
 def test_json_warnings_are_json_lines_and_the_default_agent_is_no_typo(home: Path) -> None:
     r = run("--json", "--home", str(home), "facts", "get", "nope")  # the default agent
     assert r.returncode == 3
-    assert json_lines(r.stderr) == [{"error": {"code": "not_found", "message": "no fact 'nope'",
-                                               "exit": 3}}]
+    assert json_lines(r.stderr) == [
+        {"error": {"code": "not_found", "message": "no fact 'nope'", "exit": 3}}
+    ]
     assert "warning" not in run("--home", str(home), "facts", "get", "nope").stderr
     run("--home", str(home), "init", "finn")
     r = run("--json", "--home", str(home), "--agent", "fnn", "facts", "get", "nope")
@@ -181,8 +197,9 @@ def test_config_shows_effective_values_and_origins(home: Path) -> None:
     text = (home / "config.toml").read_text()
     assert "# [search]" in text and "# text_weight = 0.7" in text
     (home / "config.toml").write_text(text + "\n[search]\ntext_weight = 0.5\n")
-    out = json.loads(run("--home", str(home), "--json", "config",
-                         env={"MEMSTRATA_EMBEDDER": "fake"}).stdout)
+    out = json.loads(
+        run("--home", str(home), "--json", "config", env={"MEMSTRATA_EMBEDDER": "fake"}).stdout
+    )
     settings = {s["name"]: (s["value"], s["origin"]) for s in out["settings"]}
     assert settings["search.text_weight"] == (0.5, "config.toml")
     assert settings["search.embedder"] == ("fake", "env MEMSTRATA_EMBEDDER")
@@ -191,12 +208,20 @@ def test_config_shows_effective_values_and_origins(home: Path) -> None:
     shown = run("--home", str(home), "config").stdout
     assert "search.text_weight" in shown and "config.toml" in shown
     # who and where: the store home, agent and room, each with its origin
-    out = json.loads(run("--agent", "finn", "--json", "config",
-                         env={"MEMSTRATA_HOME": str(home), "MEMSTRATA_ROOM": "room-9"}).stdout)
+    out = json.loads(
+        run(
+            "--agent",
+            "finn",
+            "--json",
+            "config",
+            env={"MEMSTRATA_HOME": str(home), "MEMSTRATA_ROOM": "room-9"},
+        ).stdout
+    )
     assert out["identity"] == [
         {"name": "home", "value": str(home.resolve()), "origin": "env MEMSTRATA_HOME"},
         {"name": "agent", "value": "finn", "origin": "--agent"},
-        {"name": "room", "value": "room-9", "origin": "env MEMSTRATA_ROOM"}]
+        {"name": "room", "value": "room-9", "origin": "env MEMSTRATA_ROOM"},
+    ]
     shown = run("--home", str(home), "config", env={"MEMSTRATA_ROOM": ""}).stdout
     assert re.search(r"^home +\S+ +--home$", shown, re.M)
     assert re.search(r"^agent +- +default: 'agent' for agent commands", shown, re.M)
@@ -204,12 +229,26 @@ def test_config_shows_effective_values_and_origins(home: Path) -> None:
 
 def test_the_room_filter_has_one_name(home: Path) -> None:
     for room in ("room-1", "room-2"):
-        run("--home", str(home), "--agent", "a", "--room", room, "ledger", "publish", "decision",
-            f"auth in {room}", "--tag", "auth")
-    q = json.loads(run("--home", str(home), "--json", "ledger", "query", "--in-room",
-                       "room-2").stdout)
-    s = json.loads(run("--home", str(home), "--json", "search", "auth", "--in-room",
-                       "room-2").stdout)
+        run(
+            "--home",
+            str(home),
+            "--agent",
+            "a",
+            "--room",
+            room,
+            "ledger",
+            "publish",
+            "decision",
+            f"auth in {room}",
+            "--tag",
+            "auth",
+        )
+    q = json.loads(
+        run("--home", str(home), "--json", "ledger", "query", "--in-room", "room-2").stdout
+    )
+    s = json.loads(
+        run("--home", str(home), "--json", "search", "auth", "--in-room", "room-2").stdout
+    )
     assert [e["room_id"] for e in q] == ["room-2"] and [h["room"] for h in s] == ["room-2"]
     from memstrata import SearchQuery, Store
 
@@ -225,8 +264,10 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-SERVERS = {"mcp --http": (("mcp", "--http"), "MCP server on"),
-           "serve": (("serve",), "memstrata serve on")}
+SERVERS = {
+    "mcp --http": (("mcp", "--http"), "MCP server on"),
+    "serve": (("serve",), "memstrata serve on"),
+}
 
 
 @pytest.mark.parametrize("server", SERVERS)
@@ -244,11 +285,20 @@ def test_http_startup_failures_come_before_any_banner(home: Path, server: str) -
         r = run("--json", "--home", str(home), *command, "--port", str(port))
         assert r.returncode == 4 and banner not in r.stderr
         assert json.loads(r.stderr)["error"]["code"] == "conflict"
-    r = run("--home", str(home), *command, "--host", "0.0.0.0", "--port",
-            str(_free_port()), env={"MEMSTRATA_MCP_TOKEN": ""})
+    r = run(
+        "--home",
+        str(home),
+        *command,
+        "--host",
+        "0.0.0.0",
+        "--port",
+        str(_free_port()),
+        env={"MEMSTRATA_MCP_TOKEN": ""},
+    )
     assert r.returncode == 2 and "token" in r.stderr and banner not in r.stderr
-    r = run("--json", "--home", str(home), *command, "--tools", "bogus", "--port",
-            str(_free_port()))
+    r = run(
+        "--json", "--home", str(home), *command, "--tools", "bogus", "--port", str(_free_port())
+    )
     assert r.returncode == 2 and banner not in r.stderr
     error = json.loads(r.stderr)["error"]
     assert "bogus" in error["message"] and error["exit"] == 2

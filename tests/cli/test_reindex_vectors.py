@@ -15,13 +15,20 @@ EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memst
 
 
 def _run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([EXE, "--home", str(home), *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [EXE, "--home", str(home), *args], capture_output=True, text=True, timeout=120
+    )
 
 
 def test_reindex_vectors_embeds_every_memory(home: Path) -> None:
     home.mkdir(parents=True)
     (home / "config.toml").write_text('[search]\nembedder = "fake"\n')
-    assert _run(home, "--agent", "a", "log", "append", "THOUGHT", "vectors survive rebuilds").returncode == 0
+    assert (
+        _run(
+            home, "--agent", "a", "log", "append", "THOUGHT", "vectors survive rebuilds"
+        ).returncode
+        == 0
+    )
     assert _run(home, "--agent", "a", "facts", "set", "k", "v").returncode == 0
     r = _run(home, "--json", "reindex", "--vectors", "--quiet")
     assert r.returncode == 0, r.stderr

@@ -31,7 +31,8 @@ def runtime(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 def test_a_deep_runtime_folder_still_gives_a_socket_path_that_fits(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     deep = tmp_path / ("d" * 60) / ("e" * 60)
     deep.mkdir(parents=True)
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(deep))
@@ -78,19 +79,29 @@ def test_cli_semantic_search_keeps_the_model_in_the_daemon(runtime: Path, home: 
     home.mkdir(parents=True)
     (home / "config.toml").write_text('[search]\nembedder = "local"\n')
     for text in ("we chose PostgreSQL for the database", "the editor is Neovim"):
-        subprocess.run([EXE, "--home", str(home), "--agent", "a", "log", "append", "THOUGHT",
-                        text], check=True, capture_output=True, timeout=60)
-    probe = ("import sys\nfrom memstrata.cli.main import main\n"
-             "main(['--home', sys.argv[1], '--json', 'search', 'which text editor', '--mode',"
-             " 'semantic', '-k', '1'])\n"
-             "print('torch' in sys.modules, 'sentence_transformers' in sys.modules,"
-             " file=sys.stderr)\n")
+        subprocess.run(
+            [EXE, "--home", str(home), "--agent", "a", "log", "append", "THOUGHT", text],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+    probe = (
+        "import sys\nfrom memstrata.cli.main import main\n"
+        "main(['--home', sys.argv[1], '--json', 'search', 'which text editor', '--mode',"
+        " 'semantic', '-k', '1'])\n"
+        "print('torch' in sys.modules, 'sentence_transformers' in sys.modules,"
+        " file=sys.stderr)\n"
+    )
     times, outs = [], []
     try:
         for _ in range(2):
             t = time.perf_counter()
-            r = subprocess.run([sys.executable, "-c", probe, str(home)], capture_output=True,
-                               text=True, timeout=400)
+            r = subprocess.run(
+                [sys.executable, "-c", probe, str(home)],
+                capture_output=True,
+                text=True,
+                timeout=400,
+            )
             times.append(time.perf_counter() - t)
             assert r.returncode == 0, r.stderr
             assert r.stderr.strip().splitlines()[-1] == "False False"  # no model in the CLI

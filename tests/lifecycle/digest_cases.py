@@ -39,7 +39,10 @@ DECISIONS = [
 ]
 
 CONSTRAINTS = [
-    (U, "Whatever happens, keep your hands off the production database; only staging may be touched."),
+    (
+        U,
+        "Whatever happens, keep your hands off the production database; only staging may be touched.",
+    ),
     (U, "Don't push directly to main."),
     (T, "Never run the migration against prod without a fresh backup."),
     (U, "Please be careful with the payments module, it has no tests."),
@@ -74,7 +77,10 @@ BLOCKERS = [
     (T, "Stuck: pip cannot resolve the grpcio version for Python 3.13."),
     (U, "Hold off on the cutover, legal hasn't cleared the data transfer yet."),
     (T, "Cannot proceed with the backfill: the S3 bucket policy denies our role."),
-    (T, "The deploy pipeline is failing at the signing step and nothing can ship until it's fixed."),
+    (
+        T,
+        "The deploy pipeline is failing at the signing step and nothing can ship until it's fixed.",
+    ),
     (T, "Still no response from the vendor about the API key, which blocks the sync work."),
     (T, "We need the finance team's mapping of old to new account codes before continuing."),
     (T, "Migration halted: the disk on the replica is full."),
@@ -179,7 +185,10 @@ DECISIONS_B = [
 
 CONSTRAINTS_B = [
     (U, "Never log access tokens."),
-    (T, "Important to remember: the payments sandbox resets every night, do not store state there."),
+    (
+        T,
+        "Important to remember: the payments sandbox resets every night, do not store state there.",
+    ),
     (U, "Keep the bundle under 200 KB."),
     (U, "No direct database access from the frontend."),
     (T, "The user warned us not to touch the billing cron."),

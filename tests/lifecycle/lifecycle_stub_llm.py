@@ -33,10 +33,12 @@ class StubLLM:
                 elif stub.mode == "no_choices":
                     data = json.dumps({"usage": {"prompt_tokens": 3}}).encode()
                 else:
-                    data = json.dumps({
-                        "choices": [{"message": {"role": "assistant", "content": stub.reply}}],
-                        "usage": {"prompt_tokens": 11, "completion_tokens": 7},
-                    }).encode()
+                    data = json.dumps(
+                        {
+                            "choices": [{"message": {"role": "assistant", "content": stub.reply}}],
+                            "usage": {"prompt_tokens": 11, "completion_tokens": 7},
+                        }
+                    ).encode()
                 try:
                     self.send_response(200)
                     self.send_header("Content-Type", "application/json")

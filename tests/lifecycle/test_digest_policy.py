@@ -28,8 +28,13 @@ KINDS = ("decision", "constraint", "blocker", "phase")
 
 def _labelled(suffix: str) -> list[tuple[str, str, str | None]]:
     out: list[tuple[str, str, str | None]] = []
-    for kind, name in (("decision", "DECISIONS"), ("constraint", "CONSTRAINTS"),
-                       ("blocker", "BLOCKERS"), ("phase", "PHASES"), (None, "FILLER")):
+    for kind, name in (
+        ("decision", "DECISIONS"),
+        ("constraint", "CONSTRAINTS"),
+        ("blocker", "BLOCKERS"),
+        ("phase", "PHASES"),
+        (None, "FILLER"),
+    ):
         out += [(e, t, kind) for e, t in getattr(cases, name + suffix)]
     return out
 
@@ -46,8 +51,10 @@ def _score(cases_: list[tuple[str, str, str | None]]) -> dict[str, tuple[float, 
     got = [(_predict(e, t), gold) for e, t, gold in cases_]
     table = {}
     for kind in (*KINDS, "kept"):
+
         def hit(label: str | None, k: str = kind) -> bool:
             return label is not None if k == "kept" else label == k
+
         tp = sum(1 for p, g in got if hit(p) and hit(g) and (kind == "kept" or p == g))
         said = sum(1 for p, _ in got if hit(p))
         truth = sum(1 for _, g in got if hit(g))
@@ -68,23 +75,32 @@ def test_classifier_over_every_set() -> None:
     everything = [c for s in SETS.values() for c in s]
     table = _score(everything)
     kept = sum(1 for *_, g in everything if g)
-    print(f"\ndigest, {kept} kept lines / {len(everything) - kept} filler: "
-          + ", ".join(f"{k} {p:.3f}/{r:.3f}" for k, (p, r) in table.items()))
+    print(
+        f"\ndigest, {kept} kept lines / {len(everything) - kept} filler: "
+        + ", ".join(f"{k} {p:.3f}/{r:.3f}" for k, (p, r) in table.items())
+    )
     for kind in KINDS:
         assert table[kind][0] >= 0.9 and table[kind][1] >= 0.9, (kind, table[kind])
     assert table["kept"][0] >= 0.95 and table["kept"][1] >= 0.95
 
 
-PYTEST_OUT = "\n".join([
-    "============================= test session starts ==============================",
-    "platform linux -- Python 3.11.4, pytest-7.4.0", "collected 120 items",
-    "tests/test_billing.py ........................................ [ 33%]",
-    "tests/test_db.py ........................................ [ 66%]",
-    "tests/test_api.py ........................................ [100%]",
-    "============================= 120 passed in 4.21s =============================="])
-DECISION = "The user signed off on using pgloader for the data copy instead of hand-written scripts."
-CONSTRAINT = ("Whatever happens, keep your hands off the production database; only staging may "
-              "be touched.")
+PYTEST_OUT = "\n".join(
+    [
+        "============================= test session starts ==============================",
+        "platform linux -- Python 3.11.4, pytest-7.4.0",
+        "collected 120 items",
+        "tests/test_billing.py ........................................ [ 33%]",
+        "tests/test_db.py ........................................ [ 66%]",
+        "tests/test_api.py ........................................ [100%]",
+        "============================= 120 passed in 4.21s ==============================",
+    ]
+)
+DECISION = (
+    "The user signed off on using pgloader for the data copy instead of hand-written scripts."
+)
+CONSTRAINT = (
+    "Whatever happens, keep your hands off the production database; only staging may be touched."
+)
 
 
 def _quiet(store: Store) -> Store:
@@ -103,9 +119,12 @@ def test_audit_fixture_keeps_the_decision_and_constraint_first_as_bullets(store:
         if i == 140:
             mem.log.append("USER_FEEDBACK", CONSTRAINT)
         mem.log.append("TOOL_USE", f"pytest tests/ (run {i})\n" + PYTEST_OUT)
-        mem.log.append("THOUGHT", f"Reading module billing_{i}.py: the invoice totals are "
-                                  f"computed in cents and the rounding looks consistent with "
-                                  f"the spec in section {i}.")
+        mem.log.append(
+            "THOUGHT",
+            f"Reading module billing_{i}.py: the invoice totals are "
+            f"computed in cents and the rounding looks consistent with "
+            f"the spec in section {i}.",
+        )
     lines = compact_log(store, "finn", force=True).summary.splitlines()
     assert all(x.startswith("- ") for x in lines), lines
     assert lines[:5] == [
@@ -127,22 +146,32 @@ def test_the_two_alone_are_labelled_bullets_before_the_tool_counts(store: Store)
     mem.log.append("THOUGHT", DECISION)
     mem.log.append("USER_FEEDBACK", CONSTRAINT)
     lines = compact_log(store, "finn", force=True).summary.splitlines()
-    assert lines == [f"- Decision: {DECISION}", f"- Constraint: {CONSTRAINT}",
-                     "- Tool use: 1 call(s): pytest ×1 (1 ok)"]
+    assert lines == [
+        f"- Decision: {DECISION}",
+        f"- Constraint: {CONSTRAINT}",
+        "- Tool use: 1 call(s): pytest ×1 (1 ok)",
+    ]
 
 
 def test_kept_items_come_out_in_the_order_they_happened(store: Store) -> None:
     mem = _quiet(store).agent("finn")
-    said = ["We'll go with Zstandard for the archives.", "Agreed: billing_10 runs after billing_9.",
-            "The user approved billing_2 as the pilot.", "Settled on amd64 only."]
+    said = [
+        "We'll go with Zstandard for the archives.",
+        "Agreed: billing_10 runs after billing_9.",
+        "The user approved billing_2 as the pilot.",
+        "Settled on amd64 only.",
+    ]
     for i, text in enumerate(said):
         mem.log.append("THOUGHT", text)
         mem.log.append("THOUGHT", f"Looked at step {10 - i} of the importer.")
     lines = compact_log(store, "finn", force=True).summary.splitlines()
     decisions = [x.removeprefix("- Decision: ") for x in lines if x.startswith("- Decision: ")]
-    assert decisions == ["We'll go with Zstandard for the archives.",
-                         "Agreed: billing_10 runs after billing_9.",
-                         "The user approved billing_2 as the pilot.", "Settled on amd64 only."]
+    assert decisions == [
+        "We'll go with Zstandard for the archives.",
+        "Agreed: billing_10 runs after billing_9.",
+        "The user approved billing_2 as the pilot.",
+        "Settled on amd64 only.",
+    ]
 
 
 def test_over_budget_every_kept_item_is_shown_or_counted(store: Store) -> None:
@@ -164,7 +193,8 @@ def test_over_budget_every_kept_item_is_shown_or_counted(store: Store) -> None:
         numbers = [int(re.search(r"(\d{3})", x).group(1)) for x in shown]  # type: ignore[union-attr]
         assert numbers == list(range(30 - len(shown), 30))  # the most recent, in order
     assert lines.index(next(x for x in lines if "more decisions" in x)) < lines.index(
-        next(x for x in lines if x.startswith("- Constraint: ")))  # fixed section order
+        next(x for x in lines if x.startswith("- Constraint: "))
+    )  # fixed section order
     assert any(x.startswith("- Tool use: 30 call(s)") for x in lines)
 
 
@@ -181,22 +211,27 @@ class _Labels:
 
 
 def test_optional_line_classifier_labels_only_what_the_rules_left() -> None:
-    records = [Record("text", "Purple elephants dance at noon."),
-               Record("text", "Decision: use SQLite"),
-               Record("tool", "12 passed", "pytest", "ok")]
+    records = [
+        Record("text", "Purple elephants dance at noon."),
+        Record("text", "Decision: use SQLite"),
+        Record("tool", "12 passed", "pytest", "ok"),
+    ]
     model = _Labels("constraint")
     out = digest(records, classifier=model)
     assert model.asked == ["Purple elephants dance at noon."]  # never the rule-kept lines
-    assert out.splitlines() == ["- Decision: use SQLite",
-                                "- Constraint: Purple elephants dance at noon.",
-                                "- Tool use: 1 call(s): pytest ×1 (1 ok)"]
+    assert out.splitlines() == [
+        "- Decision: use SQLite",
+        "- Constraint: Purple elephants dance at noon.",
+        "- Tool use: 1 call(s): pytest ×1 (1 ok)",
+    ]
     assert digest(records) != out  # without it the line stays narrative
 
 
 def test_line_classifier_from_config_over_an_openai_endpoint(home: Path, stub_llm: StubLLM) -> None:
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text(
-        f'[llm]\nclassifier = "openai:stub@{stub_llm.base_url}"\n[log]\nauto_compact = false\n')
+        f'[llm]\nclassifier = "openai:stub@{stub_llm.base_url}"\n[log]\nauto_compact = false\n'
+    )
     stub_llm.reply = '["constraint"]'
     with Store(home, agent="finn") as s:
         s.agent().log.append("TOOL_USE", "pytest\n" + PYTEST_OUT)

@@ -16,7 +16,9 @@ def test_flush_into_a_full_memory_keeps_the_items_in_log_and_says_not_flushed(ho
     (home / "config.toml").write_text("[memory]\nmax_chars = 2000\n")
     with Store(home, agent="finn") as s:
         mem = s.agent()
-        filler = "# Agent Memory\n\n" + "".join(f"- note {i:03d} about the old parser\n" for i in range(100))
+        filler = "# Agent Memory\n\n" + "".join(
+            f"- note {i:03d} about the old parser\n" for i in range(100)
+        )
         mem.context.write(filler[:1990])
         before = mem.context.read()
         mem.sessions.append("s1", "user", "Decision: we ship on Friday. Never deploy on weekends.")
@@ -41,8 +43,12 @@ def test_flush_with_room_for_some_items_writes_those_and_keeps_the_rest(home: Pa
         mem = s.agent()
         mem.context.write("# Agent Memory\n\n" + "x" * 200 + "\n")
         mem.sessions.append("s1", "user", "Decision: the API uses Fastify, not Express.")
-        mem.sessions.append("s1", "user", "Decision: billing moves to PostgreSQL 16 next quarter "
-                            "once the migration scripts are reviewed by the data team.")
+        mem.sessions.append(
+            "s1",
+            "user",
+            "Decision: billing moves to PostgreSQL 16 next quarter "
+            "once the migration scripts are reviewed by the data team.",
+        )
         result = flush_session(s, "finn", "s1")
         memory = mem.context.read()
         log = mem.log.entries()
@@ -56,4 +62,6 @@ def test_flush_with_nothing_durable_says_so(home: Path) -> None:
     with Store(home, agent="finn") as s:
         s.agent().sessions.append("s1", "user", "hello there")
         result = flush_session(s, "finn", "s1")
-    assert result.flushed is True and result.reason == "no new durable items" and not result.left_over
+    assert (
+        result.flushed is True and result.reason == "no new durable items" and not result.left_over
+    )

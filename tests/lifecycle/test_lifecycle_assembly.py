@@ -30,8 +30,9 @@ def full(store: Store) -> Store:
 
 
 def _ctx(store: Store, budget: int, **kw: object) -> str:
-    return assemble_context(store, "finn", budget_chars=budget, now=NOW_TS, workspace="/ws",
-                            **kw).text  # type: ignore[arg-type]
+    return assemble_context(
+        store, "finn", budget_chars=budget, now=NOW_TS, workspace="/ws", **kw
+    ).text  # type: ignore[arg-type]
 
 
 def test_budget_never_exceeded_and_lines_whole(full: Store) -> None:
@@ -47,12 +48,28 @@ def test_budget_never_exceeded_and_lines_whole(full: Store) -> None:
     assert len(unbounded) < 1_000_000 and "durable point 39" in unbounded
 
 
-PRIORITY = {"identity": 100, "now": 95, "time": 90, "context": 85, "workspace": 80,
-            "facts": 70, "tasks": 60, "log": 50, "ledger": 40, "scratch": 30}
-TITLES = {"## Identity": "identity", "## Current status (NOW)": "now",
-          "## Current date and time": "time", "## Persistent memory": "context",
-          "## Workspace": "workspace", "## Known facts": "facts", "## Open tasks": "tasks",
-          "## Session scratch files (read on demand)": "scratch"}
+PRIORITY = {
+    "identity": 100,
+    "now": 95,
+    "time": 90,
+    "context": 85,
+    "workspace": 80,
+    "facts": 70,
+    "tasks": 60,
+    "log": 50,
+    "ledger": 40,
+    "scratch": 30,
+}
+TITLES = {
+    "## Identity": "identity",
+    "## Current status (NOW)": "now",
+    "## Current date and time": "time",
+    "## Persistent memory": "context",
+    "## Workspace": "workspace",
+    "## Known facts": "facts",
+    "## Open tasks": "tasks",
+    "## Session scratch files (read on demand)": "scratch",
+}
 
 
 def _trimmed(text: str) -> set[str]:
@@ -117,7 +134,7 @@ def test_recalled_text_is_framed_as_data_with_source(full: Store) -> None:
     now_rel = full.rel(full.agent("finn").now.path)
     assert f'<memory source="{now_rel}">' in text
     start = text.index(f'<memory source="{now_rel}">')
-    assert "Ship the billing migration" in text[start:text.index("</memory>", start)]
+    assert "Ship the billing migration" in text[start : text.index("</memory>", start)]
 
 
 def test_bad_budget(full: Store) -> None:

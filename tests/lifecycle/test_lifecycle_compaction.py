@@ -57,8 +57,12 @@ def test_entry_limit_triggers_and_everything_is_kept(store: Store) -> None:
     assert len(entries) == 1
     first = entries[0]
     assert first.entry_type == "SYSTEM"
-    assert first.metadata == {"archive_id": rec.archive_id, "entries": len(ids),
-                              "compacted": True, "archive": rec.archive_path}
+    assert first.metadata == {
+        "archive_id": rec.archive_id,
+        "entries": len(ids),
+        "compacted": True,
+        "archive": rec.archive_path,
+    }
     assert rec.summary in first.content
     assert log_path.read_text().startswith("# LOG")
     [archive] = _archives(store)
@@ -67,7 +71,10 @@ def test_entry_limit_triggers_and_everything_is_kept(store: Store) -> None:
     assert rec.new_size_kb < rec.original_size_kb
     [hist] = compaction_history(store, "finn")
     assert {k: hist[k] for k in ("entries_count", "summary", "archive_id")} == {
-        "entries_count": len(ids), "summary": rec.summary, "archive_id": rec.archive_id}
+        "entries_count": len(ids),
+        "summary": rec.summary,
+        "archive_id": rec.archive_id,
+    }
     assert hist["original_size_kb"] > hist["new_size_kb"] > 0
     compact = [e for e in seen if e.name == "memory:compact"]
     assert len(compact) == 1
@@ -78,7 +85,8 @@ def test_entry_limit_triggers_and_everything_is_kept(store: Store) -> None:
 def test_byte_limit_triggers(home: Path) -> None:
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text(
-        "[log]\ncompact_bytes = 2000\ncompact_entries = 1000\nauto_compact = false\n")
+        "[log]\ncompact_bytes = 2000\ncompact_entries = 1000\nauto_compact = false\n"
+    )
     with Store(home, agent="finn") as s:
         _fill(s, 10, size=300)
         assert s.agent("finn").log.size() > 2000
@@ -179,8 +187,12 @@ def test_llm_usage_is_recorded(store: Store, stub_llm: StubLLM) -> None:
     stub_llm.reply = "The agent thought about the parser five times."
     rec = compact_log(store, "finn", force=True, summarizer=_llm(stub_llm))
     assert rec.summary == stub_llm.reply
-    assert rec.usage == {"calls": 1, "prompt_tokens": 11, "completion_tokens": 7,
-                         "total_tokens": 18}
+    assert rec.usage == {
+        "calls": 1,
+        "prompt_tokens": 11,
+        "completion_tokens": 7,
+        "total_tokens": 18,
+    }
     assert compaction_history(store, "finn")[0]["usage"]["calls"] == 1
     sent = stub_llm.requests[0]["messages"][-1]["content"]
     assert "thought 4 about parser" in sent
@@ -220,9 +232,15 @@ def test_concurrent_appends_survive_slow_compaction(store: Store, tmp_path: Path
     (store.home / "config.toml").write_text("[log]\nauto_compact = false\n")
     stop = tmp_path / "stop"
     writer = subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("log_appender.py")),
-         str(store.home), "finn", str(stop)],
-        stdout=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            str(Path(__file__).with_name("log_appender.py")),
+            str(store.home),
+            "finn",
+            str(stop),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert writer.stdout is not None
@@ -258,8 +276,9 @@ def test_concurrent_appends_survive_slow_compaction(store: Store, tmp_path: Path
     # the index agrees with the files once caught up
     store.sync()
     assert store.agent("finn").log.count() == len(log_ids)
-    assert [r["archive_id"] for _, r in read_records(store.layout.compactions("finn")).records] \
-        == [rec.archive_id]
+    assert [r["archive_id"] for _, r in read_records(store.layout.compactions("finn")).records] == [
+        rec.archive_id
+    ]
 
 
 def test_scope_and_empty_log(store: Store, home: Path) -> None:
@@ -289,8 +308,9 @@ def test_sigkill_during_compaction_loses_nothing(store: Store) -> None:
     rng = random.Random(5)
     expected = set(_fill(store, 30))
     for _ in range(8):
-        proc = subprocess.Popen([sys.executable, "-c", COMPACTOR, str(store.home)],
-                                stdout=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-c", COMPACTOR, str(store.home)], stdout=subprocess.PIPE, text=True
+        )
         assert proc.stdout is not None
         for _ in range(rng.randint(1, 4)):  # killed after its n-th compaction, mid-way
             assert proc.stdout.readline() == "compacted\n"
@@ -301,6 +321,7 @@ def test_sigkill_during_compaction_loses_nothing(store: Store) -> None:
         for a in _archives(store):
             ours |= set(_ids(a))
         assert expected <= ours
-        assert not parse_log(store.agent("finn").log.path.read_bytes(), 0, "LOG.md",
-                             owner="finn", final=True).bad
+        assert not parse_log(
+            store.agent("finn").log.path.read_bytes(), 0, "LOG.md", owner="finn", final=True
+        ).bad
     assert _archives(store)  # compactions really happened

@@ -82,9 +82,17 @@ def test_llm_extractor_and_failure(store: Store, project: Path, stub_llm: StubLL
     assert list(report.errors) == ["notes.txt"] and report.extracted == {}
     assert store.layout.items.read_bytes() == before  # old items kept
     stub_llm.mode = "ok"
-    stub_llm.reply = json.dumps([{"type": "task", "title": "Write release notes",
-                                  "content": "Write the release notes", "line_number": 1,
-                                  "confidence": 0.7}])
+    stub_llm.reply = json.dumps(
+        [
+            {
+                "type": "task",
+                "title": "Write release notes",
+                "content": "Write the release notes",
+                "line_number": 1,
+                "confidence": 0.7,
+            }
+        ]
+    )
     report = extract_items(store, project, paths=["notes.txt"], extractor=llm)
     assert report.extracted == {"notes.txt": 1}
     assert report.usage is not None and report.usage["calls"] == 1

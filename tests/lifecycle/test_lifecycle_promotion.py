@@ -18,14 +18,17 @@ from memstrata.lifecycle.promotion import near_duplicate
 CITE = ["plans/artifacts/feature-x/final_review.md"]
 
 
-@pytest.mark.parametrize(("text", "category"), [
-    ("The test command is `cd evals && npm test`.", "reference"),
-    ("The API listens on port 8080.", "reference"),
-    ("User prefers concise responses.", "user"),
-    ("Never push directly to main; open a review instead.", "feedback"),
-    ("All agent files follow P.A.R.T. section order.", "project"),
-    ("PlanAuditor excludes the transient failure classification.", "project"),
-])
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("The test command is `cd evals && npm test`.", "reference"),
+        ("The API listens on port 8080.", "reference"),
+        ("User prefers concise responses.", "user"),
+        ("Never push directly to main; open a review instead.", "feedback"),
+        ("All agent files follow P.A.R.T. section order.", "project"),
+        ("PlanAuditor excludes the transient failure classification.", "project"),
+    ],
+)
 def test_classify_fact(text: str, category: str) -> None:
     assert classify_fact(text) == category
 
@@ -34,21 +37,25 @@ def test_promote_fact_classifies_and_stores_with_citations(store: Store) -> None
     fact = promote_fact(store, "finn", "The test command is `cd evals && npm test`.", None, CITE)
     assert fact.category == "reference" and fact.citations == tuple(CITE)
     assert store.agent("finn").facts.get(fact.key).value == fact.value
-    explicit = promote_fact(store, "finn", "API handlers return typed errors.", "project", CITE,
-                            key="api-errors")
+    explicit = promote_fact(
+        store, "finn", "API handlers return typed errors.", "project", CITE, key="api-errors"
+    )
     assert explicit.key == "api-errors" and explicit.category == "project"
 
 
-@pytest.mark.parametrize(("text", "why"), [
-    ("Commit a1b2c3d4 fixed the flaky parser.", "git history"),
-    ("The login work lives on branch feature/login-form.", "git history"),
-    ("The parser fix was merged last week.", "git history"),
-    ("Iteration 3 passed at 14:32.", "ephemeral"),
-    ("The nightly build is currently running.", "ephemeral"),
-    ("parse_log is defined in src/memstrata/layers/log.py.", "derivable"),
-    ("The lock is taken at store.py:120.", "derivable"),
-    ("utils.py has 300 lines.", "derivable"),
-])
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("Commit a1b2c3d4 fixed the flaky parser.", "git history"),
+        ("The login work lives on branch feature/login-form.", "git history"),
+        ("The parser fix was merged last week.", "git history"),
+        ("Iteration 3 passed at 14:32.", "ephemeral"),
+        ("The nightly build is currently running.", "ephemeral"),
+        ("parse_log is defined in src/memstrata/layers/log.py.", "derivable"),
+        ("The lock is taken at store.py:120.", "derivable"),
+        ("utils.py has 300 lines.", "derivable"),
+    ],
+)
 def test_save_exclusions_are_refused_with_reason(store: Store, text: str, why: str) -> None:
     with pytest.raises(Refused, match=why):
         promote_fact(store, "finn", text, None, CITE)
@@ -133,8 +140,11 @@ def _polluted(store: Store) -> None:
 
 def test_audit_finds_pollution_and_changes_nothing(store: Store) -> None:
     _polluted(store)
-    before = {p: p.read_bytes() for p in store.home.rglob("*") if p.is_file()
-              and p.parent != store.layout.index_dir and p.name != "events.jsonl"}
+    before = {
+        p: p.read_bytes()
+        for p in store.home.rglob("*")
+        if p.is_file() and p.parent != store.layout.index_dir and p.name != "events.jsonl"
+    }
     report = audit(store, "finn", thresholds=AuditThresholds(context_chars=2000))
     dups = report.of_kind("duplicate_fact")
     assert sorted(f.target for f in dups) == [f"test-cmd-{i}" for i in range(5)]

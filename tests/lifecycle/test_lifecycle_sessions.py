@@ -53,8 +53,11 @@ def test_keeps_recent_n_plus_summary_and_archives_original(store: Store) -> None
     flush = next(e for e in seen if e.name == "memory:flush")
     compact = next(e for e in seen if e.name == "memory:compact")
     assert flush.payload == {"sessionId": "s1"}
-    assert (compact.payload["sessionId"], compact.payload["before"], compact.payload["after"]) \
-        == ("s1", 14, 5)
+    assert (compact.payload["sessionId"], compact.payload["before"], compact.payload["after"]) == (
+        "s1",
+        14,
+        5,
+    )
     note = store.agent("finn").log.entries()[-1]
     assert note.entry_type == "SYSTEM" and note.metadata["sessionId"] == "s1"
     assert "message 9 about" in note.content  # the last message before the cut
@@ -112,10 +115,21 @@ def test_llm_summary_and_usage(store: Store, stub_llm: StubLLM) -> None:
 def _mixed() -> list[SessionMessage]:
     out = []
     for i in range(8):
-        out.append(SessionMessage(f"c{i}", "tool_call", "", "2026-01-01T00:00:00Z", name="read",
-                                  input={"path": f"f{i}.py"}))
-        out.append(SessionMessage(f"r{i}", "tool_result", f"contents of f{i}.py " * 20,
-                                  "2026-01-01T00:00:01Z"))
+        out.append(
+            SessionMessage(
+                f"c{i}",
+                "tool_call",
+                "",
+                "2026-01-01T00:00:00Z",
+                name="read",
+                input={"path": f"f{i}.py"},
+            )
+        )
+        out.append(
+            SessionMessage(
+                f"r{i}", "tool_result", f"contents of f{i}.py " * 20, "2026-01-01T00:00:01Z"
+            )
+        )
     return out
 
 
@@ -123,8 +137,12 @@ def test_context_view_prunes_old_tool_results_only() -> None:
     msgs = _mixed()
     view = context_view(msgs, keep_tool_results=3)
     results = [m for m in view if m.role == "tool_result"]
-    assert [m.content.startswith("[tool result pruned") for m in results] == [True] * 5 + [False] * 3
-    assert [m.content for m in view if m.role == "tool_call"] == [m.content for m in msgs if m.role == "tool_call"]
+    assert [m.content.startswith("[tool result pruned") for m in results] == [True] * 5 + [
+        False
+    ] * 3
+    assert [m.content for m in view if m.role == "tool_call"] == [
+        m.content for m in msgs if m.role == "tool_call"
+    ]
     assert [m.id for m in view] == [m.id for m in msgs]
     assert msgs[1].content.startswith("contents of f0")  # inputs untouched
     assert context_view(msgs, keep_tool_results=100) == msgs
@@ -160,7 +178,9 @@ def test_retention_archives_idle_sessions(store: Store) -> None:
     assert [m.id for m in moved] == ["old"]
     assert not store.layout.session("finn", "old").exists()
     archived = store.home / moved[0].archive_path
-    assert [r["content"] for _, r in read_records(archived).records] == ["ancient question about invoices"]
+    assert [r["content"] for _, r in read_records(archived).records] == [
+        "ancient question about invoices"
+    ]
     index = json.loads(store.layout.session_index("finn").read_text())
     row = next(r for r in index["sessions"] if r["id"] == "old")
     assert row["archived"] is True and row["archive"] == moved[0].archive_path
@@ -174,7 +194,9 @@ def test_retention_respects_config(home: Path) -> None:
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text("[sessions]\nretention_days = 45\n")
     with Store(home, agent="finn") as s:
-        s.agent("finn").sessions.append("old", "user", "hi", timestamp=iso(time.time() - 40 * 86400))
+        s.agent("finn").sessions.append(
+            "old", "user", "hi", timestamp=iso(time.time() - 40 * 86400)
+        )
         assert archive_old_sessions(s, "finn", now=time.time()) == []
         with pytest.raises(MalformedInput):
             archive_old_sessions(s, "finn", retention_days=-1)
@@ -197,8 +219,17 @@ def test_messages_appended_during_compaction_are_kept(store: Store, tmp_path: Pa
     before = _talk(store, "live", 12)
     stop = tmp_path / "stop"
     writer = subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("log_appender.py")), str(store.home),
-         "finn", str(stop), "live"], stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            str(Path(__file__).with_name("log_appender.py")),
+            str(store.home),
+            "finn",
+            str(stop),
+            "live",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert writer.stdout is not None
         acked = [writer.stdout.readline().strip() for _ in range(3)]
@@ -218,7 +249,9 @@ def test_messages_appended_during_compaction_are_kept(store: Store, tmp_path: Pa
     assert res.carried_over > 0
     live = [m.id for m in store.agent("finn").sessions.messages("live")]
     archived = [r["id"] for _, r in read_records(store.home / res.archive_path).records]
-    assert live[0] != before[0] and store.agent("finn").sessions.messages("live")[0].role == "summary"
+    assert (
+        live[0] != before[0] and store.agent("finn").sessions.messages("live")[0].role == "summary"
+    )
     for mid in before + acked:
         assert mid in live or mid in archived
     # An acked message the snapshot caught may be summarised (then it is only in the archive,

@@ -45,7 +45,8 @@ def _summaries(path: Path) -> set[str]:
 
 
 def test_seed002_log_at_101_entries_compacts_by_itself_after_the_ack(
-        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     gate = GateSummarizer()
     monkeypatch.setattr(compaction_module, "default_summarizer", lambda s: gate)
     log = store.agent("finn").log
@@ -77,7 +78,8 @@ def test_triggers_are_off_in_agent_controlled_mode_and_when_disabled(home: Path)
 
 
 def test_a_failing_trigger_never_fails_the_acknowledged_append(
-        store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def broken(*a: object) -> None:
         raise IndexError_("index unreadable")
 
@@ -90,13 +92,22 @@ def test_a_failing_trigger_never_fails_the_acknowledged_append(
 
 
 def test_auto_compaction_races_a_writer_in_another_process_and_loses_nothing(
-        store: Store, tmp_path: Path) -> None:
+    store: Store, tmp_path: Path
+) -> None:
     """Both processes append past the limit; each may trigger compactions. Every acknowledged
     entry ends up exactly once in LOG.md or an archive."""
     stop = tmp_path / "stop"
     writer = subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("log_appender.py")), str(store.home), "finn",
-         str(stop)], stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            str(Path(__file__).with_name("log_appender.py")),
+            str(store.home),
+            "finn",
+            str(stop),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     log = store.agent("finn").log
     mine: list[str] = []
     try:
@@ -140,29 +151,43 @@ def test_seed002_compact_log_with_a_summary_is_honoured_at_any_size(store: Store
 
 
 def _pytest_output(i: int) -> str:
-    lines = ["============================= test session starts ==============================",
-             f"collected 42 items (run {i})"]
-    lines += [f"tests/test_parser.py::test_case_{k} PASSED                            [{k}%]"
-              for k in range(38)]
-    lines += ["=============================== warnings summary ===============================",
-              "tests/test_parser.py::test_case_3: DeprecationWarning: never use imp, use importlib",
-              "========================= 42 passed, 1 warning in 1.21s ========================="]
+    lines = [
+        "============================= test session starts ==============================",
+        f"collected 42 items (run {i})",
+    ]
+    lines += [
+        f"tests/test_parser.py::test_case_{k} PASSED                            [{k}%]"
+        for k in range(38)
+    ]
+    lines += [
+        "=============================== warnings summary ===============================",
+        "tests/test_parser.py::test_case_3: DeprecationWarning: never use imp, use importlib",
+        "========================= 42 passed, 1 warning in 1.21s =========================",
+    ]
     return "\n".join(lines)
 
 
-def test_seed001_policy_summary_keeps_decision_and_constraint_drops_tool_output(store: Store) -> None:
+def test_seed001_policy_summary_keeps_decision_and_constraint_drops_tool_output(
+    store: Store,
+) -> None:
     """200 tool outputs, one approved decision, one safety constraint: the summary keeps both,
     as bullets, first, and the tool output only as counts and outcomes."""
     store.config = dataclasses.replace(store.config, log_auto_compact=False)
     mem = store.agent("finn")
-    mem.now.update("Make the parser reject trailing commas", ["fix test_case_7"],
-                   blockers=["CI runner lacks Python 3.12"], phase="implementation")
+    mem.now.update(
+        "Make the parser reject trailing commas",
+        ["fix test_case_7"],
+        blockers=["CI runner lacks Python 3.12"],
+        phase="implementation",
+    )
     for i in range(200):
         if i == 57:
             mem.log.append("THOUGHT", "Decision: keep the index in WAL mode (approved by the user)")
         if i == 120:
             mem.log.append("USER_FEEDBACK", "Safety constraint: never push to main without review")
-        mem.log.append("TOOL_USE", _pytest_output(i), {"tool": "pytest", "exit_code": 0 if i % 50 else 1})
+        mem.log.append(
+            "TOOL_USE", _pytest_output(i), {"tool": "pytest", "exit_code": 0 if i % 50 else 1}
+        )
     rec = compaction_module.compact_log(store, "finn")
     lines = rec.summary.splitlines()
     assert all(line.startswith("- ") for line in lines), rec.summary
@@ -178,8 +203,9 @@ def test_seed001_policy_summary_keeps_decision_and_constraint_drops_tool_output(
     assert "never use imp" not in rec.summary  # a tool's "warning" is output, not a constraint
     assert len(rec.summary) < 600
     # the same LOG gives the same summary (deterministic)
-    assert compaction_module.digest(compaction_module.log_records(mem.log.entries()[1:])) == \
-        compaction_module.digest(compaction_module.log_records(mem.log.entries()[1:]))
+    assert compaction_module.digest(
+        compaction_module.log_records(mem.log.entries()[1:])
+    ) == compaction_module.digest(compaction_module.log_records(mem.log.entries()[1:]))
 
 
 def test_seed001_decisions_survive_repeated_compactions(store: Store) -> None:
@@ -202,16 +228,21 @@ def test_seed001_decisions_survive_repeated_compactions(store: Store) -> None:
 def _small_thresholds(home: Path, extra: str = "") -> None:
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text(
-        "[sessions]\nflush_threshold = 60\ncompaction_threshold = 120\nkeep_recent = 2\n" + extra)
+        "[sessions]\nflush_threshold = 60\ncompaction_threshold = 120\nkeep_recent = 2\n" + extra
+    )
 
 
 def test_seed004_flush_threshold_writes_durable_items_to_memory_md(home: Path) -> None:
     _small_thresholds(home)
     with Store(home, agent="finn") as s:
-        s.agent().context.write("# Agent Memory\n\n## User Preferences\n- Prefers concise answers\n")
+        s.agent().context.write(
+            "# Agent Memory\n\n## User Preferences\n- Prefers concise answers\n"
+        )
         sessions = s.agent().sessions
         sessions.append("s1", "user", "Decision: we ship the billing migration on Friday")
-        sessions.append("s1", "assistant", "Noted. I must not touch the payments table before then.")
+        sessions.append(
+            "s1", "assistant", "Noted. I must not touch the payments table before then."
+        )
         s.drain()
         assert "## Session Summaries" not in s.agent().context.read()  # under 60 tokens so far
         sessions.append("s1", "user", "Please also run the full regression suite " + "again " * 30)
@@ -235,7 +266,10 @@ def test_seed004_compaction_threshold_compacts_the_transcript_after_flushing(hom
         s.drain()
         msgs = sessions.messages("s1")
         memory = s.agent().context.read()
-    assert msgs[0].role == "summary" and "Decision: the API uses Fastify, not Express" in msgs[0].content
+    assert (
+        msgs[0].role == "summary"
+        and "Decision: the API uses Fastify, not Express" in msgs[0].content
+    )
     assert "- Decision: the API uses Fastify, not Express" in memory
     names = [json.loads(x)["event"] for x in (home / "events.jsonl").read_text().splitlines()]
     flush_at = names.index("memory:flush")

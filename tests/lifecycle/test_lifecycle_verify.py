@@ -45,21 +45,28 @@ def test_claims_parse_paths_lines_and_symbols() -> None:
 
 def test_valid_claims_produce_no_findings(store: Store, repo: Path) -> None:
     mem = store.agent("finn")
-    mem.facts.set("store", "Store.open returns the cwd.", "project",
-                  citations=["src/pkg/store.py:5"])
+    mem.facts.set(
+        "store", "Store.open returns the cwd.", "project", citations=["src/pkg/store.py:5"]
+    )
     mem.files.write("notes.md", "parse_log() lives in src/pkg/store.py:9 and store.py is small.\n")
     assert verify_citations(store, "finn", repo) == []
 
 
 def test_stale_claims_are_found(store: Store, repo: Path) -> None:
     mem = store.agent("finn")
-    mem.facts.set("gone", "The cache layer is in src/pkg/cache.py.", "project",
-                  citations=["docs/architecture.md"])
+    mem.facts.set(
+        "gone",
+        "The cache layer is in src/pkg/cache.py.",
+        "project",
+        citations=["docs/architecture.md"],
+    )
     # A file:line location is no fact text (seed 001: derivable code state); it is a citation.
-    mem.facts.set("eof", "Locking happens in the store module.", "project",
-                  citations=["src/pkg/store.py:400"])
-    mem.facts.set("moved", "Parsing is in src/parse/store.py.", "project",
-                  citations=["docs/architecture.md"])
+    mem.facts.set(
+        "eof", "Locking happens in the store module.", "project", citations=["src/pkg/store.py:400"]
+    )
+    mem.facts.set(
+        "moved", "Parsing is in src/parse/store.py.", "project", citations=["docs/architecture.md"]
+    )
     mem.context.write("# Memory\n\nSee src/pkg/store.py:2 for Store.open.\n")
     mem.now.update("Fix compact_everything() before release", [])
     mem.files.write("notes.md", "ghost_symbol() handles retries.\n")
@@ -79,10 +86,18 @@ def test_stale_claims_are_found(store: Store, repo: Path) -> None:
 
 def test_flag_stale_marks_recalled_hits(store: Store, repo: Path) -> None:
     mem = store.agent("finn")
-    mem.facts.set("eof", "Locking happens in the store module for sure.", "project",
-                  citations=["src/pkg/store.py:400"])
-    mem.facts.set("ok", "Locking wrapper is Store.open in src/pkg/store.py.", "project",
-                  citations=["src/pkg/store.py"])
+    mem.facts.set(
+        "eof",
+        "Locking happens in the store module for sure.",
+        "project",
+        citations=["src/pkg/store.py:400"],
+    )
+    mem.facts.set(
+        "ok",
+        "Locking wrapper is Store.open in src/pkg/store.py.",
+        "project",
+        citations=["src/pkg/store.py"],
+    )
     mem.files.write("notes.md", "# Locking\n\nLocking retries live in retry_lock().\n")
     hits = store.search("locking", agent="finn")
     assert len(hits) == 3

@@ -60,44 +60,63 @@ def test_pairwise_precision_and_recall(name: str) -> None:
         fp += said and ga != gb
         fn += not said and ga == gb
     precision, recall = tp / ((tp + fp) or 1), tp / ((tp + fn) or 1)
-    print(f"\nChecklist D set {name}: {tp + fn} duplicate pairs, precision {precision:.3f} "
-          f"recall {recall:.3f}")
+    print(
+        f"\nChecklist D set {name}: {tp + fn} duplicate pairs, precision {precision:.3f} "
+        f"recall {recall:.3f}"
+    )
     assert precision == 1.0 and recall >= 0.9
 
 
-@pytest.mark.parametrize(("a", "b"), [
-    ("cd evals && npm test", "cd evals && npm run build"),
-    ("Run npm test in the evals folder", "Run npm test in the e2e folder"),
-    ("cd evals && npm test", "cd e2e && npm run test"),
-    ("npm test", "yarn test"),
-    ("pytest tests/unit", "pytest tests/integration"),
-    ("docker compose up", "docker compose down"),
-    ("cargo test", "cargo build"),
-    ("make build", "make clean"),
-    ("Run make test from the repository root", "cd backend && make test"),
-])
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("cd evals && npm test", "cd evals && npm run build"),
+        ("Run npm test in the evals folder", "Run npm test in the e2e folder"),
+        ("cd evals && npm test", "cd e2e && npm run test"),
+        ("npm test", "yarn test"),
+        ("pytest tests/unit", "pytest tests/integration"),
+        ("docker compose up", "docker compose down"),
+        ("cargo test", "cargo build"),
+        ("make build", "make clean"),
+        ("Run make test from the repository root", "cd backend && make test"),
+    ],
+)
 def test_negative_pairs_are_never_grouped(a: str, b: str) -> None:
     assert not near_duplicate(a, b)
 
 
-@pytest.mark.parametrize(("a", "b"), [
-    ("npm test", "npm run test"), ("npm test", "npm t"), ("pnpm run dev", "pnpm dev"),
-    ("python -m pytest tests", "pytest tests"), ("uv run pytest", "pytest"),
-    ("docker-compose up -d", "docker compose up"), ("cargo t", "cargo test"),
-    ("./gradlew test", "gradlew test"), ("npx vitest run", "vitest run"),
-])
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("npm test", "npm run test"),
+        ("npm test", "npm t"),
+        ("pnpm run dev", "pnpm dev"),
+        ("python -m pytest tests", "pytest tests"),
+        ("uv run pytest", "pytest"),
+        ("docker-compose up -d", "docker compose up"),
+        ("cargo t", "cargo test"),
+        ("./gradlew test", "gradlew test"),
+        ("npx vitest run", "vitest run"),
+    ],
+)
 def test_one_spelling_per_command(a: str, b: str) -> None:
     assert canonical_command(tuple(a.split())) == canonical_command(tuple(b.split()))
 
 
 def test_folder_phrasings_name_the_same_folder() -> None:
     said = [
-        "cd evals && npm test", "npm test in the evals folder", "npm test from evals/",
-        "change into the evals directory and run npm test", "go to evals and run npm test",
-        "npm test (working directory: evals)", "npm test within ./evals",
-        "npm test (run inside evals)", "The suite lives in evals and is started with npm test",
+        "cd evals && npm test",
+        "npm test in the evals folder",
+        "npm test from evals/",
+        "change into the evals directory and run npm test",
+        "go to evals and run npm test",
+        "npm test (working directory: evals)",
+        "npm test within ./evals",
+        "npm test (run inside evals)",
+        "The suite lives in evals and is started with npm test",
     ]
     assert {command_signature(s) for s in said} == {frozenset({("evals", ("npm", "test"))})}
     # a capitalised tool name in prose is not a command; "go to" is not `go`
     assert command_signature("Python 3.11 tests: tox -e py311") == frozenset(
-        {(None, ("tox", "py311"))})
+        {(None, ("tox", "py311"))}
+    )

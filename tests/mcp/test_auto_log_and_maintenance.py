@@ -37,10 +37,12 @@ def _calls(home: Path) -> list[tuple[str, bool]]:
     async def main() -> None:
         with Store(home, agent="finn") as store:
             async with Client(build_server(store)) as c:
-                for name, args in (("save_fact", {"key": "editor", "value": "vim"}),
-                                   ("recall_memory", {"query": "editor"}),
-                                   ("log_activity", {"entry_type": "THOUGHT", "content": "noted"}),
-                                   ("get_fact", {"key": "missing"})):
+                for name, args in (
+                    ("save_fact", {"key": "editor", "value": "vim"}),
+                    ("recall_memory", {"query": "editor"}),
+                    ("log_activity", {"entry_type": "THOUGHT", "content": "noted"}),
+                    ("get_fact", {"key": "missing"}),
+                ):
                     r = await c.call_tool(name, args)
                     results.append((name, bool(r.is_error)))
 
@@ -53,25 +55,39 @@ def test_seed002_mcp_auto_logs_every_tool_execution(home: Path) -> None:
     (off by default: a memory tool's effect is memory already; the engine integration,
     AgentLoop and the PostToolUse hook, logs the agent's other tools)."""
     _config(home, "[mcp]\nauto_log = true\n")
-    assert _calls(home) == [("save_fact", False), ("recall_memory", False),
-                            ("log_activity", False), ("get_fact", True)]
+    assert _calls(home) == [
+        ("save_fact", False),
+        ("recall_memory", False),
+        ("log_activity", False),
+        ("get_fact", True),
+    ]
     with Store(home, agent="finn") as s:
         entries = s.agent().log.entries()
     tools = [(e.entry_type, e.metadata.get("tool"), e.metadata.get("outcome")) for e in entries]
-    assert tools == [("TOOL_USE", "save_fact", "ok"), ("TOOL_USE", "recall_memory", "ok"),
-                     ("THOUGHT", None, None),  # log_activity is its own entry, not logged twice
-                     ("TOOL_USE", "get_fact", "error")]
-    assert entries[0].content.startswith('save_fact(key="editor", value="vim", category="general") -> ok')
+    assert tools == [
+        ("TOOL_USE", "save_fact", "ok"),
+        ("TOOL_USE", "recall_memory", "ok"),
+        ("THOUGHT", None, None),  # log_activity is its own entry, not logged twice
+        ("TOOL_USE", "get_fact", "error"),
+    ]
+    assert entries[0].content.startswith(
+        'save_fact(key="editor", value="vim", category="general") -> ok'
+    )
     assert all(e.metadata.get("via") == "mcp" for e in entries if e.entry_type == "TOOL_USE")
 
 
 def test_mcp_auto_log_is_off_by_default_and_in_agent_controlled_mode(home: Path) -> None:
-    for config in ("", "[mcp]\nauto_log = false\n",
-                   '[mcp]\nauto_log = true\n[memory]\nmode = "agent-controlled"\n'):
+    for config in (
+        "",
+        "[mcp]\nauto_log = false\n",
+        '[mcp]\nauto_log = true\n[memory]\nmode = "agent-controlled"\n',
+    ):
         _config(home, config)
         _calls(home)
         with Store(home, agent="finn") as s:
-            assert [e.entry_type for e in s.agent().log.entries() if e.entry_type == "TOOL_USE"] == []
+            assert [
+                e.entry_type for e in s.agent().log.entries() if e.entry_type == "TOOL_USE"
+            ] == []
 
 
 def _old_session_and_finished_milestone(home: Path) -> None:
@@ -92,14 +108,18 @@ def _check_maintained(home: Path) -> None:
         assert mem.sessions.ids() == ["recent"]
         assert [t.milestone for t in mem.tasks.list()] == ["M2"]
         [archived] = s.layout.archive_dir("finn").glob("tasks-M1-*.json")
-        assert [t["status"] for t in json.loads(archived.read_text())["tasks"]] == ["done", "cancelled"]
+        assert [t["status"] for t in json.loads(archived.read_text())["tasks"]] == [
+            "done",
+            "cancelled",
+        ]
         assert list((s.layout.archive_dir("finn") / "sessions").glob("old-*.jsonl"))
 
 
 def test_seed004_memstrata_maintain_archives_sessions_and_finished_milestones(home: Path) -> None:
     _old_session_and_finished_milestone(home)
-    r = subprocess.run([EXE, "--home", str(home), "--json", "maintain"],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [EXE, "--home", str(home), "--json", "maintain"], capture_output=True, text=True, timeout=60
+    )
     assert r.returncode == 0, r.stderr
     [row] = json.loads(r.stdout)
     assert row["agent"] == "finn" and row["sessions_archived"] == ["old"]
@@ -109,9 +129,14 @@ def test_seed004_memstrata_maintain_archives_sessions_and_finished_milestones(ho
 
 def test_seed004_server_start_runs_the_upkeep(home: Path) -> None:
     _old_session_and_finished_milestone(home)
-    server = subprocess.Popen([EXE, "--home", str(home), "--agent", "finn", "mcp"],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, env={**os.environ})
+    server = subprocess.Popen(
+        [EXE, "--home", str(home), "--agent", "finn", "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ},
+    )
     try:
         assert server.stderr is not None
         line = server.stderr.readline()  # the server says when its upkeep is done

@@ -27,15 +27,20 @@ DEADLINE_S = 2.0
 
 def _server(home: Path) -> StdioServerParameters:
     return StdioServerParameters(
-        command=EXE, args=["--home", str(home), "--agent", "finn", "--room", "room-1", "mcp"],
+        command=EXE,
+        args=["--home", str(home), "--agent", "finn", "--room", "room-1", "mcp"],
         env={k: os.environ[k] for k in ("PATH", "PYTHONPATH") if k in os.environ},
     )
 
 
 def _cli(home: Path, *args: str) -> None:
     """Another process writes (a short-lived CLI process, as an agent hook would)."""
-    r = subprocess.run([EXE, "--home", str(home), "--agent", "finn", *args],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [EXE, "--home", str(home), "--agent", "finn", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert r.returncode == 0, r.stderr
 
 
@@ -95,16 +100,20 @@ def test_server_finds_hand_edits_within_two_seconds_and_context_agrees(home: Pat
             with open(memory / "LOG.md", "a", encoding="utf-8") as fh:
                 fh.write("### 2026-11-01T09:00:00Z · USER_FEEDBACK\nthe numbat eats termites\n\n")
             (memory / "NOW.md").write_text("# NOW\n\nObjective: count the platypus\n")
-            took = [await _until(_finds(c, "quokka", "file"), "a hand-made memory file", DEADLINE_S),
-                    await _until(_finds(c, "numbat", "log"), "a hand-appended LOG entry", DEADLINE_S),
-                    await _until(_finds(c, "platypus", "now"), "a hand-edited NOW.md", DEADLINE_S)]
+            took = [
+                await _until(_finds(c, "quokka", "file"), "a hand-made memory file", DEADLINE_S),
+                await _until(_finds(c, "numbat", "log"), "a hand-appended LOG entry", DEADLINE_S),
+                await _until(_finds(c, "platypus", "now"), "a hand-edited NOW.md", DEADLINE_S),
+            ]
             assert max(took) <= DEADLINE_S
             context = (await c.read_resource("memory://prompt-context")).contents[0].text
             assert "the numbat eats termites" in context  # recent activity, from the index
             assert "count the platypus" in context  # NOW.md, from the file
             (memory / "habitats.md").unlink()
+
             async def gone() -> bool:
                 return not any("quokka" in h["snippet"] for h in await _recall(c, "quokka"))
+
             await _until(gone, "that a deleted file is gone", DEADLINE_S)
 
     anyio.run(main)
@@ -117,9 +126,12 @@ def _http_server(home: Path) -> tuple[subprocess.Popen[str], str]:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = int(s.getsockname()[1])
-    proc = subprocess.Popen([EXE, "--home", str(home), "--agent", "finn", "mcp", "--http",
-                             "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [EXE, "--home", str(home), "--agent", "finn", "mcp", "--http", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stderr is not None
     banner = []
     for line in proc.stderr:  # printed once the store is open and caught up
@@ -154,11 +166,15 @@ def test_http_server_finds_hand_edits_and_other_writers_within_two_seconds(home:
                     _cli(home, "reindex", "--quiet")  # a third process swaps the index
                 word = "quokka" if disturb == "nothing" else "wombat"
                 (memory / f"{word}.md").write_text(f"the {word} was written by hand\n")
-                await _until(_finds(c, word, "file"), f"a hand-made file after {disturb}",
-                             DEADLINE_S)
+                await _until(
+                    _finds(c, word, "file"), f"a hand-made file after {disturb}", DEADLINE_S
+                )
                 _cli(home, "ledger", "publish", "decision", f"chose the {word} plan")
-                await _until(_finds(c, word, "ledger"),
-                             f"another process's ledger entry after {disturb}", DEADLINE_S)
+                await _until(
+                    _finds(c, word, "ledger"),
+                    f"another process's ledger entry after {disturb}",
+                    DEADLINE_S,
+                )
             assert await _finds(c, "quokka", "ledger")()  # what came before stays found
 
     try:

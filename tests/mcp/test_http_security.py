@@ -29,8 +29,16 @@ from memstrata.web.security import HttpPolicy, bearer_ok
 
 EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memstrata"
 TOKEN = "s3cret-token"
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
 JSON_HDRS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
@@ -40,8 +48,18 @@ JSON_HDRS = {"Accept": "application/json, text/event-stream", "Content-Type": "a
 def test_bearer_scheme_is_case_insensitive_and_bad_headers_are_false() -> None:
     for good in (b"Bearer tok", b"bearer tok", b"BEARER tok", b"Bearer   tok "):
         assert bearer_ok(good, "tok"), good
-    for bad in (None, b"", b"Bearer", b"Bearer ", b"Bearer tok2", b"Basic dG9r", b"tok",
-                "Bearer t\u00f6k".encode(), b"Bearer \xff\xfe", b"Bearertok"):
+    for bad in (
+        None,
+        b"",
+        b"Bearer",
+        b"Bearer ",
+        b"Bearer tok2",
+        b"Basic dG9r",
+        b"tok",
+        "Bearer t\u00f6k".encode(),
+        b"Bearer \xff\xfe",
+        b"Bearertok",
+    ):
         assert not bearer_ok(bad, "tok"), bad
 
 
@@ -58,10 +76,17 @@ def test_default_hosts_and_origins() -> None:
     assert HttpPolicy.for_bind("127.0.0.2", 80, None).host_allowed("127.0.0.2")
     anywhere = HttpPolicy.for_bind("0.0.0.0", 8765, "t")
     assert anywhere.host_allowed("mem.example.com:8765") and anywhere.host_allowed(None)
-    extra = HttpPolicy.for_bind("127.0.0.1", 8765, None, allow_hosts=["mem.lan", "box:*"],
-                                allow_origins=["http://localhost:5173", "https://app.example:*"])
+    extra = HttpPolicy.for_bind(
+        "127.0.0.1",
+        8765,
+        None,
+        allow_hosts=["mem.lan", "box:*"],
+        allow_origins=["http://localhost:5173", "https://app.example:*"],
+    )
     assert extra.host_allowed("mem.lan:8765") and extra.host_allowed("box:1")
-    assert extra.origin_allowed("http://localhost:5173") and extra.origin_allowed("https://app.example:443")
+    assert extra.origin_allowed("http://localhost:5173") and extra.origin_allowed(
+        "https://app.example:443"
+    )
     assert not extra.origin_allowed("https://app.example.evil:443")
 
 
@@ -106,10 +131,13 @@ class Server:
 
 def _start(home: Path, *args: str, env: dict[str, str] | None = None) -> Server:
     port = _free_port()
-    proc = subprocess.Popen([EXE, "--home", str(home), "--agent", "finn", "mcp", "--http",
-                             "--port", str(port), *args],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **(env or {})})
+    proc = subprocess.Popen(
+        [EXE, "--home", str(home), "--agent", "finn", "mcp", "--http", "--port", str(port), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
     assert proc.stderr is not None
     banner: list[str] = []
     for line in proc.stderr:  # the banner is printed once the policy is accepted
@@ -142,7 +170,9 @@ def test_remote_client_from_a_second_address_with_the_printed_hint(remote: Serve
     assert cfg["headers"] == {"Authorization": f"Bearer {TOKEN}"}
     cmd = remote.hint_command()
     assert cmd[:6] == ["claude", "mcp", "add", "--transport", "http", "memstrata"]
-    assert cmd[6] == cfg["url"] and cmd[cmd.index("--header") + 1] == f"Authorization: Bearer {TOKEN}"
+    assert (
+        cmd[6] == cfg["url"] and cmd[cmd.index("--header") + 1] == f"Authorization: Bearer {TOKEN}"
+    )
     # the printed URL works as printed on this machine...
     assert _call_tools(cfg["url"], cfg["headers"], None) == "over http"
     # ...and from another address, with the printed header
@@ -152,8 +182,11 @@ def test_remote_client_from_a_second_address_with_the_printed_hint(remote: Serve
     with httpx.Client(transport=tx) as c:
         r = c.post(remote_url, json=INIT, headers=JSON_HDRS)
         assert r.status_code == 401 and r.headers["www-authenticate"].startswith("Bearer")
-        r = c.post(remote_url, json=INIT, headers={**JSON_HDRS, "Host": "mem.example.com",
-                                                   "Authorization": f"Bearer {TOKEN}"})
+        r = c.post(
+            remote_url,
+            json=INIT,
+            headers={**JSON_HDRS, "Host": "mem.example.com", "Authorization": f"Bearer {TOKEN}"},
+        )
         assert r.status_code == 200  # wildcard bind + token: any Host, the token authenticates
 
 
@@ -176,9 +209,15 @@ def _raw_post(port: int, auth_lines: list[bytes]) -> tuple[int, bytes]:
     """POST initialize with Authorization lines exactly as given (bytes no client library
     would send: trailing spaces, Latin-1, invalid UTF-8, duplicates)."""
     body = json.dumps(INIT).encode()
-    head = [b"POST /mcp HTTP/1.1", f"Host: 127.0.0.1:{port}".encode(),
-            b"Accept: application/json, text/event-stream", b"Content-Type: application/json",
-            f"Content-Length: {len(body)}".encode(), b"Connection: close", *auth_lines]
+    head = [
+        b"POST /mcp HTTP/1.1",
+        f"Host: 127.0.0.1:{port}".encode(),
+        b"Accept: application/json, text/event-stream",
+        b"Content-Type: application/json",
+        f"Content-Length: {len(body)}".encode(),
+        b"Connection: close",
+        *auth_lines,
+    ]
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
         s.sendall(b"\r\n".join(head) + b"\r\n\r\n" + body)
         data = b""
@@ -193,17 +232,26 @@ def test_authorization_headers_fail_safely(remote: Server) -> None:
     for scheme in (b"Bearer", b"bearer", b"BEARER", b"bEaReR"):
         status, _ = _raw_post(remote.port, [b"Authorization: " + scheme + b" " + tok])
         assert status == 200, scheme
-    bad = [[], [b"Authorization:"], [b"Authorization: Bearer"], [b"Authorization: Bearer "],
-           [b"Authorization: Bearer " + tok + b"x"], [b"Authorization: Basic " + tok],
-           [b"Authorization: " + tok], [b"Authorization: Bearer" + tok],
-           [b"Authorization: Bearer " + tok + "\u00e9".encode()],
-           [b"Authorization: Bearer t\xf6ken"], [b"Authorization: Bearer \xff\xfe\xfd"],
-           [b"Authorization: Bearer " + tok, b"Authorization: Bearer " + tok]]
+    bad = [
+        [],
+        [b"Authorization:"],
+        [b"Authorization: Bearer"],
+        [b"Authorization: Bearer "],
+        [b"Authorization: Bearer " + tok + b"x"],
+        [b"Authorization: Basic " + tok],
+        [b"Authorization: " + tok],
+        [b"Authorization: Bearer" + tok],
+        [b"Authorization: Bearer " + tok + "\u00e9".encode()],
+        [b"Authorization: Bearer t\xf6ken"],
+        [b"Authorization: Bearer \xff\xfe\xfd"],
+        [b"Authorization: Bearer " + tok, b"Authorization: Bearer " + tok],
+    ]
     for lines in bad:
         status, body = _raw_post(remote.port, lines)
         assert status == 401, (lines, status, body)
-        assert json.loads(body) == {"error": {"code": "unauthorized",
-                                              "message": "missing or wrong bearer token"}}
+        assert json.loads(body) == {
+            "error": {"code": "unauthorized", "message": "missing or wrong bearer token"}
+        }
     assert remote.proc.poll() is None  # nothing above took the server down
 
 
@@ -212,9 +260,14 @@ def test_allow_origin_lets_a_browser_client_in(home: Path) -> None:
     url = f"http://127.0.0.1:{srv.port}/mcp"
     try:
         with httpx.Client() as c:
-            pre = c.options(url, headers={"Origin": "http://localhost:5173",
-                                          "Access-Control-Request-Method": "POST",
-                                          "Access-Control-Request-Headers": "content-type, mcp-session-id"})
+            pre = c.options(
+                url,
+                headers={
+                    "Origin": "http://localhost:5173",
+                    "Access-Control-Request-Method": "POST",
+                    "Access-Control-Request-Headers": "content-type, mcp-session-id",
+                },
+            )
             assert pre.status_code == 204
             assert pre.headers["access-control-allow-origin"] == "http://localhost:5173"
             assert "mcp-session-id" in pre.headers["access-control-allow-headers"]
@@ -234,14 +287,22 @@ def test_allow_origin_lets_a_browser_client_in(home: Path) -> None:
 
 def test_config_rows_allow_hosts_and_origins(home: Path) -> None:
     home.mkdir(parents=True)
-    (home / "config.toml").write_text('[http]\nallow_hosts = ["mem.lan"]\n'
-                                      'allow_origins = ["http://localhost:*"]\n')
+    (home / "config.toml").write_text(
+        '[http]\nallow_hosts = ["mem.lan"]\nallow_origins = ["http://localhost:*"]\n'
+    )
     srv = _start(home)
     url = f"http://127.0.0.1:{srv.port}/mcp"
     try:
         with httpx.Client() as c:
-            r = c.post(url, json=INIT, headers={**JSON_HDRS, "Host": f"mem.lan:{srv.port}",
-                                                "Origin": "http://localhost:3000"})
+            r = c.post(
+                url,
+                json=INIT,
+                headers={
+                    **JSON_HDRS,
+                    "Host": f"mem.lan:{srv.port}",
+                    "Origin": "http://localhost:3000",
+                },
+            )
             assert r.status_code == 200
             r = c.post(url, json=INIT, headers={**JSON_HDRS, "Host": f"other.lan:{srv.port}"})
             assert r.status_code == 421

@@ -64,13 +64,17 @@ def _fill(disk: Path) -> Path:
 
 
 def test_save_fact_on_a_full_disk_is_a_storage_full_tool_error_and_serving_goes_on(
-        disk: Path) -> None:
+    disk: Path,
+) -> None:
     home = disk / "home"
     with Store(home, agent="finn") as store:
         store.agent().facts.set("animal", "panda")
         store.agent().log.append("THOUGHT", "written before the disk filled up")
-    params = StdioServerParameters(command=EXE, args=["--home", str(home), "--agent", "finn", "mcp"],
-                                   env={"PATH": os.environ.get("PATH", "")})
+    params = StdioServerParameters(
+        command=EXE,
+        args=["--home", str(home), "--agent", "finn", "mcp"],
+        env={"PATH": os.environ.get("PATH", "")},
+    )
 
     async def main() -> None:
         async with Client(params) as c:

@@ -18,9 +18,12 @@ EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memst
 
 class Raw:
     def __init__(self, home: Path) -> None:
-        self.proc = subprocess.Popen([EXE, "--home", str(home), "--agent", "finn", "mcp"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [EXE, "--home", str(home), "--agent", "finn", "mcp"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
 
     def send(self, line: bytes) -> dict[str, Any]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -31,8 +34,9 @@ class Raw:
         return json.loads(reply)  # type: ignore[no-any-return]
 
     def call(self, mid: int, method: str, params: dict[str, Any]) -> dict[str, Any]:
-        return self.send(json.dumps({"jsonrpc": "2.0", "id": mid, "method": method,
-                                     "params": params}).encode())
+        return self.send(
+            json.dumps({"jsonrpc": "2.0", "id": mid, "method": method, "params": params}).encode()
+        )
 
     def close(self) -> None:
         assert self.proc.stdin is not None
@@ -41,17 +45,30 @@ class Raw:
 
 
 def _log(content: str, metadata: str = "null") -> bytes:
-    return (b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"log_activity",'
-            b'"arguments":{"entry_type":"THOUGHT","content":"' + content.encode() +
-            b'","metadata":' + metadata.encode() + b"}}}")
+    return (
+        b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"log_activity",'
+        b'"arguments":{"entry_type":"THOUGHT","content":"'
+        + content.encode()
+        + b'","metadata":'
+        + metadata.encode()
+        + b"}}}"
+    )
 
 
 def test_a_too_deep_request_and_a_too_long_line_get_errors_and_the_server_goes_on(
-        home: Path) -> None:
+    home: Path,
+) -> None:
     server = Raw(home)
     try:
-        init = server.call(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                             "clientInfo": {"name": "t", "version": "1"}})
+        init = server.call(
+            1,
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        )
         assert init["result"]["serverInfo"]["name"]
         deep = 1500
         reply = server.send(_log("deep", '{"a":' * deep + "1" + "}" * deep))

@@ -36,15 +36,22 @@ TIME_KEYS = {"when", "ts", "timestamp", "updated_at", "created_at", "modified", 
 
 def _params(home: Path, *extra: str) -> StdioServerParameters:
     return StdioServerParameters(
-        command=EXE, args=["--home", str(home), "--agent", "finn", "--room", "room-1", "mcp", *extra],
-        env={k: os.environ[k] for k in ("PATH", "PYTHONPATH") if k in os.environ})
+        command=EXE,
+        args=["--home", str(home), "--agent", "finn", "--room", "room-1", "mcp", *extra],
+        env={k: os.environ[k] for k in ("PATH", "PYTHONPATH") if k in os.environ},
+    )
 
 
 def _listing(tools: Any) -> dict[str, Any]:
-    return {t.name: t.model_dump(mode="json", by_alias=True, exclude_none=True,
-                                 include={"name", "description", "input_schema", "output_schema",
-                                          "annotations"})
-            for t in tools.tools}
+    return {
+        t.name: t.model_dump(
+            mode="json",
+            by_alias=True,
+            exclude_none=True,
+            include={"name", "description", "input_schema", "output_schema", "annotations"},
+        )
+        for t in tools.tools
+    }
 
 
 def _walk(value: Any, key: str = "") -> Iterator[tuple[str, Any]]:
@@ -69,7 +76,13 @@ def test_every_parameter_is_described_with_allowed_values_and_defaults(home: Pat
                 assert "title" not in prop
         props = {n: t.input_schema["properties"] for n, t in tools.items()}
         assert props["memory_publish"]["kind"]["enum"] == [
-            "convention", "interface", "decision", "artifact", "warning", "code"]
+            "convention",
+            "interface",
+            "decision",
+            "artifact",
+            "warning",
+            "code",
+        ]
         assert props["log_activity"]["entry_type"]["enum"] == list(LOG_TYPES)
         assert "preference" in props["save_fact"]["category"]["enum"]
         assert props["save_fact"]["category"]["default"] == "general"
@@ -80,8 +93,12 @@ def test_every_parameter_is_described_with_allowed_values_and_defaults(home: Pat
         assert props["recall_memory"]["n_results"]["default"] == 5
         assert props["memory_query"]["last_n"]["default"] == 50
         assert props["memory_search"]["max_results"] == {
-            "type": "integer", "description": "number of hits", "minimum": 1, "maximum": 50,
-            "default": 10}
+            "type": "integer",
+            "description": "number of hits",
+            "minimum": 1,
+            "maximum": 50,
+            "default": 10,
+        }
         assert "ledger only" in tools["memory_search"].description
         assert "all the memory" in tools["recall_memory"].description
         assert all(t.output_schema for n, t in tools.items())  # structured results everywhere
@@ -97,9 +114,24 @@ def _free_port() -> int:
 
 def test_stdio_and_http_list_the_same_tools(home: Path) -> None:
     port = _free_port()
-    proc = subprocess.Popen([EXE, "--home", str(home), "--agent", "finn", "--room", "room-1",
-                             "mcp", "--http", "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            EXE,
+            "--home",
+            str(home),
+            "--agent",
+            "finn",
+            "--room",
+            "room-1",
+            "mcp",
+            "--http",
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stderr is not None
         banner = proc.stderr.readline()  # printed once the port is bound (after warnings)
@@ -136,8 +168,15 @@ def test_results_are_structured_with_iso_times_and_no_nulls(home: Path) -> None:
         ("update_status", {"new_status": "hashing"}),
         ("log_activity", {"entry_type": "THOUGHT", "content": "argon2id memory cost 64 MB"}),
         ("recall_memory", {"query": "argon2id"}),
-        ("save_fact", {"key": "hash_algo", "value": "argon2id", "category": "project",
-                       "citations": ["docs/security.md"]}),
+        (
+            "save_fact",
+            {
+                "key": "hash_algo",
+                "value": "argon2id",
+                "category": "project",
+                "citations": ["docs/security.md"],
+            },
+        ),
         ("get_fact", {"key": "hash_algo"}),
         ("task_add", {"description": "switch hashing"}),
         ("task_update", {"task_id": "TASK-001", "status": "done"}),
@@ -164,10 +203,15 @@ def test_results_are_structured_with_iso_times_and_no_nulls(home: Path) -> None:
                     assert not (key in TIME_KEYS and isinstance(value, float)), (name, key)
             hits = (await c.call_tool("recall_memory", {"query": "argon2id"})).structured_content
             assert {h["layer"] for h in hits["results"]} >= {"ledger", "log", "fact", "file"}
-            ledger_only = (await c.call_tool(  # its own room: opted in (seed 000 default view)
-                "memory_search", {"text": "argon2id", "include_own_room": True})).structured_content
+            ledger_only = (
+                await c.call_tool(  # its own room: opted in (seed 000 default view)
+                    "memory_search", {"text": "argon2id", "include_own_room": True}
+                )
+            ).structured_content
             assert {h["layer"] for h in ledger_only["results"]} == {"ledger"}
-            full = (await c.call_tool("memory_get", {"uid": hits["results"][0]["uid"]})).structured_content
+            full = (
+                await c.call_tool("memory_get", {"uid": hits["results"][0]["uid"]})
+            ).structured_content
             jsonschema.validate(full, tools["memory_get"].output_schema)
             assert ISO.match(full["when"])
 
@@ -177,14 +221,16 @@ def test_results_are_structured_with_iso_times_and_no_nulls(home: Path) -> None:
 def test_hits_say_what_their_score_is_and_which_words_matched(home: Path) -> None:
     async def main() -> None:
         async with Client(_params(home)) as c:
-            for text in ("Chose argon2id for password hashing: argon2id resists GPU cracking",
-                         "Password rules: at least 14 characters"):
+            for text in (
+                "Chose argon2id for password hashing: argon2id resists GPU cracking",
+                "Password rules: at least 14 characters",
+            ):
                 await c.call_tool("memory_publish", {"kind": "decision", "summary": text})
             tools = {t.name: t for t in (await c.list_tools()).tools}
             hit_schema = tools["recall_memory"].output_schema["properties"]["results"]["items"]
             assert "best hit = 1" in hit_schema["properties"]["score"]["description"]
-            strong = (await c.call_tool("recall_memory", {"query": "argon2id GPU hashing"}))
-            weak = (await c.call_tool("recall_memory", {"query": "argon2id rules", "explain": True}))
+            strong = await c.call_tool("recall_memory", {"query": "argon2id GPU hashing"})
+            weak = await c.call_tool("recall_memory", {"query": "argon2id rules", "explain": True})
             s = strong.structured_content["results"][0]
             assert s["matched"] == ["argon2id", "gpu", "hashing"] and "explain" not in s
             w = {h["snippet"]: h for h in weak.structured_content["results"]}
@@ -243,19 +289,33 @@ def test_stdio_answers_before_any_store_work_and_without_the_sdk(home: Path) -> 
         "print(sorted(m for m in ('mcp', 'pydantic', 'anyio', 'uvicorn') if m in sys.modules),"
         " file=sys.stderr)\n"
     )
-    msgs = "\n".join(json.dumps(m) for m in [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                    "clientInfo": {"name": "t", "version": "1"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-        {"jsonrpc": "2.0", "id": 3, "method": "server/discover", "params": {}},
-    ]) + "\n"
+    msgs = (
+        "\n".join(
+            json.dumps(m)
+            for m in [
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "t", "version": "1"},
+                    },
+                },
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                {"jsonrpc": "2.0", "id": 3, "method": "server/discover", "params": {}},
+            ]
+        )
+        + "\n"
+    )
     home.mkdir(parents=True)  # agent-controlled: no background upkeep, only the server's own work
     (home / "config.toml").write_text('[memory]\nmode = "agent-controlled"\n')
     start = time.perf_counter()
-    r = subprocess.run([sys.executable, "-c", probe, msgs, str(home)], capture_output=True,
-                       text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-c", probe, msgs, str(home)], capture_output=True, text=True, timeout=60
+    )
     elapsed = time.perf_counter() - start
     assert r.returncode == 0, r.stderr
     replies = [json.loads(line) for line in r.stdout.splitlines()]
@@ -271,18 +331,22 @@ def test_stdio_answers_before_any_store_work_and_without_the_sdk(home: Path) -> 
 def test_recall_memory_searches_sessions_only_when_asked(home: Path) -> None:
     """Seed 004: transcripts are opt-in ([search] sessions_by_default = false), and the
     description says so."""
+
     async def main() -> None:
         async with Client(_params(home, "--tools", "default,sessions")) as c:
             tools = {t.name: t for t in (await c.list_tools()).tools}
             assert 'only when layers names "session"' in tools["recall_memory"].description
             layers = tools["recall_memory"].input_schema["properties"]["layers"]
             assert "all but session" in layers["description"]
-            await c.call_tool("session_append", {"session_id": "s1", "role": "user",
-                                                 "content": "the zebra migration is tonight"})
+            await c.call_tool(
+                "session_append",
+                {"session_id": "s1", "role": "user", "content": "the zebra migration is tonight"},
+            )
             default = await c.call_tool("recall_memory", {"query": "zebra migration"})
             assert default.structured_content == {"results": []}
-            asked = await c.call_tool("recall_memory", {"query": "zebra migration",
-                                                        "layers": ["session"]})
+            asked = await c.call_tool(
+                "recall_memory", {"query": "zebra migration", "layers": ["session"]}
+            )
             assert [h["layer"] for h in asked.structured_content["results"]] == ["session"]
 
     anyio.run(main)
@@ -296,8 +360,7 @@ def test_the_default_tool_list_is_lean_and_every_tool_is_reachable(home: Path) -
     from memstrata.mcp.server import select_tools
     from memstrata.mcp.tools import GROUPS, build_tools
 
-    core = {"recall_memory", "memory_get", "log_activity", "update_status", "save_fact",
-            "get_fact"}
+    core = {"recall_memory", "memory_get", "log_activity", "update_status", "save_fact", "get_fact"}
     files = {"memory_read", "memory_write", "memory_replace", "memory_insert", "memory_list"}
     ledger = {"memory_publish", "memory_query", "memory_search", "memory_get_context"}
     with Store(home, agent="finn") as s:
@@ -305,27 +368,50 @@ def test_the_default_tool_list_is_lean_and_every_tool_is_reachable(home: Path) -
         every = build_tools(s)
         assert {t.group for t in every} == set(GROUPS)
         assert {t.name for t in select_tools(s, ["all"])} == {
-            t.name for t in every if t.group != "claude"}
+            t.name for t in every if t.group != "claude"
+        }
         assert {t.name for t in select_tools(s, ["default", "tasks", "memory"])} == (
-            core | files | {"task_add", "task_update", "task_list", "memory"})
+            core | files | {"task_add", "task_update", "task_list", "memory"}
+        )
         for group in GROUPS:  # every tool is reachable through its group
             assert {t.name for t in select_tools(s, [group])} == {
-                t.name for t in every if t.group == group}
+                t.name for t in every if t.group == group
+            }
         # seed 000 channel and artifacts, seed 001 phase events, seed 004 hand-off: not default
         assert {"room_channel", "room_artifact"} <= {t.name for t in select_tools(s, ["rooms"])}
-        assert {"task_phase", "scratch_promote"} <= {
-            t.name for t in select_tools(s, ["episodes"])}
+        assert {"task_phase", "scratch_promote"} <= {t.name for t in select_tools(s, ["episodes"])}
         assert [t.name for t in select_tools(s, ["admin"])] == ["skill_handoff"]
         listing = json.dumps([t.listing() for t in select_tools(s, None)], separators=(",", ":"))
         assert len(listing) < 8000
     with Store(home, agent="finn", room="room-1") as s:
         assert {t.name for t in select_tools(s, None)} == core | files | ledger
-    r = subprocess.run([EXE, "--home", str(home), "--agent", "finn", "mcp", "--tools",
-                        "tasks,bogus", "--list-tools"], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [
+            EXE,
+            "--home",
+            str(home),
+            "--agent",
+            "finn",
+            "mcp",
+            "--tools",
+            "tasks,bogus",
+            "--list-tools",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 2 and "bogus" in r.stderr and "groups: all, default" in r.stderr
-    r = subprocess.run([EXE, "--home", str(home), "--agent", "finn", "mcp", "--tools",
-                        "tasks", "--list-tools"], capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [EXE, "--home", str(home), "--agent", "finn", "mcp", "--tools", "tasks", "--list-tools"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     listed, groups = r.stdout.split("\n\n")
     assert r.returncode == 0 and [line.split()[0] for line in listed.splitlines()] == [
-        "task_add", "task_update", "task_list"]
+        "task_add",
+        "task_update",
+        "task_list",
+    ]
     assert "episodes" in groups

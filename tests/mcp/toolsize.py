@@ -24,9 +24,16 @@ from typing import Any
 
 EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memstrata"
 MESSAGES = [
-    {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-     "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                "clientInfo": {"name": "toolsize", "version": "1"}}},
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "toolsize", "version": "1"},
+        },
+    },
     {"jsonrpc": "2.0", "method": "notifications/initialized"},
     {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
 ]
@@ -34,8 +41,14 @@ MESSAGES = [
 
 def listing(cmd: list[str], env: dict[str, str]) -> list[dict[str, Any]]:
     """The `tools` of a stdio server's `tools/list` answer."""
-    with subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                          stderr=subprocess.DEVNULL, text=True, env=env) as proc:
+    with subprocess.Popen(
+        cmd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    ) as proc:
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write("".join(json.dumps(m) + "\n" for m in MESSAGES))
         proc.stdin.flush()
@@ -65,17 +78,21 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as home:
         env = {**os.environ, "MEMORY_FILE_PATH": os.path.join(home, "reference.jsonl")}
         base = [EXE, "--home", home, "--agent", "finn"]
-        rows = [("memstrata default", [*base, "mcp"]),
-                ("memstrata default in a room", [*base, "--room", "room-1", "mcp"]),
-                ("memstrata --tools all", [*base, "mcp", "--tools", "all"])]
+        rows = [
+            ("memstrata default", [*base, "mcp"]),
+            ("memstrata default in a room", [*base, "--room", "room-1", "mcp"]),
+            ("memstrata --tools all", [*base, "mcp", "--tools", "all"]),
+        ]
         if args.reference:
             rows.append(("reference memory server", ["node", args.reference]))
         for name, cmd in rows:
             tools = listing(cmd, env)
             text = json.dumps(tools, separators=(",", ":"))
             tokens = count(text) if count else "-"
-            print(f"{name:<30} tools {len(tools):>3}  chars {len(text):>6}  "
-                  f"chars/4 {len(text) // 4:>5}  MiniLM tokens {tokens:>5}")
+            print(
+                f"{name:<30} tools {len(tools):>3}  chars {len(text):>6}  "
+                f"chars/4 {len(text) // 4:>5}  MiniLM tokens {tokens:>5}"
+            )
 
 
 if __name__ == "__main__":

@@ -42,8 +42,14 @@ FACTS = {
 LOGS = {
     "flaky": ("ERROR", "test_invoice_dates is flaky: fails when the runner timezone is not UTC"),
     "migr": ("TOOL_USE", "ran alembic upgrade head on staging; 3 migrations applied"),
-    "bug401": ("ERROR", "login returns 401 after token refresh; the refresh token cookie lacked SameSite"),
-    "bench": ("THOUGHT", "p95 latency of /search went from 180 ms to 95 ms after adding the covering index"),
+    "bug401": (
+        "ERROR",
+        "login returns 401 after token refresh; the refresh token cookie lacked SameSite",
+    ),
+    "bench": (
+        "THOUGHT",
+        "p95 latency of /search went from 180 ms to 95 ms after adding the covering index",
+    ),
     "feedback": ("USER_FEEDBACK", "the user wants shorter status updates, three bullets at most"),
     "oom": ("ERROR", "worker pod OOMKilled while resizing images larger than 40 MB"),
     "dep": ("TOOL_USE", "bumped requests to 2.32 to fix the proxy CVE"),
@@ -52,17 +58,42 @@ LOGS = {
     "backup": ("TOOL_USE", "nightly pg_dump backup verified by restoring into a scratch database"),
 }
 LEDGER = {
-    "hash": ("decision", "Chose argon2id for password hashing (memory cost 64 MB)", ["auth", "security"]),
-    "api": ("interface", "Billing API v2: POST /invoices takes amount_cents and currency", ["billing", "api"]),
-    "conv": ("convention", "All timestamps are stored in UTC and rendered in the user's timezone", ["time"]),
-    "warn": ("warning", "Do not run the data migration during business hours: it locks the orders table", ["db"]),
+    "hash": (
+        "decision",
+        "Chose argon2id for password hashing (memory cost 64 MB)",
+        ["auth", "security"],
+    ),
+    "api": (
+        "interface",
+        "Billing API v2: POST /invoices takes amount_cents and currency",
+        ["billing", "api"],
+    ),
+    "conv": (
+        "convention",
+        "All timestamps are stored in UTC and rendered in the user's timezone",
+        ["time"],
+    ),
+    "warn": (
+        "warning",
+        "Do not run the data migration during business hours: it locks the orders table",
+        ["db"],
+    ),
     "queue": ("decision", "Background jobs go through Celery with RabbitMQ, not threads", ["jobs"]),
     "flag": ("artifact", "Feature flags live in flags.yaml, loaded at startup", ["config"]),
 }
 FILES = {
-    "arch": ("notes/architecture.md", "# Architecture\nThe frontend is a Next.js app; the backend is FastAPI behind an nginx reverse proxy.\n"),
-    "onboard": ("notes/onboarding.md", "# Onboarding\nNew developers get VPN access from IT and read the runbook first.\n"),
-    "runbook": ("runbooks/incident.md", "# Incident runbook\nPage the on-call engineer through PagerDuty, then open a war-room channel.\n"),
+    "arch": (
+        "notes/architecture.md",
+        "# Architecture\nThe frontend is a Next.js app; the backend is FastAPI behind an nginx reverse proxy.\n",
+    ),
+    "onboard": (
+        "notes/onboarding.md",
+        "# Onboarding\nNew developers get VPN access from IT and read the runbook first.\n",
+    ),
+    "runbook": (
+        "runbooks/incident.md",
+        "# Incident runbook\nPage the on-call engineer through PagerDuty, then open a war-room channel.\n",
+    ),
     "people": ("notes/people.md", "# People\nSofia owns the mobile app. Tom is the DBA.\n"),
 }
 TASKS = {
@@ -71,7 +102,10 @@ TASKS = {
     "t_perf": "Profile the checkout page: it takes 4 seconds to load",
 }
 SESSION = {
-    "s_vac": ("user", "I'll be on vacation from August 4 to August 18, so hold non-urgent reviews."),
+    "s_vac": (
+        "user",
+        "I'll be on vacation from August 4 to August 18, so hold non-urgent reviews.",
+    ),
     "s_font": ("user", "Please use the Inter font in all slide decks."),
 }
 
@@ -142,8 +176,11 @@ def populate(home: Path) -> dict[str, str]:
         # Files, tasks and session messages: find their uids by their text in the index.
         with store.db.read() as conn:
             rows = conn.execute("SELECT uid, title, body FROM docs").fetchall()
-        wanted = {**{h: t for h, (_, t) in FILES.items()}, **TASKS,
-                  **{h: t for h, (_, t) in SESSION.items()}}
+        wanted = {
+            **{h: t for h, (_, t) in FILES.items()},
+            **TASKS,
+            **{h: t for h, (_, t) in SESSION.items()},
+        }
         for h, text in wanted.items():
             probe = text.splitlines()[-1][:40] if "\n" in text.strip() else text[:40]
             match = [uid for uid, title, body in rows if probe in f"{title}\n{body}"]
@@ -152,8 +189,9 @@ def populate(home: Path) -> dict[str, str]:
     return uids
 
 
-def evaluate(home: Path, uids: dict[str, str], k_values: tuple[int, ...] = (1, 3, 5),
-             **search: Any) -> dict[str, Any]:
+def evaluate(
+    home: Path, uids: dict[str, str], k_values: tuple[int, ...] = (1, 3, 5), **search: Any
+) -> dict[str, Any]:
     """recall@k (share of a question's memories in the top k, averaged) and MRR."""
     from memstrata import Store
 

@@ -22,7 +22,8 @@ def test_only_memories_that_match_are_returned(store: Store) -> None:
     log.append("ERROR", "test_invoice_dates is flaky when the runner timezone is not UTC")
     hits = store.search("flaky test timezone")
     assert [h.snippet for h in hits] == [
-        "test_invoice_dates is flaky when the runner timezone is not UTC"]
+        "test_invoice_dates is flaky when the runner timezone is not UTC"
+    ]
     # When every query word is that common, the memories holding it are still found.
     assert len(store.search("test", k=50)) == 13
 
@@ -37,7 +38,9 @@ def test_a_word_is_found_by_its_prefix_when_nothing_holds_it_whole(store: Store)
     store.ledger.publish("decision", "The authority service signs tokens")
     # "auth" exists whole: its longer cousins are not dragged in
     assert {h.title for h in store.search("auth", layers=("ledger",))} == {
-        "Chose argon2id for password hashing", "auth tokens expire after 1 hour"}
+        "Chose argon2id for password hashing",
+        "auth tokens expire after 1 hour",
+    }
 
 
 def test_fact_keys_are_searchable_by_their_words(store: Store) -> None:
@@ -82,7 +85,8 @@ def test_init_boilerplate_is_not_recalled_until_edited(home: Path) -> None:
                 "INSERT INTO docs (uid, layer, owner, ts, title, body, source) VALUES "
                 "('md:agents/finn/memory/CONTEXT.md#0', 'context', 'finn', 0, "
                 "'Persistent memory', 'Long-term notes loaded into every prompt', ?)",
-                (str(s.agent().context.path),))
+                (str(s.agent().context.path),),
+            )
             conn.execute("DELETE FROM meta WHERE key = 'migration:008_unindexed_starters'")
         assert s.search("long-term notes")
     with Store(home, agent="finn") as s:
@@ -96,11 +100,20 @@ def test_abbreviations_come_from_identifiers_only(store: Store) -> None:
     assert [h.snippet for h in hits] == ["we need a database"]
 
 
-@pytest.mark.parametrize(("short", "long", "expected"), [
-    ("db", "database", True), ("tz", "timezone", True), ("pwd", "password", True),
-    ("cfg", "config", True), ("env", "environment", True), ("bd", "database", False),
-    ("db", "dba", False), ("data", "database", True), ("d2", "dd2x", False),
-])
+@pytest.mark.parametrize(
+    ("short", "long", "expected"),
+    [
+        ("db", "database", True),
+        ("tz", "timezone", True),
+        ("pwd", "password", True),
+        ("cfg", "config", True),
+        ("env", "environment", True),
+        ("bd", "database", False),
+        ("db", "dba", False),
+        ("data", "database", True),
+        ("d2", "dd2x", False),
+    ],
+)
 def test_is_abbreviation(short: str, long: str, expected: bool) -> None:
     assert is_abbreviation(short, long) is expected
 
@@ -117,10 +130,15 @@ def test_each_hit_says_which_query_words_it_holds(store: Store) -> None:
     for i in range(3):
         store.agent().log.append("THOUGHT", f"unrelated note {i}")
     hits = {h.title: h.explain["matched"] for h in store.search("argon2 password hashing")}
-    assert hits == {"Chose argon2id for password hashing: argon2id resists GPUs":
-                    ["argon2", "password", "hashing"],
-                    "Password rules: 14 characters": ["password"],
-                    "pwd_policy": ["pwd"]}
+    assert hits == {
+        "Chose argon2id for password hashing: argon2id resists GPUs": [
+            "argon2",
+            "password",
+            "hashing",
+        ],
+        "Password rules: 14 characters": ["password"],
+        "pwd_policy": ["pwd"],
+    }
 
 
 def test_labelled_agent_questions(tmp_path: Path) -> None:
@@ -172,8 +190,9 @@ def test_identifier_words_see_a_tags_only_update(tmp_path: Path) -> None:
     with db.read() as conn:
         assert ids.get(conn, "1", []) == {"cfg"}
     with db.write() as conn:  # same title and body, other tags: no text change
-        upsert_docs(conn, [Doc(uid="u1", layer="task", ts=0.0, body="same body", source="s",
-                               tags=("env",))])
+        upsert_docs(
+            conn, [Doc(uid="u1", layer="task", ts=0.0, body="same body", source="s", tags=("env",))]
+        )
     with db.read() as conn:
         assert ids.get(conn, "1", []) == {"env"}
     with db.write() as conn:

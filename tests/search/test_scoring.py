@@ -26,11 +26,20 @@ def test_decay() -> None:
 def test_bm25_relevance_from_real_fts5() -> None:
     conn = sqlite3.connect(":memory:")
     conn.execute("CREATE VIRTUAL TABLE t USING fts5(x, tokenize='porter unicode61')")
-    conn.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", [
-        (1, "lake lake lake sunrise"), (2, "a lake"), (3, "mountain"), (4, "river"),
-        (5, "forest"), (6, "sea")])
+    conn.executemany(
+        "INSERT INTO t(rowid, x) VALUES (?, ?)",
+        [
+            (1, "lake lake lake sunrise"),
+            (2, "a lake"),
+            (3, "mountain"),
+            (4, "river"),
+            (5, "forest"),
+            (6, "sea"),
+        ],
+    )
     rows = conn.execute(
-        "SELECT rowid, bm25(t) FROM t WHERE t MATCH '\"lake\"' ORDER BY bm25(t)").fetchall()
+        "SELECT rowid, bm25(t) FROM t WHERE t MATCH '\"lake\"' ORDER BY bm25(t)"
+    ).fetchall()
     assert [r[0] for r in rows] == [1, 2] and all(raw < 0 for _, raw in rows)
     rel = {rid: sc.bm25_relevance(raw) for rid, raw in rows}
     assert rel[1] > rel[2] > 0
@@ -42,14 +51,17 @@ def test_normalisations() -> None:
     assert sc.max_normalize({"a": 4.0, "b": 2.0, "c": 0.0}) == {"a": 1.0, "b": 0.5, "c": 0.0}
     assert sc.max_normalize({}) == {}
     assert sc.max_normalize({"a": 0.0, "b": -1.0}) == {"a": 0.0, "b": -1.0}
-    assert sc.minmax({"a": 0.2, "b": 0.6, "c": 0.4}) == pytest.approx({"a": 0.0, "b": 1.0, "c": 0.5})
+    assert sc.minmax({"a": 0.2, "b": 0.6, "c": 0.4}) == pytest.approx(
+        {"a": 0.0, "b": 1.0, "c": 0.5}
+    )
     assert sc.minmax({"a": 0.3, "b": 0.3}) == {"a": 1.0, "b": 1.0}
     assert sc.minmax({}) == {}
 
 
 def test_linear_and_weighted_fusion() -> None:
     assert sc.linear_fusion([(0.4, {"a": 1.0}), (0.6, {"a": 0.5, "b": 1.0})]) == pytest.approx(
-        {"a": 0.7, "b": 0.6})
+        {"a": 0.7, "b": 0.6}
+    )
     assert sc.linear_fusion([]) == {}
     text = {"a": 10.0, "b": 5.0, "c": 0.0}
     vec = {"b": 0.9, "c": 0.5, "d": 0.1}

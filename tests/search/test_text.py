@@ -39,7 +39,9 @@ def fts() -> sqlite3.Connection:
             (3, "Melanie", "NEAR the AND gate, OR not: x^2 - (y*)", "", "Zoë's café"),
         ],
     )
-    conn.execute("CREATE VIRTUAL TABLE plain USING fts5(x, tokenize='unicode61 remove_diacritics 2')")
+    conn.execute(
+        "CREATE VIRTUAL TABLE plain USING fts5(x, tokenize='unicode61 remove_diacritics 2')"
+    )
     conn.execute("CREATE VIRTUAL TABLE plain_v USING fts5vocab(plain, 'instance')")
     return conn
 
@@ -94,7 +96,10 @@ def test_stopword_lists() -> None:
 
 def test_query_terms_drop_stopwords_dedupe_and_cap() -> None:
     assert query_terms("What did Caroline paint? Caroline painted a sunrise") == [
-        "caroline", "paint", "painted", "sunrise",
+        "caroline",
+        "paint",
+        "painted",
+        "sunrise",
     ]
     # all stopwords -> fall back to the unfiltered tokens rather than nothing
     assert query_terms("The Who") == ["the", "who"]
@@ -150,7 +155,7 @@ HOSTILE = [
     ")",
     "((a) OR (b",
     "a + b",
-    "col:\"x\" * ^ - ( ) { } [ ] \\ / ; -- DROP TABLE docs;",
+    'col:"x" * ^ - ( ) { } [ ] \\ / ; -- DROP TABLE docs;',
     "🎉🔥💀",
     "emoji🎉glued",
     "\x00null\x00byte",
@@ -161,7 +166,7 @@ HOSTILE = [
     "",
     "SELECT * FROM docs_fts WHERE 1=1",
     "x" * 10_000,
-    "word " * 2_000 + "\"",
+    "word " * 2_000 + '"',
     " ".join(f"w{i}" for i in range(3_000)),
 ]
 

@@ -21,10 +21,26 @@ from memstrata.errors import (
     UnknownKind,
 )
 
-SEED_FIELDS = ["id", "ts", "kind", "room_id", "author_role", "ref", "tags", "summary", "detail",
-               "supersedes"]
-HALF_LIVES = {"convention": 720, "interface": 480, "decision": 336, "artifact": 168,
-              "warning": 168, "code": 72}
+SEED_FIELDS = [
+    "id",
+    "ts",
+    "kind",
+    "room_id",
+    "author_role",
+    "ref",
+    "tags",
+    "summary",
+    "detail",
+    "supersedes",
+]
+HALF_LIVES = {
+    "convention": 720,
+    "interface": 480,
+    "decision": 336,
+    "artifact": 168,
+    "warning": 168,
+    "code": 72,
+}
 
 
 def _room(home: Path, agent: str, room: str) -> Store:
@@ -41,7 +57,9 @@ def test_channel_is_a_per_room_message_log(home: Path) -> None:
     lines = (home / "rooms/room-042/channel.jsonl").read_text().splitlines()
     recs = [json.loads(x) for x in lines]
     assert [(r["type"], r["content"], r["from"]) for r in recs] == [
-        ("task", "implement login", "architect"), ("done", "login done", "architect")]
+        ("task", "implement login", "architect"),
+        ("done", "login done", "architect"),
+    ]
     with _room(home, "engineer", "room-042") as e:
         assert [m["content"] for m in e.room().messages()] == ["implement login", "login done"]
 
@@ -100,36 +118,61 @@ def test_channel_and_artifacts_on_the_command_line_and_over_mcp(roles: Path) -> 
     from tests.seeds.conftest import cli, cli_json
 
     arch = ("--agent", "architect", "--room", "room-042")
-    posted = cli_json(roles, *arch, "rooms", "post", "implement login", "--type", "task",
-                      "--to", "engineer", "--tag", "auth")
+    posted = cli_json(
+        roles,
+        *arch,
+        "rooms",
+        "post",
+        "implement login",
+        "--type",
+        "task",
+        "--to",
+        "engineer",
+        "--tag",
+        "auth",
+    )
     assert posted["type"] == "task" and posted["to"] == "engineer" and posted["tags"] == ["auth"]
     msgs = cli_json(roles, *arch, "rooms", "messages")
     assert [m["content"] for m in msgs] == ["implement login"]
-    code, _, err = cli(roles, "--agent", "dba", "--room", "room-038", "rooms", "messages",
-                       "room-042")
+    code, _, err = cli(
+        roles, "--agent", "dba", "--room", "room-038", "rooms", "messages", "room-042"
+    )
     assert code == 2 and "may not read channel" in err  # the channel stays in its room
-    assert cli_json(roles, *arch, "rooms", "artifact", "write", "api.md", "# API v1")["path"] == "api.md"
+    assert (
+        cli_json(roles, *arch, "rooms", "artifact", "write", "api.md", "# API v1")["path"]
+        == "api.md"
+    )
     other = ("--agent", "dba", "--room", "room-038")
-    assert cli_json(roles, *other, "rooms", "artifact", "read", "api.md", "--of",
-                    "room-042")["content"] == "# API v1"
+    assert (
+        cli_json(roles, *other, "rooms", "artifact", "read", "api.md", "--of", "room-042")[
+            "content"
+        ]
+        == "# API v1"
+    )
     assert cli_json(roles, *other, "rooms", "artifact", "list", "--of", "room-042")[
-        "artifacts"] == ["api.md"]
+        "artifacts"
+    ] == ["api.md"]
     with _room(roles, "engineer", "room-042") as e:
         call(e, "room_channel", action="post", content="login done", type="done")
         got = call(e, "room_channel", action="read", last_n=1)["messages"]
-        assert [(m["content"], m["from"], m["type"]) for m in got] == [("login done", "engineer", "done")]
+        assert [(m["content"], m["from"], m["type"]) for m in got] == [
+            ("login done", "engineer", "done")
+        ]
         call(e, "room_artifact", action="write", path="src/auth.py", content="def login(): ...\n")
         assert call(e, "room_artifact", action="list")["artifacts"] == ["api.md", "src/auth.py"]
     with _room(roles, "dba", "room-038") as d:
-        assert call(d, "room_artifact", action="read", room="room-042",
-                    path="src/auth.py")["content"] == "def login(): ...\n"
+        assert (
+            call(d, "room_artifact", action="read", room="room-042", path="src/auth.py")["content"]
+            == "def login(): ...\n"
+        )
         with pytest.raises(ScopeDenied):
             call(d, "room_channel", action="read", room="room-042")
         with pytest.raises(ScopeDenied):
             call(d, "room_artifact", action="write", room="room-042", path="x.md", content="x")
-    assert [json.loads(x)["content"] for x in
-            (roles / "rooms/room-042/channel.jsonl").read_text().splitlines()] == [
-        "implement login", "login done"]
+    assert [
+        json.loads(x)["content"]
+        for x in (roles / "rooms/room-042/channel.jsonl").read_text().splitlines()
+    ] == ["implement login", "login done"]
 
 
 def test_a_store_can_live_in_the_seeds_agents_folder(tmp_path: Path) -> None:
@@ -195,8 +238,12 @@ def test_ledger_is_one_file_shared_by_every_room(home: Path) -> None:
 def test_entry_has_exactly_the_seeds_fields(home: Path) -> None:
     with _room(home, "architect", "room-042") as a:
         e = a.ledger.publish(
-            "decision", "Chose bcrypt over argon2", tags=["auth", "database", "users-table"],
-            detail="Argon2 needs argon2-cffi, which fails on Alpine.", ref="EPIC-007")
+            "decision",
+            "Chose bcrypt over argon2",
+            tags=["auth", "database", "users-table"],
+            detail="Argon2 needs argon2-cffi, which fails on Alpine.",
+            ref="EPIC-007",
+        )
     line = json.loads((home / "ledger.jsonl").read_text().splitlines()[0])
     assert list(line) == SEED_FIELDS
     assert line["id"].startswith("mem-") and len(line["id"]) == 12
@@ -242,13 +289,17 @@ def test_a_rooms_default_view_is_every_other_room_not_its_own(home: Path) -> Non
         # seed: memory_query(tags=["auth"], exclude_room="room-042") -- the default view
         assert [e.room_id for e in a.ledger.query(tags=["auth"])] == ["room-038"]
         assert [e.room_id for e in a.ledger.query(tags=["auth"], exclude_room="room-042")] == [
-            "room-038"]
+            "room-038"
+        ]
         assert {e.room_id for e in a.ledger.query(tags=["auth"], include_own_room=True)} == {
-            "room-038", "room-042"}
+            "room-038",
+            "room-042",
+        }
         assert [h.room for h in a.ledger.search("users auth JWT")] == ["room-038"]
         # over MCP: the same default, the same opt-in
         assert [e["room_id"] for e in call(a, "memory_query", tags=["auth"])["entries"]] == [
-            "room-038"]
+            "room-038"
+        ]
         own = call(a, "memory_query", tags=["auth"], include_own_room=True)["entries"]
         assert {e["room_id"] for e in own} == {"room-038", "room-042"}
         hits = call(a, "memory_search", text="auth JWT users")["results"]
@@ -260,9 +311,12 @@ def test_a_rooms_default_view_is_every_other_room_not_its_own(home: Path) -> Non
 
 def test_search_scores_bm25_times_exponential_decay(owner: Store) -> None:
     now = time.time()
-    owner.ledger.publish("decision", "authentication flow uses JWT", room_id="r1", ts=now - 10 * 3600)
-    owner.ledger.publish("decision", "authentication flow uses sessions", room_id="r2",
-                         ts=now - 400 * 3600)
+    owner.ledger.publish(
+        "decision", "authentication flow uses JWT", room_id="r1", ts=now - 10 * 3600
+    )
+    owner.ledger.publish(
+        "decision", "authentication flow uses sessions", room_id="r2", ts=now - 400 * 3600
+    )
     hits = owner.ledger.search("authentication flow")
     assert [h.room for h in hits] == ["r1", "r2"]
     for h in hits:
@@ -276,11 +330,20 @@ def test_search_weighs_summary_and_tags_above_detail_and_still_finds_detail(owne
     weight (docs/seeds.md: differs): an entry whose summary or tags hold the words ranks
     above one that only mentions them in its detail, and the detail-only one is still found."""
     now = time.time()
-    owner.ledger.publish("decision", "Chose bcrypt for password hashing", room_id="r1",
-                         detail="Evaluated bcrypt, argon2 and scrypt; argon2-cffi fails on Alpine.",
-                         ts=now - 3600)
-    owner.ledger.publish("warning", "argon2 breaks the Alpine image build", tags=["alpine"],
-                         room_id="r2", ts=now - 3600)
+    owner.ledger.publish(
+        "decision",
+        "Chose bcrypt for password hashing",
+        room_id="r1",
+        detail="Evaluated bcrypt, argon2 and scrypt; argon2-cffi fails on Alpine.",
+        ts=now - 3600,
+    )
+    owner.ledger.publish(
+        "warning",
+        "argon2 breaks the Alpine image build",
+        tags=["alpine"],
+        room_id="r2",
+        ts=now - 3600,
+    )
     hits = owner.ledger.search("argon2 alpine")
     assert [h.room for h in hits] == ["r2", "r1"]  # summary + tags first, detail-only second
     assert hits[0].explain["relevance"] > hits[1].explain["relevance"] > 0
@@ -316,7 +379,8 @@ def test_query_returns_at_most_50(owner: Store) -> None:
     assert len(owner.ledger.query()) == 50
     assert len(owner.ledger.query(last_n=500)) == 50
     assert [e.summary for e in owner.ledger.query(last_n=5)] == [
-        f"snippet {i}" for i in range(54, 49, -1)]
+        f"snippet {i}" for i in range(54, 49, -1)
+    ]
 
 
 def test_search_returns_10_by_default(owner: Store) -> None:
@@ -341,19 +405,32 @@ def test_context_summary_at_most_15_entries(owner: Store) -> None:
 def test_predecessor_context_is_markdown_by_brief_keywords(owner: Store) -> None:
     from memstrata.assembly.predecessor import predecessor_context
 
-    owner.ledger.publish("decision", "Login form posts to /api/v1/auth", room_id="room-038",
-                         tags=["auth", "login"], detail="x" * 600)
+    owner.ledger.publish(
+        "decision",
+        "Login form posts to /api/v1/auth",
+        room_id="room-038",
+        tags=["auth", "login"],
+        detail="x" * 600,
+    )
     owner.ledger.publish("decision", "Invoices are PDFs", room_id="room-039", tags=["billing"])
     owner.ledger.publish("warning", "Login rate limit is 5/min", room_id="room-042")
-    md = predecessor_context(owner, room="room-042", keywords=["auth", "login", "users"],
-                             max_entries=15)
+    md = predecessor_context(
+        owner, room="room-042", keywords=["auth", "login", "users"], max_entries=15
+    )
     assert md.startswith("# Predecessor context for room-042")
     assert "Login form posts" in md and "Invoices" not in md  # filtered by the brief
     assert "rate limit" not in md  # the room's own entries are not its predecessors
-    big = [owner.ledger.publish("decision", f"auth note {i} " + "y" * 3000, room_id="room-038",
-                                detail="z" * 9000) for i in range(15)]
-    assert big and len(predecessor_context(owner, room="room-042", keywords="auth").encode()) \
+    big = [
+        owner.ledger.publish(
+            "decision", f"auth note {i} " + "y" * 3000, room_id="room-038", detail="z" * 9000
+        )
+        for i in range(15)
+    ]
+    assert (
+        big
+        and len(predecessor_context(owner, room="room-042", keywords="auth").encode())
         <= 10 * 1024 + 200
+    )
     mcp = call(owner, "memory_get_context", room_id="room-042", brief_keywords=["login"])
     assert "Login form posts" in mcp["markdown"]
 
@@ -361,8 +438,11 @@ def test_predecessor_context_is_markdown_by_brief_keywords(owner: Store) -> None
 def test_predecessor_context_uses_the_upstream_rooms_of_the_dag(home: Path) -> None:
     from memstrata.assembly.predecessor import predecessor_context
 
-    for room, text in (("room-030", "Schema uses UUID keys"), ("room-038", "Users table done"),
-                       ("room-050", "Unrelated marketing site decision")):
+    for room, text in (
+        ("room-030", "Schema uses UUID keys"),
+        ("room-038", "Users table done"),
+        ("room-050", "Unrelated marketing site decision"),
+    ):
         with _room(home, "dev", room) as s:
             s.ledger.publish("decision", f"{text} for auth")
     with _room(home, "dev", "room-038") as s:
@@ -378,7 +458,10 @@ def test_predecessor_context_uses_the_upstream_rooms_of_the_dag(home: Path) -> N
     with _room(home, "dev", "room-060") as s:  # over MCP
         got = call(s, "room_upstream", upstream=["room-042"])
         assert got["upstream"] == ["room-042"] and got["ancestors"] == [
-            "room-042", "room-038", "room-030"]
+            "room-042",
+            "room-038",
+            "room-030",
+        ]
     with _room(home, "dev", "room-050") as s:  # no upstream declared: every other room
         assert "Users table done" in predecessor_context(s, room="room-050", keywords="auth")
 
@@ -388,25 +471,55 @@ def test_predecessor_context_uses_the_upstream_rooms_of_the_dag(home: Path) -> N
 
 def test_publish_over_mcp_sets_every_field_the_scope_rules_allow(roles: Path) -> None:
     with _room(roles, "architect", "room-042") as a:
-        old = call(a, "memory_publish", kind="decision", summary="Chose bcrypt",
-                   tags=["auth"], detail="argon2 fails on Alpine", ref="EPIC-007")["entry"]
-        assert (old["room_id"], old["author_role"], old["ref"]) == ("room-042", "architect",
-                                                                    "EPIC-007")
-        new = call(a, "memory_publish", kind="decision", summary="Switched to argon2",
-                   supersedes=old["id"], room_id="room-042", author_role="architect")["entry"]
+        old = call(
+            a,
+            "memory_publish",
+            kind="decision",
+            summary="Chose bcrypt",
+            tags=["auth"],
+            detail="argon2 fails on Alpine",
+            ref="EPIC-007",
+        )["entry"]
+        assert (old["room_id"], old["author_role"], old["ref"]) == (
+            "room-042",
+            "architect",
+            "EPIC-007",
+        )
+        new = call(
+            a,
+            "memory_publish",
+            kind="decision",
+            summary="Switched to argon2",
+            supersedes=old["id"],
+            room_id="room-042",
+            author_role="architect",
+        )["entry"]
         assert new["supersedes"] == old["id"]
         from memstrata.mcp.tools import build_tools, run
 
         spec = next(s for s in build_tools(a) if s.name == "memory_publish")
-        for forbidden in ({"room_id": "room-038"}, {"author_role": "wilco"},
-                          {"ts": "2020-01-01T00:00:00Z"}):
+        for forbidden in (
+            {"room_id": "room-038"},
+            {"author_role": "wilco"},
+            {"ts": "2020-01-01T00:00:00Z"},
+        ):
             with pytest.raises(ScopeDenied):
                 run(spec, {"kind": "decision", "summary": "x", **forbidden})
     with Store(roles, agent="wilco") as admin:  # an admin sets all of them
-        e = call(admin, "memory_publish", kind="warning", summary="imported", room_id="room-001",
-                 author_role="manager", ts="2025-01-15T10:30:00Z")["entry"]
-        assert (e["room_id"], e["author_role"], e["ts"]) == ("room-001", "manager",
-                                                             "2025-01-15T10:30:00.000Z")
+        e = call(
+            admin,
+            "memory_publish",
+            kind="warning",
+            summary="imported",
+            room_id="room-001",
+            author_role="manager",
+            ts="2025-01-15T10:30:00Z",
+        )["entry"]
+        assert (e["room_id"], e["author_role"], e["ts"]) == (
+            "room-001",
+            "manager",
+            "2025-01-15T10:30:00.000Z",
+        )
 
 
 def test_query_by_tags_kind_and_last_n(owner: Store) -> None:
@@ -467,14 +580,18 @@ def test_memory_mcp_server_serves_publish_query_search(home: Path) -> None:
         b.ledger.publish("decision", "Users table keyed by UUID", tags=["auth"])
 
     def params(room: str) -> StdioServerParameters:
-        return StdioServerParameters(command=exe, env={k: os.environ[k] for k in ("PATH", "PYTHONPATH") if k in os.environ},
-                                     args=["--home", str(home), "--agent", "auth-dev", "--room",
-                                           room, "mcp"])
+        return StdioServerParameters(
+            command=exe,
+            env={k: os.environ[k] for k in ("PATH", "PYTHONPATH") if k in os.environ},
+            args=["--home", str(home), "--agent", "auth-dev", "--room", room, "mcp"],
+        )
 
     async def main() -> None:
         async with Client(params("room-042")) as c:
-            pub = await c.call_tool("memory_publish", {"kind": "interface", "tags": ["auth"],
-                                                       "summary": "AuthService.verify(token)"})
+            pub = await c.call_tool(
+                "memory_publish",
+                {"kind": "interface", "tags": ["auth"], "summary": "AuthService.verify(token)"},
+            )
             assert not pub.is_error and pub.structured_content["entry"]["room_id"] == "room-042"
             q = (await c.call_tool("memory_query", {"tags": ["auth"]})).structured_content
             assert [e["room_id"] for e in q["entries"]] == ["room-038"]  # not its own

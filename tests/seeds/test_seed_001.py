@@ -25,10 +25,15 @@ SEED_SIX = [
 ]
 # Held out: other commands the mechanism was not written from, grouped by meaning.
 HELD_OUT_GROUPS = [
-    ["Build the docs with `cd docs && make html`.", "Docs build: make html in the docs folder",
-     "cd docs; make html builds the documentation"],
-    ["Start the dev server with cd web && yarn dev",
-     "The web app runs locally via `yarn dev` from the web/ directory"],
+    [
+        "Build the docs with `cd docs && make html`.",
+        "Docs build: make html in the docs folder",
+        "cd docs; make html builds the documentation",
+    ],
+    [
+        "Start the dev server with cd web && yarn dev",
+        "The web app runs locally via `yarn dev` from the web/ directory",
+    ],
 ]
 # Alike in words, different in meaning: never grouped with the six.
 NOT_THE_SAME = [
@@ -54,7 +59,8 @@ def test_checklist_d_groups_the_seeds_six_paraphrases(store: Store) -> None:
     report = audit(store, "finn")
     over_mcp = call(store, "memory_audit")["findings"]
     assert {f["target"] for f in over_mcp if f["kind"] == "duplicate_fact"} == {
-        f.target for f in report.of_kind("duplicate_fact")}
+        f.target for f in report.of_kind("duplicate_fact")
+    }
     dups = report.of_kind("duplicate_fact")
     by_keep: dict[str, set[str]] = {}
     for f in dups:
@@ -78,10 +84,16 @@ def test_checklist_d_groups_the_seeds_six_paraphrases(store: Store) -> None:
 
 def test_repo_facts_are_create_only_on_every_library_path(store: Store) -> None:
     facts = store.agent("finn").facts
-    facts.set("test-cmd", "The test command is `cd evals && npm test`.", "reference",
-              citations=["evals/package.json"])
+    facts.set(
+        "test-cmd",
+        "The test command is `cd evals && npm test`.",
+        "reference",
+        citations=["evals/package.json"],
+    )
     with pytest.raises(AlreadyExists):
-        facts.set("test-cmd", "The test command is `make test`.", "reference", citations=["Makefile"])
+        facts.set(
+            "test-cmd", "The test command is `make test`.", "reference", citations=["Makefile"]
+        )
     with pytest.raises(AlreadyExists):  # a seed 002 upsert cannot clobber a repo fact
         facts.set("test-cmd", "make test", "general")
     assert "cd evals" in facts.get("test-cmd").value
@@ -163,15 +175,21 @@ def test_session_memory_is_cleared_on_reset_and_archived(store: Store, home: Pat
     archive = mem.scratch.clear()
     assert mem.scratch.list() == []
     assert archive is not None and "half-done refactor" in "".join(
-        p.read_text() for p in (home / archive).rglob("*.md"))  # cleared, never destroyed
+        p.read_text() for p in (home / archive).rglob("*.md")
+    )  # cleared, never destroyed
 
 
 def test_session_notes_template_has_the_seeds_sections(store: Store) -> None:
     mem = store.agent("finn")
     mem.scratch.start_notes()
     text = mem.scratch.read("notes.md")
-    for section in ("Current State", "Files and Functions", "Errors & Corrections",
-                    "Key Results", "Worklog"):
+    for section in (
+        "Current State",
+        "Files and Functions",
+        "Errors & Corrections",
+        "Key Results",
+        "Worklog",
+    ):
         assert f"# {section}" in text or f"## {section}" in text, section
 
 
@@ -197,7 +215,9 @@ def test_context_lists_task_folders_with_their_verified_items_after_a_reset(stor
     ctx = assemble_context(store, "finn")
     assert "episodes" in ctx.sections and "PLANBODY" not in ctx.text
     section = ctx.text.split("## Task folders", 1)[1]
-    assert "- feature-x: 2 verified items" in section and "- docs-refresh: 0 verified items" in section
+    assert (
+        "- feature-x: 2 verified items" in section and "- docs-refresh: 0 verified items" in section
+    )
 
 
 # -- task-episodic -------------------------------------------------------------------------------
@@ -217,12 +237,22 @@ def test_task_folder_slug_is_kebab_case_of_the_title(store: Store, home: Path) -
     made = call(store, "task_folder_create", title="Fix Login Timeout")
     assert made == {"task": "fix-login-timeout", "files": []}
     call(store, "task_folder_write", task="fix-login-timeout", path="plan.md", content="# Plan\n")
-    call(store, "task_folder_write", task="fix-login-timeout", path="plan.md",
-         content="raise the timeout to 30 s", append=True)
-    assert "30 s" in call(store, "task_folder_read", task="fix-login-timeout",
-                          path="plan.md")["content"]
-    assert call(store, "task_folder_read")["tasks"] == ["add-oauth2-login-flow",
-                                                        "fix-login-timeout"]
+    call(
+        store,
+        "task_folder_write",
+        task="fix-login-timeout",
+        path="plan.md",
+        content="raise the timeout to 30 s",
+        append=True,
+    )
+    assert (
+        "30 s"
+        in call(store, "task_folder_read", task="fix-login-timeout", path="plan.md")["content"]
+    )
+    assert call(store, "task_folder_read")["tasks"] == [
+        "add-oauth2-login-flow",
+        "fix-login-timeout",
+    ]
 
 
 def test_verified_items_are_recorded_per_iteration(store: Store) -> None:
@@ -230,8 +260,11 @@ def test_verified_items_are_recorded_per_iteration(store: Store) -> None:
     slug = eps.create("auth refactor")
     eps.add_verified(slug, ["login works", "logout works"], iteration=1)
     eps.add_verified(slug, ["refresh token works"], iteration=2)
-    assert eps.verified(slug) == [(1, "login works"), (1, "logout works"),
-                                  (2, "refresh token works")]
+    assert eps.verified(slug) == [
+        (1, "login works"),
+        (1, "logout works"),
+        (2, "refresh token works"),
+    ]
     with pytest.raises(MalformedInput):
         eps.add_verified(slug, [], iteration=3)
     got = call(store, "task_verified", task=slug, items=["csrf token checked"], iteration=3)
@@ -241,15 +274,21 @@ def test_verified_items_are_recorded_per_iteration(store: Store) -> None:
 def test_gate_events_are_ndjson_per_task_and_searchable(store: Store, home: Path) -> None:
     eps = store.agent("finn").episodes
     slug = eps.create("auth refactor")
-    eps.log_gate_event(slug, "TASK-7", {"event": "review", "verdict": "rejected",
-                                        "reason": "missing CSRF check"})
+    eps.log_gate_event(
+        slug, "TASK-7", {"event": "review", "verdict": "rejected", "reason": "missing CSRF check"}
+    )
     path = home / f"agents/finn/episodes/{slug}/observability/TASK-7.ndjson"
     recs = [json.loads(x) for x in path.read_text().splitlines()]
     assert recs[0]["verdict"] == "rejected" and "ts" in recs[0]
     assert eps.gate_events(slug, "TASK-7")[0]["reason"] == "missing CSRF check"
     assert [h.layer for h in store.search("CSRF", layers=("gate",))] == ["gate"]
-    call(store, "gate_event", task=slug, task_id="TASK-7",
-         event={"event": "review", "verdict": "approved"})
+    call(
+        store,
+        "gate_event",
+        task=slug,
+        task_id="TASK-7",
+        event={"event": "review", "verdict": "approved"},
+    )
     assert [e["verdict"] for e in eps.gate_events(slug, "TASK-7")] == ["rejected", "approved"]
 
 
@@ -257,8 +296,9 @@ def test_notes_md_holds_objective_blockers_and_phase(store: Store, home: Path) -
     (home / "agents/finn/memory").mkdir(parents=True)
     (home / "agents/finn/memory/NOTES.md").write_text("# NOTES\n")
     mem = store.agent("finn")
-    mem.now.update("Ship OAuth", ["wire callback"], blockers=["no client secret"],
-                   phase="implementation")
+    mem.now.update(
+        "Ship OAuth", ["wire callback"], blockers=["no client secret"], phase="implementation"
+    )
     text = (home / "agents/finn/memory/NOTES.md").read_text()
     assert "Ship OAuth" in text and "no client secret" in text and "implementation" in text
     assert not (home / "agents/finn/memory/NOW.md").exists()  # NOTES.md is the hot file
@@ -279,14 +319,17 @@ def test_repo_facts_are_cited_short_and_create_only(store: Store) -> None:
     with pytest.raises(Refused):  # more than 1-2 sentences
         promote_fact(store, "finn", "One. Two. Three. Four.", "project", ["x.md"])
     with pytest.raises(AlreadyExists):  # create-only by key
-        promote_fact(store, "finn", "Deploys go through ArgoCD.", "project", ["ops.md"],
-                     key=fact.key)
+        promote_fact(
+            store, "finn", "Deploys go through ArgoCD.", "project", ["ops.md"], key=fact.key
+        )
     with pytest.raises(Refused):  # a near-duplicate of a durable fact (Checklist C "new")
         promote_fact(store, "finn", "The API uses Fastify", "project", ["package.json"])
 
 
-LONG_UNCITED = ("The API uses Fastify. It was chosen in March. Express was slower. The team "
-                "agreed. We may revisit it.")
+LONG_UNCITED = (
+    "The API uses Fastify. It was chosen in March. Express was slower. The team "
+    "agreed. We may revisit it."
+)
 GIT_HISTORY = "Merged PR #41 into main on the release branch."
 
 
@@ -305,13 +348,17 @@ def test_repo_fact_rules_hold_on_every_path_that_saves_a_fact(home: Path) -> Non
         save = next(t for t in build_tools(s) if t.name == "save_fact")
         paths = {
             "library": lambda v, c, cites: facts.set("k", v, c, citations=cites),
-            "mcp": lambda v, c, cites: run(save, {"key": "k", "value": v, "category": c,
-                                                  **({"citations": cites} if cites else {})}),
+            "mcp": lambda v, c, cites: run(
+                save,
+                {"key": "k", "value": v, "category": c, **({"citations": cites} if cites else {})},
+            ),
         }
         for where, path in paths.items():
-            for value, cites, why in ((LONG_UNCITED, ["docs/api.md"], "1-2 sentences"),
-                                      ("The API uses Fastify.", None, "citation"),
-                                      (GIT_HISTORY, ["git log"], "git history")):
+            for value, cites, why in (
+                (LONG_UNCITED, ["docs/api.md"], "1-2 sentences"),
+                ("The API uses Fastify.", None, "citation"),
+                (GIT_HISTORY, ["git log"], "git history"),
+            ):
                 with pytest.raises(Refused, match=why):
                     path(value, "project", cites)
             assert "k" not in {f.key for f in facts.list()}, where
@@ -322,10 +369,27 @@ def test_repo_fact_rules_hold_on_every_path_that_saves_a_fact(home: Path) -> Non
     with pytest.raises(Refused, match="citation"), MemoryManager("finn", home) as m:
         m.save_fact("k2", "Deploys go through ArgoCD.", "project")
     with pytest.raises(Refused, match="git history"):
-        save_fact(agent_name="finn", key="k3", value=GIT_HISTORY, category="project",
-                  citations=["git log"], home=home)
-    code, _, err = cli(home, "--agent", "finn", "facts", "set", "k4", LONG_UNCITED,
-                       "--category", "project", "--cite", "docs/api.md")
+        save_fact(
+            agent_name="finn",
+            key="k3",
+            value=GIT_HISTORY,
+            category="project",
+            citations=["git log"],
+            home=home,
+        )
+    code, _, err = cli(
+        home,
+        "--agent",
+        "finn",
+        "facts",
+        "set",
+        "k4",
+        LONG_UNCITED,
+        "--category",
+        "project",
+        "--cite",
+        "docs/api.md",
+    )
     assert code == 2 and "1-2 sentences" in err
     with MemoryManager("finn", home) as m:
         m.save_fact("k2", "Deploys go through ArgoCD.", "project", citations=["ops/README.md"])
@@ -341,17 +405,30 @@ def test_repo_memory_folder_is_create_only_on_every_file_path(store: Store) -> N
     files = store.agent("finn").files
     tool = ClaudeMemoryHandler(files)
     path = "/memories/repo/test-cmd.md"
-    text, failed = tool.handle_result({"command": "create", "path": path,
-                                       "file_text": "The test command is cd evals && npm test\n"})
+    text, failed = tool.handle_result(
+        {
+            "command": "create",
+            "path": path,
+            "file_text": "The test command is cd evals && npm test\n",
+        }
+    )
     assert failed and "citation" in text and not files.exists("repo/test-cmd.md")
     body = "The test command is cd evals && npm test\nCitations: evals/package.json\n"
     assert tool.handle_result({"command": "create", "path": path, "file_text": body}) == (
-        f"File created successfully at: {path}", False)
-    for command in ({"command": "str_replace", "path": path, "old_str": "cd evals && npm test",
-                     "new_str": "make test"},
-                    {"command": "insert", "path": path, "insert_line": 0, "insert_text": "x"},
-                    {"command": "create", "path": path, "file_text": "overwritten\n"},
-                    {"command": "rename", "old_path": path, "new_path": "/memories/cmd.md"}):
+        f"File created successfully at: {path}",
+        False,
+    )
+    for command in (
+        {
+            "command": "str_replace",
+            "path": path,
+            "old_str": "cd evals && npm test",
+            "new_str": "make test",
+        },
+        {"command": "insert", "path": path, "insert_line": 0, "insert_text": "x"},
+        {"command": "create", "path": path, "file_text": "overwritten\n"},
+        {"command": "rename", "old_path": path, "new_path": "/memories/cmd.md"},
+    ):
         text, failed = tool.handle_result(command)
         assert failed, command
     assert files.read("repo/test-cmd.md") == body
@@ -362,8 +439,12 @@ def test_repo_memory_folder_is_create_only_on_every_file_path(store: Store) -> N
     with pytest.raises(Refused, match="no inline edits"):
         files.rename("session/x.md" if files.write("session/x.md", "s") else "", "repo/x.md")
     with pytest.raises(Refused, match="git history"):
-        call(store, "memory_write", path="repo/history.md",
-             content="Merged PR #41 into main.\nCitations: git log\n")
+        call(
+            store,
+            "memory_write",
+            path="repo/history.md",
+            content="Merged PR #41 into main.\nCitations: git log\n",
+        )
     assert files.read("repo/test-cmd.md") == body
     files.delete("repo/test-cmd.md")  # pruning stays possible (archived, as `forget` for a fact)
     assert not files.exists("repo/test-cmd.md")
@@ -396,25 +477,49 @@ def test_promotion_session_to_task_to_repo_with_checklist_c(store: Store) -> Non
     verdict = checklist_c(store, "finn", "It is done now.", [])
     assert not verdict.passed
     assert {c.name for c in verdict.checks if not c.passed} >= {"cited", "actionable"}
-    start = phase_start(store, "finn", slug, "design", note="read the webhook docs", facts=[
-        {"text": "Stripe webhooks must be verified against the raw request body.",
-         "citations": ["docs/stripe.md"]},
-        {"text": "This task needs two more days.", "citations": ["plan.md"]}])
+    start = phase_start(
+        store,
+        "finn",
+        slug,
+        "design",
+        note="read the webhook docs",
+        facts=[
+            {
+                "text": "Stripe webhooks must be verified against the raw request body.",
+                "citations": ["docs/stripe.md"],
+            },
+            {"text": "This task needs two more days.", "citations": ["plan.md"]},
+        ],
+    )
     assert [f.value for f in start.promoted] == [
-        "Stripe webhooks must be verified against the raw request body."]
+        "Stripe webhooks must be verified against the raw request body."
+    ]
     assert len(start.refused) == 1 and start.refused[0].failed is not None
-    promoted, refused = task_complete(store, "finn", slug, [
-        {"text": "Payments run in EUR only.", "citations": ["config/payments.toml"]}])
+    promoted, refused = task_complete(
+        store,
+        "finn",
+        slug,
+        [{"text": "Payments run in EUR only.", "citations": ["config/payments.toml"]}],
+    )
     assert [f.value for f in promoted] == ["Payments run in EUR only."] and refused == []
     assert [e["event"] for e in mem.episodes.gate_events(slug, slug)] == ["task_complete"]
     # over MCP: Checklist C's checks come back; a dry run writes nothing
-    dry = call(store, "memory_promote", text="Refunds go through the billing queue.",
-               citations=["docs/billing.md"], dry_run=True)
+    dry = call(
+        store,
+        "memory_promote",
+        text="Refunds go through the billing queue.",
+        citations=["docs/billing.md"],
+        dry_run=True,
+    )
     assert dry["checklist"]["passed"] and "fact" not in dry
     refused = call(store, "memory_promote", text="It works now.", citations=[])
     assert not refused["checklist"]["passed"] and "fact" not in refused
-    done = call(store, "memory_promote", text="Refunds go through the billing queue.",
-                citations=["docs/billing.md"])
+    done = call(
+        store,
+        "memory_promote",
+        text="Refunds go through the billing queue.",
+        citations=["docs/billing.md"],
+    )
     assert mem.facts.get(done["fact"]["key"]).citations == ("docs/billing.md",)
 
 
@@ -435,16 +540,21 @@ def test_verify_before_use_flags_moved_and_missing_claims(store: Store, tmp_path
     code = tmp_path / "repo"
     (code / "src").mkdir(parents=True)
     (code / "src/auth.py").write_text("def login():\n    pass\n")
-    store.agent("finn").facts.set("login", "login() handles the OAuth callback.", "reference",
-                                  citations=["login() at src/auth.py:1"])
+    store.agent("finn").facts.set(
+        "login",
+        "login() handles the OAuth callback.",
+        "reference",
+        citations=["login() at src/auth.py:1"],
+    )
     assert verify_citations(store, "finn", code) == []
     (code / "src/auth.py").write_text("import os\n\n\ndef login():\n    pass\n")
     problems = {f.problem for f in verify_citations(store, "finn", code)}
     assert problems and problems <= {"moved", "symbol_not_on_line"}
     (code / "src/auth.py").unlink()
     assert "missing" in {f.problem for f in verify_citations(store, "finn", code)}
-    assert "missing" in {f["problem"] for f in call(store, "memory_verify",
-                                                    root=str(code))["findings"]}
+    assert "missing" in {
+        f["problem"] for f in call(store, "memory_verify", root=str(code))["findings"]
+    }
 
 
 def test_ignore_memory_turn_assembles_no_memory_and_emits_no_read(store: Store) -> None:
@@ -464,8 +574,9 @@ def test_compaction_keeps_phase_blockers_decisions_safety_as_bullets(store: Stor
     from memstrata.lifecycle import compact_log
 
     mem = store.agent("finn")
-    mem.now.update("Migrate billing", ["run tests"], blockers=["staging DB down"],
-                   phase="migration")
+    mem.now.update(
+        "Migrate billing", ["run tests"], blockers=["staging DB down"], phase="migration"
+    )
     for i in range(60):
         mem.log.append("TOOL_USE", f"pytest run {i}: 120 passed, 0 failed " + "." * 200)
     mem.log.append("THOUGHT", "Decision: approved switching to argon2 for hashing")
@@ -488,8 +599,15 @@ def test_scratch_is_cleared_when_the_conversation_ends(home: Path) -> None:
     with Store(home, agent="finn") as s:
         s.agent().scratch.write("wip.md", "draft")
         s.agent().sessions.append("c1", "user", "hello")
-    code, _, err = cli(home, "--agent", "finn", "--json", "hook", "session-end",
-                       stdin=json.dumps({"session_id": "c1", "hook_event_name": "SessionEnd"}))
+    code, _, err = cli(
+        home,
+        "--agent",
+        "finn",
+        "--json",
+        "hook",
+        "session-end",
+        stdin=json.dumps({"session_id": "c1", "hook_event_name": "SessionEnd"}),
+    )
     assert code == 0 and "not blocked" not in err, err
     with Store(home, agent="finn") as s:
         assert s.agent().scratch.list() == []
@@ -509,19 +627,51 @@ def test_phase_events_and_scratch_promotion_on_the_command_line_and_over_mcp(hom
     cli_json(home, *finn, "episodes", "create", "Feature X")
     good = json.dumps({"text": "The API uses Fastify.", "citations": ["package.json"]})
     bad = json.dumps({"text": "Iteration 3 passed at 14:32.", "citations": ["ci.log"]})
-    started = cli_json(home, *finn, "phase", "start", "feature-x", "1", "--note", "scope the API",
-                       "--fact", good, "--fact", bad)
+    started = cli_json(
+        home,
+        *finn,
+        "phase",
+        "start",
+        "feature-x",
+        "1",
+        "--note",
+        "scope the API",
+        "--fact",
+        good,
+        "--fact",
+        bad,
+    )
     assert len(started["promoted"]) == 1 and started["refused"][0]["passed"] is False
     assert started["session_note"].endswith("session/phase-1.md")
     with Store(home, agent="finn") as s:
         s.agent().scratch.write("research.md", "Fastify beats Express on our benchmark.\n")
     moved = cli_json(home, *finn, "promote", "--scratch", "research.md", "--task", "feature-x")
     assert moved["where"].endswith("episodes/feature-x/notes.md")
-    ended = cli_json(home, *finn, "phase", "end", "feature-x", "1", "API scoped.",
-                     "--next-phase", "2", "--blocker", "waiting on auth keys")
+    ended = cli_json(
+        home,
+        *finn,
+        "phase",
+        "end",
+        "feature-x",
+        "1",
+        "API scoped.",
+        "--next-phase",
+        "2",
+        "--blocker",
+        "waiting on auth keys",
+    )
     assert ended["report"].endswith("phase-1-report.md")
-    done = cli_json(home, *finn, "phase", "complete", "feature-x", "--fact", json.dumps(
-        {"text": "Sessions expire after 30 minutes.", "citations": ["config/session.toml"]}))
+    done = cli_json(
+        home,
+        *finn,
+        "phase",
+        "complete",
+        "feature-x",
+        "--fact",
+        json.dumps(
+            {"text": "Sessions expire after 30 minutes.", "citations": ["config/session.toml"]}
+        ),
+    )
     assert len(done["promoted"]) == 1
     with Store(home, agent="finn") as s:
         mem = s.agent()
@@ -531,12 +681,19 @@ def test_phase_events_and_scratch_promotion_on_the_command_line_and_over_mcp(hom
         events = [e["event"] for e in mem.episodes.gate_events("feature-x", "feature-x")]
         assert events == ["phase_end", "task_complete"]
         mem.scratch.write("later.md", "second pass notes\n")
-        got = call(s, "task_phase", event="start", task="feature-x", phase="2", facts=[
-            {"text": "Deploys go through ArgoCD.", "citations": ["ops/README.md"]}])
+        got = call(
+            s,
+            "task_phase",
+            event="start",
+            task="feature-x",
+            phase="2",
+            facts=[{"text": "Deploys go through ArgoCD.", "citations": ["ops/README.md"]}],
+        )
         assert got["task_files"] and len(got["promoted"]) == 1
         call(s, "scratch_promote", name="later.md", task="feature-x", dest="phase-2.md")
-        assert call(s, "task_phase", event="end", task="feature-x", phase="2",
-                    report="Shipped.")["report"].endswith("phase-2-report.md")
+        assert call(s, "task_phase", event="end", task="feature-x", phase="2", report="Shipped.")[
+            "report"
+        ].endswith("phase-2-report.md")
         assert "second pass notes" in mem.episodes.read("feature-x", "phase-2.md")
         assert call(s, "task_phase", event="complete", task="feature-x")["promoted"] == []
         assert len([f for f in mem.facts.list() if f.category in ("project", "reference")]) == 3
@@ -548,21 +705,27 @@ def test_seed_001_operations_on_the_command_line(home: Path, tmp_path: Path) -> 
 
     finn = ("--agent", "finn")
     assert cli_json(home, *finn, "episodes", "create", "Fix Login Timeout") == {
-        "task": "fix-login-timeout"}
+        "task": "fix-login-timeout"
+    }
     cli_json(home, *finn, "episodes", "write", "fix-login-timeout", "plan.md", "# Plan")
-    assert cli_json(home, *finn, "episodes", "read", "fix-login-timeout",
-                    "plan.md")["content"] == "# Plan"
-    got = cli_json(home, *finn, "episodes", "verified", "fix-login-timeout", "login ok",
-                   "--iteration", "1")
+    assert (
+        cli_json(home, *finn, "episodes", "read", "fix-login-timeout", "plan.md")["content"]
+        == "# Plan"
+    )
+    got = cli_json(
+        home, *finn, "episodes", "verified", "fix-login-timeout", "login ok", "--iteration", "1"
+    )
     assert got == [{"iteration": 1, "item": "login ok"}]
     cli_json(home, *finn, "episodes", "gate", "fix-login-timeout", "T1", '{"verdict": "ok"}')
     with Store(home, agent="finn") as s:
         assert s.agent().episodes.gate_events("fix-login-timeout", "T1")[0]["verdict"] == "ok"
     code, _, err = cli(home, *finn, "promote", "It works now.")
     assert code == 2 and "citation" in err  # refused by Checklist C, with the reason
-    done = cli_json(home, *finn, "promote", "Sessions expire after 30 minutes.",
-                    "--cite", "config/session.toml")
+    done = cli_json(
+        home, *finn, "promote", "Sessions expire after 30 minutes.", "--cite", "config/session.toml"
+    )
     assert done["checklist"]["passed"] and done["key"]
-    code, _, err = cli(home, *finn, "promote", "Sessions expire after 30 minutes.",
-                       "--cite", "config/session.toml")
+    code, _, err = cli(
+        home, *finn, "promote", "Sessions expire after 30 minutes.", "--cite", "config/session.toml"
+    )
     assert code == 2 and "duplicate" in err  # Checklist C "new": create-only

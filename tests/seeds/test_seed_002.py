@@ -126,8 +126,9 @@ def test_planner_instruction_follows_the_memory_context(home: Path) -> None:
         text = m.format_context_for_prompt()
     tail = text.split("## How to use this memory\n", 1)[1]
     assert text.index("Outline the decorators post") < text.index("## How to use this memory")
-    assert tail.startswith("Use the above memory context to understand: 1. what you are "
-                           "currently working on (NOW.md)")
+    assert tail.startswith(
+        "Use the above memory context to understand: 1. what you are currently working on (NOW.md)"
+    )
     assert 'If the user says "continue", check NOW.md to see what you should resume.' in tail
     (home / "config.toml").write_text("[context]\ninstructions = false\n")
     with MemoryManager("finn", home) as m:
@@ -172,8 +173,13 @@ def test_skill_md_documents_the_five_skills() -> None:
 
 def test_the_five_skills_are_mcp_tools_of_the_same_names(home: Path) -> None:
     with Store(home, agent="finn") as s:
-        assert {"update_status", "log_activity", "recall_memory", "save_fact",
-                "get_fact"} <= tool_names(s)
+        assert {
+            "update_status",
+            "log_activity",
+            "recall_memory",
+            "save_fact",
+            "get_fact",
+        } <= tool_names(s)
         call(s, "save_fact", key="tz", value="UTC", category="config")
         call(s, "log_activity", entry_type="TOOL_USE", content="ran the ETL job for March")
         hits = call(s, "recall_memory", query="ETL job March")["results"]
@@ -195,9 +201,16 @@ def test_log_compacts_itself_past_100_entries(home: Path) -> None:
         assert s.search("step 7", layers=("archive",))
 
 
-SEED_MS = {"read NOW": 1, "read LOG tail (20)": 10, "append LOG (durable)": 5,
-           "update NOW": 5, "save fact": 5, "get fact": 2, "recall (lexical)": 50,
-           "compact LOG (100 entries)": 30_000}
+SEED_MS = {
+    "read NOW": 1,
+    "read LOG tail (20)": 10,
+    "append LOG (durable)": 5,
+    "update NOW": 5,
+    "save fact": 5,
+    "get fact": 2,
+    "recall (lexical)": 50,
+    "compact LOG (100 entries)": 30_000,
+}
 DURABLE = {"append LOG (durable)", "update NOW", "save fact"}
 
 
@@ -217,14 +230,19 @@ def test_performance_table_reads_and_recall_meet_the_seeds_latencies() -> None:
     rows = run_ops(sizes=(300,), repeat=20, clock=time.thread_time)
     assert {r["operation"] for r in rows} == set(SEED_MS)
     assert all(r["p50_ms"] > 0 for r in rows)  # the clock measured something
-    slow = {r["operation"]: r["p50_ms"] for r in rows
-            if r["operation"] not in DURABLE and r["p50_ms"] > SEED_MS[r["operation"]]}
+    slow = {
+        r["operation"]: r["p50_ms"]
+        for r in rows
+        if r["operation"] not in DURABLE and r["p50_ms"] > SEED_MS[r["operation"]]
+    }
     assert slow == {}
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not os.environ.get("MEMSTRATA_SLOW"),
-                    reason="absolute fsync latency needs a quiet machine: MEMSTRATA_SLOW=1")
+@pytest.mark.skipif(
+    not os.environ.get("MEMSTRATA_SLOW"),
+    reason="absolute fsync latency needs a quiet machine: MEMSTRATA_SLOW=1",
+)
 def test_performance_table_meets_the_seeds_latencies_on_a_quiet_machine() -> None:
     """Every row at p50 against the seed's latency, wall-clock (on a loaded 2-core machine
     shared with the suite the fsync'ed writes' p50 was 10-18 ms; quiet, 1.2-2.3 ms)."""

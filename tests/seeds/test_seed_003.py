@@ -38,8 +38,15 @@ def test_system_prompt_order_identity_context_datetime_workspace(home: Path) -> 
         s.agent().context.write("User likes short answers.\n")
         s.agent().now.update("Analyse Q3", [])
         text = assemble_context(s, "finn", workspace="/srv/project").text
-    order = [text.index(x) for x in ("I am Finn", "User likes short answers",
-                                     "## Current date and time", "/srv/project")]
+    order = [
+        text.index(x)
+        for x in (
+            "I am Finn",
+            "User likes short answers",
+            "## Current date and time",
+            "/srv/project",
+        )
+    ]
     assert order == sorted(order)
 
 
@@ -49,14 +56,15 @@ def test_the_five_file_tools_read_write_replace_insert_list(home: Path) -> None:
         call(s, "memory_write", path="notes/plan.md", content="line one\nline two\n")
         call(s, "memory_replace", path="notes/plan.md", old_str="line two", new_str="line 2")
         call(s, "memory_insert", path="notes/plan.md", line=1, text="inserted")
-        assert call(s, "memory_read", path="notes/plan.md")["content"] == \
-            "line one\ninserted\nline 2\n"
+        assert (
+            call(s, "memory_read", path="notes/plan.md")["content"]
+            == "line one\ninserted\nline 2\n"
+        )
         assert [f["path"] for f in call(s, "memory_list", path="")["files"]] == ["notes/plan.md"]
         s.agent().files.write("dup.md", "x\nx\n")
         with pytest.raises(NotUnique):  # replace needs a unique match
             s.agent().files.replace("dup.md", "x", "y")
-    assert (home / "agents/finn/memory/notes/plan.md").read_text() == \
-        "line one\ninserted\nline 2\n"
+    assert (home / "agents/finn/memory/notes/plan.md").read_text() == "line one\ninserted\nline 2\n"
 
 
 def test_file_tools_are_per_agent_and_isolated(home: Path) -> None:
@@ -98,12 +106,14 @@ def test_memory_is_plain_files_and_the_index_is_derived(home: Path) -> None:
         assert s.search("okapi")
 
 
-@pytest.mark.parametrize("config_file, text", [
-    ("config.toml", "[tools.memory]\nenabled = false\n"),
-    ("config.yaml", "tools:\n  memory:\n    enabled: false\n"),
-])
-def test_memory_tools_disabled_context_still_loads(home: Path, config_file: str,
-                                                    text: str) -> None:
+@pytest.mark.parametrize(
+    "config_file, text",
+    [
+        ("config.toml", "[tools.memory]\nenabled = false\n"),
+        ("config.yaml", "tools:\n  memory:\n    enabled: false\n"),
+    ],
+)
+def test_memory_tools_disabled_context_still_loads(home: Path, config_file: str, text: str) -> None:
     from memstrata.mcp.server import select_tools
 
     home.mkdir(parents=True, exist_ok=True)

@@ -16,9 +16,12 @@ from memstrata.errors import EntryTooLarge, ScopeDenied
 
 
 def _files(home: Path) -> dict[str, bytes]:
-    return {p.relative_to(home).as_posix(): p.read_bytes() for p in home.rglob("*")
-            if p.is_file() and not p.relative_to(home).as_posix().startswith(("index", "events",
-                                                                               ".locks"))}
+    return {
+        p.relative_to(home).as_posix(): p.read_bytes()
+        for p in home.rglob("*")
+        if p.is_file()
+        and not p.relative_to(home).as_posix().startswith(("index", "events", ".locks"))
+    }
 
 
 def test_working_memory_is_assembled_at_runtime_and_never_stored(home: Path) -> None:
@@ -40,8 +43,9 @@ def test_sessions_are_jsonl_messages_with_roles_ids_and_timestamps(home: Path) -
         sess.append("s1", "tool_call", "grep", name="grep", input={"q": "bug"})
         sess.append("s1", "tool_result", "3 matches", name="grep")
         sess.append("s1", "assistant", "found it")
-        lines = [json.loads(x) for x in
-                 (home / "agents/finn/sessions/s1.jsonl").read_text().splitlines()]
+        lines = [
+            json.loads(x) for x in (home / "agents/finn/sessions/s1.jsonl").read_text().splitlines()
+        ]
     assert [r["role"] for r in lines] == ["user", "tool_call", "tool_result", "assistant"]
     assert len({r["id"] for r in lines}) == 4 and all(r["timestamp"] for r in lines)
     assert lines[1]["name"] == "grep" and lines[1]["input"] == {"q": "bug"}
@@ -54,15 +58,39 @@ def test_session_tool_calls_are_written_over_mcp_as_the_seed_shows_them(home: Pa
 
     with Store(home, agent="finn") as s:
         call(s, "session_append", session_id="s1", role="user", content="Hello")
-        call(s, "session_append", session_id="s1", role="tool_call", content="", id="tool_001",
-             name="read", input={"path": "README.md"})
-        call(s, "session_append", session_id="s1", role="tool_result", content="# Project...",
-             id="tool_001", name="read")
-    lines = [json.loads(x) for x in (home / "agents/finn/sessions/s1.jsonl").read_text().splitlines()]
+        call(
+            s,
+            "session_append",
+            session_id="s1",
+            role="tool_call",
+            content="",
+            id="tool_001",
+            name="read",
+            input={"path": "README.md"},
+        )
+        call(
+            s,
+            "session_append",
+            session_id="s1",
+            role="tool_result",
+            content="# Project...",
+            id="tool_001",
+            name="read",
+        )
+    lines = [
+        json.loads(x) for x in (home / "agents/finn/sessions/s1.jsonl").read_text().splitlines()
+    ]
     assert {k: lines[1][k] for k in ("id", "role", "name", "input")} == {
-        "id": "tool_001", "role": "tool_call", "name": "read", "input": {"path": "README.md"}}
+        "id": "tool_001",
+        "role": "tool_call",
+        "name": "read",
+        "input": {"path": "README.md"},
+    }
     assert (lines[2]["id"], lines[2]["role"], lines[2]["content"]) == (
-        "tool_001", "tool_result", "# Project...")
+        "tool_001",
+        "tool_result",
+        "# Project...",
+    )
     assert all(r["timestamp"] for r in lines)
 
 
@@ -109,8 +137,17 @@ def test_extracted_items_have_the_seeds_fields(home: Path, tmp_path: Path) -> No
     items = json.loads((home / "items.json").read_text())
     # The seed's eight fields, and the project (the seed's `<project>/items.json`, one file
     # per project; here one file per store, each item naming its project).
-    assert items and set(items[0]) == {"id", "type", "title", "content", "sourceFile",
-                                       "lineNumber", "confidence", "extractedAt", "project"}
+    assert items and set(items[0]) == {
+        "id",
+        "type",
+        "title",
+        "content",
+        "sourceFile",
+        "lineNumber",
+        "confidence",
+        "extractedAt",
+        "project",
+    }
     assert items[0]["sourceFile"] == "README.md" and items[0]["lineNumber"] >= 1
     assert items[0]["project"] == "proj"
 
@@ -120,15 +157,18 @@ def test_items_are_kept_per_project(home: Path, tmp_path: Path) -> None:
     re-extracting one project replaces only its own."""
     from memstrata.lifecycle import extract_items
 
-    for name, text in (("pa", "Decision: project A uses Fastify."),
-                       ("pb", "Decision: project B uses Django.")):
+    for name, text in (
+        ("pa", "Decision: project A uses Fastify."),
+        ("pb", "Decision: project B uses Django."),
+    ):
         (tmp_path / name).mkdir()
         (tmp_path / name / "README.md").write_text(f"# {name}\n\n{text}\n")
     with Store(home) as owner:
         extract_items(owner, tmp_path / "pa")
         extract_items(owner, tmp_path / "pb")
-        both = {(i.project, i.sourceFile): i.content for i in owner.items.list()
-                if i.type == "decision"}
+        both = {
+            (i.project, i.sourceFile): i.content for i in owner.items.list() if i.type == "decision"
+        }
         (tmp_path / "pa" / "README.md").write_text("# pa\n\nDecision: project A uses Hono.\n")
         extract_items(owner, tmp_path / "pa")
         after = sorted(i.content for i in owner.items.list() if i.type == "decision")
@@ -136,20 +176,36 @@ def test_items_are_kept_per_project(home: Path, tmp_path: Path) -> None:
         assert {h.meta["project"] for h in owner.items.search("Django")} == {"pb"}
         assert owner.items.search("Django", project="pa") == []  # /projects/pa/knowledge
         assert [i.content for i in owner.items.list(project="pb") if i.type == "decision"] == [
-            "project B uses Django."]
-    assert both == {("pa", "README.md"): "project A uses Fastify.",
-                    ("pb", "README.md"): "project B uses Django."}
+            "project B uses Django."
+        ]
+    assert both == {
+        ("pa", "README.md"): "project A uses Fastify.",
+        ("pb", "README.md"): "project B uses Django.",
+    }
     assert after == ["project A uses Hono.", "project B uses Django."]
 
 
 def test_tasks_json_has_the_seeds_fields(home: Path) -> None:
     with Store(home, agent="finn") as s:
-        t = s.agent().tasks.add("Write the importer", milestone="M1", priority=1,
-                                acceptance_criteria=["imports 1k rows"])
+        t = s.agent().tasks.add(
+            "Write the importer",
+            milestone="M1",
+            priority=1,
+            acceptance_criteria=["imports 1k rows"],
+        )
         s.agent().tasks.update(t.id, status="done")
     [row] = json.loads((home / "agents/finn/tasks.json").read_text())["tasks"]
-    assert set(row) >= {"id", "milestone", "priority", "status", "description",
-                        "acceptance_criteria", "created", "completed", "blocked_by"}
+    assert set(row) >= {
+        "id",
+        "milestone",
+        "priority",
+        "status",
+        "description",
+        "acceptance_criteria",
+        "created",
+        "completed",
+        "blocked_by",
+    }
     assert row["status"] == "done" and row["completed"]
 
 
@@ -166,7 +222,8 @@ def test_storage_is_jsonl_markdown_json_and_a_derived_sqlite_index(home: Path) -
 
 
 def test_write_rules_episodic_append_only_items_pipeline_only_tasks_explicit(
-        roles: Path, tmp_path: Path) -> None:
+    roles: Path, tmp_path: Path
+) -> None:
     from memstrata.layers.sessions import Sessions
     from memstrata.lifecycle import extract_items
 
@@ -233,8 +290,9 @@ def test_skill_reads_only_the_context_it_is_handed(roles: Path) -> None:
 
     with Store(roles, agent="wilco") as admin:
         admin.agent().context.write("User prefers concise responses.\n")
-        env = hand_off(admin, "seo", "analyze", brief="blog",
-                       project_context="SEO optimization for blog")
+        env = hand_off(
+            admin, "seo", "analyze", brief="blog", project_context="SEO optimization for blog"
+        )
         with pytest.raises(ScopeDenied):
             hand_off(Store(roles, agent="finn"), "seo", "analyze")
     raw = json.loads(env.to_json())
@@ -257,12 +315,28 @@ def test_skill_handoff_on_the_command_line_and_over_mcp(roles: Path) -> None:
         admin.agent().facts.set("tone", "User prefers concise responses", "preference")
         assert "skill_handoff" not in {t.name for t in select_tools(admin, None)}  # lean default
         assert [t.name for t in select_tools(admin, ["admin"])] == ["skill_handoff"]
-        env = call(admin, "skill_handoff", skill="seo", action="analyze", brief="tone",
-                   project_context="SEO optimization for blog")
+        env = call(
+            admin,
+            "skill_handoff",
+            skill="seo",
+            action="analyze",
+            brief="tone",
+            project_context="SEO optimization for blog",
+        )
     assert env["from"] == "wilco" and env["to"] == "seo" and env["type"] == "request"
     assert "concise responses" in env["payload"]["context"]["memory_snippet"]
-    code, out, err = cli(roles, "--agent", "wilco", "handoff", "seo", "analyze", "--brief", "tone",
-                         "--project-context", "SEO optimization for blog")
+    code, out, err = cli(
+        roles,
+        "--agent",
+        "wilco",
+        "handoff",
+        "seo",
+        "analyze",
+        "--brief",
+        "tone",
+        "--project-context",
+        "SEO optimization for blog",
+    )
     assert code == 0, err
     ctx = SkillContext(out)
     assert ctx.action == "analyze" and ctx.project_context == "SEO optimization for blog"
@@ -281,8 +355,12 @@ def test_fts5_keyword_search(home: Path) -> None:
         s.agent().log.append("THOUGHT", "the zebra cache is warm")
         s.agent().log.append("THOUGHT", "unrelated")
         with s.db.read() as conn:
-            assert conn.execute("SELECT count(*) FROM docs_fts WHERE docs_fts MATCH 'zebra'"
-                                ).fetchone()[0] == 1
+            assert (
+                conn.execute(
+                    "SELECT count(*) FROM docs_fts WHERE docs_fts MATCH 'zebra'"
+                ).fetchone()[0]
+                == 1
+            )
         assert [h.text for h in s.search("zebra")] == ["the zebra cache is warm"]
 
 
@@ -294,17 +372,24 @@ def test_search_scopes_memory_items_sessions_sources(home: Path, tmp_path: Path)
     (project / "src/billing.py").write_text("def ocelot_invoice():\n    return 42\n")
     with Store(home) as owner:
         owner.acting_as(None).items.replace_source(
-            "a.md", [{"type": "note", "title": "ocelot item", "content": "ocelot"}])
+            "a.md", [{"type": "note", "title": "ocelot item", "content": "ocelot"}]
+        )
         Sources(owner).add(project)
     with Store(home, agent="finn") as s:
         s.agent().context.write("ocelot in long-term memory\n")
         s.agent().sessions.append("s1", "user", "ocelot in a transcript")
         s.agent().log.append("THOUGHT", "ocelot in the log")
-        by_scope = {scope: {h.layer for h in s.search("ocelot", layers=(scope,), k=50)}
-                    for scope in ("memory", "items", "sessions", "sources")}
+        by_scope = {
+            scope: {h.layer for h in s.search("ocelot", layers=(scope,), k=50)}
+            for scope in ("memory", "items", "sessions", "sources")
+        }
         default = {h.layer for h in s.search("ocelot", k=50)}
-    assert by_scope == {"memory": {"context"}, "items": {"item"}, "sessions": {"session"},
-                        "sources": {"source"}}
+    assert by_scope == {
+        "memory": {"context"},
+        "items": {"item"},
+        "sessions": {"session"},
+        "sources": {"source"},
+    }
     assert "session" not in default  # transcripts are opt-in
 
 
@@ -353,17 +438,28 @@ def test_memory_events_read_write_flush_compact_search(home: Path) -> None:
         compact_session(s, "finn", "s1", keep_recent=1, summary="short")
         compact_log(s, "finn", force=True)
     names = {e.name for e in events}
-    assert {"memory:read", "memory:write", "memory:flush", "memory:compact",
-            "memory:search"} <= names
+    assert {
+        "memory:read",
+        "memory:write",
+        "memory:flush",
+        "memory:compact",
+        "memory:search",
+    } <= names
     assert all(e.agent == "finn" and e.ts for e in events)
     # The seed's payloads: read {type, path, size}, write {type, path, delta}, flush
     # {sessionId}, compact {sessionId, before, after}, search {query, results}.
-    seed_keys = {"memory:read": {"type", "path", "size"}, "memory:write": {"type", "path", "delta"},
-                 "memory:flush": {"sessionId"}, "memory:compact": {"sessionId", "before", "after"},
-                 "memory:search": {"query", "results"}}
+    seed_keys = {
+        "memory:read": {"type", "path", "size"},
+        "memory:write": {"type", "path", "delta"},
+        "memory:flush": {"sessionId"},
+        "memory:compact": {"sessionId", "before", "after"},
+        "memory:search": {"query", "results"},
+    }
     for e in events:
         assert seed_keys[e.name] <= set(e.payload), (e.name, e.payload)
-    log_write = next(e.payload for e in events if e.name == "memory:write" and e.payload["type"] == "log")
+    log_write = next(
+        e.payload for e in events if e.name == "memory:write" and e.payload["type"] == "log"
+    )
     assert log_write["path"] == "agents/finn/memory/LOG.md" and log_write["delta"] > 0
     read = next(e.payload for e in events if e.name == "memory:read" and e.payload["type"] == "log")
     assert read["path"] == "agents/finn/memory/LOG.md" and read["size"] > 0
@@ -378,24 +474,38 @@ def test_memory_events_read_write_flush_compact_search(home: Path) -> None:
 
 def test_memory_config_keys_by_the_seeds_names_with_the_seeds_defaults(home: Path) -> None:
     defaults = load_config(home)
-    assert (defaults.max_memory_chars, defaults.session_retention_days,
-            defaults.session_compaction_threshold, defaults.session_keep_recent,
-            defaults.session_flush_enabled, defaults.session_flush_threshold,
-            defaults.search_provider, defaults.embedder, defaults.tool_result_retention) == (
-        50000, 30, 100_000, 10, True, 80_000, "fts5", None, 5)
+    assert (
+        defaults.max_memory_chars,
+        defaults.session_retention_days,
+        defaults.session_compaction_threshold,
+        defaults.session_keep_recent,
+        defaults.session_flush_enabled,
+        defaults.session_flush_threshold,
+        defaults.search_provider,
+        defaults.embedder,
+        defaults.tool_result_retention,
+    ) == (50000, 30, 100_000, 10, True, 80_000, "fts5", None, 5)
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text(
-        "[memory]\nmemoryPath = \"<agent>/MEMORY.md\"\nmaxMemorySize = 1000\n"
+        '[memory]\nmemoryPath = "<agent>/MEMORY.md"\nmaxMemorySize = 1000\n'
         "sessionRetentionDays = 7\ncompactionThreshold = 5000\ncompactionKeepRecent = 4\n"
-        "flushEnabled = false\nflushThreshold = 4000\nsearchProvider = \"hybrid\"\n"
-        "vectorModel = \"fake\"\ntoolResultRetention = 2\n")
+        'flushEnabled = false\nflushThreshold = 4000\nsearchProvider = "hybrid"\n'
+        'vectorModel = "fake"\ntoolResultRetention = 2\n'
+    )
     c = load_config(home, strict=True)
-    assert (c.memory_path, c.max_memory_chars, c.session_retention_days,
-            c.session_compaction_threshold, c.session_keep_recent, c.session_flush_enabled,
-            c.session_flush_threshold, c.search_provider, c.embedder,
-            c.tool_result_retention) == ("MEMORY.md", 1000, 7, 5000, 4, False, 4000, "hybrid",
-                                         "fake", 2)
-    (home / "config.toml").write_text("[memory]\nmemoryPath = \"<agent>/MEMORY.md\"\n")
+    assert (
+        c.memory_path,
+        c.max_memory_chars,
+        c.session_retention_days,
+        c.session_compaction_threshold,
+        c.session_keep_recent,
+        c.session_flush_enabled,
+        c.session_flush_threshold,
+        c.search_provider,
+        c.embedder,
+        c.tool_result_retention,
+    ) == ("MEMORY.md", 1000, 7, 5000, 4, False, 4000, "hybrid", "fake", 2)
+    (home / "config.toml").write_text('[memory]\nmemoryPath = "<agent>/MEMORY.md"\n')
     with Store(home, agent="finn") as s:
         s.agent().context.write("pinned by memoryPath\n")
     assert (home / "agents/finn/MEMORY.md").read_text() == "pinned by memoryPath\n"
@@ -419,7 +529,8 @@ def test_every_write_path_emits_memory_write(home: Path) -> None:
         "channel": lambda s: s.room().post("x"),
         "artifact": lambda s: s.room().write_artifact("a.md", "x"),
         "log compaction": lambda s: __import__("memstrata.lifecycle", fromlist=["x"]).compact_log(
-            s, "finn", force=True),
+            s, "finn", force=True
+        ),
     }
     silent = []
     with Store(home, agent="finn", room="room-1") as s:
@@ -470,7 +581,8 @@ def test_invariants_human_readable_and_timestamped(home: Path, tmp_path: Path) -
         compact_log(s, "finn", force=True)
     stamps = ("ts", "timestamp", "created_at", "updated_at", "extractedAt", "compacted_at")
     jsonl = [p for p in home.rglob("*.jsonl") if "index" not in p.parts] + list(
-        home.rglob("*.ndjson"))
+        home.rglob("*.ndjson")
+    )
     assert len(jsonl) >= 6
     for path in jsonl:
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -483,9 +595,13 @@ def test_invariants_human_readable_and_timestamped(home: Path, tmp_path: Path) -
     heads = re.findall(r"^### .*$", log, re.M)
     assert heads and all(re.search(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}", h) for h in heads)
     assert all(i["extractedAt"] for i in json.loads((home / "items.json").read_text()))
-    assert all(t["created"] for t in json.loads((home / "agents/finn/tasks.json").read_text())["tasks"])
-    assert all(r["created"] for r in json.loads(
-        (home / "agents/finn/sessions/sessions.json").read_text())["sessions"])
+    assert all(
+        t["created"] for t in json.loads((home / "agents/finn/tasks.json").read_text())["tasks"]
+    )
+    assert all(
+        r["created"]
+        for r in json.loads((home / "agents/finn/sessions/sessions.json").read_text())["sessions"]
+    )
 
 
 def test_maintain_archives_idle_sessions(home: Path) -> None:

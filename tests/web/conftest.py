@@ -66,14 +66,19 @@ class Served:
         return httpx.Client(base_url=self.base, headers=headers, timeout=30.0, **kw)  # type: ignore[arg-type]
 
 
-def start_server(home: Path, *args: str, env: dict[str, str] | None = None,
-                 timeout: float = 90.0) -> Served:
+def start_server(
+    home: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 90.0
+) -> Served:
     """Start `memstrata serve` on a free port; return once it answers."""
     environ = {**os.environ, "MEMSTRATA_HOME": str(home), **(env or {})}
     environ.pop("MEMSTRATA_AGENT", None)
-    proc = subprocess.Popen([EXE, "--home", str(home), "serve", "--port", "0", *args],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            env=environ)
+    proc = subprocess.Popen(
+        [EXE, "--home", str(home), "serve", "--port", "0", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environ,
+    )
     assert proc.stderr is not None
     deadline = time.monotonic() + timeout
     lines: list[str] = []
@@ -91,8 +96,10 @@ def start_server(home: Path, *args: str, env: dict[str, str] | None = None,
             raise RuntimeError("memstrata serve printed no banner:\n" + "".join(lines))
     served = Served(proc, f"http://127.0.0.1:{port}", home, lines)
     # Keep reading stderr (a full pipe would block the server), and keep it for failures.
-    threading.Thread(target=lambda: served.log.extend(iter(proc.stderr.readline, "")),  # type: ignore[union-attr]
-                     daemon=True).start()
+    threading.Thread(
+        target=lambda: served.log.extend(iter(proc.stderr.readline, "")),  # type: ignore[union-attr]
+        daemon=True,
+    ).start()
     while True:  # the socket is bound; it answers once the app has started
         try:
             r = httpx.get(f"{served.base}/api/openapi.json", timeout=5.0)
@@ -133,24 +140,49 @@ def seed(home: Path) -> dict[str, str]:
         mem.sessions.append("s-1", "assistant", "With bcrypt, work factor 12.")
         mem.files.write("notes/plan.md", "# Plan\n\n- hash with bcrypt\n")
         first = s.ledger.publish("decision", "Use argon2 for passwords", tags=["auth"])
-        second = s.ledger.publish("decision", "Use bcrypt for passwords", tags=["auth"],
-                                  supersedes=first.id)
+        second = s.ledger.publish(
+            "decision", "Use bcrypt for passwords", tags=["auth"], supersedes=first.id
+        )
         ids.update(first=first.id, second=second.id)
     with Store(home, agent="mira", room="room-2") as s:
         s.agent().log.append("THOUGHT", "mira's private plan: refactor the billing module")
         s.agent().now.update("Refactor billing")
-        ids["mira_entry"] = s.ledger.publish("warning", "Billing API is rate limited",
-                                             tags=["billing"]).id
+        ids["mira_entry"] = s.ledger.publish(
+            "warning", "Billing API is rate limited", tags=["billing"]
+        ).id
     with Store(home, agent="wilco") as s:
         s.agent().log.append("SYSTEM", "admin note: all rooms use bcrypt")
-        s.items.replace_source("docs/Architecture.md", [
-            {"type": "decision", "title": "Use Fastify for API", "lineNumber": 45,
-             "content": "We chose Fastify over Express.", "confidence": 0.9},
-            {"type": "claim", "title": "Sessions are JSONL", "lineNumber": 12,
-             "content": "Each session is one JSONL file."}], project="brain")
-        s.items.replace_source("docs/Architecture.md", [  # the same path in another project
-            {"type": "decision", "title": "Billing uses Stripe", "lineNumber": 3,
-             "content": "Billing runs on Stripe, not Fastify."}], project="billing")
+        s.items.replace_source(
+            "docs/Architecture.md",
+            [
+                {
+                    "type": "decision",
+                    "title": "Use Fastify for API",
+                    "lineNumber": 45,
+                    "content": "We chose Fastify over Express.",
+                    "confidence": 0.9,
+                },
+                {
+                    "type": "claim",
+                    "title": "Sessions are JSONL",
+                    "lineNumber": 12,
+                    "content": "Each session is one JSONL file.",
+                },
+            ],
+            project="brain",
+        )
+        s.items.replace_source(
+            "docs/Architecture.md",
+            [  # the same path in another project
+                {
+                    "type": "decision",
+                    "title": "Billing uses Stripe",
+                    "lineNumber": 3,
+                    "content": "Billing runs on Stripe, not Fastify.",
+                }
+            ],
+            project="billing",
+        )
     return ids
 
 
@@ -176,8 +208,12 @@ def seed_every_layer(home: Path) -> None:
         compact_log(s, "finn", summary="The rollout's first steps, compacted.")
         mem.log.append("THOUGHT", "after the compaction")
         mem.facts.set("test_cmd", "cd evals && npm test", "project", citations=["package.json"])
-        mem.facts.set("test_cmd2", "cd evals && npm test ", "project",  # a near-duplicate
-                      citations=["package.json"])
+        mem.facts.set(
+            "test_cmd2",
+            "cd evals && npm test ",
+            "project",  # a near-duplicate
+            citations=["package.json"],
+        )
         mem.facts.set("editor", "vim", "preference")
         mem.facts.set("editor", "helix", "preference")
         mem.facts.forget("editor")
@@ -209,14 +245,25 @@ def rich(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 
 # -- the browser ---------------------------------------------------------------------------
-BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update", "--disable-sync", "--no-first-run",
-                "--disable-quic"]
+BROWSER_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
 
 
 def chromium_path() -> str | None:
-    for p in (os.environ.get("MEMSTRATA_CHROMIUM"), "/usr/bin/chromium",
-              shutil.which("chromium"), shutil.which("chromium-browser")):
+    for p in (
+        os.environ.get("MEMSTRATA_CHROMIUM"),
+        "/usr/bin/chromium",
+        shutil.which("chromium"),
+        shutil.which("chromium-browser"),
+    ):
         if p and Path(p).exists():
             return p
     return None
@@ -244,8 +291,9 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def logged_in(browser: Any, server: Served, token: str = "tok-finn",
-              start: str = "/a/finn/timeline") -> Any:
+def logged_in(
+    browser: Any, server: Served, token: str = "tok-finn", start: str = "/a/finn/timeline"
+) -> Any:
     """A fresh browser context that logged in with `token` through the login form."""
     ctx = browser.new_context(viewport={"width": 1280, "height": 900})
     page = ctx.new_page()

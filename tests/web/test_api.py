@@ -34,14 +34,29 @@ def test_openapi_schema_is_valid_and_lists_every_area(served: tuple[Served, Ids]
     spec = httpx.get(f"{server.base}/api/openapi.json").json()
     validate(spec)
     paths = set(spec["paths"])
-    for p in ("/api/search", "/api/memories", "/api/ledger", "/api/ledger/{entry_id}/chain",
-              "/api/agents/{agent}/now", "/api/agents/{agent}/context",
-              "/api/agents/{agent}/memory-files/{path}", "/api/agents/{agent}/log",
-              "/api/agents/{agent}/timeline", "/api/agents/{agent}/facts",
-              "/api/agents/{agent}/tasks", "/api/agents/{agent}/sessions/{session_id}",
-              "/api/items", "/api/projects/{project_id}/knowledge", "/api/events",
-              "/api/events/stream", "/api/agents/{agent}/audit", "/api/agents/{agent}/verify",
-              "/api/agents/{agent}/compact", "/api/doctor", "/api/whoami"):
+    for p in (
+        "/api/search",
+        "/api/memories",
+        "/api/ledger",
+        "/api/ledger/{entry_id}/chain",
+        "/api/agents/{agent}/now",
+        "/api/agents/{agent}/context",
+        "/api/agents/{agent}/memory-files/{path}",
+        "/api/agents/{agent}/log",
+        "/api/agents/{agent}/timeline",
+        "/api/agents/{agent}/facts",
+        "/api/agents/{agent}/tasks",
+        "/api/agents/{agent}/sessions/{session_id}",
+        "/api/items",
+        "/api/projects/{project_id}/knowledge",
+        "/api/events",
+        "/api/events/stream",
+        "/api/agents/{agent}/audit",
+        "/api/agents/{agent}/verify",
+        "/api/agents/{agent}/compact",
+        "/api/doctor",
+        "/api/whoami",
+    ):
         assert p in paths, p
     page = httpx.get(f"{server.base}/api/docs")
     assert page.status_code == 200 and "/static/api.js" in page.text
@@ -54,23 +69,38 @@ def test_tokens_decide_who_a_request_is(served: tuple[Served, Ids]) -> None:
         _err(anon.get("/api/whoami", headers={"Authorization": "Bearer nope"}), 401)
         _err(anon.get("/api/whoami", headers={"Authorization": "Basic dG9r"}), 401)
         assert anon.get("/a/finn/timeline").status_code == 303  # pages go to /login
-    for who, role, room in (("wilco", "admin", None), ("finn", "project", "room-1"),
-                            ("mira", "project", "room-2")):
+    for who, role, room in (
+        ("wilco", "admin", None),
+        ("finn", "project", "room-1"),
+        ("mira", "project", "room-2"),
+    ):
         with server.client(who) as c:
-            assert c.get("/api/whoami").json() == {"agent": who, "role": role, "room": room,
-                                                   "via": "token"}
+            assert c.get("/api/whoami").json() == {
+                "agent": who,
+                "role": role,
+                "room": room,
+                "via": "token",
+            }
 
 
 def test_the_bearer_parser_takes_any_case_and_answers_malformed_headers_with_401_json(
-        served: tuple[Served, Ids]) -> None:
+    served: tuple[Served, Ids],
+) -> None:
     server, _ = served
     with httpx.Client(base_url=server.base) as anon:
         for header in (b"bearer tok-finn", b"BEARER tok-finn", b"BeArEr   tok-finn"):
             r = anon.get("/api/whoami", headers={"Authorization": header})
             assert r.status_code == 200 and r.json()["agent"] == "finn", header
-        for header in (b"", b"Bearer", b"Basic dG9rLWZpbm4=", b"tok-finn",
-                       "Bearer tök-finn".encode("latin-1"), "Bearer tok-finn\u00e9".encode(),
-                       b"Bearer tok-finn extra", b"Bearer\ttok-finn"):
+        for header in (
+            b"",
+            b"Bearer",
+            b"Basic dG9rLWZpbm4=",
+            b"tok-finn",
+            "Bearer tök-finn".encode("latin-1"),
+            "Bearer tok-finn\u00e9".encode(),
+            b"Bearer tok-finn extra",
+            b"Bearer\ttok-finn",
+        ):
             _err(anon.get("/api/whoami", headers={"Authorization": header}), 401, "unauthorized")
         # Two Authorization headers are one too many, even if one is right.
         twice = [("Authorization", "Bearer tok-finn"), ("Authorization", "Bearer nope")]
@@ -83,37 +113,60 @@ def test_the_bearer_parser_itself_on_headers_a_client_library_will_not_send() ->
     ids = Identities(None, None, None, (("tok-finn", "finn", "room-1"),))
     assert ids.by_bearer(b"bearer tok-finn") is not None
     assert ids.by_bearer(b" Bearer tok-finn \t") is not None
-    for header in (None, b"", b" ", b"Bearer ", b"Bearer \t ", "Bearer tök".encode(),
-                   b"Bearer tok-finn\x00", b"Bearer\x00tok-finn", b"\xffBearer tok-finn"):
+    for header in (
+        None,
+        b"",
+        b" ",
+        b"Bearer ",
+        b"Bearer \t ",
+        "Bearer tök".encode(),
+        b"Bearer tok-finn\x00",
+        b"Bearer\x00tok-finn",
+        b"\xffBearer tok-finn",
+    ):
         assert ids.by_bearer(header) is None, header
 
 
 def test_a_project_token_cannot_read_another_agents_memory(served: tuple[Served, Ids]) -> None:
     server, ids = served
     with server.client("finn") as finn:
-        for path in ("/api/agents/mira/now", "/api/agents/mira/log", "/api/agents/mira/timeline",
-                     "/api/agents/mira/facts", "/api/agents/mira/tasks",
-                     "/api/agents/mira/sessions", "/api/agents/mira/prompt",
-                     "/api/agents/mira/memory-files", "/api/agents/mira/audit"):
+        for path in (
+            "/api/agents/mira/now",
+            "/api/agents/mira/log",
+            "/api/agents/mira/timeline",
+            "/api/agents/mira/facts",
+            "/api/agents/mira/tasks",
+            "/api/agents/mira/sessions",
+            "/api/agents/mira/prompt",
+            "/api/agents/mira/memory-files",
+            "/api/agents/mira/audit",
+        ):
             _err(finn.get(path), 403, "scope_denied")
         _err(finn.put("/api/agents/mira/now", json={"text": "hijacked"}), 403, "scope_denied")
-        _err(finn.post("/api/agents/mira/log", json={"entry_type": "THOUGHT", "content": "x"}),
-             403)
+        _err(finn.post("/api/agents/mira/log", json={"entry_type": "THOUGHT", "content": "x"}), 403)
         # Search and uids never show mira's private memory to finn...
         hits = finn.get("/api/search", params={"q": "billing refactor private plan"}).json()
         assert all(h["owner"] != "mira" for h in hits["hits"])
         assert "mira" not in finn.get("/api/agents").json()["agents"]
         # ...while the shared ledger stays shared.
-        assert any(h["uid"] == f"ledger:{ids['mira_entry']}" for h in finn.get(
-            "/api/search", params={"q": "billing rate limited"}).json()["hits"])
+        assert any(
+            h["uid"] == f"ledger:{ids['mira_entry']}"
+            for h in finn.get("/api/search", params={"q": "billing rate limited"}).json()["hits"]
+        )
         # The admin's memory is readable to a project agent (seed 004), not writable.
         assert finn.get("/api/agents/wilco/log").status_code == 200
-        _err(finn.post("/api/agents/wilco/log", json={"entry_type": "THOUGHT", "content": "x"}),
-             403)
+        _err(
+            finn.post("/api/agents/wilco/log", json={"entry_type": "THOUGHT", "content": "x"}), 403
+        )
         # An entry of another room cannot be superseded by finn.
-        _err(finn.post(f"/api/ledger/{ids['mira_entry']}/supersede",
-                       json={"kind": "warning", "summary": "not rate limited"}),
-             403, "supersede_denied")
+        _err(
+            finn.post(
+                f"/api/ledger/{ids['mira_entry']}/supersede",
+                json={"kind": "warning", "summary": "not rate limited"},
+            ),
+            403,
+            "supersede_denied",
+        )
     with server.client("mira") as mira:
         hits = mira.get("/api/search", params={"q": "billing refactor private plan"}).json()
         assert any(h["owner"] == "mira" for h in hits["hits"])
@@ -129,20 +182,38 @@ def test_a_project_token_cannot_read_another_agents_memory(served: tuple[Served,
 def test_search_takes_every_option_and_explains(served: tuple[Served, Ids]) -> None:
     server, ids = served
     with server.client("finn") as c:
-        r = c.get("/api/search", params={"q": "bcrypt passwords", "layers": ["ledger"],
-                                         "kind": "decision", "tags": ["auth"], "tags_match": "all",
-                                         "room": "room-1", "since": "2020-01-01",
-                                         "until": "2100-01-01", "k": 5, "mode": "lexical"})
+        r = c.get(
+            "/api/search",
+            params={
+                "q": "bcrypt passwords",
+                "layers": ["ledger"],
+                "kind": "decision",
+                "tags": ["auth"],
+                "tags_match": "all",
+                "room": "room-1",
+                "since": "2020-01-01",
+                "until": "2100-01-01",
+                "k": 5,
+                "mode": "lexical",
+            },
+        )
         hits = r.json()["hits"]
         assert [h["uid"] for h in hits] == [f"ledger:{ids['second']}"]
         explain = hits[0]["explain"]
         assert {"bm25", "decay", "half_life_hours", "age_hours", "score"} <= set(explain)
         assert explain["half_life_hours"] == 336.0
-        both = c.get("/api/search", params={"q": "passwords", "layers": "ledger",
-                                            "include_superseded": "true"}).json()["hits"]
+        both = c.get(
+            "/api/search",
+            params={"q": "passwords", "layers": "ledger", "include_superseded": "true"},
+        ).json()["hits"]
         assert {f"ledger:{ids['first']}", f"ledger:{ids['second']}"} <= {h["uid"] for h in both}
-        assert c.get("/api/search", params={"q": "passwords", "exclude_room": "room-1",
-                                            "layers": "ledger"}).json()["hits"] == []
+        assert (
+            c.get(
+                "/api/search",
+                params={"q": "passwords", "exclude_room": "room-1", "layers": "ledger"},
+            ).json()["hits"]
+            == []
+        )
         posted = c.post("/api/search", json={"text": "bcrypt", "agent": "finn", "k": 3}).json()
         assert posted["hits"] and all(h["owner"] in ("finn", None) for h in posted["hits"])
         full = c.get("/api/memories", params={"uid": posted["hits"][0]["uid"]}).json()
@@ -153,8 +224,7 @@ def test_search_takes_every_option_and_explains(served: tuple[Served, Ids]) -> N
         assert "ledger.jsonl" in places
         _err(c.get("/api/search", params={"k": 0}), 422, "invalid_request")
         _err(c.get("/api/search", params={"layers": "nope"}), 422)
-        _err(c.get("/api/search", params={"q": "x", "since": "not a date"}), 400,
-             "malformed_input")
+        _err(c.get("/api/search", params={"q": "x", "since": "not a date"}), 400, "malformed_input")
         _err(c.get("/api/search", params={"q": "x", "mode": "hybrid"}), 400)  # no embedder
 
 
@@ -164,12 +234,19 @@ def test_now_edit_with_expected_sha_refuses_the_second_editor(served: tuple[Serv
         now = c.get("/api/agents/finn/now").json()
         assert "Ship the auth service" in now["text"]
         assert now["sha256"] == sha256_text(now["text"])
-        first = c.put("/api/agents/finn/now", json={"text": "# NOW\n\nEditor one\n",
-                                                    "expected_sha": now["sha256"]})
+        first = c.put(
+            "/api/agents/finn/now",
+            json={"text": "# NOW\n\nEditor one\n", "expected_sha": now["sha256"]},
+        )
         assert first.status_code == 200
-        body = _err(c.put("/api/agents/finn/now", json={"text": "# NOW\n\nEditor two\n",
-                                                        "expected_sha": now["sha256"]}),
-                    409, "stale_write")
+        body = _err(
+            c.put(
+                "/api/agents/finn/now",
+                json={"text": "# NOW\n\nEditor two\n", "expected_sha": now["sha256"]},
+            ),
+            409,
+            "stale_write",
+        )
         assert "changed since it was read" in body["message"]
         on_disk = (server.home / "agents/finn/memory/NOW.md").read_text()
         assert on_disk == "# NOW\n\nEditor one\n"
@@ -177,8 +254,13 @@ def test_now_edit_with_expected_sha_refuses_the_second_editor(served: tuple[Serv
         st = c.post("/api/agents/finn/now/status", json={"status": "Review", "next_steps": ["a"]})
         assert st.json()["objective"] == "Review"
         ctx = c.get("/api/agents/finn/context").json()
-        assert c.put("/api/agents/finn/context", json={"text": ctx["text"] + "More.\n",
-                                                       "expected_sha": ctx["sha256"]}).status_code == 200
+        assert (
+            c.put(
+                "/api/agents/finn/context",
+                json={"text": ctx["text"] + "More.\n", "expected_sha": ctx["sha256"]},
+            ).status_code
+            == 200
+        )
         assert c.get("/api/agents/finn/identity").status_code == 200
 
 
@@ -188,20 +270,33 @@ def test_memory_files_log_timeline_prompt(served: tuple[Served, Ids]) -> None:
         listing = c.get("/api/agents/finn/memory-files").json()["files"]
         assert "notes/plan.md" in {f["path"] for f in listing}
         f = c.get("/api/agents/finn/memory-files/notes/plan.md").json()
-        put = c.put("/api/agents/finn/memory-files/notes/plan.md",
-                    json={"content": f["text"] + "- ship\n", "expected_sha": f["sha256"]})
+        put = c.put(
+            "/api/agents/finn/memory-files/notes/plan.md",
+            json={"content": f["text"] + "- ship\n", "expected_sha": f["sha256"]},
+        )
         assert put.status_code == 200
-        _err(c.put("/api/agents/finn/memory-files/notes/plan.md",
-                   json={"content": "stale", "expected_sha": f["sha256"]}), 409, "stale_write")
-        _err(c.put("/api/agents/finn/memory-files/LOG.md", json={"content": "x"}), 400,
-             "reserved_file")
+        _err(
+            c.put(
+                "/api/agents/finn/memory-files/notes/plan.md",
+                json={"content": "stale", "expected_sha": f["sha256"]},
+            ),
+            409,
+            "stale_write",
+        )
+        _err(
+            c.put("/api/agents/finn/memory-files/LOG.md", json={"content": "x"}),
+            400,
+            "reserved_file",
+        )
         _err(c.get("/api/agents/finn/memory-files/../../../etc/passwd"), 404)
         _err(c.get("/api/agents/finn/memory-files/nope.md"), 404, "not_found")
         c.put("/api/agents/finn/memory-files/tmp.md", json={"content": "bye"})
         gone = c.delete("/api/agents/finn/memory-files/tmp.md").json()
         assert "archive" in gone["archived_to"]
-        r = c.post("/api/agents/finn/log", json={"entry_type": "THOUGHT", "content": "via http",
-                                                 "metadata": {"k": 1}})
+        r = c.post(
+            "/api/agents/finn/log",
+            json={"entry_type": "THOUGHT", "content": "via http", "metadata": {"k": 1}},
+        )
         assert r.status_code == 201 and r.json()["id"].startswith("log-")
         tail = c.get("/api/agents/finn/log", params={"n": 2}).json()["entries"]
         assert tail[-1]["content"] == "via http"
@@ -225,33 +320,53 @@ def test_memory_files_log_timeline_prompt(served: tuple[Served, Ids]) -> None:
 def test_facts_tasks_sessions(served: tuple[Served, Ids]) -> None:
     server, _ = served
     with server.client("finn") as c:
-        assert c.post("/api/agents/finn/facts", json={"key": "editor", "value": "vim",
-                                                      "category": "preference"}).status_code == 201
+        assert (
+            c.post(
+                "/api/agents/finn/facts",
+                json={"key": "editor", "value": "vim", "category": "preference"},
+            ).status_code
+            == 201
+        )
         assert c.get("/api/agents/finn/facts/editor").json()["value"] == "vim"
-        assert c.put("/api/agents/finn/facts/editor", json={"value": "emacs"}).json()["value"] == "emacs"
+        assert (
+            c.put("/api/agents/finn/facts/editor", json={"value": "emacs"}).json()["value"]
+            == "emacs"
+        )
         keys = {f["key"] for f in c.get("/api/agents/finn/facts").json()["facts"]}
         assert {"editor", "preferred_currency"} <= keys
         assert c.delete("/api/agents/finn/facts/editor").status_code == 200
         _err(c.get("/api/agents/finn/facts/editor"), 404)
-        _err(c.post("/api/agents/finn/facts", json={"key": "k", "value": "v", "category": "x"}), 422)
+        _err(
+            c.post("/api/agents/finn/facts", json={"key": "k", "value": "v", "category": "x"}), 422
+        )
         t = c.post("/api/agents/finn/tasks", json={"description": "Deploy", "priority": 2}).json()
-        assert c.patch(f"/api/agents/finn/tasks/{t['id']}", json={"status": "done"}).json()[
-            "status"] == "done"
+        assert (
+            c.patch(f"/api/agents/finn/tasks/{t['id']}", json={"status": "done"}).json()["status"]
+            == "done"
+        )
         assert c.get(f"/api/agents/finn/tasks/{t['id']}").json()["completed"]
         assert c.get("/api/agents/finn/tasks", params={"status": "done"}).json()["tasks"]
         _err(c.patch("/api/agents/finn/tasks/TASK-999", json={"status": "done"}), 404)
-        _err(c.post("/api/agents/finn/tasks", json={"description": "x", "blocked_by": ["T-9"]}),
-             404)
+        _err(
+            c.post("/api/agents/finn/tasks", json={"description": "x", "blocked_by": ["T-9"]}), 404
+        )
         s = c.post("/api/agents/finn/sessions", json={"session_id": "s-http", "title": "t"})
         assert s.status_code == 201
-        _err(c.post("/api/agents/finn/sessions", json={"session_id": "s-http"}), 409,
-             "already_exists")
+        _err(
+            c.post("/api/agents/finn/sessions", json={"session_id": "s-http"}),
+            409,
+            "already_exists",
+        )
         msgs = [{"role": "user", "content": f"message {i}"} for i in range(5)]
-        assert c.post("/api/agents/finn/sessions/s-http/messages",
-                      json={"messages": msgs}).status_code == 201
+        assert (
+            c.post("/api/agents/finn/sessions/s-http/messages", json={"messages": msgs}).status_code
+            == 201
+        )
         p1 = c.get("/api/agents/finn/sessions/s-http", params={"limit": 3}).json()
         p2 = c.get("/api/agents/finn/sessions/s-http", params={"after": p1["next"]}).json()
-        assert [m["content"] for m in p1["messages"] + p2["messages"]] == [m["content"] for m in msgs]
+        assert [m["content"] for m in p1["messages"] + p2["messages"]] == [
+            m["content"] for m in msgs
+        ]
         assert p2["next"] is None
         assert c.post("/api/agents/finn/sessions/s-http/end").json()["ended"]
         ids = {x["id"] for x in c.get("/api/agents/finn/sessions").json()["sessions"]}
@@ -271,24 +386,41 @@ def test_ledger_publish_query_chain(served: tuple[Served, Ids]) -> None:
         chain = c.get(f"/api/ledger/{ids['second']}/chain").json()["chain"]
         assert [e["id"] for e in chain] == [ids["first"], ids["second"]]
         assert c.get(f"/api/ledger/{ids['first']}").json()["superseded"]
-        new = c.post("/api/ledger", json={"kind": "convention", "summary": "Tabs, not spaces",
-                                          "tags": ["style"]})
+        new = c.post(
+            "/api/ledger",
+            json={"kind": "convention", "summary": "Tabs, not spaces", "tags": ["style"]},
+        )
         assert new.status_code == 201 and new.json()["room_id"] == "room-1"
         assert new.json()["author_role"] == "finn"
-        sup = c.post(f"/api/ledger/{new.json()['id']}/supersede",
-                     json={"kind": "convention", "summary": "Spaces, not tabs"})
+        sup = c.post(
+            f"/api/ledger/{new.json()['id']}/supersede",
+            json={"kind": "convention", "summary": "Spaces, not tabs"},
+        )
         assert sup.status_code == 201
-        again = _err(c.post(f"/api/ledger/{new.json()['id']}/supersede",
-                            json={"kind": "convention", "summary": "Tabs again"}),
-                     409, "already_superseded")
+        again = _err(
+            c.post(
+                f"/api/ledger/{new.json()['id']}/supersede",
+                json={"kind": "convention", "summary": "Tabs again"},
+            ),
+            409,
+            "already_superseded",
+        )
         assert again["head"] == sup.json()["id"]
         _err(c.post("/api/ledger", json={"kind": "nope", "summary": "x"}), 400, "unknown_kind")
         _err(c.post("/api/ledger", json={"kind": "decision", "summary": "x" * 4097}), 422)
-        _err(c.post("/api/ledger", json={"kind": "decision", "summary": "x",
-                                         "supersedes": "mem-00000000"}), 404,
-             "unknown_supersedes")
-        _err(c.post("/api/ledger", json={"kind": "decision", "summary": "x",
-                                         "author_role": "mira"}), 403, "scope_denied")
+        _err(
+            c.post(
+                "/api/ledger",
+                json={"kind": "decision", "summary": "x", "supersedes": "mem-00000000"},
+            ),
+            404,
+            "unknown_supersedes",
+        )
+        _err(
+            c.post("/api/ledger", json={"kind": "decision", "summary": "x", "author_role": "mira"}),
+            403,
+            "scope_denied",
+        )
         _err(c.get("/api/ledger/mem-nope"), 404)
         ctx = c.get("/api/ledger/context", params={"room": "room-3", "keywords": ["bcrypt"]})
         assert "bcrypt" in ctx.json()["markdown"]
@@ -313,7 +445,9 @@ def test_items_knowledge_and_cleanup(served: tuple[Served, Ids]) -> None:
         billing = c.get("/api/projects/billing/knowledge").json()["items"]
         assert [(i["title"], i["project"]) for i in billing] == [("Billing uses Stripe", "billing")]
         assert {i["project"] for i in c.get("/api/projects/default/knowledge").json()["items"]} == {
-            "brain", "billing"}
+            "brain",
+            "billing",
+        }
         victim = next(i for i in got if i["type"] == "claim")
         _err(c.delete(f"/api/items/{victim['id']}"), 403)  # cleanup is an admin's (seed 004)
     with server.client("wilco") as c:
@@ -328,10 +462,24 @@ def test_audit_prune_verify_compact_doctor(served: tuple[Served, Ids]) -> None:
     server, _ = served
     with server.client("finn") as c:
         cite = ["evals/package.json"]
-        c.post("/api/agents/finn/facts", json={"key": "test_cmd", "value": "cd evals && npm test",
-                                               "category": "project", "citations": cite})
-        c.post("/api/agents/finn/facts", json={"key": "test_cmd2", "value": "cd evals && npm test ",
-                                               "category": "project", "citations": cite})
+        c.post(
+            "/api/agents/finn/facts",
+            json={
+                "key": "test_cmd",
+                "value": "cd evals && npm test",
+                "category": "project",
+                "citations": cite,
+            },
+        )
+        c.post(
+            "/api/agents/finn/facts",
+            json={
+                "key": "test_cmd2",
+                "value": "cd evals && npm test ",
+                "category": "project",
+                "citations": cite,
+            },
+        )
         report = c.get("/api/agents/finn/audit").json()
         dup = [f for f in report["findings"] if f["kind"] == "duplicate_fact"]
         assert dup
@@ -339,8 +487,9 @@ def test_audit_prune_verify_compact_doctor(served: tuple[Served, Ids]) -> None:
         assert dry["dry_run"] and not any(a["applied"] for a in dry["actions"])
         assert c.get("/api/agents/finn/facts/test_cmd").status_code == 200
         reviewed = [{"kind": f["kind"], "target": f["target"]} for f in dup]
-        done = c.post("/api/agents/finn/audit/prune",
-                      json={"dry_run": False, "only": reviewed}).json()
+        done = c.post(
+            "/api/agents/finn/audit/prune", json={"dry_run": False, "only": reviewed}
+        ).json()
         assert [a["applied"] for a in done["actions"]] == [True] * len(dup)
         ver = c.post("/api/agents/finn/verify").json()
         assert "findings" in ver
@@ -395,12 +544,22 @@ def test_errors_are_json_with_http_statuses(served: tuple[Served, Ids]) -> None:
     with server.client("finn") as c:
         _err(c.get("/api/nope"), 404, "not_found")
         _err(c.delete("/api/search"), 405, "method_not_allowed")
-        _err(c.post("/api/agents/finn/log", content=b"{not json",
-                    headers={"Content-Type": "application/json"}), 422, "invalid_request")
+        _err(
+            c.post(
+                "/api/agents/finn/log",
+                content=b"{not json",
+                headers={"Content-Type": "application/json"},
+            ),
+            422,
+            "invalid_request",
+        )
         _err(c.post("/api/agents/finn/log", json=[1, 2]), 422)
         big = "x" * (64 * 1024 + 1)
-        _err(c.post("/api/agents/finn/facts", json={"key": "k", "value": "é" * 9000}), 413,
-             "entry_too_large")
+        _err(
+            c.post("/api/agents/finn/facts", json={"key": "k", "value": "é" * 9000}),
+            413,
+            "entry_too_large",
+        )
         _err(c.post("/api/agents/finn/log", json={"entry_type": "THOUGHT", "content": big}), 422)
 
 
@@ -408,8 +567,14 @@ def test_csrf_and_cross_site_requests_are_refused(served: tuple[Served, Ids]) ->
     server, _ = served
     with server.client("finn") as c:
         # A foreign Origin never reaches the app (web.security.guard).
-        _err(c.post("/api/agents/finn/log", json={"entry_type": "THOUGHT", "content": "x"},
-                    headers={"Origin": "http://evil.example"}), 403)
+        _err(
+            c.post(
+                "/api/agents/finn/log",
+                json={"entry_type": "THOUGHT", "content": "x"},
+                headers={"Origin": "http://evil.example"},
+            ),
+            403,
+        )
         assert c.get("/api/whoami", headers={"Host": "evil.example"}).status_code == 421
     with httpx.Client(base_url=server.base, follow_redirects=False) as browser:
         # Log in like a browser: a session cookie, then forms need the CSRF token.
@@ -424,17 +589,30 @@ def test_csrf_and_cross_site_requests_are_refused(served: tuple[Served, Ids]) ->
         page = browser.get("/a/finn/edit/now").text
         token = page.split('name="csrf" value="')[1].split('"')[0]
         sha = page.split('name="expected_sha" value="')[1].split('"')[0]
-        refused = browser.post("/a/finn/edit/now", data={"text": "csrf!", "expected_sha": sha,
-                                                         "csrf": "forged"})
+        refused = browser.post(
+            "/a/finn/edit/now", data={"text": "csrf!", "expected_sha": sha, "csrf": "forged"}
+        )
         assert refused.status_code == 403
         assert "csrf!" not in (server.home / "agents/finn/memory/NOW.md").read_text()
         # A cookie-authenticated API write must be JSON (a cross-site form cannot be).
-        _err(browser.post("/api/agents/finn/log", content=b"entry_type=THOUGHT&content=x",
-                          headers={"Content-Type": "application/x-www-form-urlencoded"}), 415)
-        assert browser.post("/api/agents/finn/log", json={"entry_type": "THOUGHT",
-                                                          "content": "cookie"}).status_code == 201
-        saved = browser.post("/a/finn/edit/now", data={"text": "# NOW\n\nfrom a form\n",
-                                                       "expected_sha": sha, "csrf": token})
+        _err(
+            browser.post(
+                "/api/agents/finn/log",
+                content=b"entry_type=THOUGHT&content=x",
+                headers={"Content-Type": "application/x-www-form-urlencoded"},
+            ),
+            415,
+        )
+        assert (
+            browser.post(
+                "/api/agents/finn/log", json={"entry_type": "THOUGHT", "content": "cookie"}
+            ).status_code
+            == 201
+        )
+        saved = browser.post(
+            "/a/finn/edit/now",
+            data={"text": "# NOW\n\nfrom a form\n", "expected_sha": sha, "csrf": token},
+        )
         assert saved.status_code in (303, 409)
 
 
@@ -471,12 +649,22 @@ def test_open_server_acts_as_its_agent(tmp_path: Path) -> None:
     server = start_server(home, "--agent", "finn", "--room", "room-1")
     try:
         with httpx.Client(base_url=server.base) as c:
-            assert c.get("/api/whoami").json() == {"agent": "finn", "role": "project",
-                                                   "room": "room-1", "via": "open"}
+            assert c.get("/api/whoami").json() == {
+                "agent": "finn",
+                "role": "project",
+                "room": "room-1",
+                "via": "open",
+            }
             assert c.put("/api/agents/finn/now", json={"text": "open"}).status_code == 200
             _err(c.put("/api/agents/mira/now", json={"text": "x"}), 403)
-            _err(c.post("/api/agents/finn/log", content=b"entry_type=THOUGHT",
-                        headers={"Content-Type": "text/plain"}), 415)
+            _err(
+                c.post(
+                    "/api/agents/finn/log",
+                    content=b"entry_type=THOUGHT",
+                    headers={"Content-Type": "text/plain"},
+                ),
+                415,
+            )
     finally:
         stop_server(server)
     assert server.proc.returncode == 0

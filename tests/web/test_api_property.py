@@ -44,12 +44,16 @@ def test_no_input_makes_the_server_fail(api_schema: Any) -> None:
     for op in operations:
 
         @given(case=op.as_strategy())
-        @settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-                  suppress_health_check=list(HealthCheck))
+        @settings(
+            max_examples=EXAMPLES,
+            deadline=None,
+            derandomize=True,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+        )
         def no_server_error(case: Any) -> None:
             for who in ("wilco", "finn"):
-                response = case.call(headers={"Authorization": f"Bearer {TOKENS[who]}"},
-                                     timeout=30)
+                response = case.call(headers={"Authorization": f"Bearer {TOKENS[who]}"}, timeout=30)
                 case.validate_response(response, checks=[not_a_server_error])
                 if response.status_code >= 400:
                     body = response.json()

@@ -36,12 +36,15 @@ def hybrid(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 def test_search_without_a_mode_uses_the_configured_provider(hybrid: Served) -> None:
     with hybrid.client("finn") as c:
-        for hits in (c.post("/api/search", json={"text": "bcrypt passwords"}).json()["hits"],
-                     c.get("/api/search", params={"q": "bcrypt passwords"}).json()["hits"]):
+        for hits in (
+            c.post("/api/search", json={"text": "bcrypt passwords"}).json()["hits"],
+            c.get("/api/search", params={"q": "bcrypt passwords"}).json()["hits"],
+        ):
             assert hits and all("fusion" in h["explain"] for h in hits)  # hybrid
         lexical = c.post("/api/search", json={"text": "bcrypt passwords", "mode": "lexical"})
-        assert lexical.json()["hits"] and all("fusion" not in h["explain"]
-                                              for h in lexical.json()["hits"])
+        assert lexical.json()["hits"] and all(
+            "fusion" not in h["explain"] for h in lexical.json()["hits"]
+        )
         page = c.get("/search", params={"q": "bcrypt passwords"})  # the page as well
         assert page.status_code == 200 and "<th>fusion</th>" in page.text
         page = c.get("/search", params={"q": "bcrypt passwords", "mode": "lexical"})
@@ -57,8 +60,10 @@ def test_search_takes_rooms_and_now(served: tuple[Served, Ids]) -> None:
         assert {"room-1", "room-2"} <= both
         only = c.post("/api/search", json={**body, "rooms": ["room-2"]}).json()["hits"]
         assert only and {h["room"] for h in only} == {"room-2"}
-        got = c.get("/api/search", params={"layers": "ledger", "rooms": ["room-1"],
-                                           "include_superseded": "true"}).json()["hits"]
+        got = c.get(
+            "/api/search",
+            params={"layers": "ledger", "rooms": ["room-1"], "include_superseded": "true"},
+        ).json()["hits"]
         assert got and {h["room"] for h in got} == {"room-1"}
         q = {"text": "bcrypt passwords", "layers": ["ledger"]}
         today = c.post("/api/search", json=q).json()["hits"][0]["explain"]
@@ -66,8 +71,9 @@ def test_search_takes_rooms_and_now(served: tuple[Served, Ids]) -> None:
         year = c.post("/api/search", json={**q, "now": later}).json()["hits"][0]["explain"]
         assert today["age_hours"] < 1 < 365 * 24 - 1 < year["age_hours"]
         assert year["decay"] < today["decay"]
-        again = c.get("/api/search", params={"q": "bcrypt passwords", "layers": "ledger",
-                                             "now": later}).json()["hits"][0]["explain"]
+        again = c.get(
+            "/api/search", params={"q": "bcrypt passwords", "layers": "ledger", "now": later}
+        ).json()["hits"][0]["explain"]
         assert again["age_hours"] == pytest.approx(year["age_hours"], abs=0.01)
         r = c.post("/api/search", json={**q, "now": -1})
         assert r.status_code == 422
@@ -124,17 +130,30 @@ def test_event_stream_never_shows_another_agents_writes(served: tuple[Served, Id
     marker = f"marker-{uuid.uuid4().hex}"
     finn, wilco, mira = server.client("finn"), server.client("wilco"), server.client("mira")
     try:
-        with finn.stream("GET", "/api/events/stream") as f_stream, \
-                wilco.stream("GET", "/api/events/stream") as w_stream:
+        with (
+            finn.stream("GET", "/api/events/stream") as f_stream,
+            wilco.stream("GET", "/api/events/stream") as w_stream,
+        ):
             f_lines, w_lines = f_stream.iter_lines(), w_stream.iter_lines()
             assert next(f_lines).startswith(":") and next(w_lines).startswith(":")  # open
             # mira writes and reads while both streams are open...
-            assert mira.post("/api/agents/mira/log", json={
-                "entry_type": "THOUGHT", "content": "mira's secret"}).status_code == 201
-            assert mira.put("/api/agents/mira/now", json={"text": "# NOW\n\nmira's plan\n"}
-                            ).status_code == 200
-            assert mira.post("/api/agents/mira/facts", json={"key": "k", "value": "v"}
-                             ).status_code == 201
+            assert (
+                mira.post(
+                    "/api/agents/mira/log",
+                    json={"entry_type": "THOUGHT", "content": "mira's secret"},
+                ).status_code
+                == 201
+            )
+            assert (
+                mira.put(
+                    "/api/agents/mira/now", json={"text": "# NOW\n\nmira's plan\n"}
+                ).status_code
+                == 200
+            )
+            assert (
+                mira.post("/api/agents/mira/facts", json={"key": "k", "value": "v"}).status_code
+                == 201
+            )
             assert mira.post("/api/search", json={"text": "mira secret"}).status_code == 200
             # ...then finn searches for a marker: every event before it has been streamed.
             assert finn.post("/api/search", json={"text": marker}).status_code == 200

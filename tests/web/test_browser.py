@@ -14,8 +14,9 @@ from tests.web.conftest import Served, logged_in
 Ids = dict[str, str]
 
 
-def test_timeline_shows_memory_and_script_as_text(browser: Any, served: tuple[Served, Ids],
-                                                  shots: Path) -> None:
+def test_timeline_shows_memory_and_script_as_text(
+    browser: Any, served: tuple[Served, Ids], shots: Path
+) -> None:
     server, _ = served
     page = logged_in(browser, server)
     dialogs: list[str] = []
@@ -32,13 +33,16 @@ def test_timeline_shows_memory_and_script_as_text(browser: Any, served: tuple[Se
     page.screenshot(path=str(shots / "timeline.png"), full_page=True)
     page.check("input[name=types][value=fact]")
     page.click("#timeline-filters button")
-    assert {b.inner_text() for b in page.locator("#timeline .meta .badge:first-of-type").all()} == {"fact"}
+    assert {b.inner_text() for b in page.locator("#timeline .meta .badge:first-of-type").all()} == {
+        "fact"
+    }
     assert dialogs == []
     page.context.close()
 
 
-def test_search_shows_the_explain_of_each_hit(browser: Any, served: tuple[Served, Ids],
-                                              shots: Path) -> None:
+def test_search_shows_the_explain_of_each_hit(
+    browser: Any, served: tuple[Served, Ids], shots: Path
+) -> None:
     server, _ = served
     page = logged_in(browser, server)
     page.goto(f"{server.base}/search")
@@ -53,8 +57,9 @@ def test_search_shows_the_explain_of_each_hit(browser: Any, served: tuple[Served
     page.context.close()
 
 
-def test_edit_now_reaches_the_file_on_disk(browser: Any, served: tuple[Served, Ids],
-                                           shots: Path) -> None:
+def test_edit_now_reaches_the_file_on_disk(
+    browser: Any, served: tuple[Served, Ids], shots: Path
+) -> None:
     server, _ = served
     page = logged_in(browser, server)
     page.goto(f"{server.base}/a/finn/edit/now")
@@ -67,9 +72,9 @@ def test_edit_now_reaches_the_file_on_disk(browser: Any, served: tuple[Served, I
     page.context.close()
 
 
-def test_conflicting_edit_from_a_second_browser_is_refused(browser: Any,
-                                                           served: tuple[Served, Ids],
-                                                           shots: Path) -> None:
+def test_conflicting_edit_from_a_second_browser_is_refused(
+    browser: Any, served: tuple[Served, Ids], shots: Path
+) -> None:
     server, _ = served
     one = logged_in(browser, server)
     two = logged_in(browser, server)
@@ -93,8 +98,9 @@ def test_conflicting_edit_from_a_second_browser_is_refused(browser: Any,
     two.context.close()
 
 
-def test_supersede_is_shown_in_the_ledger_view(browser: Any, served: tuple[Served, Ids],
-                                               shots: Path) -> None:
+def test_supersede_is_shown_in_the_ledger_view(
+    browser: Any, served: tuple[Served, Ids], shots: Path
+) -> None:
     server, ids = served
     page = logged_in(browser, server)
     page.goto(f"{server.base}/ledger?room=room-1&include_superseded=true")
@@ -114,8 +120,9 @@ def test_supersede_is_shown_in_the_ledger_view(browser: Any, served: tuple[Serve
     page.context.close()
 
 
-def test_other_agents_pages_are_refused_like_the_api(browser: Any, served: tuple[Served, Ids],
-                                                     shots: Path) -> None:
+def test_other_agents_pages_are_refused_like_the_api(
+    browser: Any, served: tuple[Served, Ids], shots: Path
+) -> None:
     server, _ = served
     page = logged_in(browser, server)
     resp = page.goto(f"{server.base}/a/mira/timeline")

@@ -19,8 +19,9 @@ def _memory(server: Served) -> Path:
     return server.home / "agents/finn/memory"
 
 
-def test_open_a_memory_file_and_edit_it_on_disk(browser: Any, served: tuple[Served, Ids],
-                                                shots: Path) -> None:
+def test_open_a_memory_file_and_edit_it_on_disk(
+    browser: Any, served: tuple[Served, Ids], shots: Path
+) -> None:
     server, _ = served
     page = logged_in(browser, server)
     page.goto(f"{server.base}/a/finn/files")
@@ -36,7 +37,8 @@ def test_open_a_memory_file_and_edit_it_on_disk(browser: Any, served: tuple[Serv
     page.click("#save")
     page.wait_for_selector("#saved")
     assert (_memory(server) / PLAN).read_text(encoding="utf-8") == (
-        "# Plan\n\n- hash with bcrypt\n- edited in the browser\n")
+        "# Plan\n\n- hash with bcrypt\n- edited in the browser\n"
+    )
     assert "edited in the browser" in page.locator("#editor textarea").input_value()
     page.screenshot(path=str(shots / "file-saved.png"), full_page=True)
     page.context.close()
@@ -57,8 +59,9 @@ def test_new_memory_file_from_the_files_tab(browser: Any, served: tuple[Served, 
     page.context.close()
 
 
-def test_conflicting_file_edit_is_refused(browser: Any, served: tuple[Served, Ids],
-                                          shots: Path) -> None:
+def test_conflicting_file_edit_is_refused(
+    browser: Any, served: tuple[Served, Ids], shots: Path
+) -> None:
     server, _ = served
     (_memory(server) / "notes").mkdir(parents=True, exist_ok=True)
     one = logged_in(browser, server)

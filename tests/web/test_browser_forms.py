@@ -19,8 +19,9 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
-def test_fact_saved_in_the_browser_reaches_the_journal(browser: Any, rich: Served,
-                                                       shots: Path) -> None:
+def test_fact_saved_in_the_browser_reaches_the_journal(
+    browser: Any, rich: Served, shots: Path
+) -> None:
     page = logged_in(browser, rich)
     page.goto(f"{rich.base}/a/finn/facts")
     form = page.locator("form[action='/a/finn/facts']")
@@ -35,7 +36,11 @@ def test_fact_saved_in_the_browser_reaches_the_journal(browser: Any, rich: Serve
     assert "project" in row.inner_text()
     last = _jsonl(rich.home / FINN / "facts.jsonl")[-1]
     assert (last["key"], last["value"], last["category"], last["citations"]) == (
-        "deploy_target", "<b>eu-west-1</b>", "project", ["infra/regions.md"])
+        "deploy_target",
+        "<b>eu-west-1</b>",
+        "project",
+        ["infra/regions.md"],
+    )
     page.screenshot(path=str(shots / "facts.png"), full_page=True)
     page.context.close()
 
@@ -43,14 +48,17 @@ def test_fact_saved_in_the_browser_reaches_the_journal(browser: Any, rich: Serve
 def test_task_moved_on_the_board(browser: Any, rich: Served, shots: Path) -> None:
     page = logged_in(browser, rich)
     page.goto(f"{rich.base}/a/finn/tasks")
-    card = page.locator("section[data-status=in_progress] article.card",
-                        has_text="Deploy the auth service")
+    card = page.locator(
+        "section[data-status=in_progress] article.card", has_text="Deploy the auth service"
+    )
     assert card.count() == 1
     task_id = card.locator("input[name=task_id]").input_value()
     card.locator("select[name=status]").select_option("done")
     card.locator("button").click()
     page.wait_for_selector("section[data-status=done] article.card:has-text('Deploy the auth')")
-    assert page.locator("section[data-status=in_progress]").inner_text().count("Deploy the auth") == 0
+    assert (
+        page.locator("section[data-status=in_progress]").inner_text().count("Deploy the auth") == 0
+    )
     tasks = json.loads((rich.home / FINN / "tasks.json").read_text(encoding="utf-8"))["tasks"]
     assert [t["status"] for t in tasks if t["id"] == task_id] == ["done"]
     page.screenshot(path=str(shots / "tasks-moved.png"), full_page=True)
@@ -74,8 +82,9 @@ def test_items_cleanup_removes_the_ticked_item(browser: Any, rich: Served, shots
     page.context.close()
 
 
-def test_audit_prune_applies_only_the_reviewed_finding(browser: Any, rich: Served,
-                                                       shots: Path) -> None:
+def test_audit_prune_applies_only_the_reviewed_finding(
+    browser: Any, rich: Served, shots: Path
+) -> None:
     scratch = rich.home / FINN / "memory/session/notes.md"
     assert scratch.exists()
     page = logged_in(browser, rich)
@@ -122,8 +131,7 @@ def test_timeline_shows_the_history_of_a_fact(browser: Any, rich: Served, shots:
     page = logged_in(browser, rich)
     page.goto(f"{rich.base}/a/finn/timeline?types=fact&types=now")
     editor = page.locator("#timeline li.item.t-fact", has=page.locator(".title", has_text="editor"))
-    assert [e.locator(".badge.kind").inner_text() for e in editor.all()] == [
-        "forget", "set", "set"]
+    assert [e.locator(".badge.kind").inner_text() for e in editor.all()] == ["forget", "set", "set"]
     assert "helix" in editor.nth(1).inner_text() and "vim" in editor.nth(2).inner_text()
     now = page.locator("#timeline li.item.t-now")
     assert now.count() == 1 and "NOW.md (current version)" in now.inner_text()
@@ -132,8 +140,9 @@ def test_timeline_shows_the_history_of_a_fact(browser: Any, rich: Served, shots:
     page.context.close()
 
 
-def test_search_page_filters_by_tags_and_excluded_room(browser: Any, rich: Served,
-                                                       shots: Path) -> None:
+def test_search_page_filters_by_tags_and_excluded_room(
+    browser: Any, rich: Served, shots: Path
+) -> None:
     page = logged_in(browser, rich)
     page.goto(f"{rich.base}/search")
 
@@ -143,8 +152,11 @@ def test_search_page_filters_by_tags_and_excluded_room(browser: Any, rich: Serve
     page.fill("#search-form input[name=tags]", "auth, billing")
     page.click("#search-form button")
     page.wait_for_selector("#hits")
-    assert titles() == ["Billing API is rate limited", "Every service hashes with bcrypt",
-                        "Use bcrypt for passwords"]
+    assert titles() == [
+        "Billing API is rate limited",
+        "Every service hashes with bcrypt",
+        "Use bcrypt for passwords",
+    ]
     assert page.locator("#hits .tag", has_text="billing").count() == 1  # tags shown
     page.fill("#search-form input[name=exclude_room]", "room-1")
     page.click("#search-form button")

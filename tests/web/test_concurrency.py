@@ -45,8 +45,9 @@ tokens = {{ boss = "tok-boss", {", ".join(f'{a} = "tok-{a}"' for a in AGENTS)} }
 """.replace("'", '"')
 
 
-async def client(base: str, n: int, deadline: float, acked: dict[str, list[str]],
-                 errors: list[str]) -> None:
+async def client(
+    base: str, n: int, deadline: float, acked: dict[str, list[str]], errors: list[str]
+) -> None:
     agent = AGENTS[n % len(AGENTS)]
     headers = {"Authorization": f"Bearer tok-{agent}"}
     async with httpx.AsyncClient(base_url=base, headers=headers, timeout=60.0) as c:
@@ -57,18 +58,24 @@ async def client(base: str, n: int, deadline: float, acked: dict[str, list[str]]
             tag = f"c{n}-w{i}"
             kind = i % 4
             if kind == 0:
-                r = await c.post(f"/api/agents/{agent}/log",
-                                 json={"entry_type": "THOUGHT", "content": f"note {tag}"})
+                r = await c.post(
+                    f"/api/agents/{agent}/log",
+                    json={"entry_type": "THOUGHT", "content": f"note {tag}"},
+                )
                 key = "log"
             elif kind == 1:
-                r = await c.post("/api/ledger", json={"kind": "artifact", "summary": f"built {tag}"})
+                r = await c.post(
+                    "/api/ledger", json={"kind": "artifact", "summary": f"built {tag}"}
+                )
                 key = "ledger"
             elif kind == 2:
                 r = await c.post(f"/api/agents/{agent}/facts", json={"key": tag, "value": tag})
                 key = "fact"
             else:
-                r = await c.post(f"/api/agents/{agent}/sessions/s-{n}/messages",
-                                 json={"messages": [{"role": "user", "content": f"said {tag}"}]})
+                r = await c.post(
+                    f"/api/agents/{agent}/sessions/s-{n}/messages",
+                    json={"messages": [{"role": "user", "content": f"said {tag}"}]},
+                )
                 key = "session"
             if r.status_code == 201:
                 acked[key].append(tag)
@@ -110,11 +117,15 @@ def exactly_once(acked: list[str], found: Counter[str], prefix: str) -> None:
     wanted = {prefix + t for t in acked}
     missing = sorted(w for w in wanted if found[w] == 0)
     doubled = sorted(w for w in wanted if found[w] > 1)
-    stray = sorted(k for k in found if k.startswith(prefix) and TAG.fullmatch(k[len(prefix):])
-                   and k not in wanted)
+    stray = sorted(
+        k
+        for k in found
+        if k.startswith(prefix) and TAG.fullmatch(k[len(prefix) :]) and k not in wanted
+    )
     assert (missing, doubled, stray) == ([], [], []), (
         f"{len(missing)} missing, {len(doubled)} twice or more, {len(stray)} never acknowledged; "
-        f"first: {(missing[:3], doubled[:3], stray[:3])}")
+        f"first: {(missing[:3], doubled[:3], stray[:3])}"
+    )
 
 
 @pytest.mark.slow
@@ -129,17 +140,22 @@ def test_fifty_clients_lose_nothing(tmp_path: Path) -> None:
         assert errors == []
         assert all(len(v) > CLIENTS for v in acked.values()), {k: len(v) for k, v in acked.items()}
         # Through the API (the server's index), each acknowledged write exactly once.
-        with httpx.Client(base_url=server.base, headers={"Authorization": "Bearer tok-boss"},
-                          timeout=60) as c:
-            ledger = Counter(e["summary"] for e in _api_all(c, "/api/ledger", {"limit": 200},
-                                                            "entries"))
+        with httpx.Client(
+            base_url=server.base, headers={"Authorization": "Bearer tok-boss"}, timeout=60
+        ) as c:
+            ledger = Counter(
+                e["summary"] for e in _api_all(c, "/api/ledger", {"limit": 200}, "entries")
+            )
             logs: Counter[str] = Counter()
             facts: Counter[str] = Counter()
             sessions: Counter[str] = Counter()
             for agent in AGENTS:
-                items = _api_all(c, f"/api/agents/{agent}/timeline",
-                                 {"limit": 200, "types": ["log", "archive", "fact", "session"]},
-                                 "items")
+                items = _api_all(
+                    c,
+                    f"/api/agents/{agent}/timeline",
+                    {"limit": 200, "types": ["log", "archive", "fact", "session"]},
+                    "items",
+                )
                 logs.update(i["text"] for i in items if i["type"] in ("log", "archive"))
                 facts.update(i["title"] for i in items if i["type"] == "fact")
                 sessions.update(i["text"] for i in items if i["type"] == "session")
@@ -156,13 +172,19 @@ def test_fifty_clients_lose_nothing(tmp_path: Path) -> None:
         in_archives = Counter(e.content for a in AGENTS for e in s.agent(a).archives.all_entries())
         archives = {a: len(s.agent(a).archives.list()) for a in AGENTS}
         in_facts = Counter(f.key for a in AGENTS for f in s.agent(a).facts.list())
-        in_sessions = Counter(m.content for a in AGENTS for sid in s.agent(a).sessions.ids()
-                              for m in s.agent(a).sessions.messages(sid))
+        in_sessions = Counter(
+            m.content
+            for a in AGENTS
+            for sid in s.agent(a).sessions.ids()
+            for m in s.agent(a).sessions.messages(sid)
+        )
     assert all(archives.values()), f"LOG compaction did not run for every agent: {archives}"
     exactly_once(acked["ledger"], in_ledger, "built ")
     exactly_once(acked["log"], in_log + in_archives, "note ")
     exactly_once(acked["fact"], in_facts, "")
     exactly_once(acked["session"], in_sessions, "said ")
     total = sum(len(v) for v in acked.values())
-    print(f"{CLIENTS} clients, {SECONDS:.0f} s: {total} acknowledged writes, all found once; "
-          f"{sum(in_archives.values())} LOG entries in {sum(archives.values())} archives")
+    print(
+        f"{CLIENTS} clients, {SECONDS:.0f} s: {total} acknowledged writes, all found once; "
+        f"{sum(in_archives.values())} LOG entries in {sum(archives.values())} archives"
+    )

@@ -55,8 +55,11 @@ class Links(HTMLParser):
                 self._form[1].append((a["name"], a.get("value", "")))
         elif self._form is not None and tag == "select" and a.get("name"):
             self._select, self._first_option = a["name"], None
-        elif self._select is not None and tag == "option" and (
-                self._first_option is None or "selected" in a):
+        elif (
+            self._select is not None
+            and tag == "option"
+            and (self._first_option is None or "selected" in a)
+        ):
             self._first_option = a.get("value", "\0")  # \0: the option's text
 
     def handle_data(self, data: str) -> None:
@@ -150,9 +153,24 @@ def test_every_page_one_click_away_answers(rich: Served, who: str) -> None:
     assert broken == {}, broken
     # The crawl reached every kind of page (it would pass vacuously otherwise).
     reached = " ".join(status)
-    for page in ("/ledger", "/search?", "/items", "/events", "/api/docs", "/a/finn/edit/now",
-                 "/a/finn/edit/identity", "/a/finn/files", "/a/finn/file?path=", "/a/finn/facts",
-                 "/a/finn/tasks", "/a/finn/sessions/s-", "/a/finn/prompt?", "/a/finn/audit",
-                 "/a/finn/timeline?", "/ledger/", "/ledger?room=room-1"):
+    for page in (
+        "/ledger",
+        "/search?",
+        "/items",
+        "/events",
+        "/api/docs",
+        "/a/finn/edit/now",
+        "/a/finn/edit/identity",
+        "/a/finn/files",
+        "/a/finn/file?path=",
+        "/a/finn/facts",
+        "/a/finn/tasks",
+        "/a/finn/sessions/s-",
+        "/a/finn/prompt?",
+        "/a/finn/audit",
+        "/a/finn/timeline?",
+        "/ledger/",
+        "/ledger?room=room-1",
+    ):
         assert page in reached, (page, sorted(status))
     assert len(status) > 40, sorted(status)

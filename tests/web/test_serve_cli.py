@@ -15,12 +15,17 @@ from tests.web.conftest import CONFIG, EXE, start_server, stop_server
 
 
 @pytest.mark.parametrize("host", ["0.0.0.0", "::"])
-def test_exposed_bind_without_a_token_exits_2_before_the_banner(tmp_path: Path,
-                                                                 host: str) -> None:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("MEMSTRATA_MCP_TOKEN", "MEMSTRATA_AGENT")}
-    r = subprocess.run([EXE, "--home", str(tmp_path / "store"), "serve", "--host", host,
-                        "--port", "0"], capture_output=True, text=True, env=env, timeout=120)
+def test_exposed_bind_without_a_token_exits_2_before_the_banner(tmp_path: Path, host: str) -> None:
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("MEMSTRATA_MCP_TOKEN", "MEMSTRATA_AGENT")
+    }
+    r = subprocess.run(
+        [EXE, "--home", str(tmp_path / "store"), "serve", "--host", host, "--port", "0"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert r.returncode == 2, r.stderr
     assert f"binding {host} exposes memory beyond this machine" in r.stderr
     assert "--token, MEMSTRATA_MCP_TOKEN, or [serve] tokens in config.toml" in r.stderr

@@ -76,7 +76,7 @@ class AssembledContext:
 
 def _fenced(source: str, text: str) -> list[str]:
     lines = text.rstrip("\n").splitlines()
-    return [f"<memory source=\"{source}\">", *lines, "</memory>"]
+    return [f'<memory source="{source}">', *lines, "</memory>"]
 
 
 def assemble_context(
@@ -93,8 +93,10 @@ def assemble_context(
     now: float | None = None,
 ) -> AssembledContext:
     """Build the prompt block for `agent`. `brief` picks relevant facts and ledger entries."""
-    budget = budget_chars if budget_chars is not None else (
-        budget_tokens * 4 if budget_tokens is not None else DEFAULT_BUDGET_CHARS
+    budget = (
+        budget_chars
+        if budget_chars is not None
+        else (budget_tokens * 4 if budget_tokens is not None else DEFAULT_BUDGET_CHARS)
     )
     if not isinstance(budget, int) or budget < 200:
         raise MalformedInput("the context budget must be at least 200 characters")
@@ -116,31 +118,71 @@ def assemble_context(
     # agent's memory out of scope is refused whole, never served as a page of warnings.
     store.gate.check("read", "now", mem.name)
     build = _Sections(store)
-    build.add("identity", "## Identity", 100, mem.identity.path, lambda: _fenced_file(store, mem.identity))
-    build.add("context", "## Persistent memory", 85, mem.context.path, lambda: _fenced_file(store, mem.context))
+    build.add(
+        "identity", "## Identity", 100, mem.identity.path, lambda: _fenced_file(store, mem.identity)
+    )
+    build.add(
+        "context",
+        "## Persistent memory",
+        85,
+        mem.context.path,
+        lambda: _fenced_file(store, mem.context),
+    )
     build.sections.append(Section("time", "## Current date and time", tuple(when), 90))
     build.sections.append(Section("workspace", "## Workspace", tuple(ws), 80))
-    build.add("now", "## Current status (NOW)", 95, mem.now.path, lambda: _fenced_file(store, mem.now))
+    build.add(
+        "now", "## Current status (NOW)", 95, mem.now.path, lambda: _fenced_file(store, mem.now)
+    )
     build.add("tasks", "## Open tasks", 60, mem.tasks.path, lambda: _open_tasks(build, mem))
-    build.add("log", "## Recent activity (LOG.md)", 50, mem.log.path,
-              lambda: _recent_log(mem, log_entries), keep="tail")
+    build.add(
+        "log",
+        "## Recent activity (LOG.md)",
+        50,
+        mem.log.path,
+        lambda: _recent_log(mem, log_entries),
+        keep="tail",
+    )
     build.add("facts", "## Known facts", 70, mem.facts.path, lambda: _facts(build, mem, brief))
-    build.add("scratch", "## Session scratch files (read on demand)", 30, mem.scratch.dir,
-              lambda: [f"- {f.path}" for f in mem.scratch.list()])
-    build.add("episodes", "## Task folders (task-episodic memory: read the relevant one after "
-              "a reset)", 35, mem.episodes.root, lambda: _task_folders(mem))
+    build.add(
+        "scratch",
+        "## Session scratch files (read on demand)",
+        30,
+        mem.scratch.dir,
+        lambda: [f"- {f.path}" for f in mem.scratch.list()],
+    )
+    build.add(
+        "episodes",
+        "## Task folders (task-episodic memory: read the relevant one after a reset)",
+        35,
+        mem.episodes.root,
+        lambda: _task_folders(mem),
+    )
     here = room or store.principal.room
     if brief or here:
         from memstrata.assembly.predecessor import predecessor_lines
 
-        build.add("ledger", "## Knowledge from other rooms (shared ledger)", 40, store.layout.ledger,
-                  lambda: predecessor_lines(store, room=here, keywords=brief or ""))
+        build.add(
+            "ledger",
+            "## Knowledge from other rooms (shared ledger)",
+            40,
+            store.layout.ledger,
+            lambda: predecessor_lines(store, room=here, keywords=brief or ""),
+        )
     # Problems of files with no section of their own: the config, the session index.
     build.warnings += store.config.problems
     config = [f"⚠ {p}" for p in store.config.problems]
-    build.add("warnings", "## Memory warnings", 97, mem.sessions.index_path, lambda: config + [
-        build.warn(mem.sessions.index_path, p) for p in mem.sessions.problems()])
-    tail = f"\n## How to use this memory\n{INSTRUCTIONS}\n" if store.config.context_instructions else ""
+    build.add(
+        "warnings",
+        "## Memory warnings",
+        97,
+        mem.sessions.index_path,
+        lambda: config + [build.warn(mem.sessions.index_path, p) for p in mem.sessions.problems()],
+    )
+    tail = (
+        f"\n## How to use this memory\n{INSTRUCTIONS}\n"
+        if store.config.context_instructions
+        else ""
+    )
     return _render(build.sections, budget, build.warnings, tail=tail)
 
 
@@ -159,8 +201,16 @@ class _Sections:
         self.sections: list[Section] = []
         self.warnings: list[str] = []
 
-    def add(self, key: str, title: str, priority: int, source: Path,
-            build: Callable[[], list[str] | Section], *, keep: str = "head") -> None:
+    def add(
+        self,
+        key: str,
+        title: str,
+        priority: int,
+        source: Path,
+        build: Callable[[], list[str] | Section],
+        *,
+        keep: str = "head",
+    ) -> None:
         try:
             built = build()
         except Exception as exc:  # fault isolation: reported in its place, never swallowed
@@ -212,15 +262,21 @@ def _recent_log(mem: AgentMemory, n: int) -> Section | list[str]:
     entries = mem.log.tail(n) if n else []
     if not entries:
         return []
-    lines = [f"- {e.ts[:16].replace('T', ' ')} {e.entry_type}: {_one_line(e.content)}" for e in entries]
-    return Section("log", f"## Recent activity (LOG.md, last {len(entries)})", tuple(lines), 50, keep="tail")
+    lines = [
+        f"- {e.ts[:16].replace('T', ' ')} {e.entry_type}: {_one_line(e.content)}" for e in entries
+    ]
+    return Section(
+        "log", f"## Recent activity (LOG.md, last {len(entries)})", tuple(lines), 50, keep="tail"
+    )
 
 
 def _facts(build: _Sections, mem: AgentMemory, brief: str | None) -> list[str]:
     facts = mem.facts.list()
     if brief:
         words = set(re.findall(r"\w+", brief.lower()))
-        facts.sort(key=lambda f: -len(words & set(re.findall(r"\w+", f"{f.key} {f.value}".lower()))))
+        facts.sort(
+            key=lambda f: -len(words & set(re.findall(r"\w+", f"{f.key} {f.value}".lower())))
+        )
     lines = [f"- {f.key} ({f.category}): {_fact_value(f.key, f.value)}" for f in facts]
     problems = mem.facts.problems()
     if problems:
@@ -231,7 +287,9 @@ def _facts(build: _Sections, mem: AgentMemory, brief: str | None) -> list[str]:
 def _summary(problems: list[str], one: str, many: str) -> str:
     """One line for a file's problems: how many, the first, where to see them all."""
     count = f"{len(problems)} {one if len(problems) == 1 else many}"
-    return f"{count} could not be used ({_one_line(problems[0], 200)}); `memstrata doctor` lists them"
+    return (
+        f"{count} could not be used ({_one_line(problems[0], 200)}); `memstrata doctor` lists them"
+    )
 
 
 def _first_line(text: str) -> str:
@@ -258,8 +316,9 @@ def _masked(section: Section) -> Section:
     return section if clean == text else replace(section, lines=tuple(clean.split("\n")))
 
 
-def _render(sections: list[Section], budget: int, warnings: list[str] | None = None,
-            *, tail: str = "") -> AssembledContext:
+def _render(
+    sections: list[Section], budget: int, warnings: list[str] | None = None, *, tail: str = ""
+) -> AssembledContext:
     head = "# Memory context\n\n" + FRAME + "\n"
     if len(head) + len(tail) + 1 > budget:
         tail = ""  # a tiny budget keeps the memory, not the instruction
@@ -269,10 +328,15 @@ def _render(sections: list[Section], budget: int, warnings: list[str] | None = N
     text = head + "\n" + body + tail
     truncated = any(s.dropped for s in kept) or len(kept) < len(sections)
     after = {s.key: s for s in kept}
-    cuts = tuple((s.key, len(after[s.key].lines), after[s.key].dropped) if s.key in after
-                 else (s.key, 0, len(s.lines)) for s in sections)
-    return AssembledContext(text, tuple(s.key for s in kept), len(text), truncated,
-                            tuple(warnings or ()), cuts)
+    cuts = tuple(
+        (s.key, len(after[s.key].lines), after[s.key].dropped)
+        if s.key in after
+        else (s.key, 0, len(s.lines))
+        for s in sections
+    )
+    return AssembledContext(
+        text, tuple(s.key for s in kept), len(text), truncated, tuple(warnings or ()), cuts
+    )
 
 
 def _one_line(text: str, limit: int = 300) -> str:

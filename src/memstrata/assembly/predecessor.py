@@ -34,16 +34,22 @@ def predecessor_lines(
     limit = min(max_bytes or bounds.context_bytes, bounds.context_bytes)
     text = " ".join(keywords) if isinstance(keywords, list | tuple) else keywords
     upstream = _upstream(store, room)
-    q = (SearchQuery(text=text, layers=("ledger",), rooms=tuple(upstream), k=max(n, 1)) if upstream
-         else SearchQuery(text=text, layers=("ledger",), exclude_room=room, k=max(n, 1)))
+    q = (
+        SearchQuery(text=text, layers=("ledger",), rooms=tuple(upstream), k=max(n, 1))
+        if upstream
+        else SearchQuery(text=text, layers=("ledger",), exclude_room=room, k=max(n, 1))
+    )
     hits = store.search(q)
     lines: list[str] = []
     size = 0
     for h in hits[:n]:
         m = h.meta
-        line = (f"- [{m.get('kind')}] {' '.join(m.get('summary', '').split())} "
-                f"(room {m.get('room_id') or '-'}, {str(m.get('ts', ''))[:10]}, {m.get('id')}"
-                + (f"; tags: {', '.join(m.get('tags') or [])}" if m.get("tags") else "") + ")")
+        line = (
+            f"- [{m.get('kind')}] {' '.join(m.get('summary', '').split())} "
+            f"(room {m.get('room_id') or '-'}, {str(m.get('ts', ''))[:10]}, {m.get('id')}"
+            + (f"; tags: {', '.join(m.get('tags') or [])}" if m.get("tags") else "")
+            + ")"
+        )
         detail = " ".join((m.get("detail") or "").split())
         if detail:
             line += f"\n  {detail[:600]}{'…' if len(detail) > 600 else ''}"
@@ -72,8 +78,9 @@ def predecessor_context(
     max_bytes: int | None = None,
 ) -> str:
     """The Markdown document injected into a new room's initial context."""
-    lines = predecessor_lines(store, room=room, keywords=keywords, max_entries=max_entries,
-                              max_bytes=max_bytes)
+    lines = predecessor_lines(
+        store, room=room, keywords=keywords, max_entries=max_entries, max_bytes=max_bytes
+    )
     head = f"# Predecessor context for {room or 'this room'}\n\n"
     if not lines:
         return head + "_No relevant entries from other rooms._\n"

@@ -105,18 +105,20 @@ def _feed_row(conn: Any) -> tuple[str, int]:
     """(the feed's id, the highest seq pruned); made again if the table was emptied."""
     row = conn.execute("SELECT id, pruned_through FROM memstrata_feed").fetchone()
     if row is None:
-        conn.execute("INSERT INTO memstrata_feed (id) VALUES (gen_random_uuid()::text) "
-                     "ON CONFLICT DO NOTHING")
+        conn.execute(
+            "INSERT INTO memstrata_feed (id) VALUES (gen_random_uuid()::text) "
+            "ON CONFLICT DO NOTHING"
+        )
         row = conn.execute("SELECT id, pruned_through FROM memstrata_feed").fetchone()
     return str(row[0]), int(row[1])
 
 
-def _changes_after(conn: Any, seq: int, feed: str | None = None
-                   ) -> tuple[int, set[str]] | None:
+def _changes_after(conn: Any, seq: int, feed: str | None = None) -> tuple[int, set[str]] | None:
     """(the highest seq read, the paths of the rows after `seq`); None if rows after
     `seq` were pruned (or the feed is not `feed`)."""
-    rows = conn.execute("SELECT seq, path FROM memstrata_changes WHERE seq > %s ORDER BY seq",
-                        (seq,)).fetchall()
+    rows = conn.execute(
+        "SELECT seq, path FROM memstrata_changes WHERE seq > %s ORDER BY seq", (seq,)
+    ).fetchall()
     # Checked after the rows were read: a prune committed before that read shows here.
     now, pruned = _feed_row(conn)
     if seq < pruned or (feed is not None and feed != now):
@@ -150,4 +152,5 @@ def prune_feed(conn: Any) -> None:
             "WITH gone AS (DELETE FROM memstrata_changes WHERE at < now() - %s::interval "
             "RETURNING seq) UPDATE memstrata_feed SET pruned_through = greatest("
             "pruned_through, (SELECT coalesce(max(seq), 0) FROM gone))",
-            (pgschema.KEEP_CHANGES,))
+            (pgschema.KEEP_CHANGES,),
+        )

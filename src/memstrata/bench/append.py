@@ -22,11 +22,15 @@ def run_append(appends: int = 2000, entry_chars: int = 200) -> dict[str, Any]:
     from memstrata.lifecycle.compaction import compaction_history
     from memstrata.store import Store
 
-    homes = {side: Path(tempfile.mkdtemp(prefix=f"memstrata-bench-{side}-")) for side in ("off", "on")}
+    homes = {
+        side: Path(tempfile.mkdtemp(prefix=f"memstrata-bench-{side}-")) for side in ("off", "on")
+    }
     try:
         stores = {}
         for side, home in homes.items():
-            (home / "config.toml").write_text(f"[log]\nauto_compact = {'true' if side == 'on' else 'false'}\n")
+            (home / "config.toml").write_text(
+                f"[log]\nauto_compact = {'true' if side == 'on' else 'false'}\n"
+            )
             stores[side] = Store(home, agent="bench")
         samples: dict[str, list[float]] = {"off": [], "on": []}
         body = ("ran the step and checked its output " * 20)[:entry_chars]
@@ -55,7 +59,9 @@ def run_append(appends: int = 2000, entry_chars: int = 200) -> dict[str, Any]:
 
 
 def format_row(row: dict[str, Any]) -> str:
-    return (f"{row['appends']} appends per side, {row['compactions_on']} automatic compactions\n"
-            f"trigger off: p50 {row['off_p50_ms']:.3f} ms  p95 {row['off_p95_ms']:.3f} ms\n"
-            f"trigger on:  p50 {row['on_p50_ms']:.3f} ms  p95 {row['on_p95_ms']:.3f} ms\n"
-            f"ratio on/off: p50 {row['p50_ratio_on_off']:.2f}  p95 {row['p95_ratio_on_off']:.2f}")
+    return (
+        f"{row['appends']} appends per side, {row['compactions_on']} automatic compactions\n"
+        f"trigger off: p50 {row['off_p50_ms']:.3f} ms  p95 {row['off_p95_ms']:.3f} ms\n"
+        f"trigger on:  p50 {row['on_p50_ms']:.3f} ms  p95 {row['on_p95_ms']:.3f} ms\n"
+        f"ratio on/off: p50 {row['p50_ratio_on_off']:.2f}  p95 {row['p95_ratio_on_off']:.2f}"
+    )

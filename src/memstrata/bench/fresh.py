@@ -35,21 +35,26 @@ from memstrata.index.freshness import SETTLE_S
 Progress = Callable[[str], None]
 
 
-def run_fresh(size: int = 100_000, sources: int = 10_000, queries: int = 300,
-              edits: int = 30, progress: Progress | None = None) -> dict[str, Any]:
+def run_fresh(
+    size: int = 100_000,
+    sources: int = 10_000,
+    queries: int = 300,
+    edits: int = 30,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
     from memstrata.store import Store
 
     tmp = Path(tempfile.mkdtemp(prefix="memstrata-bench-fresh-"))
     try:
         populate(tmp, size, files=sources)
-        (tmp / "config.toml").write_text("[search]\nsessions_by_default = true\n",
-                                         encoding="utf-8")
+        (tmp / "config.toml").write_text("[search]\nsessions_by_default = true\n", encoding="utf-8")
         t = time.perf_counter()
         off = Store(tmp, agent="bench", watch=False)
         sources = len(off._sources())
         if progress:
-            progress(f"{size} entries in {sources} sources indexed in "
-                     f"{time.perf_counter() - t:.1f}s")
+            progress(
+                f"{size} entries in {sources} sources indexed in {time.perf_counter() - t:.1f}s"
+            )
         on = Store(tmp, agent="bench", watch=True)
         w = Writer(5)
         qs = [w.query() for _ in range(queries)]
@@ -76,14 +81,21 @@ def run_fresh(size: int = 100_000, sources: int = 10_000, queries: int = 300,
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     (p50_off, p95_off), (p50_on, p95_on) = p50_p95(lat["off"]), p50_p95(lat["on"])
-    return {"entries": size, "sources": sources, "queries": queries,  # as found on disk
-            "off_p50_ms": _ms(p50_off), "off_p95_ms": _ms(p95_off),
-            "on_p50_ms": _ms(p50_on), "on_p95_ms": _ms(p95_on),
-            "ratio_p50": round(p50_on / p50_off, 3), "ratio_p95": round(p95_on / p95_off, 3),
-            "after_edit_p50_ms": _ms(p50_p95(after_edit)[0]),
-            "after_edit_p95_ms": _ms(p50_p95(after_edit)[1]),
-            "full_catch_up_p50_ms": _ms(p50_p95(sync)[0]),
-            "hit_layers": dict(sorted(hit_layers.items()))}
+    return {
+        "entries": size,
+        "sources": sources,
+        "queries": queries,  # as found on disk
+        "off_p50_ms": _ms(p50_off),
+        "off_p95_ms": _ms(p95_off),
+        "on_p50_ms": _ms(p50_on),
+        "on_p95_ms": _ms(p95_on),
+        "ratio_p50": round(p50_on / p50_off, 3),
+        "ratio_p95": round(p95_on / p95_off, 3),
+        "after_edit_p50_ms": _ms(p50_p95(after_edit)[0]),
+        "after_edit_p95_ms": _ms(p50_p95(after_edit)[1]),
+        "full_catch_up_p50_ms": _ms(p50_p95(sync)[0]),
+        "hit_layers": dict(sorted(hit_layers.items())),
+    }
 
 
 def _after_edits(store: Any, home: Path, edits: int, qs: list[str]) -> list[float]:
@@ -94,8 +106,12 @@ def _after_edits(store: Any, home: Path, edits: int, qs: list[str]) -> list[floa
     keeper = store._keeper
     out = []
     for i in range(edits):
-        rec = {"id": f"hand-{i}", "role": "user", "content": f"hand edit {i} {qs[i % len(qs)]}",
-               "timestamp": "2026-01-01T00:00:00Z"}
+        rec = {
+            "id": f"hand-{i}",
+            "role": "user",
+            "content": f"hand edit {i} {qs[i % len(qs)]}",
+            "timestamp": "2026-01-01T00:00:00Z",
+        }
         with open(rng.choice(files), "a", encoding="utf-8") as fh:
             fh.write(json.dumps(rec) + "\n")
         deadline = time.monotonic() + 5
@@ -115,8 +131,10 @@ def run_wal(writes: int = 10_000, progress: Progress | None = None) -> list[dict
     from memstrata.store import Store
 
     rows = []
-    policies = {"sqlite defaults": (1000, -1),
-                "memstrata policy": (dbmod.WAL_AUTOCHECKPOINT, dbmod.WAL_SIZE_LIMIT)}
+    policies = {
+        "sqlite defaults": (1000, -1),
+        "memstrata policy": (dbmod.WAL_AUTOCHECKPOINT, dbmod.WAL_SIZE_LIMIT),
+    }
     saved = dbmod.WAL_AUTOCHECKPOINT, dbmod.WAL_SIZE_LIMIT
     try:
         for name, (pages, limit) in policies.items():
@@ -135,9 +153,16 @@ def run_wal(writes: int = 10_000, progress: Progress | None = None) -> list[dict
                 db = store.db.path
                 sizes = {s: _size(Path(f"{db}{s}")) for s in ("", "-wal", "-shm")}
                 store.close()
-                rows.append({"policy": name, "writes": writes, "seconds": round(took, 1),
-                             "db_kb": sizes[""] // 1024, "wal_kb": sizes["-wal"] // 1024,
-                             "total_kb": (sizes[""] + sizes["-wal"]) // 1024})
+                rows.append(
+                    {
+                        "policy": name,
+                        "writes": writes,
+                        "seconds": round(took, 1),
+                        "db_kb": sizes[""] // 1024,
+                        "wal_kb": sizes["-wal"] // 1024,
+                        "total_kb": (sizes[""] + sizes["-wal"]) // 1024,
+                    }
+                )
                 if progress:
                     progress(f"{name}: {rows[-1]}")
             finally:
@@ -176,6 +201,8 @@ def format_report(fresh: dict[str, Any] | None, wal: list[dict[str, Any]]) -> st
             + ", ".join(f"{k} {v}" for k, v in f.get("hit_layers", {}).items()),
         ]
     for r in wal:
-        lines.append(f"index after {r['writes']:,} writes, {r['policy']}: db {r['db_kb']} KB + "
-                     f"WAL {r['wal_kb']} KB = {r['total_kb']} KB ({r['seconds']} s)")
+        lines.append(
+            f"index after {r['writes']:,} writes, {r['policy']}: db {r['db_kb']} KB + "
+            f"WAL {r['wal_kb']} KB = {r['total_kb']} KB ({r['seconds']} s)"
+        )
     return "\n".join(lines)

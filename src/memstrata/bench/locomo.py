@@ -160,10 +160,13 @@ class Tally:
         return out
 
 
-def run_memstrata(convs: Iterable[tuple[str, list[Turn], list[Question]]], mode: str = "lexical",
-                  progress: Callable[[str], None] | None = None,
-                  embedder: str = "local", database_url: str | None = None,
-                  ) -> tuple[Tally, float, int]:
+def run_memstrata(
+    convs: Iterable[tuple[str, list[Turn], list[Question]]],
+    mode: str = "lexical",
+    progress: Callable[[str], None] | None = None,
+    embedder: str = "local",
+    database_url: str | None = None,
+) -> tuple[Tally, float, int]:
     import contextlib
 
     from memstrata.store import Store
@@ -181,7 +184,9 @@ def run_memstrata(convs: Iterable[tuple[str, list[Turn], list[Question]]], mode:
             if database_url:
                 from memstrata.bench.teams import scratch_schema
 
-                config += f'[backend]\nurl = "{scratch.enter_context(scratch_schema(database_url))}"\n'
+                config += (
+                    f'[backend]\nurl = "{scratch.enter_context(scratch_schema(database_url))}"\n'
+                )
             if config:
                 (home / "config.toml").write_text(config)
             store = Store(home, agent="locomo")
@@ -189,8 +194,15 @@ def run_memstrata(convs: Iterable[tuple[str, list[Turn], list[Question]]], mode:
             t = time.perf_counter()
             by_session: dict[int, list[dict[str, Any]]] = defaultdict(list)
             for dia, n, speaker, text, ts in turns:
-                by_session[n].append({"id": dia, "role": "user", "speaker": speaker,
-                                      "content": text, "timestamp": ts})
+                by_session[n].append(
+                    {
+                        "id": dia,
+                        "role": "user",
+                        "speaker": speaker,
+                        "content": text,
+                        "timestamp": ts,
+                    }
+                )
             for n in sorted(by_session):
                 sessions.append_many(f"session-{n}", by_session[n])
             n_turns += len(turns)
@@ -215,8 +227,9 @@ NO_DECAY = "[decay]\nlog = 0\narchive = 0\n"
 NEIGHBOURS = NO_DECAY + "[log]\nneighbour_context = 2\n"
 
 
-def run_memstrata_log(convs: Iterable[tuple[str, list[Turn], list[Question]]],
-                      config: str = "") -> Tally:
+def run_memstrata_log(
+    convs: Iterable[tuple[str, list[Turn], list[Question]]], config: str = ""
+) -> Tally:
     """One `log.append` per turn ("(date) Speaker: text" at the turn's time), lexical
     search of the activity log and its archives as of the last turn: the ingest path an
     agent that logs every turn uses, compaction included. `config` is written to the
@@ -237,8 +250,9 @@ def run_memstrata_log(convs: Iterable[tuple[str, list[Turn], list[Question]]],
                 store.drain()  # the background compactions the appends started
                 for question, cat, ev in qs:
                     t = time.perf_counter()
-                    hits = store.search(SearchQuery(text=question, layers=LOG_LAYERS,
-                                                    k=max(KS), now=last))
+                    hits = store.search(
+                        SearchQuery(text=question, layers=LOG_LAYERS, k=max(KS), now=last)
+                    )
                     tally.latency.append((time.perf_counter() - t) * 1000)
                     tally.add(cat, [h.meta.get("metadata", {}).get("dia", "") for h in hits], ev)
         finally:
@@ -251,13 +265,21 @@ def run_fts5_baseline(convs: Iterable[tuple[str, list[Turn], list[Question]]]) -
     for _sample, turns, qs in convs:
         db = sqlite3.connect(":memory:")
         db.execute("CREATE VIRTUAL TABLE t USING fts5(dia UNINDEXED, text)")
-        db.executemany("INSERT INTO t VALUES (?, ?)",
-                       [(d, turn_text(sp, txt, ts)) for d, _n, sp, txt, ts in turns])
+        db.executemany(
+            "INSERT INTO t VALUES (?, ?)",
+            [(d, turn_text(sp, txt, ts)) for d, _n, sp, txt, ts in turns],
+        )
         for question, cat, ev in qs:
             words = re.findall(r"\w+", question)
             expr = " OR ".join(f'"{w}"' for w in words)
             t = time.perf_counter()
-            rows = db.execute("SELECT dia FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT 20", (expr,)).fetchall() if expr else []
+            rows = (
+                db.execute(
+                    "SELECT dia FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT 20", (expr,)
+                ).fetchall()
+                if expr
+                else []
+            )
             tally.latency.append((time.perf_counter() - t) * 1000)
             tally.add(cat, [r[0] for r in rows], ev)
     return tally
@@ -274,8 +296,9 @@ def run_dense_baseline(convs: Iterable[tuple[str, list[Turn], list[Question]]]) 
 
     tally = Tally()
     for _sample, turns, qs in convs:
-        mat = np.asarray(emb.embed([turn_text(sp, txt, ts) for _d, _n, sp, txt, ts in turns]),
-                         dtype=np.float32)
+        mat = np.asarray(
+            emb.embed([turn_text(sp, txt, ts) for _d, _n, sp, txt, ts in turns]), dtype=np.float32
+        )
         ids = [d for d, *_ in turns]
         qv = np.asarray(emb.embed([q for q, _c, _e in qs]), dtype=np.float32)
         for (_question, cat, ev), v in zip(qs, qv, strict=True):
@@ -286,9 +309,14 @@ def run_dense_baseline(convs: Iterable[tuple[str, list[Turn], list[Question]]]) 
     return tally
 
 
-def run(path: Path, *, baselines: bool = True, mode: str = "lexical",
-        progress: Callable[[str], None] | None = None,
-        database_url: str | None = None) -> list[dict[str, Any]]:
+def run(
+    path: Path,
+    *,
+    baselines: bool = True,
+    mode: str = "lexical",
+    progress: Callable[[str], None] | None = None,
+    database_url: str | None = None,
+) -> list[dict[str, Any]]:
     convs = load(path)
     tally, ingest_s, n = run_memstrata(convs, mode, progress, database_url=database_url)
     rows = tally.summary("memstrata" if mode == "lexical" else f"memstrata-{mode}")
@@ -307,13 +335,19 @@ def run(path: Path, *, baselines: bool = True, mode: str = "lexical",
 
 
 def format_rows(rows: list[dict[str, Any]]) -> str:
-    head = f"{'system':<26}{'cat':>4}{'n':>5}" + "".join(f"{'r@' + str(k):>8}" for k in KS) + \
-        "".join(f"{'hit@' + str(k):>8}" for k in KS) + f"{'s-r@10':>8}{'p50ms':>8}{'p95ms':>8}"
+    head = (
+        f"{'system':<26}{'cat':>4}{'n':>5}"
+        + "".join(f"{'r@' + str(k):>8}" for k in KS)
+        + "".join(f"{'hit@' + str(k):>8}" for k in KS)
+        + f"{'s-r@10':>8}{'p50ms':>8}{'p95ms':>8}"
+    )
     out = [head]
     for r in rows:
-        out.append(f"{r['system']:<26}{r['category']!s:>4}{r['questions']:>5}"
-                   + "".join(f"{r[f'recall@{k}']:>8.3f}" for k in KS)
-                   + "".join(f"{r[f'hit@{k}']:>8.3f}" for k in KS)
-                   + f"{r['session_recall@10']:>8.3f}"
-                   + (f"{r['p50_ms']:>8.2f}{r['p95_ms']:>8.2f}" if "p50_ms" in r else ""))
+        out.append(
+            f"{r['system']:<26}{r['category']!s:>4}{r['questions']:>5}"
+            + "".join(f"{r[f'recall@{k}']:>8.3f}" for k in KS)
+            + "".join(f"{r[f'hit@{k}']:>8.3f}" for k in KS)
+            + f"{r['session_recall@10']:>8.3f}"
+            + (f"{r['p50_ms']:>8.2f}{r['p95_ms']:>8.2f}" if "p50_ms" in r else "")
+        )
     return "\n".join(out)

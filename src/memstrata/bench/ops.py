@@ -23,8 +23,13 @@ from typing import Any
 from memstrata.bench.synth import Writer, p50_p95, populate
 
 TARGETS_MS = {
-    "read NOW": 0.1, "read LOG tail (20)": 1.0, "append LOG (durable)": 0.5,
-    "update NOW": 1.0, "save fact": 0.5, "get fact": 0.1, "recall (lexical)": 10.0,
+    "read NOW": 0.1,
+    "read LOG tail (20)": 1.0,
+    "append LOG (durable)": 0.5,
+    "update NOW": 1.0,
+    "save fact": 0.5,
+    "get fact": 0.1,
+    "recall (lexical)": 10.0,
     # seed 002: "Compaction ~30s (LLM summary generation)"; memstrata's default summary is
     # extractive (no model), the archive and the rewrite are fsync'ed
     "compact LOG (100 entries)": 3000.0,
@@ -44,9 +49,12 @@ def _time(fn: Callable[[], Any], n: int, clock: Clock = time.perf_counter) -> tu
     return p50_p95(samples)
 
 
-def run_ops(sizes: tuple[int, ...] = (10_000, 100_000), repeat: int = 500,
-            progress: Callable[[str], None] | None = None,
-            clock: Clock = time.perf_counter) -> list[dict[str, Any]]:
+def run_ops(
+    sizes: tuple[int, ...] = (10_000, 100_000),
+    repeat: int = 500,
+    progress: Callable[[str], None] | None = None,
+    clock: Clock = time.perf_counter,
+) -> list[dict[str, Any]]:
     from memstrata.store import Store
 
     rows: list[dict[str, Any]] = []
@@ -87,12 +95,20 @@ def _measure(store: Any, repeat: int, size: int, clock: Clock) -> list[dict[str,
     }
     timings = {name: _time(fn, repeat, clock) for name, fn in ops.items()}
     timings["compact LOG (100 entries)"] = _time_compaction(
-        store, max(1, min(5, repeat // 20)), clock)
+        store, max(1, min(5, repeat // 20)), clock
+    )
     for name, (p50, p95) in timings.items():
         gate = p95 if name.startswith("recall") else p50
-        rows.append({"entries": size, "operation": name, "p50_ms": round(p50, 4),
-                     "p95_ms": round(p95, 4), "target_ms": TARGETS_MS[name],
-                     "ok": gate <= TARGETS_MS[name]})
+        rows.append(
+            {
+                "entries": size,
+                "operation": name,
+                "p50_ms": round(p50, 4),
+                "p95_ms": round(p95, 4),
+                "target_ms": TARGETS_MS[name],
+                "ok": gate <= TARGETS_MS[name],
+            }
+        )
     return rows
 
 
@@ -122,6 +138,8 @@ def _time_compaction(store: Any, rounds: int, clock: Clock) -> tuple[float, floa
 def format_table(rows: list[dict[str, Any]]) -> str:
     out = [f"{'entries':>8}  {'operation':<26} {'p50 ms':>9} {'p95 ms':>9} {'target':>8}  ok"]
     for r in rows:
-        out.append(f"{r['entries']:>8}  {r['operation']:<26} {r['p50_ms']:>9.4f} {r['p95_ms']:>9.4f} "
-                   f"{r['target_ms']:>8}  {'yes' if r['ok'] else 'NO'}")
+        out.append(
+            f"{r['entries']:>8}  {r['operation']:<26} {r['p50_ms']:>9.4f} {r['p95_ms']:>9.4f} "
+            f"{r['target_ms']:>8}  {'yes' if r['ok'] else 'NO'}"
+        )
     return "\n".join(out)

@@ -21,8 +21,12 @@ from memstrata.bench.synth import Writer, p50_p95, populate
 HYBRID_MAX = 100_000  # exact vector search is specified up to 100k memories
 
 
-def run_search(sizes: tuple[int, ...] = (10_000, 100_000, 1_000_000), queries: int = 300,
-               hybrid: bool = True, progress: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+def run_search(
+    sizes: tuple[int, ...] = (10_000, 100_000, 1_000_000),
+    queries: int = 300,
+    hybrid: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> list[dict[str, Any]]:
     from memstrata.store import Store
 
     rows: list[dict[str, Any]] = []
@@ -43,8 +47,15 @@ def run_search(sizes: tuple[int, ...] = (10_000, 100_000, 1_000_000), queries: i
                 store.search(q, k=10)
                 lat.append((time.perf_counter() - t) * 1000)
             p50, p95 = p50_p95(lat)
-            rows.append({"entries": size, "mode": "lexical", "p50_ms": round(p50, 3),
-                         "p95_ms": round(p95, 3), "ingest_per_s": round(size / ingest)})
+            rows.append(
+                {
+                    "entries": size,
+                    "mode": "lexical",
+                    "p50_ms": round(p50, 3),
+                    "p95_ms": round(p95, 3),
+                    "ingest_per_s": round(size / ingest),
+                }
+            )
             if hybrid and size <= HYBRID_MAX:
                 rows.extend(_hybrid(store, qs, size, progress))
             store.close()
@@ -53,8 +64,9 @@ def run_search(sizes: tuple[int, ...] = (10_000, 100_000, 1_000_000), queries: i
     return rows
 
 
-def _hybrid(store: Any, qs: list[str], size: int,
-            progress: Callable[[str], None] | None) -> list[dict[str, Any]]:
+def _hybrid(
+    store: Any, qs: list[str], size: int, progress: Callable[[str], None] | None
+) -> list[dict[str, Any]]:
     try:
         from memstrata.search.hybrid import hybrid_search
     except ImportError:
@@ -81,6 +93,8 @@ def _hybrid(store: Any, qs: list[str], size: int,
 def format_table(rows: list[dict[str, Any]]) -> str:
     out = [f"{'entries':>9}  {'mode':<8}{'p50 ms':>9}{'p95 ms':>9}{'ingest/s':>11}"]
     for r in rows:
-        out.append(f"{r['entries']:>9}  {r['mode']:<8}{r['p50_ms']:>9.3f}{r['p95_ms']:>9.3f}"
-                   f"{r.get('ingest_per_s', ''):>11}")
+        out.append(
+            f"{r['entries']:>9}  {r['mode']:<8}{r['p50_ms']:>9.3f}{r['p95_ms']:>9.3f}"
+            f"{r.get('ingest_per_s', ''):>11}"
+        )
     return "\n".join(out)

@@ -33,9 +33,12 @@ P95_BUDGET_MS = 100.0
 
 
 def _start(home: Path) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, "-m", "memstrata", "--home", str(home), "serve",
-                             "--port", "0"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                            text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memstrata", "--home", str(home), "serve", "--port", "0"],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+    )
     assert proc.stderr is not None
     for line in proc.stderr:
         m = re.search(r"serve on (http://\S+)", line)
@@ -53,8 +56,7 @@ def _timed(fn: Callable[[], Any], n: int) -> list[float]:
     return out
 
 
-async def _load(base: str, concurrency: int, seconds: float,
-                queries: list[str]) -> dict[str, Any]:
+async def _load(base: str, concurrency: int, seconds: float, queries: list[str]) -> dict[str, Any]:
     import httpx
 
     lat: list[float] = []
@@ -82,13 +84,24 @@ async def _load(base: str, concurrency: int, seconds: float,
     await asyncio.gather(*(client(n) for n in range(concurrency)))
     took = time.monotonic() - start
     p50, p95 = p50_p95(lat)
-    return {"concurrency": concurrency, "requests": len(lat), "rps": round(len(lat) / took, 1),
-            "p50_ms": round(p50, 2), "p95_ms": round(p95, 2), "errors": errors}
+    return {
+        "concurrency": concurrency,
+        "requests": len(lat),
+        "rps": round(len(lat) / took, 1),
+        "p50_ms": round(p50, 2),
+        "p95_ms": round(p95, 2),
+        "errors": errors,
+    }
 
 
-def run_serve_bench(entries: int = 100_000, queries: int = 200, pages: int = 30,
-                    seconds: float = 8.0, levels: tuple[int, ...] = (1, 2, 4, 8, 16),
-                    progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+def run_serve_bench(
+    entries: int = 100_000,
+    queries: int = 200,
+    pages: int = 30,
+    seconds: float = 8.0,
+    levels: tuple[int, ...] = (1, 2, 4, 8, 16),
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
     import httpx
 
     from memstrata.store import Store
@@ -136,8 +149,9 @@ def run_serve_bench(entries: int = 100_000, queries: int = 200, pages: int = 30,
             tl = c.get("/api/agents/bench/timeline", params={"limit": 200})
             cursor = tl.json()["next"]
             for _ in range(20):  # 4,000 entries deep
-                nxt = c.get("/api/agents/bench/timeline",
-                            params={"limit": 200, "before": cursor}).json()["next"]
+                nxt = c.get(
+                    "/api/agents/bench/timeline", params={"limit": 200, "before": cursor}
+                ).json()["next"]
                 cursor = nxt or cursor
             views["timeline, 4,000 entries deep"] = f"/a/bench/timeline?before={cursor}"
             if deep_cursor:
@@ -156,12 +170,21 @@ def run_serve_bench(entries: int = 100_000, queries: int = 200, pages: int = 30,
         ok = [r for r in held if r["p95_ms"] < P95_BUDGET_MS and not r["errors"]]
         best = max(ok, key=lambda r: r["rps"]) if ok else None
         store.close()
-        return {"entries": entries, "cpus": os.cpu_count(),
-                "search": {"library_p50_ms": round(lp50, 3), "library_p95_ms": round(lp95, 3),
-                           "api_p50_ms": round(ap50, 3), "api_p95_ms": round(ap95, 3),
-                           "ratio_p50": round(ap50 / lp50, 2), "ratio_p95": round(ap95 / lp95, 2)},
-                "pages": loads, "held": held,
-                "held_best_under_100ms_p95": best}
+        return {
+            "entries": entries,
+            "cpus": os.cpu_count(),
+            "search": {
+                "library_p50_ms": round(lp50, 3),
+                "library_p95_ms": round(lp95, 3),
+                "api_p50_ms": round(ap50, 3),
+                "api_p95_ms": round(ap95, 3),
+                "ratio_p50": round(ap50 / lp50, 2),
+                "ratio_p95": round(ap95 / lp95, 2),
+            },
+            "pages": loads,
+            "held": held,
+            "held_best_under_100ms_p95": best,
+        }
     finally:
         if proc is not None:
             proc.terminate()
@@ -171,17 +194,27 @@ def run_serve_bench(entries: int = 100_000, queries: int = 200, pages: int = 30,
 
 def format_result(r: dict[str, Any]) -> str:
     s = r["search"]
-    lines = [f"memstrata serve at {r['entries']:,} entries ({r['cpus']} CPUs, load generator on "
-             "the same machine)",
-             f"search  library p50 {s['library_p50_ms']} ms p95 {s['library_p95_ms']} ms | API "
-             f"p50 {s['api_p50_ms']} ms p95 {s['api_p95_ms']} ms | ratio p50 {s['ratio_p50']}x "
-             f"p95 {s['ratio_p95']}x", "page loads (full HTML):"]
-    lines += [f"  {k:<32} p50 {v['p50_ms']:>8} ms  p95 {v['p95_ms']:>8} ms"
-              for k, v in r["pages"].items()]
+    lines = [
+        f"memstrata serve at {r['entries']:,} entries ({r['cpus']} CPUs, load generator on "
+        "the same machine)",
+        f"search  library p50 {s['library_p50_ms']} ms p95 {s['library_p95_ms']} ms | API "
+        f"p50 {s['api_p50_ms']} ms p95 {s['api_p95_ms']} ms | ratio p50 {s['ratio_p50']}x "
+        f"p95 {s['ratio_p95']}x",
+        "page loads (full HTML):",
+    ]
+    lines += [
+        f"  {k:<32} p50 {v['p50_ms']:>8} ms  p95 {v['p95_ms']:>8} ms" for k, v in r["pages"].items()
+    ]
     lines.append("held load (search 50%, timeline 25%, ledger 25%):")
-    lines += [f"  x{h['concurrency']:<3} {h['rps']:>8} req/s  p50 {h['p50_ms']:>7} ms  p95 "
-              f"{h['p95_ms']:>7} ms  errors {h['errors']}" for h in r["held"]]
+    lines += [
+        f"  x{h['concurrency']:<3} {h['rps']:>8} req/s  p50 {h['p50_ms']:>7} ms  p95 "
+        f"{h['p95_ms']:>7} ms  errors {h['errors']}"
+        for h in r["held"]
+    ]
     best = r["held_best_under_100ms_p95"]
-    lines.append(f"best with p95 < 100 ms: {best['rps']} req/s at x{best['concurrency']}"
-                 if best else "no level kept p95 under 100 ms")
+    lines.append(
+        f"best with p95 < 100 ms: {best['rps']} req/s at x{best['concurrency']}"
+        if best
+        else "no level kept p95 under 100 ms"
+    )
     return "\n".join(lines)

@@ -11,11 +11,64 @@ from pathlib import Path
 
 from memstrata.model import iso
 
-_SYLLABLES = ("ka", "lo", "mi", "ra", "te", "su", "no", "ve", "pi", "da", "zo", "an", "el",
-              "or", "us", "ti", "be", "ca", "fu", "ge", "hy", "ju", "qua", "wex")
-COMMON = ("the", "a", "to", "of", "and", "in", "is", "for", "on", "with", "that", "we", "it",
-          "was", "api", "test", "user", "auth", "config", "deploy", "error", "build", "file",
-          "database", "schema", "token", "cache", "queue", "review", "release")
+_SYLLABLES = (
+    "ka",
+    "lo",
+    "mi",
+    "ra",
+    "te",
+    "su",
+    "no",
+    "ve",
+    "pi",
+    "da",
+    "zo",
+    "an",
+    "el",
+    "or",
+    "us",
+    "ti",
+    "be",
+    "ca",
+    "fu",
+    "ge",
+    "hy",
+    "ju",
+    "qua",
+    "wex",
+)
+COMMON = (
+    "the",
+    "a",
+    "to",
+    "of",
+    "and",
+    "in",
+    "is",
+    "for",
+    "on",
+    "with",
+    "that",
+    "we",
+    "it",
+    "was",
+    "api",
+    "test",
+    "user",
+    "auth",
+    "config",
+    "deploy",
+    "error",
+    "build",
+    "file",
+    "database",
+    "schema",
+    "token",
+    "cache",
+    "queue",
+    "review",
+    "release",
+)
 
 
 def p50_p95(samples: list[float]) -> tuple[float, float]:
@@ -56,12 +109,16 @@ class Writer:
 
     def query(self) -> str:
         # queries mix a common word with rarer content words, like real questions
-        rare = [self.vocab[self.rng.randint(100, len(self.vocab) - 1)] for _ in range(self.rng.randint(1, 3))]
+        rare = [
+            self.vocab[self.rng.randint(100, len(self.vocab) - 1)]
+            for _ in range(self.rng.randint(1, 3))
+        ]
         return " ".join([self.rng.choice(self.vocab[:100]), *rare])
 
 
-def populate(home: Path, n: int, agent: str = "bench", seed: int = 11, *,
-             files: int | None = None) -> None:
+def populate(
+    home: Path, n: int, agent: str = "bench", seed: int = 11, *, files: int | None = None
+) -> None:
     """Write `n` memories: 25% ledger entries, 75% session transcript messages
     (200 per transcript, or spread over `files` source files in all)."""
     w = Writer(seed)
@@ -71,10 +128,18 @@ def populate(home: Path, n: int, agent: str = "bench", seed: int = 11, *,
     n_ledger = n // 4
     with open(home / "ledger.jsonl", "w", encoding="utf-8") as fh:
         for i in range(n_ledger):
-            rec = {"id": f"mem-{i:08x}", "ts": iso(t0 + i * 60), "kind": kinds[i % 6],
-                   "room_id": f"room-{i % 20}", "author_role": "bench", "ref": None,
-                   "tags": w.words(2), "summary": w.sentence(6, 20), "detail": w.sentence(),
-                   "supersedes": None}
+            rec = {
+                "id": f"mem-{i:08x}",
+                "ts": iso(t0 + i * 60),
+                "kind": kinds[i % 6],
+                "room_id": f"room-{i % 20}",
+                "author_role": "bench",
+                "ref": None,
+                "tags": w.words(2),
+                "summary": w.sentence(6, 20),
+                "detail": w.sentence(),
+                "supersedes": None,
+            }
             fh.write(json.dumps(rec) + "\n")
     sess_dir = home / "agents" / agent / "sessions"
     sess_dir.mkdir(parents=True, exist_ok=True)
@@ -85,8 +150,12 @@ def populate(home: Path, n: int, agent: str = "bench", seed: int = 11, *,
         per = -(-remaining // (transcripts - s)) if files is not None else 200  # spread evenly
         with open(sess_dir / f"s{s:05d}.jsonl", "w", encoding="utf-8") as fh:
             for j in range(min(per, remaining)):
-                rec = {"id": f"m{j}", "role": "user" if j % 2 == 0 else "assistant",
-                       "content": w.sentence(), "timestamp": iso(t0 + s * 3600 + j)}
+                rec = {
+                    "id": f"m{j}",
+                    "role": "user" if j % 2 == 0 else "assistant",
+                    "content": w.sentence(),
+                    "timestamp": iso(t0 + s * 3600 + j),
+                }
                 fh.write(json.dumps(rec) + "\n")
         remaining -= per
         s += 1

@@ -69,9 +69,14 @@ def _pair(a: Callable[[], Any], b: Callable[[], Any], n: int) -> tuple[list[floa
     return xs, ys
 
 
-def run_teams(url: str, entries: int = 100_000, samples: int = 200, sees: int = 50,
-              progress: Callable[[str], None] | None = None,
-              reopen_writes: int = 100) -> dict[str, Any]:
+def run_teams(
+    url: str,
+    entries: int = 100_000,
+    samples: int = 200,
+    sees: int = 50,
+    progress: Callable[[str], None] | None = None,
+    reopen_writes: int = 100,
+) -> dict[str, Any]:
     from memstrata.backends.postgres import PostgresTruth
     from memstrata.files.local import LocalTruth
     from memstrata.files.locks import LockTable
@@ -119,20 +124,34 @@ def _latencies(local: Any, pg: Any, n: int) -> list[dict[str, Any]]:
     queries = [w.query() for _ in range(n)]
     qa, qb = iter(queries), iter(queries)
     ops: dict[str, tuple[Callable[[], Any], Callable[[], Any]]] = {
-        "publish (ledger)": (lambda: local.ledger.publish("decision", w.sentence(6, 20)),
-                             lambda: pg.ledger.publish("decision", w.sentence(6, 20))),
-        "append LOG": (lambda: local.agent().log.append("TOOL_USE", w.sentence()),
-                       lambda: pg.agent().log.append("TOOL_USE", w.sentence())),
-        "search (lexical, k=10)": (lambda: local.search(next(qa), k=10),
-                                   lambda: pg.search(next(qb), k=10)),
+        "publish (ledger)": (
+            lambda: local.ledger.publish("decision", w.sentence(6, 20)),
+            lambda: pg.ledger.publish("decision", w.sentence(6, 20)),
+        ),
+        "append LOG": (
+            lambda: local.agent().log.append("TOOL_USE", w.sentence()),
+            lambda: pg.agent().log.append("TOOL_USE", w.sentence()),
+        ),
+        "search (lexical, k=10)": (
+            lambda: local.search(next(qa), k=10),
+            lambda: pg.search(next(qb), k=10),
+        ),
     }
     rows = []
     for name, (a, b) in ops.items():
         xs, ys = _pair(a, b, n)
         (l50, l95), (p50, p95) = p50_p95(xs), p50_p95(ys)
-        rows.append({"operation": name, "local_p50_ms": round(l50, 3), "local_p95_ms": round(l95, 3),
-                     "pg_p50_ms": round(p50, 3), "pg_p95_ms": round(p95, 3),
-                     "ratio_p50": round(p50 / l50, 2), "ratio_p95": round(p95 / l95, 2)})
+        rows.append(
+            {
+                "operation": name,
+                "local_p50_ms": round(l50, 3),
+                "local_p95_ms": round(l95, 3),
+                "pg_p50_ms": round(p50, 3),
+                "pg_p95_ms": round(p95, 3),
+                "ratio_p50": round(p50 / l50, 2),
+                "ratio_p95": round(p95 / l95, 2),
+            }
+        )
     return rows
 
 
@@ -176,20 +195,28 @@ def _reopen(home: Path, url: str, writer: Any, writes: int) -> dict[str, Any]:
 
 
 def format_report(r: dict[str, Any]) -> str:
-    out = [f"entries: {r['entries']}; local index built in {r['local_index_s']}s; migrated to "
-           f"PostgreSQL in {r['migrate_s']}s; a new host caught up in {r['join_s']}s "
-           f"({r['join_entries_per_s']} entries/s)",
-           f"{'operation':<24} {'local p50':>10} {'local p95':>10} {'pg p50':>9} {'pg p95':>9}"
-           f" {'x p50':>6} {'x p95':>6}"]
+    out = [
+        f"entries: {r['entries']}; local index built in {r['local_index_s']}s; migrated to "
+        f"PostgreSQL in {r['migrate_s']}s; a new host caught up in {r['join_s']}s "
+        f"({r['join_entries_per_s']} entries/s)",
+        f"{'operation':<24} {'local p50':>10} {'local p95':>10} {'pg p50':>9} {'pg p95':>9}"
+        f" {'x p50':>6} {'x p95':>6}",
+    ]
     for row in r["rows"]:
-        out.append(f"{row['operation']:<24} {row['local_p50_ms']:>10.3f} "
-                   f"{row['local_p95_ms']:>10.3f} {row['pg_p50_ms']:>9.3f} {row['pg_p95_ms']:>9.3f}"
-                   f" {row['ratio_p50']:>6.2f} {row['ratio_p95']:>6.2f}")
+        out.append(
+            f"{row['operation']:<24} {row['local_p50_ms']:>10.3f} "
+            f"{row['local_p95_ms']:>10.3f} {row['pg_p50_ms']:>9.3f} {row['pg_p95_ms']:>9.3f}"
+            f" {row['ratio_p50']:>6.2f} {row['ratio_p95']:>6.2f}"
+        )
     s = r["sees"]
-    out.append(f"second host's index sees a write (ack -> found by search, {s['writes']} writes): "
-               f"p50 {s['p50_ms']} ms, p95 {s['p95_ms']} ms")
+    out.append(
+        f"second host's index sees a write (ack -> found by search, {s['writes']} writes): "
+        f"p50 {s['p50_ms']} ms, p95 {s['p95_ms']} ms"
+    )
     o = r["reopen"]
-    out.append(f"a host reopens after {o['writes']} writes by another: from its feed position "
-               f"{o['feed']['ms']} ms ({o['feed']['looked']} source reads), looking at every "
-               f"source {o['every source']['ms']} ms ({o['every source']['looked']} source reads)")
+    out.append(
+        f"a host reopens after {o['writes']} writes by another: from its feed position "
+        f"{o['feed']['ms']} ms ({o['feed']['looked']} source reads), looking at every "
+        f"source {o['every source']['ms']} ms ({o['every source']['looked']} source reads)"
+    )
     return "\n".join(out)

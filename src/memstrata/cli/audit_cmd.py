@@ -34,15 +34,26 @@ def run_audit(args: argparse.Namespace) -> int:
     with open_store(args) as store:
         agent = store.principal.agent or ""
         report = audit(store, agent)
-        data: dict[str, Any] = {"agent": agent, "clean": report.clean,
-                                "findings": [asdict(f) for f in report.findings]}
+        data: dict[str, Any] = {
+            "agent": agent,
+            "clean": report.clean,
+            "findings": [asdict(f) for f in report.findings],
+        }
         text = report.to_markdown()
         if args.prune:
             pruned = prune(store, agent, report, dry_run=not args.apply)
-            data["prune"] = {"dry_run": pruned.dry_run,
-                             "actions": [{"target": a.finding.target, "action": a.finding.action,
-                                          "applied": a.applied, "result": a.result}
-                                         for a in pruned.actions]}
+            data["prune"] = {
+                "dry_run": pruned.dry_run,
+                "actions": [
+                    {
+                        "target": a.finding.target,
+                        "action": a.finding.action,
+                        "applied": a.applied,
+                        "result": a.result,
+                    }
+                    for a in pruned.actions
+                ],
+            }
             head = "## Prune (dry run: add --apply to do it)" if pruned.dry_run else "## Pruned"
             lines = [f"- {'done' if a.applied else 'not done'}: {a.result}" for a in pruned.actions]
             text += "\n" + head + "\n" + ("\n".join(lines) or "- nothing to do")

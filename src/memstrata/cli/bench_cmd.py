@@ -13,21 +13,33 @@ def register(sub: Any) -> None:
     bsub = p.add_subparsers(dest="bench", metavar="BENCH", required=True)
     ops = bsub.add_parser("ops", help="seed 002 operation latencies at 10k and 100k entries")
     ops.add_argument("--sizes", default="10000,100000", help="comma-separated store sizes")
-    ops.add_argument("--repeat", type=int, default=500, help="operations timed per size (default 500)")
+    ops.add_argument(
+        "--repeat", type=int, default=500, help="operations timed per size (default 500)"
+    )
     ops.set_defaults(func=run_ops)
     se = bsub.add_parser("search", help="search latency at 10k/100k/1M entries, lexical and hybrid")
     se.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated store sizes")
     se.add_argument("--queries", type=int, default=300, help="queries timed per size (default 300)")
     se.add_argument("--no-hybrid", action="store_true", help="lexical search only")
     se.set_defaults(func=run_search)
-    loc = bsub.add_parser("locomo", help="LoCoMo retrieval recall@k against FTS5 and MiniLM baselines")
+    loc = bsub.add_parser(
+        "locomo", help="LoCoMo retrieval recall@k against FTS5 and MiniLM baselines"
+    )
     loc.add_argument("path", help="LoCoMo-format JSON file")
-    loc.add_argument("--mode", default="lexical", choices=("lexical", "hybrid"),
-                     help="memstrata's search mode (default lexical)")
-    loc.add_argument("--no-baselines", action="store_true",
-                     help="skip the FTS5 and MiniLM baseline rows")
-    loc.add_argument("--database-url", default=None,
-                     help="keep each conversation's truth in PostgreSQL (a scratch schema)")
+    loc.add_argument(
+        "--mode",
+        default="lexical",
+        choices=("lexical", "hybrid"),
+        help="memstrata's search mode (default lexical)",
+    )
+    loc.add_argument(
+        "--no-baselines", action="store_true", help="skip the FTS5 and MiniLM baseline rows"
+    )
+    loc.add_argument(
+        "--database-url",
+        default=None,
+        help="keep each conversation's truth in PostgreSQL (a scratch schema)",
+    )
     loc.set_defaults(func=run_locomo)
     app = bsub.add_parser("append", help="LOG append p50/p95 with the compaction trigger on vs off")
     app.add_argument("--appends", type=int, default=2000, help="appends per side")
@@ -35,24 +47,34 @@ def register(sub: Any) -> None:
     fr = bsub.add_parser("fresh", help="cost of the folder watcher per search; index + WAL size")
     fr.add_argument("--size", type=int, default=100_000, help="entries in the store")
     fr.add_argument("--sources", type=int, default=10_000, help="source files they are in")
-    fr.add_argument("--queries", type=int, default=300, help="queries timed per store (default 300)")
+    fr.add_argument(
+        "--queries", type=int, default=300, help="queries timed per store (default 300)"
+    )
     fr.add_argument("--writes", type=int, default=10_000, help="writes for the WAL size (0: skip)")
     fr.add_argument("--no-search", action="store_true", help="only the WAL size")
     fr.set_defaults(func=run_fresh)
-    srv = bsub.add_parser("serve", help="memstrata serve: API search vs library, page loads, "
-                                        "held load at N entries")
+    srv = bsub.add_parser(
+        "serve", help="memstrata serve: API search vs library, page loads, held load at N entries"
+    )
     srv.add_argument("--entries", type=int, default=100_000, help="store size (default 100000)")
     srv.add_argument("--queries", type=int, default=200, help="search queries timed (default 200)")
     srv.add_argument("--seconds", type=float, default=8.0, help="per held-load level")
     srv.add_argument("--levels", default="1,2,4,8,16", help="client concurrency levels")
     srv.set_defaults(func=run_serve)
-    tm = bsub.add_parser("teams", help="the PostgreSQL backend vs local files: publish, append "
-                                       "and search p50/p95, catch-up rate, second-host latency, "
-                                       "reopen catch-up")
-    tm.add_argument("--database-url", required=True, help="a PostgreSQL database to use "
-                    "(a scratch schema is created and dropped)")
-    tm.add_argument("--entries", type=int, default=100_000,
-                    help="ledger entries in each store (default 100000)")
+    tm = bsub.add_parser(
+        "teams",
+        help="the PostgreSQL backend vs local files: publish, append "
+        "and search p50/p95, catch-up rate, second-host latency, "
+        "reopen catch-up",
+    )
+    tm.add_argument(
+        "--database-url",
+        required=True,
+        help="a PostgreSQL database to use (a scratch schema is created and dropped)",
+    )
+    tm.add_argument(
+        "--entries", type=int, default=100_000, help="ledger entries in each store (default 100000)"
+    )
     tm.add_argument("--samples", type=int, default=200, help="calls per operation and side")
     tm.add_argument("--sees", type=int, default=50, help="writes timed to the second host")
     tm.set_defaults(func=run_teams)
@@ -62,8 +84,7 @@ def run_teams(args: argparse.Namespace) -> int:
     from memstrata.bench.teams import format_report, run_teams
     from memstrata.cli.main import emit
 
-    result = run_teams(args.database_url, args.entries, args.samples, args.sees,
-                       progress=_progress)
+    result = run_teams(args.database_url, args.entries, args.samples, args.sees, progress=_progress)
     emit(args, result, format_report(result))
     return 0
 
@@ -93,8 +114,13 @@ def run_locomo(args: argparse.Namespace) -> int:
     from memstrata.bench.locomo import format_rows, run
     from memstrata.cli.main import emit
 
-    rows = run(Path(args.path), baselines=not args.no_baselines, mode=args.mode,
-               progress=_progress, database_url=args.database_url)
+    rows = run(
+        Path(args.path),
+        baselines=not args.no_baselines,
+        mode=args.mode,
+        progress=_progress,
+        database_url=args.database_url,
+    )
     if args.json:
         for r in rows:
             if r["category"] == "all":
@@ -109,8 +135,7 @@ def run_search(args: argparse.Namespace) -> int:
     from memstrata.cli.main import emit
 
     sizes = tuple(int(x) for x in args.sizes.split(","))
-    rows = run_search(sizes, args.queries, not args.no_hybrid,
-                      progress=_progress)
+    rows = run_search(sizes, args.queries, not args.no_hybrid, progress=_progress)
     emit(args, rows, format_table(rows))
     return 0
 
@@ -119,8 +144,11 @@ def run_fresh(args: argparse.Namespace) -> int:
     from memstrata.bench.fresh import format_report, run_fresh, run_wal
     from memstrata.cli.main import emit
 
-    fresh = None if args.no_search else run_fresh(args.size, args.sources, args.queries,
-                                                  progress=_progress)
+    fresh = (
+        None
+        if args.no_search
+        else run_fresh(args.size, args.sources, args.queries, progress=_progress)
+    )
     wal = run_wal(args.writes, progress=_progress) if args.writes else []
     emit(args, {"fresh": fresh, "wal": wal}, format_report(fresh, wal))
     return 0
@@ -130,9 +158,13 @@ def run_serve(args: argparse.Namespace) -> int:
     from memstrata.bench.serve import format_result, run_serve_bench
     from memstrata.cli.main import emit
 
-    result = run_serve_bench(args.entries, args.queries, seconds=args.seconds,
-                             levels=tuple(int(x) for x in args.levels.split(",")),
-                             progress=_progress)
+    result = run_serve_bench(
+        args.entries,
+        args.queries,
+        seconds=args.seconds,
+        levels=tuple(int(x) for x in args.levels.split(",")),
+        progress=_progress,
+    )
     emit(args, result, format_result(result))
     return 0
 

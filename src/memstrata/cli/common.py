@@ -96,9 +96,12 @@ def warn_config(store: Store, *, named: bool = True) -> None:
         say("warning", problem)
     agent = store.principal.agent
     if named and agent is not None and not store.has_agent(agent):
-        say("warning", f"agent {agent!r} has no memory in {store.home} yet"
-                       f"{store.suggest_agent(agent)}; its first write creates it "
-                       f"(or run `memstrata init {agent}`)")
+        say(
+            "warning",
+            f"agent {agent!r} has no memory in {store.home} yet"
+            f"{store.suggest_agent(agent)}; its first write creates it "
+            f"(or run `memstrata init {agent}`)",
+        )
     for notice in store.notices:
         say("notice", notice)
 
@@ -193,9 +196,19 @@ class Progress:
         pct = 100 * done // self.total
         if _json_stderr:  # under --json: a JSON line every 10%
             if pct // 10 != self.last // 10 or done >= self.total:
-                sys.stderr.write(json.dumps({"progress": {
-                    "label": self.label, "done": done, "total": self.total, "percent": pct}})
-                    + "\n")
+                sys.stderr.write(
+                    json.dumps(
+                        {
+                            "progress": {
+                                "label": self.label,
+                                "done": done,
+                                "total": self.total,
+                                "percent": pct,
+                            }
+                        }
+                    )
+                    + "\n"
+                )
         elif self.tty:
             sys.stderr.write(f"\r{self.label}: {done}/{self.total}{self.unit} ({pct}%)")
             if done >= self.total:

@@ -19,7 +19,9 @@ def register(sub: Any) -> None:
     p.add_argument("--force", action="store_true", help="compact LOG.md even under the limits")
     p.add_argument("--summary", help="use this summary instead of a summariser ('-' reads stdin)")
     p.add_argument("--session", help="compact this session's transcript instead of LOG.md")
-    p.add_argument("--keep", type=int, help="--session: messages kept verbatim (default from config)")
+    p.add_argument(
+        "--keep", type=int, help="--session: messages kept verbatim (default from config)"
+    )
     p.add_argument("--history", action="store_true", help="list past LOG.md compactions")
     p.set_defaults(func=run_compact)
 
@@ -37,13 +39,27 @@ def run_compact(args: argparse.Namespace) -> int:
         agent = store.principal.agent or ""
         if args.history:
             rows = compaction_history(store, agent)
-            emit(args, rows, table([(r.get("compacted_at"), r.get("entries_count"),
-                                     r.get("archive_path"), r.get("summarizer")) for r in rows],
-                                   ("when", "entries", "archive", "summariser")))
+            emit(
+                args,
+                rows,
+                table(
+                    [
+                        (
+                            r.get("compacted_at"),
+                            r.get("entries_count"),
+                            r.get("archive_path"),
+                            r.get("summarizer"),
+                        )
+                        for r in rows
+                    ],
+                    ("when", "entries", "archive", "summariser"),
+                ),
+            )
             return 0
         if args.session:
-            result: Any = compact_session(store, agent, args.session, keep_recent=args.keep,
-                                          summary=summary)
+            result: Any = compact_session(
+                store, agent, args.session, keep_recent=args.keep, summary=summary
+            )
             what = f"session {args.session}: {result.before} -> {result.after} messages"
         else:
             result = compact_log(store, agent, summary=summary, force=args.force)

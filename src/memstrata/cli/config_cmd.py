@@ -13,9 +13,14 @@ from typing import Any
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("config", help="show the effective configuration and where each value came from")
-    p.add_argument("--template", action="store_true",
-                   help="print a commented config.toml with every default instead")
+    p = sub.add_parser(
+        "config", help="show the effective configuration and where each value came from"
+    )
+    p.add_argument(
+        "--template",
+        action="store_true",
+        help="print a commented config.toml with every default instead",
+    )
     p.set_defaults(func=run_config)
 
 
@@ -32,15 +37,30 @@ def run_config(args: argparse.Namespace) -> int:
     home = resolve_home(args.home).resolve()
     cfg = load_config(home)
     rows = cfg.effective()
-    who = [("home", str(home), _origin("--home", "MEMSTRATA_HOME", args.home, "./.memstrata")),
-           ("agent", args.agent, _origin("--agent", "MEMSTRATA_AGENT", args.agent,
-                                         f"{DEFAULT_AGENT!r} for agent commands, the store's "
-                                         "owner for store-wide ones")),
-           ("room", args.room, _origin("--room", "MEMSTRATA_ROOM", args.room, "none"))]
-    data = {"home": str(home), "file": cfg.source, "problems": list(cfg.problems),
-            "identity": [{"name": n, "value": v, "origin": o} for n, v, o in who],
-            "settings": [{"name": n, "value": list(v) if isinstance(v, tuple) else v,
-                          "origin": o} for n, v, o in rows]}
+    who = [
+        ("home", str(home), _origin("--home", "MEMSTRATA_HOME", args.home, "./.memstrata")),
+        (
+            "agent",
+            args.agent,
+            _origin(
+                "--agent",
+                "MEMSTRATA_AGENT",
+                args.agent,
+                f"{DEFAULT_AGENT!r} for agent commands, the store's owner for store-wide ones",
+            ),
+        ),
+        ("room", args.room, _origin("--room", "MEMSTRATA_ROOM", args.room, "none")),
+    ]
+    data = {
+        "home": str(home),
+        "file": cfg.source,
+        "problems": list(cfg.problems),
+        "identity": [{"name": n, "value": v, "origin": o} for n, v, o in who],
+        "settings": [
+            {"name": n, "value": list(v) if isinstance(v, tuple) else v, "origin": o}
+            for n, v, o in rows
+        ],
+    }
     width = max(len(n) for n, _, _ in rows)
     lines = [f"store: {home}", f"file:  {cfg.source or '(none: defaults)'}", ""]
     lines += [f"{n:<{width}}  {_show(v):<30}  {o}" for n, v, o in who]

@@ -18,8 +18,11 @@ def register(sub: Any) -> None:
     p = sub.add_parser("context", help="print the assembled memory context for a prompt")
     p.add_argument("--budget", type=int, help="character budget (default 24000)")
     p.add_argument("--brief", help="what the next turn is about: picks facts and ledger entries")
-    p.add_argument("--ignore-memory", action="store_true",
-                   help="read nothing from memory (seed 001 'ignore memory')")
+    p.add_argument(
+        "--ignore-memory",
+        action="store_true",
+        help="read nothing from memory (seed 001 'ignore memory')",
+    )
     p.add_argument("--log-entries", type=int, default=20, help="LOG.md entries (default 20)")
     p.add_argument("--workspace", help="workspace shown in the context (default: cwd)")
     p.set_defaults(func=run_context)
@@ -33,14 +36,27 @@ def run_context(args: argparse.Namespace) -> int:
     # Ignoring memory reads nothing, so the store is not even caught up.
     with open_store(args, sync=not args.ignore_memory) as store:
         ctx = assemble_context(
-            store, budget_chars=args.budget, brief=args.brief, room=args.room,
-            ignore_memory=args.ignore_memory, log_entries=args.log_entries,
+            store,
+            budget_chars=args.budget,
+            brief=args.brief,
+            room=args.room,
+            ignore_memory=args.ignore_memory,
+            log_entries=args.log_entries,
             workspace=args.workspace,
         )
         shown = set(store.config.problems)  # open_store has printed those already
     for warning in ctx.warnings:
         if warning not in shown:
             say("warning", warning.removeprefix("⚠ "))
-    emit(args, {"text": ctx.text, "sections": list(ctx.sections), "chars": ctx.chars,
-                "truncated": ctx.truncated, "warnings": list(ctx.warnings)}, ctx.text)
+    emit(
+        args,
+        {
+            "text": ctx.text,
+            "sections": list(ctx.sections),
+            "chars": ctx.chars,
+            "truncated": ctx.truncated,
+            "warnings": list(ctx.warnings),
+        },
+        ctx.text,
+    )
     return 0

@@ -31,15 +31,19 @@ CHILD = textwrap.dedent("""
 
 def register(sub: Any) -> None:
     p = sub.add_parser(
-        "demo", help="write memory in a process, SIGKILL it, reopen and recall (own store)",
+        "demo",
+        help="write memory in a process, SIGKILL it, reopen and recall (own store)",
         description="Show the durability promise in a store of its own: a child process "
-                    "writes NOW, LOG, a fact and a ledger entry and is killed with SIGKILL; "
-                    "a fresh process reopens the store, recalls and prints the context.",
+        "writes NOW, LOG, a fact and a ledger entry and is killed with SIGKILL; "
+        "a fresh process reopens the store, recalls and prints the context.",
         epilog="example: memstrata demo            # a fresh temporary store, kept and printed",
     )
-    p.add_argument("folder", nargs="?",
-                   help="where to write the demo store (must be new or empty; "
-                        "default: a fresh temporary folder)")
+    p.add_argument(
+        "folder",
+        nargs="?",
+        help="where to write the demo store (must be new or empty; "
+        "default: a fresh temporary folder)",
+    )
     p.set_defaults(func=run_demo)
 
 
@@ -53,8 +57,10 @@ def _folder(arg: str | None) -> str:
         return tempfile.mkdtemp(prefix="memstrata-demo-")
     path = Path(arg)
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
-        raise AlreadyExists(f"{arg} is not an empty folder: the demo writes into a new store "
-                            "(leave FOLDER out for a fresh temporary one)")
+        raise AlreadyExists(
+            f"{arg} is not an empty folder: the demo writes into a new store "
+            "(leave FOLDER out for a fresh temporary one)"
+        )
     path.mkdir(parents=True, exist_ok=True)
     return str(path.resolve())
 

@@ -31,8 +31,10 @@ def register(sub: Any) -> None:
 
 
 def render(f: Findings, home: str) -> str:
-    lines = [f"index: {home}/index/",
-             f"sources: {f.sources} checked; docs: {f.file_docs} in files, {f.index_docs} in index"]
+    lines = [
+        f"index: {home}/index/",
+        f"sources: {f.sources} checked; docs: {f.file_docs} in files, {f.index_docs} in index",
+    ]
     if f.drift:
         lines.append(f"DRIFT in {len(f.drift)} place(s):")
         for d in f.drift:
@@ -41,8 +43,10 @@ def render(f: Findings, home: str) -> str:
     else:
         lines.append("drift: none, every source matches its index rows")
     if f.bad_lines:
-        lines.append(f"not read cleanly ({len(f.bad_lines)}; each kept or skipped as said, "
-                     "fix them by hand):")
+        lines.append(
+            f"not read cleanly ({len(f.bad_lines)}; each kept or skipped as said, "
+            "fix them by hand):"
+        )
         lines += [f"  {b['source']} @ byte {b['offset']}: {b['reason']}" for b in f.bad_lines[:20]]
         if len(f.bad_lines) > 20:
             lines.append(f"  ... and {len(f.bad_lines) - 20} more (--json lists them all)")
@@ -55,10 +59,14 @@ def render(f: Findings, home: str) -> str:
     if f.cannot_fix and not f.index_ok:
         lines.append(f"result: PROBLEMS FOUND in the index on disk: {f.cannot_fix}")
     elif not f.index_ok:
-        lines.append("result: PROBLEMS FOUND: run `memstrata reindex` (or `memstrata doctor --fix`)")
+        lines.append(
+            "result: PROBLEMS FOUND: run `memstrata reindex` (or `memstrata doctor --fix`)"
+        )
     elif f.bad_lines:
-        lines.append(f"result: FILE PROBLEMS: {len(f.bad_lines)} place(s) in the files could not "
-                     "be read cleanly (listed above); the index holds everything that could")
+        lines.append(
+            f"result: FILE PROBLEMS: {len(f.bad_lines)} place(s) in the files could not "
+            "be read cleanly (listed above); the index holds everything that could"
+        )
     else:
         lines.append("result: OK")
     return "\n".join(lines)
@@ -82,6 +90,9 @@ def run_doctor(args: argparse.Namespace) -> int:
             findings = examine(store)
             fixed = True
         home = str(store.home)
-    emit(args, {**findings.to_dict(), "fixed": fixed, "home": home},
-         ("rebuilt the index, then:\n" if fixed else "") + render(findings, home))
+    emit(
+        args,
+        {**findings.to_dict(), "fixed": fixed, "home": home},
+        ("rebuilt the index, then:\n" if fixed else "") + render(findings, home),
+    )
     return 0 if findings.ok else 1

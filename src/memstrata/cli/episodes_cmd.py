@@ -45,17 +45,25 @@ def register(sub: Any) -> None:
     g.add_argument("event", help='the event as a JSON object, e.g. \'{"verdict": "approved"}\'')
     g.set_defaults(func=run_gate)
 
-    pr = sub.add_parser("promote", help="promote a durable fact through Checklist C, or a "
-                                        "session scratch file into a task folder (seed 001)")
+    pr = sub.add_parser(
+        "promote",
+        help="promote a durable fact through Checklist C, or a "
+        "session scratch file into a task folder (seed 001)",
+    )
     pr.add_argument("text", nargs="?", help="the fact, 1-2 sentences")
-    pr.add_argument("--scratch", metavar="NAME",
-                    help="instead: append session/NAME to the task folder --task (session -> "
-                         "task-episodic)")
+    pr.add_argument(
+        "--scratch",
+        metavar="NAME",
+        help="instead: append session/NAME to the task folder --task (session -> task-episodic)",
+    )
     pr.add_argument("--task", help="with --scratch: the task slug")
     pr.add_argument("--dest", default="notes.md", help="with --scratch: the task file (notes.md)")
     pr.add_argument("--cite", action="append", default=[], help="a citation (repeatable)")
-    pr.add_argument("--category", choices=DURABLE_CATEGORIES,
-                    help="the durable-fact category (default: chosen by rule from the text)")
+    pr.add_argument(
+        "--category",
+        choices=DURABLE_CATEGORIES,
+        help="the durable-fact category (default: chosen by rule from the text)",
+    )
     pr.add_argument("--key", help="the fact's key (default: made from the text)")
     pr.add_argument("--dry-run", action="store_true", help="only run Checklist C")
     pr.set_defaults(func=run_promote)
@@ -93,8 +101,11 @@ def run_write(args: argparse.Namespace) -> int:
     store, mem = agent_memory(args)
     with store:
         eps = mem.episodes
-        where = (eps.append(args.task, args.path, content) if args.append
-                 else eps.write(args.task, args.path, content))
+        where = (
+            eps.append(args.task, args.path, content)
+            if args.append
+            else eps.write(args.task, args.path, content)
+        )
     emit(args, {"task": args.task, "path": args.path, "where": where}, f"wrote {where}")
     return 0
 
@@ -130,8 +141,11 @@ def run_verified(args: argparse.Namespace) -> int:
         if args.items:
             mem.episodes.add_verified(args.task, args.items, iteration=args.iteration)
         got = mem.episodes.verified(args.task)
-    emit(args, [{"iteration": i, "item": t} for i, t in got],
-         "\n".join(f"[{i if i is not None else '-'}] {t}" for i, t in got))
+    emit(
+        args,
+        [{"iteration": i, "item": t} for i, t in got],
+        "\n".join(f"[{i if i is not None else '-'}] {t}" for i, t in got),
+    )
     return 0
 
 
@@ -170,8 +184,11 @@ def run_promote(args: argparse.Namespace) -> int:
             emit(args, verdict.to_dict(), "\n".join(lines))
             return 0
         fact = promote_fact(store, agent, verdict.text, verdict.category, args.cite, key=args.key)
-    emit(args, {"checklist": verdict.to_dict(), "key": fact.key, "category": fact.category},
-         "\n".join([*lines, f"promoted {fact.key} ({fact.category})"]))
+    emit(
+        args,
+        {"checklist": verdict.to_dict(), "key": fact.key, "category": fact.category},
+        "\n".join([*lines, f"promoted {fact.key} ({fact.category})"]),
+    )
     return 0
 
 
@@ -232,8 +249,13 @@ def run_sources_sync(args: argparse.Namespace) -> int:
 
     with _sources(args) as store:
         report = Sources(store).sync()
-    emit(args, {"scanned": report.scanned, "reparsed": len(report.reparsed),
-                "removed": len(report.removed)},
-         f"{report.scanned} files, {len(report.reparsed)} re-indexed, "
-         f"{len(report.removed)} dropped")
+    emit(
+        args,
+        {
+            "scanned": report.scanned,
+            "reparsed": len(report.reparsed),
+            "removed": len(report.removed),
+        },
+        f"{report.scanned} files, {len(report.reparsed)} re-indexed, {len(report.removed)} dropped",
+    )
     return 0

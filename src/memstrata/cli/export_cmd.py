@@ -31,6 +31,10 @@ def run_export(args: argparse.Namespace) -> int:
         raise NotFound(f"no store at {home}")
     with open_store(args, as_agent=False, sync=False) as store:
         report = export_store(store, args.target)
-    emit(args, report.to_dict(), f"exported {report.files} files ({report.bytes} bytes) from "
-                                 f"{report.home} to {report.target}")
+    emit(
+        args,
+        report.to_dict(),
+        f"exported {report.files} files ({report.bytes} bytes) from "
+        f"{report.home} to {report.target}",
+    )
     return 0

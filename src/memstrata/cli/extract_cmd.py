@@ -18,8 +18,11 @@ def register(sub: Any) -> None:
     p = sub.add_parser("extract", help="extract knowledge items from a folder's text files")
     p.add_argument("root", help="the folder to read (e.g. docs/)")
     p.add_argument("paths", nargs="*", help="only these files, relative to ROOT")
-    p.add_argument("--project", default=None,
-                   help="the project the items belong to (default: ROOT's folder name)")
+    p.add_argument(
+        "--project",
+        default=None,
+        help="the project the items belong to (default: ROOT's folder name)",
+    )
     p.set_defaults(func=run_extract)
 
 
@@ -41,12 +44,15 @@ def run_extract(args: argparse.Namespace) -> int:
                 bar = Progress("extract", total, enabled=not args.json)
             bar(done)
 
-        report = extract_items(store, args.root, args.paths or None, progress=tick,
-                               project=args.project)
+        report = extract_items(
+            store, args.root, args.paths or None, progress=tick, project=args.project
+        )
     rows = [(rel, n, "") for rel, n in report.extracted.items()]
     rows += [(rel, 0, f"skipped: {why}") for rel, why in report.skipped.items()]
     rows += [(rel, 0, f"FAILED: {err}") for rel, err in report.errors.items()]
-    text = (f"{report.items_written} items from {len(report.extracted)} of "
-            f"{report.files_scanned} files\n" + table(rows, ("file", "items", "note")))
+    text = (
+        f"{report.items_written} items from {len(report.extracted)} of "
+        f"{report.files_scanned} files\n" + table(rows, ("file", "items", "note"))
+    )
     emit(args, asdict(report), text)
     return 1 if report.errors else 0

@@ -19,8 +19,12 @@ def register(sub: Any) -> None:
     s = fsub.add_parser("set", help="save or update a fact")
     s.add_argument("key", help="a short identifier, e.g. db_engine")
     s.add_argument("value", help="the value ('-' reads stdin)")
-    s.add_argument("--category", default="general", choices=FACT_CATEGORIES,
-                   help="kind of fact (default general)")
+    s.add_argument(
+        "--category",
+        default="general",
+        choices=FACT_CATEGORIES,
+        help="kind of fact (default general)",
+    )
     s.add_argument("--cite", action="append", default=[], help="a citation (repeatable)")
     s.set_defaults(func=run_set)
     g = fsub.add_parser("get", help="print one fact's value")
@@ -29,8 +33,11 @@ def register(sub: Any) -> None:
     ls = fsub.add_parser("list", help="every live fact")
     ls.add_argument("--category", choices=FACT_CATEGORIES, help="only facts of this category")
     ls.set_defaults(func=run_list)
-    f = fsub.add_parser("forget", help="forget a fact (soft: its history stays in facts.jsonl; "
-                                      "`memstrata purge fact` removes it everywhere)")
+    f = fsub.add_parser(
+        "forget",
+        help="forget a fact (soft: its history stays in facts.jsonl; "
+        "`memstrata purge fact` removes it everywhere)",
+    )
     f.add_argument("key", help="the fact's key")
     f.set_defaults(func=run_forget)
 

@@ -32,12 +32,18 @@ def register(sub: Any) -> None:
     ins.add_argument("line", type=int, help="insert after this line (0 = at the top)")
     ins.add_argument("text", help="text to insert ('-' reads stdin)")
     ins.set_defaults(func=run_insert)
-    ls = fsub.add_parser("list", help="list the files (not folders) below a folder, with size "
-                                      "and last change")
-    ls.add_argument("path", nargs="?", default="", help="a folder (default: the whole memory folder)")
+    ls = fsub.add_parser(
+        "list", help="list the files (not folders) below a folder, with size and last change"
+    )
+    ls.add_argument(
+        "path", nargs="?", default="", help="a folder (default: the whole memory folder)"
+    )
     ls.set_defaults(func=run_list)
-    d = fsub.add_parser("delete", help="move a file to the archive (soft: the copy stays "
-                                       "searchable; `memstrata purge file` removes it)")
+    d = fsub.add_parser(
+        "delete",
+        help="move a file to the archive (soft: the copy stays "
+        "searchable; `memstrata purge file` removes it)",
+    )
     d.add_argument("path", help="the file to archive")
     d.set_defaults(func=run_delete)
     mv = fsub.add_parser("rename", help="rename or move a file")
@@ -108,8 +114,11 @@ def run_list(args: argparse.Namespace) -> int:
     with store:
         files = [f for f in mem.files.list(args.path) if not f.is_dir]  # as MCP memory_list
     rows = [(f.path, f.size, f.modified[:19]) for f in files]
-    emit(args, [{"path": f.path, "bytes": f.size, "modified": f.modified} for f in files],
-         table(rows, ("path", "bytes", "modified")))
+    emit(
+        args,
+        [{"path": f.path, "bytes": f.size, "modified": f.modified} for f in files],
+        table(rows, ("path", "bytes", "modified")),
+    )
     return 0
 
 

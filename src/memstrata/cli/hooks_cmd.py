@@ -27,16 +27,31 @@ import json
 import sys
 from typing import Any
 
-EVENTS = ("session-start", "user-prompt-submit", "post-tool-use", "post-tool-use-failure",
-          "pre-compact", "stop", "session-end")
+EVENTS = (
+    "session-start",
+    "user-prompt-submit",
+    "post-tool-use",
+    "post-tool-use-failure",
+    "pre-compact",
+    "stop",
+    "session-end",
+)
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("hook", help="Claude Code hooks (read the hook's JSON on stdin; never block)")
+    p = sub.add_parser(
+        "hook", help="Claude Code hooks (read the hook's JSON on stdin; never block)"
+    )
     p.add_argument("event", choices=EVENTS, help="the agent's lifecycle event")
-    p.add_argument("--budget", type=int, default=12000, help="session-start context budget (characters)")
-    p.add_argument("--max-capture", type=int, default=None,
-                   help="pre-compact/stop: most messages captured per call, oldest first")
+    p.add_argument(
+        "--budget", type=int, default=12000, help="session-start context budget (characters)"
+    )
+    p.add_argument(
+        "--max-capture",
+        type=int,
+        default=None,
+        help="pre-compact/stop: most messages captured per call, oldest first",
+    )
     p.set_defaults(func=run_hook)
 
 

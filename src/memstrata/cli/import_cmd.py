@@ -22,8 +22,11 @@ def register(sub: Any) -> None:
     p = sub.add_parser("import", help="load an export (folder or .tar.gz) into the store")
     p.add_argument("source", help="an export folder or tarball")
     p.add_argument("--force", action="store_true", help="replace files that already exist")
-    p.add_argument("--unverified", action="store_true",
-                   help="accept an archive without a manifest (every other check still holds)")
+    p.add_argument(
+        "--unverified",
+        action="store_true",
+        help="accept an archive without a manifest (every other check still holds)",
+    )
     p.set_defaults(func=run_import)
 
 
@@ -42,15 +45,18 @@ def run_import(args: argparse.Namespace) -> int:
         bar(done)
 
     with open_store(args, as_agent=False) as store:
-        report = import_archive(store, args.source, force=args.force,
-                                unverified=args.unverified, progress=progress)
+        report = import_archive(
+            store, args.source, force=args.force, unverified=args.unverified, progress=progress
+        )
     for path, reason in report.skipped:
         say("warning", f"skipped {path}: {reason}")
     for path, tombstone in report.purged:
         say("notice", f"purged content kept out of {path}: {tombstone}")
-    text = (f"imported {report.files} files into {report.home} ({report.written} written, "
-            f"{report.identical} already identical, {report.replaced} replaced"
-            f"{'' if report.verified else ', UNVERIFIED: no manifest'}); "
-            f"index: {report.docs} docs")
+    text = (
+        f"imported {report.files} files into {report.home} ({report.written} written, "
+        f"{report.identical} already identical, {report.replaced} replaced"
+        f"{'' if report.verified else ', UNVERIFIED: no manifest'}); "
+        f"index: {report.docs} docs"
+    )
     emit(args, report.to_dict(), text)
     return 0

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
+
 def register(sub: Any) -> None:
     p = sub.add_parser("init", help="create the store, its commented config and an agent's files")
     p.add_argument("name", nargs="?", help="agent to create (default: --agent, else 'agent')")
@@ -41,8 +42,15 @@ def run_init(args: argparse.Namespace) -> int:
             (mem.context.path, lambda: mem.context.write(CONTEXT_STARTER)),
         ]
         if not any((store.home / n).exists() for n in CONFIG_FILES):
-            steps.insert(0, (store.home / "config.toml", lambda: atomic_write_bytes(
-                store.home / "config.toml", commented_template().encode())))
+            steps.insert(
+                0,
+                (
+                    store.home / "config.toml",
+                    lambda: atomic_write_bytes(
+                        store.home / "config.toml", commented_template().encode()
+                    ),
+                ),
+            )
         created: list[str] = []
         kept: list[str] = []
         for path, make in steps:

@@ -22,9 +22,14 @@ def register(sub: Any) -> None:
     pub.add_argument("--tag", action="append", default=[], help="a tag (repeatable)")
     pub.add_argument("--detail", help="longer detail, at most 16 KB")
     pub.add_argument("--ref", help="a reference: file, commit, URL")
-    pub.add_argument("--author", help="author role (default: --agent; only an admin may set another)")
-    pub.add_argument("--supersedes", help="id of the entry this one replaces: an entry of your "
-                     "own room (admins: any), and its current head")
+    pub.add_argument(
+        "--author", help="author role (default: --agent; only an admin may set another)"
+    )
+    pub.add_argument(
+        "--supersedes",
+        help="id of the entry this one replaces: an entry of your "
+        "own room (admins: any), and its current head",
+    )
     pub.set_defaults(func=run_publish)
     q = lsub.add_parser("query", help="structured filters, newest first")
     _filters(q)
@@ -51,8 +56,9 @@ def _filters(p: argparse.ArgumentParser) -> None:
     p.add_argument("--all-tags", action="store_true", help="require every tag (default: any)")
     p.add_argument("--kind", help="a ledger kind (see `memstrata config`: kinds.*)")
     p.add_argument("--exclude-room", help="leave out this room's entries")
-    p.add_argument("--include-superseded", action="store_true",
-                   help="also entries a newer one superseded")
+    p.add_argument(
+        "--include-superseded", action="store_true", help="also entries a newer one superseded"
+    )
 
 
 def _rows(entries: list[Any]) -> str:
@@ -68,9 +74,15 @@ def run_publish(args: argparse.Namespace) -> int:
 
     summary = text_arg(args.summary)
     with open_store(args, as_agent=False) as store:
-        entry = store.ledger.publish(args.kind, summary, tags=args.tag, detail=args.detail,
-                                     ref=args.ref, author_role=args.author,
-                                     supersedes=args.supersedes)
+        entry = store.ledger.publish(
+            args.kind,
+            summary,
+            tags=args.tag,
+            detail=args.detail,
+            ref=args.ref,
+            author_role=args.author,
+            supersedes=args.supersedes,
+        )
     emit(args, entry.to_dict(), f"published {entry.id} ({entry.kind})")
     return 0
 
@@ -81,8 +93,12 @@ def run_query(args: argparse.Namespace) -> int:
 
     with open_store(args, as_agent=False) as store:
         entries = store.ledger.query(
-            tags=args.tag, kind=args.kind, last_n=args.last, in_room=args.in_room,
-            exclude_room=args.exclude_room, match="all" if args.all_tags else "any",
+            tags=args.tag,
+            kind=args.kind,
+            last_n=args.last,
+            in_room=args.in_room,
+            exclude_room=args.exclude_room,
+            match="all" if args.all_tags else "any",
             include_superseded=args.include_superseded,
         )
     emit(args, [e.to_dict() for e in entries], _rows(entries))
@@ -95,15 +111,23 @@ def run_search(args: argparse.Namespace) -> int:
     from memstrata.search.query import SearchQuery
 
     query = SearchQuery(
-        text=args.text, layers=("ledger",), kind=args.kind, tags=tuple(args.tag),
-        tags_match="all" if args.all_tags else "any", exclude_room=args.exclude_room,
-        include_superseded=args.include_superseded, k=args.k,
+        text=args.text,
+        layers=("ledger",),
+        kind=args.kind,
+        tags=tuple(args.tag),
+        tags_match="all" if args.all_tags else "any",
+        exclude_room=args.exclude_room,
+        include_superseded=args.include_superseded,
+        k=args.k,
     )
     with open_store(args, as_agent=False) as store:
         hits = store.search(query)
     rows = [(f"{h.score:.3f}", h.meta.get("id"), h.kind, h.room, h.tags, h.title) for h in hits]
-    emit(args, [{**h.meta, "score": round(h.score, 6)} for h in hits],
-         table(rows, ("score", "id", "kind", "room", "tags", "summary")))
+    emit(
+        args,
+        [{**h.meta, "score": round(h.score, 6)} for h in hits],
+        table(rows, ("score", "id", "kind", "room", "tags", "summary")),
+    )
     return 0
 
 
@@ -115,8 +139,11 @@ def run_get(args: argparse.Namespace) -> int:
         entry = store.ledger.get(args.id)
         hidden = store.ledger.is_superseded(args.id)
     data = {**entry.to_dict(), "superseded": hidden}
-    lines = [f"{k}: {', '.join(v) if isinstance(v, list) else v}"
-             for k, v in data.items() if v not in (None, [], "")]
+    lines = [
+        f"{k}: {', '.join(v) if isinstance(v, list) else v}"
+        for k, v in data.items()
+        if v not in (None, [], "")
+    ]
     emit(args, data, "\n".join(lines))
     return 0
 
@@ -127,7 +154,8 @@ def run_context(args: argparse.Namespace) -> int:
     from memstrata.cli.main import emit
 
     with open_store(args, as_agent=False) as store:
-        text = predecessor_context(store, room=args.room, keywords=args.keywords,
-                                   max_entries=args.max_entries)
+        text = predecessor_context(
+            store, room=args.room, keywords=args.keywords, max_entries=args.max_entries
+        )
     emit(args, {"room": args.room, "text": text}, text)
     return 0

@@ -19,7 +19,7 @@ def register(sub: Any) -> None:
     a = lsub.add_parser("append", help="append one typed entry")
     a.add_argument("type", choices=LOG_TYPES, type=str.upper, help="what happened")
     a.add_argument("content", help="entry text ('-' reads stdin)")
-    a.add_argument("--meta", help='metadata as a JSON object, e.g. \'{"rows": 1200}\'')
+    a.add_argument("--meta", help="metadata as a JSON object, e.g. '{\"rows\": 1200}'")
     a.set_defaults(func=run_append)
     t = lsub.add_parser("tail", help="the last entries, oldest first")
     t.add_argument("-n", type=int, default=20, help="how many entries (default 20)")
@@ -27,9 +27,16 @@ def register(sub: Any) -> None:
 
 
 def _entry(e: Any) -> dict[str, Any]:
-    out = {"id": e.id, "ts": e.ts, "entry_type": e.entry_type, "content": e.content,
-           "metadata": e.metadata, "content_hash": e.content_hash, "token_count": e.token_count,
-           "compacted": e.compacted}  # seed 002 log_metadata
+    out = {
+        "id": e.id,
+        "ts": e.ts,
+        "entry_type": e.entry_type,
+        "content": e.content,
+        "metadata": e.metadata,
+        "content_hash": e.content_hash,
+        "token_count": e.token_count,
+        "compacted": e.compacted,
+    }  # seed 002 log_metadata
     if e.edited:
         out["edited"] = True
     return out

@@ -77,9 +77,13 @@ def exit_code(exc: BaseException) -> int:
     """The exit code of an error, from the error tree (the one place it is decided)."""
     from memstrata.errors import Conflict, InvalidInput, NotFound, Refused, ScopeDenied
 
-    for kind, code in ((InvalidInput, EXIT_USAGE), (NotFound, EXIT_NOT_FOUND),
-                       (Conflict, EXIT_CONFLICT), (ScopeDenied, EXIT_USAGE),
-                       (Refused, EXIT_USAGE)):
+    for kind, code in (
+        (InvalidInput, EXIT_USAGE),
+        (NotFound, EXIT_NOT_FOUND),
+        (Conflict, EXIT_CONFLICT),
+        (ScopeDenied, EXIT_USAGE),
+        (Refused, EXIT_USAGE),
+    ):
         if isinstance(exc, kind):
             return code
     return EXIT_ERROR
@@ -94,8 +98,12 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         as_json = _wants_json(sys.argv[1:] if _ARGV is None else _ARGV)
-        _report("usage", f"{self.prog}: {message} (see '{self.prog} --help')", EXIT_USAGE,
-                as_json=as_json)
+        _report(
+            "usage",
+            f"{self.prog}: {message} (see '{self.prog} --help')",
+            EXIT_USAGE,
+            as_json=as_json,
+        )
         sys.exit(EXIT_USAGE)
 
 
@@ -108,16 +116,30 @@ def _common(p: argparse.ArgumentParser, *, top: bool) -> None:
     def d(value: Any) -> Any:
         return value if top else argparse.SUPPRESS
 
-    p.add_argument("--home", default=d(os.environ.get("MEMSTRATA_HOME")),
-                   help="store folder (default ./.memstrata or $MEMSTRATA_HOME)")
-    p.add_argument("--agent", default=d(os.environ.get("MEMSTRATA_AGENT")),
-                   help="agent identity ($MEMSTRATA_AGENT)")
-    p.add_argument("--room", default=d(os.environ.get("MEMSTRATA_ROOM")),
-                   help="the room you act in ($MEMSTRATA_ROOM)")
-    p.add_argument("--role", default=d(None), choices=("admin", "project", "skill"),
-                   help="override the role")
-    p.add_argument("--json", action="store_true", default=d(False),
-                   help="machine-readable output; errors as JSON on stderr")
+    p.add_argument(
+        "--home",
+        default=d(os.environ.get("MEMSTRATA_HOME")),
+        help="store folder (default ./.memstrata or $MEMSTRATA_HOME)",
+    )
+    p.add_argument(
+        "--agent",
+        default=d(os.environ.get("MEMSTRATA_AGENT")),
+        help="agent identity ($MEMSTRATA_AGENT)",
+    )
+    p.add_argument(
+        "--room",
+        default=d(os.environ.get("MEMSTRATA_ROOM")),
+        help="the room you act in ($MEMSTRATA_ROOM)",
+    )
+    p.add_argument(
+        "--role", default=d(None), choices=("admin", "project", "skill"), help="override the role"
+    )
+    p.add_argument(
+        "--json",
+        action="store_true",
+        default=d(False),
+        help="machine-readable output; errors as JSON on stderr",
+    )
 
 
 def _add_common_everywhere(p: argparse.ArgumentParser, path: str = "") -> None:
@@ -130,8 +152,10 @@ def _add_common_everywhere(p: argparse.ArgumentParser, path: str = "") -> None:
     for action in p._actions:
         if isinstance(action, argparse._SubParsersAction):
             for name, child in action.choices.items():
-                if not any(isinstance(a, argparse._StoreAction) and a.dest == "home"
-                           for a in child._actions):
+                if not any(
+                    isinstance(a, argparse._StoreAction) and a.dest == "home"
+                    for a in child._actions
+                ):
                     _common(child, top=False)
                 _add_common_everywhere(child, f"{path} {name}".strip())
 
@@ -139,8 +163,11 @@ def _add_common_everywhere(p: argparse.ArgumentParser, path: str = "") -> None:
 def build_parser() -> argparse.ArgumentParser:
     from memstrata import __version__
 
-    p = Parser(prog="memstrata", description="Persistent, layered memory for AI agents.",
-               epilog="exit codes: 0 ok, 1 error, 2 usage or refused, 3 not found, 4 conflict")
+    p = Parser(
+        prog="memstrata",
+        description="Persistent, layered memory for AI agents.",
+        epilog="exit codes: 0 ok, 1 error, 2 usage or refused, 3 not found, 4 conflict",
+    )
     p.add_argument("--version", action="version", version=f"memstrata {__version__}")
     _common(p, top=True)
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
@@ -161,8 +188,13 @@ def emit(args: argparse.Namespace, data: Any, text: str | None = None) -> None:
 
 def _report(code: str, message: str, exit_status: int, *, as_json: bool) -> None:
     if as_json:
-        sys.stderr.write(json.dumps({"error": {"code": code, "message": message,
-                                               "exit": exit_status}}, ensure_ascii=False) + "\n")
+        sys.stderr.write(
+            json.dumps(
+                {"error": {"code": code, "message": message, "exit": exit_status}},
+                ensure_ascii=False,
+            )
+            + "\n"
+        )
     else:
         sys.stderr.write(f"memstrata: error: {message}\n")
 

@@ -13,7 +13,9 @@ from typing import Any
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("maintain", help="archive old sessions and finished milestones, compact LOG.md")
+    p = sub.add_parser(
+        "maintain", help="archive old sessions and finished milestones, compact LOG.md"
+    )
     p.set_defaults(func=run_maintain)
 
 
@@ -24,8 +26,21 @@ def run_maintain(args: argparse.Namespace) -> int:
 
     with open_store(args, as_agent=bool(args.agent)) as store:
         rows = maintain(store)
-    emit(args, [r.to_dict() for r in rows],
-         table([(r.agent, len(r.sessions_archived), ", ".join(r.milestones_archived) or "-",
-                 "yes" if r.log_compacted else "no", "; ".join(r.problems) or "-") for r in rows],
-               ("agent", "sessions archived", "milestones archived", "log compacted", "problems")))
+    emit(
+        args,
+        [r.to_dict() for r in rows],
+        table(
+            [
+                (
+                    r.agent,
+                    len(r.sessions_archived),
+                    ", ".join(r.milestones_archived) or "-",
+                    "yes" if r.log_compacted else "no",
+                    "; ".join(r.problems) or "-",
+                )
+                for r in rows
+            ],
+            ("agent", "sessions archived", "milestones archived", "log compacted", "problems"),
+        ),
+    )
     return 1 if any(r.problems for r in rows) else 0

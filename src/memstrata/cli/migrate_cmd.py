@@ -56,8 +56,11 @@ def run_migrate(args: argparse.Namespace) -> int:
     finally:
         source.close()
         dest.close()
-    emit(args, report.to_dict(),
-         f"migrated {report.files} files and {report.folders} folders ({report.bytes} bytes) "
-         f"from {report.source} to {report.dest}: {report.written} written, {report.skipped} "
-         f"already identical; manifests equal (sha256 {report.manifest_sha256[:16]})")
+    emit(
+        args,
+        report.to_dict(),
+        f"migrated {report.files} files and {report.folders} folders ({report.bytes} bytes) "
+        f"from {report.source} to {report.dest}: {report.written} written, {report.skipped} "
+        f"already identical; manifests equal (sha256 {report.manifest_sha256[:16]})",
+    )
     return 0

@@ -42,8 +42,9 @@ def run_set(args: argparse.Namespace) -> int:
 
     store, mem = agent_memory(args)
     with store:
-        state = mem.now.update(text_arg(args.status), args.step, blockers=args.blocker,
-                               phase=args.phase)
+        state = mem.now.update(
+            text_arg(args.status), args.step, blockers=args.blocker, phase=args.phase
+        )
         path = store.rel(mem.now.path)
     emit(args, {"path": path, **fields(state)}, f"updated {path}")
     return 0

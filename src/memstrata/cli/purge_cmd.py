@@ -43,8 +43,10 @@ def run_purge(args: argparse.Namespace) -> int:
 
     what = args.purge_action
     if not args.yes:
-        raise MalformedInput(f"purge removes the {what} from every file, archive, index and "
-                             "export for good; nothing was purged: add --yes to confirm")
+        raise MalformedInput(
+            f"purge removes the {what} from every file, archive, index and "
+            "export for good; nothing was purged: add --yes to confirm"
+        )
     with open_store(args, as_agent=what != "ledger") as store:
         if what == "fact":
             report = purge.purge_fact(store, args.key, reason=args.reason)
@@ -55,11 +57,15 @@ def run_purge(args: argparse.Namespace) -> int:
         elif what == "ledger":
             report = purge.purge_ledger_entry(store, args.id, reason=args.reason)
         else:
-            report = purge.purge_session(store, args.session_id, message_id=args.message,
-                                         reason=args.reason)
-    lines = [f"purged {report.tombstone.id}: {len(report.rewritten)} file(s) rewritten, "
-             f"{len(report.removed)} removed, {report.events} audit record(s) dropped; "
-             "tombstone in purged.jsonl", *report.notes]
+            report = purge.purge_session(
+                store, args.session_id, message_id=args.message, reason=args.reason
+            )
+    lines = [
+        f"purged {report.tombstone.id}: {len(report.rewritten)} file(s) rewritten, "
+        f"{len(report.removed)} removed, {report.events} audit record(s) dropped; "
+        "tombstone in purged.jsonl",
+        *report.notes,
+    ]
     emit(args, report.to_dict(), "\n".join(lines))
     return 0
 
@@ -71,6 +77,12 @@ def run_list(args: argparse.Namespace) -> int:
 
     with open_store(args, as_agent=False, sync=False) as store:
         rows = tombstones(store)
-    emit(args, rows, table([(r.get("ts", "")[:19], r.get("id"), r.get("by"), r.get("reason"))
-                            for r in rows], ("ts", "id", "by", "reason")))
+    emit(
+        args,
+        rows,
+        table(
+            [(r.get("ts", "")[:19], r.get("id"), r.get("by"), r.get("reason")) for r in rows],
+            ("ts", "id", "by", "reason"),
+        ),
+    )
     return 0

@@ -14,8 +14,11 @@ from typing import Any
 def register(sub: Any) -> None:
     p = sub.add_parser("reindex", help="rebuild the SQLite index from the files")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
-    p.add_argument("--vectors", action="store_true",
-                   help="also embed every memory with the configured [search] embedder")
+    p.add_argument(
+        "--vectors",
+        action="store_true",
+        help="also embed every memory with the configured [search] embedder",
+    )
     p.set_defaults(func=run_reindex)
 
 
@@ -25,8 +28,7 @@ def run_reindex(args: argparse.Namespace) -> int:
     from memstrata.store import Store
 
     started = time.perf_counter()
-    with Store(args.home, agent=args.agent, room=args.room, role=args.role,
-                       sync=False) as store:
+    with Store(args.home, agent=args.agent, room=args.room, role=args.role, sync=False) as store:
         if args.vectors:  # fail before the rebuild, not after it (no embedder configured)
             from memstrata.cli.common import embed_via_daemon, progress
 
@@ -50,8 +52,14 @@ def run_reindex(args: argparse.Namespace) -> int:
                 progress(f"embedding {docs} memories with {emb.model_id}...")
             embedded = store.vectors(emb).sync_all()
     seconds = round(time.perf_counter() - started, 3)
-    data = {"home": home, "sources": report.scanned, "docs": docs,
-            "bad_lines": report.bad_lines, "seconds": seconds, "embedded": embedded}
+    data = {
+        "home": home,
+        "sources": report.scanned,
+        "docs": docs,
+        "bad_lines": report.bad_lines,
+        "seconds": seconds,
+        "embedded": embedded,
+    }
     text = f"reindexed {home}: {report.scanned} sources, {docs} docs in {seconds} s"
     if report.bad_lines:
         text += f"; {report.bad_lines} unreadable lines skipped (see `memstrata doctor`)"

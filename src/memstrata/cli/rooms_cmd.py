@@ -20,8 +20,9 @@ from typing import Any
 def register(sub: Any) -> None:
     from memstrata.layers.rooms import MESSAGE_TYPES
 
-    ro = sub.add_parser("rooms", help="a room's channel and artifacts, its end and its upstream "
-                                      "rooms (seed 000)")
+    ro = sub.add_parser(
+        "rooms", help="a room's channel and artifacts, its end and its upstream rooms (seed 000)"
+    )
     rsub = ro.add_subparsers(dest="rooms_action", metavar="ACTION", required=True)
     po = rsub.add_parser("post", help="append a message to --room's channel")
     po.add_argument("content", help="the message ('-' reads stdin)")
@@ -68,8 +69,9 @@ def run_post(args: argparse.Namespace) -> int:
 
     with _open(args) as store:
         room = store.room()
-        rec = room.post(text_arg(args.content), type=args.type, to=args.to, ref=args.ref,
-                        tags=args.tags)
+        rec = room.post(
+            text_arg(args.content), type=args.type, to=args.to, ref=args.ref, tags=args.tags
+        )
     emit(args, rec, f"posted {rec['id']} to {room.name}")
     return 0
 
@@ -80,8 +82,17 @@ def run_messages(args: argparse.Namespace) -> int:
 
     with _open(args) as store:
         msgs = store.room(args.target).messages(args.last)
-    emit(args, msgs, table([(m.get("ts", "")[:19], m.get("from") or "-", m.get("type"),
-                             m.get("content")) for m in msgs], ("ts", "from", "type", "content")))
+    emit(
+        args,
+        msgs,
+        table(
+            [
+                (m.get("ts", "")[:19], m.get("from") or "-", m.get("type"), m.get("content"))
+                for m in msgs
+            ],
+            ("ts", "from", "type", "content"),
+        ),
+    )
     return 0
 
 
@@ -132,6 +143,9 @@ def run_room_upstream(args: argparse.Namespace) -> int:
         room = store.room(args.target)
         info = room.set_upstream(args.upstream) if args.upstream else room.info()
         ancestors = room.ancestors()
-    emit(args, {**info.to_dict(), "ancestors": ancestors},
-         f"{info.name} <- {', '.join(info.upstream) or '(no upstream room)'}")
+    emit(
+        args,
+        {**info.to_dict(), "ancestors": ancestors},
+        f"{info.name} <- {', '.join(info.upstream) or '(no upstream room)'}",
+    )
     return 0

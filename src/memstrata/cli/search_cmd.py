@@ -16,8 +16,13 @@ from memstrata.search.query import LAYERS
 def register(sub: Any) -> None:
     p = sub.add_parser("search", help="ranked search over every memory layer")
     p.add_argument("text", nargs="?", default="", help="what to look for (empty: newest first)")
-    p.add_argument("--layer", action="append", default=[], choices=LAYERS,
-                   help="restrict to a layer (repeatable)")
+    p.add_argument(
+        "--layer",
+        action="append",
+        default=[],
+        choices=LAYERS,
+        help="restrict to a layer (repeatable)",
+    )
     p.add_argument("--kind", help="ledger kind, log type, fact category, task status, role...")
     p.add_argument("--tag", action="append", default=[], help="a tag (repeatable; any matches)")
     p.add_argument("--all-tags", action="store_true", help="require every --tag")
@@ -26,11 +31,16 @@ def register(sub: Any) -> None:
     p.add_argument("--exclude-room", help="leave out this room's memories")
     p.add_argument("--since", help="not older than this ISO 8601 time")
     p.add_argument("--until", help="not newer than this ISO 8601 time")
-    p.add_argument("--include-superseded", action="store_true",
-                   help="include superseded ledger entries")
+    p.add_argument(
+        "--include-superseded", action="store_true", help="include superseded ledger entries"
+    )
     p.add_argument("-k", type=int, default=10, help="results (1-50, default 10)")
-    p.add_argument("--mode", default="lexical", choices=("lexical", "hybrid", "semantic"),
-                   help="hybrid and semantic need [search] embedder in config.toml")
+    p.add_argument(
+        "--mode",
+        default="lexical",
+        choices=("lexical", "hybrid", "semantic"),
+        help="hybrid and semantic need [search] embedder in config.toml",
+    )
     p.add_argument("--explain", action="store_true", help="show how each score was made")
     p.add_argument("--full", action="store_true", help="--json: include full text and metadata")
     p.set_defaults(func=run_search)
@@ -40,10 +50,19 @@ def build_query(args: argparse.Namespace) -> Any:
     from memstrata.search.query import SearchQuery
 
     return SearchQuery(
-        text=args.text, layers=tuple(args.layer), kind=args.kind, tags=tuple(args.tag),
-        tags_match="all" if args.all_tags else "any", agent=args.owner, in_room=args.in_room,
-        exclude_room=args.exclude_room, since=args.since, until=args.until,
-        include_superseded=args.include_superseded, k=args.k, mode=args.mode,
+        text=args.text,
+        layers=tuple(args.layer),
+        kind=args.kind,
+        tags=tuple(args.tag),
+        tags_match="all" if args.all_tags else "any",
+        agent=args.owner,
+        in_room=args.in_room,
+        exclude_room=args.exclude_room,
+        since=args.since,
+        until=args.until,
+        include_superseded=args.include_superseded,
+        k=args.k,
+        mode=args.mode,
     )
 
 
@@ -65,8 +84,11 @@ def run_search(args: argparse.Namespace) -> int:
     data = []
     for h in hits:  # as MCP shows a hit: ISO time, the store-relative place, no nulls
         d = h.to_dict(full=args.full)
-        d.update(ts=iso(h.ts), source=rel[h.uid],
-                 where=rel[h.uid] + (f":{h.line}" if h.line is not None else ""))
+        d.update(
+            ts=iso(h.ts),
+            source=rel[h.uid],
+            where=rel[h.uid] + (f":{h.line}" if h.line is not None else ""),
+        )
         if not args.explain:
             d.pop("explain", None)
         data.append({k: v for k, v in d.items() if v is not None})

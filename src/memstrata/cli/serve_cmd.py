@@ -13,21 +13,44 @@ TOKEN_HINT = "--token, MEMSTRATA_MCP_TOKEN, or [serve] tokens in config.toml"
 
 def register(sub: Any) -> None:
     p = sub.add_parser("serve", help="serve MCP (/mcp), the JSON API (/api) and the web app (/)")
-    p.add_argument("--host", default="127.0.0.1",
-                   help="address to bind (default 127.0.0.1; anything else needs a token)")
+    p.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to bind (default 127.0.0.1; anything else needs a token)",
+    )
     p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 = any free one)")
-    p.add_argument("--token", default=os.environ.get("MEMSTRATA_MCP_TOKEN"),
-                   help="bearer token acting as --agent/--room ($MEMSTRATA_MCP_TOKEN); more "
-                        "tokens, one per agent, in [serve] tokens")
-    p.add_argument("--allow-host", action="append", default=[], metavar="HOST",
-                   help="also accept this Host header (repeatable; config [http] allow_hosts)")
-    p.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
-                   help="also accept this browser Origin (repeatable; config [http] allow_origins)")
-    p.add_argument("--tools", default=os.environ.get("MEMSTRATA_MCP_TOOLS"),
-                   help="MCP tools to expose at /mcp: tool and group names, 'default' or "
-                        "'all', as `memstrata mcp --tools` ($MEMSTRATA_MCP_TOOLS)")
-    p.add_argument("--verify-root", default=None, metavar="DIR",
-                   help="code folder `verify` checks memory claims against (default: here)")
+    p.add_argument(
+        "--token",
+        default=os.environ.get("MEMSTRATA_MCP_TOKEN"),
+        help="bearer token acting as --agent/--room ($MEMSTRATA_MCP_TOKEN); more "
+        "tokens, one per agent, in [serve] tokens",
+    )
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="also accept this Host header (repeatable; config [http] allow_hosts)",
+    )
+    p.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="also accept this browser Origin (repeatable; config [http] allow_origins)",
+    )
+    p.add_argument(
+        "--tools",
+        default=os.environ.get("MEMSTRATA_MCP_TOOLS"),
+        help="MCP tools to expose at /mcp: tool and group names, 'default' or "
+        "'all', as `memstrata mcp --tools` ($MEMSTRATA_MCP_TOOLS)",
+    )
+    p.add_argument(
+        "--verify-root",
+        default=None,
+        metavar="DIR",
+        help="code folder `verify` checks memory claims against (default: here)",
+    )
     p.set_defaults(func=run_serve)
 
 
@@ -57,33 +80,51 @@ def run_serve(args: argparse.Namespace) -> int:
     identities = Identities(args.agent, args.room, token, tokens)
     tools = [t.strip() for t in args.tools.split(",") if t.strip()] if args.tools else None
     select_tools(store, tools)  # an unknown tool is a usage error now, not on every /mcp call
-    ctx = ServeContext(store, identities, tools=tools,
-                       verify_root=Path(args.verify_root or os.getcwd()).resolve())
+    ctx = ServeContext(
+        store, identities, tools=tools, verify_root=Path(args.verify_root or os.getcwd()).resolve()
+    )
 
     def policy_for(port: int) -> HttpPolicy:
         return HttpPolicy.for_bind(
-            args.host, port, token, app_auth=bool(tokens), token_hint=TOKEN_HINT,
+            args.host,
+            port,
+            token,
+            app_auth=bool(tokens),
+            token_hint=TOKEN_HINT,
             allow_hosts=[*store.config.http_allow_hosts, *args.allow_host],
-            allow_origins=[*store.config.http_allow_origins, *args.allow_origin])
+            allow_origins=[*store.config.http_allow_origins, *args.allow_origin],
+        )
 
     policy_for(args.port)  # refuses an exposed bind without a token before binding anything
     sock = _bind(args.host, args.port)  # bound before the banner: port 0 prints the real port
     port = sock.getsockname()[1]
     policy = policy_for(port)
-    config = uvicorn.Config(build_app(ctx, policy), host=args.host, port=port,
-                            log_level="warning", timeout_graceful_shutdown=2, lifespan="on")
+    config = uvicorn.Config(
+        build_app(ctx, policy),
+        host=args.host,
+        port=port,
+        log_level="warning",
+        timeout_graceful_shutdown=2,
+        lifespan="on",
+    )
     server = uvicorn.Server(config)
     shown = "127.0.0.1" if args.host in WILDCARDS else url_host(args.host)
     base = f"http://{shown}:{port}"
     who = (f"agent {args.agent}" if args.agent else "the store owner (admin)") + (
-        f", room {args.room}" if args.room else "")
-    auth = ("no token: loopback only" if identities.open else
-            f"{len(identities.entries)} token(s); browsers log in at {base}/login")
+        f", room {args.room}" if args.room else ""
+    )
+    auth = (
+        "no token: loopback only"
+        if identities.open
+        else f"{len(identities.entries)} token(s); browsers log in at {base}/login"
+    )
     sys.stderr.write(
         f"memstrata serve on {base} (store {store.home}; requests act as {who}; {auth})\n"
         f"  web app: {base}/   API: {base}/api (schema {base}/api/openapi.json, try it at "
         f"{base}/api/docs)   MCP: {base}/mcp\n"
-        + connect_hints(f"{base}/mcp", token) + "  (Ctrl-C to stop)\n")
+        + connect_hints(f"{base}/mcp", token)
+        + "  (Ctrl-C to stop)\n"
+    )
     sys.stderr.flush()
     try:
         server.run(sockets=[sock])
@@ -105,8 +146,12 @@ def _bind(host: str, port: int) -> Any:
 
     try:
         family, kind, proto, _, addr = socket.getaddrinfo(
-            host or None, port, type=socket.SOCK_STREAM, proto=socket.IPPROTO_TCP,
-            flags=socket.AI_PASSIVE)[0]
+            host or None,
+            port,
+            type=socket.SOCK_STREAM,
+            proto=socket.IPPROTO_TCP,
+            flags=socket.AI_PASSIVE,
+        )[0]
     except (socket.gaierror, OverflowError) as exc:
         raise MalformedInput(f"cannot listen on {host}:{port}: {exc}") from None
     sock = None
@@ -118,6 +163,8 @@ def _bind(host: str, port: int) -> Any:
     except OSError as exc:
         if sock is not None:
             sock.close()
-        raise Conflict(f"cannot listen on {host}:{port}: {exc.strerror or exc} "
-                       "(another server there? pick one with --port)") from None
+        raise Conflict(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc} "
+            "(another server there? pick one with --port)"
+        ) from None
     return sock

@@ -59,8 +59,14 @@ def run_append(args: argparse.Namespace) -> int:
     content = text_arg(args.content)
     store, mem = agent_memory(args)
     with store:
-        msg = mem.sessions.append(args.id, args.message_role, content, name=args.name, input=tool_input,
-                                  speaker=args.speaker)
+        msg = mem.sessions.append(
+            args.id,
+            args.message_role,
+            content,
+            name=args.name,
+            input=tool_input,
+            speaker=args.speaker,
+        )
     emit(args, msg.to_dict(), f"{msg.id} {msg.timestamp} {msg.role}")
     return 0
 
@@ -91,8 +97,11 @@ def run_list(args: argparse.Namespace) -> int:
     with store:
         infos = mem.sessions.list(include_archived=args.all)
     rows = [(s.id, s.title, s.created[:19], (s.ended or "")[:19], s.messages) for s in infos]
-    emit(args, [s.to_dict() for s in infos],
-         table(rows, ("id", "title", "created", "ended", "messages")))
+    emit(
+        args,
+        [s.to_dict() for s in infos],
+        table(rows, ("id", "title", "created", "ended", "messages")),
+    )
     return 0
 
 

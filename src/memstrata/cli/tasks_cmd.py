@@ -19,7 +19,9 @@ def register(sub: Any) -> None:
     a.add_argument("description", help="what to do ('-' reads stdin)")
     a.add_argument("--milestone", help="milestone name")
     a.add_argument("--priority", type=int, default=3, help="1 = highest (default 3)")
-    a.add_argument("--criterion", action="append", default=[], help="acceptance criterion (repeatable)")
+    a.add_argument(
+        "--criterion", action="append", default=[], help="acceptance criterion (repeatable)"
+    )
     a.add_argument("--blocked-by", action="append", default=[], help="a task id (repeatable)")
     a.set_defaults(func=run_add)
     ls = tsub.add_parser("list", help="tasks by priority")
@@ -41,8 +43,10 @@ def register(sub: Any) -> None:
 
 
 def _show(t: Any) -> str:
-    lines = [f"{t.id} [{t.status}] P{t.priority}" + (f" ({t.milestone})" if t.milestone else ""),
-             f"  {t.description}"]
+    lines = [
+        f"{t.id} [{t.status}] P{t.priority}" + (f" ({t.milestone})" if t.milestone else ""),
+        f"  {t.description}",
+    ]
     lines += [f"  - [{'x' if t.status == 'done' else ' '}] {c}" for c in t.acceptance_criteria]
     if t.blocked_by:
         lines.append(f"  blocked by: {', '.join(t.blocked_by)}")
@@ -57,8 +61,13 @@ def run_add(args: argparse.Namespace) -> int:
     description = text_arg(args.description)
     store, mem = agent_memory(args)
     with store:
-        task = mem.tasks.add(description, milestone=args.milestone, priority=args.priority,
-                             acceptance_criteria=args.criterion, blocked_by=args.blocked_by)
+        task = mem.tasks.add(
+            description,
+            milestone=args.milestone,
+            priority=args.priority,
+            acceptance_criteria=args.criterion,
+            blocked_by=args.blocked_by,
+        )
         _warn_kept(mem)
     emit(args, task.to_dict(), f"added {task.id}")
     return 0
@@ -73,8 +82,11 @@ def run_list(args: argparse.Namespace) -> int:
         tasks = mem.tasks.list(args.status, args.milestone)
         _warn_kept(mem)
     rows = [(t.id, t.status, t.priority, t.milestone, t.description) for t in tasks]
-    emit(args, [t.to_dict() for t in tasks],
-         table(rows, ("id", "status", "priority", "milestone", "description")))
+    emit(
+        args,
+        [t.to_dict() for t in tasks],
+        table(rows, ("id", "status", "priority", "milestone", "description")),
+    )
     return 0
 
 
@@ -90,9 +102,14 @@ def run_update(args: argparse.Namespace) -> int:
     from memstrata.cli.common import agent_memory
     from memstrata.cli.main import emit
 
-    changes = {"status": args.status, "priority": args.priority, "milestone": args.milestone,
-               "description": args.description, "acceptance_criteria": args.criterion,
-               "blocked_by": args.blocked_by}
+    changes = {
+        "status": args.status,
+        "priority": args.priority,
+        "milestone": args.milestone,
+        "description": args.description,
+        "acceptance_criteria": args.criterion,
+        "blocked_by": args.blocked_by,
+    }
     store, mem = agent_memory(args)
     with store:
         task = mem.tasks.update(args.id, **{k: v for k, v in changes.items() if v is not None})

@@ -33,15 +33,20 @@ def run_verify(args: argparse.Namespace) -> int:
         if args.recall is not None:
             hits = recall_verified(store, agent, args.recall, args.root, k=args.k)
             data = [h.to_dict(full=False) for h in hits]
-            lines = [f"{'STALE ' if h.explain.get('stale') else ''}[{h.layer}] {h.title}: "
-                     f"{' '.join(h.snippet.split())}"
-                     + "".join(f"\n    ! {w}" for w in h.explain.get("stale", []))
-                     for h in hits]
+            lines = [
+                f"{'STALE ' if h.explain.get('stale') else ''}[{h.layer}] {h.title}: "
+                f"{' '.join(h.snippet.split())}"
+                + "".join(f"\n    ! {w}" for w in h.explain.get("stale", []))
+                for h in hits
+            ]
             emit(args, data, "\n".join(lines) or "(no matches)")
             return 0
         findings = verify_citations(store, agent, args.root)
     rows = [(f.source, f.ref, f.problem, f.detail) for f in findings]
-    text = (table(rows, ("memory", "claim", "problem", "detail")) if findings
-            else "every code claim in memory still holds")
+    text = (
+        table(rows, ("memory", "claim", "problem", "detail"))
+        if findings
+        else "every code claim in memory still holds"
+    )
     emit(args, [asdict(f) for f in findings], text)
     return 1 if findings else 0

@@ -52,8 +52,9 @@ def runtime_dir() -> Path:
     $XDG_RUNTIME_DIR, else the temp folder, else /tmp (a deep TMPDIR does not fit)."""
     name = f"memstrata-{os.getuid()}"
     bases = [b for b in (os.environ.get("XDG_RUNTIME_DIR"), tempfile.gettempdir(), "/tmp") if b]
-    base = next((b for b in bases if len(f"{b}/{name}/embed-0123456789ab.sock") <= SUN_PATH_MAX),
-                "/tmp")
+    base = next(
+        (b for b in bases if len(f"{b}/{name}/embed-0123456789ab.sock") <= SUN_PATH_MAX), "/tmp"
+    )
     path = Path(base) / name
     path.mkdir(mode=0o700, exist_ok=True)
     if path.stat().st_uid != os.getuid() or path.stat().st_mode & 0o077:
@@ -111,15 +112,21 @@ class DaemonEmbedder:
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()  # a stale socket of a daemon that is gone
             log = open(self.path.with_suffix(".log"), "ab")  # noqa: SIM115 - handed to the child
-            subprocess.Popen([sys.executable, "-m", "memstrata.embed.daemon", self.spec,
-                              str(self.path)], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                             start_new_session=True, close_fds=True)
+            subprocess.Popen(
+                [sys.executable, "-m", "memstrata.embed.daemon", self.spec, str(self.path)],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,
+                close_fds=True,
+            )
             log.close()
             deadline = time.monotonic() + START_TIMEOUT
             while not self.path.exists():
                 if time.monotonic() > deadline:
-                    raise ProviderError(f"the embedding daemon did not start; see "
-                                        f"{self.path.with_suffix('.log')}")
+                    raise ProviderError(
+                        f"the embedding daemon did not start; see {self.path.with_suffix('.log')}"
+                    )
                 time.sleep(0.05)
 
     def _ensure_info(self) -> dict[str, Any]:
@@ -172,9 +179,12 @@ def serve(spec: str, path: Path, idle: float | None = None) -> None:
                 try:
                     req = json.loads(f.readline(MAX_LINE) or b"{}")
                     texts = req.get("texts") or []
-                    reply: dict[str, Any] = {"model_id": embedder.model_id, "dim": embedder.dim,
-                                             "pid": os.getpid(),
-                                             "vectors": embedder.embed(texts) if texts else []}
+                    reply: dict[str, Any] = {
+                        "model_id": embedder.model_id,
+                        "dim": embedder.dim,
+                        "pid": os.getpid(),
+                        "vectors": embedder.embed(texts) if texts else [],
+                    }
                 except Exception as exc:  # one bad request must not end the daemon
                     reply = {"error": f"{type(exc).__name__}: {exc}"}
                 f.write(json.dumps(reply).encode() + b"\n")

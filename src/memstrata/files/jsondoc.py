@@ -92,8 +92,10 @@ class RecordList:
             elif not _usable(e):
                 out.append(f"{self.path}: entry {n} has no string id; kept unchanged")
             elif e["id"] in seen:
-                out.append(f"{self.path}: entry {n} repeats id {e['id']!r}; kept unchanged, "
-                           "the first one is used")
+                out.append(
+                    f"{self.path}: entry {n} repeats id {e['id']!r}; kept unchanged, "
+                    "the first one is used"
+                )
             else:
                 seen.add(e["id"])
         return out

@@ -49,10 +49,21 @@ def decode(data: bytes, base_offset: int = 0, path: str = "") -> Decoded:
         try:
             value = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            bad.append(BadLine(path, off, f"invalid JSON: {exc.msg if hasattr(exc, 'msg') else exc}", raw[:200].decode("utf-8", "replace")))
+            bad.append(
+                BadLine(
+                    path,
+                    off,
+                    f"invalid JSON: {exc.msg if hasattr(exc, 'msg') else exc}",
+                    raw[:200].decode("utf-8", "replace"),
+                )
+            )
             continue
         if not isinstance(value, dict):
-            bad.append(BadLine(path, off, "line is not a JSON object", raw[:200].decode("utf-8", "replace")))
+            bad.append(
+                BadLine(
+                    path, off, "line is not a JSON object", raw[:200].decode("utf-8", "replace")
+                )
+            )
             continue
         records.append((off, value))
     return Decoded(records, bad, end)
@@ -62,8 +73,9 @@ def read_records(path: Path, offset: int = 0) -> Decoded:
     return decode(read_from(path, offset), offset, str(path))
 
 
-def records_backward(read: Callable[[int, int], bytes], size: int, *,
-                     block: int = 64 * 1024) -> Iterator[tuple[int, dict[str, Any]]]:
+def records_backward(
+    read: Callable[[int, int], bytes], size: int, *, block: int = 64 * 1024
+) -> Iterator[tuple[int, dict[str, Any]]]:
     """The records of a JSONL source newest (last) first, each with its byte offset.
 
     `read(offset, length)` returns bytes of the source, `size` is its length. It reads

@@ -1,34 +1,34 @@
 """Where every layer lives on disk. The folder listing of a store is its documentation:
 
-    <home>/                       default ./.memstrata, or $MEMSTRATA_HOME
-      config.toml                 optional settings (kinds, roles, thresholds)
-      ledger.jsonl                shared cross-agent ledger (seed 000)
-      items.json                  extracted knowledge (seed 004)
-      events.jsonl                memory events audit trail (seed 004), rotated by size
-      purged.jsonl                tombstones of purges: id, who, when, why (no content)
-      index/                      derived SQLite index: delete the folder and nothing is lost
-        CURRENT                   names the live generation; a rebuild swaps in a new one
-        <generation>.db           the index (with its own -wal and -shm)
-      .imports/                   imports being staged (finished or discarded on open)
-      rooms/<room>/channel.jsonl  per-room conversation (seed 000 layer 1)
-      rooms/<room>/artifacts/     room artifacts (seed 000 layer 2)
-      rooms/<room>/room.json      the room's upstream rooms (its place in the DAG), closed
-      agents/<name>/
-        AGENT.md | IDENTITY.md    identity (seeds 002, 004 / 003), first in every prompt
-        MEMORY.md                 seed 004's place for long-term memory (beside AGENT.md),
-                                  used when memory/ has no CONTEXT.md or MEMORY.md
-        memory/                   the agent's memory directory (seed 003 tools work here)
-          CONTEXT.md | MEMORY.md  auto-loaded long-term memory (seeds 003 / 004)
-          NOW.md | NOTES.md       hot state (seeds 002 / 001)
-          LOG.md                  warm append-only log (seed 002)
-          session/                conversation scratch (seed 001 layer 1)
-          *.md                    free-form memory files (seed 003)
-        archive/                  cold: compacted LOG archives, cleared scratch, old sessions
-        facts.jsonl               key/value and durable typed facts (seeds 002, 001)
-        tasks.json                task memory (seed 004)
-        compactions.jsonl         compaction history (seed 002)
-        episodes/<task-slug>/     task-episodic memory (seed 001 layer 2)
-        sessions/sessions.json    session index; sessions/<id>.jsonl transcripts (seed 004)
+<home>/                       default ./.memstrata, or $MEMSTRATA_HOME
+  config.toml                 optional settings (kinds, roles, thresholds)
+  ledger.jsonl                shared cross-agent ledger (seed 000)
+  items.json                  extracted knowledge (seed 004)
+  events.jsonl                memory events audit trail (seed 004), rotated by size
+  purged.jsonl                tombstones of purges: id, who, when, why (no content)
+  index/                      derived SQLite index: delete the folder and nothing is lost
+    CURRENT                   names the live generation; a rebuild swaps in a new one
+    <generation>.db           the index (with its own -wal and -shm)
+  .imports/                   imports being staged (finished or discarded on open)
+  rooms/<room>/channel.jsonl  per-room conversation (seed 000 layer 1)
+  rooms/<room>/artifacts/     room artifacts (seed 000 layer 2)
+  rooms/<room>/room.json      the room's upstream rooms (its place in the DAG), closed
+  agents/<name>/
+    AGENT.md | IDENTITY.md    identity (seeds 002, 004 / 003), first in every prompt
+    MEMORY.md                 seed 004's place for long-term memory (beside AGENT.md),
+                              used when memory/ has no CONTEXT.md or MEMORY.md
+    memory/                   the agent's memory directory (seed 003 tools work here)
+      CONTEXT.md | MEMORY.md  auto-loaded long-term memory (seeds 003 / 004)
+      NOW.md | NOTES.md       hot state (seeds 002 / 001)
+      LOG.md                  warm append-only log (seed 002)
+      session/                conversation scratch (seed 001 layer 1)
+      *.md                    free-form memory files (seed 003)
+    archive/                  cold: compacted LOG archives, cleared scratch, old sessions
+    facts.jsonl               key/value and durable typed facts (seeds 002, 001)
+    tasks.json                task memory (seed 004)
+    compactions.jsonl         compaction history (seed 002)
+    episodes/<task-slug>/     task-episodic memory (seed 001 layer 2)
+    sessions/sessions.json    session index; sessions/<id>.jsonl transcripts (seed 004)
 """
 
 from __future__ import annotations
@@ -86,8 +86,9 @@ class Layout:
                 return sorted(p.name for p in root.iterdir() if p.is_dir())
             except FileNotFoundError:
                 return []
-        return sorted(e.path.rsplit("/", 1)[-1]
-                      for e in self.truth.list(top, recursive=False) if e.is_dir)
+        return sorted(
+            e.path.rsplit("/", 1)[-1] for e in self.truth.list(top, recursive=False) if e.is_dir
+        )
 
     @property
     def ledger(self) -> Path:

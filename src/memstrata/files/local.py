@@ -50,8 +50,14 @@ MAX_LIST = 100_000  # entries one listing returns at most (a runaway folder stay
 
 
 def _entry(rel: str, st: os.stat_result) -> Entry:
-    return Entry(rel, st.st_size, st.st_mtime, st.st_ino,
-                 f"{st.st_ino}-{st.st_size}-{st.st_mtime_ns}", statmod.S_ISDIR(st.st_mode))
+    return Entry(
+        rel,
+        st.st_size,
+        st.st_mtime,
+        st.st_ino,
+        f"{st.st_ino}-{st.st_size}-{st.st_mtime_ns}",
+        statmod.S_ISDIR(st.st_mode),
+    )
 
 
 class LocalTruth:
@@ -69,18 +75,19 @@ class LocalTruth:
 
     def _fs(self, rel: str) -> str:
         """The file system path of `rel` as a string (pathlib costs more than a stat)."""
-        if rel.startswith("/") or "\x00" in rel or any(
-                p in ("..", ".") for p in rel.split("/")):
+        if rel.startswith("/") or "\x00" in rel or any(p in ("..", ".") for p in rel.split("/")):
             raise PathOutsideStore(f"not a store-relative path: {rel!r}")
         rel = rel.strip("/")
         return f"{self._root}/{rel}" if rel else self._root
 
     # -- writes -------------------------------------------------------------
-    def append(self, path: str, data: bytes, *, blank_line: bool = False,
-               record_id: str | None = None) -> Appended:
+    def append(
+        self, path: str, data: bytes, *, blank_line: bool = False, record_id: str | None = None
+    ) -> Appended:
         app = durable_append(self.locks, self.path(path), data, blank_line=blank_line)
-        return Appended(path, app.start, app.end, app.repaired, app.ino,
-                        f"{app.ino}-{app.end}-{app.mtime_ns}")
+        return Appended(
+            path, app.start, app.end, app.repaired, app.ino, f"{app.ino}-{app.end}-{app.mtime_ns}"
+        )
 
     def rewrite(self, path: str, data: bytes, *, expected: str | None = None) -> Entry:
         target = self.path(path)
@@ -181,7 +188,9 @@ class LocalTruth:
             names = sorted(os.listdir(self.root))
         except FileNotFoundError:
             return []
-        return [n for n in names if (n in SETTINGS or EVENTS.match(n)) and (self.root / n).is_file()]
+        return [
+            n for n in names if (n in SETTINGS or EVENTS.match(n)) and (self.root / n).is_file()
+        ]
 
     def close(self) -> None:
         pass

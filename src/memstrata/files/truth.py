@@ -107,8 +107,9 @@ class Truth(Protocol):
 
     location: str  # for messages: a folder, or the database (without credentials)
 
-    def append(self, path: str, data: bytes, *, blank_line: bool = False,
-               record_id: str | None = None) -> Appended:
+    def append(
+        self, path: str, data: bytes, *, blank_line: bool = False, record_id: str | None = None
+    ) -> Appended:
         """Append `data` (whole records ending in a newline); return once durable.
 
         `blank_line` makes the source end in an empty line first (block formats).

@@ -48,9 +48,15 @@ class FolderWatcher:
         import watchfiles
 
         for raw in watchfiles.watch(
-            self.root, watch_filter=None, debounce=DEBOUNCE_MS, step=STEP_MS,
-            stop_event=stop, rust_timeout=IDLE_MS, yield_on_timeout=True,
-            raise_interrupt=False, ignore_permission_denied=True,
+            self.root,
+            watch_filter=None,
+            debounce=DEBOUNCE_MS,
+            step=STEP_MS,
+            stop_event=stop,
+            rust_timeout=IDLE_MS,
+            yield_on_timeout=True,
+            raise_interrupt=False,
+            ignore_permission_denied=True,
         ):
             yield {rel for _, p in raw if (rel := self._rel(p)) is not None}
 

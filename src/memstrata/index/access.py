@@ -44,8 +44,9 @@ R = TypeVar("R")
 class IndexAccess:
     """The index a store uses, and why it is a private copy when it is one."""
 
-    def __init__(self, home: Path, locks: LockTable, *, read_only: bool,
-                 notices: list[str]) -> None:
+    def __init__(
+        self, home: Path, locks: LockTable, *, read_only: bool, notices: list[str]
+    ) -> None:
         self.home = home
         self.shared = IndexFiles(home / "index", locks)
         self.files = self.shared  # the generations in use
@@ -55,8 +56,10 @@ class IndexAccess:
         self._retry_at = 0.0
         self._notice: str | None = None  # the notice saying a private copy is read
         if read_only:
-            self._go_private(ReadOnlyStore(f"{home} is on a read-only disk"),
-                             f"{home} is read-only: searching a private copy of its index in {{}}")
+            self._go_private(
+                ReadOnlyStore(f"{home} is on a read-only disk"),
+                f"{home} is read-only: searching a private copy of its index in {{}}",
+            )
 
     def connect(self) -> tuple[Database, bool]:
         """The index in use, and True when it must be filled from the files before use
@@ -97,14 +100,18 @@ class IndexAccess:
     def cannot_rebuild(self) -> str | None:
         """Why the index on disk cannot be rebuilt from here (None: it can)."""
         if isinstance(self.refusal, ReadOnlyStore):
-            return (f"{self.home} is on a read-only disk: the index on it cannot be rebuilt "
-                    "here (`reindex` and `doctor --fix` refuse) and no file can be edited; "
-                    "searches read a private copy caught up with the files, so they miss "
-                    "nothing. Mount it read-write to rebuild it (`memstrata reindex`)")
+            return (
+                f"{self.home} is on a read-only disk: the index on it cannot be rebuilt "
+                "here (`reindex` and `doctor --fix` refuse) and no file can be edited; "
+                "searches read a private copy caught up with the files, so they miss "
+                "nothing. Mount it read-write to rebuild it (`memstrata reindex`)"
+            )
         if self.refusal is not None:
-            return (f"no space left on the disk holding {self.home}: its index cannot be "
-                    "rebuilt until space returns (`reindex` and `doctor --fix` refuse); "
-                    "searches read a private copy caught up with the files")
+            return (
+                f"no space left on the disk holding {self.home}: its index cannot be "
+                "rebuilt until space returns (`reindex` and `doctor --fix` refuse); "
+                "searches read a private copy caught up with the files"
+            )
         return None
 
     def check_rebuild(self) -> None:
@@ -144,8 +151,10 @@ class IndexAccess:
 
     # -- private copies --------------------------------------------------------
     def _full_notice(self) -> str:
-        return (f"no space left on the disk holding {self.home}: reading a private copy of "
-                "its index in {} until space returns (writes are refused meanwhile)")
+        return (
+            f"no space left on the disk holding {self.home}: reading a private copy of "
+            "its index in {} until space returns (writes are refused meanwhile)"
+        )
 
     def _go_private(self, why: StorageError, notice: str) -> None:
         try:

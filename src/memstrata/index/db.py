@@ -72,8 +72,13 @@ class Database:
     def _connect(self, path: Path, *, create: bool) -> sqlite3.Connection:
         uri = f"file:{quote(str(path))}?mode={'rwc' if create else 'rw'}"
         try:
-            conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
-                                   isolation_level=None, check_same_thread=False)
+            conn = sqlite3.connect(
+                uri,
+                uri=True,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,
+                check_same_thread=False,
+            )
         except sqlite3.OperationalError:
             if not create:
                 raise  # the generation vanished: the caller looks again
@@ -169,8 +174,7 @@ class Database:
         with self.write():
             self.conn.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
             done = {
-                r[0]
-                for r in self.conn.execute("SELECT key FROM meta WHERE key LIKE 'migration:%'")
+                r[0] for r in self.conn.execute("SELECT key FROM meta WHERE key LIKE 'migration:%'")
             }
             for name, sql in MIGRATIONS:
                 if f"migration:{name}" in done:
@@ -239,7 +243,8 @@ class Database:
 
 def _full(path: Path) -> MemstrataError:
     return translate(OSError(errno.ENOSPC, "No space left on device"), path) or IndexError_(
-        f"no space left for the index {path}")
+        f"no space left for the index {path}"
+    )
 
 
 def _index_error(path: Path, exc: sqlite3.DatabaseError) -> MemstrataError:
@@ -253,7 +258,8 @@ def _index_error(path: Path, exc: sqlite3.DatabaseError) -> MemstrataError:
         return _full(path)
     if "readonly" in text or "read-only" in text or is_read_only(path.parent):
         return translate(OSError(errno.EROFS, "Read-only file system"), path) or IndexError_(
-            str(exc))
+            str(exc)
+        )
     return IndexDamaged(f"cannot open index {path}: {exc}; run `memstrata reindex`")
 
 

@@ -81,9 +81,24 @@ def upsert_docs(conn: sqlite3.Connection, docs: Iterable[Doc]) -> int:
     for d in docs:
         rows.append(
             (
-                d.uid, d.layer, d.owner, d.room, d.kind, tags_text(d.tags), d.ts, d.title,
-                d.body, d.context, d.source, d.line, d.thread, d.pos, d.supersedes, d.uid,
-                d.hidden, json.dumps(d.meta, ensure_ascii=False) if d.meta is not None else None,
+                d.uid,
+                d.layer,
+                d.owner,
+                d.room,
+                d.kind,
+                tags_text(d.tags),
+                d.ts,
+                d.title,
+                d.body,
+                d.context,
+                d.source,
+                d.line,
+                d.thread,
+                d.pos,
+                d.supersedes,
+                d.uid,
+                d.hidden,
+                json.dumps(d.meta, ensure_ascii=False) if d.meta is not None else None,
                 d.secret,
             )
         )
@@ -92,7 +107,9 @@ def upsert_docs(conn: sqlite3.Connection, docs: Iterable[Doc]) -> int:
     if rows:
         conn.executemany(_UPSERT, rows)
     if superseding:
-        conn.executemany("UPDATE docs SET superseded = 1 WHERE uid = ?", [(u,) for u in superseding])
+        conn.executemany(
+            "UPDATE docs SET superseded = 1 WHERE uid = ?", [(u,) for u in superseding]
+        )
     return len(rows)
 
 
@@ -162,7 +179,9 @@ def with_neighbour_context(conn: sqlite3.Connection, docs: list[Doc], radius: in
         first = docs[idx[0]].pos
         prev = conn.execute(
             "SELECT id, body, ts, context FROM docs WHERE source = ? AND thread = ? AND pos < ? "
-            "ORDER BY pos DESC LIMIT ?", (source, thread, first, 2 * radius)).fetchall()[::-1]
+            "ORDER BY pos DESC LIMIT ?",
+            (source, thread, first, 2 * radius),
+        ).fetchall()[::-1]
         texts = [r[1] for r in prev] + [docs[i].body for i in idx]
         updates = []
         for j in range(max(0, len(prev) - radius), len(prev)):
@@ -187,7 +206,8 @@ def replace_source_docs(conn: sqlite3.Connection, source: str, parsed: Parsed) -
     have = {
         uid: (title, body, tags, context)
         for uid, title, body, tags, context in conn.execute(
-            "SELECT uid, title, body, tags, context FROM docs WHERE source = ?", (source,))
+            "SELECT uid, title, body, tags, context FROM docs WHERE source = ?", (source,)
+        )
     }
     new = {d.uid for d in parsed.docs}
     gone = [u for u in have if u not in new]
@@ -197,14 +217,29 @@ def replace_source_docs(conn: sqlite3.Connection, source: str, parsed: Parsed) -
     same = []
     for d in parsed.docs:
         if have.get(d.uid) == (d.title, d.body, tags_text(d.tags), d.context):
-            same.append((d.ts, d.line, d.pos, d.kind,
-                         json.dumps(d.meta, ensure_ascii=False) if d.meta is not None else None,
-                         d.uid))
+            same.append(
+                (
+                    d.ts,
+                    d.line,
+                    d.pos,
+                    d.kind,
+                    json.dumps(d.meta, ensure_ascii=False) if d.meta is not None else None,
+                    d.uid,
+                )
+            )
         else:
             changed.append(d)
     if same:
         conn.executemany(
-            "UPDATE docs SET ts = ?, line = ?, pos = ?, kind = ?, meta = ? WHERE uid = ?", same)
+            "UPDATE docs SET ts = ?, line = ?, pos = ?, kind = ?, meta = ? WHERE uid = ?", same
+        )
     conn.execute("DELETE FROM bad_lines WHERE source = ?", (source,))
-    apply_parsed(conn, Parsed(docs=changed, bad=parsed.bad, deletes=parsed.deletes,
-                              neighbour_radius=parsed.neighbour_radius))
+    apply_parsed(
+        conn,
+        Parsed(
+            docs=changed,
+            bad=parsed.bad,
+            deletes=parsed.deletes,
+            neighbour_radius=parsed.neighbour_radius,
+        ),
+    )

@@ -36,8 +36,7 @@ SETTLE_S = 0.05
 class Freshness:
     """Changed paths reported by a watcher thread, drained by readers."""
 
-    def __init__(self, watcher: ChangeWatcher,
-                 ignore: Callable[[str], bool] | None = None) -> None:
+    def __init__(self, watcher: ChangeWatcher, ignore: Callable[[str], bool] | None = None) -> None:
         self.watcher = watcher
         self.ignore = ignore or (lambda path: False)
         self.settle = float(getattr(watcher, "settle", SETTLE_S))

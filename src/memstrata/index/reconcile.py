@@ -58,8 +58,9 @@ class SourceSpec:
     parse: Parser
 
 
-def counted_sources(specs: list[SourceSpec],
-                    progress: Callable[[int, int], None]) -> list[SourceSpec]:
+def counted_sources(
+    specs: list[SourceSpec], progress: Callable[[int, int], None]
+) -> list[SourceSpec]:
     """The same sources, each calling `progress(done, total)` once parsed (0 first)."""
     total, done = len(specs), 0
     progress(0, total)
@@ -93,8 +94,8 @@ class Origin:
 
     def _where(self, spec: SourceSpec) -> tuple[Truth, str]:
         path, home = str(spec.path), str(self.home)
-        if path.startswith(home) and path[len(home):len(home) + 1] == "/":
-            return self.truth, path[len(home) + 1:]  # (pathlib's relative_to costs more)
+        if path.startswith(home) and path[len(home) : len(home) + 1] == "/":
+            return self.truth, path[len(home) + 1 :]  # (pathlib's relative_to costs more)
         if not spec.path.is_absolute():
             return self.truth, spec.path.as_posix()
         from memstrata.files.local import LocalTruth
@@ -121,7 +122,7 @@ class Origin:
     def owns(self, path: str) -> bool:
         """True if a sync through this origin may drop the index key `path` unseen."""
         home = str(self.home)
-        if path.startswith(home) and path[len(home):len(home) + 1] == "/":
+        if path.startswith(home) and path[len(home) : len(home) + 1] == "/":
             return self.with_home
         return True  # a project file (only `sources` keys lie outside the home)
 
@@ -162,8 +163,15 @@ def _lines_before(origin: Origin, spec: SourceSpec, offset: int, stored: int | N
     return origin.read_from(spec, 0, offset).count(b"\n")
 
 
-def index_append(db: Database, origin: Origin, spec: SourceSpec, start: int, data: bytes,
-                 generation: int, version: str | None = None) -> None:
+def index_append(
+    db: Database,
+    origin: Origin,
+    spec: SourceSpec,
+    start: int,
+    data: bytes,
+    generation: int,
+    version: str | None = None,
+) -> None:
     """Index a record a writer just appended at [start, start+len(data)), catching up
     any gap first. `version` is the source's right after that append."""
     path = str(spec.path)
@@ -172,8 +180,9 @@ def index_append(db: Database, origin: Origin, spec: SourceSpec, start: int, dat
         row = conn.execute(
             "SELECT offset, ino, lines, prefix_crc FROM sources WHERE path = ?", (path,)
         ).fetchone()
-        offset, lines, crc = ((row[0], _lines_before(origin, spec, row[0], row[2]), row[3])
-                              if row else (0, 0, 0))
+        offset, lines, crc = (
+            (row[0], _lines_before(origin, spec, row[0], row[2]), row[3]) if row else (0, 0, 0)
+        )
         if row is not None and row[1] is not None and row[1] != generation:
             offset, lines, crc = 0, 0, 0  # the source was replaced (compaction) since we looked
             delete_source(conn, path)
@@ -189,10 +198,20 @@ def index_append(db: Database, origin: Origin, spec: SourceSpec, start: int, dat
         elif offset > start:
             crc = None  # part of the record was indexed already: the prefix CRC is lost
         apply_parsed(conn, number_lines(spec.parse(data, start), data, start, lines))
-        _set_source(conn, path, "append", generation, end, offset=end,
-                    anchor=data[-ANCHOR_BYTES:] if len(data) >= ANCHOR_BYTES
-                    else _read_anchor(origin, spec, end),
-                    lines=lines + data.count(b"\n"), version=version, crc=_extend(crc, data))
+        _set_source(
+            conn,
+            path,
+            "append",
+            generation,
+            end,
+            offset=end,
+            anchor=data[-ANCHOR_BYTES:]
+            if len(data) >= ANCHOR_BYTES
+            else _read_anchor(origin, spec, end),
+            lines=lines + data.count(b"\n"),
+            version=version,
+            crc=_extend(crc, data),
+        )
 
 
 def _extend(crc: int | None, data: bytes) -> int | None:
@@ -271,8 +290,17 @@ def index_whole(db: Database, origin: Origin, spec: SourceSpec, *, force: bool =
         data = content.data
         parsed = number_lines(spec.parse(data, 0), data, 0, 0)
         replace_source_docs(conn, path, parsed)
-        _set_source(conn, path, "whole", content.entry.generation, len(data), offset=len(data),
-                    anchor=None, lines=data.count(b"\n"), version=content.entry.version)
+        _set_source(
+            conn,
+            path,
+            "whole",
+            content.entry.generation,
+            len(data),
+            offset=len(data),
+            anchor=None,
+            lines=data.count(b"\n"),
+            version=content.entry.version,
+        )
     return True
 
 
@@ -316,12 +344,18 @@ def _edited_in_place(origin: Origin, spec: SourceSpec, entry: Entry, row: tuple[
     """The source kept its size and generation under a new version, and the prefix
     the index holds is no longer what the source holds."""
     offset, ino, _anchor, _lines, crc, size, version = row
-    return (version is not None and version != entry.version and size == entry.size
-            and ino == entry.generation and _prefix_changed(origin, spec, offset, crc))
+    return (
+        version is not None
+        and version != entry.version
+        and size == entry.size
+        and ino == entry.generation
+        and _prefix_changed(origin, spec, offset, crc)
+    )
 
 
-def catch_up_append(db: Database, origin: Origin, spec: SourceSpec, report: SyncReport,
-                    force: bool) -> None:
+def catch_up_append(
+    db: Database, origin: Origin, spec: SourceSpec, report: SyncReport, force: bool
+) -> None:
     path = str(spec.path)
     entry = origin.stat(spec)
     if entry is None or entry.is_dir:
@@ -332,7 +366,8 @@ def catch_up_append(db: Database, origin: Origin, spec: SourceSpec, report: Sync
     with db.write() as conn:
         row = conn.execute(
             "SELECT offset, ino, anchor, lines, prefix_crc, size, version FROM sources "
-            "WHERE path = ?", (path,)
+            "WHERE path = ?",
+            (path,),
         ).fetchone()
         offset, ino, anchor, lines, crc = row[:5] if row else (0, None, None, 0, 0)
         rewritten = force or (
@@ -349,8 +384,18 @@ def catch_up_append(db: Database, origin: Origin, spec: SourceSpec, report: Sync
             offset, lines, crc = 0, 0, 0
         if entry.size == offset and not rewritten:
             if row is not None:
-                _set_source(conn, path, "append", entry.generation, entry.size, offset=offset,
-                            anchor=anchor, lines=lines, version=entry.version, crc=crc)
+                _set_source(
+                    conn,
+                    path,
+                    "append",
+                    entry.generation,
+                    entry.size,
+                    offset=offset,
+                    anchor=anchor,
+                    lines=lines,
+                    version=entry.version,
+                    crc=crc,
+                )
             return
         lines = _lines_before(origin, spec, offset, lines)
         data = origin.read_from(spec, offset, max(0, entry.size - offset))
@@ -359,10 +404,21 @@ def catch_up_append(db: Database, origin: Origin, spec: SourceSpec, report: Sync
         new_offset = offset + parsed.consumed
         consumed = data[: parsed.consumed]
         _set_source(
-            conn, path, "append", entry.generation, entry.size, offset=new_offset,
-            anchor=(consumed[-ANCHOR_BYTES:] if len(consumed) >= ANCHOR_BYTES
-                    else _read_anchor(origin, spec, new_offset)) if new_offset else b"",
-            lines=lines + data.count(b"\n", 0, parsed.consumed), version=entry.version,
+            conn,
+            path,
+            "append",
+            entry.generation,
+            entry.size,
+            offset=new_offset,
+            anchor=(
+                consumed[-ANCHOR_BYTES:]
+                if len(consumed) >= ANCHOR_BYTES
+                else _read_anchor(origin, spec, new_offset)
+            )
+            if new_offset
+            else b"",
+            lines=lines + data.count(b"\n", 0, parsed.consumed),
+            version=entry.version,
             crc=_extend(crc, consumed),
         )
         report.docs_written += len(parsed.docs)
@@ -399,16 +455,21 @@ def refresh(db: Database, origin: Origin, specs: Iterable[SourceSpec], report: S
 def known_below(db: Database, prefix: str) -> list[str]:
     """The index keys of the sources starting with `prefix` (a folder's path and a slash)."""
     with db.read() as conn:
-        rows = conn.execute("SELECT path FROM sources WHERE substr(path, 1, ?) = ?",
-                            (len(prefix), prefix)).fetchall()
+        rows = conn.execute(
+            "SELECT path FROM sources WHERE substr(path, 1, ?) = ?", (len(prefix), prefix)
+        ).fetchall()
     return [r[0] for r in rows]
 
 
 def knows_outside(db: Database, prefix: str) -> bool:
     """True if the index holds a source not starting with `prefix` (a project file)."""
     with db.read() as conn:
-        return conn.execute("SELECT 1 FROM sources WHERE substr(path, 1, ?) <> ? LIMIT 1",
-                            (len(prefix), prefix)).fetchone() is not None
+        return (
+            conn.execute(
+                "SELECT 1 FROM sources WHERE substr(path, 1, ?) <> ? LIMIT 1", (len(prefix), prefix)
+            ).fetchone()
+            is not None
+        )
 
 
 def _drop(db: Database, path: str, report: SyncReport) -> None:

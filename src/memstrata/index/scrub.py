@@ -33,8 +33,10 @@ def drop_vectors(db: Database, uids: Iterable[str]) -> int:
         n = sum(conn.execute("DELETE FROM vectors WHERE uid = ?", (u,)).rowcount for u in uids)
         n += conn.execute("DELETE FROM vectors WHERE uid NOT IN (SELECT uid FROM docs)").rowcount
         if n:
-            conn.execute("UPDATE meta SET value = ? WHERE key LIKE 'vectors:%:generation'",
-                         (uuid.uuid4().hex,))
+            conn.execute(
+                "UPDATE meta SET value = ? WHERE key LIKE 'vectors:%:generation'",
+                (uuid.uuid4().hex,),
+            )
     return n
 
 

@@ -1,9 +1,9 @@
 """One agent's memory: every per-agent layer behind one handle.
 
-    agent = store.agent("finn")
-    agent.now.update("Analyzing portfolio data", ["Load CSV", "Report"])
-    agent.log.append("TOOL_USE", "loaded prices.csv", {"rows": 1200})
-    agent.facts.set("preferred_currency", "USD", "preference")
+agent = store.agent("finn")
+agent.now.update("Analyzing portfolio data", ["Load CSV", "Report"])
+agent.log.append("TOOL_USE", "loaded prices.csv", {"rows": 1200})
+agent.facts.set("preferred_currency", "USD", "preference")
 """
 
 from __future__ import annotations
@@ -138,7 +138,18 @@ def archive_spec(store: Store, path: object, owner: str) -> SourceSpec:
             entry = store.truth.stat(rel)
             return entry.mtime if entry is not None else 0.0
 
-        return SourceSpec(path, "whole", lambda d, b: parse_log(
-            d, b, p, owner=owner, layer="archive", final=True, mtime=when,
-            neighbour_radius=store.config.log_neighbour_context))
+        return SourceSpec(
+            path,
+            "whole",
+            lambda d, b: parse_log(
+                d,
+                b,
+                p,
+                owner=owner,
+                layer="archive",
+                final=True,
+                mtime=when,
+                neighbour_radius=store.config.log_neighbour_context,
+            ),
+        )
     return markdown_spec(store, path, "archive", owner=owner)

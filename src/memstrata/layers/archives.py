@@ -93,7 +93,8 @@ class LogArchives(Layer):
     def _entries(self, archive: LogArchive) -> builtins.list[LogEntry]:
         data = self.store.truth.read_from(archive.path)
         path = self.store.home / archive.path
-        parsed = parse_log(data, 0, str(path), owner=self.owner, layer="archive", final=True,
-                           mtime=lambda: 0.0)
+        parsed = parse_log(
+            data, 0, str(path), owner=self.owner, layer="archive", final=True, mtime=lambda: 0.0
+        )
         self._read_event(path, len(data), "archive")
         return [to_entry(d.meta or {}) for d in parsed.docs]

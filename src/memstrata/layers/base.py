@@ -51,7 +51,8 @@ class Layer:
         (`memstrata doctor` lists the same)."""
         with self.store.db.read() as conn:
             rows = conn.execute(
-                "SELECT offset, reason FROM bad_lines WHERE source = ? ORDER BY offset", (str(path),)
+                "SELECT offset, reason FROM bad_lines WHERE source = ? ORDER BY offset",
+                (str(path),),
             ).fetchall()
         return [f"{path}: byte {offset}: {reason}" for offset, reason in rows]
 
@@ -80,7 +81,9 @@ def check_text(value: object, what: str, max_bytes: int, *, allow_empty: bool = 
     if not isinstance(value, str):
         raise MalformedInput(f"{what} must be a string, got {type(value).__name__}")
     if len(value) > max_bytes:  # every character is at least one byte: no need to encode
-        raise EntryTooLarge(f"{what} is at least {len(value)} bytes; the limit is {max_bytes} bytes")
+        raise EntryTooLarge(
+            f"{what} is at least {len(value)} bytes; the limit is {max_bytes} bytes"
+        )
     if "\x00" in value:
         raise MalformedInput(f"{what} contains a NUL byte")
     if not allow_empty and not value.strip():
@@ -113,15 +116,18 @@ def check_tags(tags: object, max_tags: int = limits.TAGS_PER_ENTRY) -> tuple[str
         raise EntryTooLarge(f"{len(tags)} tags; at most {max_tags} tags per entry")
     out: dict[str, None] = {}
     for t in tags:
-        if (not isinstance(t, str) or not t.strip() or len(t) > limits.TAG_CHARS
-                or has_control(t)):
-            raise MalformedInput(f"invalid tag {t!r}: tags are non-empty one-line strings of "
-                                 f"<= {limits.TAG_CHARS} chars")
+        if not isinstance(t, str) or not t.strip() or len(t) > limits.TAG_CHARS or has_control(t):
+            raise MalformedInput(
+                f"invalid tag {t!r}: tags are non-empty one-line strings of "
+                f"<= {limits.TAG_CHARS} chars"
+            )
         out[t.strip()] = None
     return tuple(out)
 
 
-def check_json(value: object, what: str, max_bytes: int, max_depth: int = limits.JSON_DEPTH) -> None:
+def check_json(
+    value: object, what: str, max_bytes: int, max_depth: int = limits.JSON_DEPTH
+) -> None:
     """A JSON-serialisable value at most `max_depth` deep and about `max_bytes` big.
 
     One iterative walk (no recursion, so 100,000 levels cannot raise RecursionError)
@@ -154,7 +160,9 @@ def check_json(value: object, what: str, max_bytes: int, max_depth: int = limits
         elif node is None or isinstance(node, bool | int | float):
             budget -= 1
         else:
-            raise MalformedInput(f"{what} is not JSON: {type(node).__name__} values are not allowed")
+            raise MalformedInput(
+                f"{what} is not JSON: {type(node).__name__} values are not allowed"
+            )
         if budget < 0:
             raise too_large
     try:

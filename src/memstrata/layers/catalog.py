@@ -45,8 +45,9 @@ def walk(store: Store, root: Path) -> list[Path]:
 _walk = walk  # the name other modules imported
 
 
-def source_for(store: Store, rel: str | Path,
-               handles: dict[tuple[str, str], Any] | None = None) -> SourceSpec | None:
+def source_for(
+    store: Store, rel: str | Path, handles: dict[tuple[str, str], Any] | None = None
+) -> SourceSpec | None:
     """The source a store-relative path is (existing or not), or None if it is no
     index source. `handles` caches agent and room handles across calls (a walk)."""
     from memstrata.errors import InvalidInput

@@ -89,7 +89,9 @@ class Scratch(Layer):
         if not files:
             return None
         assert self.owner is not None
-        dest = self.store.layout.archive_dir(self.owner) / "scratch" / iso(now_ts()).replace(":", "")
+        dest = (
+            self.store.layout.archive_dir(self.owner) / "scratch" / iso(now_ts()).replace(":", "")
+        )
         truth, folder = self.store.truth, self.store.rel(self.dir)
         with truth.lock(folder):
             truth.move(folder, self.store.rel(dest))
@@ -113,8 +115,7 @@ class Episodes(Layer):
         self.root: Path = store.layout.episodes_dir(owner)
 
     def _spec_for(self, path: Path) -> SourceSpec:
-        return markdown_spec(self.store, path, "episode", owner=self.owner,
-                             thread=path.parent.name)
+        return markdown_spec(self.store, path, "episode", owner=self.owner, thread=path.parent.name)
 
     def _sources(self) -> builtins.list[SourceSpec]:
         out = []
@@ -154,9 +155,11 @@ class Episodes(Layer):
 
     def list(self) -> builtins.list[str]:
         self._check("read")
-        return sorted(e.path.rsplit("/", 1)[-1]
-                      for e in self.store.truth.list(self.store.rel(self.root), recursive=False)
-                      if e.is_dir)
+        return sorted(
+            e.path.rsplit("/", 1)[-1]
+            for e in self.store.truth.list(self.store.rel(self.root), recursive=False)
+            if e.is_dir
+        )
 
     def files(self, slug: str) -> builtins.list[str]:
         self._check("read")
@@ -185,7 +188,9 @@ class Episodes(Layer):
         text = self._screen(text, rel)
         with self.store.editing(self._spec_for(path)) as edit:
             old = edit.text
-            sep = "" if not old or old.endswith("\n\n") else ("\n" if old.endswith("\n") else "\n\n")
+            sep = (
+                "" if not old or old.endswith("\n\n") else ("\n" if old.endswith("\n") else "\n\n")
+            )
             edit(old + sep + text.rstrip("\n") + "\n")
         self._write_event(path, len(text))
         return self.store.rel(path)
@@ -200,18 +205,26 @@ class Episodes(Layer):
         self._read_event(path, len(text))
         return text
 
-    def add_verified(self, slug: str, items: builtins.list[str] | tuple[str, ...], *,
-                     iteration: int | None = None) -> str:
+    def add_verified(
+        self,
+        slug: str,
+        items: builtins.list[str] | tuple[str, ...],
+        *,
+        iteration: int | None = None,
+    ) -> str:
         """Record verified items of one iteration in `verified_items.md` (seed 001: the
         orchestrator reads them in revision loops for regression tracking)."""
         self._check("write")
         check_count(items, "verified items", limits.TASK_CRITERIA)
-        lines = [f"- [x] {' '.join(check_text(i, 'verified item', limits.TASK_CRITERION_BYTES).split())}"
-                 for i in items]
+        lines = [
+            f"- [x] {' '.join(check_text(i, 'verified item', limits.TASK_CRITERION_BYTES).split())}"
+            for i in items
+        ]
         if not lines:
             raise MalformedInput("no verified items given")
-        if iteration is not None and (isinstance(iteration, bool) or not isinstance(iteration, int)
-                                      or iteration < 1):
+        if iteration is not None and (
+            isinstance(iteration, bool) or not isinstance(iteration, int) or iteration < 1
+        ):
             raise MalformedInput(f"iteration must be a positive integer, got {iteration!r}")
         head = f"## Iteration {iteration}" if iteration is not None else "## Verified"
         return self.append(slug, VERIFIED_FILE, f"{head} ({iso(now_ts())})\n\n" + "\n".join(lines))

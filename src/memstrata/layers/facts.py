@@ -67,12 +67,24 @@ def parse_facts(data: bytes, base: int, path: str, owner: str) -> Parsed:
         try:
             ts = parse_ts(rec.get("updated_at"))
         except MalformedInput as exc:  # still a fact: kept visible, the line reported
-            out.bad.append(BadLine(path, off, f"fact {key!r}: updated_at: {exc}", json.dumps(rec)[:200]))
+            out.bad.append(
+                BadLine(path, off, f"fact {key!r}: updated_at: {exc}", json.dumps(rec)[:200])
+            )
             ts = 0.0
         fact = to_fact(rec)
         out.docs.append(
-            Doc(uid=uid, layer="fact", ts=ts, title=key, body=fact.value,
-                source=path, owner=owner, kind=fact.category, offset=off, meta=rec)
+            Doc(
+                uid=uid,
+                layer="fact",
+                ts=ts,
+                title=key,
+                body=fact.value,
+                source=path,
+                owner=owner,
+                kind=fact.category,
+                offset=off,
+                meta=rec,
+            )
         )
     return out
 
@@ -82,9 +94,11 @@ def to_fact(rec: dict[str, Any]) -> Fact:
     other JSON values are shown as text, epoch timestamps as ISO 8601."""
     cites = rec.get("citations")
     return Fact(
-        key=str(rec["key"]), value=_as_text(rec.get("value")),
+        key=str(rec["key"]),
+        value=_as_text(rec.get("value")),
         category=_as_text(rec.get("category")) or "general",
-        created_at=_as_time(rec.get("created_at")), updated_at=_as_time(rec.get("updated_at")),
+        created_at=_as_time(rec.get("created_at")),
+        updated_at=_as_time(rec.get("updated_at")),
         citations=tuple(_as_text(c) for c in cites) if isinstance(cites, list) else (),
     )
 
@@ -163,15 +177,23 @@ class Facts(Layer):
         with self.store.locks.hold(str(self.path)):
             now = iso(now_ts())
             old = self._row(key)
-            if old is not None and (category in DURABLE_CATEGORIES
-                                    or old.get("category") in DURABLE_CATEGORIES):
+            if old is not None and (
+                category in DURABLE_CATEGORIES or old.get("category") in DURABLE_CATEGORIES
+            ):
                 raise AlreadyExists(
                     f"fact {key!r} exists and is a repo-persistent "
                     f"({old.get('category') if old.get('category') in DURABLE_CATEGORIES else category})"
-                    " fact: those are create-only (seed 001); forget it first or save under a new key")
-            rec = {"op": "set", "key": key, "value": value, "category": category,
-                   "citations": list(cites), "created_at": (old or {}).get("created_at") or now,
-                   "updated_at": now}
+                    " fact: those are create-only (seed 001); forget it first or save under a new key"
+                )
+            rec = {
+                "op": "set",
+                "key": key,
+                "value": value,
+                "category": category,
+                "citations": list(cites),
+                "created_at": (old or {}).get("created_at") or now,
+                "updated_at": now,
+            }
             data = encode(rec)
             self.store.append(spec, data)
         self._write_event(self.path, len(data))

@@ -53,8 +53,10 @@ def in_repo(relp: str) -> bool:
 
 
 def _no_edit(relp: str) -> Refused:
-    return Refused(f"{relp} is a repo-persistent fact: only create is supported, no inline "
-                   "edits (seed 001); delete it and create it again, or create a new file")
+    return Refused(
+        f"{relp} is a repo-persistent fact: only create is supported, no inline "
+        "edits (seed 001); delete it and create it again, or create a new file"
+    )
 
 
 @dataclass(frozen=True)
@@ -92,8 +94,13 @@ class MemoryFiles(Layer):
         return markdown_spec(self.store, path, memory_layer_of(relp), owner=self.owner)
 
     def _info(self, relp: str, entry: Entry, text: str | None = None) -> FileInfo:
-        return FileInfo(relp, entry.size, iso(entry.mtime), entry.is_dir,
-                        sha256_text(text) if text is not None else None)
+        return FileInfo(
+            relp,
+            entry.size,
+            iso(entry.mtime),
+            entry.is_dir,
+            sha256_text(text) if text is not None else None,
+        )
 
     def _text(self, relp: str) -> tuple[str, Entry]:
         try:
@@ -224,15 +231,18 @@ class MemoryFiles(Layer):
             raise NotFound(f"no memory folder {rel!r}")
         # One listing of the whole memory folder: symlinks are followed only inside it.
         cut = len(self._where("")) + 1
-        found = [FileInfo(e.path[cut:], e.size, iso(e.mtime), e.is_dir)
-                 for e in truth.list(self._where(""))]
+        found = [
+            FileInfo(e.path[cut:], e.size, iso(e.mtime), e.is_dir)
+            for e in truth.list(self._where(""))
+        ]
         if not entry.is_dir:
             match = [f for f in found if f.path == relp]
             if not match:
                 raise NotFound(f"no memory file {rel!r}")
             return match
-        return sorted((f for f in found if not relp or f.path.startswith(f"{relp}/")),
-                      key=lambda f: f.path)
+        return sorted(
+            (f for f in found if not relp or f.path.startswith(f"{relp}/")), key=lambda f: f.path
+        )
 
     def delete(self, rel: str) -> str:
         """Move a file (or folder) to the archive; returns its archive path.

@@ -38,18 +38,29 @@ def _ts(rec: dict[str, Any], key: str) -> float:
         return 0.0
 
 
-def parse_gate_events(data: bytes, base: int, path: str, owner: str, slug: str,
-                      task_id: str) -> Parsed:
+def parse_gate_events(
+    data: bytes, base: int, path: str, owner: str, slug: str, task_id: str
+) -> Parsed:
     dec = decode(data, base, path)
     out = Parsed(bad=dec.bad, consumed=dec.consumed)
     for off, rec in dec.records:
         name = str(rec.get("event") or rec.get("gate") or "gate event")
         rest = {k: v for k, v in rec.items() if k not in ("ts",)}
-        out.docs.append(Doc(
-            uid=f"gate:{owner}:{slug}:{task_id}:{off}", layer="gate", ts=_ts(rec, "ts"),
-            title=f"{task_id} {name}", body=json.dumps(rest, ensure_ascii=False),
-            source=path, owner=owner, kind=str(rec.get("status") or rec.get("verdict") or name),
-            thread=slug, offset=off, meta=rec))
+        out.docs.append(
+            Doc(
+                uid=f"gate:{owner}:{slug}:{task_id}:{off}",
+                layer="gate",
+                ts=_ts(rec, "ts"),
+                title=f"{task_id} {name}",
+                body=json.dumps(rest, ensure_ascii=False),
+                source=path,
+                owner=owner,
+                kind=str(rec.get("status") or rec.get("verdict") or name),
+                thread=slug,
+                offset=off,
+                meta=rec,
+            )
+        )
     return out
 
 
@@ -67,16 +78,26 @@ def parse_compactions(data: bytes, base: int, path: str, owner: str) -> Parsed:
     out = Parsed(bad=dec.bad, consumed=dec.consumed)
     for off, rec in dec.records:
         if not isinstance(rec.get("summary"), str):
-            out.bad.append(BadLine(path, off, "not a compaction record (no summary)",
-                                   json.dumps(rec)[:200]))
+            out.bad.append(
+                BadLine(path, off, "not a compaction record (no summary)", json.dumps(rec)[:200])
+            )
             continue
         arc = str(rec.get("archive_id") or "")
-        out.docs.append(Doc(
-            uid=f"compaction:{owner}:{arc or off}", layer="compaction",
-            ts=_ts(rec, "compacted_at"),
-            title=f"LOG compaction {arc}: {rec.get('entries_count', '?')} entries",
-            body=rec["summary"], context=str(rec.get("archive_path") or ""), source=path,
-            owner=owner, kind="log", offset=off, meta=rec))
+        out.docs.append(
+            Doc(
+                uid=f"compaction:{owner}:{arc or off}",
+                layer="compaction",
+                ts=_ts(rec, "compacted_at"),
+                title=f"LOG compaction {arc}: {rec.get('entries_count', '?')} entries",
+                body=rec["summary"],
+                context=str(rec.get("archive_path") or ""),
+                source=path,
+                owner=owner,
+                kind="log",
+                offset=off,
+                meta=rec,
+            )
+        )
     return out
 
 

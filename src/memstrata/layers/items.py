@@ -50,10 +50,15 @@ def to_item(d: dict[str, Any], path: str = "items.json") -> Item:
     """An item from its JSON object; MalformedInput naming the file, item and field if unusable."""
     f = Fields(d, f"{path}: item {d.get('id')!r}")
     return Item(
-        id=f.text("id"), type=f.text("type", "note"), title=f.text("title"),
-        content=f.text("content"), sourceFile=f.text("sourceFile"),
-        lineNumber=f.integer("lineNumber", 0), confidence=f.number("confidence", 0.5),
-        extractedAt=f.text("extractedAt"), project=f.text("project", ""),
+        id=f.text("id"),
+        type=f.text("type", "note"),
+        title=f.text("title"),
+        content=f.text("content"),
+        sourceFile=f.text("sourceFile"),
+        lineNumber=f.integer("lineNumber", 0),
+        confidence=f.number("confidence", 0.5),
+        extractedAt=f.text("extractedAt"),
+        project=f.text("project", ""),
     )
 
 
@@ -82,10 +87,19 @@ def parse_items(data: bytes, path: str) -> Parsed:
             ts = 0.0
         line = i.get("lineNumber")
         docs.append(
-            Doc(uid=f"item:{i['id']}", layer="item", ts=ts, title=str(i.get("title", "")),
-                body=str(i.get("content", "")), source=path, kind=str(i.get("type")),
-                context=str(i.get("sourceFile", "")), thread=str(i.get("project") or "") or None,
-                line=line if isinstance(line, int) else None, meta=i)
+            Doc(
+                uid=f"item:{i['id']}",
+                layer="item",
+                ts=ts,
+                title=str(i.get("title", "")),
+                body=str(i.get("content", "")),
+                source=path,
+                kind=str(i.get("type")),
+                context=str(i.get("sourceFile", "")),
+                thread=str(i.get("project") or "") or None,
+                line=line if isinstance(line, int) else None,
+                meta=i,
+            )
         )
     return Parsed(docs=docs, bad=whole_file_problems(path, problems), consumed=len(data))
 
@@ -104,8 +118,9 @@ class Items(Layer):
     def _load(self) -> RecordList:
         return self._document(self.path, key=None)
 
-    def list(self, *, type: str | None = None, source_file: str | None = None,
-             project: str | None = None) -> builtins.list[Item]:
+    def list(
+        self, *, type: str | None = None, source_file: str | None = None, project: str | None = None
+    ) -> builtins.list[Item]:
         """Every usable item (one with an unusable field is named by `problems()`)."""
         self._check("read")
         items, _ = read_items(self._load())
@@ -123,12 +138,14 @@ class Items(Layer):
         self._check("read")
         self.store.fresh(self._spec())
         with self.store.db.read() as conn:
-            rows = conn.execute("SELECT DISTINCT coalesce(thread, '') FROM docs "
-                                "WHERE layer = 'item'").fetchall()
+            rows = conn.execute(
+                "SELECT DISTINCT coalesce(thread, '') FROM docs WHERE layer = 'item'"
+            ).fetchall()
         return sorted(r[0] for r in rows)
 
-    def search(self, text: str, *, project: str | None = None, type: str | None = None,
-               k: int = 10) -> builtins.list[Any]:
+    def search(
+        self, text: str, *, project: str | None = None, type: str | None = None, k: int = 10
+    ) -> builtins.list[Any]:
         """Ranked items for `text` (the store's search over layer `item`), only `project`'s
         when given: among the best `query_max` hits of every project."""
         from memstrata.search.query import SearchQuery
@@ -144,16 +161,18 @@ class Items(Layer):
         self._check("read")
         return read_items(self._load())[1]
 
-    def replace_source(self, source_file: str, drafts: Iterable[dict[str, Any]], *,
-                       project: str = "") -> builtins.list[Item]:
+    def replace_source(
+        self, source_file: str, drafts: Iterable[dict[str, Any]], *, project: str = ""
+    ) -> builtins.list[Item]:
         """Replace every item from `source_file` of `project` with `drafts` (type, title,
         content, lineNumber, confidence); returns the stored items. Admins only: agents
         write items by triggering extraction (`lifecycle.extract_items`)."""
         self._check("write")
         return self._pipeline_replace(source_file, drafts, project=project)
 
-    def _pipeline_replace(self, source_file: str, drafts: Iterable[dict[str, Any]], *,
-                          project: str = "") -> builtins.list[Item]:
+    def _pipeline_replace(
+        self, source_file: str, drafts: Iterable[dict[str, Any]], *, project: str = ""
+    ) -> builtins.list[Item]:
         """The extraction pipeline's door (seed 004): any principal that may read items."""
         self._check("read")
         check_plain(source_file, "sourceFile", limits.PATH_CHARS)
@@ -169,37 +188,58 @@ class Items(Layer):
             if not isinstance(d, dict):
                 raise MalformedInput("each item must be an object")
             if d.get("type") not in ITEM_TYPES:
-                raise MalformedInput(f"unknown item type {d.get('type')!r}; use {', '.join(ITEM_TYPES)}")
+                raise MalformedInput(
+                    f"unknown item type {d.get('type')!r}; use {', '.join(ITEM_TYPES)}"
+                )
             conf = d.get("confidence", 0.5)
-            if isinstance(conf, bool) or not isinstance(conf, int | float) or not 0.0 <= conf <= 1.0:
+            if (
+                isinstance(conf, bool)
+                or not isinstance(conf, int | float)
+                or not 0.0 <= conf <= 1.0
+            ):
                 raise MalformedInput(f"confidence must be a number between 0 and 1, got {conf!r}")
             line = d.get("lineNumber") or 0
             if isinstance(line, bool) or not isinstance(line, int) or line < 0:
                 raise MalformedInput(f"lineNumber must be a non-negative integer, got {line!r}")
-            new.append({
-                "id": "item_" + os.urandom(4).hex(), "type": d["type"],
-                "title": self._screen(
-                    check_text(d.get("title", ""), "title", limits.ITEM_TITLE_BYTES), "item title"),
-                "content": self._screen(
-                    check_text(d.get("content", ""), "content", limits.ITEM_CONTENT_BYTES),
-                    "item content"),
-                "sourceFile": source_file, "lineNumber": line,
-                "confidence": float(conf), "extractedAt": now,
-                **({"project": project} if project else {}),
-            })
+            new.append(
+                {
+                    "id": "item_" + os.urandom(4).hex(),
+                    "type": d["type"],
+                    "title": self._screen(
+                        check_text(d.get("title", ""), "title", limits.ITEM_TITLE_BYTES),
+                        "item title",
+                    ),
+                    "content": self._screen(
+                        check_text(d.get("content", ""), "content", limits.ITEM_CONTENT_BYTES),
+                        "item content",
+                    ),
+                    "sourceFile": source_file,
+                    "lineNumber": line,
+                    "confidence": float(conf),
+                    "extractedAt": now,
+                    **({"project": project} if project else {}),
+                }
+            )
         with self.store.editing(self._spec()) as commit:
             doc = self._load()
-            doc.remove(lambda i: i.get("sourceFile") == source_file
-                       and (i.get("project") or "") == project)
+            doc.remove(
+                lambda i: i.get("sourceFile") == source_file and (i.get("project") or "") == project
+            )
             for item in new:
                 doc.append(item)
             commit(doc.dumps())
         self._write_event(self.path, len(new))
         return [to_item(i) for i in new]
 
-    def page(self, *, type: str | None = None, source_file: str | None = None,
-             project: str | None = None, before: str | None = None,
-             limit: int = 50) -> tuple[builtins.list[Item], str | None]:
+    def page(
+        self,
+        *,
+        type: str | None = None,
+        source_file: str | None = None,
+        project: str | None = None,
+        before: str | None = None,
+        limit: int = 50,
+    ) -> tuple[builtins.list[Item], str | None]:
         """One page of items from the index, newest extraction first, and the cursor of the
         next page (None at the end): a page costs the same with 10 or 100,000 items."""
         self._check("read")
@@ -223,8 +263,11 @@ class Items(Layer):
             where.append("(d.ts < ? OR (d.ts = ? AND d.id < ?))")
             params += [ts, ts, rid]
         with self.store.db.read() as conn:
-            rows = conn.execute(f"SELECT d.id, d.ts, d.meta FROM docs d WHERE {' AND '.join(where)} "
-                                "ORDER BY d.ts DESC, d.id DESC LIMIT ?", [*params, limit + 1]).fetchall()
+            rows = conn.execute(
+                f"SELECT d.id, d.ts, d.meta FROM docs d WHERE {' AND '.join(where)} "
+                "ORDER BY d.ts DESC, d.id DESC LIMIT ?",
+                [*params, limit + 1],
+            ).fetchall()
         items = []
         for _, _, meta in rows[:limit]:
             try:
@@ -259,8 +302,9 @@ class Items(Layer):
             if missing:
                 raise NotFound(f"no item with id {sorted(missing)[0]!r}")
             stamp = {"removedAt": iso(now_ts()), "removedBy": self.store.principal.agent}
-            self.store.truth.append(self.store.rel(self._removed_path),
-                                    b"".join(encode({**r, **stamp}) for r in found))
+            self.store.truth.append(
+                self.store.rel(self._removed_path), b"".join(encode({**r, **stamp}) for r in found)
+            )
             doc.remove(lambda r: r["id"] in drop)
             commit(doc.dumps())
         self._write_event(self.path, -len(found))

@@ -41,7 +41,16 @@ MAX_ID_CHARS = limits.NAME_CHARS
 PURGED_SUMMARY = "[purged]"
 
 LEDGER_FIELDS = (
-    "id", "ts", "kind", "room_id", "author_role", "ref", "tags", "summary", "detail", "supersedes",
+    "id",
+    "ts",
+    "kind",
+    "room_id",
+    "author_role",
+    "ref",
+    "tags",
+    "summary",
+    "detail",
+    "supersedes",
 )
 
 
@@ -70,8 +79,11 @@ def parse_ledger(data: bytes, base: int, path: str) -> Parsed:
                 tags=entry.tags,
                 offset=off,
                 # A line naming itself (hand-edited, imported) must not hide itself.
-                supersedes=(f"ledger:{entry.supersedes}"
-                            if entry.supersedes and entry.supersedes != entry.id else None),
+                supersedes=(
+                    f"ledger:{entry.supersedes}"
+                    if entry.supersedes and entry.supersedes != entry.id
+                    else None
+                ),
                 meta=entry.to_dict(),
                 secret=secret_mark(entry.summary, entry.detail, entry.ref, " ".join(entry.tags)),
                 hidden=entry.summary == PURGED_SUMMARY and not entry.detail,
@@ -175,7 +187,9 @@ class Ledger(Layer):
         if head is not None:
             raise AlreadySuperseded(
                 f"{target_id} is already superseded by {head}: supersede {head} instead "
-                "(an entry has at most one live successor)", head=head)
+                "(an entry has at most one live successor)",
+                head=head,
+            )
 
     def _lookup(self, entry_id: str) -> LedgerEntry | None:
         with self.store.db.read() as conn:
@@ -257,40 +271,63 @@ class Ledger(Layer):
         from memstrata.search.query import SearchQuery
 
         # One filter implementation: the search engine's structured (newest-first) path.
-        q = SearchQuery(layers=("ledger",), kind=kind, tags=check_tags(tags), tags_match=match,
-                        in_room=in_room or room, exclude_room=exclude_room,
-                        include_superseded=include_superseded, k=limit)
+        q = SearchQuery(
+            layers=("ledger",),
+            kind=kind,
+            tags=check_tags(tags),
+            tags_match=match,
+            in_room=in_room or room,
+            exclude_room=exclude_room,
+            include_superseded=include_superseded,
+            k=limit,
+        )
         out = [LedgerEntry.from_dict(h.meta) for h in lexical_search(self.store, q)]
         self._read_event(self.path, sum(len(e.summary) + len(e.detail or "") for e in out))
         return out
 
-    def _view_excludes(self, room: str | None, exclude_room: str | None,
-                      include_own_room: bool) -> str | None:
+    def _view_excludes(
+        self, room: str | None, exclude_room: str | None, include_own_room: bool
+    ) -> str | None:
         """The room a query leaves out: the one asked for, else the principal's own room
         (seed 000: "it sees memories from all other rooms but not its own")."""
         if exclude_room is not None or room is not None or include_own_room:
             return exclude_room
         return self.store.principal.room
 
-    def search(self, text: str, *, max_results: int | None = None, kind: str | None = None,
-               tags: list[str] | None = None, exclude_room: str | None = None,
-               include_own_room: bool = False, include_superseded: bool = False) -> list[Hit]:
+    def search(
+        self,
+        text: str,
+        *,
+        max_results: int | None = None,
+        kind: str | None = None,
+        tags: list[str] | None = None,
+        exclude_room: str | None = None,
+        include_own_room: bool = False,
+        include_superseded: bool = False,
+    ) -> list[Hit]:
         """Full-text search (seed 000 `memory_search`): BM25 x per-kind time decay, default
         10 results, at most 50, through the same filtered view as `query`."""
         self._check("read")
         from memstrata.search.query import SearchQuery
 
         k = self.store.config.bounds.search_default if max_results is None else max_results
-        q = SearchQuery(text=text, layers=("ledger",), kind=kind, tags=check_tags(tags),
-                        exclude_room=self._view_excludes(None, exclude_room, include_own_room),
-                        include_superseded=include_superseded, k=k)
+        q = SearchQuery(
+            text=text,
+            layers=("ledger",),
+            kind=kind,
+            tags=check_tags(tags),
+            exclude_room=self._view_excludes(None, exclude_room, include_own_room),
+            include_superseded=include_superseded,
+            k=k,
+        )
         return self.store.search(q)
 
     def entries(self, *, include_superseded: bool = False) -> list[LedgerEntry]:
         """Every entry straight from the file, in file order (audit view)."""
         self._check("read")
-        parsed = parse_ledger(self.store.truth.read_from(self.store.rel(self.path)), 0,
-                              str(self.path))
+        parsed = parse_ledger(
+            self.store.truth.read_from(self.store.rel(self.path)), 0, str(self.path)
+        )
         hidden = {d.supersedes for d in parsed.docs if d.supersedes}
         gate = self.store.gate
         return [

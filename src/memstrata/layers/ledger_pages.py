@@ -42,9 +42,13 @@ class LedgerRow:
     row: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.entry.to_dict(), "superseded": self.superseded,
-                "successor": self.successor, "half_life_hours": self.half_life_hours,
-                "freshness": round(self.freshness, 4)}
+        return {
+            **self.entry.to_dict(),
+            "superseded": self.superseded,
+            "successor": self.successor,
+            "half_life_hours": self.half_life_hours,
+            "freshness": round(self.freshness, 4),
+        }
 
 
 @dataclass(frozen=True)
@@ -103,7 +107,9 @@ def ledger_page(
     with store.db.read() as conn:
         rows = conn.execute(
             f"SELECT d.id, d.meta, d.superseded FROM docs d WHERE {' AND '.join(where)} "
-            "ORDER BY d.ts DESC, d.id DESC LIMIT ?", [*params, limit + 1]).fetchall()
+            "ORDER BY d.ts DESC, d.id DESC LIMIT ?",
+            [*params, limit + 1],
+        ).fetchall()
     out = _rows(store, rows[:limit], now)
     more = len(rows) > limit
     last = out[-1] if out else None
@@ -120,7 +126,8 @@ def supersede_chain(store: Store, entry_id: str, *, now: float | None = None) ->
         with store.db.read() as conn:
             return conn.execute(  # type: ignore[no-any-return]
                 f"SELECT d.id, d.meta, d.superseded FROM docs d WHERE d.layer = 'ledger' "
-                f"AND {sql} AND {scope_sql} ORDER BY d.ts LIMIT 1", [value, *scope_params]
+                f"AND {sql} AND {scope_sql} ORDER BY d.ts LIMIT 1",
+                [value, *scope_params],
             ).fetchone()
 
     start = one("d.uid = ?", f"ledger:{entry_id}")
@@ -157,7 +164,9 @@ def _rows(store: Store, rows: list[Any], now: float | None) -> list[LedgerRow]:
             for target, meta in conn.execute(
                 f"SELECT d.supersedes, d.meta FROM docs d WHERE d.layer = 'ledger' AND "
                 f"d.supersedes IN ({','.join('?' for _ in hidden)}) AND {scope_sql} "
-                "ORDER BY d.ts DESC", [*hidden, *scope_params]):
+                "ORDER BY d.ts DESC",
+                [*hidden, *scope_params],
+            ):
                 successors[target.removeprefix("ledger:")] = json.loads(meta)["id"]
     out = []
     for rid, entry, sup in entries:
@@ -168,4 +177,3 @@ def _rows(store: Store, rows: list[Any], now: float | None) -> list[LedgerRow]:
             age_h = 0.0
         out.append(LedgerRow(entry, sup, successors.get(entry.id), half, decay(age_h, half), rid))
     return out
-

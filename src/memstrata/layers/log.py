@@ -64,8 +64,11 @@ def log_metadata(content: str, footer: dict[str, Any], *, layer: str) -> dict[st
     """Seed 002 `log_metadata` of one parsed entry (pops the writer's record from `footer`)."""
     recorded = footer.pop(RESERVED_META, None)
     actual = content_hash(content)
-    out: dict[str, Any] = {"content_hash": actual, "token_count": estimate_tokens(content),
-                           "compacted": layer == "archive"}
+    out: dict[str, Any] = {
+        "content_hash": actual,
+        "token_count": estimate_tokens(content),
+        "compacted": layer == "archive",
+    }
     if isinstance(recorded, dict) and recorded.get("content_hash") not in (None, actual):
         out["edited"] = True
     return out
@@ -85,7 +88,10 @@ def _unescape(lines: list[str]) -> str:
 
 
 def encode_entry(entry: LogEntry) -> bytes:
-    record = {"content_hash": content_hash(entry.content), "token_count": estimate_tokens(entry.content)}
+    record = {
+        "content_hash": content_hash(entry.content),
+        "token_count": estimate_tokens(entry.content),
+    }
     footer = {**entry.metadata, RESERVED_META: record}
     meta = json.dumps(footer, ensure_ascii=False, sort_keys=True).replace("-->", "--\\u003e")
     text = f"### {entry.ts} · {entry.entry_type}\n{_escape(entry.content)}\n<!-- {entry.id} {meta} -->\n\n"
@@ -148,8 +154,10 @@ def parse_log(
         uid = prefix + entry_id
         if b.entry_id and (uid in seen or uid in held):
             uid = f"{uid}@{off:x}"
-            problems.append(f"duplicate entry id {entry_id} (an earlier entry has it); "
-                            f"indexed as {uid.removeprefix(prefix)}")
+            problems.append(
+                f"duplicate entry id {entry_id} (an earlier entry has it); "
+                f"indexed as {uid.removeprefix(prefix)}"
+            )
         seen.add(uid)
         ts = _block_ts(ts_text, last_ts, mtime, problems)
         last_ts = ts if b.kind == "entry" else last_ts
@@ -169,8 +177,14 @@ def parse_log(
                 offset=off,
                 thread=path,
                 pos=off,
-                meta={"id": entry_id, "ts": ts_text or iso(ts), "entry_type": kind,
-                      "content": content, "metadata": meta, **info},
+                meta={
+                    "id": entry_id,
+                    "ts": ts_text or iso(ts),
+                    "entry_type": kind,
+                    "content": content,
+                    "metadata": meta,
+                    **info,
+                },
             )
         )
     return out
@@ -192,8 +206,9 @@ def _metadata(raw: str | None) -> tuple[dict[str, Any], list[str]]:
     return meta, []
 
 
-def _block_ts(text: str | None, last: float | None, mtime: Callable[[], float] | None,
-              problems: list[str]) -> float:
+def _block_ts(
+    text: str | None, last: float | None, mtime: Callable[[], float] | None, problems: list[str]
+) -> float:
     """The header's time; else (bad header, text block) the entry before's, else the file's."""
     if text is not None:
         try:
@@ -208,10 +223,15 @@ def _block_ts(text: str | None, last: float | None, mtime: Callable[[], float] |
 def to_entry(meta: dict[str, Any]) -> LogEntry:
     content = meta["content"]
     return LogEntry(
-        meta["id"], meta["ts"], meta["entry_type"], content, meta.get("metadata") or {},
+        meta["id"],
+        meta["ts"],
+        meta["entry_type"],
+        content,
+        meta.get("metadata") or {},
         meta.get("content_hash") or content_hash(content),
         int(meta.get("token_count") or estimate_tokens(content)),
-        bool(meta.get("compacted")), bool(meta.get("edited")),
+        bool(meta.get("compacted")),
+        bool(meta.get("edited")),
     )
 
 
@@ -234,11 +254,26 @@ class Log(Layer):
 
     def _parse(self, data: bytes, base: int) -> Parsed:
         path, radius = str(self.path), self.store.config.log_neighbour_context
-        out = parse_log(data, base, path, owner=self.owner, taken=self._taken, mtime=self._mtime,
-                        neighbour_radius=radius)
+        out = parse_log(
+            data,
+            base,
+            path,
+            owner=self.owner,
+            taken=self._taken,
+            mtime=self._mtime,
+            neighbour_radius=radius,
+        )
         if out.consumed < len(data) and self._settled(data, base + len(data)):
-            out = parse_log(data, base, path, owner=self.owner, final=True, taken=self._taken,
-                            mtime=self._mtime, neighbour_radius=radius)
+            out = parse_log(
+                data,
+                base,
+                path,
+                owner=self.owner,
+                final=True,
+                taken=self._taken,
+                mtime=self._mtime,
+                neighbour_radius=radius,
+            )
         return out
 
     def _settled(self, data: bytes, end: int) -> bool:
@@ -288,7 +323,9 @@ class Log(Layer):
         self._check("write")
         kind = entry_type.upper() if isinstance(entry_type, str) else entry_type
         if kind not in LOG_TYPES:
-            raise MalformedInput(f"unknown LOG entry type {entry_type!r}; use {', '.join(LOG_TYPES)}")
+            raise MalformedInput(
+                f"unknown LOG entry type {entry_type!r}; use {', '.join(LOG_TYPES)}"
+            )
         check_text(content, "log content", MAX_CONTENT_BYTES)
         if metadata is not None and not isinstance(metadata, dict):
             raise MalformedInput("metadata must be a JSON object")
@@ -301,8 +338,15 @@ class Log(Layer):
         metadata = screen_json(self.store, metadata, "log metadata")
         when = now_ts() if ts is None else parse_ts(ts)
         text = content.strip("\n")
-        entry = LogEntry("log-" + os.urandom(4).hex(), iso(when), kind, text, metadata or {},
-                         content_hash(text), estimate_tokens(text))
+        entry = LogEntry(
+            "log-" + os.urandom(4).hex(),
+            iso(when),
+            kind,
+            text,
+            metadata or {},
+            content_hash(text),
+            estimate_tokens(text),
+        )
         if self._stat(self.path) is None:
             self._ensure_header()
         data = encode_entry(entry)
@@ -337,8 +381,7 @@ class Log(Layer):
         """Every entry, straight from the file."""
         self._check("read")
         data = self.store.truth.read_from(self.rel)
-        parsed = parse_log(data, 0, str(self.path), owner=self.owner, final=True,
-                           mtime=self._mtime)
+        parsed = parse_log(data, 0, str(self.path), owner=self.owner, final=True, mtime=self._mtime)
         self._read_event(self.path, len(data))
         return [to_entry(d.meta or {}) for d in parsed.docs]
 

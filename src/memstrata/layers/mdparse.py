@@ -20,9 +20,34 @@ if TYPE_CHECKING:
     from memstrata.store import Store
 
 TEXT_SUFFIXES = frozenset(
-    {".md", ".markdown", ".txt", ".rst", ".py", ".js", ".ts", ".json", ".yaml", ".yml",
-     ".toml", ".ini", ".cfg", ".sh", ".sql", ".html", ".css", ".go", ".rs", ".java", ".c",
-     ".h", ".cpp", ".ndjson", ".jsonl", ".csv"}
+    {
+        ".md",
+        ".markdown",
+        ".txt",
+        ".rst",
+        ".py",
+        ".js",
+        ".ts",
+        ".json",
+        ".yaml",
+        ".yml",
+        ".toml",
+        ".ini",
+        ".cfg",
+        ".sh",
+        ".sql",
+        ".html",
+        ".css",
+        ".go",
+        ".rs",
+        ".java",
+        ".c",
+        ".h",
+        ".cpp",
+        ".ndjson",
+        ".jsonl",
+        ".csv",
+    }
 )
 MAX_INDEXED_BYTES = 512 * 1024
 

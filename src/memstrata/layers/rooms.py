@@ -47,13 +47,27 @@ def parse_channel(data: bytes, base: int, path: str, room: str) -> Parsed:
             ts = parse_ts(rec.get("ts"))
             body = str(rec["content"])
         except (KeyError, MalformedInput) as exc:
-            out.bad.append(BadLine(path, off, f"not a channel message: {exc}", json.dumps(rec)[:200]))
+            out.bad.append(
+                BadLine(path, off, f"not a channel message: {exc}", json.dumps(rec)[:200])
+            )
             continue
         out.docs.append(
-            Doc(uid=f"channel:{room}:{rec.get('id', off)}", layer="channel", ts=ts,
-                title=f"{rec.get('from', '')} {rec.get('type', '')}".strip(), body=body,
-                source=path, owner=rec.get("from"), room=room, kind=rec.get("type"),
-                tags=tuple(rec.get("tags") or ()), thread=room, pos=off, offset=off, meta=rec)
+            Doc(
+                uid=f"channel:{room}:{rec.get('id', off)}",
+                layer="channel",
+                ts=ts,
+                title=f"{rec.get('from', '')} {rec.get('type', '')}".strip(),
+                body=body,
+                source=path,
+                owner=rec.get("from"),
+                room=room,
+                kind=rec.get("type"),
+                tags=tuple(rec.get("tags") or ()),
+                thread=room,
+                pos=off,
+                offset=off,
+                meta=rec,
+            )
         )
     return out
 
@@ -66,8 +80,12 @@ class RoomInfo:
     closed_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "upstream": list(self.upstream), "closed": self.closed,
-                "closed_by": self.closed_by}
+        return {
+            "name": self.name,
+            "upstream": list(self.upstream),
+            "closed": self.closed,
+            "closed_by": self.closed_by,
+        }
 
 
 def room_info_from(data: bytes | None, path: str, name: str) -> RoomInfo:
@@ -77,8 +95,9 @@ def room_info_from(data: bytes | None, path: str, name: str) -> RoomInfo:
         return RoomInfo(name)
     raw = _room_json(data, path)
     f = Fields(raw, path)
-    return RoomInfo(name, f.texts("upstream"), f.text("closed") or None,
-                    f.text("closed_by") or None)
+    return RoomInfo(
+        name, f.texts("upstream"), f.text("closed") or None, f.text("closed_by") or None
+    )
 
 
 def _room_json(data: bytes, path: str) -> dict[str, Any]:
@@ -138,14 +157,20 @@ class Room(Layer):
         Only the room's agents and admins may; a cycle is refused.
         """
         self._check_room_write()
-        ups = tuple(dict.fromkeys(check_name(r, "room") for r in check_count(
-            rooms, "upstream rooms", limits.TAGS_PER_ENTRY)))
+        ups = tuple(
+            dict.fromkeys(
+                check_name(r, "room")
+                for r in check_count(rooms, "upstream rooms", limits.TAGS_PER_ENTRY)
+            )
+        )
         if self.name in ups:
             raise MalformedInput(f"room {self.name} cannot be upstream of itself")
         for room in ups:
             if self.name in Room(self.store, room).ancestors():
-                raise MalformedInput(f"{room} is downstream of {self.name}: declaring it upstream "
-                                     "would make a cycle (rooms form a DAG)")
+                raise MalformedInput(
+                    f"{room} is downstream of {self.name}: declaring it upstream "
+                    "would make a cycle (rooms form a DAG)"
+                )
         return self._edit_info(upstream=builtins.list(ups))
 
     def close(self) -> RoomInfo:
@@ -164,8 +189,12 @@ class Room(Layer):
         with self.store.editing(spec) as edit:
             where = str(self._info_path)
             info = room_info_from(edit.data if edit.exists else None, where, self.name)
-            data = {"upstream": builtins.list(info.upstream), "closed": info.closed,
-                    "closed_by": info.closed_by, **changes}
+            data = {
+                "upstream": builtins.list(info.upstream),
+                "closed": info.closed,
+                "closed_by": info.closed_by,
+                **changes,
+            }
             if edit.exists:
                 data = {**_room_json(edit.data, where), **data}  # unknown keys are kept
             edit(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
@@ -178,8 +207,10 @@ class Room(Layer):
         Readable as `info` is: by every agent but skills."""
         info = self.info()
         if info.closed:
-            raise RoomClosed(f"room {self.name} was closed at {info.closed}: its channel and "
-                             "artifacts are kept read-only")
+            raise RoomClosed(
+                f"room {self.name} was closed at {info.closed}: its channel and "
+                "artifacts are kept read-only"
+            )
 
     def _channel_spec(self) -> SourceSpec:
         p, room = str(self.channel_path), self.name
@@ -190,8 +221,9 @@ class Room(Layer):
 
     def _sources(self) -> list[SourceSpec]:
         specs = [self._channel_spec()] if self._stat(self.channel_path) is not None else []
-        specs += [self._artifact_spec(p) for p in walk(self.store, self.artifacts_dir)
-                  if is_text_file(p)]
+        specs += [
+            self._artifact_spec(p) for p in walk(self.store, self.artifacts_dir) if is_text_file(p)
+        ]
         return specs
 
     def _source_for(self, path: Path, rest: tuple[str, ...]) -> SourceSpec | None:
@@ -203,8 +235,15 @@ class Room(Layer):
         return None
 
     # -- channel -------------------------------------------------------------
-    def post(self, content: str, *, type: str = "message", to: str | None = None,
-             ref: str | None = None, tags: list[str] | None = None) -> dict[str, Any]:
+    def post(
+        self,
+        content: str,
+        *,
+        type: str = "message",
+        to: str | None = None,
+        ref: str | None = None,
+        tags: list[str] | None = None,
+    ) -> dict[str, Any]:
         """Append a message to the room's channel; durable once returned."""
         self._check("write")
         check_text(content, "content", limits.CHANNEL_MESSAGE_BYTES)
@@ -215,9 +254,17 @@ class Room(Layer):
         content = self._screen(content, "channel message")
         if type not in MESSAGE_TYPES:
             raise MalformedInput(f"unknown message type {type!r}; use {', '.join(MESSAGE_TYPES)}")
-        rec = {"id": "msg-" + os.urandom(4).hex(), "ts": iso(now_ts()), "room": self.name,
-               "from": self.store.principal.agent, "to": to, "type": type, "ref": ref,
-               "tags": list(check_tags(tags)), "content": content}
+        rec = {
+            "id": "msg-" + os.urandom(4).hex(),
+            "ts": iso(now_ts()),
+            "room": self.name,
+            "from": self.store.principal.agent,
+            "to": to,
+            "type": type,
+            "ref": ref,
+            "tags": list(check_tags(tags)),
+            "content": content,
+        }
         data = encode(rec)
         self.store.append(self._channel_spec(), data)
         self._write_event(self.channel_path, len(data))
@@ -253,5 +300,7 @@ class Room(Layer):
 
     def artifacts(self) -> list[str]:
         self.store.gate.check("read", "artifact", None, self.name)
-        return [p.relative_to(self.artifacts_dir).as_posix()
-                for p in walk(self.store, self.artifacts_dir)]
+        return [
+            p.relative_to(self.artifacts_dir).as_posix()
+            for p in walk(self.store, self.artifacts_dir)
+        ]

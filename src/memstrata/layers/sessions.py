@@ -53,15 +53,26 @@ class SessionInfo:
     messages: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "title": self.title, "created": self.created,
-                "ended": self.ended, "archived": self.archived, "messages": self.messages}
+        return {
+            "id": self.id,
+            "title": self.title,
+            "created": self.created,
+            "ended": self.ended,
+            "archived": self.archived,
+            "messages": self.messages,
+        }
 
 
 def to_message(rec: dict[str, Any]) -> SessionMessage:
     return SessionMessage(
-        id=str(rec.get("id", "")), role=str(rec.get("role", "")),
-        content=rec["content"] if isinstance(rec.get("content"), str) else json.dumps(rec.get("content")),
-        timestamp=str(rec.get("timestamp", "")), name=rec.get("name"), input=rec.get("input"),
+        id=str(rec.get("id", "")),
+        role=str(rec.get("role", "")),
+        content=rec["content"]
+        if isinstance(rec.get("content"), str)
+        else json.dumps(rec.get("content")),
+        timestamp=str(rec.get("timestamp", "")),
+        name=rec.get("name"),
+        input=rec.get("input"),
         speaker=rec.get("speaker"),
     )
 
@@ -74,15 +85,28 @@ def parse_session(data: bytes, base: int, path: str, owner: str, sid: str) -> Pa
             msg = to_message(rec)
             ts = parse_ts(msg.timestamp)
         except (KeyError, MalformedInput) as exc:
-            out.bad.append(BadLine(path, off, f"not a session message: {exc}", json.dumps(rec)[:200]))
+            out.bad.append(
+                BadLine(path, off, f"not a session message: {exc}", json.dumps(rec)[:200])
+            )
             continue
         body = msg.content
         if msg.role == "tool_call":
             body = f"{msg.name or ''} {json.dumps(msg.input, ensure_ascii=False) if msg.input is not None else ''}".strip()
         out.docs.append(
-            Doc(uid=f"session:{owner}:{sid}:{off}", layer="session", ts=ts,
-                title=msg.speaker or msg.role, body=body, source=path, owner=owner,
-                kind=msg.role, thread=sid, pos=off, offset=off, meta=rec)
+            Doc(
+                uid=f"session:{owner}:{sid}:{off}",
+                layer="session",
+                ts=ts,
+                title=msg.speaker or msg.role,
+                body=body,
+                source=path,
+                owner=owner,
+                kind=msg.role,
+                thread=sid,
+                pos=off,
+                offset=off,
+                meta=rec,
+            )
         )
     return out
 
@@ -118,8 +142,13 @@ class Sessions(Layer):
     def _rebuilt(self) -> RecordList:
         """The index rebuilt from the transcripts, live and archived (titles are lost)."""
         rows: builtins.list[dict[str, Any]] = [
-            {"id": sid, "title": None, "created": self._first_timestamp(self._spec(sid).path),
-             "ended": None, "archived": False}
+            {
+                "id": sid,
+                "title": None,
+                "created": self._first_timestamp(self._spec(sid).path),
+                "ended": None,
+                "archived": False,
+            }
             for sid in self.ids()
         ]
         known = {r["id"] for r in rows}
@@ -128,8 +157,16 @@ class Sessions(Layer):
             sid = path.stem.rsplit("-", 1)[0]
             if sid not in known:
                 known.add(sid)
-                rows.append({"id": sid, "title": None, "created": self._first_timestamp(path),
-                             "ended": None, "archived": True, "archive": self.store.rel(path)})
+                rows.append(
+                    {
+                        "id": sid,
+                        "title": None,
+                        "created": self._first_timestamp(path),
+                        "ended": None,
+                        "archived": True,
+                        "archive": self.store.rel(path),
+                    }
+                )
         return RecordList(str(self.index_path), "sessions", {}, rows)
 
     def _edit_index(self, change: Callable[[RecordList], None]) -> None:
@@ -150,8 +187,16 @@ class Sessions(Layer):
             if row is not None:
                 row.update(fields)
             else:
-                doc.append({"id": sid, "title": None, "created": iso(now_ts()), "ended": None,
-                            "archived": False, **fields})
+                doc.append(
+                    {
+                        "id": sid,
+                        "title": None,
+                        "created": iso(now_ts()),
+                        "ended": None,
+                        "archived": False,
+                        **fields,
+                    }
+                )
 
         self._edit_index(change)
 
@@ -175,9 +220,12 @@ class Sessions(Layer):
         """What a person should look at: an unreadable index (and copies set aside), rows
         kept but not understood."""
         self._check("read")
-        out = [f"{self.index_path}: was unreadable and was rebuilt from the transcripts; the "
-               f"damaged copy is kept as {p.name}" for p in self._files_in(self.dir, "")
-               if p.name.startswith("sessions.json.broken-")]
+        out = [
+            f"{self.index_path}: was unreadable and was rebuilt from the transcripts; the "
+            f"damaged copy is kept as {p.name}"
+            for p in self._files_in(self.dir, "")
+            if p.name.startswith("sessions.json.broken-")
+        ]
         try:
             doc = self._document(self.index_path, key="sessions")
         except MalformedInput as exc:
@@ -190,8 +238,13 @@ class Sessions(Layer):
                 out.append(str(exc))
         return out
 
-    def start(self, session_id: str | None = None, *, title: str | None = None,
-              created: str | float | None = None) -> SessionInfo:
+    def start(
+        self,
+        session_id: str | None = None,
+        *,
+        title: str | None = None,
+        created: str | float | None = None,
+    ) -> SessionInfo:
         """Register a new session (created implicitly by the first `append` too)."""
         self._check("write")
         sid = check_name(session_id, "session id") if session_id else _new_id()
@@ -233,12 +286,16 @@ class Sessions(Layer):
         """Durably append one message (seed 004 PERSIST stage)."""
         return self.append_many(session_id, [{"role": role, "content": content, **kw}])[0]
 
-    def append_many(self, session_id: str, messages: Iterable[dict[str, Any]]) -> builtins.list[SessionMessage]:
+    def append_many(
+        self, session_id: str, messages: Iterable[dict[str, Any]]
+    ) -> builtins.list[SessionMessage]:
         """Append several messages in one durable write (one fsync)."""
         self._check("write")
         sid = check_name(session_id, "session id")
-        too_many = EntryTooLarge(f"more than {limits.SESSION_MESSAGES_PER_APPEND} messages "
-                                 "in one append; append them in batches")
+        too_many = EntryTooLarge(
+            f"more than {limits.SESSION_MESSAGES_PER_APPEND} messages "
+            "in one append; append them in batches"
+        )
         if isinstance(messages, Sized) and len(messages) > limits.SESSION_MESSAGES_PER_APPEND:
             raise too_many
         recs: builtins.list[dict[str, Any]] = []
@@ -249,8 +306,10 @@ class Sessions(Layer):
             recs.append(_message_record(m))
             total += len(recs[-1]["content"])
             if total > limits.SESSION_APPEND_BYTES:
-                raise EntryTooLarge(f"one append carries more than {limits.SESSION_APPEND_BYTES} "
-                                    "bytes of messages; append them in batches")
+                raise EntryTooLarge(
+                    f"one append carries more than {limits.SESSION_APPEND_BYTES} "
+                    "bytes of messages; append them in batches"
+                )
         from memstrata.secretscan import screen_json
 
         for r in recs:
@@ -278,8 +337,9 @@ class Sessions(Layer):
         self._read_event(path, dec.consumed)
         return [to_message(r) for _, r in dec.records if "role" in r]
 
-    def page(self, session_id: str, *, after: int = -1,
-             limit: int = 100) -> tuple[builtins.list[SessionMessage], int | None]:
+    def page(
+        self, session_id: str, *, after: int = -1, limit: int = 100
+    ) -> tuple[builtins.list[SessionMessage], int | None]:
         """A page of one transcript's messages in order, from the index: `after` is the
         cursor a previous page returned (-1: from the start); returns the messages and the
         next cursor (None at the end). A page costs the same at 100 or 100,000 messages."""
@@ -294,7 +354,9 @@ class Sessions(Layer):
         with self.store.db.read() as conn:
             rows = conn.execute(
                 "SELECT pos, meta FROM docs WHERE thread = ? AND source = ? AND pos > ? "
-                "ORDER BY pos LIMIT ?", (session_id, str(spec.path), after, limit + 1)).fetchall()
+                "ORDER BY pos LIMIT ?",
+                (session_id, str(spec.path), after, limit + 1),
+            ).fetchall()
         msgs = [to_message(json.loads(meta)) for _, meta in rows[:limit]]
         self._read_event(spec.path, sum(len(m.content) for m in msgs))
         return msgs, (rows[limit - 1][0] if len(rows) > limit else None)
@@ -311,9 +373,11 @@ class Sessions(Layer):
 
     def _files_in(self, folder: Path, suffix: str) -> builtins.list[Path]:
         """The sources directly in `folder` whose name ends in `suffix`, sorted."""
-        return [self.store.home / e.path
-                for e in self.store.truth.list(self.store.rel(folder), recursive=False)
-                if not e.is_dir and e.path.endswith(suffix)]
+        return [
+            self.store.home / e.path
+            for e in self.store.truth.list(self.store.rel(folder), recursive=False)
+            if not e.is_dir and e.path.endswith(suffix)
+        ]
 
     def _first_timestamp(self, path: Path) -> str:
         """When a transcript started: its first message's timestamp, else the file's mtime."""
@@ -329,8 +393,14 @@ class Sessions(Layer):
 
 def _info(row: dict[str, Any], path: str, messages: int) -> SessionInfo:
     f = Fields(row, f"{path}: session {row.get('id')!r}")
-    return SessionInfo(f.text("id"), f.optional_text("title"), f.text("created"),
-                       f.optional_text("ended"), f.flag("archived"), messages)
+    return SessionInfo(
+        f.text("id"),
+        f.optional_text("title"),
+        f.text("created"),
+        f.optional_text("ended"),
+        f.flag("archived"),
+        messages,
+    )
 
 
 def _new_id() -> str:

@@ -39,9 +39,27 @@ from memstrata.model import iso, now_ts
 if TYPE_CHECKING:
     from memstrata.store import Store
 
-SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".memstrata", "node_modules", ".venv", "venv",
-                       "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox",
-                       "dist", "build", "target", ".next", ".cache"})
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".memstrata",
+        "node_modules",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        "dist",
+        "build",
+        "target",
+        ".next",
+        ".cache",
+    }
+)
 MAX_FILE_BYTES = 1024 * 1024
 MAX_FILES = 20_000  # per source folder
 CODE_CHUNK_LINES = 60
@@ -63,18 +81,33 @@ def parse_source_file(data: bytes, path: Path, root: Path) -> Parsed:
         chunks = [(c.title or label, c.text, c.line) for c in chunk_markdown(text)]
     else:
         lines = text.splitlines()
-        chunks = [(label, "\n".join(lines[i:i + CODE_CHUNK_LINES]), i + 1)
-                  for i in range(0, len(lines), CODE_CHUNK_LINES)
-                  if "\n".join(lines[i:i + CODE_CHUNK_LINES]).strip()]
+        chunks = [
+            (label, "\n".join(lines[i : i + CODE_CHUNK_LINES]), i + 1)
+            for i in range(0, len(lines), CODE_CHUNK_LINES)
+            if "\n".join(lines[i : i + CODE_CHUNK_LINES]).strip()
+        ]
     try:
         mtime = os.stat(path).st_mtime  # a project file (not store data)
     except FileNotFoundError:
         mtime = 0.0
     rid = _root_id(root)
-    docs = [Doc(uid=f"source:{rid}:{rel}#{n}", layer="source", ts=mtime, title=title, body=body,
-                context=label, source=str(path), kind=path.suffix.lstrip(".").lower() or None,
-                line=line, thread=label, pos=n, meta={"path": rel, "root": str(root), "line": line})
-            for n, (title, body, line) in enumerate(chunks)]
+    docs = [
+        Doc(
+            uid=f"source:{rid}:{rel}#{n}",
+            layer="source",
+            ts=mtime,
+            title=title,
+            body=body,
+            context=label,
+            source=str(path),
+            kind=path.suffix.lstrip(".").lower() or None,
+            line=line,
+            thread=label,
+            pos=n,
+            meta={"path": rel, "root": str(root), "line": line},
+        )
+        for n, (title, body, line) in enumerate(chunks)
+    ]
     return Parsed(docs=docs, consumed=len(data))
 
 
@@ -137,8 +170,9 @@ class Sources(Layer):
         out = []
         with self.store.db.read() as conn:
             for root in self.roots():
-                n = conn.execute("SELECT count(*) FROM sources WHERE path LIKE ?",
-                                 (f"{root}{os.sep}%",)).fetchone()[0]
+                n = conn.execute(
+                    "SELECT count(*) FROM sources WHERE path LIKE ?", (f"{root}{os.sep}%",)
+                ).fetchone()[0]
                 out.append({"path": str(root), "files": int(n)})
         return out
 
@@ -157,8 +191,14 @@ class Sources(Layer):
         with self.store.editing(self._registry_spec()) as edit:
             doc = RecordList.parse(edit.data, str(self.path), key="sources")
             if not any(r.get("path") == str(root) for r in doc.records()):
-                doc.append({"id": _root_id(root), "path": str(root), "added": iso(now_ts()),
-                            "added_by": self.store.principal.agent})
+                doc.append(
+                    {
+                        "id": _root_id(root),
+                        "path": str(root),
+                        "added": iso(now_ts()),
+                        "added_by": self.store.principal.agent,
+                    }
+                )
                 edit(doc.dumps())
         report = self.sync()
         self._write_event(self.path, len(report.reparsed), "source")
@@ -181,8 +221,12 @@ class Sources(Layer):
 
     def _drop_under(self, root: str) -> int:
         with self.store.db.write() as conn:
-            paths = [r[0] for r in conn.execute(
-                "SELECT path FROM sources WHERE path LIKE ?", (f"{root}{os.sep}%",))]
+            paths = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT path FROM sources WHERE path LIKE ?", (f"{root}{os.sep}%",)
+                )
+            ]
             for p in paths:
                 delete_source(conn, p, superseding=False)
                 conn.execute("DELETE FROM sources WHERE path = ?", (p,))
@@ -191,5 +235,6 @@ class Sources(Layer):
     def sync(self) -> SyncReport:
         """Catch the index up with the registered folders (new, changed, deleted files)."""
         self._check("read")
-        return sync_sources(self.store.db, replace(self.store.origin, with_home=False),
-                            self.specs())
+        return sync_sources(
+            self.store.db, replace(self.store.origin, with_home=False), self.specs()
+        )

@@ -39,10 +39,15 @@ def to_task(d: dict[str, Any], path: str = "tasks.json") -> Task:
     """A task from its JSON object; MalformedInput naming the file, task and field if one is unusable."""
     f = Fields(d, f"{path}: task {d.get('id')!r}")
     return Task(
-        id=f.text("id"), milestone=f.optional_text("milestone"), priority=f.integer("priority", 3),
-        status=f.choice("status", TASK_STATUSES, "pending"), description=f.text("description"),
-        acceptance_criteria=f.texts("acceptance_criteria"), created=f.text("created"),
-        completed=f.optional_text("completed"), blocked_by=f.texts("blocked_by"),
+        id=f.text("id"),
+        milestone=f.optional_text("milestone"),
+        priority=f.integer("priority", 3),
+        status=f.choice("status", TASK_STATUSES, "pending"),
+        description=f.text("description"),
+        acceptance_criteria=f.texts("acceptance_criteria"),
+        created=f.text("created"),
+        completed=f.optional_text("completed"),
+        blocked_by=f.texts("blocked_by"),
     )
 
 
@@ -73,9 +78,17 @@ def parse_tasks(data: bytes, path: str, owner: str) -> Parsed:
         criteria = t.get("acceptance_criteria")
         criteria_text = " ".join(str(c) for c in criteria) if isinstance(criteria, list) else ""
         docs.append(
-            Doc(uid=f"task:{owner}:{t['id']}", layer="task", ts=ts, title=str(t["id"]),
-                body=f"{t.get('description', '')}\n{criteria_text}".strip(), source=path,
-                owner=owner, kind=str(t.get("status")), meta=t)
+            Doc(
+                uid=f"task:{owner}:{t['id']}",
+                layer="task",
+                ts=ts,
+                title=str(t["id"]),
+                body=f"{t.get('description', '')}\n{criteria_text}".strip(),
+                source=path,
+                owner=owner,
+                kind=str(t.get("status")),
+                meta=t,
+            )
         )
     return Parsed(docs=docs, bad=whole_file_problems(path, problems), consumed=len(data))
 
@@ -137,25 +150,37 @@ class Tasks(Layer):
         blocked_by: builtins.list[str] | None = None,
     ) -> Task:
         self._check("write")
-        fields = check_task_fields({"description": description, "milestone": milestone,
-                                    "priority": priority,
-                                    "acceptance_criteria": acceptance_criteria or [],
-                                    "blocked_by": blocked_by or []})
+        fields = check_task_fields(
+            {
+                "description": description,
+                "milestone": milestone,
+                "priority": priority,
+                "acceptance_criteria": acceptance_criteria or [],
+                "blocked_by": blocked_by or [],
+            }
+        )
         from memstrata.secretscan import screen_json
 
-        fields = {k: screen_json(self.store, v, f"task {k}") if k != "blocked_by" else v
-                  for k, v in fields.items()}
+        fields = {
+            k: screen_json(self.store, v, f"task {k}") if k != "blocked_by" else v
+            for k, v in fields.items()
+        }
         with self.store.editing(self._spec()) as commit:
             doc = self._load()
             ids = {t["id"] for t in doc.records()}
             _check_blockers(fields["blocked_by"], ids, None)
             n = max((_num(i) for i in ids), default=0) + 1
-            task = {"id": f"TASK-{n:03d}", "milestone": fields["milestone"],
-                    "priority": fields["priority"], "status": "pending",
-                    "description": fields["description"],
-                    "acceptance_criteria": fields["acceptance_criteria"],
-                    "created": iso(now_ts())[:10], "completed": None,
-                    "blocked_by": fields["blocked_by"]}
+            task = {
+                "id": f"TASK-{n:03d}",
+                "milestone": fields["milestone"],
+                "priority": fields["priority"],
+                "status": "pending",
+                "description": fields["description"],
+                "acceptance_criteria": fields["acceptance_criteria"],
+                "created": iso(now_ts())[:10],
+                "completed": None,
+                "blocked_by": fields["blocked_by"],
+            }
             doc.append(task)
             return self._save(commit, doc, task)
 
@@ -165,8 +190,14 @@ class Tasks(Layer):
         Each field is validated exactly as `add` validates it; `None` leaves a field as is.
         """
         self._check("write")
-        allowed = {"status", "priority", "milestone", "description", "acceptance_criteria",
-                   "blocked_by"}
+        allowed = {
+            "status",
+            "priority",
+            "milestone",
+            "description",
+            "acceptance_criteria",
+            "blocked_by",
+        }
         unknown = set(changes) - allowed
         if unknown:
             raise MalformedInput(f"cannot change {', '.join(sorted(unknown))}")
@@ -175,12 +206,15 @@ class Tasks(Layer):
         status = changes.get("status")
         if status is not None and status not in TASK_STATUSES:
             raise MalformedInput(f"unknown status {status!r}; use {', '.join(TASK_STATUSES)}")
-        checked = check_task_fields({k: v for k, v in changes.items()
-                                     if v is not None and k != "status"})
+        checked = check_task_fields(
+            {k: v for k, v in changes.items() if v is not None and k != "status"}
+        )
         from memstrata.secretscan import screen_json
 
-        checked = {k: screen_json(self.store, v, f"task {k}") if k != "blocked_by" else v
-                   for k, v in checked.items()}
+        checked = {
+            k: screen_json(self.store, v, f"task {k}") if k != "blocked_by" else v
+            for k, v in checked.items()
+        }
         with self.store.editing(self._spec()) as commit:
             doc = self._load()
             t = doc.find(task_id)
@@ -205,27 +239,34 @@ def check_task_fields(fields: dict[str, Any]) -> dict[str, Any]:
     """
     out: dict[str, Any] = {}
     if "description" in fields:
-        out["description"] = check_text(fields["description"], "description",
-                                        limits.TASK_DESCRIPTION_BYTES)
+        out["description"] = check_text(
+            fields["description"], "description", limits.TASK_DESCRIPTION_BYTES
+        )
     if "milestone" in fields:
         m = fields["milestone"]
-        out["milestone"] = None if m is None else check_plain(m, "milestone",
-                                                              limits.TASK_MILESTONE_CHARS)
+        out["milestone"] = (
+            None if m is None else check_plain(m, "milestone", limits.TASK_MILESTONE_CHARS)
+        )
     if "priority" in fields:
         p = fields["priority"]
         if not isinstance(p, int) or isinstance(p, bool) or not 0 <= p <= limits.TASK_PRIORITY_MAX:
-            raise MalformedInput(f"priority must be an integer from 0 to {limits.TASK_PRIORITY_MAX} "
-                                 f"(1 = highest), got {p!r}")
+            raise MalformedInput(
+                f"priority must be an integer from 0 to {limits.TASK_PRIORITY_MAX} "
+                f"(1 = highest), got {p!r}"
+            )
         out["priority"] = p
     if "acceptance_criteria" in fields:
-        criteria = check_count(fields["acceptance_criteria"], "acceptance criteria",
-                               limits.TASK_CRITERIA)
-        out["acceptance_criteria"] = [check_text(c, "acceptance criterion",
-                                                 limits.TASK_CRITERION_BYTES) for c in criteria]
+        criteria = check_count(
+            fields["acceptance_criteria"], "acceptance criteria", limits.TASK_CRITERIA
+        )
+        out["acceptance_criteria"] = [
+            check_text(c, "acceptance criterion", limits.TASK_CRITERION_BYTES) for c in criteria
+        ]
     if "blocked_by" in fields:
         blockers = check_count(fields["blocked_by"], "blocked_by tasks", limits.TASK_BLOCKERS)
-        out["blocked_by"] = [check_plain(b, "blocked_by task id", limits.NAME_CHARS)
-                             for b in blockers]
+        out["blocked_by"] = [
+            check_plain(b, "blocked_by task id", limits.NAME_CHARS) for b in blockers
+        ]
     return out
 
 

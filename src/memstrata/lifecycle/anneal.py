@@ -54,7 +54,8 @@ def record_tool_failure(store: Store, agent: str, tool: str, detail: str, **meta
     an ERROR entry naming the tool and the failure, and the recovery NOW.md."""
     message = f"Error: tool {tool} failed: {_one_line(detail or 'no detail given')}"
     store.agent(agent).log.append(
-        "ERROR", message, {"tool": tool, "error": detail[:MAX_TRACEBACK_CHARS], **meta})
+        "ERROR", message, {"tool": tool, "error": detail[:MAX_TRACEBACK_CHARS], **meta}
+    )
     _recovery_now(store, agent, message)
 
 

@@ -49,24 +49,48 @@ _LEAD = r"^\s*(?:(?:[-*+]|\d+[.)])\s+|>\s*)*(?:\*\*|__)?"
 _SEP = r"\s*(?:\*\*|__)?\s*[:\-\u2013]\s*"
 _LABELS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("objective", re.compile(_LEAD + r"(?:objective|goal|current task)" + _SEP + r"\S", re.I)),
-    ("phase", re.compile(_LEAD + r"(?:phase|stage|milestone)\b(?:\s+\w+(?:\s+of\s+\w+)?)?"
-                         + _SEP + r"\S", re.I)),
-    ("blocker", re.compile(_LEAD + r"(?:(?:blocker|blocked|blocking|on hold)" + _SEP +
-                           r"\S|blocked (?:on|by)\b)", re.I)),
-    ("decision", re.compile(_LEAD + r"(?:decision|decided|approved|agreed|resolution)"
-                            + _SEP + r"\S", re.I)),
-    ("decision", re.compile(_LEAD + r"(?:[\w'’]+ ){0,5}?(?:decision|choice|verdict|conclusion|"
-                            r"outcome|resolution|vote|poll|result|final)\b[^:.;]{0,40}:\s*\S", re.I)),
-    ("constraint", re.compile(
-        _LEAD + r"(?:safety(?: constraint)?|constraint|warning|caution|important|security|rule|"
-        r"heads up|careful|rate limit|policy|requirement)" + _SEP + r"\S", re.I)),
+    (
+        "phase",
+        re.compile(
+            _LEAD + r"(?:phase|stage|milestone)\b(?:\s+\w+(?:\s+of\s+\w+)?)?" + _SEP + r"\S", re.I
+        ),
+    ),
+    (
+        "blocker",
+        re.compile(
+            _LEAD + r"(?:(?:blocker|blocked|blocking|on hold)" + _SEP + r"\S|blocked (?:on|by)\b)",
+            re.I,
+        ),
+    ),
+    (
+        "decision",
+        re.compile(_LEAD + r"(?:decision|decided|approved|agreed|resolution)" + _SEP + r"\S", re.I),
+    ),
+    (
+        "decision",
+        re.compile(
+            _LEAD + r"(?:[\w'’]+ ){0,5}?(?:decision|choice|verdict|conclusion|"
+            r"outcome|resolution|vote|poll|result|final)\b[^:.;]{0,40}:\s*\S",
+            re.I,
+        ),
+    ),
+    (
+        "constraint",
+        re.compile(
+            _LEAD + r"(?:safety(?: constraint)?|constraint|warning|caution|important|security|rule|"
+            r"heads up|careful|rate limit|policy|requirement)" + _SEP + r"\S",
+            re.I,
+        ),
+    ),
 )
 
 _CLAUSES = re.compile(r"[.;!?\n()\[\]—–]+|,\s|:\s|\s-\s")
 # Words that may open an instruction before its verb.
-_OPENER = (r"^(?:(?:please|pls|ok|okay|so|also|and|but|then|just|again|first|btw|hey|"
-           r"remember|note|whatever happens|in any case|going forward|from now on|for now|"
-           r"as a rule|in general|seriously|and please|yes|no|sure)\s+)*")
+_OPENER = (
+    r"^(?:(?:please|pls|ok|okay|so|also|and|but|then|just|again|first|btw|hey|"
+    r"remember|note|whatever happens|in any case|going forward|from now on|for now|"
+    r"as a rule|in general|seriously|and please|yes|no|sure)\s+)*"
+)
 
 # -- decision ---------------------------------------------------------------------------
 _DECISION = re.compile(
@@ -94,31 +118,39 @@ _DECISION = re.compile(
     r"confirmed|confirmed by|lgtm|ship it|my call|your call|per the user|"
     r"(?:switching|switched|moving|moved) (?:\w+ ){0,3}(?:to|over to) \w+.{0,30}\b(?:as|per) "
     r"(?:agreed|decided|discussed|requested)|we (?:will|are going to) use|"
-    r"(?:use|using) \S+ instead of)\b")
+    r"(?:use|using) \S+ instead of)\b"
+)
 _USER_CONSENT = re.compile(
     r"^(?:yes|yep|yeah|sure|ok|okay|alright|all right|sounds good|looks good|fine|great|perfect|"
     r"agreed|approved|(?:option|approach|plan|variant|choice|number) [a-z0-9]+(?: please)?$|"
     r"the (?:first|second|third|last|former|latter)(?: one| option)?(?: please)?$|"
     r"go ahead|proceed|do it|let us (?:use|do|go|keep|try|switch|pick|take|stick)|"
     r"use|go with|i am (?:fine|ok|okay|happy|good) with|i (?:prefer|want) (?:we|you|to)|"
-    r"that works|works for me)\b")
+    r"that works|works for me)\b"
+)
 # Not done yet, or a condition: "until finance signs off", "waiting for approval".
 _PENDING = re.compile(
     r"\b(?:until|unless|once|before|if|when|pending|without|awaiting|waiting (?:for|on)|"
     r"need|needs|needed|require|requires|required|not yet|yet to|has not|have not|had not|"
-    r"did not|does not|do not|not been|nobody|no one|never)\b[^.;]{0,40}$")
+    r"did not|does not|do not|not been|nobody|no one|never)\b[^.;]{0,40}$"
+)
 _OPINION = re.compile(r"\bi (?:agree|think|guess|suppose)\b")
 # The agent choosing how to look at something is not a decision about the work.
-_PROCESS = re.compile(r"^\s*(?:to )?(?:first )?(?:read|look|check|try|inspect|investigate|debug|"
-                      r"examine|explore|search|print|dig|skim|grep|start with|begin with)\b")
+_PROCESS = re.compile(
+    r"^\s*(?:to )?(?:first )?(?:read|look|check|try|inspect|investigate|debug|"
+    r"examine|explore|search|print|dig|skim|grep|start with|begin with)\b"
+)
 
 # -- constraint ---------------------------------------------------------------------------
-_STATE_VERBS = (r"see|think|know|understand|believe|remember|recall|get|like|notice|find|"
-                r"expect|mind|care|worry|bother|seem|appear|have any|need to worry")
+_STATE_VERBS = (
+    r"see|think|know|understand|believe|remember|recall|get|like|notice|find|"
+    r"expect|mind|care|worry|bother|seem|appear|have any|need to worry"
+)
 _PROHIBIT_HEAD = re.compile(
     _OPENER + r"(?:do not|never|not ever|under no circumstances?|under no conditions?|in no case|"
     r"at no point)\s+(?!(?:" + _STATE_VERBS + r")\b)(?!mind\b)(?!\w+(?:ed|en)\b)"
-    r"(?!(?:seen|been|heard|had|met|got|done)\b)\w+")
+    r"(?!(?:seen|been|heard|had|met|got|done)\b)\w+"
+)
 _DEONTIC = re.compile(
     r"\b(?:must not|must never|mustn't|shall not|should never|should not|may not|may never|"
     r"can not be|is not to|are not to|are never to|is never to|must only|"
@@ -140,33 +172,44 @@ _DEONTIC = re.compile(
     r"when)|heads up|watch out|beware|be aware|caution|make sure|under no conditions?|"
     r"ensure (?:that )?|only (?:\w+ ){0,3}"
     r"(?:may|can|should|is allowed|are allowed|gets? to)|(?:must|should) (?:never|not|only|"
-    r"always)|insists? (?:that|on)|(?:said|told (?:us|me)) (?:to|not to) )")
+    r"always)|insists? (?:that|on)|(?:said|told (?:us|me)) (?:to|not to) )"
+)
 # An instruction at the head of a clause, whoever wrote it down.
 _RULE_HEAD = re.compile(
     _OPENER + r"(?:always(?![\w-])|avoid \w+|stick to|make sure|ensure|"
     r"keep (?:\w+ ){1,4}(?:under|below|within|above|compatible|backwards|stable|private|secret|"
     r"off|out|away|small|short|intact|unchanged)\b|only (?!(?:the|a|an|one|two|three|\d+|"
     r"this|that|these|those|some|few|if|when|after|before)\b)\w+ (?:the|a|an|on|in|for|"
-    r"from|to|with|against)\b)")
+    r"from|to|with|against)\b)"
+)
 # "no force pushes", "no reformatting": a rule without a verb, when someone gives it.
-_VERBLESS_NO = re.compile(r"^no (?!(?:idea|worries|problem|thanks|rush|clue|need|way)\b)"
-                          r"(?:[\w-]+ ){0,3}[\w-]+$")
+_VERBLESS_NO = re.compile(
+    r"^no (?!(?:idea|worries|problem|thanks|rush|clue|need|way)\b)"
+    r"(?:[\w-]+ ){0,3}[\w-]+$"
+)
 _INSTRUCTION_HEAD = re.compile(
     _OPENER + r"(?:always|only|avoid|stay|keep|leave|make sure|ensure|be careful|don't ever|"
     r"never|nothing (?:gets|may|should|can|is to|goes)|no (?:one|body)|no (?:\w+ ){1,3}"
-    r"(?:before|after|without|until|on|from|to|in|during|outside|inside|against)|limit|cap)\b")
+    r"(?:before|after|without|until|on|from|to|in|during|outside|inside|against)|limit|cap)\b"
+)
 # Someone's directive reported: "the user was clear: no force pushes".
-_REPORTED = re.compile(r"\b(?:user|team|lead|client|customer|they|he|she|owner|pm|manager|boss)"
-                       r"(?:'s)? (?:was|were|is|are) (?:clear|firm|explicit|adamant)\b|"
-                       r"\b(?:insists?|insisted|reminded (?:me|us)|told (?:me|us))\b")
+_REPORTED = re.compile(
+    r"\b(?:user|team|lead|client|customer|they|he|she|owner|pm|manager|boss)"
+    r"(?:'s)? (?:was|were|is|are) (?:clear|firm|explicit|adamant)\b|"
+    r"\b(?:insists?|insisted|reminded (?:me|us)|told (?:me|us))\b"
+)
 # A guess backed by evidence: "the test must be flaky, it passed on rerun".
 _EVIDENCE = re.compile(r"^(?:it|since|because|as|given|so)\b|\b(?:probably|i guess|i think)\b")
-_EPISTEMIC = re.compile(r"\bmust (?:not )?have (?:been|gone|run|done|made|set|put|hit|lost|got|had|"
-                        r"seen|\w+ed|\w+en)\b|\bmust be (?:the|a|an|because|why|some|"
-                        r"something|it|\w+ing)\b|\bcan not be (?:the|a|an|it|that|right)\b|"
-                        r"\bnever mind\b")
-_DESCRIBED_NEVER = re.compile(r"\b(?:it|this|that|the \w+|which|[a-z_]+\(\)) (?:never|does not|"
-                              r"did not|do not) ")
+_EPISTEMIC = re.compile(
+    r"\bmust (?:not )?have (?:been|gone|run|done|made|set|put|hit|lost|got|had|"
+    r"seen|\w+ed|\w+en)\b|\bmust be (?:the|a|an|because|why|some|"
+    r"something|it|\w+ing)\b|\bcan not be (?:the|a|an|it|that|right)\b|"
+    r"\bnever mind\b"
+)
+_DESCRIBED_NEVER = re.compile(
+    r"\b(?:it|this|that|the \w+|which|[a-z_]+\(\)) (?:never|does not|"
+    r"did not|do not) "
+)
 
 # -- blocker ------------------------------------------------------------------------------
 _BLOCKER = re.compile(
@@ -193,27 +236,36 @@ _BLOCKER = re.compile(
     r"credits|disk|space|budget)|(?:token|key|credentials?|account|access|certificate|cert|"
     r"licen[cs]e|password|role|permission|quota|subscription)s? (?:was|were|got|has been|"
     r"have been|is|are) (?:revoked|expired|locked(?: out)?|suspended|disabled|deactivated)\b|\bso (?:every|all|each|any|no) "
-    r"[^.;]{0,40}\b(?:fails?|errors?|breaks?)\b|(?:is|are) (?:down|unreachable|unavailable)\b)")
-_TRANSIENT = re.compile(r"\bwaiting (?:for|on) (?:the |a )?(?:\w+ ){0,2}to (?:finish|complete|"
-                        r"end|load|run|build|start|compile|download|install|pass)\b|"
-                        r"\bwhich is expected\b")
+    r"[^.;]{0,40}\b(?:fails?|errors?|breaks?)\b|(?:is|are) (?:down|unreachable|unavailable)\b)"
+)
+_TRANSIENT = re.compile(
+    r"\bwaiting (?:for|on) (?:the |a )?(?:\w+ ){0,2}to (?:finish|complete|"
+    r"end|load|run|build|start|compile|download|install|pass)\b|"
+    r"\bwhich is expected\b"
+)
 
 # -- phase / objective ----------------------------------------------------------------------
-_PHASE_NOUN = (r"(?:phase|stage|milestone|step|period|sprint|iteration)(?:\s+(?:\d+|[ivx]+|one|two|three|four|five)"
-               r"(?:\s+of\s+\d+)?)?")
+_PHASE_NOUN = (
+    r"(?:phase|stage|milestone|step|period|sprint|iteration)(?:\s+(?:\d+|[ivx]+|one|two|three|four|five)"
+    r"(?:\s+of\s+\d+)?)?"
+)
 _PHASE = re.compile(
     r"\b(?:start(?:ing|s|ed)?|begin(?:ning|s)?|began|enter(?:ing|s|ed)?|moving (?:in)?to|"
     r"move (?:in)?to|moved (?:in)?to|now (?:in|on|at)|switching to|switch(?:ed)? to|"
     r"kick(?:ing|ed)? off|on to|onto|next up is|proceeding to)\s+(?:the\s+)?(?:\w+[- ]){0,2}"
-    + _PHASE_NOUN + r"\b|"
+    + _PHASE_NOUN
+    + r"\b|"
     r"\b" + _PHASE_NOUN + r"(?:\s+\w+)?\s+(?:is |was )?(?:complete|completed|done|finished|"
     r"wrapped up|reached|closed|begins|starts|started|underway|in progress)\b|"
     r"\b(?:\w+ )?(?:phase|stage) (?:is |was )?(?:done|complete|over|finished)\b|"
     r"^(?:now )?moving from \w+ to \w+\.?$|"
     r"\b(?:done with|finished with|through with|wrapped up|completed|finished) (?:the )?"
-    r"(?:\w+[- ]){0,2}(?:phase|stage|milestone)\b")
-_OBJECTIVE = re.compile(r"^(?:the|our|my|current) (?:goal|objective|aim|task|mission) "
-                        r"(?:is|now is|here is|for now is) (?:to )?\w+")
+    r"(?:\w+[- ]){0,2}(?:phase|stage|milestone)\b"
+)
+_OBJECTIVE = re.compile(
+    r"^(?:the|our|my|current) (?:goal|objective|aim|task|mission) "
+    r"(?:is|now is|here is|for now is) (?:to )?\w+"
+)
 
 
 def _normalise(text: str) -> str:
@@ -233,14 +285,20 @@ def _is_constraint(low: str, clauses: list[str], user: bool) -> tuple[bool, bool
     if prohibition:
         return True, True
     for i, c in enumerate(clauses):
-        if _EPISTEMIC.search(c) or (_DESCRIBED_NEVER.search(c) and not re.search(
-                r"\b(?:must|should|may|shall)\b", c)):
+        if _EPISTEMIC.search(c) or (
+            _DESCRIBED_NEVER.search(c) and not re.search(r"\b(?:must|should|may|shall)\b", c)
+        ):
             continue
-        if re.search(r"\bmust be \w+$", c) and any(_EVIDENCE.search(x) for x in clauses[i + 1:]):
+        if re.search(r"\bmust be \w+$", c) and any(_EVIDENCE.search(x) for x in clauses[i + 1 :]):
             continue
         if _DEONTIC.search(c):
-            return True, bool(re.search(r"\b(?:must not|must never|may not|never|off-?limits|"
-                                        r"forbidden|prohibited|not allowed)\b", c))
+            return True, bool(
+                re.search(
+                    r"\b(?:must not|must never|may not|never|off-?limits|"
+                    r"forbidden|prohibited|not allowed)\b",
+                    c,
+                )
+            )
         if _RULE_HEAD.match(c) or (user and (_INSTRUCTION_HEAD.match(c) or _VERBLESS_NO.match(c))):
             return True, False
     return False, False
@@ -249,16 +307,18 @@ def _is_constraint(low: str, clauses: list[str], user: bool) -> tuple[bool, bool
 def _is_decision(low: str, clauses: list[str], user: bool) -> bool:
     for c in clauses:
         for m in _DECISION.finditer(c):
-            if _PENDING.search(c[:m.start()]) or _OPINION.search(c):
+            if _PENDING.search(c[: m.start()]) or _OPINION.search(c):
                 continue
-            if re.match(r"\s*\(", c[m.end():]):  # approve() is code
+            if re.match(r"\s*\(", c[m.end() :]):  # approve() is code
                 continue
-            if _PROCESS.match(c[m.end():]):
+            if _PROCESS.match(c[m.end() :]):
                 continue
             return True
     if user:
-        return any(_USER_CONSENT.match(c) or _USER_CONSENT.match(re.sub(_OPENER, "", c))
-                   for c in clauses[:2])
+        return any(
+            _USER_CONSENT.match(c) or _USER_CONSENT.match(re.sub(_OPENER, "", c))
+            for c in clauses[:2]
+        )
     return False
 
 

@@ -127,26 +127,45 @@ def compact_log(
             if reason is None:
                 return CompactionRecord(False, "under the LOG.md size and entry limits")
             record, old_size, new_size = _compact_locked(
-                store, agent, reason, summary, summarizer, max_summary_chars)
+                store, agent, reason, summary, summarizer, max_summary_chars
+            )
     except LockTimeout:
         if wait > 0:
             raise
         return CompactionRecord(False, "another compaction of this LOG is running")
     if not record.compacted:
         return record
-    store.events.emit("memory:write", {"type": "log", "path": store.rel(store.agent(agent).log.path),
-                                       "delta": new_size - old_size})
-    store.events.emit("memory:compact", {
-        "sessionId": None, "agent": agent, "layer": "log",
-        "before": record.entries_count + record.carried_over, "after": 1 + record.carried_over,
-        "before_bytes": old_size, "after_bytes": new_size, "archive_id": record.archive_id,
-    })
+    store.events.emit(
+        "memory:write",
+        {
+            "type": "log",
+            "path": store.rel(store.agent(agent).log.path),
+            "delta": new_size - old_size,
+        },
+    )
+    store.events.emit(
+        "memory:compact",
+        {
+            "sessionId": None,
+            "agent": agent,
+            "layer": "log",
+            "before": record.entries_count + record.carried_over,
+            "after": 1 + record.carried_over,
+            "before_bytes": old_size,
+            "after_bytes": new_size,
+            "archive_id": record.archive_id,
+        },
+    )
     return record
 
 
 def _compact_locked(
-    store: Store, agent: str, reason: str, summary: str | None,
-    summarizer: Summarizer | None, max_summary_chars: int,
+    store: Store,
+    agent: str,
+    reason: str,
+    summary: str | None,
+    summarizer: Summarizer | None,
+    max_summary_chars: int,
 ) -> tuple[CompactionRecord, int, int]:
     log = store.agent(agent).log
     snap = take_snapshot(store, log.path)
@@ -168,35 +187,59 @@ def _compact_locked(
         before = [usage_snapshot(p) for p in (chosen, classifier)]
         mem = store.agent(agent)
         now = mem.now.state() if mem.now.exists() else None
-        summary = digest(log_records(to_entry(m) for m in metas), now=now, narrative=chosen,
-                         max_chars=max_summary_chars,
-                         bulletize=isinstance(chosen, ExtractiveSummarizer),
-                         classifier=classifier, archive=archive_id)
+        summary = digest(
+            log_records(to_entry(m) for m in metas),
+            now=now,
+            narrative=chosen,
+            max_chars=max_summary_chars,
+            bulletize=isinstance(chosen, ExtractiveSummarizer),
+            classifier=classifier,
+            archive=archive_id,
+        )
         usage = usage_sum(usage_delta(before[0], chosen), usage_delta(before[1], classifier))
         if not isinstance(summary, str) or not summary.strip():
             summary = f"{len(metas)} entries compacted (the summariser returned no text)."
         summary = summary[:max_summary_chars]
     when = now_ts()
     archive = store.layout.archive_dir(agent) / f"LOG-{stamp(when)}-{archive_id}.md"
-    head = (f"# LOG archive {archive_id}\n\n{len(metas)} entries compacted out of "
-            f"LOG.md at {iso(when)}. Same format as LOG.md.\n\n").encode()
+    head = (
+        f"# LOG archive {archive_id}\n\n{len(metas)} entries compacted out of "
+        f"LOG.md at {iso(when)}. Same format as LOG.md.\n\n"
+    ).encode()
     from memstrata.layers.agent import archive_spec
 
     entry = LogEntry(
-        "log-" + os.urandom(4).hex(), iso(when), "SYSTEM",
+        "log-" + os.urandom(4).hex(),
+        iso(when),
+        "SYSTEM",
         f"LOG compacted: {len(metas)} entries archived to {store.rel(archive)}.\n\n{summary}",
-        {"archive_id": archive_id, "entries": len(metas), "compacted": True,
-         "archive": store.rel(archive)},
+        {
+            "archive_id": archive_id,
+            "entries": len(metas),
+            "compacted": True,
+            "archive": store.rel(archive),
+        },
     )
     prefix = snap.data[:first] or LOG_HEADER.encode()
-    with archived(store, head + snap.data[first:upto], archive,
-                  archive_spec(store, archive, agent)):
+    with archived(
+        store, head + snap.data[first:upto], archive, archive_spec(store, archive, agent)
+    ):
         old_size, tail = splice(store, snap, upto, prefix + encode_entry(entry), log._spec())
     new_size = log.size()
     carried = len(parse_log(tail, 0, str(log.path), owner=agent, final=True).docs)
     record = CompactionRecord(
-        True, reason, iso(when), len(metas), summary, archive_id, store.rel(archive),
-        round(old_size / 1024, 3), round(new_size / 1024, 3), carried, provider_name, usage,
+        True,
+        reason,
+        iso(when),
+        len(metas),
+        summary,
+        archive_id,
+        store.rel(archive),
+        round(old_size / 1024, 3),
+        round(new_size / 1024, 3),
+        carried,
+        provider_name,
+        usage,
     )
     store.agent(agent).compactions.record(record.to_dict())
     return record, old_size, new_size

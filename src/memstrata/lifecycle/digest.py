@@ -46,8 +46,14 @@ if TYPE_CHECKING:
     from memstrata.model import LogEntry, SessionMessage
 
 PINNED = ("objective", "phase", "blocker", "decision", "constraint")
-LABELS = {"objective": "Objective", "phase": "Phase", "blocker": "Blocker",
-          "decision": "Decision", "constraint": "Constraint", "preference": "Preference"}
+LABELS = {
+    "objective": "Objective",
+    "phase": "Phase",
+    "blocker": "Blocker",
+    "decision": "Decision",
+    "constraint": "Constraint",
+    "preference": "Preference",
+}
 PLURALS = {"blocker": "blockers", "decision": "decisions", "constraint": "constraints"}
 PLACEHOLDER_OBJECTIVES = frozenset({"", "(none)", "no active objective yet"})
 ITEM_CHARS = 240
@@ -56,7 +62,9 @@ _LEAD = r"^\s*(?:(?:[-*+]|\d+[.)])\s+|>\s*)*(?:\*\*|__)?"
 _SEP = r"\s*(?:\*\*|__)?\s*[:\-\u2013]\s*"
 _PREFERENCE = re.compile(
     r"\b(?:i|the user|user)\s+(?:always\s+)?(?:prefer|prefers|like|likes)\b|\balways use\b|"
-    r"\bmy (?:name|preferred)\b", re.I)
+    r"\bmy (?:name|preferred)\b",
+    re.I,
+)
 _RESOLVED = re.compile(r"\b(?:resolved|unblocked|fixed|no longer blocked|solved|cleared)\b", re.I)
 _BULLET = re.compile(r"^- (Objective|Phase|Blocker|Decision|Constraint|Preference): (.+)$")
 _EARLIER = re.compile(r"^(?:- Earlier: |LOG compacted: )(.+)$")
@@ -123,7 +131,9 @@ def log_records(entries: Iterable[LogEntry]) -> list[Record]:
         meta = e.metadata or {}
         forced = meta.get("kind") if meta.get("kind") in (*PINNED, "preference") else None
         if e.entry_type == "TOOL_USE" and forced is None:
-            out.append(Record("tool", e.content, _tool_name(meta, e.content), _outcome(meta, e.content)))
+            out.append(
+                Record("tool", e.content, _tool_name(meta, e.content), _outcome(meta, e.content))
+            )
         elif e.entry_type == "ERROR" and forced is None:
             out.append(Record("error", e.content))
         elif meta.get("compacted") or meta.get("archive_id"):
@@ -249,7 +259,7 @@ def _unresolved(blockers: list[str], later: list[str]) -> list[str]:
         words = {w.lower() for w in _WORD.findall(b)} - {"blocker", "blocked", "blocking"}
         resolved = any(
             _RESOLVED.search(x) and len(words & {w.lower() for w in _WORD.findall(x)}) >= 2
-            for x in [*blockers[i + 1:], *later]
+            for x in [*blockers[i + 1 :], *later]
         )
         if not resolved:
             out.append(b)
@@ -267,8 +277,10 @@ def _dedupe(items: Iterable[str]) -> list[str]:
     return out
 
 
-_OWN_LABELS = {**{c: re.escape(label) for c, label in LABELS.items()},
-               "constraint": r"(?:safety constraint|safety|constraint)"}
+_OWN_LABELS = {
+    **{c: re.escape(label) for c, label in LABELS.items()},
+    "constraint": r"(?:safety constraint|safety|constraint)",
+}
 
 
 def _strip_label(category: str, text: str) -> str:
@@ -288,8 +300,9 @@ class Sections:
     narrative: list[str]  # everything else, in order
 
 
-def sections(records: Sequence[Record], now: NowState | None = None,
-             classifier: LineClassifier | None = None) -> Sections:
+def sections(
+    records: Sequence[Record], now: NowState | None = None, classifier: LineClassifier | None = None
+) -> Sections:
     """Sort `records` into the policy's sections; `now` supplies the live state."""
     s = _sort(records)
     _ask(s, classifier)
@@ -329,11 +342,14 @@ def sections(records: Sequence[Record], now: NowState | None = None,
     return Sections(heads, kept, counts, earlier, [*narrative, *prefs])
 
 
-def pinned_bullets(records: Sequence[Record], now: NowState | None = None) -> tuple[list[str], list[str]]:
+def pinned_bullets(
+    records: Sequence[Record], now: NowState | None = None
+) -> tuple[list[str], list[str]]:
     """(every bullet in policy order, narrative lines) for `records`, with no budget."""
     sec = sections(records, now)
-    items = [f"- {LABELS[c]}: {x}" for c in ("blocker", "decision", "constraint")
-             for x in sec.kept[c]]
+    items = [
+        f"- {LABELS[c]}: {x}" for c in ("blocker", "decision", "constraint") for x in sec.kept[c]
+    ]
     return [*sec.heads, *items, *sec.counts, *sec.earlier], sec.narrative
 
 

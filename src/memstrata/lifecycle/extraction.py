@@ -40,8 +40,22 @@ if TYPE_CHECKING:
     from memstrata.store import Store
 
 TEXT_SUFFIXES = frozenset({".md", ".markdown", ".mdx", ".txt", ".rst", ".org", ".adoc"})
-SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".memstrata", "node_modules", ".venv", "venv",
-                       "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox"})
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".memstrata",
+        "node_modules",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+    }
+)
 MAX_FILE_BYTES = 1024 * 1024
 
 
@@ -70,8 +84,9 @@ def _candidates(root: Path, home: Path) -> list[Path]:
     out = []
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames
-                             if d not in SKIP_DIRS and (here / d).resolve() != home)
+        dirnames[:] = sorted(
+            d for d in dirnames if d not in SKIP_DIRS and (here / d).resolve() != home
+        )
         out += [here / n for n in sorted(filenames) if Path(n).suffix.lower() in TEXT_SUFFIXES]
     return out
 
@@ -138,11 +153,20 @@ def extract_items(
         except ProviderError as exc:
             report.errors[rel] = str(exc)
             continue
-        stored = store.items._pipeline_replace(rel, [
-            {"type": d.type, "title": d.title, "content": d.content or d.title,
-             "lineNumber": d.line_number, "confidence": d.confidence}
-            for d in drafts
-        ], project=pid)
+        stored = store.items._pipeline_replace(
+            rel,
+            [
+                {
+                    "type": d.type,
+                    "title": d.title,
+                    "content": d.content or d.title,
+                    "lineNumber": d.line_number,
+                    "confidence": d.confidence,
+                }
+                for d in drafts
+            ],
+            project=pid,
+        )
         report.extracted[rel] = len(stored)
         report.items_written += len(stored)
     report.usage = usage_delta(before, chosen)

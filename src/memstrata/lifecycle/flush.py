@@ -56,7 +56,7 @@ class FlushResult:
 def current_cycle(messages: list[SessionMessage]) -> list[SessionMessage]:
     """The messages since the last compaction summary (what the context holds)."""
     last = max((i for i, m in enumerate(messages) if m.role == "summary"), default=-1)
-    return messages[last + 1:]
+    return messages[last + 1 :]
 
 
 def transcript_tokens(messages: list[SessionMessage]) -> int:
@@ -97,8 +97,9 @@ def flush_session(
 ) -> FlushResult:
     """Append the durable items of `messages` (default: the current cycle) to CONTEXT.md."""
     if not store.config.automatic_writes:
-        return FlushResult(False, "agent-controlled mode: the agent writes CONTEXT.md itself",
-                           session_id)
+        return FlushResult(
+            False, "agent-controlled mode: the agent writes CONTEXT.md itself", session_id
+        )
     mem = store.agent(agent)
     msgs = messages if messages is not None else current_cycle(mem.sessions.messages(session_id))
     items = durable_items(message_records(msgs))[:MAX_FLUSH_ITEMS]
@@ -128,10 +129,12 @@ def flush_session(
     if left:  # never dropped: the items that did not fit are kept in LOG.md
         where = store.rel(mem.context.path)
         entry = mem.log.append(
-            "SYSTEM", f"Memory flush of session {session_id}: {len(left)} durable item(s) did not "
+            "SYSTEM",
+            f"Memory flush of session {session_id}: {len(left)} durable item(s) did not "
             f"fit in {where} ({len(current)} of {limit} characters used), kept here:\n"
-            + "\n".join(left), {"event": "memory_flush_overflow", "session": session_id,
-                                "items": len(left)}).id
+            + "\n".join(left),
+            {"event": "memory_flush_overflow", "session": session_id, "items": len(left)},
+        ).id
     if msgs:
         mem.sessions._update_index(session_id, flushed_upto=msgs[-1].id, flushed_at=iso(now_ts()))
     store.events.emit("memory:flush", {"sessionId": session_id})
@@ -140,9 +143,11 @@ def flush_session(
     elif not left:
         reason = f"{len(kept)} durable item(s) written"
     else:
-        reason = (f"{store.rel(mem.context.path)} is full ({len(current)} of {limit} characters): "
-                  f"{len(kept)} durable item(s) written, {len(left)} kept in LOG.md entry {entry} "
-                  "instead; make room in it (prune, consolidate) and flush again")
+        reason = (
+            f"{store.rel(mem.context.path)} is full ({len(current)} of {limit} characters): "
+            f"{len(kept)} durable item(s) written, {len(left)} kept in LOG.md entry {entry} "
+            "instead; make room in it (prune, consolidate) and flush again"
+        )
     # Flushed only when every durable item reached long-term memory.
     return FlushResult(not left, reason, session_id, tuple(kept), path, tuple(left), entry)
 

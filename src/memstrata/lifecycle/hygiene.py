@@ -116,9 +116,15 @@ def _duplicates(facts: list[Fact], threshold: float) -> list[AuditFinding]:
         newest = max(group, key=lambda f: (f.updated_at, f.key))
         for f in sorted(group, key=lambda f: f.key):
             if f is not newest:
-                out.append(AuditFinding("duplicate_fact", f.key,
-                                        f"near-duplicate of {newest.key!r} (kept, newest): "
-                                        f"{f.value!r}", "forget_fact", keep=newest.key))
+                out.append(
+                    AuditFinding(
+                        "duplicate_fact",
+                        f.key,
+                        f"near-duplicate of {newest.key!r} (kept, newest): {f.value!r}",
+                        "forget_fact",
+                        keep=newest.key,
+                    )
+                )
     return out
 
 
@@ -139,7 +145,10 @@ def _unused(text: str) -> bool:
 
 
 def audit(
-    store: Store, agent: str, *, thresholds: AuditThresholds | None = None,
+    store: Store,
+    agent: str,
+    *,
+    thresholds: AuditThresholds | None = None,
     now: float | None = None,
 ) -> AuditReport:
     """Find memory pollution in `agent`'s memory; changes nothing."""
@@ -153,27 +162,52 @@ def audit(
     for f in facts:
         reason = save_exclusion(f.value) if f.category in DURABLE_CATEGORIES else None
         if reason and f.key not in dup_keys:
-            found.append(AuditFinding("volatile_fact", f.key, f"{reason}: {f.value!r}",
-                                      "forget_fact"))
+            found.append(
+                AuditFinding("volatile_fact", f.key, f"{reason}: {f.value!r}", "forget_fact")
+            )
     now_text = mem.now.read()
     now_rel = mem.now.path.name
     if len(now_text) > t.now_chars:
-        found.append(AuditFinding("oversized", now_rel,
-                                  f"{len(now_text)} chars > {t.now_chars}: keep it to the "
-                                  "active objective, blockers and phase", "review"))
+        found.append(
+            AuditFinding(
+                "oversized",
+                now_rel,
+                f"{len(now_text)} chars > {t.now_chars}: keep it to the "
+                "active objective, blockers and phase",
+                "review",
+            )
+        )
     updated = _updated(now_text)
     if updated is not None and clock - updated > t.now_stale_days * DAY:
-        found.append(AuditFinding("stale_now", now_rel,
-                                  f"not updated for {(clock - updated) / DAY:.0f} days", "review"))
+        found.append(
+            AuditFinding(
+                "stale_now",
+                now_rel,
+                f"not updated for {(clock - updated) / DAY:.0f} days",
+                "review",
+            )
+        )
     ctx_limit = t.context_chars or int(store.config.max_memory_chars * 0.8)
     ctx = mem.context.read()
     if len(ctx) > ctx_limit:
-        found.append(AuditFinding("oversized", mem.context.path.name,
-                                  f"{len(ctx)} chars > {ctx_limit}", "review"))
+        found.append(
+            AuditFinding(
+                "oversized", mem.context.path.name, f"{len(ctx)} chars > {ctx_limit}", "review"
+            )
+        )
     log = mem.log
-    if log.size() > store.config.log_compact_bytes or log.count() > store.config.log_compact_entries:
-        found.append(AuditFinding("log_over_limit", "LOG.md",
-                                  f"{log.size()} bytes, {log.count()} entries", "compact_log"))
+    if (
+        log.size() > store.config.log_compact_bytes
+        or log.count() > store.config.log_compact_entries
+    ):
+        found.append(
+            AuditFinding(
+                "log_over_limit",
+                "LOG.md",
+                f"{log.size()} bytes, {log.count()} entries",
+                "compact_log",
+            )
+        )
     special = {now_rel, mem.context.path.name, "LOG.md"}
     if store.exists(mem.files.root):
         for info in mem.files.list():
@@ -183,20 +217,37 @@ def audit(
             if info.path.startswith("session/"):
                 text = mem.files.read(info.path)
                 if _unused(text):
-                    found.append(AuditFinding("unused_scratch", info.path,
-                                              "scratch never filled in", "archive_file"))
+                    found.append(
+                        AuditFinding(
+                            "unused_scratch", info.path, "scratch never filled in", "archive_file"
+                        )
+                    )
                 elif age > t.scratch_max_age_days * DAY:
-                    found.append(AuditFinding("old_scratch", info.path,
-                                              f"last changed {age / DAY:.0f} days ago",
-                                              "archive_file"))
+                    found.append(
+                        AuditFinding(
+                            "old_scratch",
+                            info.path,
+                            f"last changed {age / DAY:.0f} days ago",
+                            "archive_file",
+                        )
+                    )
             elif info.size > t.file_chars:
-                found.append(AuditFinding("oversized", info.path,
-                                          f"{info.size} bytes > {t.file_chars}", "review"))
+                found.append(
+                    AuditFinding(
+                        "oversized", info.path, f"{info.size} bytes > {t.file_chars}", "review"
+                    )
+                )
     return AuditReport(agent, tuple(found))
 
 
-def prune(store: Store, agent: str, report: AuditReport, *, dry_run: bool = True,
-          only: Iterable[tuple[str, str]] | None = None) -> PruneReport:
+def prune(
+    store: Store,
+    agent: str,
+    report: AuditReport,
+    *,
+    dry_run: bool = True,
+    only: Iterable[tuple[str, str]] | None = None,
+) -> PruneReport:
     """Act on an audit report (dry run by default). Never destroys: facts are forgotten
     in an append-only journal, files move to the archive.
 
@@ -216,8 +267,11 @@ def prune(store: Store, agent: str, report: AuditReport, *, dry_run: bool = True
             done.append(PruneAction(f, False, "left for review: edit it by hand or by the agent"))
             continue
         if dry_run:
-            verb = {"forget_fact": "forget fact", "archive_file": "move to archive",
-                    "compact_log": "compact"}[f.action]
+            verb = {
+                "forget_fact": "forget fact",
+                "archive_file": "move to archive",
+                "compact_log": "compact",
+            }[f.action]
             done.append(PruneAction(f, False, f"would {verb} {f.target}"))
             continue
         if f.action == "forget_fact":

@@ -58,8 +58,9 @@ def completed_milestones(tasks: list[dict[str, Any]]) -> list[str]:
     for t in tasks:
         if t.get("milestone"):
             by.setdefault(str(t["milestone"]), []).append(str(t.get("status")))
-    return [m for m, statuses in by.items()
-            if all(s in CLOSED for s in statuses) and "done" in statuses]
+    return [
+        m for m, statuses in by.items() if all(s in CLOSED for s in statuses) and "done" in statuses
+    ]
 
 
 def archive_completed_milestones(store: Store, agent: str) -> list[str]:
@@ -79,13 +80,22 @@ def archive_completed_milestones(store: Store, agent: str) -> list[str]:
             moving = [t for t in doc.records() if str(t.get("milestone")) == milestone]
             dest = store.layout.archive_dir(agent) / f"tasks-{_slug(milestone)}-{stamp(when)}.json"
             body = {"milestone": milestone, "archived_at": iso(when), "tasks": moving}
-            durable_copy(store, (json.dumps(body, indent=2, ensure_ascii=False) + "\n").encode(), dest)
+            durable_copy(
+                store, (json.dumps(body, indent=2, ensure_ascii=False) + "\n").encode(), dest
+            )
             done.append(milestone)
         doc.remove(lambda t: str(t.get("milestone")) in milestones)
         commit(doc.dumps())
     for milestone in done:
-        store.events.emit("memory:write", {"type": "task", "path": store.rel(tasks.path),
-                                           "delta": 0, "archived_milestone": milestone})
+        store.events.emit(
+            "memory:write",
+            {
+                "type": "task",
+                "path": store.rel(tasks.path),
+                "delta": 0,
+                "archived_milestone": milestone,
+            },
+        )
     return done
 
 
@@ -119,8 +129,7 @@ def maintain(store: Store, agents: list[str] | None = None) -> list[AgentUpkeep]
         agents = store.agents() if store.principal.role == "admin" else [own] if own else []
         if own and own not in agents and store.truth.stat(f"agents/{own}") is not None:
             agents.append(own)
-    return [maintain_agent(store, a) for a in agents
-            if store.gate.allows("write", "log", a)]
+    return [maintain_agent(store, a) for a in agents if store.gate.allows("write", "log", a)]
 
 
 def start_maintenance(

@@ -41,7 +41,9 @@ _DANGLING = re.compile(
     r"^(it|they|he|she|this|that|these|those)\s+(is|are|was|were|does|did|has|have|had|will|"
     r"would|should|must|can|could|needs?|works?|fails?)\b|\bsee above\b|\bas (mentioned|discussed|"
     r"noted|said) (above|earlier|before)\b|\bthe (previous|last|above|earlier) (step|phase|message|"
-    r"answer|turn|output)\b|\blike before\b", re.I)
+    r"answer|turn|output)\b|\blike before\b",
+    re.I,
+)
 _THIS_TASK = re.compile(r"\b(this|the current) (task|ticket|iteration|phase|pr)\b", re.I)
 
 
@@ -69,8 +71,12 @@ class ChecklistC:
         return next((c for c in self.checks if not c.passed), None)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"text": self.text, "category": self.category, "passed": self.passed,
-                "checks": [{"name": c.name, "passed": c.passed, "why": c.why} for c in self.checks]}
+        return {
+            "text": self.text,
+            "category": self.category,
+            "passed": self.passed,
+            "checks": [{"name": c.name, "passed": c.passed, "why": c.why} for c in self.checks],
+        }
 
 
 def checklist_c(
@@ -99,31 +105,74 @@ def checklist_c(
     if len(cites) != len(citations):
         raise MalformedInput("every citation must be a non-empty string")
     if category is not None and category not in DURABLE_CATEGORIES:
-        raise MalformedInput(f"durable facts are one of {', '.join(DURABLE_CATEGORIES)}; "
-                             f"got {category!r}")
+        raise MalformedInput(
+            f"durable facts are one of {', '.join(DURABLE_CATEGORIES)}; got {category!r}"
+        )
     chosen = category or classify_fact(text)
     checks = [
-        Check("cited", bool(cites), f"cites {', '.join(cites)}" if cites else
-              "a durable fact needs at least one citation (file, doc or task it came from)"),
+        Check(
+            "cited",
+            bool(cites),
+            f"cites {', '.join(cites)}"
+            if cites
+            else "a durable fact needs at least one citation (file, doc or task it came from)",
+        ),
         Check("classified", True, f"{chosen}" + ("" if category else " (by the keyword rule)")),
     ]
     short = len(text) <= MAX_FACT_CHARS and sentences(text) <= MAX_SENTENCES
-    checks.append(Check("short", short, "1-2 sentences" if short else
-                        f"a durable fact is 1-{MAX_SENTENCES} sentences and at most "
-                        f"{MAX_FACT_CHARS} characters: split it or keep it in task notes"))
+    checks.append(
+        Check(
+            "short",
+            short,
+            "1-2 sentences"
+            if short
+            else f"a durable fact is 1-{MAX_SENTENCES} sentences and at most "
+            f"{MAX_FACT_CHARS} characters: split it or keep it in task notes",
+        )
+    )
     reason = save_exclusion(text)
-    checks.append(Check("not_excluded", reason is None, "no save exclusion" if reason is None
-                        else f"not saved as a durable fact, it is {reason}"))
+    checks.append(
+        Check(
+            "not_excluded",
+            reason is None,
+            "no save exclusion"
+            if reason is None
+            else f"not saved as a durable fact, it is {reason}",
+        )
+    )
     dangling = _DANGLING.search(text)
     local = _THIS_TASK.search(text) or (task is not None and task.lower() in text.lower())
     actionable = dangling is None and not local
-    checks.append(Check("actionable", actionable, "stands alone" if actionable else (
-        f"it does not stand alone ({dangling.group(0)!r}): say what it refers to" if dangling
-        else "it is about the current task only: keep it in the task folder")))
-    dup = next((old for old in store.agent(agent).facts.list()
-                if old.category in DURABLE_CATEGORIES and near_duplicate(old.value, text)), None)
-    checks.append(Check("new", dup is None, "no near-duplicate" if dup is None
-                        else f"duplicate of durable fact {dup.key!r}: {dup.value!r}"))
+    checks.append(
+        Check(
+            "actionable",
+            actionable,
+            "stands alone"
+            if actionable
+            else (
+                f"it does not stand alone ({dangling.group(0)!r}): say what it refers to"
+                if dangling
+                else "it is about the current task only: keep it in the task folder"
+            ),
+        )
+    )
+    dup = next(
+        (
+            old
+            for old in store.agent(agent).facts.list()
+            if old.category in DURABLE_CATEGORIES and near_duplicate(old.value, text)
+        ),
+        None,
+    )
+    checks.append(
+        Check(
+            "new",
+            dup is None,
+            "no near-duplicate"
+            if dup is None
+            else f"duplicate of durable fact {dup.key!r}: {dup.value!r}",
+        )
+    )
     return ChecklistC(text, chosen, tuple(checks))
 
 
@@ -140,11 +189,15 @@ def durable_fact_problem(text: str, citations: Sequence[str]) -> str | None:
 
     flat = " ".join(text.split())
     if not [c for c in citations if isinstance(c, str) and c.strip()]:
-        return ("a repo-persistent fact needs at least one citation (the file, doc or task it "
-                "came from): seed 001")
+        return (
+            "a repo-persistent fact needs at least one citation (the file, doc or task it "
+            "came from): seed 001"
+        )
     if len(flat) > MAX_FACT_CHARS or sentences(flat) > MAX_SENTENCES:
-        return (f"a repo-persistent fact is 1-{MAX_SENTENCES} sentences and at most "
-                f"{MAX_FACT_CHARS} characters (seed 001): split it or keep it in task notes")
+        return (
+            f"a repo-persistent fact is 1-{MAX_SENTENCES} sentences and at most "
+            f"{MAX_FACT_CHARS} characters (seed 001): split it or keep it in task notes"
+        )
     reason = save_exclusion(flat)
     if reason is not None:
         return f"not saved as a repo-persistent fact (seed 001 save exclusions), it is {reason}"
@@ -203,8 +256,15 @@ class PhaseStart:
     refused: tuple[ChecklistC, ...]
 
 
-def phase_start(store: Store, agent: str, task: str, phase: str, *,
-                note: str = "", facts: Sequence[dict[str, Any]] = ()) -> PhaseStart:
+def phase_start(
+    store: Store,
+    agent: str,
+    task: str,
+    phase: str,
+    *,
+    note: str = "",
+    facts: Sequence[dict[str, Any]] = (),
+) -> PhaseStart:
     """Seed 001 "phase start": read the task folder, write a session note, promote the
     durable cross-plan facts that pass Checklist C (the others are returned, refused).
 
@@ -216,44 +276,78 @@ def phase_start(store: Store, agent: str, task: str, phase: str, *,
     mem = store.agent(agent)
     files = tuple(mem.episodes.files(task)) if task in mem.episodes.list() else ()
     verified = tuple(mem.episodes.verified(task)) if files else ()
-    body = f"# Phase {phase} of {task}\n\n{note.strip()}\n" if note.strip() else (
-        f"# Phase {phase} of {task}\n")
+    body = (
+        f"# Phase {phase} of {task}\n\n{note.strip()}\n"
+        if note.strip()
+        else (f"# Phase {phase} of {task}\n")
+    )
     note_path = mem.scratch.write(f"phase-{_slug(phase)}.md", body).path
     promoted: list[Fact] = []
     refused: list[ChecklistC] = []
     for cand in facts:
-        verdict = checklist_c(store, agent, cand.get("text", ""), cand.get("citations") or [],
-                              cand.get("category"), task=task)
+        verdict = checklist_c(
+            store,
+            agent,
+            cand.get("text", ""),
+            cand.get("citations") or [],
+            cand.get("category"),
+            task=task,
+        )
         if verdict.passed:
-            promoted.append(promote_fact(store, agent, verdict.text, verdict.category,
-                                         cand.get("citations") or [], key=cand.get("key")))
+            promoted.append(
+                promote_fact(
+                    store,
+                    agent,
+                    verdict.text,
+                    verdict.category,
+                    cand.get("citations") or [],
+                    key=cand.get("key"),
+                )
+            )
         else:
             refused.append(verdict)
     return PhaseStart(task, phase, files, verified, note_path, tuple(promoted), tuple(refused))
 
 
-def phase_end(store: Store, agent: str, task: str, phase: str, report: str, *,
-              next_phase: str | None = None, blockers: Sequence[str] = (),
-              next_steps: Sequence[str] = ()) -> str:
+def phase_end(
+    store: Store,
+    agent: str,
+    task: str,
+    phase: str,
+    report: str,
+    *,
+    next_phase: str | None = None,
+    blockers: Sequence[str] = (),
+    next_steps: Sequence[str] = (),
+) -> str:
     """Seed 001 "phase end": write the phase completion report into the task folder, move
     NOTES.md to the phase boundary (stale blockers replaced), log a gate event.
 
     Returns the report's store-relative path.
     """
     mem = store.agent(agent)
-    path = mem.episodes.write(task, f"phase-{_slug(phase)}-report.md",
-                              f"# Phase {phase} completion report\n\n{report.strip()}\n")
+    path = mem.episodes.write(
+        task,
+        f"phase-{_slug(phase)}-report.md",
+        f"# Phase {phase} completion report\n\n{report.strip()}\n",
+    )
     state = mem.now.state() if mem.now.exists() else None
     objective = state.objective if state and state.objective != "(none)" else f"Task {task}"
-    mem.now.update(objective, list(next_steps), blockers=list(blockers),
-                   phase=next_phase or f"{phase} complete")
-    mem.episodes.log_gate_event(task, task, {"event": "phase_end", "phase": phase,
-                                             "report": path, "next_phase": next_phase})
+    mem.now.update(
+        objective,
+        list(next_steps),
+        blockers=list(blockers),
+        phase=next_phase or f"{phase} complete",
+    )
+    mem.episodes.log_gate_event(
+        task, task, {"event": "phase_end", "phase": phase, "report": path, "next_phase": next_phase}
+    )
     return path
 
 
-def task_complete(store: Store, agent: str, task: str,
-                  facts: Sequence[dict[str, Any]] = ()) -> tuple[list[Fact], list[ChecklistC]]:
+def task_complete(
+    store: Store, agent: str, task: str, facts: Sequence[dict[str, Any]] = ()
+) -> tuple[list[Fact], list[ChecklistC]]:
     """Seed 001 "task complete": write the durable facts to repo-persistent memory (each
     through Checklist C) and log the gate event. Returns (promoted, refused)."""
     from memstrata.lifecycle.promotion import promote_fact
@@ -262,15 +356,30 @@ def task_complete(store: Store, agent: str, task: str,
     promoted: list[Fact] = []
     refused: list[ChecklistC] = []
     for cand in facts:
-        verdict = checklist_c(store, agent, cand.get("text", ""), cand.get("citations") or [],
-                              cand.get("category"), task=task)
+        verdict = checklist_c(
+            store,
+            agent,
+            cand.get("text", ""),
+            cand.get("citations") or [],
+            cand.get("category"),
+            task=task,
+        )
         if verdict.passed:
-            promoted.append(promote_fact(store, agent, verdict.text, verdict.category,
-                                         cand.get("citations") or [], key=cand.get("key")))
+            promoted.append(
+                promote_fact(
+                    store,
+                    agent,
+                    verdict.text,
+                    verdict.category,
+                    cand.get("citations") or [],
+                    key=cand.get("key"),
+                )
+            )
         else:
             refused.append(verdict)
-    mem.episodes.log_gate_event(task, task, {"event": "task_complete",
-                                             "promoted": [f.key for f in promoted]})
+    mem.episodes.log_gate_event(
+        task, task, {"event": "task_complete", "promoted": [f.key for f in promoted]}
+    )
     return promoted, refused
 
 

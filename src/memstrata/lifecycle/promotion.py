@@ -46,34 +46,69 @@ MAX_SENTENCES = 2
 
 _FEEDBACK = re.compile(
     r"\b(never|don'?t|do not|avoid|must not|mustn'?t|should not|shouldn'?t|instead of|"
-    r"mistakes?|wrong|incorrect|correction|stop (doing|using))\b", re.I)
-_USER = re.compile(r"\b(prefers?|preferences?|likes?|dislikes?|the user|user wants|"
-                   r"i want|i like|i prefer|my)\b", re.I)
+    r"mistakes?|wrong|incorrect|correction|stop (doing|using))\b",
+    re.I,
+)
+_USER = re.compile(
+    r"\b(prefers?|preferences?|likes?|dislikes?|the user|user wants|"
+    r"i want|i like|i prefer|my)\b",
+    re.I,
+)
 _REFERENCE = re.compile(
     r"`[^`]+`|\b(npm|npx|yarn|pnpm|pytest|make|pip|uv|cargo|go (test|build|run)|docker|"
     r"kubectl|git config|python -m|cd \S+ &&)\b|(^|\s)--[a-z][\w-]+|\b[A-Z][A-Z0-9_]{2,}=\S+|"
-    r"\b(port|env(ironment)? var(iable)?|config(uration)? (value|key|file)|command)\b", re.I)
+    r"\b(port|env(ironment)? var(iable)?|config(uration)? (value|key|file)|command)\b",
+    re.I,
+)
 
 _GIT = [
     (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"), "a commit hash"),
-    (re.compile(r"\b(committed|merged|rebased|cherry-picked|reverted)\b|\bmerge (commit|of)\b|"
-                r"\b(PR|pull request) #?\d+\b", re.I), "a commit / merge record"),
-    (re.compile(r"\b(on|the|to|from|in) branch\b|\bbranch (named |called )?[\w./-]+/[\w./-]+|"
-                r"\b(feature|bugfix|hotfix|release)/[\w.-]+", re.I), "a branch name"),
+    (
+        re.compile(
+            r"\b(committed|merged|rebased|cherry-picked|reverted)\b|\bmerge (commit|of)\b|"
+            r"\b(PR|pull request) #?\d+\b",
+            re.I,
+        ),
+        "a commit / merge record",
+    ),
+    (
+        re.compile(
+            r"\b(on|the|to|from|in) branch\b|\bbranch (named |called )?[\w./-]+/[\w./-]+|"
+            r"\b(feature|bugfix|hotfix|release)/[\w.-]+",
+            re.I,
+        ),
+        "a branch name",
+    ),
 ]
 _EPHEMERAL = [
     (re.compile(r"\b\d{1,2}:\d{2}(:\d{2})?\b"), "a clock time of a single turn"),
     (re.compile(r"\b(iteration|attempt|run|step) #?\d+\b", re.I), "a per-iteration result"),
-    (re.compile(r"\b(currently|right now|just now|at the moment|in progress|this (turn|session)|"
-                r"is (still )?running|today|yesterday|so far)\b", re.I), "ephemeral task state"),
+    (
+        re.compile(
+            r"\b(currently|right now|just now|at the moment|in progress|this (turn|session)|"
+            r"is (still )?running|today|yesterday|so far)\b",
+            re.I,
+        ),
+        "ephemeral task state",
+    ),
 ]
 _DERIVABLE = [
     (re.compile(r"[\w./-]+\.\w{1,5}:\d+\b"), "a file:line location"),
-    (re.compile(r"\b(is|are) (defined|declared|implemented|located) (in|at)\b|\blives in\b", re.I),
-     "where code is defined"),
-    (re.compile(r"\b(has|have|contains?) \d+ (lines?|functions?|classes|methods?|files?|tests?)\b",
-                re.I), "a count of code that can be re-read"),
+    (
+        re.compile(
+            r"\b(is|are) (defined|declared|implemented|located) (in|at)\b|\blives in\b", re.I
+        ),
+        "where code is defined",
+    ),
+    (
+        re.compile(
+            r"\b(has|have|contains?) \d+ (lines?|functions?|classes|methods?|files?|tests?)\b", re.I
+        ),
+        "a count of code that can be re-read",
+    ),
 ]
+
+
 def classify_fact(text: str) -> str:
     """Taxonomy category for a fact by the keyword rule in the module docstring.
 
@@ -92,8 +127,11 @@ def classify_fact(text: str) -> str:
 
 def save_exclusion(text: str) -> str | None:
     """Why `text` must not be saved as a durable fact (seed 001), or None."""
-    for group, label in ((_GIT, "git history"), (_EPHEMERAL, "ephemeral task state"),
-                         (_DERIVABLE, "derivable code state")):
+    for group, label in (
+        (_GIT, "git history"),
+        (_EPHEMERAL, "ephemeral task state"),
+        (_DERIVABLE, "derivable code state"),
+    ):
         for pattern, what in group:
             m = pattern.search(text)
             if m:

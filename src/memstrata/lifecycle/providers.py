@@ -65,9 +65,7 @@ def usage_sum(*parts: dict[str, int] | None) -> dict[str, int] | None:
     return {k: sum(p.get(k, 0) for p in counted) for k in counted[0]}
 
 
-def usage_delta(
-    before: tuple[int, int, int] | None, provider: object
-) -> dict[str, int] | None:
+def usage_delta(before: tuple[int, int, int] | None, provider: object) -> dict[str, int] | None:
     """Calls and tokens spent since `before` (None when the provider counts nothing)."""
     after = usage_snapshot(provider)
     if before is None or after is None:
@@ -75,5 +73,9 @@ def usage_delta(
     calls, prompt, completion = (a - b for a, b in zip(after, before, strict=True))
     if calls == 0:
         return None
-    return {"calls": calls, "prompt_tokens": prompt, "completion_tokens": completion,
-            "total_tokens": prompt + completion}
+    return {
+        "calls": calls,
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }

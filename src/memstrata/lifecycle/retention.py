@@ -75,6 +75,8 @@ def archive_old_sessions(
     if moved:
         sessions.mark_archived({m.id: m.archive_path for m in moved})
         for m in moved:
-            store.events.emit("memory:write", {"type": "session", "path": m.archive_path,
-                                               "delta": 0, "archived": m.id})
+            store.events.emit(
+                "memory:write",
+                {"type": "session", "path": m.archive_path, "delta": 0, "archived": m.id},
+            )
     return moved

@@ -110,10 +110,11 @@ def compact_session(
         dec = decode(snap.data, 0, str(path))
         records = [(off, r) for off, r in dec.records if "role" in r]
         if len(records) <= keep:
-            return SessionCompaction(False, f"{len(records)} message(s), keeping {keep}", sid,
-                                     len(records), len(records))
+            return SessionCompaction(
+                False, f"{len(records)} message(s), keeping {keep}", sid, len(records), len(records)
+            )
         older = records[: len(records) - keep]
-        kept = records[len(records) - keep:]
+        kept = records[len(records) - keep :]
         upto = dec.consumed
         cut = kept[0][0] if kept else upto
         usage = None
@@ -128,10 +129,15 @@ def compact_session(
             before = [usage_snapshot(p) for p in (chosen, classifier)]
             mem = store.agent(agent)
             now = mem.now.state() if mem.now.exists() else None
-            summary = digest(message_records(to_message(r) for _, r in older), now=now,
-                             narrative=chosen, max_chars=max_summary_chars,
-                             bulletize=isinstance(chosen, ExtractiveSummarizer),
-                             classifier=classifier, archive=f"sessions/{sid}-{stamp(when)}.jsonl")
+            summary = digest(
+                message_records(to_message(r) for _, r in older),
+                now=now,
+                narrative=chosen,
+                max_chars=max_summary_chars,
+                bulletize=isinstance(chosen, ExtractiveSummarizer),
+                classifier=classifier,
+                archive=f"sessions/{sid}-{stamp(when)}.jsonl",
+            )
             usage = usage_sum(usage_delta(before[0], chosen), usage_delta(before[1], classifier))
             if not isinstance(summary, str) or not summary.strip():
                 summary = f"{len(older)} earlier messages (the summariser returned no text)."
@@ -152,18 +158,41 @@ def compact_session(
                 {"sessionId": sid, "flush": True, "summarized": len(older)},
             )
         archive = store.layout.archive_dir(agent) / "sessions" / f"{sid}-{stamp(when)}.jsonl"
-        rec = {"id": "msg_" + os.urandom(4).hex(), "role": "summary", "content": summary,
-               "timestamp": iso(when), "compacted": len(older), "archive": store.rel(archive)}
+        rec = {
+            "id": "msg_" + os.urandom(4).hex(),
+            "role": "summary",
+            "content": summary,
+            "timestamp": iso(when),
+            "compacted": len(older),
+            "archive": store.rel(archive),
+        }
         head = encode(rec) + snap.data[cut:upto]
         with archived(store, snap.data[:upto], archive):
             _, tail = splice(store, snap, upto, head, sessions._spec(sid))
     carried = sum(1 for _, r in decode(tail).records if "role" in r)
     result = SessionCompaction(
-        True, f"{len(older)} message(s) summarised", sid, len(records) + carried,
-        1 + len(kept) + carried, len(older), len(kept), carried, store.rel(archive), summary, usage,
+        True,
+        f"{len(older)} message(s) summarised",
+        sid,
+        len(records) + carried,
+        1 + len(kept) + carried,
+        len(older),
+        len(kept),
+        carried,
+        store.rel(archive),
+        summary,
+        usage,
     )
-    store.events.emit("memory:compact", {"sessionId": sid, "agent": agent, "layer": "session",
-                                         "before": result.before, "after": result.after})
+    store.events.emit(
+        "memory:compact",
+        {
+            "sessionId": sid,
+            "agent": agent,
+            "layer": "session",
+            "before": result.before,
+            "after": result.after,
+        },
+    )
     return result
 
 
@@ -179,8 +208,11 @@ def context_view(
     Example:
         >>> view = context_view(store.agent("finn").sessions.messages("s1"), 5)  # doctest: +SKIP
     """
-    if not isinstance(keep_tool_results, int) or isinstance(keep_tool_results, bool) \
-            or keep_tool_results < 0:
+    if (
+        not isinstance(keep_tool_results, int)
+        or isinstance(keep_tool_results, bool)
+        or keep_tool_results < 0
+    ):
         raise MalformedInput("keep_tool_results must be a non-negative integer")
     roles = [m.role if isinstance(m, SessionMessage) else m.get("role") for m in messages]
     results = [i for i, r in enumerate(roles) if r == "tool_result"]
@@ -191,8 +223,10 @@ def context_view(
             out.append(m)
             continue
         content = m.content if isinstance(m, SessionMessage) else str(m.get("content", ""))
-        note = (f"[tool result pruned from the context view ({len(content)} chars); "
-                "the full result is in the session transcript]")
+        note = (
+            f"[tool result pruned from the context view ({len(content)} chars); "
+            "the full result is in the session transcript]"
+        )
         if isinstance(m, SessionMessage):
             out.append(dataclasses.replace(m, content=note))
         else:

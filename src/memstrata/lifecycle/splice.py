@@ -90,8 +90,9 @@ def durable_copy(store: Store, data: bytes, dest: Path) -> None:
 
 
 @contextlib.contextmanager
-def archived(store: Store, data: bytes, dest: Path, spec: SourceSpec | None = None
-             ) -> Iterator[None]:
+def archived(
+    store: Store, data: bytes, dest: Path, spec: SourceSpec | None = None
+) -> Iterator[None]:
     """Write the archive copy `dest` (indexed by `spec`, if given) before the splice in
     the body; if the body raises, remove it again: the entries are still in the source,
     and a copy kept would store (and find) them twice.

@@ -97,5 +97,6 @@ def after_session_append(store: Store, agent: str, session_id: str) -> bool:
         return False
     from memstrata.lifecycle.flush import apply_session_thresholds
 
-    return store.after_ack(f"session:{agent}:{session_id}",
-                           lambda: apply_session_thresholds(store, agent, session_id))
+    return store.after_ack(
+        f"session:{agent}:{session_id}", lambda: apply_session_thresholds(store, agent, session_id)
+    )

@@ -32,12 +32,57 @@ if TYPE_CHECKING:
     from memstrata.search.query import Hit
     from memstrata.store import Store
 
-CODE_SUFFIXES = ("py", "pyi", "js", "jsx", "ts", "tsx", "mjs", "go", "rs", "java", "kt", "c",
-                 "h", "cc", "cpp", "hpp", "rb", "php", "cs", "swift", "sh", "sql", "toml",
-                 "yaml", "yml", "json", "md", "cfg", "ini", "html", "css")
-SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".memstrata", "node_modules", ".venv", "venv",
-                       "__pycache__", ".mypy_cache", ".ruff_cache", ".pytest_cache", "dist",
-                       "build", ".tox"})
+CODE_SUFFIXES = (
+    "py",
+    "pyi",
+    "js",
+    "jsx",
+    "ts",
+    "tsx",
+    "mjs",
+    "go",
+    "rs",
+    "java",
+    "kt",
+    "c",
+    "h",
+    "cc",
+    "cpp",
+    "hpp",
+    "rb",
+    "php",
+    "cs",
+    "swift",
+    "sh",
+    "sql",
+    "toml",
+    "yaml",
+    "yml",
+    "json",
+    "md",
+    "cfg",
+    "ini",
+    "html",
+    "css",
+)
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".memstrata",
+        "node_modules",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".mypy_cache",
+        ".ruff_cache",
+        ".pytest_cache",
+        "dist",
+        "build",
+        ".tox",
+    }
+)
 MAX_FILE_BYTES = 1024 * 1024
 _EXT = "|".join(CODE_SUFFIXES)
 _PATH = re.compile(rf"(?<![\w/.-])((?:[\w.-]+/)*[\w-][\w.-]*\.(?:{_EXT}))(?::(\d+))?(?![\w/-])")
@@ -108,8 +153,9 @@ def claims(text: str) -> list[tuple[str, str, int | None, list[str]]]:
     for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
         symbols = [m.group(0) for m in _CALL.finditer(sentence)]
         symbols += [f"{m.group(1)}.{m.group(2)}" for m in _METHOD.finditer(sentence)]
-        paths = [(m.group(1), int(m.group(2)) if m.group(2) else None)
-                 for m in _PATH.finditer(sentence)]
+        paths = [
+            (m.group(1), int(m.group(2)) if m.group(2) else None) for m in _PATH.finditer(sentence)
+        ]
         for path, line in paths:
             out.append((sentence, path, line, symbols))
         if symbols and not paths:
@@ -117,8 +163,9 @@ def claims(text: str) -> list[tuple[str, str, int | None, list[str]]]:
     return out
 
 
-def _check(code: CodeBase, text: str, source: str, uid: str | None,
-           path: str | None) -> list[Finding]:
+def _check(
+    code: CodeBase, text: str, source: str, uid: str | None, path: str | None
+) -> list[Finding]:
     out: list[Finding] = []
     seen: set[tuple[str, str]] = set()
 
@@ -133,24 +180,37 @@ def _check(code: CodeBase, text: str, source: str, uid: str | None,
             rel, elsewhere = code.find(cited)
             if rel is None:
                 if elsewhere:
-                    add(ref, "moved", f"{cited} not found; files of that name: {', '.join(elsewhere[:5])}")
+                    add(
+                        ref,
+                        "moved",
+                        f"{cited} not found; files of that name: {', '.join(elsewhere[:5])}",
+                    )
                 else:
                     add(ref, "missing", f"{cited} no longer exists under {code.root}")
                 continue
             if line is not None:
                 lines = code.text(rel).splitlines()
                 if line > len(lines) or line < 1:
-                    add(ref, "beyond_eof", f"{rel} has {len(lines)} lines, the memory cites line {line}")
+                    add(
+                        ref,
+                        "beyond_eof",
+                        f"{rel} has {len(lines)} lines, the memory cites line {line}",
+                    )
                     continue
                 for sym in symbols:
                     last = sym.removesuffix("()").rsplit(".", 1)[-1]
                     if not re.search(rf"\b{re.escape(last)}\b", lines[line - 1]):
-                        add(ref, "symbol_not_on_line",
-                            f"line {line} of {rel} no longer mentions {sym}: {lines[line - 1].strip()[:120]!r}")
+                        add(
+                            ref,
+                            "symbol_not_on_line",
+                            f"line {line} of {rel} no longer mentions {sym}: {lines[line - 1].strip()[:120]!r}",
+                        )
         for sym in symbols:
             missing = [p for p in sym.removesuffix("()").split(".") if p not in code.identifiers]
             if missing:
-                add(sym, "symbol_not_found", f"{'.'.join(missing)} occurs nowhere under {code.root}")
+                add(
+                    sym, "symbol_not_found", f"{'.'.join(missing)} occurs nowhere under {code.root}"
+                )
     return out
 
 
@@ -194,8 +254,9 @@ def flag_stale(hits: Iterable[Hit], findings: Iterable[Finding]) -> list[Hit]:
     return out
 
 
-def recall_verified(store: Store, agent: str, query: str, root: str | os.PathLike[str],
-                    k: int = 10) -> list[Hit]:
+def recall_verified(
+    store: Store, agent: str, query: str, root: str | os.PathLike[str], k: int = 10
+) -> list[Hit]:
     """Search `agent`'s memory and flag hits whose code claims no longer hold."""
     from memstrata.search.query import SearchQuery
 

@@ -123,5 +123,13 @@ class Extractor(Protocol):
         ...
 
 
-__all__ = ["ITEM_TYPES", "LINE_KINDS", "Extractor", "ItemDraft", "ItemType", "LineClassifier",
-           "Summarizer", "Usage"]
+__all__ = [
+    "ITEM_TYPES",
+    "LINE_KINDS",
+    "Extractor",
+    "ItemDraft",
+    "ItemType",
+    "LineClassifier",
+    "Summarizer",
+    "Usage",
+]

@@ -282,11 +282,11 @@ class LLMLineClassifier:
     def classify_lines(self, lines: Sequence[str]) -> list[str | None]:
         out: list[str | None] = []
         for start in range(0, len(lines), self.batch):
-            part = lines[start:start + self.batch]
-            numbered = "\n".join(f"{i}| {' '.join(x.split())[:500]}"
-                                  for i, x in enumerate(part, start=1))
-            reply = self.client.complete(
-                _messages(_CLASSIFY_PROMPT.format(n=len(part)), numbered))
+            part = lines[start : start + self.batch]
+            numbered = "\n".join(
+                f"{i}| {' '.join(x.split())[:500]}" for i, x in enumerate(part, start=1)
+            )
+            reply = self.client.complete(_messages(_CLASSIFY_PROMPT.format(n=len(part)), numbered))
             out.extend(parse_labels(reply, len(part), self.client.url))
         return out
 
@@ -345,5 +345,13 @@ def parse_items(reply: str, *, n_lines: int, source: str = "LLM") -> list[ItemDr
     return out
 
 
-__all__ = ["ChatClient", "LLMExtractor", "LLMLineClassifier", "LLMSummarizer", "endpoint",
-           "parse_items", "parse_labels", "post_json"]
+__all__ = [
+    "ChatClient",
+    "LLMExtractor",
+    "LLMLineClassifier",
+    "LLMSummarizer",
+    "endpoint",
+    "parse_items",
+    "parse_labels",
+    "post_json",
+]

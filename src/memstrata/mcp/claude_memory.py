@@ -35,8 +35,10 @@ from memstrata.errors import AlreadyExists, InvalidInput, MemstrataError, NotFou
 ROOT = "/memories"
 MAX_LINES = 999_999
 SNIPPET_CONTEXT = 2
-ARCHIVED_NOTE = (" (moved to the memory archive, where it stays searchable; "
-                 "`memstrata purge file` removes it for good)")
+ARCHIVED_NOTE = (
+    " (moved to the memory archive, where it stays searchable; "
+    "`memstrata purge file` removes it for good)"
+)
 
 
 class MemoryFiles(Protocol):
@@ -87,10 +89,14 @@ def to_relative(path: object) -> str:
     decoded, previous = path, None
     while decoded != previous:  # %252e%252e -> %2e%2e -> ..
         previous, decoded = decoded, unquote(decoded)
-    parts = path[len(ROOT):].split("/")
+    parts = path[len(ROOT) :].split("/")
     bad = {"..", "."}
-    if ("\x00" in decoded or "\\" in decoded or any(p in bad for p in decoded.split("/"))
-            or any(p in bad for p in parts)):
+    if (
+        "\x00" in decoded
+        or "\\" in decoded
+        or any(p in bad for p in decoded.split("/"))
+        or any(p in bad for p in parts)
+    ):
         raise _Fail(f"Error: Path {path} would escape {ROOT} directory")
     return "/".join(p for p in parts if p)
 
@@ -113,8 +119,10 @@ class ClaudeMemoryHandler:
             name = command.get("command")
             method = getattr(self, f"_cmd_{name}", None) if isinstance(name, str) else None
             if method is None:
-                raise _Fail(f"Error: Unknown command {name!r}. Allowed commands: view, create, "
-                            "str_replace, insert, delete, rename")
+                raise _Fail(
+                    f"Error: Unknown command {name!r}. Allowed commands: view, create, "
+                    "str_replace, insert, delete, rename"
+                )
             return method(command), False
         except _Fail as exc:
             return str(exc), True
@@ -136,7 +144,9 @@ class ClaudeMemoryHandler:
         if rel == "":
             return "dir"
         try:
-            entry = next((e for e in self.files.list(rel.rpartition("/")[0]) if e.path == rel), None)
+            entry = next(
+                (e for e in self.files.list(rel.rpartition("/")[0]) if e.path == rel), None
+            )
         except NotFound:
             return None
         if entry is not None:
@@ -158,25 +168,34 @@ class ClaudeMemoryHandler:
         missing = f"The path {path} does not exist. Please provide a valid path."
         if self._kind(rel) == "dir":
             if view_range is not None:
-                raise _Fail("Error: The `view_range` parameter is not allowed when `path` "
-                            "points to a directory.")
+                raise _Fail(
+                    "Error: The `view_range` parameter is not allowed when `path` "
+                    "points to a directory."
+                )
             return self._view_dir(path, rel)
         lines = split_lines(self._read_file(rel, missing))
         if len(lines) > MAX_LINES:
             raise _Fail(f"File {path} exceeds maximum line limit of 999,999 lines.")
         first = 1
         if view_range is not None:
-            if not (isinstance(view_range, list) and len(view_range) == 2
-                    and all(type(v) is int for v in view_range)):
+            if not (
+                isinstance(view_range, list)
+                and len(view_range) == 2
+                and all(type(v) is int for v in view_range)
+            ):
                 raise _Fail("Error: Invalid `view_range`. It should be a list of two integers.")
             (first, last), n = view_range, len(lines)
             if not 1 <= first <= n:
-                raise _Fail(f"Error: Invalid `view_range`: {view_range}. Its first element "
-                            f"`{first}` should be within the range of lines of the file: [1, {n}]")
+                raise _Fail(
+                    f"Error: Invalid `view_range`: {view_range}. Its first element "
+                    f"`{first}` should be within the range of lines of the file: [1, {n}]"
+                )
             if last != -1 and not first <= last <= n:
-                raise _Fail(f"Error: Invalid `view_range`: {view_range}. Its second element "
-                            f"`{last}` should be -1 or within [{first}, {n}]")
-            lines = lines[first - 1:] if last == -1 else lines[first - 1:last]
+                raise _Fail(
+                    f"Error: Invalid `view_range`: {view_range}. Its second element "
+                    f"`{last}` should be -1 or within [{first}, {n}]"
+                )
+            lines = lines[first - 1 :] if last == -1 else lines[first - 1 : last]
         return f"Here's the content of {path} with line numbers:\n{number(lines, first)}"
 
     def _view_dir(self, path: str, rel: str) -> str:
@@ -186,7 +205,7 @@ class ClaudeMemoryHandler:
         totals: dict[str, int] = {}
         rows: list[tuple[str, bool, int]] = []
         for entry in entries:
-            sub = entry.path[len(prefix):].strip("/")
+            sub = entry.path[len(prefix) :].strip("/")
             parts = sub.split("/")
             if not sub or any(p.startswith(".") or p == "node_modules" for p in parts):
                 continue
@@ -200,8 +219,10 @@ class ClaudeMemoryHandler:
         for sub, is_dir, size in sorted(rows):
             size = totals.get(sub, 0) if is_dir else size
             lines.append(f"{human_size(size)}\t{shown}/{sub}{'/' if is_dir else ''}")
-        return ("Here're the files and directories up to 2 levels deep in "
-                f"{shown}, excluding hidden items and node_modules:\n" + "\n".join(lines))
+        return (
+            "Here're the files and directories up to 2 levels deep in "
+            f"{shown}, excluding hidden items and node_modules:\n" + "\n".join(lines)
+        )
 
     def _cmd_create(self, command: dict[str, Any]) -> str:
         path, text = self._arg(command, "path"), self._arg(command, "file_text")
@@ -228,12 +249,14 @@ class ClaudeMemoryHandler:
         except NotUnique:  # changed under us: phrase it from the current text
             self._check_unique(self._read_file(rel, missing), old, path)
             raise
-        start = text[:text.index(old)].count("\n")
+        start = text[: text.index(old)].count("\n")
         end = start + new.count("\n")
         after = split_lines(self.files.read(rel))
         lo, hi = max(0, start - SNIPPET_CONTEXT), min(len(after), end + SNIPPET_CONTEXT + 1)
-        return ("The memory file has been edited. Here is the snippet showing the change "
-                f"(with line numbers):\n{number(after[lo:hi], lo + 1)}")
+        return (
+            "The memory file has been edited. Here is the snippet showing the change "
+            f"(with line numbers):\n{number(after[lo:hi], lo + 1)}"
+        )
 
     @staticmethod
     def _check_unique(text: str, old: str, path: str) -> None:
@@ -242,11 +265,14 @@ class ClaudeMemoryHandler:
             starts.append(text[:at].count("\n") + 1)
             at = text.find(old, at + 1)
         if not starts:
-            raise _Fail(f"No replacement was performed, old_str `{old}` did not appear "
-                        f"verbatim in {path}.")
+            raise _Fail(
+                f"No replacement was performed, old_str `{old}` did not appear verbatim in {path}."
+            )
         if len(starts) > 1:
-            raise _Fail(f"No replacement was performed. Multiple occurrences of old_str `{old}` "
-                        f"in lines: {', '.join(map(str, starts))}. Please ensure it is unique")
+            raise _Fail(
+                f"No replacement was performed. Multiple occurrences of old_str `{old}` "
+                f"in lines: {', '.join(map(str, starts))}. Please ensure it is unique"
+            )
 
     def _cmd_insert(self, command: dict[str, Any]) -> str:
         path = self._arg(command, "path")
@@ -254,8 +280,10 @@ class ClaudeMemoryHandler:
         rel = to_relative(path)
         missing = f"Error: The path {path} does not exist"
         n = len(split_lines(self._read_file(rel, missing)))
-        bad_line = (f"Error: Invalid `insert_line` parameter: {line}. It should be within the "
-                    f"range of lines of the file: [0, {n}]")
+        bad_line = (
+            f"Error: Invalid `insert_line` parameter: {line}. It should be within the "
+            f"range of lines of the file: [0, {n}]"
+        )
         if not 0 <= line <= n:
             raise _Fail(bad_line)
         try:

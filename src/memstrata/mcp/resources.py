@@ -23,8 +23,12 @@ class Resource:
     mime_type: str = "text/markdown"
 
     def listing(self) -> dict[str, Any]:
-        return {"uri": self.uri, "name": self.name, "description": self.description,
-                "mimeType": self.mime_type}
+        return {
+            "uri": self.uri,
+            "name": self.name,
+            "description": self.description,
+            "mimeType": self.mime_type,
+        }
 
 
 def build_resources(store: Store) -> list[Resource]:
@@ -39,8 +43,10 @@ def build_resources(store: Store) -> list[Resource]:
             return text
         name = context.path.name
         if not context.exists():
-            return (f"(no {name} yet for agent {store.principal.agent}: nothing is auto-loaded. "
-                    f"Write long-term notes with memory_write(path=\"{name}\", content=...).)")
+            return (
+                f"(no {name} yet for agent {store.principal.agent}: nothing is auto-loaded. "
+                f'Write long-term notes with memory_write(path="{name}", content=...).)'
+            )
         return f"({name} is empty: nothing is auto-loaded.)"
 
     def prompt_context() -> str:
@@ -50,8 +56,16 @@ def build_resources(store: Store) -> list[Resource]:
         return assemble_context(store, store.principal.agent).text
 
     return [
-        Resource("memory://context", "CONTEXT.md",
-                 "Your auto-loaded long-term memory (CONTEXT.md / MEMORY.md)", context_md),
-        Resource("memory://prompt-context", "assembled context",
-                 "Identity, CONTEXT, NOW, recent LOG, facts and ledger context", prompt_context),
+        Resource(
+            "memory://context",
+            "CONTEXT.md",
+            "Your auto-loaded long-term memory (CONTEXT.md / MEMORY.md)",
+            context_md,
+        ),
+        Resource(
+            "memory://prompt-context",
+            "assembled context",
+            "Identity, CONTEXT, NOW, recent LOG, facts and ledger context",
+            prompt_context,
+        ),
     ]

@@ -112,18 +112,26 @@ def validate(params: Iterable[Param], arguments: Mapping[str, Any] | None) -> di
         if p.type == "array" and p.items is not None:
             for v in value:
                 if not _type_ok(v, p.items):
-                    raise MalformedInput(f"each of {name} must be a JSON {p.items}, "
-                                         f"got {_json_type(v)}")
+                    raise MalformedInput(
+                        f"each of {name} must be a JSON {p.items}, got {_json_type(v)}"
+                    )
                 if p.item_enum is not None and v not in p.item_enum:
-                    raise MalformedInput(f"each of {name} must be one of "
-                                         f"{', '.join(p.item_enum)}; got {v!r}")
+                    raise MalformedInput(
+                        f"each of {name} must be one of {', '.join(p.item_enum)}; got {v!r}"
+                    )
         out[name] = value
     return out
 
 
 def _json_type(value: Any) -> str:
-    for name, py in (("boolean", bool), ("integer", int), ("number", float), ("string", str),
-                     ("array", list), ("object", dict)):
+    for name, py in (
+        ("boolean", bool),
+        ("integer", int),
+        ("number", float),
+        ("string", str),
+        ("array", list),
+        ("object", dict),
+    ):
         if isinstance(value, py):
             return name
     return "null" if value is None else type(value).__name__

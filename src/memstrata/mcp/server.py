@@ -45,8 +45,13 @@ def _loose(p: Param) -> Any:
     from typing import Any as AnyT
 
     items: Any = {"string": str, "integer": int}.get(p.items or "", AnyT)
-    py: Any = {"string": str, "integer": int, "boolean": bool, "object": dict[str, AnyT],
-               "array": list[items]}[p.type]
+    py: Any = {
+        "string": str,
+        "integer": int,
+        "boolean": bool,
+        "object": dict[str, AnyT],
+        "array": list[items],
+    }[p.type]
     return py if p.required else py | None
 
 
@@ -62,20 +67,36 @@ def _sdk_tool(spec: ToolSpec, log_to: Store | None = None) -> Any:
         except MemstrataError as exc:
             raise ToolError(f"{exc.code}: {exc}") from exc
         data = reply.data if reply.data is not None and not reply.is_error else None
-        return CallToolResult(content=[TextContent(type="text", text=reply.text)],
-                              structured_content=data, is_error=reply.is_error)
+        return CallToolResult(
+            content=[TextContent(type="text", text=reply.text)],
+            structured_content=data,
+            is_error=reply.is_error,
+        )
 
     call.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, annotation=_loose(p),
-                           **({} if p.required else {"default": None})) for p in spec.params],
-        return_annotation=CallToolResult)
+        [
+            inspect.Parameter(
+                p.name,
+                inspect.Parameter.KEYWORD_ONLY,
+                annotation=_loose(p),
+                **({} if p.required else {"default": None}),
+            )
+            for p in spec.params
+        ],
+        return_annotation=CallToolResult,
+    )
     hints = spec.annotations()
     tool = Tool.from_function(
-        call, name=spec.name, description=spec.description,
-        annotations=ToolAnnotations(read_only_hint=hints.get("readOnlyHint"),
-                                    destructive_hint=hints.get("destructiveHint"),
-                                    idempotent_hint=hints.get("idempotentHint"),
-                                    open_world_hint=hints.get("openWorldHint")))
+        call,
+        name=spec.name,
+        description=spec.description,
+        annotations=ToolAnnotations(
+            read_only_hint=hints.get("readOnlyHint"),
+            destructive_hint=hints.get("destructiveHint"),
+            idempotent_hint=hints.get("idempotentHint"),
+            open_world_hint=hints.get("openWorldHint"),
+        ),
+    )
     tool.parameters = spec.input_schema()
     tool.fn_metadata.output_schema = spec.output
     return tool
@@ -107,7 +128,8 @@ def select_tools(store: Store, names: list[str] | None) -> list[ToolSpec]:
     if unknown:
         raise MalformedInput(
             f"unknown or disabled tool(s): {', '.join(unknown)}; groups: all, default, "
-            f"{', '.join(GROUPS)}; tools: {', '.join(sorted(s.name for s in specs))}")
+            f"{', '.join(GROUPS)}; tools: {', '.join(sorted(s.name for s in specs))}"
+        )
     return [s for s in specs if s.name in chosen]
 
 
@@ -117,13 +139,17 @@ def build_server(store: Store, tools: list[str] | None = None) -> MCPServer:
     from memstrata import __version__
     from memstrata.mcp.resources import build_resources
 
-    server: MCPServer = MCPServer(name="memstrata", version=__version__,
-                                  instructions=INSTRUCTIONS, log_level="WARNING",
-                                  tools=[_sdk_tool(spec, auto_log_target(store))
-                                         for spec in select_tools(store, tools)])
+    server: MCPServer = MCPServer(
+        name="memstrata",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        log_level="WARNING",
+        tools=[_sdk_tool(spec, auto_log_target(store)) for spec in select_tools(store, tools)],
+    )
     for res in build_resources(store):
-        server.resource(res.uri, name=res.name, mime_type=res.mime_type,
-                        description=res.description)(_named(res.read, res.name))
+        server.resource(
+            res.uri, name=res.name, mime_type=res.mime_type, description=res.description
+        )(_named(res.read, res.name))
     return server
 
 

@@ -45,20 +45,33 @@ STRS = {"type": "array", "items": S}
 
 # Output schemas declare the fields an agent relies on; the optional ones (kind,
 # room, owner, tags, explain, detail, ...) appear when they have a value.
-HIT = _obj({"uid": S, "layer": S, "title": S, "snippet": S, "when": S,
-            "where": {"type": "string", "description": "file:line"},
-            "score": {"type": "number", "description": "best hit = 1, x recency decay"},
-            "matched": {"type": "array", "items": S, "description": "query words it holds"}},
-           ["uid", "layer", "snippet", "when", "where", "score", "matched"])
+HIT = _obj(
+    {
+        "uid": S,
+        "layer": S,
+        "title": S,
+        "snippet": S,
+        "when": S,
+        "where": {"type": "string", "description": "file:line"},
+        "score": {"type": "number", "description": "best hit = 1, x recency decay"},
+        "matched": {"type": "array", "items": S, "description": "query words it holds"},
+    },
+    ["uid", "layer", "snippet", "when", "where", "score", "matched"],
+)
 HITS = _obj({"results": {"type": "array", "items": HIT}}, ["results"])
 ENTRY = _obj({"id": S, "ts": S, "kind": S, "summary": S}, ["id", "ts", "kind", "summary"])
-TASK = _obj({"id": S, "description": S, "status": S, "priority": INT},
-            ["id", "description", "status", "priority"])
-MESSAGE = _obj({"id": S, "role": S, "content": S, "timestamp": S},
-               ["id", "role", "content", "timestamp"])
+TASK = _obj(
+    {"id": S, "description": S, "status": S, "priority": INT},
+    ["id", "description", "status", "priority"],
+)
+MESSAGE = _obj(
+    {"id": S, "role": S, "content": S, "timestamp": S}, ["id", "role", "content", "timestamp"]
+)
 FILE = _obj({"path": S, "bytes": INT, "modified": S}, ["path", "bytes", "modified"])
-FACT = _obj({"key": S, "value": S, "category": S, "updated_at": S},
-            ["key", "value", "category", "updated_at"])
+FACT = _obj(
+    {"key": S, "value": S, "category": S, "updated_at": S},
+    ["key", "value", "category", "updated_at"],
+)
 
 
 def compact(d: dict[str, Any]) -> dict[str, Any]:
@@ -67,11 +80,21 @@ def compact(d: dict[str, Any]) -> dict[str, Any]:
 
 
 def hit(h: Hit, where: str, *, explain: bool = False) -> dict[str, Any]:
-    d = compact({
-        "uid": h.uid, "layer": h.layer, "kind": h.kind, "title": h.title, "snippet": h.snippet,
-        "when": iso(h.ts), "where": where + (f":{h.line}" if h.line is not None else ""),
-        "room": h.room, "owner": h.owner, "tags": list(h.tags), "score": round(h.score, 4),
-    })
+    d = compact(
+        {
+            "uid": h.uid,
+            "layer": h.layer,
+            "kind": h.kind,
+            "title": h.title,
+            "snippet": h.snippet,
+            "when": iso(h.ts),
+            "where": where + (f":{h.line}" if h.line is not None else ""),
+            "room": h.room,
+            "owner": h.owner,
+            "tags": list(h.tags),
+            "score": round(h.score, 4),
+        }
+    )
     d["matched"] = list(h.explain.get("matched", []))
     if explain:
         d["explain"] = {k: v for k, v in h.explain.items() if v is not None}
@@ -81,10 +104,12 @@ def hit(h: Hit, where: str, *, explain: bool = False) -> dict[str, Any]:
 def hits_reply(hits: list[dict[str, Any]]) -> Reply:
     if not hits:
         return Reply("no matching memories", {"results": []})
-    lines = [f"{n}. [{h['layer']}{' ' + h['kind'] if 'kind' in h else ''}] {h['snippet'][:160]} "
-             f"(uid {h['uid']}, {h['when'][:10]}, score {h['score']}, "
-             f"matched {', '.join(h['matched']) or 'neighbouring text'})"
-             for n, h in enumerate(hits, 1)]
+    lines = [
+        f"{n}. [{h['layer']}{' ' + h['kind'] if 'kind' in h else ''}] {h['snippet'][:160]} "
+        f"(uid {h['uid']}, {h['when'][:10]}, score {h['score']}, "
+        f"matched {', '.join(h['matched']) or 'neighbouring text'})"
+        for n, h in enumerate(hits, 1)
+    ]
     lines.append("memory_get(uid) gives a result's full text")
     return Reply("\n".join(lines), {"results": hits})
 

@@ -52,9 +52,18 @@ class _RpcError(Exception):
 class StdioServer:
     """One store, one principal, one client on stdin/stdout."""
 
-    def __init__(self, store: Store, tools: list[ToolSpec], *, name: str, version: str,
-                 instructions: str, resources: list[Resource], log_to: Store | None = None,
-                 on_first_call: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        tools: list[ToolSpec],
+        *,
+        name: str,
+        version: str,
+        instructions: str,
+        resources: list[Resource],
+        log_to: Store | None = None,
+        on_first_call: Callable[[], None] | None = None,
+    ) -> None:
         self.store = store
         self.log_to = log_to
         self.on_first_call = on_first_call if on_first_call is not None else store.sync
@@ -64,17 +73,29 @@ class StdioServer:
         self._synced = False
 
     # -- the loop ----------------------------------------------------------------
-    def serve(self, stdin: IO[str] | None = None, stdout: IO[str] | None = None,
-              *, max_line: int = limits.MCP_LINE_CHARS) -> None:
+    def serve(
+        self,
+        stdin: IO[str] | None = None,
+        stdout: IO[str] | None = None,
+        *,
+        max_line: int = limits.MCP_LINE_CHARS,
+    ) -> None:
         src = stdin if stdin is not None else sys.stdin
         out = stdout if stdout is not None else sys.stdout
         while line := src.readline(max_line + 1):
             if len(line) > max_line and not line.endswith("\n"):
                 while (rest := src.readline(DRAIN_CHARS)) and not rest.endswith("\n"):
                     pass  # the rest of the over-long line, never held whole
-                reply: str | None = _dump(_error(None, INVALID_REQUEST, (
-                    f"message longer than {max_line} characters (the stdio line limit); "
-                    "nothing was done")))
+                reply: str | None = _dump(
+                    _error(
+                        None,
+                        INVALID_REQUEST,
+                        (
+                            f"message longer than {max_line} characters (the stdio line limit); "
+                            "nothing was done"
+                        ),
+                    )
+                )
             elif not line.strip():
                 continue
             else:
@@ -89,8 +110,14 @@ class StdioServer:
         except json.JSONDecodeError as exc:
             return _dump(_error(None, PARSE_ERROR, f"not JSON: {exc.msg}"))
         except RecursionError:
-            return _dump(_error(None, PARSE_ERROR, "JSON nested too deeply to parse (arguments "
-                                f"may nest {limits.JSON_DEPTH} levels); nothing was done"))
+            return _dump(
+                _error(
+                    None,
+                    PARSE_ERROR,
+                    "JSON nested too deeply to parse (arguments "
+                    f"may nest {limits.JSON_DEPTH} levels); nothing was done",
+                )
+            )
         try:
             if isinstance(msg, list):  # a JSON-RPC batch (2025-03-26)
                 replies = [r for r in (self.handle(m) for m in msg) if r is not None]
@@ -99,15 +126,27 @@ class StdioServer:
             return _dump(reply) if reply is not None else None
         except RecursionError:  # a value nested too deeply for some later step
             mid = msg.get("id") if isinstance(msg, dict) else None
-            return _dump(_error(mid if isinstance(mid, str | int) else None, INVALID_REQUEST,
-                                "request nested too deeply; nothing was done"))
+            return _dump(
+                _error(
+                    mid if isinstance(mid, str | int) else None,
+                    INVALID_REQUEST,
+                    "request nested too deeply; nothing was done",
+                )
+            )
 
     def handle(self, msg: Any) -> dict[str, Any] | None:
         if not isinstance(msg, dict) or msg.get("jsonrpc") != "2.0" or "method" not in msg:
-            if isinstance(msg, dict) and "method" not in msg and ("result" in msg or "error" in msg):
+            if (
+                isinstance(msg, dict)
+                and "method" not in msg
+                and ("result" in msg or "error" in msg)
+            ):
                 return None  # a response to a request we never sent: ignore
-            return _error(msg.get("id") if isinstance(msg, dict) else None, INVALID_REQUEST,
-                          "not a JSON-RPC 2.0 request")
+            return _error(
+                msg.get("id") if isinstance(msg, dict) else None,
+                INVALID_REQUEST,
+                "not a JSON-RPC 2.0 request",
+            )
         method, mid = msg["method"], msg.get("id")
         if "id" not in msg:  # a notification (initialized, cancelled, ...): no answer
             return None
@@ -128,7 +167,9 @@ class StdioServer:
             "ping": lambda p: {},
             "tools/list": lambda p: {"tools": [t.listing() for t in self.tools.values()]},
             "tools/call": self._call,
-            "resources/list": lambda p: {"resources": [r.listing() for r in self.resources.values()]},
+            "resources/list": lambda p: {
+                "resources": [r.listing() for r in self.resources.values()]
+            },
             "resources/templates/list": lambda p: {"resourceTemplates": []},
             "resources/read": self._read,
         }
@@ -139,8 +180,10 @@ class StdioServer:
         version = asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1]
         return {
             "protocolVersion": version,
-            "capabilities": {"tools": {"listChanged": False},
-                             "resources": {"subscribe": False, "listChanged": False}},
+            "capabilities": {
+                "tools": {"listChanged": False},
+                "resources": {"subscribe": False, "listChanged": False},
+            },
             "serverInfo": {"name": self.name, "version": self.version},
             "instructions": self.instructions,
         }
@@ -158,7 +201,9 @@ class StdioServer:
         name = params.get("name")
         spec = self.tools.get(name) if isinstance(name, str) else None
         if spec is None:
-            raise _RpcError(INVALID_PARAMS, f"Unknown tool: {name!r}; tools: {', '.join(self.tools)}")
+            raise _RpcError(
+                INVALID_PARAMS, f"Unknown tool: {name!r}; tools: {', '.join(self.tools)}"
+            )
         args = params.get("arguments")
         if args is not None and not isinstance(args, dict):
             return _tool_error("malformed_input: arguments must be a JSON object")
@@ -167,8 +212,10 @@ class StdioServer:
             reply = run(spec, args, log_to=self.log_to)
         except MemstrataError as exc:
             return _tool_error(f"{exc.code}: {exc}")
-        result: dict[str, Any] = {"content": [{"type": "text", "text": reply.text}],
-                                  "isError": reply.is_error}
+        result: dict[str, Any] = {
+            "content": [{"type": "text", "text": reply.text}],
+            "isError": reply.is_error,
+        }
         if reply.data is not None and not reply.is_error:
             result["structuredContent"] = reply.data
         return result

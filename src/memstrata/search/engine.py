@@ -65,8 +65,14 @@ def _filters(store: Store, q: SearchQuery) -> tuple[list[str], list[Any]]:
         where.append(f"d.layer NOT IN ({','.join('?' for _ in OPT_IN_LAYERS)})")
         params.extend(OPT_IN_LAYERS)
     if q.kind is not None:
-        if "ledger" in (q.layers or ("ledger",)) and q.layers == ("ledger",) and q.kind not in store.config.half_lives:
-            raise UnknownKind(f"unknown kind {q.kind!r}; known kinds: {', '.join(store.config.kinds)}")
+        if (
+            "ledger" in (q.layers or ("ledger",))
+            and q.layers == ("ledger",)
+            and q.kind not in store.config.half_lives
+        ):
+            raise UnknownKind(
+                f"unknown kind {q.kind!r}; known kinds: {', '.join(store.config.kinds)}"
+            )
         where.append("d.kind = ?")
         params.append(q.kind)
     if q.agent is not None:
@@ -146,8 +152,9 @@ def _plan(
             got = [store.df_cache.df(conn, t, total) if large else _df(conn, t) for t in by_word[w]]
             dfs[w] = min(got) if got else 0
         scope_sql, params = store.gate.sql_filter("d")
-        ids = store.df_cache.per_scope(("identifier words", scope_sql, tuple(params)),
-                                       IdentifierWords).get(conn, scope_sql, params)
+        ids = store.df_cache.per_scope(
+            ("identifier words", scope_sql, tuple(params)), IdentifierWords
+        ).get(conn, scope_sql, params)
         phrases = plan(words, by_word, dfs, conn, ids)
     info: dict[str, Any] = {}
     prefixed = [p.word for p in phrases if p.why == "prefix"]
@@ -159,8 +166,9 @@ def _plan(
     if not large or len(phrases) < 2:
         return phrases, info, [], total
     by_match = {p.match: p for p in phrases}
-    kept, dropped = essential_terms([TermStat(p.match, p.df) for p in phrases],
-                                    store.config.postings_budget)
+    kept, dropped = essential_terms(
+        [TermStat(p.match, p.df) for p in phrases], store.config.postings_budget
+    )
     if dropped:
         info["common_terms_rescored"] = [by_match[d.word].word for d in dropped]
     extra = [(by_match[d.word].word, list(by_match[d.word].stems), d.df) for d in dropped]
@@ -173,7 +181,11 @@ def _df(conn: Any, term: str) -> int:
 
 
 def _ranked(
-    store: Store, q: SearchQuery, terms: list[str], where: list[str], params: list[Any],
+    store: Store,
+    q: SearchQuery,
+    terms: list[str],
+    where: list[str],
+    params: list[Any],
     wanted: int | None = None,
 ) -> list[Hit]:
     kept, prune_info, extra, total = _plan(store, terms)
@@ -222,12 +234,18 @@ def _ranked(
         age_h = (now - r[7]) / 3600.0
         dec = scoring.decay(age_h, half_life)
         score = relevance * dec
-        explain = {"bm25": round(r[-1], 6), "bm25_relevance": round(rel, 6),
-                   "relevance": round(relevance, 6),
-                   "age_hours": round(max(age_h, 0.0), 3), "half_life_hours": half_life,
-                   "decay": round(dec, 6), "score": round(score, 6),
-                   "formula": "(bm25 / best bm25 + author bonus) x exp(-ln2 / half_life x age_hours)",
-                   **({"author_named": SPEAKER_BONUS} if speaker else {}), **prune_info}
+        explain = {
+            "bm25": round(r[-1], 6),
+            "bm25_relevance": round(rel, 6),
+            "relevance": round(relevance, 6),
+            "age_hours": round(max(age_h, 0.0), 3),
+            "half_life_hours": half_life,
+            "decay": round(dec, 6),
+            "score": round(score, 6),
+            "formula": "(bm25 / best bm25 + author bonus) x exp(-ln2 / half_life x age_hours)",
+            **({"author_named": SPEAKER_BONUS} if speaker else {}),
+            **prune_info,
+        }
         scored.append((score, r, explain))
     scored.sort(key=lambda x: (-x[0], -x[1][7]))
     top_k = scored[: wanted or q.k]
@@ -238,7 +256,9 @@ def _ranked(
     return [_hit(r, s, e, terms) for s, r, e in top_k]
 
 
-def scoring_extra(rows: list[Any], extra: list[tuple[str, list[str], int]], total: int) -> list[float]:
+def scoring_extra(
+    rows: list[Any], extra: list[tuple[str, list[str], int]], total: int
+) -> list[float]:
     """BM25 contribution (`scoring.bm25_term`) of the pruned common terms, on the
     candidates only; tf counts words of the candidate starting with one of the term's stems."""
     texts = [f"{r[8]} {r[9]} {r[6]}".lower() for r in rows]
@@ -257,10 +277,22 @@ def scoring_extra(rows: list[Any], extra: list[tuple[str, list[str], int]], tota
 def _hit(r: Any, score: float, explain: dict[str, Any], terms: list[str]) -> Hit:
     meta = json.loads(r[13]) if r[13] else {}
     return Hit(
-        uid=r[1], layer=r[2], score=score, title=r[8], text=r[9],
-        snippet=make_snippet(r[9] or r[8], terms), ts=r[7], source=r[10], owner=r[3],
-        room=r[4], kind=r[5], tags=tuple(r[6].split()) if r[6] else (), line=r[11],
-        superseded=bool(r[12]), meta=meta, explain=explain,
+        uid=r[1],
+        layer=r[2],
+        score=score,
+        title=r[8],
+        text=r[9],
+        snippet=make_snippet(r[9] or r[8], terms),
+        ts=r[7],
+        source=r[10],
+        owner=r[3],
+        room=r[4],
+        kind=r[5],
+        tags=tuple(r[6].split()) if r[6] else (),
+        line=r[11],
+        superseded=bool(r[12]),
+        meta=meta,
+        explain=explain,
     )
 
 
@@ -294,8 +326,9 @@ def fetch(store: Store, uid: str) -> Hit:
 
     where, params = store.gate.sql_filter("d")
     with store.db.read() as conn:
-        row = conn.execute(f"SELECT {_COLUMNS} FROM docs d WHERE d.uid = ? AND {where}",
-                           [uid, *params]).fetchone()
+        row = conn.execute(
+            f"SELECT {_COLUMNS} FROM docs d WHERE d.uid = ? AND {where}", [uid, *params]
+        ).fetchone()
     if row is None:
         raise NotFound(f"no memory with uid {uid!r} (or not visible to you)")
     return _hit(row, 0.0, {}, [])

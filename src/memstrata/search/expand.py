@@ -108,13 +108,16 @@ class IdentifierWords:
                 self._counts.clear()
                 rows = conn.execute(
                     "SELECT d.uid, d.layer, d.title, d.tags, 1 FROM docs d "
-                    f"WHERE (d.layer = 'fact' OR d.tags != '') AND {scope_sql}", params)
+                    f"WHERE (d.layer = 'fact' OR d.tags != '') AND {scope_sql}",
+                    params,
+                )
             else:
                 rows = conn.execute(
                     "SELECT c.uid, d.layer, d.title, d.tags, CASE WHEN d.id IS NOT NULL "
                     f"AND (d.layer = 'fact' OR d.tags != '') AND {scope_sql} THEN 1 ELSE 0 END "
                     "FROM doc_changes c LEFT JOIN docs d ON d.uid = c.uid WHERE c.seq > ?",
-                    [*params, self._seq])
+                    [*params, self._seq],
+                )
             for uid, layer, title, tags, readable in rows:
                 self._forget(uid)
                 if readable:
@@ -132,8 +135,9 @@ class IdentifierWords:
 
     def _remember(self, uid: str, layer: str, title: str, tags: str) -> None:
         key = title if layer == "fact" else ""
-        words = tuple({t for t in tokenize(f"{key} {tags}")
-                       if t.isalpha() and t not in QUERY_STOPWORDS})
+        words = tuple(
+            {t for t in tokenize(f"{key} {tags}") if t.isalpha() and t not in QUERY_STOPWORDS}
+        )
         if words:
             self._by_uid[uid] = words
             self._counts.update(words)
@@ -150,8 +154,13 @@ def prefix_df(conn: sqlite3.Connection, stem: str) -> int:
     return sum(int(r[0]) for r in rows)
 
 
-def plan(words: list[str], stems: dict[str, list[str]], df: dict[str, int],
-         conn: sqlite3.Connection, id_words: Iterable[str] | None) -> list[Phrase]:
+def plan(
+    words: list[str],
+    stems: dict[str, list[str]],
+    df: dict[str, int],
+    conn: sqlite3.Connection,
+    id_words: Iterable[str] | None,
+) -> list[Phrase]:
     """The phrases to search for `words` (see the module docstring).
 
     `stems` maps each word to its index terms, `df` each word to its document

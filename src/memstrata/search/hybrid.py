@@ -33,14 +33,18 @@ def sync_vectors(store: Store, embedder: Embedder) -> int:
     return store.vectors(embedder).catch_up()
 
 
-def hybrid_search(store: Store, q: SearchQuery, embedder: Embedder, *,
-                  query_vector: list[float] | None = None) -> list[Hit]:
+def hybrid_search(
+    store: Store, q: SearchQuery, embedder: Embedder, *, query_vector: list[float] | None = None
+) -> list[Hit]:
     from memstrata.search.engine import _COLUMNS, _filters, _hit, lexical_search
 
     sync_vectors(store, embedder)
     fetch = max(FETCH, q.k * 5)
-    lexical = (lexical_search(store, replace(q, k=MAX_K, mode="lexical"), fetch=fetch)
-               if q.mode == "hybrid" else [])
+    lexical = (
+        lexical_search(store, replace(q, k=MAX_K, mode="lexical"), fetch=fetch)
+        if q.mode == "hybrid"
+        else []
+    )
     qv = query_vector if query_vector is not None else embedder.embed([q.text])[0]
     nearest = store.vectors(embedder).search(qv, fetch)
     where, params = _filters(store, q)
@@ -63,8 +67,9 @@ def hybrid_search(store: Store, q: SearchQuery, embedder: Embedder, *,
     if cfg.fusion == "rrf":
         fused = scoring.rrf([[h.uid for h in lexical], sorted(cos, key=lambda u: -cos[u])])
     else:
-        fused = scoring.weighted_fusion(text, cos, w_text=cfg.text_weight,
-                                        w_vec=cfg.vector_weight, text_norm="max")
+        fused = scoring.weighted_fusion(
+            text, cos, w_text=cfg.text_weight, w_vec=cfg.vector_weight, text_norm="max"
+        )
         fused = {u: f + bonus.get(u, 0.0) for u, f in fused.items()}
     lex_hits = {h.uid: h for h in lexical}
     now = q.now if q.now is not None else time.time()
@@ -83,11 +88,17 @@ def hybrid_search(store: Store, q: SearchQuery, embedder: Embedder, *,
     scored.sort(key=lambda x: (-x[0], -x[1]))
     out: list[Hit] = []
     for final, _ts, uid, dec in scored[: q.k]:
-        explain = {"fusion": cfg.fusion, "fused": round(fused[uid], 6),
-                   "cosine": round(cos.get(uid, 0.0), 6),
-                   "bm25_relevance": round(text.get(uid, 0.0), 6), "decay": round(dec, 6),
-                   "w_text": cfg.text_weight, "w_vec": cfg.vector_weight, "score": round(final, 6),
-                   "formula": "(w_vec x norm(cos) + w_text x norm(bm25)) x decay"}
+        explain = {
+            "fusion": cfg.fusion,
+            "fused": round(fused[uid], 6),
+            "cosine": round(cos.get(uid, 0.0), 6),
+            "bm25_relevance": round(text.get(uid, 0.0), 6),
+            "decay": round(dec, 6),
+            "w_text": cfg.text_weight,
+            "w_vec": cfg.vector_weight,
+            "score": round(final, 6),
+            "formula": "(w_vec x norm(cos) + w_text x norm(bm25)) x decay",
+        }
         base = lex_hits.get(uid)
         hit = base if base is not None else _hit(by_uid[uid], 0.0, {}, [])
         out.append(replace(hit, score=final, explain=explain))

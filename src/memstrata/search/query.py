@@ -10,8 +10,24 @@ from memstrata.limits import TAGS_PER_ENTRY
 from memstrata.model import parse_ts
 
 LAYERS: tuple[str, ...] = (
-    "ledger", "log", "archive", "now", "context", "identity", "file", "scratch", "episode",
-    "fact", "session", "item", "task", "channel", "artifact", "gate", "compaction", "source",
+    "ledger",
+    "log",
+    "archive",
+    "now",
+    "context",
+    "identity",
+    "file",
+    "scratch",
+    "episode",
+    "fact",
+    "session",
+    "item",
+    "task",
+    "channel",
+    "artifact",
+    "gate",
+    "compaction",
+    "source",
 )
 # Seed 004's search scopes, by their names, and the layers each one searches.
 SCOPES: dict[str, tuple[str, ...]] = {
@@ -66,10 +82,11 @@ class SearchQuery:
             object.__setattr__(self, "layers", (self.layers,))
         unknown = [x for x in self.layers if x not in LAYERS and x not in SCOPES]
         if unknown:
-            raise UnknownLayer(f"unknown layer {unknown[0]!r}; layers are {', '.join(LAYERS)}; "
-                               f"scopes are {', '.join(SCOPES)}")
-        expanded = tuple(dict.fromkeys(
-            layer for x in self.layers for layer in SCOPES.get(x, (x,))))
+            raise UnknownLayer(
+                f"unknown layer {unknown[0]!r}; layers are {', '.join(LAYERS)}; "
+                f"scopes are {', '.join(SCOPES)}"
+            )
+        expanded = tuple(dict.fromkeys(layer for x in self.layers for layer in SCOPES.get(x, (x,))))
         object.__setattr__(self, "layers", expanded)
         if isinstance(self.rooms, str):
             object.__setattr__(self, "rooms", (self.rooms,))
@@ -112,10 +129,20 @@ class Hit:
 
     def to_dict(self, *, full: bool = True) -> dict[str, Any]:
         d: dict[str, Any] = {
-            "uid": self.uid, "layer": self.layer, "score": round(self.score, 6),
-            "title": self.title, "snippet": self.snippet, "ts": self.ts, "source": self.source,
-            "owner": self.owner, "room": self.room, "kind": self.kind, "tags": list(self.tags),
-            "line": self.line, "superseded": self.superseded, "explain": self.explain,
+            "uid": self.uid,
+            "layer": self.layer,
+            "score": round(self.score, 6),
+            "title": self.title,
+            "snippet": self.snippet,
+            "ts": self.ts,
+            "source": self.source,
+            "owner": self.owner,
+            "room": self.room,
+            "kind": self.kind,
+            "tags": list(self.tags),
+            "line": self.line,
+            "superseded": self.superseded,
+            "explain": self.explain,
         }
         if full:
             d["text"] = self.text

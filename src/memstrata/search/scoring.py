@@ -38,8 +38,16 @@ def bm25_relevance(raw: float) -> float:
     return max(0.0, -float(raw))
 
 
-def bm25_term(tf: int, df: int, total: int, length: float, avg_length: float, *,
-              k1: float = 1.2, b: float = 0.75) -> float:
+def bm25_term(
+    tf: int,
+    df: int,
+    total: int,
+    length: float,
+    avg_length: float,
+    *,
+    k1: float = 1.2,
+    b: float = 0.75,
+) -> float:
     """One term's Okapi BM25 weight in one document (FTS5's k1 and b).
 
     idf   = ln(1 + (N - df + 0.5) / (df + 0.5))

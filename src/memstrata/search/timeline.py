@@ -64,9 +64,18 @@ class TimelineItem:
     row: int = 0  # index row id (0 for compactions): the cursor's tie-breaker
 
     def to_dict(self) -> dict[str, Any]:
-        return {"uid": self.uid, "type": self.type, "layer": self.layer, "kind": self.kind,
-                "ts": self.ts, "time": iso(self.ts), "title": self.title, "text": self.text,
-                "source": self.source, "thread": self.thread}
+        return {
+            "uid": self.uid,
+            "type": self.type,
+            "layer": self.layer,
+            "kind": self.kind,
+            "ts": self.ts,
+            "time": iso(self.ts),
+            "title": self.title,
+            "text": self.text,
+            "source": self.source,
+            "thread": self.thread,
+        }
 
 
 @dataclass(frozen=True)
@@ -89,7 +98,9 @@ def parse_cursor(cursor: str) -> tuple[float, int]:
             raise ValueError(cursor)
         return float(ts), int(row)
     except ValueError:
-        raise MalformedInput(f"invalid cursor {cursor!r}: use the `next` of a previous page") from None
+        raise MalformedInput(
+            f"invalid cursor {cursor!r}: use the `next` of a previous page"
+        ) from None
 
 
 def _type_of(layer: str) -> str:
@@ -112,8 +123,9 @@ def timeline(
     wanted = tuple(types) or tuple(TIMELINE_TYPES)
     unknown = [t for t in wanted if t not in TIMELINE_TYPES]
     if unknown:
-        raise MalformedInput(f"unknown timeline type {unknown[0]!r}; types are "
-                             f"{', '.join(TIMELINE_TYPES)}")
+        raise MalformedInput(
+            f"unknown timeline type {unknown[0]!r}; types are {', '.join(TIMELINE_TYPES)}"
+        )
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
         raise MalformedInput(f"limit must be an integer from 1 to {MAX_PAGE}, got {limit!r}")
     lo = parse_ts(since) if since is not None else None
@@ -130,8 +142,15 @@ def timeline(
     return TimelinePage(tuple(page), cursor_of(page[-1]) if more and page else None)
 
 
-def _docs(store: Store, agent: str, wanted: tuple[str, ...], lo: float | None, hi: float | None,
-          cur: tuple[float, int] | None, n: int) -> list[TimelineItem]:
+def _docs(
+    store: Store,
+    agent: str,
+    wanted: tuple[str, ...],
+    lo: float | None,
+    hi: float | None,
+    cur: tuple[float, int] | None,
+    n: int,
+) -> list[TimelineItem]:
     scope_sql, scope_params = store.gate.sql_filter("d")
     out: list[TimelineItem] = []
     with store.db.read() as conn:
@@ -155,14 +174,27 @@ def _docs(store: Store, agent: str, wanted: tuple[str, ...], lo: float | None, h
                 f"WHERE {' AND '.join(where)} ORDER BY d.ts DESC, d.id DESC LIMIT ?",
                 [*params, n],
             ).fetchall()
-            out += [TimelineItem(uid, _type_of(lay), lay, kind, ts, title, body,
-                                 store.rel(Path(source)), thread, rid)
-                    for rid, uid, lay, kind, ts, title, body, source, thread in rows]
+            out += [
+                TimelineItem(
+                    uid,
+                    _type_of(lay),
+                    lay,
+                    kind,
+                    ts,
+                    title,
+                    body,
+                    store.rel(Path(source)),
+                    thread,
+                    rid,
+                )
+                for rid, uid, lay, kind, ts, title, body, source, thread in rows
+            ]
     return out
 
 
-def _compactions(store: Store, agent: str, lo: float | None, hi: float | None,
-                 cur: tuple[float, int] | None) -> list[TimelineItem]:
+def _compactions(
+    store: Store, agent: str, lo: float | None, hi: float | None, cur: tuple[float, int] | None
+) -> list[TimelineItem]:
     from memstrata.lifecycle.compaction import compaction_history
 
     out = []
@@ -176,17 +208,43 @@ def _compactions(store: Store, agent: str, lo: float | None, hi: float | None,
         if cur is not None and (ts, 0) >= cur:
             continue
         title = f"LOG compacted: {rec.get('entries_count', '?')} entries archived"
-        text = json.dumps({k: rec.get(k) for k in ("reason", "archive_path", "original_size_kb",
-                                                   "new_size_kb", "carried_over")})
-        out.append(TimelineItem(f"compaction:{agent}:{rec.get('archive_id', ts)}", "compaction",
-                                "compaction", "compaction", ts, title, text,
-                                str(rec.get("archive_path") or ""), None, 0))
+        text = json.dumps(
+            {
+                k: rec.get(k)
+                for k in (
+                    "reason",
+                    "archive_path",
+                    "original_size_kb",
+                    "new_size_kb",
+                    "carried_over",
+                )
+            }
+        )
+        out.append(
+            TimelineItem(
+                f"compaction:{agent}:{rec.get('archive_id', ts)}",
+                "compaction",
+                "compaction",
+                "compaction",
+                ts,
+                title,
+                text,
+                str(rec.get("archive_path") or ""),
+                None,
+                0,
+            )
+        )
     return out
 
 
-
-def _fact_changes(store: Store, agent: str, lo: float | None, hi: float | None,
-                  cur: tuple[float, int] | None, n: int) -> list[TimelineItem]:
+def _fact_changes(
+    store: Store,
+    agent: str,
+    lo: float | None,
+    hi: float | None,
+    cur: tuple[float, int] | None,
+    n: int,
+) -> list[TimelineItem]:
     """The newest `n` set/forget records of the facts journal in range, newest first.
 
     The journal is in append order, so the walk back from its end stops after `n`
@@ -218,8 +276,20 @@ def _fact_changes(store: Store, agent: str, lo: float | None, hi: float | None,
             title, text = key, f"{fact.value}\n\n({fact.category})"
         else:
             title, text = key, "forgotten (the journal keeps its earlier values)"
-        out.append(TimelineItem(f"fact-change:{agent}:{off}", "fact", "fact", op, ts, title,
-                                text[:TEXT_CHARS], rel, key, off))
+        out.append(
+            TimelineItem(
+                f"fact-change:{agent}:{off}",
+                "fact",
+                "fact",
+                op,
+                ts,
+                title,
+                text[:TEXT_CHARS],
+                rel,
+                key,
+                off,
+            )
+        )
         if len(out) >= n:
             break
     return out
@@ -243,7 +313,9 @@ def _whole_file_text(store: Store, items: list[TimelineItem]) -> list[TimelineIt
             rows = conn.execute(
                 f"SELECT substr(d.body, 1, {TEXT_CHARS}) FROM docs d WHERE d.source = "
                 f"(SELECT source FROM docs WHERE uid = ?) AND {scope_sql} ORDER BY d.pos "
-                "LIMIT 8", [item.uid, *scope_params]).fetchall()
+                "LIMIT 8",
+                [item.uid, *scope_params],
+            ).fetchall()
             text = "\n\n".join(r[0] for r in rows)[:TEXT_CHARS] or item.text
             name = item.source.rsplit("/", 1)[-1]
             out.append(replace(item, title=f"{name} (current version)", text=text))

@@ -35,23 +35,41 @@ SKILLS: dict[str, dict[str, Any]] = {
 }
 
 
-
 def skill_md() -> str:
     """Seed 002's `core/skills/memory/SKILL.md`: the five skills' documentation, made from
     their `SKILL_METADATA` (so it cannot drift from what `execute` takes)."""
-    out = ["# Memory skills", "",
-           "Five native skills available to all agents (`memstrata.skills`); each takes "
-           "`agent_name` and opens that agent's memory for the call.", ""]
+    out = [
+        "# Memory skills",
+        "",
+        "Five native skills available to all agents (`memstrata.skills`); each takes "
+        "`agent_name` and opens that agent's memory for the call.",
+        "",
+    ]
     for name, meta in SKILLS.items():
-        out += [f"## {name}", "", str(meta.get("description", "")), "", "| parameter | type | "
-                "required | default |", "|---|---|---|---|"]
+        out += [
+            f"## {name}",
+            "",
+            str(meta.get("description", "")),
+            "",
+            "| parameter | type | required | default |",
+            "|---|---|---|---|",
+        ]
         for pname, spec in meta.get("parameters", {}).items():
             default = spec.get("default", "")
-            out.append(f"| `{pname}` | {spec.get('type', '')} | "
-                       f"{'yes' if spec.get('required') else 'no'} | {default} |")
+            out.append(
+                f"| `{pname}` | {spec.get('type', '')} | "
+                f"{'yes' if spec.get('required') else 'no'} | {default} |"
+            )
         out.append("")
     return "\n".join(out)
 
 
-__all__ = ["SKILLS", "get_fact", "log_activity", "recall_memory", "save_fact", "skill_md",
-           "update_status"]
+__all__ = [
+    "SKILLS",
+    "get_fact",
+    "log_activity",
+    "recall_memory",
+    "save_fact",
+    "skill_md",
+    "update_status",
+]

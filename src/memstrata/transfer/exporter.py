@@ -42,8 +42,7 @@ class ExportReport:
     bytes: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"home": self.home, "target": self.target, "files": self.files,
-                "bytes": self.bytes}
+        return {"home": self.home, "target": self.target, "files": self.files, "bytes": self.bytes}
 
 
 Source = tuple[str, "Truth"]  # (store-relative path, where to read it)
@@ -52,14 +51,19 @@ Source = tuple[str, "Truth"]  # (store-relative path, where to read it)
 def store_files(store: Store) -> list[Source]:
     """(store-relative path, truth holding it) of every file to export, sorted."""
     out: list[Source] = [(e.path, store.truth) for e in store.truth.list("") if not e.is_dir]
-    host = store.truth if isinstance(store.truth, LocalTruth) else LocalTruth(store.home,
-                                                                               store.locks)
+    host = (
+        store.truth if isinstance(store.truth, LocalTruth) else LocalTruth(store.home, store.locks)
+    )
     out += [(rel, host) for rel in host.host_files()]
     return sorted(out, key=lambda s: s[0])
 
 
-def export_store(store: Store, target: str | os.PathLike[str],
-                 *, progress: Callable[[int, int], None] | None = None) -> ExportReport:
+def export_store(
+    store: Store,
+    target: str | os.PathLike[str],
+    *,
+    progress: Callable[[int, int], None] | None = None,
+) -> ExportReport:
     """Write every file of `store` to `target` (a new or empty folder, or a path ending
     in `.tar.gz` / `.tgz` / `.tar`). Reads every agent's memory: admins only.
 
@@ -67,8 +71,10 @@ def export_store(store: Store, target: str | os.PathLike[str],
         >>> export_store(Store(role="admin"), "backup.tar.gz")  # doctest: +SKIP
     """
     if store.principal.role != "admin":
-        raise ScopeDenied("an export reads every agent's memory: open the store as an admin "
-                          "(no --agent, or an agent listed in [roles] admin)")
+        raise ScopeDenied(
+            "an export reads every agent's memory: open the store as an admin "
+            "(no --agent, or an agent listed in [roles] admin)"
+        )
     home = store.home
     dest = Path(target).expanduser().absolute()
     if dest == home or home in dest.parents:
@@ -83,8 +89,14 @@ def export_store(store: Store, target: str | os.PathLike[str],
     tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
     try:
         if tarball:
-            _write_tar(tmp, "w:gz" if dest.name.endswith("gz") else "w", str(home), files,
-                       manifest, progress)
+            _write_tar(
+                tmp,
+                "w:gz" if dest.name.endswith("gz") else "w",
+                str(home),
+                files,
+                manifest,
+                progress,
+            )
         else:
             _write_folder(tmp, str(home), files, manifest, progress)
     except BaseException:
@@ -107,7 +119,7 @@ class _Hashing:
 
     def read(self, n: int = -1) -> bytes:
         end = len(self.data) if n < 0 else min(len(self.data), self.pos + n)
-        out, self.pos = self.data[self.pos:end], end
+        out, self.pos = self.data[self.pos : end], end
         return out
 
 
@@ -120,13 +132,19 @@ def _opened(files: list[Source]) -> Iterator[tuple[str, int, _Hashing]]:
 
 
 def _manifest(home: str, manifest: list[dict[str, Any]]) -> bytes:
-    return json.dumps({"format": "memstrata-export", "version": 1, "source": home,
-                       "files": manifest}, indent=1).encode()
+    return json.dumps(
+        {"format": "memstrata-export", "version": 1, "source": home, "files": manifest}, indent=1
+    ).encode()
 
 
-def _write_tar(tmp: Path, mode: str, home: str, files: list[Source],
-               manifest: list[dict[str, Any]], progress: Callable[[int, int], None] | None,
-               ) -> None:
+def _write_tar(
+    tmp: Path,
+    mode: str,
+    home: str,
+    files: list[Source],
+    manifest: list[dict[str, Any]],
+    progress: Callable[[int, int], None] | None,
+) -> None:
     import io
     import tarfile
     import time
@@ -146,9 +164,13 @@ def _write_tar(tmp: Path, mode: str, home: str, files: list[Source],
         tar.addfile(info(MANIFEST, len(data)), io.BytesIO(data))
 
 
-def _write_folder(tmp: Path, home: str, files: list[Source],
-                  manifest: list[dict[str, Any]],
-                  progress: Callable[[int, int], None] | None) -> None:
+def _write_folder(
+    tmp: Path,
+    home: str,
+    files: list[Source],
+    manifest: list[dict[str, Any]],
+    progress: Callable[[int, int], None] | None,
+) -> None:
     tmp.mkdir()
     for n, (rel, size, reader) in enumerate(_opened(files), start=1):
         out = tmp.joinpath(*rel.split("/"))

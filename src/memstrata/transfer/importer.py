@@ -75,11 +75,19 @@ class ImportReport:
     purged: tuple[tuple[str, str], ...] = ()  # (member, tombstone that kept content out)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"home": self.home, "source": self.source, "files": self.files,
-                "written": self.written, "identical": self.identical, "replaced": self.replaced,
-                "verified": self.verified, "docs": self.docs, "bad_lines": self.bad_lines,
-                "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
-                "purged": [{"path": p, "tombstone": t} for p, t in self.purged]}
+        return {
+            "home": self.home,
+            "source": self.source,
+            "files": self.files,
+            "written": self.written,
+            "identical": self.identical,
+            "replaced": self.replaced,
+            "verified": self.verified,
+            "docs": self.docs,
+            "bad_lines": self.bad_lines,
+            "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
+            "purged": [{"path": p, "tombstone": t} for p, t in self.purged],
+        }
 
 
 @dataclass
@@ -109,8 +117,10 @@ def import_archive(
         >>> import_archive(Store(role="admin"), "backup.tar.gz")  # doctest: +SKIP
     """
     if store.principal.role != "admin":
-        raise ScopeDenied("an import writes every agent's memory: open the store as an admin "
-                          "(no --agent, or an agent listed in [roles] admin)")
+        raise ScopeDenied(
+            "an import writes every agent's memory: open the store as an admin "
+            "(no --agent, or an agent listed in [roles] admin)"
+        )
     src = Path(source).expanduser().absolute()
     stage = store.home / STAGING / f"{int(time.time() * 1000)}-{os.getpid()}-{os.urandom(3).hex()}"
     (stage / "files").mkdir(parents=True)
@@ -143,9 +153,19 @@ def import_archive(
     with store.db.read() as conn:
         docs = int(conn.execute("SELECT count(*) FROM docs").fetchone()[0])
     store.events.emit("memory:write", {"type": "import", "path": str(src), "delta": len(moves)})
-    return ImportReport(str(store.home), str(src), len(staged.memory), len(moves), len(identical),
-                        len(replaced), verified, tuple(staged.skipped), docs, report.bad_lines,
-                        tuple(purged))
+    return ImportReport(
+        str(store.home),
+        str(src),
+        len(staged.memory),
+        len(moves),
+        len(identical),
+        len(replaced),
+        verified,
+        tuple(staged.skipped),
+        docs,
+        report.bad_lines,
+        tuple(purged),
+    )
 
 
 def recover_imports(home: Path, locks: LockTable, truth: Truth) -> list[str]:
@@ -186,8 +206,10 @@ def _stage(store: Store, src: Path, root: Path) -> _Staged:
     for m in iter_members(src):
         count += 1
         if count > cfg.import_max_members:
-            raise EntryTooLarge(f"{src}: more than {cfg.import_max_members} members "
-                                "([import] max_members); nothing was imported")
+            raise EntryTooLarge(
+                f"{src}: more than {cfg.import_max_members} members "
+                "([import] max_members); nothing was imported"
+            )
         if m.is_dir and m.name.strip("./") == "":
             continue  # the archive's own root (`tar -C store -czf x.tgz .`)
         name = member_name(m.name, src)
@@ -204,12 +226,16 @@ def _stage(store: Store, src: Path, root: Path) -> _Staged:
             raise MalformedInput(f"{src}: {clash!r} is both a file and a folder")
         dirs.update(parents)
         if m.size > cfg.import_max_file_bytes:
-            raise EntryTooLarge(f"{src}: {name} is {m.size} bytes uncompressed; the limit is "
-                                f"{cfg.import_max_file_bytes} ([import] max_file_bytes)")
+            raise EntryTooLarge(
+                f"{src}: {name} is {m.size} bytes uncompressed; the limit is "
+                f"{cfg.import_max_file_bytes} ([import] max_file_bytes)"
+            )
         total += m.size
         if total > cfg.import_max_total_bytes:
-            raise EntryTooLarge(f"{src}: more than {cfg.import_max_total_bytes} bytes "
-                                "uncompressed ([import] max_total_bytes); nothing was imported")
+            raise EntryTooLarge(
+                f"{src}: more than {cfg.import_max_total_bytes} bytes "
+                "uncompressed ([import] max_total_bytes); nothing was imported"
+            )
         if name == MANIFEST:
             with m.open() as fh:
                 out.manifest = _read_exactly(fh, m.size, src, name)
@@ -232,8 +258,13 @@ def _read_exactly(fh: IO[bytes], size: int, src: Path, name: str) -> bytes:
     return data
 
 
-def _copy(fh: IO[bytes], size: int, target: Path | None, src: Path, name: str,
-          ) -> tuple[str, int]:
+def _copy(
+    fh: IO[bytes],
+    size: int,
+    target: Path | None,
+    src: Path,
+    name: str,
+) -> tuple[str, int]:
     """Stream at most `size` bytes to `target` (or only hash them); (sha256, bytes)."""
     sha = hashlib.sha256()
     seen = 0
@@ -250,7 +281,7 @@ def _copy(fh: IO[bytes], size: int, target: Path | None, src: Path, name: str,
             if out is not None:
                 view = memoryview(chunk)
                 while view:
-                    view = view[os.write(out, view):]
+                    view = view[os.write(out, view) :]
         if seen != size:
             raise MalformedInput(f"{src}: {name} is not {size} bytes as its header says")
         if out is not None:
@@ -271,7 +302,8 @@ def _verify(src: Path, staged: _Staged, unverified: bool) -> bool:
         raise MalformedInput(
             f"{src}: no manifest ({MANIFEST}), so nothing in it can be checked; nothing was "
             "imported. Import only exports written by `memstrata export`, or pass "
-            "--unverified to accept this archive as it is")
+            "--unverified to accept this archive as it is"
+        )
     try:
         rows = json.loads(staged.manifest)["files"]
         listed: dict[str, tuple[str, int]] = {}
@@ -286,15 +318,18 @@ def _verify(src: Path, staged: _Staged, unverified: bool) -> bool:
         raise MalformedInput(f"{src}: the export manifest is unreadable") from None
     unlisted = sorted(set(staged.hashes) - set(listed))
     if unlisted:
-        raise MalformedInput(f"{src}: {len(unlisted)} member(s) not listed in the manifest "
-                             f"(e.g. {', '.join(unlisted[:SHOW])}); nothing was imported")
+        raise MalformedInput(
+            f"{src}: {len(unlisted)} member(s) not listed in the manifest "
+            f"(e.g. {', '.join(unlisted[:SHOW])}); nothing was imported"
+        )
     missing = sorted(set(listed) - set(staged.hashes))
     if missing:
         raise MalformedInput(f"{src}: {len(missing)} file(s) listed but absent, e.g. {missing[0]}")
     for name, got in staged.hashes.items():
         if got != listed[name]:
-            raise MalformedInput(f"{src}: {name} does not match its sha256 in the manifest; "
-                                 "nothing was imported")
+            raise MalformedInput(
+                f"{src}: {name} does not match its sha256 in the manifest; nothing was imported"
+            )
     return True
 
 
@@ -339,8 +374,11 @@ def _keep_purged_out(store: Store, root: Path, staged: _Staged) -> list[tuple[st
     for owner, texts in sorted(needles.items()):
         quotes = Quotes(texts)
         for name in list(staged.memory):
-            change = derived_edit(store, owner, name, quotes) if quotes and \
-                name.startswith(f"agents/{owner}/") else None
+            change = (
+                derived_edit(store, owner, name, quotes)
+                if quotes and name.startswith(f"agents/{owner}/")
+                else None
+            )
             if change is not None:
                 data = path(name).read_bytes()
                 if (new := change(data)) != data:
@@ -356,8 +394,12 @@ def _canonical(record: dict[str, Any]) -> str:
 # -- 3. plan -------------------------------------------------------------------------
 
 
-def _plan(truth: Truth, src: Path, staged: _Staged, force: bool,
-          ) -> tuple[list[str], list[str], list[str]]:
+def _plan(
+    truth: Truth,
+    src: Path,
+    staged: _Staged,
+    force: bool,
+) -> tuple[list[str], list[str], list[str]]:
     moves: list[str] = []
     identical: list[str] = []
     clashes: list[str] = []
@@ -369,15 +411,21 @@ def _plan(truth: Truth, src: Path, staged: _Staged, force: bool,
         for i in range(1, len(parts)):
             p = truth.stat("/".join(parts[:i]))
             if p is not None and not p.is_dir:
-                raise AlreadyExists(f"{src}: {rel} needs a folder where the store has the file "
-                                    f"{'/'.join(parts[:i])}; nothing was imported")
+                raise AlreadyExists(
+                    f"{src}: {rel} needs a folder where the store has the file "
+                    f"{'/'.join(parts[:i])}; nothing was imported"
+                )
         dst = truth.stat(rel)
         if dst is not None and dst.is_dir:
-            raise AlreadyExists(f"{src}: {rel} is a folder (or a link) in the store; nothing "
-                                "was imported")
+            raise AlreadyExists(
+                f"{src}: {rel} is a folder (or a link) in the store; nothing was imported"
+            )
         if dst is not None:
             found = truth.read(rel)
-            if found is not None and hashlib.sha256(found.data).hexdigest() == staged.hashes[rel][0]:
+            if (
+                found is not None
+                and hashlib.sha256(found.data).hexdigest() == staged.hashes[rel][0]
+            ):
                 identical.append(rel)
                 continue
             clashes.append(rel)
@@ -385,7 +433,8 @@ def _plan(truth: Truth, src: Path, staged: _Staged, force: bool,
     if clashes and not force:
         raise AlreadyExists(
             f"{len(clashes)} file(s) already exist in {truth.location} with other content (e.g. "
-            f"{', '.join(clashes[:SHOW])}); nothing was imported; use --force to replace them")
+            f"{', '.join(clashes[:SHOW])}); nothing was imported; use --force to replace them"
+        )
     return moves, identical, clashes
 
 
@@ -432,12 +481,18 @@ def _merge_tombstones(truth: Truth, data: bytes) -> None:
     found = truth.read(TOMBSTONES)
     have = found.data if found is not None else b""
     known = {_canonical(r) for r in parse(have)}
-    fresh = [line.rstrip(b"\n") + b"\n" for line in data.splitlines()
-             if any(_canonical(r) not in known for r in parse(line))]
+    fresh = [
+        line.rstrip(b"\n") + b"\n"
+        for line in data.splitlines()
+        if any(_canonical(r) not in known for r in parse(line))
+    ]
     if fresh:
         base = have if not have or have.endswith(b"\n") else have + b"\n"
-        truth.rewrite(TOMBSTONES, base + b"".join(fresh),
-                      expected=found.entry.version if found is not None else MISSING)
+        truth.rewrite(
+            TOMBSTONES,
+            base + b"".join(fresh),
+            expected=found.entry.version if found is not None else MISSING,
+        )
 
 
 def _tidy(home: Path) -> None:

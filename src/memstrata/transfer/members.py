@@ -71,13 +71,18 @@ def member_name(raw: str, source: object) -> str:
     if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
         raise PathOutsideStore(f"{source}: refusing absolute member name {raw!r}")
     if "\\" in name or _CONTROL.search(name):
-        raise MalformedInput(f"{source}: refusing member name {raw!r} (backslash or control "
-                             "character)")
+        raise MalformedInput(
+            f"{source}: refusing member name {raw!r} (backslash or control character)"
+        )
     parts = name.split("/")
     if any(p == ".." for p in parts):
         raise PathOutsideStore(f"{source}: refusing {raw!r}: it would land outside the store")
-    if not name or any(p in ("", ".") for p in parts) or len(name) > MAX_NAME_CHARS \
-            or any(len(p.encode("utf-8", "surrogateescape")) > 255 for p in parts):
+    if (
+        not name
+        or any(p in ("", ".") for p in parts)
+        or len(name) > MAX_NAME_CHARS
+        or any(len(p.encode("utf-8", "surrogateescape")) > 255 for p in parts)
+    ):
         raise MalformedInput(f"{source}: refusing malformed member name {raw!r}")
     return name
 
@@ -153,9 +158,11 @@ def _tar(source: Path) -> Iterator[Member]:
 
     try:
         # gzip.GzipFile, not tarfile's own "r|gz": it reads multi-member gzip (pigz, bgzip).
-        with open(source, "rb") as raw, \
-                (gzip.GzipFile(fileobj=raw) if source.name.endswith("gz") else raw) as fh, \
-                tarfile.open(fileobj=fh, mode="r|", tarinfo=_bounded_tarinfo(source)) as tar:
+        with (
+            open(source, "rb") as raw,
+            gzip.GzipFile(fileobj=raw) if source.name.endswith("gz") else raw as fh,
+            tarfile.open(fileobj=fh, mode="r|", tarinfo=_bounded_tarinfo(source)) as tar,
+        ):
             while (info := tar.next()) is not None:
                 tar.members.clear()  # type: ignore[attr-defined]  # stream mode keeps every header
                 if info.isdir():
@@ -176,9 +183,13 @@ def _bounded_tarinfo(source: Path) -> type[tarfile.TarInfo]:
     declare a 1 GiB long name)."""
     import tarfile
 
-    extended = {tarfile.GNUTYPE_LONGNAME: "GNU long-name", tarfile.GNUTYPE_LONGLINK:
-                "GNU long-link", tarfile.XHDTYPE: "pax", tarfile.XGLTYPE: "global pax",
-                tarfile.SOLARIS_XHDTYPE: "pax"}
+    extended = {
+        tarfile.GNUTYPE_LONGNAME: "GNU long-name",
+        tarfile.GNUTYPE_LONGLINK: "GNU long-link",
+        tarfile.XHDTYPE: "pax",
+        tarfile.XGLTYPE: "global pax",
+        tarfile.SOLARIS_XHDTYPE: "pax",
+    }
     chain = {"depth": 0, "bytes": 0, "global": 0}
 
     def refuse_sparse(*_: object) -> None:
@@ -195,10 +206,12 @@ def _bounded_tarinfo(source: Path) -> type[tarfile.TarInfo]:
             if used + self.size > MAX_HEADER_BYTES:
                 raise EntryTooLarge(
                     f"{source}: refusing a {kind} tar header of {self.size} bytes (limit "
-                    f"{MAX_HEADER_BYTES} per member); nothing was imported")
+                    f"{MAX_HEADER_BYTES} per member); nothing was imported"
+                )
             if chain["depth"] >= MAX_HEADER_CHAIN:
-                raise MalformedInput(f"{source}: more than {MAX_HEADER_CHAIN} extended tar "
-                                     "headers before one member")
+                raise MalformedInput(
+                    f"{source}: more than {MAX_HEADER_CHAIN} extended tar headers before one member"
+                )
             chain["global" if self.type == tarfile.XGLTYPE else "bytes"] += self.size
             chain["depth"] += 1
             try:

@@ -41,9 +41,16 @@ class MigrateReport:
     manifest_sha256: str  # of the sorted (path, size, sha256) rows, equal on both sides
 
     def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "dest": self.dest, "files": self.files,
-                "folders": self.folders, "bytes": self.bytes, "written": self.written,
-                "skipped": self.skipped, "manifest_sha256": self.manifest_sha256}
+        return {
+            "source": self.source,
+            "dest": self.dest,
+            "files": self.files,
+            "folders": self.folders,
+            "bytes": self.bytes,
+            "written": self.written,
+            "skipped": self.skipped,
+            "manifest_sha256": self.manifest_sha256,
+        }
 
 
 class MigrationMismatch(MemstrataError):
@@ -72,8 +79,13 @@ def digest(rows: Manifest) -> str:
     return sha.hexdigest()
 
 
-def migrate(source: Truth, dest: Truth, *, force: bool = False,
-            progress: Callable[[int, int], None] | None = None) -> MigrateReport:
+def migrate(
+    source: Truth,
+    dest: Truth,
+    *,
+    force: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> MigrateReport:
     """Copy every source and folder of `source` into `dest`, then compare manifests.
 
     Raises AlreadyExists (a destination source differs; nothing was written) unless
@@ -90,9 +102,11 @@ def migrate(source: Truth, dest: Truth, *, force: bool = False,
             if a is None or b is None or a.data != b.data:
                 clashes.append(e.path)
     if clashes:
-        raise AlreadyExists(f"{len(clashes)} source(s) already exist in {dest.location} with "
-                            f"other content (e.g. {', '.join(clashes[:5])}); nothing was "
-                            "migrated; use --force to replace them")
+        raise AlreadyExists(
+            f"{len(clashes)} source(s) already exist in {dest.location} with "
+            f"other content (e.g. {', '.join(clashes[:5])}); nothing was "
+            "migrated; use --force to replace them"
+        )
     written = skipped = total = 0
     for n, e in enumerate(files, start=1):
         found = source.read(e.path)
@@ -112,8 +126,18 @@ def migrate(source: Truth, dest: Truth, *, force: bool = False,
     mine, theirs = manifest(source), manifest(dest)
     if mine != theirs:
         differ = sorted(set(mine.items()) ^ set(theirs.items()))
-        raise MigrationMismatch(f"after the migration {dest.location} differs from "
-                                f"{source.location} (e.g. {differ[0][0]}); nothing was deleted "
-                                "from the source")
-    return MigrateReport(source.location, dest.location, len(files), len(folders), total,
-                         written, skipped, digest(mine))
+        raise MigrationMismatch(
+            f"after the migration {dest.location} differs from "
+            f"{source.location} (e.g. {differ[0][0]}); nothing was deleted "
+            "from the source"
+        )
+    return MigrateReport(
+        source.location,
+        dest.location,
+        len(files),
+        len(folders),
+        total,
+        written,
+        skipped,
+        digest(mine),
+    )

@@ -100,9 +100,18 @@ class Tombstones:
         if name == self._rel(self.store.layout.ledger):
             return bool(self.ledger)
         parts = name.split("/")
-        return len(parts) > 2 and parts[0] == "agents" and parts[1] in (
-            self.facts.keys() | self.files.keys() | self.logs.keys() | self.sessions.keys()
-            | self.messages.keys())
+        return (
+            len(parts) > 2
+            and parts[0] == "agents"
+            and parts[1]
+            in (
+                self.facts.keys()
+                | self.files.keys()
+                | self.logs.keys()
+                | self.sessions.keys()
+                | self.messages.keys()
+            )
+        )
 
     def apply(self, name: str, data: bytes) -> Verdict | None:
         """What to import for member `name` holding `data`; None when no purge touches it."""
@@ -116,22 +125,24 @@ class Tombstones:
             return self._facts(owner, data)
         archive = self._rel(layout.archive_dir(owner))
         if name == self._rel(layout.log_file(owner)) or (
-                name.startswith(archive + "/LOG-") and name.endswith(".md")):
+            name.startswith(archive + "/LOG-") and name.endswith(".md")
+        ):
             return self._log(owner, data)
         sessions = self._rel(layout.sessions_dir(owner))
         if name == self._rel(layout.session_index(owner)):
             return self._session_index(owner, data)
         sid = None
         if name.startswith(sessions + "/") and name.endswith(".jsonl"):
-            sid = name[len(sessions) + 1:].removesuffix(".jsonl")
+            sid = name[len(sessions) + 1 :].removesuffix(".jsonl")
         elif name.startswith(archive + "/sessions/") and name.endswith(".jsonl"):
             sid = name.rsplit("/", 1)[1].removesuffix(".jsonl").rsplit("-", 1)[0]
         if sid is not None:
             return self._transcript(owner, sid, data)
         purged = self._file(owner, name)
         if purged is not None:
-            return Verdict(None, [f"file:{owner}:{purged}"],
-                           {owner: {data.decode("utf-8", "replace")}})
+            return Verdict(
+                None, [f"file:{owner}:{purged}"], {owner: {data.decode("utf-8", "replace")}}
+            )
         return None
 
     def _file(self, owner: str, name: str) -> str | None:
@@ -141,23 +152,24 @@ class Tombstones:
             return None
         layout = self.store.layout
         memory = self._rel(layout.memory_dir(owner)) + "/"
-        if name.startswith(memory) and name[len(memory):] in files:
-            return name[len(memory):]
+        if name.startswith(memory) and name[len(memory) :] in files:
+            return name[len(memory) :]
         archive = self._rel(layout.archive_dir(owner))
         deleted, scratch = archive + "/deleted/", archive + "/scratch/"
         if name.startswith(deleted):
-            rest = name[len(deleted):]
+            rest = name[len(deleted) :]
             if "/" in rest:
                 return rest.split("/", 1)[1] if rest.split("/", 1)[1] in files else None
             return next((f for f in files if rest.endswith("-" + f.replace("/", "__"))), None)
         if name.startswith(scratch) and name.count("/") > scratch.count("/"):
-            relp = "session/" + name[len(scratch):].split("/", 1)[1]
+            relp = "session/" + name[len(scratch) :].split("/", 1)[1]
             return relp if relp in files else None
         return None
 
     def _lines(self, data: bytes, change: Any) -> bytes:
-        return b"".join(out for line in data.splitlines(keepends=True)
-                        if (out := change(line)) is not None)
+        return b"".join(
+            out for line in data.splitlines(keepends=True) if (out := change(line)) is not None
+        )
 
     def _facts(self, owner: str, data: bytes) -> Verdict | None:
         keys = self.facts.get(owner, set())
@@ -173,8 +185,11 @@ class Tombstones:
         out = self._lines(data, keep)
         if not found:
             return None
-        return Verdict(out, sorted({f"fact:{owner}:{r['key']}" for r in found}),
-                       {owner: {str(r.get("value", "")) for r in found if r.get("op") == "set"}})
+        return Verdict(
+            out,
+            sorted({f"fact:{owner}:{r['key']}" for r in found}),
+            {owner: {str(r.get("value", "")) for r in found if r.get("op") == "set"}},
+        )
 
     def _log(self, owner: str, data: bytes) -> Verdict | None:
         from memstrata.layers.log import _unescape
@@ -186,17 +201,23 @@ class Tombstones:
             return None
         keep, pos = [], 0
         for b in hits:
-            keep.append(data[pos:b.start])
+            keep.append(data[pos : b.start])
             pos = b.end or len(data)
         keep.append(data[pos:])
-        return Verdict(b"".join(keep), sorted({f"log:{owner}:{b.entry_id}" for b in hits}),
-                       {owner: {_unescape(b.lines) for b in hits}})
+        return Verdict(
+            b"".join(keep),
+            sorted({f"log:{owner}:{b.entry_id}" for b in hits}),
+            {owner: {_unescape(b.lines) for b in hits}},
+        )
 
     def _transcript(self, owner: str, sid: str, data: bytes) -> Verdict | None:
         records = [r for line in data.splitlines() if (r := _json(line)) is not None]
         if sid in self.sessions.get(owner, set()):
-            return Verdict(None, [f"session:{owner}:{sid}"],
-                           {owner: {str(r.get("content") or "") for r in records}})
+            return Verdict(
+                None,
+                [f"session:{owner}:{sid}"],
+                {owner: {str(r.get("content") or "") for r in records}},
+            )
         ids = self.messages.get(owner, {}).get(sid, set())
         gone = [r for r in records if r.get("id") in ids]
         if not gone:
@@ -206,9 +227,11 @@ class Tombstones:
             rec = _json(line)
             return None if rec is not None and rec.get("id") in ids else line
 
-        return Verdict(self._lines(data, keep),
-                       sorted({f"session:{owner}:{sid}:{r['id']}" for r in gone}),
-                       {owner: {str(r.get("content") or "") for r in gone}})
+        return Verdict(
+            self._lines(data, keep),
+            sorted({f"session:{owner}:{sid}:{r['id']}" for r in gone}),
+            {owner: {str(r.get("content") or "") for r in gone}},
+        )
 
     def _session_index(self, owner: str, data: bytes) -> Verdict | None:
         from memstrata.errors import MalformedInput
@@ -233,8 +256,11 @@ class Tombstones:
 
         def stub(line: bytes) -> bytes | None:
             rec = _json(line)
-            if rec is None or rec.get("id") not in self.ledger or \
-                    (rec.get("summary") == PURGED_SUMMARY and not rec.get("detail")):
+            if (
+                rec is None
+                or rec.get("id") not in self.ledger
+                or (rec.get("summary") == PURGED_SUMMARY and not rec.get("detail"))
+            ):
                 return line
             found.append(rec)
             return ledger_stub(rec)
@@ -247,5 +273,6 @@ class Tombstones:
             author = r.get("author_role")
             if isinstance(author, str):
                 needles.setdefault(author, set()).update(
-                    str(r.get(k) or "") for k in ("summary", "detail", "ref"))
+                    str(r.get(k) or "") for k in ("summary", "detail", "ref")
+                )
         return Verdict(out, sorted({f"ledger:{r['id']}" for r in found}), needles)

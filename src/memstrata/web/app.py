@@ -32,9 +32,12 @@ if TYPE_CHECKING:
 PUBLIC = ("/login", "/static/", "/api/openapi.json", "/api/docs", "/favicon.ico")
 UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 SECURITY_HEADERS = [
-    (b"content-security-policy", b"default-src 'self'; img-src 'self' data:; style-src 'self'; "
-                                 b"script-src 'self'; connect-src 'self'; frame-ancestors 'none'; "
-                                 b"base-uri 'none'; form-action 'self'"),
+    (
+        b"content-security-policy",
+        b"default-src 'self'; img-src 'self' data:; style-src 'self'; "
+        b"script-src 'self'; connect-src 'self'; frame-ancestors 'none'; "
+        b"base-uri 'none'; form-action 'self'",
+    ),
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"same-origin"),  # no-referrer makes Chromium send Origin: null
     (b"x-frame-options", b"DENY"),
@@ -64,12 +67,18 @@ def build_fastapi(ctx: ServeContext, mcp: Any) -> FastAPI:
         async with mcp.running():
             yield
 
-    app = FastAPI(title="memstrata", version=_version(), lifespan=lifespan,
-                  openapi_url="/api/openapi.json", docs_url=None, redoc_url=None,
-                  description="Persistent, layered memory for AI agents: the JSON API of "
-                              "`memstrata serve`. Authenticate with `Authorization: Bearer "
-                              "<token>` when the server has tokens. Errors are "
-                              "`{\"error\": {\"code\": ..., \"message\": ...}}`.")
+    app = FastAPI(
+        title="memstrata",
+        version=_version(),
+        lifespan=lifespan,
+        openapi_url="/api/openapi.json",
+        docs_url=None,
+        redoc_url=None,
+        description="Persistent, layered memory for AI agents: the JSON API of "
+        "`memstrata serve`. Authenticate with `Authorization: Bearer "
+        "<token>` when the server has tokens. Errors are "
+        '`{"error": {"code": ..., "message": ...}}`.',
+    )
     app.state.memstrata = ctx
     install_error_handlers(app)
     app.include_router(build_router())
@@ -126,14 +135,23 @@ def _header(headers: list[tuple[bytes, bytes]], name: bytes) -> bytes | None:
     return found[0] if len(found) == 1 else None
 
 
-async def _json(send: Any, status: int, code: str, message: str,
-                extra: list[tuple[bytes, bytes]] | None = None) -> None:
+async def _json(
+    send: Any, status: int, code: str, message: str, extra: list[tuple[bytes, bytes]] | None = None
+) -> None:
     import json
 
     body = json.dumps({"error": {"code": code, "message": message}}).encode()
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
-        *(extra or [])]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *(extra or []),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -155,28 +173,50 @@ def authenticate(app: ASGIApp, identities: Identities) -> ASGIApp:
                 who = identities.by_session(_cookie(headers, SESSION_COOKIE))
             if who is None and not path.startswith(PUBLIC):
                 if machine:
-                    await _json(send, 401, "unauthorized", "missing or wrong bearer token",
-                                [(b"www-authenticate", b'Bearer realm="memstrata"')])
+                    await _json(
+                        send,
+                        401,
+                        "unauthorized",
+                        "missing or wrong bearer token",
+                        [(b"www-authenticate", b'Bearer realm="memstrata"')],
+                    )
                 else:
                     from urllib.parse import quote
 
                     target = quote(path, safe="/")
-                    await send({"type": "http.response.start", "status": 303, "headers": [
-                        (b"location", f"/login?next={target}".encode()),
-                        (b"content-length", b"0")]})
+                    await send(
+                        {
+                            "type": "http.response.start",
+                            "status": 303,
+                            "headers": [
+                                (b"location", f"/login?next={target}".encode()),
+                                (b"content-length", b"0"),
+                            ],
+                        }
+                    )
                     await send({"type": "http.response.body", "body": b""})
                 return
-        if (path.startswith("/api") and scope.get("method") in UNSAFE
-                and (who is None or who.via != "token")):
+        if (
+            path.startswith("/api")
+            and scope.get("method") in UNSAFE
+            and (who is None or who.via != "token")
+        ):
             # No bearer header: the request may come from a browser that attached a cookie
             # (or from a page on the open loopback server). JSON or the CSRF header only.
             ctype = (_header(headers, b"content-type") or b"").split(b";")[0].strip().lower()
             csrf = _header(headers, b"x-csrf-token")
             has_body = scope.get("method") != "DELETE" or ctype
-            if has_body and ctype != b"application/json" and not identities.check_csrf(
-                    who, csrf.decode("latin-1") if csrf else None):
-                await _json(send, 415, "unsupported_media_type",
-                            "send the body as application/json (or the X-CSRF-Token header)")
+            if (
+                has_body
+                and ctype != b"application/json"
+                and not identities.check_csrf(who, csrf.decode("latin-1") if csrf else None)
+            ):
+                await _json(
+                    send,
+                    415,
+                    "unsupported_media_type",
+                    "send the body as application/json (or the X-CSRF-Token header)",
+                )
                 return
         scope[IDENTITY_KEY] = who
         await app(scope, receive, send)

@@ -14,13 +14,22 @@ if TYPE_CHECKING:
     from starlette.responses import Response
 
 log = logging.getLogger("memstrata.serve")
-HTTP_CODES = {400: "invalid_input", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-              405: "method_not_allowed", 409: "conflict", 413: "entry_too_large",
-              415: "unsupported_media_type", 422: "invalid_request"}
+HTTP_CODES = {
+    400: "invalid_input",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "entry_too_large",
+    415: "unsupported_media_type",
+    422: "invalid_request",
+}
 
 
-def _answer(request: Request, status: int, body: dict[str, Any],
-            headers: dict[str, str] | None = None) -> Response:
+def _answer(
+    request: Request, status: int, body: dict[str, Any], headers: dict[str, str] | None = None
+) -> Response:
     from fastapi.responses import JSONResponse
 
     if request.url.path.startswith("/api"):
@@ -42,21 +51,29 @@ def install_error_handlers(app: FastAPI) -> None:
     async def http(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         code = HTTP_CODES.get(exc.status_code, f"http_{exc.status_code}")
-        return _answer(request, exc.status_code, error_body(code, str(exc.detail)),
-                       dict(exc.headers or {}))
+        return _answer(
+            request, exc.status_code, error_body(code, str(exc.detail)), dict(exc.headers or {})
+        )
 
     async def invalid(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
-        errors = [{"loc": [str(x) for x in e.get("loc", ())], "msg": str(e.get("msg", ""))}
-                  for e in exc.errors()[:20]]
+        errors = [
+            {"loc": [str(x) for x in e.get("loc", ())], "msg": str(e.get("msg", ""))}
+            for e in exc.errors()[:20]
+        ]
         first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
         message = f"{'.'.join(first['loc'])}: {first['msg']}"
         return _answer(request, 422, error_body("invalid_request", message, details=errors))
 
     async def unexpected(request: Request, exc: Exception) -> Response:
         log.exception("memstrata serve: %s %s failed", request.method, request.url.path)
-        return _answer(request, 500, error_body(
-            "internal_error", "the server failed on this request (its log has the details)"))
+        return _answer(
+            request,
+            500,
+            error_body(
+                "internal_error", "the server failed on this request (its log has the details)"
+            ),
+        )
 
     app.add_exception_handler(MemstrataError, library)
     app.add_exception_handler(HTTPException, http)

@@ -58,8 +58,13 @@ class TokenEntry:
 class Identities:
     """Resolve identities from bearer headers and session cookies; hold login sessions."""
 
-    def __init__(self, default_agent: str | None, default_room: str | None,
-                 token: str | None, entries: tuple[tuple[str, str | None, str | None], ...]) -> None:
+    def __init__(
+        self,
+        default_agent: str | None,
+        default_room: str | None,
+        token: str | None,
+        entries: tuple[tuple[str, str | None, str | None], ...],
+    ) -> None:
         self.default = Identity(default_agent, default_room, "open")
         self.entries = [TokenEntry(token, default_agent, default_room)] if token else []
         self.entries += [TokenEntry(t, a, r) for t, a, r in entries]
@@ -100,8 +105,10 @@ class Identities:
         with self._guard:
             if len(self._sessions) >= MAX_SESSIONS:
                 self._expire(now, force=True)
-            self._sessions[sid] = (Identity(who.agent, who.room, "session", sid),
-                                   now + SESSION_SECONDS)
+            self._sessions[sid] = (
+                Identity(who.agent, who.room, "session", sid),
+                now + SESSION_SECONDS,
+            )
         return sid
 
     def by_session(self, sid: str | None) -> Identity | None:
@@ -125,7 +132,9 @@ class Identities:
             if until < now:
                 del self._sessions[sid]
         if force and len(self._sessions) >= MAX_SESSIONS:  # drop the oldest half
-            for sid in sorted(self._sessions, key=lambda s: self._sessions[s][1])[: MAX_SESSIONS // 2]:
+            for sid in sorted(self._sessions, key=lambda s: self._sessions[s][1])[
+                : MAX_SESSIONS // 2
+            ]:
                 del self._sessions[sid]
 
     # -- CSRF ------------------------------------------------------------------------
@@ -135,5 +144,4 @@ class Identities:
         return hmac.new(self.secret, key.encode(), hashlib.sha256).hexdigest()
 
     def check_csrf(self, who: Identity | None, presented: str | None) -> bool:
-        return bool(presented) and hmac.compare_digest(self.csrf_token(who),
-                                                       str(presented))
+        return bool(presented) and hmac.compare_digest(self.csrf_token(who), str(presented))

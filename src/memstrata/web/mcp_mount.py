@@ -61,7 +61,8 @@ class McpMount:
             server = await anyio.to_thread.run_sync(build_server, store, self.ctx.tools)
             # `web.security.guard` in front of the whole app checks Host and Origin.
             server.streamable_http_app(
-                transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+                transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False)
+            )
             manager = server.session_manager
             started = anyio.Event()
 

@@ -155,7 +155,11 @@ class HttpPolicy:
         for entry in self.origins:
             if entry == "*" or entry == value:
                 return True
-            if entry.endswith(":*") and value.startswith(entry[:-1]) and value[len(entry) - 1:].isdigit():
+            if (
+                entry.endswith(":*")
+                and value.startswith(entry[:-1])
+                and value[len(entry) - 1 :].isdigit()
+            ):
                 return True
         return False
 
@@ -169,10 +173,10 @@ def _check_host_entry(value: str) -> str:
 
 def _check_origin_entry(value: str) -> str:
     v = value.strip().lower().rstrip("/")
-    if v != "*" and (not v.isascii() or "://" not in v or " " in v
-                     or "/" in v.partition("://")[2]):
-        raise MalformedInput(f"allowed origin {value!r}: use scheme://name[:port], "
-                             "scheme://name:* or *")
+    if v != "*" and (not v.isascii() or "://" not in v or " " in v or "/" in v.partition("://")[2]):
+        raise MalformedInput(
+            f"allowed origin {value!r}: use scheme://name[:port], scheme://name:* or *"
+        )
     return v
 
 
@@ -188,13 +192,22 @@ def _one(headers: dict[bytes, list[bytes]], name: bytes) -> bytes | None:
     return values[0] if values and len(values) == 1 else None
 
 
-async def _reply(send: Any, status: int, code: str, message: str,
-                 extra: Iterable[tuple[bytes, bytes]] = ()) -> None:
+async def _reply(
+    send: Any, status: int, code: str, message: str, extra: Iterable[tuple[bytes, bytes]] = ()
+) -> None:
     """An error answer in the shape every memstrata HTTP surface uses."""
     body = json.dumps({"error": {"code": code, "message": message}}).encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"),
-                            (b"content-length", str(len(body)).encode()), *extra]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *extra,
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -211,31 +224,59 @@ def guard(app: ASGIApp, policy: HttpPolicy) -> ASGIApp:
         headers = _headers(scope)
         host = _one(headers, b"host")
         if not policy.host_allowed(host.decode("latin-1") if host is not None else None):
-            await _reply(send, 421, "host_not_allowed", "this Host is not allowed (see --allow-host)")
+            await _reply(
+                send, 421, "host_not_allowed", "this Host is not allowed (see --allow-host)"
+            )
             return
         raw_origin = headers.get(b"origin")
         origin: str | None = None
         if raw_origin is not None:
             origin = raw_origin[0].decode("latin-1") if len(raw_origin) == 1 else ""
             if not policy.origin_allowed(origin):
-                await _reply(send, 403, "origin_not_allowed", "this Origin is not allowed (see --allow-origin)")
+                await _reply(
+                    send,
+                    403,
+                    "origin_not_allowed",
+                    "this Origin is not allowed (see --allow-origin)",
+                )
                 return
         cors = _cors(origin)
         if has_control(str(scope.get("path", ""))):
-            await _reply(send, 400, "malformed_input", "the request path holds a control character "
-                         "(a newline, tab, NUL, ...): names never do", cors)
+            await _reply(
+                send,
+                400,
+                "malformed_input",
+                "the request path holds a control character "
+                "(a newline, tab, NUL, ...): names never do",
+                cors,
+            )
             return
         if origin is not None and scope.get("method") == "OPTIONS":
             requested = _one(headers, b"access-control-request-headers") or b""
-            await send({"type": "http.response.start", "status": 204, "headers": [
-                *cors, (b"access-control-allow-methods", CORS_METHODS.encode()),
-                (b"access-control-allow-headers", requested), (b"access-control-max-age", b"600"),
-            ]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 204,
+                    "headers": [
+                        *cors,
+                        (b"access-control-allow-methods", CORS_METHODS.encode()),
+                        (b"access-control-allow-headers", requested),
+                        (b"access-control-max-age", b"600"),
+                    ],
+                }
+            )
             await send({"type": "http.response.body", "body": b""})
             return
-        if policy.token is not None and not bearer_ok(_one(headers, b"authorization"), policy.token):
-            await _reply(send, 401, "unauthorized", "missing or wrong bearer token",
-                         [(b"www-authenticate", b'Bearer realm="memstrata"'), *cors])
+        if policy.token is not None and not bearer_ok(
+            _one(headers, b"authorization"), policy.token
+        ):
+            await _reply(
+                send,
+                401,
+                "unauthorized",
+                "missing or wrong bearer token",
+                [(b"www-authenticate", b'Bearer realm="memstrata"'), *cors],
+            )
             return
         if not cors:
             await app(scope, receive, send)
@@ -254,6 +295,8 @@ def guard(app: ASGIApp, policy: HttpPolicy) -> ASGIApp:
 def _cors(origin: str | None) -> list[tuple[bytes, bytes]]:
     if not origin:
         return []
-    return [(b"access-control-allow-origin", origin.encode("latin-1")),
-            (b"access-control-expose-headers", CORS_EXPOSE.encode()),
-            (b"vary", b"Origin")]
+    return [
+        (b"access-control-allow-origin", origin.encode("latin-1")),
+        (b"access-control-expose-headers", CORS_EXPOSE.encode()),
+        (b"vary", b"Origin"),
+    ]

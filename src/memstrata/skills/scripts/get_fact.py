@@ -16,9 +16,7 @@ SKILL_METADATA: dict[str, Any] = {
 }
 
 
-def execute(
-    agent_name: str, key: str, *, home: str | os.PathLike[str] | None = None
-) -> str | None:
+def execute(agent_name: str, key: str, *, home: str | os.PathLike[str] | None = None) -> str | None:
     """The fact's value, or None."""
     from memstrata.manager import MemoryManager
 

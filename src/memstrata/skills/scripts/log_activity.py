@@ -19,13 +19,23 @@ SKILL_METADATA: dict[str, Any] = {
 
 
 def execute(
-    agent_name: str, entry_type: str, content: str, metadata: dict[str, Any] | None = None,
-    *, home: str | os.PathLike[str] | None = None,
+    agent_name: str,
+    entry_type: str,
+    content: str,
+    metadata: dict[str, Any] | None = None,
+    *,
+    home: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Append one entry; returns its id once it is on disk."""
     from memstrata.manager import MemoryManager
 
     with MemoryManager(agent_name, home) as m:
         entry = m.memory.log.append(entry_type, content, metadata)
-        return {"ok": True, "id": entry.id, "ts": entry.ts, "entry_type": entry.entry_type,
-                "content_hash": entry.content_hash, "token_count": entry.token_count}
+        return {
+            "ok": True,
+            "id": entry.id,
+            "ts": entry.ts,
+            "entry_type": entry.entry_type,
+            "content_hash": entry.content_hash,
+            "token_count": entry.token_count,
+        }

@@ -18,13 +18,25 @@ SKILL_METADATA: dict[str, Any] = {
 
 
 def execute(
-    agent_name: str, query: str, n_results: int = 5,
-    *, home: str | os.PathLike[str] | None = None,
+    agent_name: str,
+    query: str,
+    n_results: int = 5,
+    *,
+    home: str | os.PathLike[str] | None = None,
 ) -> list[dict[str, Any]]:
     """The best `n_results` memories, best first."""
     from memstrata.manager import MemoryManager
 
     with MemoryManager(agent_name, home) as m:
-        return [{"uid": h.uid, "layer": h.layer, "title": h.title, "snippet": h.snippet,
-                 "score": h.score, "ts": h.ts, "source": h.source}
-                for h in m.recall_memory(query, n_results=n_results)]
+        return [
+            {
+                "uid": h.uid,
+                "layer": h.layer,
+                "title": h.title,
+                "snippet": h.snippet,
+                "score": h.score,
+                "ts": h.ts,
+                "source": h.source,
+            }
+            for h in m.recall_memory(query, n_results=n_results)
+        ]

@@ -13,16 +13,24 @@ SKILL_METADATA: dict[str, Any] = {
         "key": {"type": "string", "required": True},
         "value": {"type": "string", "required": True},
         "category": {"type": "string", "required": False, "default": "general"},
-        "citations": {"type": "array", "required": False,
-                      "description": "sources; required for seed 001's repo categories"},
+        "citations": {
+            "type": "array",
+            "required": False,
+            "description": "sources; required for seed 001's repo categories",
+        },
     },
     "memory_layer": "cold",
 }
 
 
 def execute(
-    agent_name: str, key: str, value: str, category: str = "general",
-    *, citations: list[str] | None = None, home: str | os.PathLike[str] | None = None,
+    agent_name: str,
+    key: str,
+    value: str,
+    category: str = "general",
+    *,
+    citations: list[str] | None = None,
+    home: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Create or update the fact `key`."""
     from memstrata.manager import MemoryManager

@@ -18,13 +18,20 @@ SKILL_METADATA: dict[str, Any] = {
 
 
 def execute(
-    agent_name: str, new_status: str, next_steps: list[str] | None = None,
-    *, home: str | os.PathLike[str] | None = None,
+    agent_name: str,
+    new_status: str,
+    next_steps: list[str] | None = None,
+    *,
+    home: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Overwrite `agent_name`'s NOW.md; returns what was written."""
     from memstrata.manager import MemoryManager
 
     with MemoryManager(agent_name, home) as m:
         m.update_now(new_status=new_status, next_steps=next_steps)
-        return {"ok": True, "status": new_status, "next_steps": list(next_steps or []),
-                "path": m.store.rel(m.memory.now.path)}
+        return {
+            "ok": True,
+            "status": new_status,
+            "next_steps": list(next_steps or []),
+            "path": m.store.rel(m.memory.now.path),
+        }

@@ -34,8 +34,9 @@ class Finding(BaseModel):
 
 class PruneRequest(BaseModel):
     dry_run: bool = True
-    only: list[Finding] | None = Field(None, max_length=1000,
-                                       description="the reviewed findings to act on")
+    only: list[Finding] | None = Field(
+        None, max_length=1000, description="the reviewed findings to act on"
+    )
 
 
 class CompactRequest(BaseModel):
@@ -45,17 +46,24 @@ class CompactRequest(BaseModel):
 
 # -- items (seed 004 extracted knowledge) ---------------------------------------------
 @router.get("/items", tags=["items"], summary="Extracted knowledge, newest first, with citations")
-def items(request: Request, type: ItemType | None = None,
-          source_file: Annotated[str | None, Query(max_length=512)] = None,
-          before: Annotated[str | None, Query(max_length=64)] = None,
-          limit: Annotated[int, Query(ge=1, le=200)] = 50) -> dict[str, Any]:
-    got, nxt = store_of(request).items.page(type=type, source_file=source_file, before=before,
-                                            limit=limit)
+def items(
+    request: Request,
+    type: ItemType | None = None,
+    source_file: Annotated[str | None, Query(max_length=512)] = None,
+    before: Annotated[str | None, Query(max_length=64)] = None,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+) -> dict[str, Any]:
+    got, nxt = store_of(request).items.page(
+        type=type, source_file=source_file, before=before, limit=limit
+    )
     return {"items": [i.to_dict() for i in got], "next": nxt}
 
 
-@router.post("/items/remove", tags=["items"], summary="Manual cleanup: remove items (a copy "
-             "is kept in items.removed.jsonl)")
+@router.post(
+    "/items/remove",
+    tags=["items"],
+    summary="Manual cleanup: remove items (a copy is kept in items.removed.jsonl)",
+)
 def items_remove(request: Request, body: ItemIds) -> dict[str, Any]:
     return {"removed": [i.to_dict() for i in store_of(request).items.remove(body.ids)]}
 
@@ -65,43 +73,70 @@ def item_remove(request: Request, item_id: str) -> dict[str, Any]:
     return {"removed": [i.to_dict() for i in store_of(request).items.remove([item_id])]}
 
 
-@router.get("/projects/{project_id}/knowledge", tags=["items"],
-            summary="Seed 004's memory search endpoint over extracted knowledge")
-def knowledge(request: Request, project_id: str,
-              q: Annotated[str, Query(max_length=4000)] = "", type: ItemType | None = None,
-              limit: Annotated[int, Query(ge=1, le=50)] = 10) -> dict[str, Any]:
+@router.get(
+    "/projects/{project_id}/knowledge",
+    tags=["items"],
+    summary="Seed 004's memory search endpoint over extracted knowledge",
+)
+def knowledge(
+    request: Request,
+    project_id: str,
+    q: Annotated[str, Query(max_length=4000)] = "",
+    type: ItemType | None = None,
+    limit: Annotated[int, Query(ge=1, le=50)] = 10,
+) -> dict[str, Any]:
     store = store_of(request)
     whole = {"default", store.home.name, store.home.parent.name}  # every project's items
     projects = store.items.projects()
     if project_id not in whole and project_id not in projects:
-        raise HTTPException(404, f"no project {project_id!r}: this server serves 'default' "
-                            f"(every project) and {', '.join(p for p in projects if p) or 'no other'}")
+        raise HTTPException(
+            404,
+            f"no project {project_id!r}: this server serves 'default' "
+            f"(every project) and {', '.join(p for p in projects if p) or 'no other'}",
+        )
     only = None if project_id in whole and project_id not in projects else project_id
     if q.strip():
         hits = store.items.search(q, project=only, type=type, k=limit)
-        return {"project": project_id, "items": [{**(h.meta or {}), "score": round(h.score, 6),
-                                                  "explain": h.explain} for h in hits]}
+        return {
+            "project": project_id,
+            "items": [
+                {**(h.meta or {}), "score": round(h.score, 6), "explain": h.explain} for h in hits
+            ],
+        }
     got, _ = store.items.page(type=type, project=only, limit=limit)
     return {"project": project_id, "items": [i.to_dict() for i in got]}
 
 
 # -- events (seed 004) ----------------------------------------------------------------
 @router.get("/events", tags=["events"], summary="Recent memory events, newest first")
-def events(request: Request, names: Annotated[list[EventName], Query(max_length=5)] = [],  # noqa: B006
-           before: Annotated[int | None, Query(ge=0, le=2**53)] = None,
-           limit: Annotated[int, Query(ge=1, le=500)] = 50) -> dict[str, Any]:
+def events(
+    request: Request,
+    names: Annotated[list[EventName], Query(max_length=5)] = [],  # noqa: B006
+    before: Annotated[int | None, Query(ge=0, le=2**53)] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> dict[str, Any]:
     store = store_of(request)
-    recs, nxt = recent_events(store.layout.events, limit=limit, before=before,
-                              agents=store.gate.event_actors(), names=tuple(names))
+    recs, nxt = recent_events(
+        store.layout.events,
+        limit=limit,
+        before=before,
+        agents=store.gate.event_actors(),
+        names=tuple(names),
+    )
     return {"events": recs, "next": nxt}
 
 
-@router.get("/events/stream", tags=["events"], response_class=StreamingResponse,
-            summary="Live memory events as server-sent events (memory:read|write|search|flush|"
-                    "compact); resumes after Last-Event-ID")
-async def events_stream(request: Request,
-                        names: Annotated[list[EventName], Query(max_length=5)] = []  # noqa: B006
-                        ) -> StreamingResponse:
+@router.get(
+    "/events/stream",
+    tags=["events"],
+    response_class=StreamingResponse,
+    summary="Live memory events as server-sent events (memory:read|write|search|flush|"
+    "compact); resumes after Last-Event-ID",
+)
+async def events_stream(
+    request: Request,
+    names: Annotated[list[EventName], Query(max_length=5)] = [],  # noqa: B006
+) -> StreamingResponse:
     store = store_of(request)
     actors = store.gate.event_actors()
     path = store.layout.events
@@ -124,10 +159,13 @@ async def events_stream(request: Request,
                     continue
                 seen = -1
                 if (actors is not None and rec.get("agent") not in actors) or (
-                        names and rec.get("event") not in names):
+                    names and rec.get("event") not in names
+                ):
                     continue
-                yield (f"id: {rec['offset']}\nevent: {rec.get('event')}\n"
-                       f"data: {json.dumps(rec, ensure_ascii=False)}\n\n")
+                yield (
+                    f"id: {rec['offset']}\nevent: {rec.get('event')}\n"
+                    f"data: {json.dumps(rec, ensure_ascii=False)}\n\n"
+                )
                 quiet = 0.0
             if quiet >= KEEPALIVE_S:
                 yield ": keepalive\n\n"
@@ -135,8 +173,11 @@ async def events_stream(request: Request,
             await anyio.sleep(STREAM_POLL_S)
             quiet += STREAM_POLL_S
 
-    return StreamingResponse(stream(), media_type="text/event-stream",
-                             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+    return StreamingResponse(
+        stream(),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
 
 
 # -- upkeep ---------------------------------------------------------------------------
@@ -146,12 +187,18 @@ def audit(request: Request, agent: str) -> dict[str, Any]:
 
     store = store_of(request)
     report = run_audit(store, store.agent(agent).name)
-    return {"agent": report.agent, "clean": report.clean,
-            "findings": [vars(f) for f in report.findings]}
+    return {
+        "agent": report.agent,
+        "clean": report.clean,
+        "findings": [vars(f) for f in report.findings],
+    }
 
 
-@router.post("/agents/{agent}/audit/prune", tags=["upkeep"],
-             summary="Act on the audit: a dry run unless dry_run is false; `only` the reviewed")
+@router.post(
+    "/agents/{agent}/audit/prune",
+    tags=["upkeep"],
+    summary="Act on the audit: a dry run unless dry_run is false; `only` the reviewed",
+)
 def prune(request: Request, agent: str, body: PruneRequest) -> dict[str, Any]:
     from memstrata.lifecycle.hygiene import audit as run_audit
     from memstrata.lifecycle.hygiene import prune as run_prune
@@ -160,13 +207,19 @@ def prune(request: Request, agent: str, body: PruneRequest) -> dict[str, Any]:
     name = store.agent(agent).name
     only = None if body.only is None else [(f.kind, f.target) for f in body.only]
     result = run_prune(store, name, run_audit(store, name), dry_run=body.dry_run, only=only)
-    return {"dry_run": result.dry_run,
-            "actions": [{**vars(a.finding), "applied": a.applied, "result": a.result}
-                        for a in result.actions]}
+    return {
+        "dry_run": result.dry_run,
+        "actions": [
+            {**vars(a.finding), "applied": a.applied, "result": a.result} for a in result.actions
+        ],
+    }
 
 
-@router.post("/agents/{agent}/verify", tags=["upkeep"],
-             summary="Check the code claims in memory against the server's code folder")
+@router.post(
+    "/agents/{agent}/verify",
+    tags=["upkeep"],
+    summary="Check the code claims in memory against the server's code folder",
+)
 def verify(request: Request, agent: str) -> dict[str, Any]:
     from memstrata.lifecycle.verify import verify_citations
 
@@ -181,8 +234,9 @@ def compact(request: Request, agent: str, body: CompactRequest) -> dict[str, Any
     from memstrata.lifecycle.compaction import compact_log
 
     store = store_of(request)
-    return compact_log(store, store.agent(agent).name, summary=body.summary,
-                       force=body.force).to_dict()
+    return compact_log(
+        store, store.agent(agent).name, summary=body.summary, force=body.force
+    ).to_dict()
 
 
 @router.get("/doctor", tags=["upkeep"], summary="Does the index agree with the files? (admin)")

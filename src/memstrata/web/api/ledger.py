@@ -15,8 +15,11 @@ Tag = Annotated[str, Field(max_length=100)]
 
 
 class Publish(BaseModel):
-    kind: str = Field(max_length=200, description="artifact, decision, interface, convention, "
-                                                  "warning, code (or a configured kind)")
+    kind: str = Field(
+        max_length=200,
+        description="artifact, decision, interface, convention, "
+        "warning, code (or a configured kind)",
+    )
     summary: str = Field(max_length=4096)
     tags: list[Tag] = Field(default_factory=list, max_length=32)
     detail: str | None = Field(None, max_length=16384)
@@ -43,20 +46,37 @@ def entries(
     tags: Annotated[list[Annotated[str, Query(max_length=100)]], Query(max_length=32)] = [],  # noqa: B006
     match: Literal["any", "all"] = "any",
     include_superseded: bool = False,
-    before: Annotated[str | None, Query(max_length=64, description="`next` of the page before")] = None,
+    before: Annotated[
+        str | None, Query(max_length=64, description="`next` of the page before")
+    ] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
 ) -> dict[str, Any]:
-    page = ledger_page(store_of(request), room=room, exclude_room=exclude_room, kind=kind,
-                       tags=tags, match=match, include_superseded=include_superseded,
-                       before=before, limit=limit)
+    page = ledger_page(
+        store_of(request),
+        room=room,
+        exclude_room=exclude_room,
+        kind=kind,
+        tags=tags,
+        match=match,
+        include_superseded=include_superseded,
+        before=before,
+        limit=limit,
+    )
     return page.to_dict()
 
 
 @router.post("", status_code=201, summary="Publish an entry (durable on 201)")
 def publish(request: Request, body: Publish) -> dict[str, Any]:
     e = store_of(request).ledger.publish(
-        body.kind, body.summary, tags=body.tags, detail=body.detail, ref=body.ref,
-        room_id=body.room_id, author_role=body.author_role, supersedes=body.supersedes)
+        body.kind,
+        body.summary,
+        tags=body.tags,
+        detail=body.detail,
+        ref=body.ref,
+        room_id=body.room_id,
+        author_role=body.author_role,
+        supersedes=body.supersedes,
+    )
     return e.to_dict()
 
 
@@ -70,8 +90,9 @@ def context(
     from memstrata.assembly.predecessor import predecessor_context
 
     store = store_of(request)
-    text = predecessor_context(store, room=room or store.principal.room, keywords=keywords,
-                               max_entries=max_entries)
+    text = predecessor_context(
+        store, room=room or store.principal.room, keywords=keywords, max_entries=max_entries
+    )
     return {"markdown": text}
 
 
@@ -86,9 +107,18 @@ def chain(request: Request, entry_id: str) -> dict[str, Any]:
     return {"chain": [r.to_dict() for r in supersede_chain(store_of(request), entry_id)]}
 
 
-@router.post("/{entry_id}/supersede", status_code=201,
-             summary="Publish a new version that hides this entry (409 if already superseded)")
+@router.post(
+    "/{entry_id}/supersede",
+    status_code=201,
+    summary="Publish a new version that hides this entry (409 if already superseded)",
+)
 def supersede(request: Request, entry_id: str, body: Supersede) -> dict[str, Any]:
-    e = store_of(request).ledger.publish(body.kind, body.summary, tags=body.tags,
-                                         detail=body.detail, ref=body.ref, supersedes=entry_id)
+    e = store_of(request).ledger.publish(
+        body.kind,
+        body.summary,
+        tags=body.tags,
+        detail=body.detail,
+        ref=body.ref,
+        supersedes=entry_id,
+    )
     return e.to_dict()

@@ -21,15 +21,17 @@ class FactSet(BaseModel):
     key: str = Field(max_length=200)
     value: str = Field(max_length=16 * 1024)
     category: Category = "general"
-    citations: list[Annotated[str, Field(max_length=1000)]] = Field(default_factory=list,
-                                                                    max_length=32)
+    citations: list[Annotated[str, Field(max_length=1000)]] = Field(
+        default_factory=list, max_length=32
+    )
 
 
 class FactValue(BaseModel):
     value: str = Field(max_length=16 * 1024)
     category: Category = "general"
-    citations: list[Annotated[str, Field(max_length=1000)]] = Field(default_factory=list,
-                                                                    max_length=32)
+    citations: list[Annotated[str, Field(max_length=1000)]] = Field(
+        default_factory=list, max_length=32
+    )
 
 
 class TaskAdd(BaseModel):
@@ -37,8 +39,9 @@ class TaskAdd(BaseModel):
     milestone: str | None = Field(None, max_length=200)
     priority: int = Field(3, ge=0, le=1000)
     acceptance_criteria: list[Line] = Field(default_factory=list, max_length=64)
-    blocked_by: list[Annotated[str, Field(max_length=64)]] = Field(default_factory=list,
-                                                                   max_length=64)
+    blocked_by: list[Annotated[str, Field(max_length=64)]] = Field(
+        default_factory=list, max_length=64
+    )
 
 
 class TaskChange(BaseModel):
@@ -77,8 +80,11 @@ def facts_list(request: Request, agent: str, category: Category | None = None) -
 
 @router.post("/{agent}/facts", status_code=201, summary="Save a fact (seed 002 save_fact)")
 def fact_set(request: Request, agent: str, body: FactSet) -> dict[str, Any]:
-    f = store_of(request).agent(agent).facts.set(body.key, body.value, body.category,
-                                                 citations=body.citations)
+    f = (
+        store_of(request)
+        .agent(agent)
+        .facts.set(body.key, body.value, body.category, citations=body.citations)
+    )
     return asdict(f)
 
 
@@ -89,8 +95,11 @@ def fact_get(request: Request, agent: str, key: str) -> dict[str, Any]:
 
 @router.put("/{agent}/facts/{key:path}", summary="Save the fact under this key")
 def fact_put(request: Request, agent: str, key: str, body: FactValue) -> dict[str, Any]:
-    f = store_of(request).agent(agent).facts.set(key, body.value, body.category,
-                                                 citations=body.citations)
+    f = (
+        store_of(request)
+        .agent(agent)
+        .facts.set(key, body.value, body.category, citations=body.citations)
+    )
     return asdict(f)
 
 
@@ -102,18 +111,32 @@ def fact_forget(request: Request, agent: str, key: str) -> dict[str, Any]:
 
 # -- tasks ---------------------------------------------------------------------------
 @router.get("/{agent}/tasks", summary="Tasks by priority (seed 004 task memory)")
-def tasks_list(request: Request, agent: str, status: Status | None = None,
-               milestone: Annotated[str | None, Query(max_length=200)] = None) -> dict[str, Any]:
+def tasks_list(
+    request: Request,
+    agent: str,
+    status: Status | None = None,
+    milestone: Annotated[str | None, Query(max_length=200)] = None,
+) -> dict[str, Any]:
     tasks = store_of(request).agent(agent).tasks
-    return {"tasks": [t.to_dict() for t in tasks.list(status, milestone)],
-            "problems": tasks.problems()}
+    return {
+        "tasks": [t.to_dict() for t in tasks.list(status, milestone)],
+        "problems": tasks.problems(),
+    }
 
 
 @router.post("/{agent}/tasks", status_code=201, summary="Add a task")
 def task_add(request: Request, agent: str, body: TaskAdd) -> dict[str, Any]:
-    t = store_of(request).agent(agent).tasks.add(
-        body.description, milestone=body.milestone, priority=body.priority,
-        acceptance_criteria=body.acceptance_criteria, blocked_by=body.blocked_by)
+    t = (
+        store_of(request)
+        .agent(agent)
+        .tasks.add(
+            body.description,
+            milestone=body.milestone,
+            priority=body.priority,
+            acceptance_criteria=body.acceptance_criteria,
+            blocked_by=body.blocked_by,
+        )
+    )
     return t.to_dict()
 
 
@@ -137,21 +160,31 @@ def sessions_list(request: Request, agent: str, include_archived: bool = False) 
 
 @router.post("/{agent}/sessions", status_code=201, summary="Start a session")
 def session_start(request: Request, agent: str, body: SessionStart) -> dict[str, Any]:
-    return store_of(request).agent(agent).sessions.start(body.session_id, title=body.title).to_dict()
+    return (
+        store_of(request).agent(agent).sessions.start(body.session_id, title=body.title).to_dict()
+    )
 
 
 @router.get("/{agent}/sessions/{session_id}", summary="A page of a transcript, in order")
-def session_read(request: Request, agent: str, session_id: str,
-                 after: Annotated[int, Query(ge=-1, le=2**53)] = -1,
-                 limit: Annotated[int, Query(ge=1, le=500)] = 100) -> dict[str, Any]:
+def session_read(
+    request: Request,
+    agent: str,
+    session_id: str,
+    after: Annotated[int, Query(ge=-1, le=2**53)] = -1,
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+) -> dict[str, Any]:
     msgs, nxt = store_of(request).agent(agent).sessions.page(session_id, after=after, limit=limit)
     return {"session_id": session_id, "messages": [m.to_dict() for m in msgs], "next": nxt}
 
 
-@router.post("/{agent}/sessions/{session_id}/messages", status_code=201,
-             summary="Append messages in one durable write (seed 004 PERSIST)")
-def session_append(request: Request, agent: str, session_id: str,
-                   body: MessageBatch) -> dict[str, Any]:
+@router.post(
+    "/{agent}/sessions/{session_id}/messages",
+    status_code=201,
+    summary="Append messages in one durable write (seed 004 PERSIST)",
+)
+def session_append(
+    request: Request, agent: str, session_id: str, body: MessageBatch
+) -> dict[str, Any]:
     msgs = [m.model_dump(exclude_none=True) for m in body.messages]
     out = store_of(request).agent(agent).sessions.append_many(session_id, msgs)
     return {"session_id": session_id, "messages": [m.to_dict() for m in out]}

@@ -22,6 +22,7 @@ def placed(store: Store, hit: Hit) -> Hit:
     client of the server never learns where the store lives on the server's disk."""
     return dataclasses.replace(hit, source=store.rel(Path(hit.source)))
 
+
 router = APIRouter(tags=["search"])
 Layer = Literal[LAYERS]  # type: ignore[valid-type]
 Mode = Literal["lexical", "hybrid", "semantic"]
@@ -40,8 +41,9 @@ class SearchBody(BaseModel):
     tags_match: Literal["any", "all"] = "any"
     agent: str | None = Field(None, max_length=64)
     room: str | None = Field(None, max_length=64)
-    rooms: list[Room] = Field(default_factory=list, max_length=32,
-                              description="only entries of these rooms")
+    rooms: list[Room] = Field(
+        default_factory=list, max_length=32, description="only entries of these rooms"
+    )
     exclude_room: str | None = Field(None, max_length=64)
     since: float | str | None = Field(None, description="ISO 8601 time or epoch seconds")
     until: float | str | None = Field(None, description="ISO 8601 time or epoch seconds")
@@ -52,16 +54,29 @@ class SearchBody(BaseModel):
 
 
 def run_search(request: Request, body: SearchBody) -> dict[str, Any]:
-    q = SearchQuery(text=body.text, layers=tuple(body.layers), kind=body.kind,
-                    tags=tuple(body.tags), tags_match=body.tags_match, agent=body.agent,
-                    room=body.room, rooms=tuple(body.rooms), exclude_room=body.exclude_room,
-                    since=body.since, until=body.until,
-                    include_superseded=body.include_superseded, k=body.k, mode=body.mode,
-                    now=body.now)
+    q = SearchQuery(
+        text=body.text,
+        layers=tuple(body.layers),
+        kind=body.kind,
+        tags=tuple(body.tags),
+        tags_match=body.tags_match,
+        agent=body.agent,
+        room=body.room,
+        rooms=tuple(body.rooms),
+        exclude_room=body.exclude_room,
+        since=body.since,
+        until=body.until,
+        include_superseded=body.include_superseded,
+        k=body.k,
+        mode=body.mode,
+        now=body.now,
+    )
     store = store_of(request)
     hits = store.search(q)
-    return {"query": body.model_dump(),
-            "hits": [placed(store, h).to_dict(full=False) for h in hits]}
+    return {
+        "query": body.model_dump(),
+        "hits": [placed(store, h).to_dict(full=False) for h in hits],
+    }
 
 
 @router.get("/search", summary="Search every layer you may read (BM25 x decay, explained)")
@@ -83,10 +98,23 @@ def search_get(
     mode: Annotated[Mode | None, Query(description=MODE_HELP)] = None,
     now: Annotated[float | None, Query(ge=0, le=2**40, description=NOW_HELP)] = None,
 ) -> dict[str, Any]:
-    body = SearchBody(text=q, layers=layers, kind=kind, tags=tags, tags_match=tags_match,
-                      agent=agent, room=room, rooms=rooms, exclude_room=exclude_room,
-                      since=since, until=until, include_superseded=include_superseded, k=k,
-                      mode=mode, now=now)
+    body = SearchBody(
+        text=q,
+        layers=layers,
+        kind=kind,
+        tags=tags,
+        tags_match=tags_match,
+        agent=agent,
+        room=room,
+        rooms=rooms,
+        exclude_room=exclude_room,
+        since=since,
+        until=until,
+        include_superseded=include_superseded,
+        k=k,
+        mode=mode,
+        now=now,
+    )
     return run_search(request, body)
 
 
@@ -96,8 +124,9 @@ def search_post(request: Request, body: SearchBody) -> dict[str, Any]:
 
 
 @router.get("/memories", summary="The full text of one memory, by the uid a hit carries")
-def memory_get(request: Request,
-               uid: Annotated[str, Query(min_length=1, max_length=2000)]) -> dict[str, Any]:
+def memory_get(
+    request: Request, uid: Annotated[str, Query(min_length=1, max_length=2000)]
+) -> dict[str, Any]:
     store = store_of(request)
     return placed(store, store.get(uid)).to_dict()
 

@@ -23,8 +23,9 @@ Text = Annotated[str, Form(max_length=1024 * 1024)]
 Csrf = Annotated[str, Form(max_length=128)]
 
 
-def _agent_page(request: Request, agent: str, template: str, tab: str, status: int = 200,
-                **values: Any) -> Response:
+def _agent_page(
+    request: Request, agent: str, template: str, tab: str, status: int = 200, **values: Any
+) -> Response:
     store = store_of(request)
     mem = store.agent(agent)  # NotFound / MalformedInput before anything is shown
     return page(request, template, status, agent=mem.name, tab=tab, **values)
@@ -37,18 +38,34 @@ def agent_home(agent: str) -> Response:
 
 @router.get("/timeline")
 def timeline_page(
-    request: Request, agent: str,
+    request: Request,
+    agent: str,
     types: Annotated[list[str], Query(max_length=len(TIMELINE_TYPES))] = [],  # noqa: B006
     since: Annotated[str | None, Query(max_length=64)] = None,
     until: Annotated[str | None, Query(max_length=64)] = None,
     before: Annotated[str | None, Query(max_length=64)] = None,
 ) -> Response:
     chosen = [t for t in types if t]
-    pg = timeline(store_of(request), agent, types=tuple(chosen), since=since or None,
-                  until=until or None, before=before, limit=50)
-    return _agent_page(request, agent, "timeline.html", "timeline", page=pg,
-                       all_types=list(TIMELINE_TYPES), chosen=chosen, since=since or "",
-                       until=until or "")
+    pg = timeline(
+        store_of(request),
+        agent,
+        types=tuple(chosen),
+        since=since or None,
+        until=until or None,
+        before=before,
+        limit=50,
+    )
+    return _agent_page(
+        request,
+        agent,
+        "timeline.html",
+        "timeline",
+        page=pg,
+        all_types=list(TIMELINE_TYPES),
+        chosen=chosen,
+        since=since or "",
+        until=until or "",
+    )
 
 
 # -- NOW / CONTEXT / identity ----------------------------------------------------------------
@@ -64,13 +81,22 @@ def _hot(request: Request, agent: str, which: str) -> Any:
 @router.get("/edit/{which}")
 def hot_view(request: Request, agent: str, which: str) -> Response:
     text = _hot(request, agent, which).read()
-    return _agent_page(request, agent, "edit.html", which, name=HOT[which], text=text,
-                       sha=sha256_text(text), action=f"/a/{quote(agent)}/edit/{which}")
+    return _agent_page(
+        request,
+        agent,
+        "edit.html",
+        which,
+        name=HOT[which],
+        text=text,
+        sha=sha256_text(text),
+        action=f"/a/{quote(agent)}/edit/{which}",
+    )
 
 
 @router.post("/edit/{which}")
-def hot_save(request: Request, agent: str, which: str, text: Text, expected_sha: Csrf,
-             csrf: Csrf) -> Response:
+def hot_save(
+    request: Request, agent: str, which: str, text: Text, expected_sha: Csrf, csrf: Csrf
+) -> Response:
     require_csrf(request, csrf)
     layer = _hot(request, agent, which)
     text = text.replace("\r\n", "\n")  # browsers send CRLF from a textarea
@@ -78,23 +104,35 @@ def hot_save(request: Request, agent: str, which: str, text: Text, expected_sha:
         layer.write(text, expected_sha=expected_sha)
     except StaleWrite as exc:
         theirs = layer.read()
-        return _agent_page(request, agent, "edit.html", which, status=409, name=HOT[which],
-                           text=theirs, sha=sha256_text(theirs), yours=text, conflict=str(exc),
-                           action=f"/a/{quote(agent)}/edit/{which}")
+        return _agent_page(
+            request,
+            agent,
+            "edit.html",
+            which,
+            status=409,
+            name=HOT[which],
+            text=theirs,
+            sha=sha256_text(theirs),
+            yours=text,
+            conflict=str(exc),
+            action=f"/a/{quote(agent)}/edit/{which}",
+        )
     return back(f"/a/{quote(agent)}/edit/{which}?saved=1")
 
 
 # -- memory files ------------------------------------------------------------------------
 @router.get("/files")
-def files_page(request: Request, agent: str,
-               path: Annotated[str, Query(max_length=512)] = "") -> Response:
+def files_page(
+    request: Request, agent: str, path: Annotated[str, Query(max_length=512)] = ""
+) -> Response:
     files = store_of(request).agent(agent).files.list(path)
     return _agent_page(request, agent, "files.html", "files", files=files, folder=path)
 
 
 @router.get("/file")
-def file_view(request: Request, agent: str,
-              path: Annotated[str, Query(min_length=1, max_length=512)]) -> Response:
+def file_view(
+    request: Request, agent: str, path: Annotated[str, Query(min_length=1, max_length=512)]
+) -> Response:
     files = store_of(request).agent(agent).files
     from memstrata.errors import NotFound
 
@@ -102,13 +140,28 @@ def file_view(request: Request, agent: str,
         text = files.read(path)
     except NotFound:
         text = ""  # a new file: the editor starts empty, sha of ""
-    return _agent_page(request, agent, "edit.html", "files", name=path, text=text,
-                       sha=sha256_text(text), file_path=path, action=f"/a/{quote(agent)}/file")
+    return _agent_page(
+        request,
+        agent,
+        "edit.html",
+        "files",
+        name=path,
+        text=text,
+        sha=sha256_text(text),
+        file_path=path,
+        action=f"/a/{quote(agent)}/file",
+    )
 
 
 @router.post("/file")
-def file_save(request: Request, agent: str, path: Annotated[str, Form(max_length=512)],
-              text: Text, expected_sha: Csrf, csrf: Csrf) -> Response:
+def file_save(
+    request: Request,
+    agent: str,
+    path: Annotated[str, Form(max_length=512)],
+    text: Text,
+    expected_sha: Csrf,
+    csrf: Csrf,
+) -> Response:
     require_csrf(request, csrf)
     files = store_of(request).agent(agent).files
     text = text.replace("\r\n", "\n")
@@ -116,15 +169,27 @@ def file_save(request: Request, agent: str, path: Annotated[str, Form(max_length
         files.write(path, text, expected_sha=expected_sha)
     except StaleWrite as exc:
         theirs = files.read(path)
-        return _agent_page(request, agent, "edit.html", "files", status=409, name=path,
-                           text=theirs, sha=sha256_text(theirs), yours=text, file_path=path,
-                           conflict=str(exc), action=f"/a/{quote(agent)}/file")
+        return _agent_page(
+            request,
+            agent,
+            "edit.html",
+            "files",
+            status=409,
+            name=path,
+            text=theirs,
+            sha=sha256_text(theirs),
+            yours=text,
+            file_path=path,
+            conflict=str(exc),
+            action=f"/a/{quote(agent)}/file",
+        )
     return back(f"/a/{quote(agent)}/file?path={quote(path)}&saved=1")
 
 
 @router.post("/file/delete")
-def file_delete(request: Request, agent: str, path: Annotated[str, Form(max_length=512)],
-                csrf: Csrf) -> Response:
+def file_delete(
+    request: Request, agent: str, path: Annotated[str, Form(max_length=512)], csrf: Csrf
+) -> Response:
     require_csrf(request, csrf)
     store_of(request).agent(agent).files.delete(path)
     return back(f"/a/{quote(agent)}/files")
@@ -134,15 +199,27 @@ def file_delete(request: Request, agent: str, path: Annotated[str, Form(max_leng
 @router.get("/facts")
 def facts_page(request: Request, agent: str) -> Response:
     facts = store_of(request).agent(agent).facts
-    return _agent_page(request, agent, "facts.html", "facts", facts=facts.list(),
-                       problems=facts.problems(), categories=FACT_CATEGORIES)
+    return _agent_page(
+        request,
+        agent,
+        "facts.html",
+        "facts",
+        facts=facts.list(),
+        problems=facts.problems(),
+        categories=FACT_CATEGORIES,
+    )
 
 
 @router.post("/facts")
-def fact_save(request: Request, agent: str, key: Annotated[str, Form(max_length=200)],
-              value: Annotated[str, Form(max_length=16384)],
-              category: Annotated[str, Form(max_length=32)], csrf: Csrf,
-              citations: Annotated[str, Form(max_length=4096)] = "") -> Response:
+def fact_save(
+    request: Request,
+    agent: str,
+    key: Annotated[str, Form(max_length=200)],
+    value: Annotated[str, Form(max_length=16384)],
+    category: Annotated[str, Form(max_length=32)],
+    csrf: Csrf,
+    citations: Annotated[str, Form(max_length=4096)] = "",
+) -> Response:
     require_csrf(request, csrf)
     cites = [c.strip() for c in citations.replace("\n", ",").split(",") if c.strip()]
     store_of(request).agent(agent).facts.set(key, value, category, citations=cites)
@@ -150,8 +227,9 @@ def fact_save(request: Request, agent: str, key: Annotated[str, Form(max_length=
 
 
 @router.post("/facts/forget")
-def fact_forget(request: Request, agent: str, key: Annotated[str, Form(max_length=200)],
-                csrf: Csrf) -> Response:
+def fact_forget(
+    request: Request, agent: str, key: Annotated[str, Form(max_length=200)], csrf: Csrf
+) -> Response:
     require_csrf(request, csrf)
     store_of(request).agent(agent).facts.forget(key)
     return back(f"/a/{quote(agent)}/facts")
@@ -161,23 +239,41 @@ def fact_forget(request: Request, agent: str, key: Annotated[str, Form(max_lengt
 def tasks_page(request: Request, agent: str) -> Response:
     tasks = store_of(request).agent(agent).tasks
     board = {s: [t for t in tasks.list() if t.status == s] for s in TASK_STATUSES}
-    return _agent_page(request, agent, "tasks.html", "tasks", board=board,
-                       problems=tasks.problems(), statuses=TASK_STATUSES)
+    return _agent_page(
+        request,
+        agent,
+        "tasks.html",
+        "tasks",
+        board=board,
+        problems=tasks.problems(),
+        statuses=TASK_STATUSES,
+    )
 
 
 @router.post("/tasks")
-def task_add(request: Request, agent: str, description: Annotated[str, Form(max_length=16384)],
-             priority: Annotated[int, Form(ge=0, le=1000)], csrf: Csrf,
-             milestone: Annotated[str, Form(max_length=200)] = "") -> Response:
+def task_add(
+    request: Request,
+    agent: str,
+    description: Annotated[str, Form(max_length=16384)],
+    priority: Annotated[int, Form(ge=0, le=1000)],
+    csrf: Csrf,
+    milestone: Annotated[str, Form(max_length=200)] = "",
+) -> Response:
     require_csrf(request, csrf)
-    store_of(request).agent(agent).tasks.add(description, priority=priority,
-                                             milestone=milestone or None)
+    store_of(request).agent(agent).tasks.add(
+        description, priority=priority, milestone=milestone or None
+    )
     return back(f"/a/{quote(agent)}/tasks")
 
 
 @router.post("/tasks/status")
-def task_status(request: Request, agent: str, task_id: Annotated[str, Form(max_length=64)],
-                status: Annotated[str, Form(max_length=32)], csrf: Csrf) -> Response:
+def task_status(
+    request: Request,
+    agent: str,
+    task_id: Annotated[str, Form(max_length=64)],
+    status: Annotated[str, Form(max_length=32)],
+    csrf: Csrf,
+) -> Response:
     require_csrf(request, csrf)
     store_of(request).agent(agent).tasks.update(task_id, status=status)
     return back(f"/a/{quote(agent)}/tasks")
@@ -186,30 +282,45 @@ def task_status(request: Request, agent: str, task_id: Annotated[str, Form(max_l
 @router.get("/sessions")
 def sessions_page(request: Request, agent: str, archived: bool = False) -> Response:
     sessions = store_of(request).agent(agent).sessions.list(include_archived=archived)
-    return _agent_page(request, agent, "sessions.html", "sessions", sessions=sessions,
-                       archived=archived)
+    return _agent_page(
+        request, agent, "sessions.html", "sessions", sessions=sessions, archived=archived
+    )
 
 
 @router.get("/sessions/{session_id}")
-def session_page(request: Request, agent: str, session_id: str,
-                 after: Annotated[int, Query(ge=-1, le=2**53)] = -1) -> Response:
+def session_page(
+    request: Request,
+    agent: str,
+    session_id: str,
+    after: Annotated[int, Query(ge=-1, le=2**53)] = -1,
+) -> Response:
     msgs, nxt = store_of(request).agent(agent).sessions.page(session_id, after=after, limit=100)
-    return _agent_page(request, agent, "session.html", "sessions", session_id=session_id,
-                       messages=msgs, next=nxt)
+    return _agent_page(
+        request, agent, "session.html", "sessions", session_id=session_id, messages=msgs, next=nxt
+    )
 
 
 # -- the assembled prompt, the audit ---------------------------------------------------------
 @router.get("/prompt")
-def prompt_page(request: Request, agent: str,
-                budget_chars: Annotated[int, Query(ge=200, le=1_000_000)] = 24_000,
-                brief: Annotated[str, Query(max_length=4000)] = "") -> Response:
+def prompt_page(
+    request: Request,
+    agent: str,
+    budget_chars: Annotated[int, Query(ge=200, le=1_000_000)] = 24_000,
+    brief: Annotated[str, Query(max_length=4000)] = "",
+) -> Response:
     from memstrata.assembly.context import assemble_context
 
     store = store_of(request)
-    ctx = assemble_context(store, store.agent(agent).name, budget_chars=budget_chars,
-                           brief=brief or None, workspace=str(store.home))
-    return _agent_page(request, agent, "prompt.html", "prompt", ctx=ctx,
-                       budget_chars=budget_chars, brief=brief)
+    ctx = assemble_context(
+        store,
+        store.agent(agent).name,
+        budget_chars=budget_chars,
+        brief=brief or None,
+        workspace=str(store.home),
+    )
+    return _agent_page(
+        request, agent, "prompt.html", "prompt", ctx=ctx, budget_chars=budget_chars, brief=brief
+    )
 
 
 @router.get("/audit")
@@ -224,8 +335,12 @@ def audit_page(request: Request, agent: str) -> Response:
 
 
 @router.post("/audit/prune")
-def audit_prune(request: Request, agent: str, csrf: Csrf,
-                reviewed: Annotated[list[str], Form(max_length=1000)] = []) -> Response:  # noqa: B006
+def audit_prune(
+    request: Request,
+    agent: str,
+    csrf: Csrf,
+    reviewed: Annotated[list[str], Form(max_length=1000)] = [],  # noqa: B006
+) -> Response:
     """Apply the findings the person ticked on the dry run it was shown."""
     from memstrata.lifecycle.hygiene import audit, prune
 
@@ -233,7 +348,13 @@ def audit_prune(request: Request, agent: str, csrf: Csrf,
     store = store_of(request)
     name = store.agent(agent).name
     only = [tuple(r.split("\x1f", 1)) for r in reviewed if "\x1f" in r]
-    result = prune(store, name, audit(store, name), dry_run=False,
-                   only=[(k, t) for k, t in only])
-    return _agent_page(request, agent, "audit.html", "audit", report=audit(store, name),
-                       dry=prune(store, name, audit(store, name), dry_run=True), applied=result)
+    result = prune(store, name, audit(store, name), dry_run=False, only=[(k, t) for k, t in only])
+    return _agent_page(
+        request,
+        agent,
+        "audit.html",
+        "audit",
+        report=audit(store, name),
+        dry=prune(store, name, audit(store, name), dry_run=True),
+        applied=result,
+    )

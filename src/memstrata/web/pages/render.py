@@ -22,14 +22,18 @@ if TYPE_CHECKING:
 def environment() -> Environment:
     from jinja2 import Environment, PackageLoader, select_autoescape
 
-    env = Environment(loader=PackageLoader("memstrata.web", "templates"),
-                      autoescape=select_autoescape(default=True, default_for_string=True),
-                      trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        loader=PackageLoader("memstrata.web", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters["when"] = _when
     env.filters["ago"] = _ago
     env.filters["pct"] = lambda v: f"{100 * float(v):.0f}%"
-    env.filters["tojson_pretty"] = lambda v: json.dumps(v, indent=2, ensure_ascii=False,
-                                                        default=str)
+    env.filters["tojson_pretty"] = lambda v: json.dumps(
+        v, indent=2, ensure_ascii=False, default=str
+    )
     return env
 
 
@@ -47,8 +51,13 @@ def _ago(ts: float) -> str:
     return "just now"
 
 
-def page(request: Request, template: str, status: int = 200,
-         headers: dict[str, str] | None = None, **values: Any) -> Response:
+def page(
+    request: Request,
+    template: str,
+    status: int = 200,
+    headers: dict[str, str] | None = None,
+    **values: Any,
+) -> Response:
     from fastapi.responses import HTMLResponse
 
     from memstrata.web.context import IDENTITY_KEY
@@ -56,12 +65,22 @@ def page(request: Request, template: str, status: int = 200,
     ctx = context_of(request)
     who = request.scope.get(IDENTITY_KEY)
     principal = ctx.store_for(who).principal if who is not None else None
-    html = environment().get_template(template).render(
-        request=request, who=who, principal=principal, open_server=ctx.identities.open,
-        csrf=ctx.identities.csrf_token(who), **values)
+    html = (
+        environment()
+        .get_template(template)
+        .render(
+            request=request,
+            who=who,
+            principal=principal,
+            open_server=ctx.identities.open,
+            csrf=ctx.identities.csrf_token(who),
+            **values,
+        )
+    )
     return HTMLResponse(html, status_code=status, headers=headers)
 
 
-def error_page(request: Request, status: int, code: str, message: str,
-               headers: dict[str, str] | None = None) -> Response:
+def error_page(
+    request: Request, status: int, code: str, message: str, headers: dict[str, str] | None = None
+) -> Response:
     return page(request, "error.html", status, headers, code=code, message=message)

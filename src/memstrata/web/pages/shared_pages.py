@@ -34,8 +34,13 @@ def home(request: Request) -> Response:
     own = store.principal.agent
     if own and own not in agents and store.gate.allows("read", "file", own):
         agents.insert(0, own)
-    return page(request, "home.html", agents=agents, rooms=_rooms(store, ledger_page(store).rows),
-                docs=store.doc_count())
+    return page(
+        request,
+        "home.html",
+        agents=agents,
+        rooms=_rooms(store, ledger_page(store).rows),
+        docs=store.doc_count(),
+    )
 
 
 def _rooms(store: Store, rows: Iterable[LedgerRow], *also: str) -> list[str]:
@@ -51,8 +56,12 @@ def login_form(request: Request, next: Annotated[str, Query(max_length=512)] = "
 
 
 @router.post("/login")
-def login(request: Request, token: Annotated[str, Form(max_length=512)], csrf: Csrf,
-          next: Annotated[str, Form(max_length=512)] = "/") -> Response:
+def login(
+    request: Request,
+    token: Annotated[str, Form(max_length=512)],
+    csrf: Csrf,
+    next: Annotated[str, Form(max_length=512)] = "/",
+) -> Response:
     require_csrf(request, csrf)
     ids = context_of(request).identities
     sid = ids.login(token)
@@ -60,8 +69,9 @@ def login(request: Request, token: Annotated[str, Form(max_length=512)], csrf: C
         return page(request, "login.html", 401, next=next, failed=True)
     target = next if next.startswith("/") and not next.startswith("//") else "/"
     resp = back(target)
-    resp.set_cookie(SESSION_COOKIE, sid, max_age=SESSION_SECONDS, httponly=True,
-                    samesite="strict", path="/")
+    resp.set_cookie(
+        SESSION_COOKIE, sid, max_age=SESSION_SECONDS, httponly=True, samesite="strict", path="/"
+    )
     return resp
 
 
@@ -75,77 +85,152 @@ def logout(request: Request, csrf: Csrf) -> Response:
 
 
 @router.get("/ledger")
-def ledger(request: Request, room: Short = None, kind: Short = None,
-           tag: Short = None, include_superseded: bool = False,
-           before: Annotated[str | None, Query(max_length=64)] = None) -> Response:
+def ledger(
+    request: Request,
+    room: Short = None,
+    kind: Short = None,
+    tag: Short = None,
+    include_superseded: bool = False,
+    before: Annotated[str | None, Query(max_length=64)] = None,
+) -> Response:
     store = store_of(request)
-    pg = ledger_page(store, room=room or None, kind=kind or None, tags=[tag] if tag else [],
-                     include_superseded=include_superseded, before=before, limit=50)
-    return page(request, "ledger.html", page=pg, rooms=_rooms(store, pg.rows, room or ""),
-                kinds=store.config.kinds,
-                room=room or "", kind=kind or "", tag=tag or "",
-                include_superseded=include_superseded)
+    pg = ledger_page(
+        store,
+        room=room or None,
+        kind=kind or None,
+        tags=[tag] if tag else [],
+        include_superseded=include_superseded,
+        before=before,
+        limit=50,
+    )
+    return page(
+        request,
+        "ledger.html",
+        page=pg,
+        rooms=_rooms(store, pg.rows, room or ""),
+        kinds=store.config.kinds,
+        room=room or "",
+        kind=kind or "",
+        tag=tag or "",
+        include_superseded=include_superseded,
+    )
 
 
 @router.get("/ledger/{entry_id}")
 def ledger_entry(request: Request, entry_id: str) -> Response:
     store = store_of(request)
     chain = supersede_chain(store, entry_id)
-    return page(request, "ledger_entry.html", chain=chain, entry_id=entry_id,
-                kinds=store.config.kinds)
+    return page(
+        request, "ledger_entry.html", chain=chain, entry_id=entry_id, kinds=store.config.kinds
+    )
 
 
 @router.post("/ledger/{entry_id}/supersede")
-def ledger_supersede(request: Request, entry_id: str, kind: Annotated[str, Form(max_length=200)],
-                     summary: Annotated[str, Form(max_length=4096)], csrf: Csrf,
-                     detail: Annotated[str, Form(max_length=16384)] = "") -> Response:
+def ledger_supersede(
+    request: Request,
+    entry_id: str,
+    kind: Annotated[str, Form(max_length=200)],
+    summary: Annotated[str, Form(max_length=4096)],
+    csrf: Csrf,
+    detail: Annotated[str, Form(max_length=16384)] = "",
+) -> Response:
     require_csrf(request, csrf)
-    new = store_of(request).ledger.publish(kind, summary, detail=detail or None,
-                                           supersedes=entry_id)
+    new = store_of(request).ledger.publish(
+        kind, summary, detail=detail or None, supersedes=entry_id
+    )
     return back(f"/ledger/{quote(new.id)}")
 
 
 @router.get("/search")
-def search(request: Request, q: Annotated[str, Query(max_length=4000)] = "",
-           layers: Annotated[list[str], Query(max_length=len(LAYERS))] = [],  # noqa: B006
-           kind: Short = None, agent: Short = None, room: Short = None,
-           exclude_room: Short = None,
-           tags: Annotated[str | None, Query(max_length=3400)] = None,
-           tags_match: Short = None,
-           since: Short = None, until: Short = None, include_superseded: bool = False,
-           k: Annotated[int, Query(ge=1, le=50)] = 10, mode: Short = None) -> Response:
+def search(
+    request: Request,
+    q: Annotated[str, Query(max_length=4000)] = "",
+    layers: Annotated[list[str], Query(max_length=len(LAYERS))] = [],  # noqa: B006
+    kind: Short = None,
+    agent: Short = None,
+    room: Short = None,
+    exclude_room: Short = None,
+    tags: Annotated[str | None, Query(max_length=3400)] = None,
+    tags_match: Short = None,
+    since: Short = None,
+    until: Short = None,
+    include_superseded: bool = False,
+    k: Annotated[int, Query(ge=1, le=50)] = 10,
+    mode: Short = None,
+) -> Response:
     """`tags` is one field, comma-separated (as typed in the form)."""
     store = store_of(request)
     chosen = [x for x in layers if x]
     wanted = tuple(t.strip() for t in (tags or "").split(",") if t.strip())
     hits = None
     if q.strip() or chosen or kind or agent or room or exclude_room or wanted or since or until:
-        hits = store.search(SearchQuery(
-            text=q, layers=tuple(chosen), kind=kind or None, agent=agent or None,
-            room=room or None, exclude_room=exclude_room or None, tags=wanted,
-            tags_match=tags_match or "any", since=since or None, until=until or None,
-            include_superseded=include_superseded, k=k, mode=mode or None))
+        hits = store.search(
+            SearchQuery(
+                text=q,
+                layers=tuple(chosen),
+                kind=kind or None,
+                agent=agent or None,
+                room=room or None,
+                exclude_room=exclude_room or None,
+                tags=wanted,
+                tags_match=tags_match or "any",
+                since=since or None,
+                until=until or None,
+                include_superseded=include_superseded,
+                k=k,
+                mode=mode or None,
+            )
+        )
         hits = [placed(store, h) for h in hits]
-    return page(request, "search.html", hits=hits, q=q, all_layers=LAYERS, chosen=chosen,
-                kind=kind or "", agent=agent or "", room=room or "",
-                exclude_room=exclude_room or "", tags=", ".join(wanted),
-                tags_match=tags_match or "any", since=since or "", until=until or "",
-                include_superseded=include_superseded, k=k, mode=mode or "",
-                provider=store.config.search_provider)
+    return page(
+        request,
+        "search.html",
+        hits=hits,
+        q=q,
+        all_layers=LAYERS,
+        chosen=chosen,
+        kind=kind or "",
+        agent=agent or "",
+        room=room or "",
+        exclude_room=exclude_room or "",
+        tags=", ".join(wanted),
+        tags_match=tags_match or "any",
+        since=since or "",
+        until=until or "",
+        include_superseded=include_superseded,
+        k=k,
+        mode=mode or "",
+        provider=store.config.search_provider,
+    )
 
 
 @router.get("/items")
-def items(request: Request, type: Short = None, source_file: Short = None,
-          before: Annotated[str | None, Query(max_length=64)] = None) -> Response:
-    got, nxt = store_of(request).items.page(type=type or None, source_file=source_file or None,
-                                            before=before, limit=50)
-    return page(request, "items.html", items=got, next=nxt, types=ITEM_TYPES, type=type or "",
-                source_file=source_file or "")
+def items(
+    request: Request,
+    type: Short = None,
+    source_file: Short = None,
+    before: Annotated[str | None, Query(max_length=64)] = None,
+) -> Response:
+    got, nxt = store_of(request).items.page(
+        type=type or None, source_file=source_file or None, before=before, limit=50
+    )
+    return page(
+        request,
+        "items.html",
+        items=got,
+        next=nxt,
+        types=ITEM_TYPES,
+        type=type or "",
+        source_file=source_file or "",
+    )
 
 
 @router.post("/items/remove")
-def items_remove(request: Request, csrf: Csrf,
-                 ids: Annotated[list[str], Form(max_length=1000)] = []) -> Response:  # noqa: B006
+def items_remove(
+    request: Request,
+    csrf: Csrf,
+    ids: Annotated[list[str], Form(max_length=1000)] = [],  # noqa: B006
+) -> Response:
     require_csrf(request, csrf)
     if ids:
         store_of(request).items.remove(ids)
