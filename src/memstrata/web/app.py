@@ -9,7 +9,9 @@ From the outside in, every request passes:
    `/api` and `/mcp` answer 401 without one, pages redirect to `/login`; state-changing
    API calls without a bearer header must send JSON (or `X-CSRF-Token`), which a
    cross-site form cannot;
-3. `dispatch`: `/mcp` to the MCP mount, everything else to FastAPI (API and pages),
+3. `web.bodies.cap_bodies`: a request body over its route's cap (`limits`) is a 413,
+   at once for a declared length, at the cap for a chunked one;
+4. `dispatch`: `/mcp` to the MCP mount, everything else to FastAPI (API and pages),
    with security headers (a CSP allowing no inline script, no framing) on every page.
 """
 
@@ -46,12 +48,13 @@ log = logging.getLogger("memstrata.serve")
 
 
 def build_app(ctx: ServeContext, policy: HttpPolicy) -> ASGIApp:
+    from memstrata.web.bodies import cap_bodies
     from memstrata.web.mcp_mount import McpMount
     from memstrata.web.security import guard
 
     mcp = McpMount(ctx)
     api = build_fastapi(ctx, mcp)
-    return guard(authenticate(dispatch(mcp, api), ctx.identities), policy)
+    return guard(authenticate(cap_bodies(dispatch(mcp, api)), ctx.identities), policy)
 
 
 def build_fastapi(ctx: ServeContext, mcp: Any) -> FastAPI:
