@@ -82,3 +82,31 @@ def test_a_file_saved_from_the_withheld_view_keeps_its_secret(
     on_disk = (server.home / "agents/finn/memory/notes/ci.md").read_text()
     assert on_disk == f"# CI\nkey {OPENAI}\nrotate monthly\n"
     page.context.close()
+
+
+def test_mcp_at_serve_withholds_secrets_too(served: tuple[Served, Ids]) -> None:
+    """/mcp of `memstrata serve` runs the same tool path as stdio: secrets withheld."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import anyio
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    from mcp import Client
+
+    server, _ = served
+    with server.client("finn") as c:
+        c.put("/api/agents/finn/memory-files/notes/mcp.md", json={"content": f"key {OPENAI}\n"})
+
+    async def main() -> tuple[str, str]:
+        auth = {"Authorization": "Bearer tok-finn"}
+        async with httpx2.AsyncClient(headers=auth) as http:  # noqa: SIM117
+            async with Client(streamable_http_client(f"{server.base}/mcp", http_client=http)) as c:
+                read = await c.call_tool("memory_read", {"path": "notes/mcp.md"})
+                recall = await c.call_tool("recall_memory", {"query": "key", "n_results": 20})
+                return str(read.structured_content), str(recall.structured_content)
+
+    with ThreadPoolExecutor(1) as pool:  # Playwright may hold an event loop in this thread
+        read, recall = pool.submit(anyio.run, main).result()
+    assert "key [withheld: openai-key]" in read and OPENAI not in read
+    assert OPENAI not in recall
