@@ -26,7 +26,9 @@ import contextlib
 import io
 import json
 import os
+import random
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -97,6 +99,42 @@ class VirtualClock:
                 except FileNotFoundError:  # removed meanwhile (an archive rename)
                     continue
         return stamped
+
+
+class SeededIds:
+    """`os.urandom` from a seeded generator, while installed (`with SeededIds(seed):`).
+
+    The library names what it writes with random ids (`log-…`, `arc-…`, `mem-…`) and some
+    of them land in indexed text (a compaction digest, a capture notice): their token
+    counts would move near-ties in BM25 from run to run. Seeded, every run writes the same
+    ids. Each thread name draws from its own stream (a compaction job runs in a thread of
+    its own while the MCP client answers in another: one shared stream would hand out the
+    ids in whichever order the threads ran). Nothing else changes: the ids stay unique
+    within a run."""
+
+    def __init__(self, seed: int) -> None:
+        self._seed = seed
+        self._streams: dict[str, random.Random] = {}
+        self._lock = threading.Lock()
+        self._real: Callable[[int], bytes] | None = None
+
+    def _urandom(self, n: int) -> bytes:
+        name = threading.current_thread().name
+        with self._lock:
+            rng = self._streams.get(name)
+            if rng is None:
+                rng = self._streams[name] = random.Random(f"{self._seed}/{name}")
+            return rng.randbytes(n)
+
+    def __enter__(self) -> SeededIds:
+        self._real = os.urandom
+        os.urandom = self._urandom
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._real is not None:
+            os.urandom = self._real
+            self._real = None
 
 
 def stable_uuid(*parts: str) -> str:

@@ -67,6 +67,37 @@ def file_content(path: str, head: str = "") -> str:
     return "\n".join(lines) + "\n"
 
 
+PROSE = (
+    "the study reports",
+    "according to the operator",
+    "city officials said",
+    "the data covers",
+    "in the first quarter",
+    "per trip on average",
+    "the survey found",
+    "critics argue",
+    "the council voted",
+    "compared with the previous year",
+)
+
+
+def document(key: str, head: str = "") -> str:
+    """A fetched page or paper: `head`, then 3-6 KB of prose built from words of `key`."""
+    rng = _rng("doc", key)
+    words = [w for w in re.split(r"[^a-z0-9]+", key.lower()) if len(w) > 2] or ["report"]
+    paras = [head.strip()] if head.strip() else []
+    size, target = len(head), rng.randint(3000, 6000)
+    while size < target:
+        sentence = " ".join(
+            f"{rng.choice(PROSE)} {rng.choice(words)} {rng.choice(words)} {rng.randint(2, 98)}%"
+            for _ in range(rng.randint(2, 4))
+        )
+        para = sentence[0].upper() + sentence[1:] + "."
+        paras.append(para)
+        size += len(para)
+    return "\n\n".join(paras) + "\n"
+
+
 def read_result(abs_path: str, content: str) -> tuple[str, dict[str, Any]]:
     """(transcript text, hook tool_response) of a Read: `cat -n` lines, the file object."""
     lines = content.splitlines()
@@ -84,9 +115,12 @@ def read_result(abs_path: str, content: str) -> tuple[str, dict[str, Any]]:
     return text, response
 
 
-def edit_io(abs_path: str, content: str, n: int) -> tuple[dict[str, Any], str, dict[str, Any]]:
-    """(tool_input, transcript text, tool_response) of the n-th Edit of a file."""
-    rng = _rng("edit", abs_path, str(n))
+def edit_io(
+    abs_path: str, content: str, n: int, key: str
+) -> tuple[dict[str, Any], str, dict[str, Any]]:
+    """(tool_input, transcript text, tool_response) of the n-th Edit of a file (`key`: its
+    path in the project, which seeds the choice: the same wherever the project is)."""
+    rng = _rng("edit", key, str(n))
     lines = content.splitlines()
     candidates = [i for i, line in enumerate(lines) if line.strip() and len(line) > 12] or [0]
     i = rng.choice(candidates)
@@ -123,7 +157,7 @@ def edit_io(abs_path: str, content: str, n: int) -> tuple[dict[str, Any], str, d
 
 def pytest_stdout(root: str, test_files: list[str], failure: str | None = None) -> str:
     """A `pytest -q`-style run over `test_files`; with `failure`, one test fails with it."""
-    rng = _rng("pytest", root, *test_files, failure or "")
+    rng = _rng("pytest", *test_files, failure or "")
     out, total, failed_at = [], 0, rng.randrange(len(test_files)) if failure else -1
     for k, name in enumerate(test_files):
         n = rng.randint(4, 14)

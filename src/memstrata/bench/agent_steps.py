@@ -256,7 +256,7 @@ async def work(io: SessionIO, step: dict[str, Any], files: dict[str, str], root:
         abs_path = f"{root}/{path}"
         edits[path] = edits.get(path, 0) + 1
         content = noise.file_content(path, files.get(path, ""))
-        tool_input, text, response = noise.edit_io(abs_path, content, edits[path])
+        tool_input, text, response = noise.edit_io(abs_path, content, edits[path], path)
         await io.tool("Edit", tool_input, text, response)
         calls += 1
     for command in step.get("run", []):
