@@ -160,7 +160,9 @@ class ScenarioRun:
         hh, mm = (int(x) for x in at.split(":"))
         self.clock.set(parse_when(sc.data["start"]) + day * 86400 + hh * 3600 + mm * 60)
         claude = sc.surface == "claude-code"
-        async with McpAgent(self.home, agent, conf.get("tools", ["default"]), conf.get("room")) as mcp:
+        async with McpAgent(
+            self.home, agent, conf.get("tools", ["default"]), conf.get("room")
+        ) as mcp:
             decision_tool, how = find_decision_tool(mcp.listed)
             self.surfaces.setdefault("decision", how)
             io = SessionIO(mcp, agent, f"{sc.name}-{session['id']}")
@@ -203,7 +205,11 @@ class ScenarioRun:
             keeper.sync()
 
     async def step(
-        self, io: SessionIO, session: dict[str, Any], step: dict[str, Any], tool: DecisionTool | None
+        self,
+        io: SessionIO,
+        session: dict[str, Any],
+        step: dict[str, Any],
+        tool: DecisionTool | None,
     ) -> None:
         do = step["do"]
         self.clock.advance(SECONDS.get(do, 10))
@@ -225,23 +231,33 @@ class ScenarioRun:
                 else text
             )
             log = step.get("log") if isinstance(step.get("log"), str) else None
-            await io.tool(step["name"], step.get("input", {}), text, response, fail=step.get("fail"), log=log)
+            await io.tool(
+                step["name"], step.get("input", {}), text, response, fail=step.get("fail"), log=log
+            )
             self.counts["tool_calls"] += 1
         elif do == "work":
             n = await work(io, step, self.sc.data.get("files", {}), str(self.project))
             self.counts["tool_calls"] += n
         elif do == "now":
-            await io.call("update_status", {"new_status": step["status"], "next_steps": step.get("next", [])})
+            await io.call(
+                "update_status", {"new_status": step["status"], "next_steps": step.get("next", [])}
+            )
             self.last_now[io.agent] = (step["status"], list(step.get("next", [])))
         elif do == "decide":
             await self.decide(io, step, tool)
         elif do == "fact":
-            args = {"key": step["key"], "value": step["value"], "category": step.get("category", "general")}
+            args = {
+                "key": step["key"],
+                "value": step["value"],
+                "category": step.get("category", "general"),
+            }
             if step.get("citations"):
                 args["citations"] = step["citations"]
             await io.call("save_fact", args)
         elif do == "log":
-            await io.call("log_activity", {"entry_type": step.get("type", "THOUGHT"), "content": step["text"]})
+            await io.call(
+                "log_activity", {"entry_type": step.get("type", "THOUGHT"), "content": step["text"]}
+            )
         elif do == "context":
             path = step.get("path", "CONTEXT.md")
             if "write" in step:
@@ -430,7 +446,9 @@ def _record(store: Any, uid: str, hit: dict[str, Any]) -> m.Record:
     try:
         h = store.get(uid)
     except MemstrataError:
-        return m.Record(uid, str(hit.get("layer")), f"{hit.get('title', '')} {hit.get('snippet', '')}")
+        return m.Record(
+            uid, str(hit.get("layer")), f"{hit.get('title', '')} {hit.get('snippet', '')}"
+        )
     return _as_record(h)
 
 
@@ -486,7 +504,9 @@ def metrics(results: list[dict[str, Any]]) -> dict[str, Any]:
         "stale_above_search": sum(int(a["lib"]["stale_above"]) for a in asks),
         "now_integrity": m.share(sum(int(n["ok"]) for n in nows), len(nows)),
         "now_checks": len(nows),
-        "continue_ok": m.share(sum(int(t["ok"]) for t in turns["continue"]), len(turns["continue"])),
+        "continue_ok": m.share(
+            sum(int(t["ok"]) for t in turns["continue"]), len(turns["continue"])
+        ),
         "ignore_ok": m.share(sum(int(t["ok"]) for t in turns["ignore"]), len(turns["ignore"])),
         "problems": sum(len(r["problems"]) for r in results),
     }

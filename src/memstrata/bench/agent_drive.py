@@ -311,7 +311,6 @@ class McpAgent:
 
     async def __aenter__(self) -> McpAgent:
         from mcp import Client
-
         from memstrata.lifecycle.maintain import start_maintenance
         from memstrata.mcp.server import build_server
         from memstrata.store import Store

@@ -112,6 +112,7 @@ def _details(r: dict[str, Any]) -> list[str]:
         noisy = len(noisy_lines(c["text"]))
         out.append(f"  [{c['label']}] {c['chars']} chars, {noisy} noisy lines; " + "; ".join(flags))
     for a in r["asks"]:
+
         def rank(s: str, a: dict[str, Any] = a) -> str:
             return str(a[s]["rank"] or "-") + ("!" if a[s]["stale_above"] else "")
 

@@ -234,8 +234,12 @@ class SessionIO:
         if self.transcripts == "session_append":
             call_id = f"tool_{self.mcp.calls:04d}"
             base = {"session_id": self.session_name, "id": call_id, "name": name}
-            await self.call("session_append", {**base, "role": "tool_call", "content": "", "input": tool_input})
-            await self.call("session_append", {**base, "role": "tool_result", "content": fail or text})
+            await self.call(
+                "session_append", {**base, "role": "tool_call", "content": "", "input": tool_input}
+            )
+            await self.call(
+                "session_append", {**base, "role": "tool_result", "content": fail or text}
+            )
         if log:
             await self.call("log_activity", {"entry_type": "TOOL_USE", "content": log})
         if fail and log:

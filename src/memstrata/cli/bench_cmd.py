@@ -123,7 +123,10 @@ def run_agent(args: argparse.Namespace) -> int:
         emit(
             args,
             [{"name": n, "held_out": sc.held_out, "title": sc.data.get("title")} for n, sc in rows],
-            "\n".join(f"{n:<22} {'held-out ' if sc.held_out else ''}{sc.data.get('title')}" for n, sc in rows),
+            "\n".join(
+                f"{n:<22} {'held-out ' if sc.held_out else ''}{sc.data.get('title')}"
+                for n, sc in rows
+            ),
         )
         return 0
     unknown = [n for n in args.scenario or [] if n not in names]
