@@ -40,6 +40,7 @@ from memstrata.bench.agent_drive import (
     SeededIds,
     Transcript,
     VirtualClock,
+    default_environment,
     parse_when,
     stable_uuid,
 )
@@ -112,7 +113,7 @@ def run_scenario(sc: Scenario, project: Path, *, sessions: int | None = None) ->
 
     started = time.perf_counter()
     run = ScenarioRun(sc, project, sessions)
-    with run.clock, SeededIds(zlib.crc32(sc.name.encode("utf-8"))):
+    with default_environment(), run.clock, SeededIds(zlib.crc32(sc.name.encode("utf-8"))):
         anyio.run(run.run)
     out = run.result()
     out["seconds"] = round(time.perf_counter() - started, 2)
@@ -124,6 +125,10 @@ class ScenarioRun:
         self.sc = sc
         self.project = project
         self.home = project / ".memstrata"
+        # The project as the agent's tools name it (`Read(file_path=...)`): the same on every
+        # machine, so the traces' text, and their BM25 lengths, do not depend on where the
+        # bench runs. The store, the transcripts and the hooks' cwd are in `project`.
+        self.root = str(sc.data.get("root") or f"/home/user/{sc.name.split('-', 1)[-1]}")
         self.sessions = sc.sessions[:sessions] if sessions else sc.sessions
         self.clock = VirtualClock(parse_when(sc.data["start"]))
         self.refs: dict[str, tuple[str, dict[str, Any]]] = {}  # step id/ref -> (id, data)
@@ -236,7 +241,7 @@ class ScenarioRun:
             )
             self.counts["tool_calls"] += 1
         elif do == "work":
-            n = await work(io, step, self.sc.data.get("files", {}), str(self.project))
+            n = await work(io, step, self.sc.data.get("files", {}), self.root)
             self.counts["tool_calls"] += n
         elif do == "now":
             await io.call(

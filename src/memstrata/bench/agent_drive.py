@@ -137,6 +137,25 @@ class SeededIds:
             self._real = None
 
 
+@contextlib.contextmanager
+def default_environment() -> Iterator[None]:
+    """No `MEMSTRATA_*` variable while the bench runs: its stores use their defaults (a
+    `MEMSTRATA_DATABASE_URL`, `MEMSTRATA_EMBEDDER` or `MEMSTRATA_ROOM` of the shell would
+    move the figures, or the data); and the local time zone is UTC, so the contexts'
+    "current date and time" line reads the same on every machine."""
+    saved = {k: v for k, v in os.environ.items() if k.startswith("MEMSTRATA_") or k == "TZ"}
+    for key in saved:
+        del os.environ[key]
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    try:
+        yield
+    finally:
+        del os.environ["TZ"]
+        os.environ.update(saved)
+        time.tzset()
+
+
 def stable_uuid(*parts: str) -> str:
     return str(uuid.uuid5(UUID_NAMESPACE, "/".join(parts)))
 
