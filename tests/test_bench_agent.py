@@ -196,7 +196,7 @@ def test_bench_agent_through_the_cli_at_a_small_size(tmp_path: Path) -> None:
 
 
 def test_bench_agent_through_the_library_keeps_the_held_out_apart(tmp_path: Path) -> None:
-    result = run_bench(["research-scooters", "heldout-bikeshare"], sessions=3, workdir=tmp_path)
+    result = run_bench(["heldout-bikeshare", "research-scooters"], sessions=3, workdir=tmp_path)
     names = [r["name"] for r in result["scenarios"]]
     assert names == ["research-scooters", "heldout-bikeshare"]
     assert result["dev"]["scenarios"] == ["research-scooters"]

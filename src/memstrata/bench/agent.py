@@ -76,7 +76,7 @@ def run_bench(
 ) -> dict[str, Any]:
     """Run the scenarios (all of them by default; `sessions` keeps the first N of each)."""
     chosen = names or scenario_names()
-    scenarios = [load(n) for n in chosen]
+    scenarios = sorted((load(n) for n in chosen), key=lambda s: s.held_out)  # held-out last
     if not held_out:
         scenarios = [s for s in scenarios if not s.held_out]
     base = workdir or _scratch_root()
@@ -169,6 +169,9 @@ class ScenarioRun:
             self.home, agent, conf.get("tools", ["default"]), conf.get("room")
         ) as mcp:
             decision_tool, how = find_decision_tool(mcp.listed)
+            hidden = [n for n in mcp.unlisted if "decision" in n.lower()]
+            if decision_tool is None and hidden:
+                how += f" ({', '.join(hidden)} exists but this scenario's --tools does not list it)"
             self.surfaces.setdefault("decision", how)
             io = SessionIO(mcp, agent, f"{sc.name}-{session['id']}")
             io.transcripts = conf.get("transcripts", "hooks" if claude else "none")

@@ -323,6 +323,7 @@ class McpAgent:
         self.room = room
         self.tool_names = tools
         self.listed: dict[str, dict[str, Any]] = {}  # tool name -> its inputSchema
+        self.unlisted: list[str] = []
         self._stack = contextlib.AsyncExitStack()
         self.store: Any = None
         self.client: Any = None
@@ -340,6 +341,12 @@ class McpAgent:
         self.store.sync()
         start_maintenance(self.store)
         self.store.drain()
+        from memstrata.mcp.server import select_tools
+
+        self.unlisted = sorted(  # tools the server has but this agent's `--tools` leaves out
+            {s.name for s in select_tools(self.store, ["all"])}
+            - {s.name for s in select_tools(self.store, self.tool_names)}
+        )
         server = build_server(self.store, self.tool_names)
         self.client = await self._stack.enter_async_context(Client(server))
         listing = await self.client.list_tools()
