@@ -293,7 +293,11 @@ class ScenarioRun:
             injected = _context_of(out) if out else None
         else:
             await io.said("user", text)
-            injected = None if expect == "ignore" else await io.mcp.read("memory://prompt-context")
+            # An MCP agent rereads its context when the user says "continue" (seed 002's
+            # planner prompt); on "ignore memory" its harness reads none (seed 001).
+            injected = (
+                await io.mcp.read("memory://prompt-context") if expect == "continue" else None
+            )
         now = self.last_now.get(io.agent)
         if expect == "ignore" and io.transcript is not None:
             self.turns["ignore"].append({"prompt": text, "ok": injected is None})
