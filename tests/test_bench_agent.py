@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -191,8 +192,14 @@ def test_bench_agent_through_the_cli_at_a_small_size(tmp_path: Path) -> None:
             if item["what"] != "now":
                 assert all(m.fold(p) in text for p in item["phrases"]), item
     # The virtual clock: LOG entries are dated on the scenario's days, not today.
-    log = (home / "agents" / "me" / "memory" / "LOG.md").read_text()
+    logs = [
+        home / "agents" / "me" / "memory" / "LOG.md",
+        *(home / "agents" / "me").rglob("LOG-*.md"),
+    ]
+    log = "".join(p.read_text() for p in logs)  # LOG.md and its compaction archives
     assert "2026-03-02T09:" in log and "2026-03-04T14:" in log
+    days = set(re.findall(r"\b(\d{4}-\d\d-\d\d)T\d\d:\d\d", log))
+    assert days == {"2026-03-02", "2026-03-03", "2026-03-04"}  # none by the real clock
 
 
 def test_bench_agent_through_the_library_keeps_the_held_out_apart(tmp_path: Path) -> None:
