@@ -1,8 +1,8 @@
 """Purge scrubs the audit trail (issue 20, item 6), end to end through the CLI.
 
 With `[events] record_queries = true`, searches record their query text. Five strings
-live in a fact, a memory file, a LOG entry, a session message and a second fact; 25
-searches ask for them (whole, in a sentence, by two of their words, in lower case, with
+live in a fact, a memory file, a LOG entry, a session message and a second fact (written
+and purged with the CLI); 25 searches ask for them (whole, in a sentence, by two of their words, in lower case, with
 a word the content does not hold). After the five purges, neither `events.jsonl` nor an
 export holds any of them, and the purges' reported counts add up to the 25 records they
 changed (each search record keeps only the HMAC of its query).
@@ -18,6 +18,7 @@ import sys
 import tarfile
 from pathlib import Path
 
+from memstrata import Store
 from memstrata.events import audit_files
 
 EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memstrata"
@@ -68,9 +69,10 @@ def test_purge_leaves_no_purged_text_in_the_audit_trail_or_an_export(
     entry = json.loads(cli(home, "--json", "log", "append", "THOUGHT", f"locker code {log}"))
     cli(home, "sessions", "append", "s-9", "user", f"my cat is called {chat}")
     cli(home, "facts", "set", "door_word", f"the door word is {fact2}")
-    for s in STRINGS:
-        for q in queries(s):
-            cli(home, "search", q)
+    with Store(home, agent="finn") as store:  # the searches: in one process, same trail
+        for s in STRINGS:
+            for q in queries(s):
+                store.search(q)
     before = [
         r for r in map(json.loads, audit_bytes(home).splitlines()) if r["event"] == "memory:search"
     ]
