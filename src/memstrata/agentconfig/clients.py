@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import json
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -183,6 +184,21 @@ def remove_hooks(doc: Doc, target: Target) -> tuple[Doc, list[str]]:
 
 
 # -- MCP servers (.mcp.json, .cursor/mcp.json, .vscode/mcp.json) ---------------------------------
+
+
+def http_entry(url: str, token: str | None = None) -> Doc:
+    """The client config entry of memstrata's HTTP MCP server (`memstrata serve`, `memstrata
+    mcp --http`): the one the start-up banner prints and the README shows (a test holds
+    them equal), carrying the bearer header when a token is set."""
+    entry: Doc = {"type": "http", "url": url}
+    if token:
+        entry["headers"] = {"Authorization": f"Bearer {token}"}
+    return entry
+
+
+def client_config(entry: Doc) -> str:
+    """An MCP client config holding memstrata's entry, as one line of JSON."""
+    return json.dumps({"mcpServers": {SERVER_NAME: entry}})
 
 
 def _server_edits(key: str, where: str, typed: bool) -> tuple[Edit, Edit]:
