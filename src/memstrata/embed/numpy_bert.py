@@ -31,7 +31,7 @@ from typing import Any
 
 from memstrata.errors import InvalidInput, ProviderError
 
-TOKENS_PER_BATCH = 4096
+TOKENS_PER_BATCH = 2048
 DEFAULT_MAX_SEQ_LENGTH = 256
 INSTALL_HINT = "pip install 'memstrata[serve]' (or: pip install numpy tokenizers)"
 
@@ -112,15 +112,15 @@ class _Layer:
             np.concatenate([t[a + n + ".weight"] for n in ("query", "key", "value")]).T
         )
         self.qkv_b = np.concatenate([t[a + n + ".bias"] for n in ("query", "key", "value")])
-        self.out_w = t[p + "attention.output.dense.weight"].T
+        self.out_w = np.ascontiguousarray(t[p + "attention.output.dense.weight"].T)
         self.out_b = t[p + "attention.output.dense.bias"]
         self.ln1 = (
             t[p + "attention.output.LayerNorm.weight"],
             t[p + "attention.output.LayerNorm.bias"],
         )
-        self.ff_w = t[p + "intermediate.dense.weight"].T
+        self.ff_w = np.ascontiguousarray(t[p + "intermediate.dense.weight"].T)
         self.ff_b = t[p + "intermediate.dense.bias"]
-        self.ff_out_w = t[p + "output.dense.weight"].T
+        self.ff_out_w = np.ascontiguousarray(t[p + "output.dense.weight"].T)
         self.ff_out_b = t[p + "output.dense.bias"]
         self.ln2 = (t[p + "output.LayerNorm.weight"], t[p + "output.LayerNorm.bias"])
 
