@@ -31,12 +31,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import http.client
 import importlib.util
 import os
-import tempfile
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -223,6 +219,11 @@ def _verified(path: Path, sha256: str) -> bool:
 
 
 def _download(url: str, dest: Path, sha256: str) -> None:
+    import http.client  # here, not at the top: urllib pulls in ssl, email, ... (50 ms)
+    import tempfile
+    import urllib.error
+    import urllib.request
+
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", dir=dest.parent)
     digest = hashlib.sha256()
