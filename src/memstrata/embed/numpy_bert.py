@@ -17,10 +17,13 @@ padding, there is no mask and no work on pad tokens, and a text's vector does no
 depend on which texts share its batch. Everything is float32; NumPy's matrix
 products are deterministic for a given machine and thread count.
 
-The weights stay memory-mapped (`embed.safetensors`), used as stored (out x in):
-activations are kept features x tokens, so each dense layer is `W @ x` with no
-transposed copy; only the fused Q/K/V matrices (3.5 MB) are copied. Loading takes
-tens of milliseconds, most of it the tokenizer.
+The weights stay memory-mapped (`embed.safetensors`) and are used as stored: a
+dense layer is `x @ W.T` with `W.T` a transposed view, which BLAS reads without a
+copy. Copying them transposed made a query ~25% faster but a process start 40 ms
+(and 32 MB) dearer; keeping activations features x tokens (`W @ x`) avoided the copy
+too, but then a text's vector changed in its last bits with the batch around it.
+As it is, a text gets the same bits alone or in any batch (tests/embed). Loading
+takes tens of milliseconds, most of it the tokenizer.
 """
 
 from __future__ import annotations
@@ -95,34 +98,35 @@ def gelu(np: Any, x: Any) -> Any:
 
 
 def layer_norm(np: Any, x: Any, weight: Any, bias: Any, eps: float) -> Any:
-    """LayerNorm of each column of `x` (features x tokens), a new array."""
-    centred = x - x.mean(axis=0)
-    var = (centred * centred).mean(axis=0)
+    mean = x.mean(axis=-1, keepdims=True)
+    centred = x - mean
+    var = np.einsum("ij,ij->i", centred, centred)[:, None] / np.float32(x.shape[-1])
     centred *= 1.0 / np.sqrt(var + np.float32(eps))
-    centred *= weight[:, None]
-    centred += bias[:, None]
+    centred *= weight
+    centred += bias
     return centred
 
 
 class _Layer:
-    """One transformer block's weights as stored (out x in, memory-mapped), Q/K/V fused."""
+    """One transformer block's weights as `x @ W` needs them: transposed views of the
+    memory-mapped matrices (BLAS reads them as stored); only Q/K/V are fused (a copy)."""
 
     def __init__(self, np: Any, t: dict[str, Any], i: int) -> None:
         p = f"encoder.layer.{i}."
         a = p + "attention.self."
         qkv = ("query", "key", "value")
-        self.qkv_w = np.concatenate([t[a + n + ".weight"] for n in qkv])
-        self.qkv_b = np.concatenate([t[a + n + ".bias"] for n in qkv])[:, None]
-        self.out_w = t[p + "attention.output.dense.weight"]
-        self.out_b = t[p + "attention.output.dense.bias"][:, None]
+        self.qkv_w = np.concatenate([t[a + n + ".weight"] for n in qkv]).T
+        self.qkv_b = np.concatenate([t[a + n + ".bias"] for n in qkv])
+        self.out_w = t[p + "attention.output.dense.weight"].T
+        self.out_b = t[p + "attention.output.dense.bias"]
         self.ln1 = (
             t[p + "attention.output.LayerNorm.weight"],
             t[p + "attention.output.LayerNorm.bias"],
         )
-        self.ff_w = t[p + "intermediate.dense.weight"]
-        self.ff_b = t[p + "intermediate.dense.bias"][:, None]
-        self.ff_out_w = t[p + "output.dense.weight"]
-        self.ff_out_b = t[p + "output.dense.bias"][:, None]
+        self.ff_w = t[p + "intermediate.dense.weight"].T
+        self.ff_b = t[p + "intermediate.dense.bias"]
+        self.ff_out_w = t[p + "output.dense.weight"].T
+        self.ff_out_b = t[p + "output.dense.bias"]
         self.ln2 = (t[p + "output.LayerNorm.weight"], t[p + "output.LayerNorm.bias"])
 
 
@@ -222,55 +226,49 @@ class BertEncoder:
         return out
 
     def _forward(self, seqs: list[list[int]]) -> Any:
-        """Pooled unit vectors of sequences sorted by length (no padding anywhere).
-
-        Activations are kept features x tokens (`xt`), so every dense layer is the stored
-        weight matrix times `xt` as it lies on disk: no transposed copy of any weight.
-        """
+        """Pooled unit vectors of sequences sorted by length (no padding anywhere)."""
         np = self.np
         lengths = [len(s) for s in seqs]
         flat = np.fromiter((t for s in seqs for t in s), dtype=np.int64, count=sum(lengths))
         positions = np.concatenate([np.arange(n) for n in lengths])
         x = self.word[flat] + self.position[positions]
         x += self.type0
-        xt = layer_norm(np, np.ascontiguousarray(x.T), *self.ln0, self.eps)
+        x = layer_norm(np, x, *self.ln0, self.eps)
         groups = _equal_runs(lengths)
         for layer in self.layers:
-            xt = self._block(xt, layer, groups)
+            x = self._block(x, layer, groups)
         bounds = np.cumsum([0, *lengths[:-1]])
-        pooled = np.add.reduceat(xt, bounds, axis=1).T / np.asarray(lengths, np.float32)[:, None]
+        pooled = np.add.reduceat(x, bounds, axis=0) / np.asarray(lengths, np.float32)[:, None]
         norms = np.sqrt(np.einsum("ij,ij->i", pooled, pooled))
         return pooled / np.maximum(norms, np.float32(1e-12))[:, None]
 
-    def _block(self, xt: Any, layer: _Layer, groups: list[tuple[int, int, int]]) -> Any:
+    def _block(self, x: Any, layer: _Layer, groups: list[tuple[int, int, int]]) -> Any:
         np = self.np
         h, d = self.heads, self.hidden // self.heads
-        qkv = layer.qkv_w @ xt  # (3 x heads x d, tokens)
+        qkv = x @ layer.qkv_w
         qkv += layer.qkv_b
-        ctx = np.empty_like(xt)
+        ctx = np.empty_like(x)
         scale = np.float32(1.0 / math.sqrt(d))
-        for col, count, length in groups:
-            cols = slice(col, col + count * length)
-            part = qkv[:, cols].reshape(3, h, d, count, length)
-            q = part[0].transpose(2, 0, 3, 1)  # (texts, heads, L, d)
-            k = part[1].transpose(2, 0, 1, 3)  # (texts, heads, d, L)
-            v = part[2].transpose(2, 0, 3, 1)  # (texts, heads, L, d)
-            scores = q @ k
-            scores *= scale
+        for row, count, length in groups:
+            part = qkv[row : row + count * length].reshape(count, length, 3, h, d)
+            q = part[:, :, 0].transpose(0, 2, 1, 3)  # (texts, heads, L, d)
+            k = part[:, :, 1].transpose(0, 2, 3, 1)  # (texts, heads, d, L)
+            v = part[:, :, 2].transpose(0, 2, 1, 3)
+            scores = (q @ k) * scale
             scores -= scores.max(axis=-1, keepdims=True)
             np.exp(scores, out=scores)
             scores /= scores.sum(axis=-1, keepdims=True)
-            att = scores @ v  # (texts, heads, L, d) -> (heads, d, texts, L)
-            ctx[:, cols] = att.transpose(1, 3, 0, 2).reshape(h * d, count * length)
-        a = layer.out_w @ ctx
+            att = (scores @ v).transpose(0, 2, 1, 3).reshape(count * length, h * d)
+            ctx[row : row + count * length] = att
+        a = ctx @ layer.out_w
         a += layer.out_b
-        a += xt
-        xt = layer_norm(np, a, *layer.ln1, self.eps)
-        f = layer.ff_w @ xt
+        a += x
+        x = layer_norm(np, a, *layer.ln1, self.eps)
+        f = x @ layer.ff_w
         f += layer.ff_b
-        f = layer.ff_out_w @ gelu(np, f)
+        f = gelu(np, f) @ layer.ff_out_w
         f += layer.ff_out_b
-        f += xt
+        f += x
         return layer_norm(np, f, *layer.ln2, self.eps)
 
 
