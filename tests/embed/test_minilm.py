@@ -171,20 +171,29 @@ def test_a_text_past_256_tokens_is_cut_as_sentence_transformers_cuts_it(
     assert minilm.embed([long]) == minilm.embed([more])
 
 
-def test_a_fresh_process_gets_the_same_bits() -> None:
+def test_a_fresh_process_gets_the_same_bits_and_never_imports_torch() -> None:
     if model_files.find() is None:
         pytest.skip("no model files")
     code = (
-        "import json; from memstrata.embed import make_embedder;"
-        "print(json.dumps(make_embedder('minilm', download=False).embed(['same bits?'])))"
+        "import json, sys; from memstrata.embed import make_embedder;"
+        "v = make_embedder('minilm', download=False).embed(['same bits?']);"
+        "print(json.dumps([v, [m for m in ('torch', 'sentence_transformers', 'transformers')"
+        " if m in sys.modules]]))"
     )
     runs = [
-        subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
-        ).stdout
+        json.loads(
+            subprocess.run(
+                [sys.executable, "-c", code],
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=120,
+            ).stdout
+        )
         for _ in range(2)
     ]
-    assert runs[0] == runs[1] and len(json.loads(runs[0])[0]) == 384
+    assert runs[0] == runs[1] and len(runs[0][0][0]) == 384
+    assert runs[0][1] == []  # torch is installed here (dev extras) and still not loaded
 
 
 def test_make_embedder_minilm_with_a_folder_and_its_errors(tmp_path: Path) -> None:
