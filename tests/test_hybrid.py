@@ -54,8 +54,8 @@ def test_semantic_recall_by_default_is_minilm_in_numpy(store: Store) -> None:
 def test_without_model_files_the_default_is_lexical_and_semantic_says_how(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from memstrata.errors import ModelNotFound
     from memstrata.embed import model_files
+    from memstrata.errors import ModelNotFound
 
     monkeypatch.setattr(model_files, "package_folder", lambda: None)
     monkeypatch.setenv("MEMSTRATA_MODEL_CACHE", str(tmp_path / "cache"))
