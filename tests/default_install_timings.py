@@ -96,12 +96,14 @@ def main(argv: list[str]) -> None:
         env = clean_env(XDG_CACHE_HOME=f"{tmp}/cache", HF_HOME=f"{tmp}/hf")
         home = Path(tmp) / "store"
         exe = [str(venv / "bin" / "memstrata"), "--home", str(home), "--agent", "finn"]
-        subprocess.run([*exe, "init", "finn"], env=env, check=True, capture_output=True)
-        for i in range(200):
-            text = f"{MEMORIES[i % len(MEMORIES)]} (entry {i})"
-            subprocess.run(
-                [*exe, "log", "append", "THOUGHT", text], env=env, check=True, capture_output=True
-            )
+        fill = (
+            "import json, sys; from memstrata import Store\n"
+            "with Store(sys.argv[1], agent='finn') as s:\n"
+            "    for i, t in enumerate(json.loads(sys.argv[2]) * 25):\n"
+            "        s.agent().log.append('THOUGHT', f'{t} (entry {i})')\n"
+        )
+        py = str(venv / "bin" / "python")
+        subprocess.run([py, "-c", fill, str(home), json.dumps(MEMORIES)], env=env, check=True)
         query = [*exe, "search", "what did we settle on for storing sessions?"]
         wall, cpu = timed([*query, "--mode", "semantic"], env)
         print(
