@@ -205,3 +205,34 @@ def test_make_embedder_minilm_with_a_folder_and_its_errors(tmp_path: Path) -> No
         ProviderError, match=r"lacks config\.json, tokenizer\.json, model\.safetensors"
     ):
         make_embedder(f"minilm:{tmp_path}")
+
+
+@pytest.mark.parametrize(
+    ("file", "edit", "says"),
+    [
+        ("config.json", {"model_type": "roberta"}, "computes BERT models"),
+        ("config.json", {"hidden_act": "relu"}, "computes BERT models"),
+        ("config.json", {"num_attention_heads": None}, "missing or bad value"),
+        ("1_Pooling/config.json", {"pooling_mode_cls_token": True}, "only mean pooling"),
+        ("sentence_bert_config.json", {"do_lower_case": True}, "do_lower_case"),
+    ],
+)
+def test_a_model_this_runtime_does_not_compute_is_refused(
+    tmp_path: Path, file: str, edit: dict[str, object], says: str
+) -> None:
+    """Rather than vectors that are quietly not the model's."""
+    from memstrata.embed.numpy_bert import BertEncoder
+
+    files = model_files.find()
+    if files is None:
+        pytest.skip("no model files")
+    folder = tmp_path / "model"
+    for name in model_files.FILES:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).symlink_to(files.path / name)
+    data = json.loads((files.path / file).read_text())
+    data.update(edit)
+    (folder / file).unlink()
+    (folder / file).write_text(json.dumps(data))
+    with pytest.raises(ProviderError, match=says):
+        BertEncoder(folder)

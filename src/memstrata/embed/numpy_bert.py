@@ -89,7 +89,7 @@ def erf(np: Any, x: Any) -> Any:
 
 
 def gelu(np: Any, x: Any) -> Any:
-    """GELU(x) = x/2 (1 + erf(x / sqrt 2)), in place over `x`'s copy."""
+    """GELU(x) = x/2 (1 + erf(x / sqrt 2)), a new array (`x` is left as it is)."""
     e = erf(np, x * np.float32(1.0 / math.sqrt(2.0)))
     e += np.float32(1.0)
     e *= x
@@ -98,6 +98,7 @@ def gelu(np: Any, x: Any) -> Any:
 
 
 def layer_norm(np: Any, x: Any, weight: Any, bias: Any, eps: float) -> Any:
+    """LayerNorm of each row of `x` (tokens x features), a new array."""
     mean = x.mean(axis=-1, keepdims=True)
     centred = x - mean
     var = np.einsum("ij,ij->i", centred, centred)[:, None] / np.float32(x.shape[-1])
@@ -189,8 +190,9 @@ class BertEncoder:
             self.layers = [_Layer(np, tensors, i) for i in range(n_layers)]
         except KeyError as exc:
             raise ProviderError(f"{model_dir}/model.safetensors: no tensor {exc}") from exc
-        if any(w.dtype != np.float32 for w in (self.word, self.position, self.type0)):
-            raise ProviderError(f"{model_dir}/model.safetensors: weights must be float32")
+        not32 = [k for k, v in tensors.items() if v.dtype != np.float32 and "position_ids" not in k]
+        if not32:
+            raise ProviderError(f"{model_dir}/model.safetensors: {not32[0]} is not float32")
         self.dim = int(self.word.shape[1])
         try:
             self.tokenizer = tokenizer_cls.from_file(str(model_dir / "tokenizer.json"))
