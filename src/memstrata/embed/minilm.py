@@ -91,7 +91,7 @@ class MiniLMEmbedder:
         if not texts:
             return []
         with _one_blas_thread():
-            out: list[list[float]] = self.encoder.encode(texts, self._map).tolist()
+            out: list[list[float]] = self.encoder.encode(texts, self._map, self.workers).tolist()
         return out
 
     def _map(self, fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:

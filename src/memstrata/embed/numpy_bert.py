@@ -37,6 +37,7 @@ from typing import Any
 from memstrata.errors import InvalidInput, ProviderError
 
 TOKENS_PER_BATCH = 2048
+MIN_SPLIT = 256  # fewer tokens than this are one batch, whatever the thread count
 DEFAULT_MAX_SEQ_LENGTH = 256
 INSTALL_HINT = "pip install 'memstrata[serve]' (or: pip install numpy tokenizers)"
 
@@ -209,17 +210,24 @@ class BertEncoder:
         self,
         texts: Sequence[str],
         map_fn: Callable[[Callable[[Any], Any], list[Any]], list[Any]] | None = None,
+        parts: int = 1,
     ) -> Any:
         """Unit vectors of `texts`, a float32 array of shape (len(texts), dim).
 
         `map_fn(f, batches)` runs the batches (default: one after another); the
-        embedder passes a thread pool's map.
+        embedder passes a thread pool's map, and `parts`, its thread count: texts of
+        more than `MIN_SPLIT` tokens in all are cut into at least that many batches.
         """
         np = self.np
         if isinstance(texts, str):
             raise InvalidInput("encode() takes a sequence of texts, not one string")
         ids = self.token_ids(texts)
-        batches = plan_batches([len(s) for s in ids], TOKENS_PER_BATCH)
+        lengths = [len(s) for s in ids]
+        total = sum(lengths)
+        per_batch = TOKENS_PER_BATCH
+        if parts > 1 and total > MIN_SPLIT:
+            per_batch = min(per_batch, max(MIN_SPLIT // 2, -(-total // parts)))
+        batches = plan_batches(lengths, per_batch)
         run = map_fn or (lambda f, items: [f(x) for x in items])
         vectors = run(lambda batch: self._forward([ids[i] for i in batch]), batches)
         out = np.zeros((len(ids), self.dim), dtype=np.float32)
