@@ -40,6 +40,7 @@ ALLOWED = {
     "embed/local.py": "the embedding model's folder",
     "embed/model_files.py": "the embedding model's files, its caches and their download",
     "embed/numpy_bert.py": "the embedding model's folder",
+    "embed/safetensors.py": "the embedding model's weights file",
     "cli/export_cmd.py:run_export": "checks that the home folder exists",
     "cli/migrate_cmd.py": "names local folders to migrate from or to",
     "bench/": "benchmarks: synthetic fixtures and datasets",
