@@ -8,8 +8,8 @@ so both record the same model id and share stored vectors.
 
 Threads: NumPy's BLAS (OpenBLAS) splits every matrix product over the cores, which
 for the small products of one query costs more than it saves, and on a loaded
-machine, where its spinning threads wait for each other, makes a query 10-50x
-slower. So the forward pass runs BLAS on one thread, and a batch of many texts is
+machine, where its spinning threads wait for each other, made a query 2-8x slower
+(one small product 50x, measured at a load average of 8 on 2 cores). So the forward pass runs BLAS on one thread, and a batch of many texts is
 spread over `workers` Python threads instead (NumPy releases the GIL in its
 products), one length-sorted chunk of texts each.
 """
