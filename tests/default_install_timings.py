@@ -1,6 +1,6 @@
 """What semantic recall costs in the default install (README), measured in a fresh venv:
 
-    /work/main/.venv/bin/python tests/default_install_timings.py [--venv DIR]
+    .venv/bin/python tests/default_install_timings.py [--venv DIR]
 
 * install: `make install` (= what `make run` installs) into a new venv, wall seconds
   (pip's cache as it is on this machine), and the venv's size, with its biggest parts;
