@@ -82,8 +82,11 @@ def stdio(home: Path, env: dict[str, str]) -> None:
 
 
 def _stdio(home: Path, env: dict[str, str], name: str, messages: str) -> None:
-    runs = []
+    """Wall time from spawn to the tools/list answer, and the CPU the server process used
+    in all (start, answers, exit: steadier than wall time on a loaded machine)."""
+    runs, cpus = [], []
     for _ in range(7):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         with subprocess.Popen(
             [EXE, "--home", str(home), "--agent", "finn", "mcp"],
@@ -104,9 +107,12 @@ def _stdio(home: Path, env: dict[str, str], name: str, messages: str) -> None:
                     break
             proc.stdin.close()
             proc.wait(timeout=60)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append((after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime))
     print(
         f"stdio spawn -> {name} + tools/list: median {statistics.median(runs):.3f} s "
-        f"(runs {', '.join(f'{r:.3f}' for r in runs)})"
+        f"(runs {', '.join(f'{r:.3f}' for r in runs)}); process CPU median "
+        f"{statistics.median(cpus):.3f} s"
     )
 
 

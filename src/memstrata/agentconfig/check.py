@@ -64,15 +64,14 @@ def check(client: Client, project: Path) -> list[Finding]:
         doc = _doc(project / cfg.path)
         if doc is None:
             out.append(Finding(False, f"{cfg.path}: missing"))
-        elif cfg.path.endswith("settings.json"):
+        elif cfg.servers is None:
             out.extend(_hooks(doc, project, cfg.path))
         else:
-            out.append(_server(doc, project, cfg.path))
+            out.append(_server(doc.get(cfg.servers), project, cfg.path))
     return out
 
 
-def _server(doc: dict[str, Any], project: Path, rel: str) -> Finding:
-    servers = doc.get("servers" if rel.startswith(".vscode") else "mcpServers")
+def _server(servers: Any, project: Path, rel: str) -> Finding:
     entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
     if not isinstance(entry, dict) or not isinstance(entry.get("command"), str):
         return Finding(False, f"{rel}: no MCP server {SERVER_NAME!r}")

@@ -66,11 +66,13 @@ class Target:
 
 @dataclass(frozen=True)
 class ConfigFile:
-    """One file a client reads, relative to the project, and the edits memstrata makes."""
+    """One file a client reads, relative to the project, and the edits memstrata makes;
+    `servers` names the key its MCP servers sit under (None: a hooks file)."""
 
     path: str
     add: Edit
     remove: Edit
+    servers: str | None = None
 
 
 @dataclass(frozen=True)
@@ -242,7 +244,7 @@ CLIENTS: dict[str, Client] = {
         "Claude Code",
         (
             ConfigFile(".claude/settings.json", add_hooks, remove_hooks),
-            ConfigFile(".mcp.json", *_CLAUDE_MCP),
+            ConfigFile(".mcp.json", *_CLAUDE_MCP, servers="mcpServers"),
         ),
         "start Claude Code in the project; approve the 'memstrata' MCP server when it asks "
         "(or in /mcp); /hooks lists the hooks",
@@ -250,14 +252,14 @@ CLIENTS: dict[str, Client] = {
     "cursor": Client(
         "cursor",
         "Cursor",
-        (ConfigFile(".cursor/mcp.json", *_CURSOR_MCP),),
+        (ConfigFile(".cursor/mcp.json", *_CURSOR_MCP, servers="mcpServers"),),
         "open the project in Cursor; Settings > MCP shows 'memstrata' and its tools (turn it on "
         "if it is off)",
     ),
     "vscode": Client(
         "vscode",
         "VS Code",
-        (ConfigFile(".vscode/mcp.json", *_VSCODE_MCP),),
+        (ConfigFile(".vscode/mcp.json", *_VSCODE_MCP, servers="servers"),),
         "open the project in VS Code; run 'MCP: List Servers' and start 'memstrata' (Copilot "
         "agent mode lists its tools)",
     ),

@@ -6,9 +6,9 @@ layout someone chose. Parsing it and dumping it again would reformat all of that
 `parse` keeps the position of every value in the text, and `render(new, text)` writes
 `new` reusing the exact text of every part whose value did not change (the whole document,
 a member, an item of an array): only what changed is written fresh, in the file's own
-indentation (`indent_unit`; two spaces for a new file, as Claude Code writes). So a
-setup that changes nothing leaves the file as it was, and a removal that restores the old
-value restores the old text.
+indentation and line endings (`indent_unit`; two spaces and LF for a new file, as Claude
+Code writes). So a setup that changes nothing leaves the file as it was, and a removal that
+restores the old value restores the old text.
 
     >>> text = '{"a": [1,2],  "b": {"x": true}}\\n'
     >>> print(render({"a": [1, 2], "b": {"x": True}, "c": 3}, text), end="")
@@ -45,6 +45,7 @@ class Node:
     end: int
     members: dict[str, Node] | None = None
     items: list[Node] | None = None
+    key_start: int | None = None  # a member's value: where its `"key": ` begins
 
 
 def parse(text: str, where: str = "the file") -> Node:
@@ -52,7 +53,8 @@ def parse(text: str, where: str = "the file") -> Node:
     try:
         i = _skip(text, 0)
         node, i = _value(text, i, 0)
-        if _skip(text, i) != len(text):
+        i = _skip(text, i)
+        if i != len(text):
             raise ValueError("extra data after the JSON value", i)
     except (ValueError, IndexError, RecursionError) as exc:
         pos = exc.args[1] if len(exc.args) > 1 and isinstance(exc.args[1], int) else 0
@@ -95,11 +97,13 @@ def _object(text: str, start: int, depth: int) -> tuple[Node, int]:
     while True:
         if text[i : i + 1] != '"':
             raise ValueError("expected a quoted key", i)
+        key_start = i
         key, i = _DECODE.raw_decode(text, i)
         i = _skip(text, i)
         if text[i : i + 1] != ":":
             raise ValueError("expected ':'", i)
         node, i = _value(text, _skip(text, i + 1), depth + 1)
+        node.key_start = key_start
         members[key] = node
         i = _skip(text, i)
         if text[i : i + 1] == ",":
@@ -152,28 +156,30 @@ def indent_unit(text: str) -> str:
 def render(new: Any, text: str | None = None, where: str = "the file") -> str:
     """The text of `new`, reusing `text`'s own text for every unchanged part."""
     if text is None or not text.strip():
-        return _render(new, None, "", 0, "  ") + "\n"
+        return _render(new, None, "", 0, "  ", "\n") + "\n"
     root = parse(text, where)
-    body = _render(new, root, text, 0, indent_unit(text))
+    newline = "\r\n" if "\r\n" in text else "\n"
+    body = _render(new, root, text, 0, indent_unit(text), newline)
     return text[: root.start] + body + text[root.end :]
 
 
-def _render(new: Any, node: Node | None, text: str, depth: int, unit: str) -> str:
+def _render(new: Any, node: Node | None, text: str, depth: int, unit: str, nl: str) -> str:
     if node is not None and same(new, node.value):
         return text[node.start : node.end]
-    pad = "\n" + unit * (depth + 1)
-    close = "\n" + unit * depth
+    pad = nl + unit * (depth + 1)
+    close = nl + unit * depth
     if isinstance(new, dict):
         if not new:
             return "{}"
         old = node.members if node is not None and node.members is not None else {}
-        parts = [
-            pad
-            + json.dumps(k, ensure_ascii=False)
-            + ": "
-            + _render(v, old.get(k), text, depth + 1, unit)
-            for k, v in new.items()
-        ]
+        parts = []
+        for k, v in new.items():
+            was = old.get(k)
+            if was is not None and was.key_start is not None and same(v, was.value):
+                parts.append(pad + text[was.key_start : was.end])  # the member as written
+            else:
+                key = json.dumps(k, ensure_ascii=False)
+                parts.append(pad + key + ": " + _render(v, was, text, depth + 1, unit, nl))
         return "{" + ",".join(parts) + close + "}"
     if isinstance(new, list):
         if not new:
@@ -195,7 +201,8 @@ def _render(new: Any, node: Node | None, text: str, depth: int, unit: str) -> st
             if match is not None:
                 used.add(match)
             parts.append(
-                pad + _render(v, olds[match] if match is not None else None, text, depth + 1, unit)
+                pad
+                + _render(v, olds[match] if match is not None else None, text, depth + 1, unit, nl)
             )
         return "[" + ",".join(parts) + close + "]"
     return json.dumps(new, ensure_ascii=False)
