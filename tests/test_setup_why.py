@@ -1,5 +1,7 @@
 """Issue 23, "Why", the setup bullets, each through the surface that showed it:
 
+* setting up Claude Code took reading ~470 lines of README to reach the hooks: the Quick
+  start names the one command and links the guide;
 * the README's hook config had no `--home`, so a hook fired from a subfolder used another
   store: whatever the README says to do for Claude Code, done in a fresh project, keeps a
   hook fired from `proj/app` in the project's store;
@@ -46,6 +48,16 @@ def _section(title: str) -> str:
     start = text.index(f"## {title}")
     end = text.find("\n## ", start + 1)
     return text[start : end if end > 0 else len(text)]
+
+
+def test_the_quick_start_names_the_setup_command_and_links_the_guide() -> None:
+    quick = _section("Quick start")
+    text = README.read_text()
+    assert "memstrata setup claude-code" in quick
+    assert text.index("## Quick start") < text.index("memstrata setup claude-code") < 4000
+    for link in re.findall(r"\]\((docs/integrations/[\w.-]+\.md)\)", quick):
+        assert (ROOT / link).exists(), link
+    assert "(docs/integrations/claude-code.md)" in quick
 
 
 def test_the_readmes_claude_code_setup_keeps_hooks_in_the_projects_store(tmp_path: Path) -> None:
