@@ -192,17 +192,17 @@ def build(spec: Spec, bank: dict[tuple[str, str], list[str]]) -> dict[str, Any]:
         slots = sorted(rnd.sample(range(exchanges), len(planted)))
         turns: list[tuple[str, str, tuple[str, str] | None]] = []
         for i in range(exchanges):
-            ev = planted[slots.index(i)] if i in slots else None
-            ask = ev[1] if ev and ev[0] == "dev" else filler.developer()
-            answer = filler.assistant(ev[1] if ev and ev[0] == "ai" else None)
-            turns.append((dev, ask, ev if ev and ev[0] == "dev" else None))
-            turns.append((ASSISTANT, answer, ev if ev and ev[0] == "ai" else None))
+            pick = planted[slots.index(i)] if i in slots else None
+            mine = pick if pick and pick[0] == "dev" else None
+            theirs = pick if pick and pick[0] == "ai" else None
+            turns.append((dev, mine[1] if mine else filler.developer(), mine))
+            turns.append((ASSISTANT, filler.assistant(theirs[1] if theirs else None), theirs))
         session = []
-        for i, (speaker, text, ev) in enumerate(turns, start=1):
+        for i, (speaker, text, mark) in enumerate(turns, start=1):
             dia = f"D{n}:{i}"
             session.append({"speaker": speaker, "dia_id": dia, "text": text})
-            if ev is not None:
-                where[ev] = dia
+            if mark is not None:
+                where[mark] = dia
         conv[f"session_{n}_date_time"] = stamp
         conv[f"session_{n}"] = session
     qa = []
@@ -253,7 +253,9 @@ def problems(conv: dict[str, Any]) -> list[str]:
         if missing or not ev:
             out.append(f"{tag}: evidence {missing or 'none'} does not exist")
             continue
-        if q["category"] == 3 and (not old or max(order[d] for d in old) > min(order[d] for d in ev)):
+        if q["category"] == 3 and (
+            not old or max(order[d] for d in old) > min(order[d] for d in ev)
+        ):
             out.append(f"{tag}: an updated fact needs outdated evidence before the latest")
         if q["category"] == 2:
             n = int(ev[0][1:].split(":")[0])
@@ -291,8 +293,12 @@ def encode(convs: list[dict[str, Any]]) -> bytes:
 def main() -> None:
     for split, convs in generate().items():
         OUTPUTS[split].write_bytes(encode(convs))
-        n = sum(len(v) for c in convs for k, v in c["conversation"].items() if "_date" not in k
-                and k.startswith("session_"))
+        n = sum(
+            len(v)
+            for c in convs
+            for k, v in c["conversation"].items()
+            if "_date" not in k and k.startswith("session_")
+        )
         print(f"{OUTPUTS[split].name}: {len(convs)} conversations, {n} messages")
 
 
