@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import os
 import re
 import shutil
@@ -152,6 +153,14 @@ def session_of(dia: str) -> int:
     return int(m.group(1)) if m else -1
 
 
+def percentile(values: list[float], p: float) -> float:
+    """Nearest-rank percentile (p in 0..1): the smallest value with at least p of the
+    values at or below it. (The index used to be int(n x p) - 1, which for a handful
+    of queries picked the minimum as the p95.)"""
+    lat = sorted(values)
+    return lat[max(0, math.ceil(len(lat) * p) - 1)] if lat else 0.0
+
+
 class Tally:
     def __init__(self) -> None:
         self.rows: dict[Any, list[dict[str, float]]] = defaultdict(list)
@@ -192,9 +201,8 @@ class Tally:
                 d["updated"] = len(stale)
                 d["stale_first"] = round(statistics.fmean(stale), 4)
             if cat == "all" and self.latency:
-                lat = sorted(self.latency)
-                d["p50_ms"] = round(statistics.median(lat), 3)
-                d["p95_ms"] = round(lat[max(0, int(len(lat) * 0.95) - 1)], 3)
+                d["p50_ms"] = round(statistics.median(self.latency), 3)
+                d["p95_ms"] = round(percentile(self.latency, 0.95), 3)
             out.append(d)
         return out
 

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from memstrata.bench.locomo import percentile
 from memstrata.bench.paraphrase_data import DATA, WRITE_LAYERS, Pair, Record, filler, load
 
 KS = (1, 3, 5, 10)
@@ -39,12 +40,6 @@ LAYERS = ("ledger", "log", "archive", "context", "file", "fact", "session")
 MODES = ("lexical", "semantic", "hybrid")
 AGENT = "dev"
 DAY = 86400.0
-
-
-def percentile(values: list[float], p: float) -> float:
-    """The nearest-rank percentile `bench locomo` uses (p in 0..1)."""
-    lat = sorted(values)
-    return lat[max(0, int(len(lat) * p) - 1)] if lat else 0.0
 
 
 class Ranks:

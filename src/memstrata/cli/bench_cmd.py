@@ -71,6 +71,9 @@ def register(sub: Any) -> None:
         help="which part to print (rows are computed for both; never tune on heldout)",
     )
     par.add_argument("--by-layer", action="store_true", help="also print a row per answer layer")
+    par.add_argument(
+        "--data", default=None, help="a data file in the bundled paraphrase.txt format"
+    )
     par.set_defaults(func=run_paraphrase)
     app = bsub.add_parser("append", help="LOG append p50/p95 with the compaction trigger on vs off")
     app.add_argument("--appends", type=int, default=2000, help="appends per side")
@@ -175,13 +178,20 @@ def _modes(mode: str, embedder: str, available: Any, all_modes: tuple[str, ...])
 
 
 def run_paraphrase(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from memstrata.bench.locomo import available_modes
     from memstrata.bench.paraphrase import MODES, format_rows, run
+    from memstrata.bench.paraphrase_data import DATA
     from memstrata.cli.main import emit
 
     modes = _modes(args.mode, args.embedder, available_modes, MODES)
     rows = run(
-        modes=modes, baselines=not args.no_baselines, embedder=args.embedder, progress=_progress
+        path=Path(args.data) if args.data else DATA,
+        modes=modes,
+        baselines=not args.no_baselines,
+        embedder=args.embedder,
+        progress=_progress,
     )
     shown = [
         r
