@@ -103,9 +103,10 @@ def _markdown(records: list[Record], title: str) -> str:
 
 
 def ingest(store: Any, records: list[Record], now: float) -> dict[str, str]:
-    """Write every record through the agent's APIs; returns ledger id -> record id."""
+    """Write every record through the agent's APIs; returns the record id of each
+    ledger entry and fact by the uid its search hits carry."""
     agent = store.agent(AGENT, create=True)
-    ledger_ids: dict[str, str] = {}
+    by_uid: dict[str, str] = {}
     timed = sorted(
         (r for r in records if r.layer in ("ledger", "log", "session")),
         key=lambda r: -r.days_ago,
@@ -118,7 +119,7 @@ def ingest(store: Any, records: list[Record], now: float) -> dict[str, str]:
             entry = store.ledger.publish(
                 r.where.split(":")[1], summary, detail=detail or None, ts=ts
             )
-            ledger_ids[entry.id] = r.rid
+            by_uid[f"ledger:{entry.id}"] = r.rid
         elif r.layer == "log":
             agent.log.append(r.where.split(":")[1], r.text, {"rec": r.rid}, ts=ts)
         else:
@@ -130,6 +131,7 @@ def ingest(store: Any, records: list[Record], now: float) -> dict[str, str]:
         if r.layer == "fact":
             _f, category, key = r.where.split(":", 2)
             agent.facts.set(key, r.text, category)
+            by_uid[f"fact:{AGENT}:{key}"] = r.rid
     agent.context.write(
         _markdown([r for r in records if r.layer == "context"], "Harbor: project context")
     )
@@ -140,21 +142,21 @@ def ingest(store: Any, records: list[Record], now: float) -> dict[str, str]:
     for name, recs in notes.items():
         agent.files.write(name, _markdown(recs, name.removesuffix(".md").capitalize()))
     store.drain()  # LOG compactions the appends started
-    return ledger_ids
+    return by_uid
 
 
-def holds(hit: Any, ledger_ids: dict[str, str], md: list[Record]) -> set[str]:
-    """The record ids a search hit holds."""
+def holds(hit: Any, by_uid: dict[str, str], md: list[Record]) -> set[str]:
+    """The record ids a search hit holds: a LOG entry (in LOG.md or an archive) by
+    the `rec` of its metadata, a session message by its id, a ledger entry or a fact
+    by its uid, a Markdown chunk by the bullets in its text."""
     meta = hit.meta or {}
     rec = (meta.get("metadata") or {}).get("rec")
     if rec:
         return {rec}
     if hit.layer == "session":
         return {str(meta.get("id", ""))}
-    if hit.layer == "ledger":
-        return {ledger_ids.get(str(meta.get("id", "")), "")}
-    if hit.layer == "fact":
-        return {f"fact:{meta.get('key', '')}"}
+    if hit.uid in by_uid:
+        return {by_uid[hit.uid]}
     text = hit.text or ""
     return {r.rid for r in md if f"- {r.text}" in text}
 
@@ -171,7 +173,6 @@ def run_memstrata(
 
     modes = tuple(modes)
     out = {m: Ranks() for m in modes}
-    fact_rid = {f"fact:{r.where.split(':', 2)[2]}": r.rid for r in records if r.layer == "fact"}
     md = [r for r in records if r.layer in ("context", "file")]
     home = Path(tempfile.mkdtemp(prefix="memstrata-paraphrase-"))
     with contextlib.ExitStack() as scratch:
@@ -182,7 +183,7 @@ def run_memstrata(
         (home / "config.toml").write_text(config)
         store = scratch.enter_context(Store(home, agent=AGENT))
         t = time.perf_counter()
-        ledger_ids = ingest(store, records, time.time())
+        by_uid = ingest(store, records, time.time())
         if progress:
             progress(f"ingested {len(records)} records in {time.perf_counter() - t:.1f}s")
         if any(m != "lexical" for m in modes):
@@ -198,7 +199,7 @@ def run_memstrata(
                 t = time.perf_counter()
                 hits = store.search(q)
                 out[mode].latency.append((time.perf_counter() - t) * 1000)
-                got = [{fact_rid.get(x, x) for x in holds(h, ledger_ids, md)} for h in hits]
+                got = [holds(h, by_uid, md) for h in hits]
                 out[mode].rank[p.qid] = _rank(got, p.record.rid)
     return out
 
