@@ -192,6 +192,24 @@ def test_compact_files_keep_their_untouched_text(tmp_path: Path) -> None:
     assert not (project / ".mcp.json").exists()
 
 
+def test_a_symlinked_settings_file_is_written_where_it_points_with_its_mode(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "proj"
+    (project / ".claude").mkdir(parents=True)
+    real = tmp_path / "dotfiles" / "settings.json"
+    real.parent.mkdir()
+    real.write_text('{"model": "opus"}\n')
+    real.chmod(0o600)
+    (project / ".claude/settings.json").symlink_to(real)
+    setup(project, "claude-code")
+    assert (project / ".claude/settings.json").is_symlink()
+    assert read(real)["model"] == "opus" and "SessionStart" in read(real)["hooks"]
+    assert real.stat().st_mode & 0o777 == 0o600
+    setup(project, "claude-code", "--remove")
+    assert read(real) == {"model": "opus"} and (project / ".claude/settings.json").is_symlink()
+
+
 def test_dry_run_shows_the_diff_and_writes_nothing(tmp_path: Path) -> None:
     project = tmp_path / "proj"
     (project / ".claude").mkdir(parents=True)

@@ -46,7 +46,13 @@ class FileChange:
         if not self.changed:
             return
         if self.after is not None:
-            atomic_write_bytes(self.path, self.after.encode("utf-8"))
+            # a symlinked settings file (a dotfiles repo) is written where it points, and
+            # keeps its permissions
+            path = self.path.resolve() if self.path.is_symlink() else self.path
+            mode = path.stat().st_mode & 0o777 if path.exists() else None
+            atomic_write_bytes(path, self.after.encode("utf-8"))
+            if mode is not None:
+                os.chmod(path, mode)
             return
         self.path.unlink()
         folder = self.path.parent
@@ -71,7 +77,8 @@ def plan(
         new, changes = (cfg.remove if remove else cfg.add)(doc, target)
         after = before
         if changes:
-            after = None if remove and not new else render(new, before, cfg.path)
+            emptied = remove and not new and not path.is_symlink()  # a file setup created
+            after = None if emptied else render(new, before, cfg.path)
         out.append(FileChange(path, cfg.path, before, after, changes))
     return out
 
