@@ -35,6 +35,15 @@ class FileChange:
     def changed(self) -> bool:
         return self.before != self.after
 
+    @property
+    def action(self) -> str:
+        """unchanged, created, updated or deleted."""
+        if not self.changed:
+            return "unchanged"
+        if self.before is None:
+            return "created"
+        return "deleted" if self.after is None else "updated"
+
     def diff(self) -> str:
         old = (self.before or "").splitlines(keepends=True)
         new = (self.after or "").splitlines(keepends=True)

@@ -109,7 +109,7 @@ def run_setup(args: argparse.Namespace) -> int:
             "files": [
                 {
                     "path": c.rel,
-                    "action": _action(c),
+                    "action": c.action,
                     "changes": c.changes,
                     **({"diff": c.diff()} if args.dry_run else {}),
                 }
@@ -121,14 +121,6 @@ def run_setup(args: argparse.Namespace) -> int:
     return 0
 
 
-def _action(change: Any) -> str:
-    if not change.changed:
-        return "unchanged"
-    if change.before is None:
-        return "created"
-    return "deleted" if change.after is None else "updated"
-
-
 def _report(
     args: argparse.Namespace, name: str, next_step: str, where: str, target: Any, changes: list[Any]
 ) -> str:
@@ -138,7 +130,7 @@ def _report(
         lines += [c.diff().rstrip("\n") for c in changes if c.changed]
     for c in changes:
         if c.changed:
-            verb = _action(c) + (" (it held nothing else)" if c.after is None else "")
+            verb = c.action + (" (it held nothing else)" if c.after is None else "")
             lines.append(f"  {c.rel}: {'would be ' if args.dry_run else ''}{verb}")
             lines += [f"    {what}" for what in c.changes]
     changed = any(c.changed for c in changes)
