@@ -426,6 +426,7 @@ class Store:
             raise
         finally:
             self._syncing = False
+        self.truth.misnamed.tell(self.notices)
         if report.docs_written > 100 or len(report.reparsed) > 100:
             db.checkpoint()
         return report

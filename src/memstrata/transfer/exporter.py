@@ -5,7 +5,8 @@ the store's truth (so a store kept in PostgreSQL exports the same plain files as
 one kept in a folder), plus this host's settings and audit trail for the record,
 plus `memstrata-export.json` (path, size, sha256 of every member), written last.
 The derived index and what is private to running processes (`.locks/`,
-`.imports/`, temp files) are never exported. No lock is taken: each source is
+`.imports/`, temp files) are never exported, nor a file whose name memstrata refuses
+(made by hand; the report names it). No lock is taken: each source is
 read whole, as one state (a rewrite is copied old or new; an append caught
 mid-write leaves at most a torn last line, which the importing store reports and
 repairs like any torn tail). Purged content is gone from the truth, so it is in
@@ -40,9 +41,16 @@ class ExportReport:
     target: str
     files: int
     bytes: int
+    skipped: tuple[tuple[str, str], ...] = ()  # (path, why): files whose names are refused
 
     def to_dict(self) -> dict[str, Any]:
-        return {"home": self.home, "target": self.target, "files": self.files, "bytes": self.bytes}
+        return {
+            "home": self.home,
+            "target": self.target,
+            "files": self.files,
+            "bytes": self.bytes,
+            "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
+        }
 
 
 Source = tuple[str, "Truth"]  # (store-relative path, where to read it)
@@ -108,7 +116,13 @@ def export_store(
     if dest.exists():
         dest.rmdir()  # an empty folder, checked above
     os.replace(tmp, dest)
-    return ExportReport(str(home), str(dest), len(manifest), sum(m["size"] for m in manifest))
+    return ExportReport(
+        str(home),
+        str(dest),
+        len(manifest),
+        sum(m["size"] for m in manifest),
+        tuple(sorted(store.truth.misnamed.found.items())),  # no import would take them
+    )
 
 
 class _Hashing:

@@ -29,7 +29,7 @@ from memstrata.errors import (
     NotFound,
     PathOutsideStore,
 )
-from memstrata.model import check_name
+from memstrata.model import check_name, name_problem, shown
 
 MANIFEST = "memstrata-export.json"
 DERIVED = frozenset({"index.db", "index.db-wal", "index.db-shm", "index.db-journal"})
@@ -42,7 +42,6 @@ MAX_NAME_CHARS = 1024
 MAX_HEADER_BYTES = 64 * 1024  # extended header bodies: per member, and global ones in all
 MAX_HEADER_CHAIN = 8  # extended headers before one member (GNU tar writes at most two)
 _EVENTS = re.compile(r"^events(\.\d+)?\.jsonl$")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -61,29 +60,32 @@ def member_name(raw: str, source: object) -> str:
     """A member's name as a plain relative path, or PathOutsideStore / MalformedInput.
 
     `./` prefixes and a directory's trailing `/` are dropped; absolute names (also
-    `/memories/...`), `..`, empty parts, backslashes, drive letters and control
-    characters are refused: a member lands exactly where its name says, or nowhere.
+    `/memories/...`), `..`, empty parts, backslashes, drive letters and names that are
+    no valid names (`model.name_problem`: undecodable bytes, control or bidirectional
+    formatting characters, not NFC) are refused: a member lands exactly where its name
+    says, or nowhere.
     """
     name = raw
     while name.startswith("./"):
         name = name[2:]
     name = name.rstrip("/") if name != "/" else name
     if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
-        raise PathOutsideStore(f"{source}: refusing absolute member name {raw!r}")
-    if "\\" in name or _CONTROL.search(name):
-        raise MalformedInput(
-            f"{source}: refusing member name {raw!r} (backslash or control character)"
-        )
+        raise PathOutsideStore(f"{source}: refusing absolute member name {shown(raw)}")
+    if "\\" in name:
+        raise MalformedInput(f"{source}: refusing member name {shown(raw)} (backslash)")
+    problem = name_problem(name)
+    if problem is not None:
+        raise MalformedInput(f"{source}: refusing member name {shown(raw)}: it {problem}")
     parts = name.split("/")
     if any(p == ".." for p in parts):
-        raise PathOutsideStore(f"{source}: refusing {raw!r}: it would land outside the store")
+        raise PathOutsideStore(f"{source}: refusing {shown(raw)}: it would land outside the store")
     if (
         not name
         or any(p in ("", ".") for p in parts)
         or len(name) > MAX_NAME_CHARS
         or any(len(p.encode("utf-8", "surrogateescape")) > 255 for p in parts)
     ):
-        raise MalformedInput(f"{source}: refusing malformed member name {raw!r}")
+        raise MalformedInput(f"{source}: refusing malformed member name {shown(raw)}")
     return name
 
 
