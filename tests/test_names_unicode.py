@@ -76,6 +76,8 @@ def test_the_cli_refuses_bad_names_and_bytes_with_a_typed_error_and_writes_nothi
         (["facts", "set", "k\u202e", "v"], "U+202E"),
         (["log", "append", "THOUGHT", b"bad \xff byte"], "log content is not valid UTF-8"),
         (["now", "set", b"status \xfe"], "not valid UTF-8"),
+        (["facts", "get", b"k\xff"], "fact key is not valid UTF-8"),
+        (["search", b"caf\xe9"], "query text is not valid UTF-8"),
     ]
     for args, said in cases:
         r = _cli(home, "--agent", "finn", *args)

@@ -55,6 +55,16 @@ def name_problem(value: str) -> str | None:
     return None
 
 
+def check_utf8(value: str, what: str) -> str:
+    """`value`, or MalformedInput if it holds a lone surrogate: text that no UTF-8 encodes
+    (an undecodable byte of an argument, a JSON `"\\udcff"`) is refused, never stored."""
+    if (m := _SURROGATE_RE.search(value)) is not None:
+        raise MalformedInput(
+            f"{what} is not valid UTF-8 (an undecodable byte at character {m.start() + 1})"
+        )
+    return value
+
+
 def check_unicode_name(value: str, what: str) -> str:
     """`value`, or MalformedInput saying why it cannot be a name (`name_problem`)."""
     problem = name_problem(value)

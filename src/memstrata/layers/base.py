@@ -10,7 +10,7 @@ from memstrata import limits
 from memstrata.errors import EntryTooLarge, MalformedInput
 from memstrata.files.jsondoc import RecordList
 from memstrata.files.jsonl import Decoded, decode
-from memstrata.model import name_problem
+from memstrata.model import check_utf8, name_problem
 
 if TYPE_CHECKING:
     from memstrata.files.truth import Entry
@@ -88,12 +88,7 @@ def check_text(value: object, what: str, max_bytes: int, *, allow_empty: bool = 
         raise MalformedInput(f"{what} contains a NUL byte")
     if not allow_empty and not value.strip():
         raise MalformedInput(f"{what} must not be empty")
-    try:
-        size = len(value.encode("utf-8"))
-    except UnicodeEncodeError as exc:  # a lone surrogate: an undecodable byte or "\udcff"
-        raise MalformedInput(
-            f"{what} is not valid UTF-8 (an undecodable byte at character {exc.start + 1})"
-        ) from None
+    size = len(check_utf8(value, what).encode("utf-8"))
     if size > max_bytes:
         raise EntryTooLarge(f"{what} is {size} bytes; the limit is {max_bytes} bytes")
     return value
