@@ -50,6 +50,7 @@ class Member:
     size: int  # declared (tar header) or observed (folder) size in bytes
     is_dir: bool
     open: Callable[[], IO[bytes]]
+    mtime: float = 0.0  # when the archive says the member was last modified (epoch seconds)
 
 
 def is_tarball(name: str) -> bool:
@@ -146,7 +147,8 @@ def _folder(root: Path) -> Iterator[Member]:
                 continue  # private to a running store, never part of an export
             if path.is_symlink() or not path.is_file():
                 raise MalformedInput(f"{root}: {rel!r} is not a plain file")
-            yield Member(rel, path.stat().st_size, False, _opener(path))
+            st = path.stat()
+            yield Member(rel, st.st_size, False, _opener(path), st.st_mtime)
 
 
 def _opener(path: Path) -> Callable[[], IO[bytes]]:
@@ -172,7 +174,7 @@ def _tar(source: Path) -> Iterator[Member]:
                     continue
                 if not info.isfile() or info.issparse():
                     raise MalformedInput(f"{source}: {info.name!r} is not a plain file")
-                yield Member(info.name, info.size, False, _tar_opener(tar, info))
+                yield Member(info.name, info.size, False, _tar_opener(tar, info), float(info.mtime))
     except MemstrataError:
         raise
     except (tarfile.TarError, EOFError, OSError, ValueError, zlib.error) as exc:
