@@ -257,6 +257,7 @@ def _stage(store: Store, src: Path, root: Path) -> _Staged:
     cfg = store.config
     out = _Staged()
     dirs: set[str] = set()
+    folded: dict[str, str] = {}  # casefolded path -> the name the archive gave it
     count = total = 0
     for m in iter_members(src):
         count += 1
@@ -268,6 +269,7 @@ def _stage(store: Store, src: Path, root: Path) -> _Staged:
         if m.is_dir and m.name.strip("./") == "":
             continue  # the archive's own root (`tar -C store -czf x.tgz .`)
         name = member_name(m.name, src)
+        _one_case(folded, name, src)
         if m.is_dir:
             if name in out.hashes:
                 raise MalformedInput(f"{src}: {name!r} is both a file and a folder")
@@ -305,6 +307,27 @@ def _stage(store: Store, src: Path, root: Path) -> _Staged:
         else:
             out.skipped.append((name, reason))
     return out
+
+
+def _one_case(folded: dict[str, str], name: str, src: Path) -> None:
+    """Refuse two names (or folders on their paths) that differ only by case: on a
+    case-insensitive file system (macOS, Windows) they are one file, and one import
+    would silently write over the other."""
+    parts = name.split("/")
+    for i in range(len(parts), 0, -1):
+        path = "/".join(parts[:i])
+        seen = folded.get(path.casefold())
+        if seen is None:
+            folded[path.casefold()] = path
+            continue
+        if seen == path:
+            if i < len(parts):
+                return  # a folder seen before: the folders above it were checked then
+            continue
+        raise MalformedInput(
+            f"{src}: {seen!r} and {path!r} differ only by case (one file on a case-insensitive "
+            "file system); nothing was imported"
+        )
 
 
 def _read_exactly(fh: IO[bytes], size: int, src: Path, name: str) -> bytes:

@@ -12,12 +12,13 @@ one, and following one would import a file from outside the export).
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     import tarfile
@@ -174,11 +175,15 @@ def _tar(source: Path) -> Iterator[Member]:
                     continue
                 if not info.isfile() or info.issparse():
                     raise MalformedInput(f"{source}: {info.name!r} is not a plain file")
-                yield Member(info.name, info.size, False, _tar_opener(tar, info), float(info.mtime))
+                yield Member(
+                    info.name, info.size, False, _tar_opener(tar, info, source), float(info.mtime)
+                )
     except MemstrataError:
         raise
     except (tarfile.TarError, EOFError, OSError, ValueError, zlib.error) as exc:
-        raise MalformedInput(f"{source}: not a readable tar archive: {exc}") from None
+        raise MalformedInput(
+            f"{source}: not a readable archive ({exc}); nothing was imported"
+        ) from None
 
 
 def _bounded_tarinfo(source: Path) -> type[tarfile.TarInfo]:
@@ -236,10 +241,40 @@ def _no_bytes() -> IO[bytes]:
     return io.BytesIO(b"")
 
 
-def _tar_opener(tar: object, info: object) -> Callable[[], IO[bytes]]:
+def _tar_opener(tar: object, info: object, source: Path) -> Callable[[], IO[bytes]]:
     def opener() -> IO[bytes]:
         fh = tar.extractfile(info)  # type: ignore[attr-defined]
         assert fh is not None
-        return fh  # type: ignore[no-any-return]
+        return cast(IO[bytes], _Checked(fh, source))
 
     return opener
+
+
+class _Checked(io.RawIOBase):
+    """A member's bytes; an archive that ends (or breaks) inside them is a typed error,
+    as it is between members (`_tar`), not tarfile's ReadError."""
+
+    def __init__(self, inner: IO[bytes], source: Path) -> None:
+        super().__init__()
+        self._inner, self._source = inner, source
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        import tarfile
+        import zlib
+
+        try:
+            data = self._inner.read(len(buffer))
+        except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+            raise MalformedInput(
+                f"{self._source}: not a readable archive (it breaks off inside a member: "
+                f"{exc}); nothing was imported"
+            ) from None
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._inner.close()
+        super().close()
