@@ -1,4 +1,4 @@
-"""`memstrata bench ops | search | locomo | append | fresh | serve | teams`."""
+"""`memstrata bench ops | search | locomo | append | fresh | serve | teams | import`."""
 
 from __future__ import annotations
 
@@ -78,6 +78,12 @@ def register(sub: Any) -> None:
     tm.add_argument("--samples", type=int, default=200, help="calls per operation and side")
     tm.add_argument("--sees", type=int, default=50, help="writes timed to the second host")
     tm.set_defaults(func=run_teams)
+    im = bsub.add_parser("import", help="import time per member at 1k/10k/30k members")
+    im.add_argument("--sizes", default="1000,10000,30000", help="comma-separated member counts")
+    im.add_argument(
+        "--dir", default=None, help="where archives and stores go (default: the temp folder)"
+    )
+    im.set_defaults(func=run_import_bench)
 
 
 def run_teams(args: argparse.Namespace) -> int:
@@ -86,6 +92,16 @@ def run_teams(args: argparse.Namespace) -> int:
 
     result = run_teams(args.database_url, args.entries, args.samples, args.sees, progress=_progress)
     emit(args, result, format_report(result))
+    return 0
+
+
+def run_import_bench(args: argparse.Namespace) -> int:
+    from memstrata.bench.imports import format_table, run_import_bench
+    from memstrata.cli.main import emit
+
+    sizes = tuple(int(x) for x in args.sizes.split(","))
+    rows = run_import_bench(sizes, args.dir, progress=_progress)
+    emit(args, rows, format_table(rows))
     return 0
 
 
