@@ -64,6 +64,7 @@ def _serve(home: Path) -> tuple[subprocess.Popen[str], str, list[str]]:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(900)  # 5,000 sessions with MEMSTRATA_SLOW=1 on a loaded machine
 def test_a_server_takes_thousands_of_new_sessions_under_a_low_descriptor_limit(
     tmp_path: Path,
 ) -> None:
