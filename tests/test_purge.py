@@ -653,9 +653,7 @@ def test_an_archive_brings_its_tombstones_and_they_hold_in_the_next_import(
     with Store(a) as admin:
         export_store(admin, tmp_path / "after.tar.gz")
     with Store(b) as admin:
-        report = import_archive(
-            admin, tmp_path / "after.tar.gz", force=True, adopt_tombstones=True
-        )
+        report = import_archive(admin, tmp_path / "after.tar.gz", force=True, adopt_tombstones=True)
         assert [t["id"] for t in tombstones(admin)] == ["fact:finn:vault"]
         # (on PostgreSQL a and b share one database: b knows the tombstone already)
         assert all(t.adopted and t.id == "fact:finn:vault" for t in report.tombstones)

@@ -4,7 +4,7 @@ Each new session is a new transcript file, and each file written used to keep it
 lock file open until the store closed: under `ulimit -n 1024` the server answered
 500 (`Too many open files`) at about the 1,007th new session. Here a real server runs
 with RLIMIT_NOFILE 256 (set in the child before it starts) and takes new sessions
-over the API; its open descriptors must stay flat. 800 sessions by default (the
+over the API; its open descriptors must stay flat. 600 sessions by default (the
 unfixed server failed at the 241st), 5,000 with MEMSTRATA_SLOW=1 (about 40 s).
 """
 
@@ -26,7 +26,7 @@ from memstrata import Store
 from .conftest import BANNER, EXE
 
 LIMIT = 256
-SESSIONS = 5000 if os.environ.get("MEMSTRATA_SLOW") else 800
+SESSIONS = 5000 if os.environ.get("MEMSTRATA_SLOW") else 600
 AGENTS = 100  # spread over agents: one agent's sessions.json is rewritten whole per session
 CLIENTS = 4
 
