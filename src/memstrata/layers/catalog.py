@@ -101,6 +101,7 @@ def all_sources(store: Store) -> list[SourceSpec]:
             specs.setdefault(str(spec.path), spec)
         if len(specs) > MAX_WALK_FILES:
             break
+    store.truth.misnamed.tell(store.notices)  # files skipped for their names, if any
     from memstrata.layers.sources import Sources
 
     out = list(specs.values())
