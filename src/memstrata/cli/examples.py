@@ -95,6 +95,7 @@ EXAMPLES: dict[str, str] = {
     "bench paraphrase": "memstrata bench paraphrase --split dev --by-layer",
     "bench serve": "memstrata bench serve --entries 10000 --levels 1,4",
     "bench agent": "memstrata bench agent --scenario coding-tidepool --details",
+    "bench import": "memstrata bench import --sizes 1000,10000 --dir /dev/shm",
     "demo": "memstrata demo",
     "mcp": "memstrata --agent finn mcp --http --port 8765",
     "hook": "memstrata --agent finn hook session-start",
