@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memstrata import recallconfig
 from memstrata.errors import MalformedInput
 from memstrata.memconfig import MEMORY_CONFIG_ALIASES, memory_path, sessions_path
 
@@ -311,6 +312,7 @@ MAP_SECTIONS: dict[str, tuple[str, Callable[[Any], Any], str]] = {
     "kinds": ("half-life in hours", _float(0.001), "ledger kinds and their half-lives in hours"),
     "decay": ("half-life in hours, 0 = no decay", _float(0.0),
               "half-lives (hours) of non-ledger layers: log, archive, channel, ..."),
+    "recall": ("weight", _float(0.0), recallconfig.HELP),
 }
 
 
@@ -369,6 +371,7 @@ class Config:
     backend_url: str = ""
     backend_retry_seconds: float = 10.0
     backend_pool_size: int = 8
+    recall_weights: dict[str, float] = field(default_factory=recallconfig.defaults)  # [recall]
     # What was read, and from where: "section.key" -> "default" | file name | "env VAR".
     origins: dict[str, str] = field(default_factory=dict)
     problems: tuple[str, ...] = ()
@@ -413,6 +416,7 @@ class Config:
             rows.append((f"kinds.{kind}", hours, self.origins.get("kinds", "default")))
         for layer, decay in self.layer_half_lives.items():
             rows.append((f"decay.{layer}", decay or 0, self.origins.get(f"decay.{layer}", "default")))
+        rows += recallconfig.rows(self.recall_weights, self.origins)
         return rows
 
 
@@ -489,6 +493,7 @@ def load_config(home: Path, *, strict: bool = False, env: Mapping[str, str] | No
     aliased: list[tuple[str, str, Any, str]] = []  # seed 004 camelCase keys
     half_lives = dict(DEFAULT_HALF_LIVES)
     layer_half_lives = dict(DEFAULT_LAYER_HALF_LIVES)
+    recall = recallconfig.defaults()
     for section, body in sections.items():
         where = f"{name}: [{section}]"
         if section not in known_sections:
@@ -512,6 +517,8 @@ def load_config(home: Path, *, strict: bool = False, env: Mapping[str, str] | No
                 for key, hours in parsed.items():
                     layer_half_lives[key] = hours or None
                     origins[f"decay.{key}"] = str(name)
+            elif section == "recall":
+                recall = recallconfig.merged(parsed, where, problems, origins, str(name))
             continue
         known = by_section[section]
         for key, raw in body.items():
@@ -552,6 +559,7 @@ def load_config(home: Path, *, strict: bool = False, env: Mapping[str, str] | No
     return Config(
         half_lives=half_lives,
         layer_half_lives=layer_half_lives,
+        recall_weights=recall,
         origins=origins,
         problems=tuple(problems),
         source=name,
@@ -567,6 +575,7 @@ def commented_template() -> str:
     for section, (_, _, help_text) in MAP_SECTIONS.items():
         lines.append(f"# [{section}]  # {help_text}")
         defaults = DEFAULT_HALF_LIVES if section == "kinds" else DEFAULT_LAYER_HALF_LIVES
+        defaults = recallconfig.defaults() if section == "recall" else defaults
         lines.extend(f"# {k} = {v:g}" for k, v in defaults.items() if v is not None)
         lines.append("")
     sections: dict[str, list[Setting]] = {}  # rows appended later join their section

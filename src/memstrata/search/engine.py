@@ -9,6 +9,8 @@
     score      = relevance(bm25) x decay(age_hours, half_life(layer, kind)), relevance
                  relative to the best candidate (1.0); `matched` on each hit tells
                  which query words it holds, which compares across queries
+    worth      = score x prior(record), after exclusions and collapse, over the whole
+                 pool, then the top k (`search.worth.rank_pool`, `search.priors`)
 
 Scope comes from `Gate.sql_filter`, added to every statement here: there is no
 read path that skips it. Superseded entries are filtered in SQL unless the query
@@ -28,6 +30,7 @@ from memstrata.search.expand import IdentifierWords, Phrase, plan
 from memstrata.search.query import OPT_IN_LAYERS, Hit, SearchQuery
 from memstrata.search.terms import TermStat, essential_terms, stems
 from memstrata.search.text import mentioned, query_terms, tokenize
+from memstrata.search.worth import rank_pool
 
 if TYPE_CHECKING:
     from memstrata.store import Store
@@ -248,12 +251,15 @@ def _ranked(
         }
         scored.append((score, r, explain))
     scored.sort(key=lambda x: (-x[0], -x[1][7]))
-    top_k = scored[: wanted or q.k]
+    if wanted is None:  # the final ranking; hybrid fuses this pool first and ranks its own
+        hits = rank_pool(store, q, [_hit(r, s, e, terms) for s, r, e in scored])[: q.k]
+    else:
+        hits = [_hit(r, s, e, terms) for s, r, e in scored[:wanted]]
     words = [(p.word, tuple(p.stems)) for p in kept] + [(w, tuple(st)) for w, st, _ in extra]
-    for _s, r, e in top_k:
-        tokens = set(tokenize(f"{r[8]} {r[9]} {r[6]}"))
-        e["matched"] = [w for w, st in words if any(t.startswith(st) for t in tokens)]
-    return [_hit(r, s, e, terms) for s, r, e in top_k]
+    for h in hits:
+        tokens = set(tokenize(f"{h.title} {h.text} {' '.join(h.tags)}"))
+        h.explain["matched"] = [w for w, st in words if any(t.startswith(st) for t in tokens)]
+    return hits
 
 
 def scoring_extra(

@@ -5,6 +5,7 @@
               best `fetch`, then the same scope and filters in SQL
     final   = fusion x decay(age, half-life), fusion = `scoring.weighted_fusion`
               (w_vec x minmax(cos) + w_text x minmax(bm25)) or `scoring.rrf`
+    worth   = final x prior(record) over the whole pool, then the top k (`search.worth`)
 
 Vectors are kept beside the index (table `vectors`: uid, model id, dim, content
 hash); documents added or changed since the last search are embedded first,
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from memstrata.search import scoring
 from memstrata.search.query import MAX_K, Hit, SearchQuery
+from memstrata.search.worth import rank_pool
 
 if TYPE_CHECKING:
     from memstrata.embed.base import Embedder
@@ -86,8 +88,8 @@ def hybrid_search(
         dec = scoring.decay((now - ts) / 3600.0, cfg.half_life(layer, kind))
         scored.append((f * dec, ts, uid, dec))
     scored.sort(key=lambda x: (-x[0], -x[1]))
-    out: list[Hit] = []
-    for final, _ts, uid, dec in scored[: q.k]:
+    pool: list[Hit] = []
+    for final, _ts, uid, dec in scored:
         explain = {
             "fusion": cfg.fusion,
             "fused": round(fused[uid], 6),
@@ -101,5 +103,5 @@ def hybrid_search(
         }
         base = lex_hits.get(uid)
         hit = base if base is not None else _hit(by_uid[uid], 0.0, {}, [])
-        out.append(replace(hit, score=final, explain=explain))
-    return out
+        pool.append(replace(hit, score=final, explain=explain))
+    return rank_pool(store, q, pool)[: q.k]  # worth = score x prior (`search.priors`)

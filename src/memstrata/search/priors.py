@@ -1,0 +1,338 @@
+"""What a hit is worth after relevance: record signals, their weights, exclusions, collapse.
+
+    worth(hit) = score(hit) x prior(hit)          score: relevance x decay (engine, hybrid)
+    prior(hit) = weight[signal(hit)] x (asked if the question asks about signal(hit), else 1)
+
+    dropped    bookkeeping (tag `bookkeeping`, capture notices, session-id lines); the
+               question being asked (an intent or user message with the query's words,
+               or the open prompt: the newest intent that no final response followed);
+               a superseded record the query did not ask for; a signal of weight 0
+    collapsed  the records of one tool call (LOG TOOL_USE, transcript tool_use and
+               tool_result, the ERROR of a failed call) by `tool_use_id`, by the message
+               id a tool_call shares with its tool_result, else (stores older than the id)
+               by session, tool name, first argument and time; the highest worth stays
+    order      worth descending; ties: newer first, then uid
+
+A record's signal comes from its layer and kind, then its tags and metadata, then (for
+records that carry none, as old stores do) the shape of its text: a hook's TOOL_USE line
+`Read(file_path="a.py") -> ok, 12 chars`, a capture notice, "Decision: ..." (the speech-act
+rules of `lifecycle.classify`). Weights are configuration (`[recall]`, `recallconfig`);
+`explain` on each hit names the signal, why, its weight and the config key, and the first
+hit lists what was dropped. Pure functions over `Hit` values: no SQL, no store, no model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from memstrata.recallconfig import ASKED_KEY, DEFAULT_ASKED, DEFAULT_WEIGHTS
+from memstrata.search.query import Hit
+from memstrata.search.text import tokenize
+from memstrata.search.toolcalls import (
+    LOG_LAYERS,
+    TOOL_ROLES,
+    TRACE,
+    TRANSCRIPT_TOOL,
+    clues_of,
+    first_line,
+    group_calls,
+    log_metadata,
+)
+
+BOOKKEEPING = "bookkeeping"
+MD_LAYERS = frozenset({"context", "identity", "file", "scratch", "episode", "artifact", "archive"})
+EXPLICIT_KINDS = frozenset({"decision", "constraint", "preference"})
+LEDGER_SIGNALS = {"convention": "constraint", "warning": "constraint", "interface": "fact"}
+ITEM_SIGNALS = {"task": "task", "note": "note"}
+CLASSIFIED = {  # `lifecycle.classify` kinds -> signal
+    "decision": "decision",
+    "constraint": "constraint",
+    "blocker": "status",
+    "objective": "status",
+    "phase": "status",
+}
+# Words that say which kind of record a question is after (query tokens, case-folded).
+_ASKED = {
+    "decision": "decide decided decides deciding decision decisions chose choose chosen choice "
+    "settled agreed",
+    "constraint": "constraint constraints rule rules allowed forbidden prohibited convention "
+    "conventions",
+    "preference": "prefer prefers preferred preference preferences favourite favorite",
+    "status": "status blocked blocker blockers progress",
+    "task": "task tasks todo todos",
+    "error": "error errors fail fails failed failing failure failures crash crashed bug bugs "
+    "broke broken exception",
+}
+ASKED_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in _ASKED.items()}
+_CAPTURE = re.compile(r"^[\w-]+ hook: captured \d+ new message\(s\) of session \S+")
+_SESSION_LINE = re.compile(r"^(?:session(?:[ _-]?id)?)\s*[:=]?\s*(?=[\w-]*\d)[\w-]{8,}\.?$", re.I)
+_DIGEST = re.compile(r"^(?:LOG compacted: |Session \S+ compacted: )")
+_FINAL = re.compile(r"^Final response:\s*")
+_PREFERENCE = re.compile(
+    r"^\W*preference\s*[:\-]|\b(?:i|the user|user)\s+(?:always\s+)?prefers?\b", re.I
+)
+_HEADINGS = (
+    ("decision", re.compile(r"\bdecisions?\b|\bdecided\b", re.I)),
+    ("constraint", re.compile(r"\b(?:constraints?|rules?|conventions?|warnings?)\b", re.I)),
+    ("preference", re.compile(r"\bpreferences?\b", re.I)),
+    ("task", re.compile(r"\b(?:tasks?|todos?|to-dos?)\b", re.I)),
+)
+
+
+@dataclass(frozen=True)
+class Signal:
+    """What kind of record a hit is, and the clue that said so."""
+
+    name: str
+    why: str
+
+
+@dataclass(frozen=True)
+class PriorSettings:
+    """The `[recall]` weights: signal -> weight, and `asked`."""
+
+    weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    asked: float = DEFAULT_ASKED
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, float]) -> PriorSettings:
+        weights = {k: v for k, v in table.items() if k != ASKED_KEY}
+        return cls({**DEFAULT_WEIGHTS, **weights}, table.get(ASKED_KEY, DEFAULT_ASKED))
+
+
+def _tags(hit: Hit) -> set[str]:
+    tags = {t.lower() for t in hit.tags}
+    extra = log_metadata(hit).get("tags")
+    if isinstance(extra, str):
+        extra = extra.split()
+    if isinstance(extra, list):
+        tags.update(str(t).lower() for t in extra)
+    return tags
+
+
+def _speech_act(text: str, speaker: str | None) -> str | None:
+    """decision / constraint / status / preference from the text's first line, or None."""
+    from memstrata.lifecycle.classify import classify_line
+
+    head = _FINAL.sub("", first_line(text))
+    if not head:
+        return None
+    kind = classify_line(head, speaker)
+    if kind in CLASSIFIED:
+        return CLASSIFIED[kind]
+    return "preference" if _PREFERENCE.search(head) else None
+
+
+def bookkeeping_reason(hit: Hit) -> str | None:
+    """Why `hit` is hook bookkeeping (never a hit), or None."""
+    if BOOKKEEPING in _tags(hit) or log_metadata(hit).get("kind") == BOOKKEEPING:
+        return "tagged bookkeeping"
+    if hit.layer not in LOG_LAYERS:
+        return None
+    meta = log_metadata(hit)
+    if "captured" in meta and meta.get("event") in ("stop", "pre-compact", "session-end"):
+        return f"capture notice of the {meta['event']} hook"
+    head = first_line(hit.text)
+    if _CAPTURE.match(head):
+        return "capture notice (text shape)"
+    if _SESSION_LINE.match(head) and len(hit.text.strip()) == len(head):
+        return "a session id line"
+    return None
+
+
+def is_intent(hit: Hit) -> bool:
+    """A user's prompt as the prompt hook (or AgentLoop) logged it."""
+    return hit.kind == "USER_FEEDBACK" and log_metadata(hit).get("event") == "user_intent"
+
+
+def _log_signal(hit: Hit) -> Signal:
+    meta = log_metadata(hit)
+    forced = meta.get("kind")
+    if forced in EXPLICIT_KINDS:
+        return Signal(str(forced), f"metadata kind {forced}")
+    kind = hit.kind or ""
+    head = first_line(hit.text)
+    if kind == "TOOL_USE" and ("tool" in meta or TRACE.match(head)):
+        return Signal("tool", "TOOL_USE trace" + (" (metadata.tool)" if "tool" in meta else ""))
+    if is_intent(hit):
+        return Signal("intent", "USER_FEEDBACK logged as the user's intent")
+    if meta.get("compacted") or meta.get("archive_id") or meta.get("flush") or _DIGEST.match(head):
+        return Signal("digest", "compaction digest")
+    if kind == "ERROR":
+        return Signal("error", "ERROR entry")
+    act = _speech_act(hit.text, "user" if kind == "USER_FEEDBACK" else None)
+    if act is not None:
+        return Signal(act, f"{kind or 'LOG'} text reads as a {act}")
+    if meta.get("event") == "final_response" or _FINAL.match(head):
+        return Signal("message", "final response")
+    return Signal("activity", f"{kind or 'LOG'} entry")
+
+
+def _session_signal(hit: Hit) -> Signal:
+    role = hit.kind or ""
+    if role in TOOL_ROLES:
+        return Signal("tool", f"transcript {role}")
+    if role == "summary":
+        return Signal("digest", "transcript summary")
+    if TRANSCRIPT_TOOL.match(hit.text.lstrip()):  # Claude Code's blocks as the hooks capture them
+        return Signal("tool", "transcript tool_use / tool_result text")
+    return Signal("message", f"transcript {role or 'message'}")
+
+
+def _md_signal(hit: Hit) -> Signal:
+    for name, pattern in _HEADINGS:
+        if pattern.search(hit.title or ""):
+            return Signal(name, f"section '{hit.title}'")
+    return Signal("note", f"{hit.layer} section")
+
+
+def signal_of(hit: Hit) -> Signal:
+    """The signal of one record: layer and kind first, then tags and metadata, then text shape.
+
+    Example:
+        >>> signal_of(Hit("fact:f:db", "fact", 1.0, "db_engine", "PostgreSQL 16", "", 0.0,
+        ...               "facts.jsonl", kind="config")).name
+        'fact'
+    """
+    kind = hit.kind or ""
+    tags = _tags(hit)
+    if kind in EXPLICIT_KINDS and hit.layer not in LOG_LAYERS | {"session"}:
+        return Signal(kind, f"{hit.layer} kind {kind}")
+    for name in ("decision", "constraint", "preference"):
+        if name in tags:
+            return Signal(name, f"tag {name}")
+    layer = hit.layer
+    if layer == "ledger":
+        name = LEDGER_SIGNALS.get(kind, "note")
+        return Signal(name, f"ledger kind {kind}")
+    if layer == "fact":
+        return Signal("fact", f"fact ({kind or 'general'})")
+    if layer == "item":
+        return Signal(ITEM_SIGNALS.get(kind, "fact"), f"extracted item ({kind})")
+    if layer == "now":
+        return Signal("status", "NOW.md")
+    if layer == "task":
+        return Signal("task", f"task ({kind})")
+    if layer == "source":
+        return Signal("source", "project file")
+    if layer == "compaction":
+        return Signal("digest", "LOG compaction record")
+    if layer == "session":
+        return _session_signal(hit)
+    if layer == "channel":
+        return Signal("message", "room channel message")
+    if layer == "gate":
+        return Signal("activity", "gate event")
+    if layer in LOG_LAYERS and hit.meta.get("entry_type") is not None:
+        return _log_signal(hit)
+    if layer in MD_LAYERS:
+        return _md_signal(hit)
+    return Signal("note", f"{layer} record")
+
+
+def asked_signals(query: str) -> frozenset[str]:
+    """The signals a question asks about, by its words ("what did we decide" -> decision)."""
+    words = set(tokenize(query))
+    return frozenset(name for name, cue in ASKED_WORDS.items() if words & cue)
+
+
+def same_words(query: str, text: str) -> bool:
+    """True when `text` says exactly the query's words (case, spacing, punctuation aside)."""
+    q = tokenize(query)
+    return bool(q) and q == tokenize(text)
+
+
+def _is_user_message(hit: Hit) -> bool:
+    return hit.layer == "session" and hit.kind == "user"
+
+
+# -- the pool ---------------------------------------------------------------------------------
+
+
+def apply_priors(
+    pool: Sequence[Hit],
+    query: str,
+    settings: PriorSettings | None = None,
+    *,
+    open_prompts: Iterable[str] = (),
+    include_superseded: bool = False,
+) -> list[Hit]:
+    """The scored pool as hits worth showing, best first (the caller cuts to k).
+
+    Each kept hit's score becomes its worth and its explain gains `prior` (signal, why,
+    weight, config key, and `asked` when the question asks for that signal),
+    `before_prior` and, when it stands for other records of its tool call, `collapsed`.
+    The first hit's explain lists the records `dropped`, by reason.
+    """
+    cfg = settings or PriorSettings()
+    asked = asked_signals(query)
+    current = set(open_prompts)
+    dropped: dict[str, list[str]] = {}
+    kept: list[tuple[float, Hit, Signal, dict[str, Any]]] = []
+    for hit in pool:
+        reason = _excluded(hit, query, current, include_superseded)
+        signal = signal_of(hit) if reason is None else Signal(BOOKKEEPING, reason)
+        weight = float(cfg.weights.get(signal.name, 1.0))
+        if reason is None and weight <= 0:
+            reason = f"weight 0 (recall.{signal.name})"
+        if reason is not None:
+            dropped.setdefault(reason, []).append(hit.uid)
+            continue
+        prior: dict[str, Any] = {
+            "signal": signal.name,
+            "why": signal.why,
+            "weight": weight,
+            "key": f"recall.{signal.name}",
+        }
+        factor = weight
+        if signal.name in asked and cfg.asked != 1.0:
+            factor *= cfg.asked
+            prior.update(asked=cfg.asked, asked_key=f"recall.{ASKED_KEY}")
+        prior["value"] = round(factor, 6)
+        kept.append((hit.score * factor, hit, signal, prior))
+    kept.sort(key=lambda x: (-x[0], -x[1].ts, x[1].uid))
+    clues = [c for n, (_, h, s, _) in enumerate(kept) if (c := clues_of(n, h, s.name)) is not None]
+    gone: set[int] = set()
+    collapsed: dict[int, list[dict[str, str]]] = {}
+    for members in group_calls(clues):
+        best, rest = members[0], members[1:]
+        gone.update(rest)
+        collapsed[best] = [{"uid": kept[n][1].uid, "why": "same tool call"} for n in rest]
+    out: list[Hit] = []
+    for n, (worth, hit, _signal, prior) in enumerate(kept):
+        if n in gone:
+            continue
+        explain = {
+            **hit.explain,
+            "before_prior": round(hit.score, 6),
+            "prior": prior,
+            "score": round(worth, 6),
+        }
+        if n in collapsed:
+            explain["collapsed"] = collapsed[n]
+        out.append(replace(hit, score=worth, explain=explain))
+    if out and (dropped or gone):
+        summary = {
+            why: uids[:5] + ([f"+{len(uids) - 5} more"] if len(uids) > 5 else [])
+            for why, uids in dropped.items()
+        }
+        out[0].explain["dropped"] = summary
+        out[0].explain["collapsed_in_pool"] = len(gone)
+    return out
+
+
+def _excluded(hit: Hit, query: str, open_prompts: set[str], include_superseded: bool) -> str | None:
+    """Why `hit` is never shown for this query, or None."""
+    if hit.superseded and not include_superseded:
+        return "superseded"
+    reason = bookkeeping_reason(hit)
+    if reason is not None:
+        return f"bookkeeping: {reason}"
+    if hit.uid in open_prompts:
+        return "the prompt being asked (the newest intent, no final response yet)"
+    if (is_intent(hit) or _is_user_message(hit)) and same_words(query, hit.text):
+        return "the question being asked (same words)"
+    return None
