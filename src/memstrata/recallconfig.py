@@ -2,7 +2,8 @@
 
 One weight per record signal (a decision, a tool trace, a compaction digest...), and
 `asked`, the factor for records of the signal a question asks about ("what did we
-*decide*..."). Every key is optional; `memstrata config` lists them as `recall.<key>`.
+*decide*..."), and `replaced`, the factor for a decision that a newer decision among the
+results says it replaces (stores older than `supersedes` links). Every key is optional; `memstrata config` lists them as `recall.<key>`.
 
 ```toml
 [recall]
@@ -42,13 +43,16 @@ SIGNALS: dict[str, tuple[float, str]] = {
 DEFAULT_WEIGHTS: dict[str, float] = {name: w for name, (w, _) in SIGNALS.items()}
 ASKED_KEY = "asked"
 DEFAULT_ASKED = 1.5
-ASKED_HELP = "factor for records of the signal a question asks about (decide, prefer, ...)"
+# A decision a newer one in the same results says it replaces ("replace X with Y", "Y
+# instead of X"), when no `supersedes` link hides it already (stores older than the link).
+REPLACED_KEY = "replaced"
+DEFAULT_REPLACED = 0.5
 HELP = "recall priors: a weight per record signal, and `asked` (docs/recall.md)"
 
 
 def defaults() -> dict[str, float]:
     """Every `[recall]` key at its default: the signal weights and `asked`."""
-    return {**DEFAULT_WEIGHTS, ASKED_KEY: DEFAULT_ASKED}
+    return {**DEFAULT_WEIGHTS, ASKED_KEY: DEFAULT_ASKED, REPLACED_KEY: DEFAULT_REPLACED}
 
 
 def merged(

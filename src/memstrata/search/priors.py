@@ -28,9 +28,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from memstrata.recallconfig import ASKED_KEY, DEFAULT_ASKED, DEFAULT_WEIGHTS
+from memstrata.recallconfig import (
+    ASKED_KEY,
+    DEFAULT_ASKED,
+    DEFAULT_REPLACED,
+    DEFAULT_WEIGHTS,
+    REPLACED_KEY,
+)
 from memstrata.search.query import Hit
-from memstrata.search.text import tokenize
+from memstrata.search.text import query_terms, tokenize
 from memstrata.search.toolcalls import (
     LOG_LAYERS,
     TOOL_ROLES,
@@ -74,6 +80,14 @@ _FINAL = re.compile(r"^Final response:\s*")
 _PREFERENCE = re.compile(
     r"^\W*preference\s*[:\-]|\b(?:i|the user|user)\s+(?:always\s+)?prefers?\b", re.I
 )
+# "replace WeasyPrint with ReportLab", "ReportLab instead of WeasyPrint": what is replaced.
+_REPLACES = re.compile(
+    r"\b(?:replac(?:e|es|ed|ing)|swap(?:s|ped|ping)?(?: out)?|instead of|no longer (?:use|using)|"
+    r"(?:switch|migrat|mov)\w* (?:away )?from|drop(?:s|ped|ping)?)\s+(?:the |our |using )?"
+    r"([^\W\d_][\w.+#-]{2,})",
+    re.I,
+)
+_LABEL_WORDS = frozenset({"decision", "decided", "decide", "we", "use", "uses", "using"})
 _HEADINGS = (
     ("decision", re.compile(r"\bdecisions?\b|\bdecided\b", re.I)),
     ("constraint", re.compile(r"\b(?:constraints?|rules?|conventions?|warnings?)\b", re.I)),
@@ -96,11 +110,16 @@ class PriorSettings:
 
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     asked: float = DEFAULT_ASKED
+    replaced: float = DEFAULT_REPLACED
 
     @classmethod
     def from_config(cls, table: Mapping[str, float]) -> PriorSettings:
-        weights = {k: v for k, v in table.items() if k != ASKED_KEY}
-        return cls({**DEFAULT_WEIGHTS, **weights}, table.get(ASKED_KEY, DEFAULT_ASKED))
+        weights = {k: v for k, v in table.items() if k not in (ASKED_KEY, REPLACED_KEY)}
+        return cls(
+            {**DEFAULT_WEIGHTS, **weights},
+            table.get(ASKED_KEY, DEFAULT_ASKED),
+            table.get(REPLACED_KEY, DEFAULT_REPLACED),
+        )
 
 
 def _tags(hit: Hit) -> set[str]:
@@ -245,11 +264,54 @@ def same_words(query: str, text: str) -> bool:
     return bool(q) and q == tokenize(text)
 
 
+def replaced_decisions(decisions: Sequence[Hit]) -> dict[str, tuple[str, str]]:
+    """Decisions a newer decision among `decisions` says it replaces: uid -> (newer uid, term).
+
+    The newer one names what it replaces ("replace X with Y", "Y instead of X", "switched
+    from X", "no longer use X", "drop X"); an older decision is replaced when it mentions X
+    and shares another content word with the newer one (so "drop Python 3.8" does not
+    replace "Python 3.11 for the API"). A decision that itself replaces X is not replaced
+    by a later mention of X.
+    """
+    out: dict[str, tuple[str, str]] = {}
+    ordered = sorted(decisions, key=lambda h: (h.ts, h.uid))
+    words = {h.uid: _content_words(h.text) for h in ordered}
+    for n, newer in enumerate(ordered):
+        for term in {m.group(1).lower() for m in _REPLACES.finditer(newer.text)}:
+            for older in ordered[:n]:
+                if older.uid in out or older.ts >= newer.ts or term not in words[older.uid]:
+                    continue
+                shared = (words[older.uid] & words[newer.uid]) - {term}
+                replaces_too = any(
+                    m.group(1).lower() == term for m in _REPLACES.finditer(older.text)
+                )
+                if shared and not replaces_too:
+                    out[older.uid] = (newer.uid, term)
+    return out
+
+
+def _content_words(text: str) -> set[str]:
+    """Words that name something: no stopwords, numbers, short words or decision labels."""
+    return {w for w in query_terms(text) if len(w) > 2 and not w.isdigit()} - _LABEL_WORDS
+
+
 def _is_user_message(hit: Hit) -> bool:
     return hit.layer == "session" and hit.kind == "user"
 
 
 # -- the pool ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Worth:
+    hit: Hit
+    signal: Signal
+    factor: float
+    prior: dict[str, Any]
+
+    @property
+    def worth(self) -> float:
+        return self.hit.score * self.factor
 
 
 def apply_priors(
@@ -262,16 +324,24 @@ def apply_priors(
 ) -> list[Hit]:
     """The scored pool as hits worth showing, best first (the caller cuts to k).
 
-    Each kept hit's score becomes its worth and its explain gains `prior` (signal, why,
-    weight, config key, and `asked` when the question asks for that signal),
-    `before_prior` and, when it stands for other records of its tool call, `collapsed`.
-    The first hit's explain lists the records `dropped`, by reason.
+    Each kept hit's score becomes its worth; its explain gains `before_prior` (the score
+    relevance gave it), `prior` (signal, why, weight and config key; `asked` and
+    `replaced` when they apply; `value`, the product) and, when it stands for other
+    records of its tool call, `collapsed`. The first hit's explain lists what was
+    `dropped`, by reason.
+
+    Example:
+        >>> fact = Hit("fact:f:db", "fact", 0.8, "db_engine", "PostgreSQL 16", "", 0.0, "f")
+        >>> trace = Hit("log:f:1", "log", 1.0, "TOOL_USE", 'Read(file_path="db.py") -> ok, 9 chars',
+        ...             "", 0.0, "LOG.md", kind="TOOL_USE", meta={"entry_type": "TOOL_USE"})
+        >>> [h.uid for h in apply_priors([trace, fact], "database engine")]
+        ['fact:f:db', 'log:f:1']
     """
     cfg = settings or PriorSettings()
     asked = asked_signals(query)
     current = set(open_prompts)
     dropped: dict[str, list[str]] = {}
-    kept: list[tuple[float, Hit, Signal, dict[str, Any]]] = []
+    kept: list[_Worth] = []
     for hit in pool:
         reason = _excluded(hit, query, current, include_superseded)
         signal = signal_of(hit) if reason is None else Signal(BOOKKEEPING, reason)
@@ -281,47 +351,69 @@ def apply_priors(
         if reason is not None:
             dropped.setdefault(reason, []).append(hit.uid)
             continue
-        prior: dict[str, Any] = {
+        prior = {
             "signal": signal.name,
             "why": signal.why,
             "weight": weight,
             "key": f"recall.{signal.name}",
         }
-        factor = weight
+        item = _Worth(hit, signal, weight, prior)
         if signal.name in asked and cfg.asked != 1.0:
-            factor *= cfg.asked
+            item.factor *= cfg.asked
             prior.update(asked=cfg.asked, asked_key=f"recall.{ASKED_KEY}")
-        prior["value"] = round(factor, 6)
-        kept.append((hit.score * factor, hit, signal, prior))
-    kept.sort(key=lambda x: (-x[0], -x[1].ts, x[1].uid))
-    clues = [c for n, (_, h, s, _) in enumerate(kept) if (c := clues_of(n, h, s.name)) is not None]
-    gone: set[int] = set()
-    collapsed: dict[int, list[dict[str, str]]] = {}
-    for members in group_calls(clues):
-        best, rest = members[0], members[1:]
-        gone.update(rest)
-        collapsed[best] = [{"uid": kept[n][1].uid, "why": "same tool call"} for n in rest]
+        kept.append(item)
+    _demote_replaced(kept, cfg.replaced)
+    kept.sort(key=lambda w: (-w.worth, -w.hit.ts, w.hit.uid))
+    gone, collapsed = _collapse(kept)
     out: list[Hit] = []
-    for n, (worth, hit, _signal, prior) in enumerate(kept):
+    for n, w in enumerate(kept):
         if n in gone:
             continue
+        w.prior["value"] = round(w.factor, 6)
         explain = {
-            **hit.explain,
-            "before_prior": round(hit.score, 6),
-            "prior": prior,
-            "score": round(worth, 6),
+            **w.hit.explain,
+            "before_prior": round(w.hit.score, 6),
+            "prior": w.prior,
+            "score": round(w.worth, 6),
         }
         if n in collapsed:
             explain["collapsed"] = collapsed[n]
-        out.append(replace(hit, score=worth, explain=explain))
+        out.append(replace(w.hit, score=w.worth, explain=explain))
     if out and (dropped or gone):
-        summary = {
+        out[0].explain["dropped"] = {
             why: uids[:5] + ([f"+{len(uids) - 5} more"] if len(uids) > 5 else [])
             for why, uids in dropped.items()
         }
-        out[0].explain["dropped"] = summary
         out[0].explain["collapsed_in_pool"] = len(gone)
     return out
+
+
+def _demote_replaced(kept: list[_Worth], factor: float) -> None:
+    if factor == 1.0:
+        return
+    replaced = replaced_decisions([w.hit for w in kept if w.signal.name == "decision"])
+    for w in kept:
+        if w.hit.uid in replaced:
+            by, term = replaced[w.hit.uid]
+            w.factor *= factor
+            w.prior.update(
+                replaced=factor,
+                replaced_key=f"recall.{REPLACED_KEY}",
+                replaced_by=by,
+                replaced_term=term,
+            )
+
+
+def _collapse(kept: list[_Worth]) -> tuple[set[int], dict[int, list[dict[str, str]]]]:
+    """Positions (in worth order) of the records another record of their tool call stands
+    for, and, for each record kept, the ones it stands for."""
+    clues = [c for n, w in enumerate(kept) if (c := clues_of(n, w.hit, w.signal.name))]
+    gone: set[int] = set()
+    collapsed: dict[int, list[dict[str, str]]] = {}
+    for best, *rest in group_calls(clues):
+        gone.update(rest)
+        collapsed[best] = [{"uid": kept[n].hit.uid, "why": "same tool call"} for n in rest]
+    return gone, collapsed
 
 
 def _excluded(hit: Hit, query: str, open_prompts: set[str], include_superseded: bool) -> str | None:

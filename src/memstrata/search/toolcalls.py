@@ -7,10 +7,11 @@ Stop / PreCompact hooks capture, and, when it failed, an ERROR entry. They belon
     exact      the same `tool_use_id` (hook metadata, captured messages), or the message id
                a seed 004 `tool_call` shares with its `tool_result`
     clues      (stores older than the id) the same session, the same tool name and first
-               argument where both records say them, within `TOOL_CALL_WINDOW` seconds;
-               a bare `[tool_result]` (no name, no argument) joins the nearest call that
-               started before it; two records of the same slot (two LOG entries, two
-               results) are never one call, and different exact ids never merge
+               argument where both records say them, the tool_use first, the records of
+               the tool's end (result, LOG entry, ERROR) within `END_GAP` seconds of one
+               another, all within `TOOL_CALL_WINDOW`; the nearest such call is joined;
+               two records of one slot (two LOG entries, two results) are never one
+               call, and different exact ids never merge
 
 `group_calls` returns the groups by their members' positions in the worth order, so the
 caller keeps the first (best) one. Pure functions over `Hit` values.
@@ -36,7 +37,8 @@ TRANSCRIPT_TOOL = re.compile(r"^\[(?:tool_use ([^\]]*)|tool_result)\]\s*(.*)", r
 _QUOTED_VALUE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"\s*:\s*"((?:[^"\\]|\\.)*)')
 _CLIPPED_BLOB = re.compile(r"^<\d+ chars>$")
 TOOL_CALL_WINDOW = 600.0  # seconds between the records of one call matched by their clues
-RESULT_SLACK = 5.0  # a tool result may be recorded this much before its call's LOG entry
+RESULT_SLACK = 5.0  # clock slack: a record of the tool's end this much before its tool_use
+END_GAP = 60.0  # the result, LOG entry and ERROR of one call are written when the tool ends
 FIRST_LINE_CHARS = 300
 
 
@@ -75,8 +77,7 @@ class _Call:
     session: str | None
     tool: str | None
     arg: str | None
-    slots: set[str]
-    times: list[float]
+    times: dict[str, float]  # slot -> when
     members: list[int]
 
 
@@ -158,18 +159,29 @@ def _json_arg(text: str) -> str | None:
         return None
 
 
+def _consistent(times: Mapping[str, float]) -> bool:
+    """Whether records at these times (slot -> ts) can be one call: the tool_use first, the
+    result, LOG entry and ERROR (all written when the tool ends) close together."""
+    ends = [times[s] for s in ("result", "log", "error") if s in times]
+    start = times.get("call")
+    if start is not None and any(end < start - RESULT_SLACK for end in ends):
+        return False
+    if ends and max(ends) - min(ends) > END_GAP:
+        return False
+    return max(times.values()) - min(times.values()) <= TOOL_CALL_WINDOW
+
+
 def _joins(call: _Call, c: Clues) -> float | None:
     """How far (seconds) `c` is from `call` when it can be a record of the same call, else None."""
     if c.exact and call.exact:
         return 0.0 if c.exact in call.exact else None
-    if c.slot in call.slots or c.session is None or c.session != call.session:
+    if c.slot in call.times or c.session is None or c.session != call.session:
         return None
     if (c.tool and call.tool and c.tool != call.tool) or (c.arg and call.arg and c.arg != call.arg):
         return None
-    if c.tool is None and c.arg is None and min(call.times) > c.ts + RESULT_SLACK:
-        return None  # a bare result never precedes its call
-    gap = min(abs(c.ts - t) for t in call.times)
-    return gap if gap <= TOOL_CALL_WINDOW else None
+    if not _consistent({**call.times, c.slot: c.ts}):
+        return None
+    return min(abs(c.ts - t) for t in call.times.values())
 
 
 def group_calls(clues: Iterable[Clues]) -> list[list[int]]:
@@ -179,14 +191,13 @@ def group_calls(clues: Iterable[Clues]) -> list[list[int]]:
         fits = [(gap, n) for n, call in enumerate(calls) if (gap := _joins(call, c)) is not None]
         if not fits:
             exact = set() if c.exact is None else {c.exact}
-            calls.append(_Call(exact, c.session, c.tool, c.arg, {c.slot}, [c.ts], [c.index]))
+            calls.append(_Call(exact, c.session, c.tool, c.arg, {c.slot: c.ts}, [c.index]))
             continue
         call = calls[min(fits)[1]]
         if c.exact is not None:
             call.exact.add(c.exact)
         call.tool, call.arg = call.tool or c.tool, call.arg or c.arg
         call.session = call.session or c.session
-        call.slots.add(c.slot)
-        call.times.append(c.ts)
+        call.times.setdefault(c.slot, c.ts)
         call.members.append(c.index)
     return [sorted(call.members) for call in calls if len(call.members) > 1]
