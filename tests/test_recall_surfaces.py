@@ -445,7 +445,7 @@ def test_pdf_library_decision_is_the_one_that_replaced_weasyprint(world: World) 
 def test_one_tool_call_comes_back_once(world: World) -> None:
     """The LOG TOOL_USE entry, the transcript's tool_use and its tool_result are one hit."""
     hits = _recall(
-        world.home, query="pytest tests/test_db.py", layers=["log", "sessions"], n_results=20
+        world.home, query="pytest tests/test_db.py", layers=["log", "session"], n_results=20
     )
     call = [h["uid"] for h in hits if h["uid"] in world.uids["db_test_call"]]
     assert len(call) == 1, _shown(hits)
