@@ -332,13 +332,25 @@ def test_a_failed_call_keeps_its_error_entry() -> None:
     assert [h.uid for h in out] == ["e"] and out[0].explain["collapsed"][0]["uid"] == "u"
 
 
+def test_captured_tool_calls_share_the_hooks_tool_use_id() -> None:
+    """Claude Code's blocks captured as seed 004 tool_call / tool_result with the call's
+    id (the useful-memory hooks), and the PostToolUse entry with `tool_use_id`: one call."""
+    entry = _call(T0, tool_use_id="toolu_7")[0]
+    call = msg("c", "tool_call", "", id="toolu_7", name="Bash", input={"command": "make"}, ts=T0)
+    result = msg("r", "tool_result", "ok", id="toolu_7", name="Bash", ts=T0 + 1)
+    [kept] = apply_priors([entry, call, result], "make")
+    assert {c["uid"] for c in kept.explain["collapsed"]} == {"c", "r", entry.uid} - {kept.uid}
+
+
 def test_seed_004_tool_call_and_result_share_their_message_id() -> None:
     call = msg("c", "tool_call", "", name="read", id="tool_001", input={"path": "README.md"})
     result = msg("r", "tool_result", "# Project...", id="tool_001", ts=T0 + 1)
     other = msg("o", "tool_result", "# Other", id="tool_002", ts=T0 + 2)
-    out = apply_priors([call, result, other], "project")
-    assert [h.uid for h in out] == ["o", "r"]  # equal worth: newer first; r stands for c
+    again = msg("a", "tool_result", "# Again", id="tool_001", session="s2", ts=T0 + 3, score=0.5)
+    out = apply_priors([call, result, other, again], "project")
+    assert [h.uid for h in out] == ["o", "r", "a"]  # equal worth: newer first; r stands for c
     assert out[1].explain["collapsed"] == [{"uid": "c", "why": "same tool call"}]
+    assert "collapsed" not in out[2].explain  # tool_001 of session s2 is another call
 
 
 def test_a_decision_a_newer_one_replaces_ranks_below_it() -> None:

@@ -4,8 +4,9 @@ A coding agent's tool call leaves up to four records: the LOG `TOOL_USE` entry t
 PostToolUse hook writes, the transcript's `tool_use` and `tool_result` messages the
 Stop / PreCompact hooks capture, and, when it failed, an ERROR entry. They belong together:
 
-    exact      the same `tool_use_id` (hook metadata, captured messages), or the message id
-               a seed 004 `tool_call` shares with its `tool_result`
+    exact      the same id in the same session: the LOG entry's `tool_use_id` (hook
+               metadata) and the `id` a transcript's `tool_call` shares with its
+               `tool_result` (seed 004; the hooks capture Claude Code's blocks so)
     clues      (stores older than the id) the same session, the same tool name and first
                argument where both records say them, the tool_use first, the records of
                the tool's end (result, LOG entry, ERROR) within `END_GAP` seconds of one
@@ -127,7 +128,7 @@ def clues_of(index: int, hit: Hit, signal: str) -> Clues | None:
     role = hit.kind or ""
     if role in TOOL_ROLES:  # seed 004: a tool_call and its tool_result share their message id
         msg_id = hit.meta.get("id")
-        key = exact or (f"message {hit.source}#{msg_id}" if msg_id else None)
+        key = exact or (str(msg_id) if msg_id else None)
         slot = "result" if role == "tool_result" else "call"
         name = hit.meta.get("name")
         return Clues(
@@ -173,8 +174,9 @@ def _consistent(times: Mapping[str, float]) -> bool:
 
 def _joins(call: _Call, c: Clues) -> float | None:
     """How far (seconds) `c` is from `call` when it can be a record of the same call, else None."""
-    if c.exact and call.exact:
-        return 0.0 if c.exact in call.exact else None
+    same_session = c.session is None or call.session is None or c.session == call.session
+    if c.exact and call.exact:  # seed 004 ids ("tool_001") repeat from session to session
+        return 0.0 if c.exact in call.exact and same_session else None
     if c.slot in call.times or c.session is None or c.session != call.session:
         return None
     if (c.tool and call.tool and c.tool != call.tool) or (c.arg and call.arg and c.arg != call.arg):
