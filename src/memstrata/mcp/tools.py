@@ -404,16 +404,14 @@ def build_tools(store: Store) -> list[ToolSpec]:
         ToolSpec("recall_memory", recall_memory,
                  "Search all the memory you may read (LOG and its archive, memory files, "
                  "CONTEXT.md, NOW.md, facts, tasks, the ledger); session transcripts only when "
-                 "layers names \"session\" or \"sessions\". Returns ranked hits.",
+                 "layers names \"session\". Returns ranked hits.",
                  (_req("query", "string", "a question or keywords"),
                   _p("n_results", "integer", "number of hits", 5, minimum=1, maximum=k_max),
-                  _p("layers", "array", "only these layers or seed 004 scopes (memory, items, "
-                     "sessions, sources); default: all but session", items="string",
-                     item_enum=(*SCOPES, *LAYERS)),
-                  _p("kind", "string", "only this kind: ledger kind, LOG entry type (THOUGHT...), "
-                     "fact category, task status, message role"),
-                  _p("since", "string", "not older than this ISO 8601 time (or epoch seconds)"),
-                  _p("until", "string", "not newer than this ISO 8601 time (or epoch seconds)"),
+                  _p("layers", "array", "only these layers or scopes (default: all but session)",
+                     items="string", item_enum=(*SCOPES, *LAYERS)),
+                  _p("kind", "string", "only this kind (LOG type, ledger kind, fact category...)"),
+                  _p("since", "string", "not older than this ISO 8601 time"),
+                  _p("until", "string", "not newer than this ISO 8601 time"),
                   explain),
                  hits_out, idempotent=True),
         ToolSpec("save_fact", save_fact,

@@ -252,7 +252,7 @@ def _ranked(
         scored.append((score, r, explain))
     scored.sort(key=lambda x: (-x[0], -x[1][7]))
     if wanted is None:  # the final ranking; hybrid fuses this pool first and ranks its own
-        hits = rank_pool(store, q, [_hit(r, s, e, terms) for s, r, e in scored])[: q.k]
+        hits = rank_pool(store, q, [_hit(r, s, e, terms) for s, r, e in scored])
     else:
         hits = [_hit(r, s, e, terms) for s, r, e in scored[:wanted]]
     words = [(p.word, tuple(p.stems)) for p in kept] + [(w, tuple(st)) for w, st, _ in extra]

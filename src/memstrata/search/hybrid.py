@@ -104,4 +104,4 @@ def hybrid_search(
         base = lex_hits.get(uid)
         hit = base if base is not None else _hit(by_uid[uid], 0.0, {}, [])
         pool.append(replace(hit, score=final, explain=explain))
-    return rank_pool(store, q, pool)[: q.k]  # worth = score x prior (`search.priors`)
+    return rank_pool(store, q, pool)  # the top k by worth = score x prior (`search.priors`)

@@ -23,6 +23,7 @@ hit lists what was dropped. Pure functions over `Hit` values: no SQL, no store, 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -53,6 +54,13 @@ MD_LAYERS = frozenset({"context", "identity", "file", "scratch", "episode", "art
 EXPLICIT_KINDS = frozenset({"decision", "constraint", "preference"})
 LEDGER_SIGNALS = {"convention": "constraint", "warning": "constraint", "interface": "fact"}
 ITEM_SIGNALS = {"task": "task", "note": "note"}
+LAYER_SIGNALS = {  # layers whose records all have one signal: layer -> (signal, why)
+    "now": ("status", "NOW.md"),
+    "source": ("source", "project file"),
+    "compaction": ("digest", "LOG compaction record"),
+    "channel": ("message", "room channel message"),
+    "gate": ("activity", "gate event"),
+}
 CLASSIFIED = {  # `lifecycle.classify` kinds -> signal
     "decision": "decision",
     "constraint": "constraint",
@@ -87,6 +95,7 @@ _REPLACES = re.compile(
     r"([^\W\d_][\w.+#-]{2,})",
     re.I,
 )
+_WORDS = re.compile(r"[^\W_]+")
 _LABEL_WORDS = frozenset({"decision", "decided", "decide", "we", "use", "uses", "using"})
 _HEADINGS = (
     ("decision", re.compile(r"\bdecisions?\b|\bdecided\b", re.I)),
@@ -122,21 +131,33 @@ class PriorSettings:
         )
 
 
-def _tags(hit: Hit) -> set[str]:
+@dataclass(frozen=True)
+class _Seen:
+    """One hit and what the rules read of it, read once."""
+
+    hit: Hit
+    meta: Mapping[str, Any]  # a LOG entry's own metadata; {} for other records
+    head: str  # the first line of its text
+    tags: frozenset[str]
+
+
+def _see(hit: Hit) -> _Seen:
+    meta = log_metadata(hit)
     tags = {t.lower() for t in hit.tags}
-    extra = log_metadata(hit).get("tags")
+    extra = meta.get("tags")
     if isinstance(extra, str):
         extra = extra.split()
     if isinstance(extra, list):
         tags.update(str(t).lower() for t in extra)
-    return tags
+    return _Seen(hit, meta, first_line(hit.text), frozenset(tags))
 
 
-def _speech_act(text: str, speaker: str | None) -> str | None:
-    """decision / constraint / status / preference from the text's first line, or None."""
+@functools.lru_cache(maxsize=4096)  # the same entries come back query after query
+def _speech_act(head: str, speaker: str | None) -> str | None:
+    """decision / constraint / status / preference from a text's first line, or None."""
     from memstrata.lifecycle.classify import classify_line
 
-    head = _FINAL.sub("", first_line(text))
+    head = _FINAL.sub("", head)
     if not head:
         return None
     kind = classify_line(head, speaker)
@@ -147,17 +168,19 @@ def _speech_act(text: str, speaker: str | None) -> str | None:
 
 def bookkeeping_reason(hit: Hit) -> str | None:
     """Why `hit` is hook bookkeeping (never a hit), or None."""
-    if BOOKKEEPING in _tags(hit) or log_metadata(hit).get("kind") == BOOKKEEPING:
+    return _bookkeeping(_see(hit))
+
+
+def _bookkeeping(r: _Seen) -> str | None:
+    if BOOKKEEPING in r.tags or r.meta.get("kind") == BOOKKEEPING:
         return "tagged bookkeeping"
-    if hit.layer not in LOG_LAYERS:
+    if r.hit.layer not in LOG_LAYERS:
         return None
-    meta = log_metadata(hit)
-    if "captured" in meta and meta.get("event") in ("stop", "pre-compact", "session-end"):
-        return f"capture notice of the {meta['event']} hook"
-    head = first_line(hit.text)
-    if _CAPTURE.match(head):
+    if "captured" in r.meta and r.meta.get("event") in ("stop", "pre-compact", "session-end"):
+        return f"capture notice of the {r.meta['event']} hook"
+    if _CAPTURE.match(r.head):
         return "capture notice (text shape)"
-    if _SESSION_LINE.match(head) and len(hit.text.strip()) == len(head):
+    if _SESSION_LINE.match(r.head) and len(r.hit.text.strip()) == len(r.head):
         return "a session id line"
     return None
 
@@ -167,22 +190,20 @@ def is_intent(hit: Hit) -> bool:
     return hit.kind == "USER_FEEDBACK" and log_metadata(hit).get("event") == "user_intent"
 
 
-def _log_signal(hit: Hit) -> Signal:
-    meta = log_metadata(hit)
+def _log_signal(r: _Seen) -> Signal:
+    meta, head, kind = r.meta, r.head, r.hit.kind or ""
     forced = meta.get("kind")
     if forced in EXPLICIT_KINDS:
         return Signal(str(forced), f"metadata kind {forced}")
-    kind = hit.kind or ""
-    head = first_line(hit.text)
     if kind == "TOOL_USE" and ("tool" in meta or TRACE.match(head)):
         return Signal("tool", "TOOL_USE trace" + (" (metadata.tool)" if "tool" in meta else ""))
-    if is_intent(hit):
+    if kind == "USER_FEEDBACK" and meta.get("event") == "user_intent":
         return Signal("intent", "USER_FEEDBACK logged as the user's intent")
     if meta.get("compacted") or meta.get("archive_id") or meta.get("flush") or _DIGEST.match(head):
         return Signal("digest", "compaction digest")
     if kind == "ERROR":
         return Signal("error", "ERROR entry")
-    act = _speech_act(hit.text, "user" if kind == "USER_FEEDBACK" else None)
+    act = _speech_act(head, "user" if kind == "USER_FEEDBACK" else None)
     if act is not None:
         return Signal(act, f"{kind or 'LOG'} text reads as a {act}")
     if meta.get("event") == "final_response" or _FINAL.match(head):
@@ -190,13 +211,13 @@ def _log_signal(hit: Hit) -> Signal:
     return Signal("activity", f"{kind or 'LOG'} entry")
 
 
-def _session_signal(hit: Hit) -> Signal:
-    role = hit.kind or ""
+def _session_signal(r: _Seen) -> Signal:
+    role = r.hit.kind or ""
     if role in TOOL_ROLES:
         return Signal("tool", f"transcript {role}")
     if role == "summary":
         return Signal("digest", "transcript summary")
-    if TRANSCRIPT_TOOL.match(hit.text.lstrip()):  # Claude Code's blocks as the hooks capture them
+    if TRANSCRIPT_TOOL.match(r.head):  # Claude Code's blocks as the hooks capture them
         return Signal("tool", "transcript tool_use / tool_result text")
     return Signal("message", f"transcript {role or 'message'}")
 
@@ -216,37 +237,31 @@ def signal_of(hit: Hit) -> Signal:
         ...               "facts.jsonl", kind="config")).name
         'fact'
     """
-    kind = hit.kind or ""
-    tags = _tags(hit)
-    if kind in EXPLICIT_KINDS and hit.layer not in LOG_LAYERS | {"session"}:
-        return Signal(kind, f"{hit.layer} kind {kind}")
+    return _signal(_see(hit))
+
+
+def _signal(r: _Seen) -> Signal:
+    hit = r.hit
+    kind, layer = hit.kind or "", hit.layer
+    if kind in EXPLICIT_KINDS and layer not in LOG_LAYERS and layer != "session":
+        return Signal(kind, f"{layer} kind {kind}")
     for name in ("decision", "constraint", "preference"):
-        if name in tags:
+        if name in r.tags:
             return Signal(name, f"tag {name}")
-    layer = hit.layer
     if layer == "ledger":
-        name = LEDGER_SIGNALS.get(kind, "note")
-        return Signal(name, f"ledger kind {kind}")
+        return Signal(LEDGER_SIGNALS.get(kind, "note"), f"ledger kind {kind}")
     if layer == "fact":
         return Signal("fact", f"fact ({kind or 'general'})")
     if layer == "item":
         return Signal(ITEM_SIGNALS.get(kind, "fact"), f"extracted item ({kind})")
-    if layer == "now":
-        return Signal("status", "NOW.md")
+    if layer in LAYER_SIGNALS:
+        return Signal(*LAYER_SIGNALS[layer])
     if layer == "task":
         return Signal("task", f"task ({kind})")
-    if layer == "source":
-        return Signal("source", "project file")
-    if layer == "compaction":
-        return Signal("digest", "LOG compaction record")
     if layer == "session":
-        return _session_signal(hit)
-    if layer == "channel":
-        return Signal("message", "room channel message")
-    if layer == "gate":
-        return Signal("activity", "gate event")
+        return _session_signal(r)
     if layer in LOG_LAYERS and hit.meta.get("entry_type") is not None:
-        return _log_signal(hit)
+        return _log_signal(r)
     if layer in MD_LAYERS:
         return _md_signal(hit)
     return Signal("note", f"{layer} record")
@@ -260,8 +275,12 @@ def asked_signals(query: str) -> frozenset[str]:
 
 def same_words(query: str, text: str) -> bool:
     """True when `text` says exactly the query's words (case, spacing, punctuation aside)."""
-    q = tokenize(query)
-    return bool(q) and q == tokenize(text)
+    q = _words_of(query)
+    return bool(q) and q == _words_of(text)
+
+
+def _words_of(text: str) -> str:
+    return " ".join(_WORDS.findall(text.casefold()))
 
 
 def replaced_decisions(decisions: Sequence[Hit]) -> dict[str, tuple[str, str]]:
@@ -275,13 +294,21 @@ def replaced_decisions(decisions: Sequence[Hit]) -> dict[str, tuple[str, str]]:
     """
     out: dict[str, tuple[str, str]] = {}
     ordered = sorted(decisions, key=lambda h: (h.ts, h.uid))
-    words = {h.uid: _content_words(h.text) for h in ordered}
+    words: dict[str, set[str]] = {}  # content words, read only where a replacement is said
+
+    def content(h: Hit) -> set[str]:
+        if h.uid not in words:
+            words[h.uid] = _content_words(h.text)
+        return words[h.uid]
+
     for n, newer in enumerate(ordered):
         for term in {m.group(1).lower() for m in _REPLACES.finditer(newer.text)}:
             for older in ordered[:n]:
-                if older.uid in out or older.ts >= newer.ts or term not in words[older.uid]:
+                if older.uid in out or older.ts >= newer.ts or term not in older.text.lower():
                     continue
-                shared = (words[older.uid] & words[newer.uid]) - {term}
+                if term not in content(older):
+                    continue
+                shared = (content(older) & content(newer)) - {term}
                 replaces_too = any(
                     m.group(1).lower() == term for m in _REPLACES.finditer(older.text)
                 )
@@ -293,10 +320,6 @@ def replaced_decisions(decisions: Sequence[Hit]) -> dict[str, tuple[str, str]]:
 def _content_words(text: str) -> set[str]:
     """Words that name something: no stopwords, numbers, short words or decision labels."""
     return {w for w in query_terms(text) if len(w) > 2 and not w.isdigit()} - _LABEL_WORDS
-
-
-def _is_user_message(hit: Hit) -> bool:
-    return hit.layer == "session" and hit.kind == "user"
 
 
 # -- the pool ---------------------------------------------------------------------------------
@@ -321,8 +344,9 @@ def apply_priors(
     *,
     open_prompts: Iterable[str] = (),
     include_superseded: bool = False,
+    limit: int | None = None,
 ) -> list[Hit]:
-    """The scored pool as hits worth showing, best first (the caller cuts to k).
+    """The scored pool as hits worth showing, best first: all of them, or the first `limit`.
 
     Each kept hit's score becomes its worth; its explain gains `before_prior` (the score
     relevance gave it), `prior` (signal, why, weight and config key; `asked` and
@@ -342,9 +366,11 @@ def apply_priors(
     current = set(open_prompts)
     dropped: dict[str, list[str]] = {}
     kept: list[_Worth] = []
+    said = _words_of(query)
     for hit in pool:
-        reason = _excluded(hit, query, current, include_superseded)
-        signal = signal_of(hit) if reason is None else Signal(BOOKKEEPING, reason)
+        seen = _see(hit)
+        reason = _excluded(seen, said, current, include_superseded)
+        signal = _signal(seen) if reason is None else Signal(BOOKKEEPING, reason)
         weight = float(cfg.weights.get(signal.name, 1.0))
         if reason is None and weight <= 0:
             reason = f"weight 0 (recall.{signal.name})"
@@ -369,6 +395,8 @@ def apply_priors(
     for n, w in enumerate(kept):
         if n in gone:
             continue
+        if limit is not None and len(out) >= limit:
+            break
         w.prior["value"] = round(w.factor, 6)
         explain = {
             **w.hit.explain,
@@ -416,15 +444,19 @@ def _collapse(kept: list[_Worth]) -> tuple[set[int], dict[int, list[dict[str, st
     return gone, collapsed
 
 
-def _excluded(hit: Hit, query: str, open_prompts: set[str], include_superseded: bool) -> str | None:
-    """Why `hit` is never shown for this query, or None."""
+def _excluded(r: _Seen, said: str, open_prompts: set[str], include_superseded: bool) -> str | None:
+    """Why a record is never shown for a query whose words are `said`, or None."""
+    hit = r.hit
     if hit.superseded and not include_superseded:
         return "superseded"
-    reason = bookkeeping_reason(hit)
+    reason = _bookkeeping(r)
     if reason is not None:
         return f"bookkeeping: {reason}"
     if hit.uid in open_prompts:
         return "the prompt being asked (the newest intent, no final response yet)"
-    if (is_intent(hit) or _is_user_message(hit)) and same_words(query, hit.text):
+    asked_by_user = (hit.kind == "USER_FEEDBACK" and r.meta.get("event") == "user_intent") or (
+        hit.layer == "session" and hit.kind == "user"
+    )
+    if asked_by_user and said and _words_of(hit.text) == said:
         return "the question being asked (same words)"
     return None

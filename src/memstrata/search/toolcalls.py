@@ -53,10 +53,7 @@ def log_metadata(hit: Hit) -> dict[str, Any]:
 
 def first_line(text: str) -> str:
     """The first non-blank line, stripped, at most `FIRST_LINE_CHARS` characters."""
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()[:FIRST_LINE_CHARS]
-    return ""
+    return text.lstrip().split("\n", 1)[0].strip()[:FIRST_LINE_CHARS]
 
 
 @dataclass

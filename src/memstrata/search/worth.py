@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 
 
 def rank_pool(store: Store, q: SearchQuery, pool: Sequence[Hit]) -> list[Hit]:
-    """The pool by worth, best first, after exclusions and collapse (`priors.apply_priors`);
-    the caller cuts to k."""
+    """The top `q.k` of the pool by worth, after exclusions and collapse
+    (`priors.apply_priors`)."""
     if not pool:
         return []
     return apply_priors(
@@ -39,6 +39,7 @@ def rank_pool(store: Store, q: SearchQuery, pool: Sequence[Hit]) -> list[Hit]:
         PriorSettings.from_config(store.config.recall_weights),
         open_prompts=open_prompts(store, pool),
         include_superseded=q.include_superseded,
+        limit=q.k,
     )
 
 
