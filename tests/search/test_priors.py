@@ -105,6 +105,12 @@ def rec(
         ),  # old: no metadata
         (log("j", "TOOL_USE", "bumped requests to 2.32 to fix the proxy CVE"), "activity"),
         (log("k", "USER_FEEDBACK", "which database?", event="user_intent"), "intent"),
+        (
+            log("k2", "USER_FEEDBACK", "For the record: I prefer httpx", event="user_intent"),
+            "preference",  # a prompt that states a preference is one
+        ),
+        (log("k3", "TOOL_USE", 'web_search("Bolt profits") -> 10 results'), "tool"),  # self-logged
+        (rec("k4", "context", "2026-03-12 (session s1, memory flush)", "- Decision: x"), "digest"),
         (log("l", "USER_FEEDBACK", "keep status updates short"), "constraint"),  # a directive
         (log("l2", "USER_FEEDBACK", "nice, that worked"), "activity"),
         (log("m", "ERROR", "Error: tool Bash failed: exit code 1", tool="Bash"), "error"),

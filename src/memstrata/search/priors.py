@@ -98,6 +98,7 @@ _REPLACES = re.compile(
 _WORDS = re.compile(r"[^\W_]+")
 _LABEL_WORDS = frozenset({"decision", "decided", "decide", "we", "use", "uses", "using"})
 _HEADINGS = (
+    ("digest", re.compile(r"\bmemory flush\b|\bcompacted\b|\bsummary of\b", re.I)),
     ("decision", re.compile(r"\bdecisions?\b|\bdecided\b", re.I)),
     ("constraint", re.compile(r"\b(?:constraints?|rules?|conventions?|warnings?)\b", re.I)),
     ("preference", re.compile(r"\bpreferences?\b", re.I)),
@@ -198,6 +199,9 @@ def _log_signal(r: _Seen) -> Signal:
     if kind == "TOOL_USE" and ("tool" in meta or TRACE.match(head)):
         return Signal("tool", "TOOL_USE trace" + (" (metadata.tool)" if "tool" in meta else ""))
     if kind == "USER_FEEDBACK" and meta.get("event") == "user_intent":
+        act = _speech_act(head, "user")  # "For the record: I prefer httpx" is not a question
+        if act in ("decision", "constraint", "preference"):
+            return Signal(act, f"the user's prompt states a {act}")
         return Signal("intent", "USER_FEEDBACK logged as the user's intent")
     if meta.get("compacted") or meta.get("archive_id") or meta.get("flush") or _DIGEST.match(head):
         return Signal("digest", "compaction digest")

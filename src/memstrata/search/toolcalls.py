@@ -31,8 +31,9 @@ from memstrata.search.query import Hit
 
 LOG_LAYERS = frozenset({"log", "archive"})
 TOOL_ROLES = frozenset({"tool_call", "tool_use", "tool_result"})
-# A tool trace as `loop.describe_tool` writes it (hooks, MCP auto-log, AgentLoop).
-TRACE = re.compile(r"^([\w.:/-]+)\((.*?)\) -> (?:ok|error), \d+ chars", re.S)
+# A tool trace: `name(args) -> outcome`, as `loop.describe_tool` writes it (hooks, MCP
+# auto-log, AgentLoop: "-> ok, 812 chars") and as agents log their own calls ("-> 10 results").
+TRACE = re.compile(r"^([\w.:/-]+)\((.*?)\)\s*(?:->|→)\s*\S", re.S)
 # Claude Code's content blocks as the hooks capture them into a transcript message.
 TRANSCRIPT_TOOL = re.compile(r"^\[(?:tool_use ([^\]]*)|tool_result)\]\s*(.*)", re.S)
 _QUOTED_VALUE = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"\s*:\s*"((?:[^"\\]|\\.)*)')
