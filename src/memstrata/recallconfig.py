@@ -3,7 +3,8 @@
 One weight per record signal (a decision, a tool trace, a compaction digest...), and
 `asked`, the factor for records of the signal a question asks about ("what did we
 *decide*..."), and `replaced`, the factor for a decision that a newer decision among the
-results says it replaces (stores older than `supersedes` links). Every key is optional; `memstrata config` lists them as `recall.<key>`.
+results says it replaces (stores older than `supersedes` links). Every key is optional;
+`memstrata config` lists them as `recall.<key>`.
 
 ```toml
 [recall]

@@ -406,3 +406,49 @@ def test_memstrata_config_lists_the_recall_keys(home: Path) -> None:
     lines = {line.split()[0]: line for line in out.splitlines() if line.startswith("recall.")}
     assert "0.25" in lines["recall.digest"] and "config.toml" in lines["recall.digest"]
     assert {"recall.tool", "recall.asked", "recall.replaced", "recall.decision"} <= set(lines)
+
+
+@pytest.mark.parametrize("mode", ["lexical", "hybrid", "semantic"])
+def test_every_search_path_ranks_by_worth(home: Path, mode: str) -> None:
+    """The one call site runs in the lexical and the hybrid (and semantic) path alike:
+    the prompt being asked and bookkeeping are gone, one call is one hit, traces rank
+    below the decision."""
+    from memstrata import SearchQuery, Store
+    from memstrata.embed.base import FakeEmbedder
+    from memstrata.loop import log_intent, log_tool
+
+    with Store(home, agent="coder") as store:
+        store.use_embedder(FakeEmbedder(dim=64))
+        log = store.agent().log
+        log.append("THOUGHT", "Decision: the cache runs on Redis 7 with LRU eviction")
+        for n in range(3):
+            log_tool(
+                store,
+                "coder",
+                "Read",
+                {"file_path": f"cache/redis_{n}.py"},
+                "x" * 40,
+                session="s1",
+                tool_use_id=f"toolu_{n}",
+            )
+        log.append(
+            "ERROR",
+            "Error: tool Read failed: cache/redis_0.py vanished",
+            {"tool": "Read", "session": "s1", "tool_use_id": "toolu_0"},
+        )
+        log.append(
+            "SYSTEM",
+            "stop hook: captured 4 new message(s) of session s1; last: redis cache",
+            {"session": "s1", "event": "stop", "captured": 4},
+        )
+        log_intent(store, "coder", "which cache did we pick, redis?", session="s2")
+        hits = store.search(SearchQuery(text="which cache did we pick, redis?", mode=mode, k=10))
+    uids = [h.uid for h in hits]
+    texts = [h.text for h in hits]
+    decision = next(n for n, t in enumerate(texts) if t.startswith("Decision: the cache runs"))
+    traces = [n for n, h in enumerate(hits) if h.kind == "TOOL_USE"]
+    assert traces and all(decision < n for n in traces), texts
+    assert not any(t.startswith(("stop hook:", "which cache did we pick")) for t in texts), texts
+    assert sum("redis_0.py" in t for t in texts) == 1  # the TOOL_USE and the ERROR of one call
+    assert all("prior" in h.explain and "before_prior" in h.explain for h in hits)
+    assert len(uids) == len(set(uids))

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import UnknownKind
@@ -30,7 +31,7 @@ from memstrata.search.expand import IdentifierWords, Phrase, plan
 from memstrata.search.query import OPT_IN_LAYERS, Hit, SearchQuery
 from memstrata.search.terms import TermStat, essential_terms, stems
 from memstrata.search.text import mentioned, query_terms, tokenize
-from memstrata.search.worth import rank_pool
+from memstrata.search.worth import exclusions, rank_pool
 
 if TYPE_CHECKING:
     from memstrata.store import Store
@@ -119,14 +120,19 @@ def search(store: Store, q: SearchQuery) -> list[Hit]:
     return hits
 
 
-def lexical_search(store: Store, q: SearchQuery, *, fetch: int | None = None) -> list[Hit]:
+def lexical_search(
+    store: Store, q: SearchQuery, *, fetch: int | None = None, dropped: dict[str, str] | None = None
+) -> list[Hit]:
+    """Ranked hits of `q` (newest first without text). With `fetch`, the `fetch` best
+    candidates by relevance, before priors (hybrid's lexical pool); `dropped` receives the
+    candidates never shown (`search.worth.exclusions`)."""
     where, params = _filters(store, q)
     if not q.text.strip():
         return _structured(store, q, where, params)
     terms = query_terms(q.text)
     if not terms:
         return []  # only punctuation or symbols: nothing to match on
-    return _ranked(store, q, terms, where, params, fetch)
+    return _ranked(store, q, terms, where, params, fetch, dropped)
 
 
 def _structured(store: Store, q: SearchQuery, where: list[str], params: list[Any]) -> list[Hit]:
@@ -190,6 +196,7 @@ def _ranked(
     where: list[str],
     params: list[Any],
     wanted: int | None = None,
+    dropped: dict[str, str] | None = None,
 ) -> list[Hit]:
     kept, prune_info, extra, total = _plan(store, terms)
     if not any(p.df for p in kept):
@@ -220,6 +227,11 @@ def _ranked(
             break  # stage 1 already saw every match
         fetch *= 8
     rows = rows[:fetch]
+    found = {r[1]: _hit(r, 0.0, {}, terms) for r in rows}
+    gone = exclusions(store, q, list(found.values()))  # never hits: not the best's yardstick
+    rows = [r for r in rows if r[1] not in gone]
+    if dropped is not None:
+        dropped.update(gone)
     bonus = scoring_extra(rows, extra, total) if extra else [0.0] * len(rows)
     now = q.now if q.now is not None else time.time()
     scored = []
@@ -251,10 +263,9 @@ def _ranked(
         }
         scored.append((score, r, explain))
     scored.sort(key=lambda x: (-x[0], -x[1][7]))
-    if wanted is None:  # the final ranking; hybrid fuses this pool first and ranks its own
-        hits = rank_pool(store, q, [_hit(r, s, e, terms) for s, r, e in scored])
-    else:
-        hits = [_hit(r, s, e, terms) for s, r, e in scored[:wanted]]
+    pool = [replace(found[r[1]], score=s, explain=e) for s, r, e in scored[: wanted or None]]
+    # the final ranking; hybrid fuses this pool first and ranks its own
+    hits = pool if wanted is not None else rank_pool(store, q, pool, gone)
     words = [(p.word, tuple(p.stems)) for p in kept] + [(w, tuple(st)) for w, st, _ in extra]
     for h in hits:
         tokens = set(tokenize(f"{h.title} {h.text} {' '.join(h.tags)}"))

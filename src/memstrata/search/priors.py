@@ -349,6 +349,7 @@ def apply_priors(
     open_prompts: Iterable[str] = (),
     include_superseded: bool = False,
     limit: int | None = None,
+    dropped: Mapping[str, str] | None = None,
 ) -> list[Hit]:
     """The scored pool as hits worth showing, best first: all of them, or the first `limit`.
 
@@ -356,7 +357,7 @@ def apply_priors(
     relevance gave it), `prior` (signal, why, weight and config key; `asked` and
     `replaced` when they apply; `value`, the product) and, when it stands for other
     records of its tool call, `collapsed`. The first hit's explain lists what was
-    `dropped`, by reason.
+    `dropped`, by reason, with those the caller took out before (`dropped`: uid -> why).
 
     Example:
         >>> fact = Hit("fact:f:db", "fact", 0.8, "db_engine", "PostgreSQL 16", "", 0.0, "f")
@@ -368,7 +369,10 @@ def apply_priors(
     cfg = settings or PriorSettings()
     asked = asked_signals(query)
     current = set(open_prompts)
-    dropped: dict[str, list[str]] = {}
+    gone_before = dict(dropped or {})
+    dropped_by: dict[str, list[str]] = {}
+    for uid, why in gone_before.items():
+        dropped_by.setdefault(why, []).append(uid)
     kept: list[_Worth] = []
     said = _words_of(query)
     for hit in pool:
@@ -379,7 +383,7 @@ def apply_priors(
         if reason is None and weight <= 0:
             reason = f"weight 0 (recall.{signal.name})"
         if reason is not None:
-            dropped.setdefault(reason, []).append(hit.uid)
+            dropped_by.setdefault(reason, []).append(hit.uid)
             continue
         prior = {
             "signal": signal.name,
@@ -411,10 +415,10 @@ def apply_priors(
         if n in collapsed:
             explain["collapsed"] = collapsed[n]
         out.append(replace(w.hit, score=w.worth, explain=explain))
-    if out and (dropped or gone):
+    if out and (dropped_by or gone):
         out[0].explain["dropped"] = {
             why: uids[:5] + ([f"+{len(uids) - 5} more"] if len(uids) > 5 else [])
-            for why, uids in dropped.items()
+            for why, uids in dropped_by.items()
         }
         out[0].explain["collapsed_in_pool"] = len(gone)
     return out
@@ -446,6 +450,14 @@ def _collapse(kept: list[_Worth]) -> tuple[set[int], dict[int, list[dict[str, st
         gone.update(rest)
         collapsed[best] = [{"uid": kept[n].hit.uid, "why": "same tool call"} for n in rest]
     return gone, collapsed
+
+
+def excluded(
+    hit: Hit, query: str, open_prompts: Iterable[str] = (), *, include_superseded: bool = False
+) -> str | None:
+    """Why `hit` is never shown for `query`, or None: superseded (unless asked for),
+    bookkeeping, the open prompt (`open_prompts`), the question's own words."""
+    return _excluded(_see(hit), _words_of(query), set(open_prompts), include_superseded)
 
 
 def _excluded(r: _Seen, said: str, open_prompts: set[str], include_superseded: bool) -> str | None:
