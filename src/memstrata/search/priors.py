@@ -77,8 +77,9 @@ _ASKED = {
     "preference": "prefer prefers preferred preference preferences favourite favorite",
     "status": "status blocked blocker blockers progress",
     "task": "task tasks todo todos",
-    "error": "error errors fail fails failed failing failure failures crash crashed bug bugs "
-    "broke broken exception",
+    # what went wrong, said as an event: "error" alone also asks about error formats
+    "error": "fail fails failed failing failure failures crash crashed crashes bug bugs broke "
+    "broken",
 }
 ASKED_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in _ASKED.items()}
 _CAPTURE = re.compile(r"^[\w-]+ hook: captured \d+ new message\(s\) of session \S+")
