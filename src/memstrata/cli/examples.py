@@ -92,6 +92,7 @@ EXAMPLES: dict[str, str] = {
     "bench append": "memstrata bench append",
     "bench fresh": "memstrata bench fresh --size 10000 --sources 1000",
     "bench locomo": "memstrata bench locomo locomo10.json --no-baselines",
+    "bench paraphrase": "memstrata bench paraphrase --split dev --by-layer",
     "bench serve": "memstrata bench serve --entries 10000 --levels 1,4",
     "bench agent": "memstrata bench agent --scenario coding-tidepool --details",
     "demo": "memstrata demo",
