@@ -36,6 +36,7 @@ from typing import Any
 from memstrata import recallconfig
 from memstrata.errors import MalformedInput
 from memstrata.memconfig import MEMORY_CONFIG_ALIASES, memory_path, sessions_path
+from memstrata.servetokens import serve_tokens as _serve_tokens
 
 DEFAULT_HALF_LIVES: dict[str, float] = {
     "convention": 720.0,
@@ -139,33 +140,6 @@ def _strings(v: Any) -> tuple[str, ...]:
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
         raise ValueError(f"must be a list of strings, got {v!r}")
     return tuple(v)
-
-
-def _serve_tokens(v: Any) -> tuple[tuple[str, str | None, str | None], ...]:
-    """`{agent = "token"}` or `[{token = "...", agent = "finn", room = "room-042"}]` ->
-    ((token, agent, room), ...); a token may be given as "sha256:<hex>" of itself."""
-    rows: list[tuple[str, str | None, str | None]] = []
-    if isinstance(v, dict):
-        entries: list[Any] = [{"agent": a, "token": t} for a, t in v.items()]
-    elif isinstance(v, list):
-        entries = v
-    else:
-        raise ValueError("must be a table {agent = \"token\"} or a list of "
-                         "{token = ..., agent = ..., room = ...}")
-    for e in entries:
-        if not isinstance(e, dict) or not isinstance(e.get("token"), str) or not e["token"]:
-            raise ValueError(f"each token entry needs a non-empty string token, got {e!r}")
-        extra = set(e) - {"token", "agent", "room"}
-        if extra:
-            raise ValueError(f"unknown key {sorted(extra)[0]!r} in a token entry "
-                             "(keys: token, agent, room)")
-        for key in ("agent", "room"):
-            if e.get(key) is not None and not isinstance(e[key], str):
-                raise ValueError(f"{key} must be a string, got {e[key]!r}")
-        rows.append((e["token"], e.get("agent") or None, e.get("room") or None))
-    if len({t for t, _, _ in rows}) != len(rows):
-        raise ValueError("the same token is given twice")
-    return tuple(rows)
 
 
 @dataclass(frozen=True)
@@ -499,7 +473,6 @@ def load_config(home: Path, *, strict: bool = False, env: Mapping[str, str] | No
     aliased: list[tuple[str, str, Any, str]] = []  # seed 004 camelCase keys
     half_lives = dict(DEFAULT_HALF_LIVES)
     layer_half_lives = dict(DEFAULT_LAYER_HALF_LIVES)
-    recall = recallconfig.defaults()
     for section, body in sections.items():
         where = f"{name}: [{section}]"
         if section not in known_sections:
@@ -524,7 +497,8 @@ def load_config(home: Path, *, strict: bool = False, env: Mapping[str, str] | No
                     layer_half_lives[key] = hours or None
                     origins[f"decay.{key}"] = str(name)
             elif section == "recall":
-                recall = recallconfig.merged(parsed, where, problems, origins, str(name))
+                values["recall_weights"] = recallconfig.merged(
+                    parsed, where, problems, origins, str(name))
             continue
         known = by_section[section]
         for key, raw in body.items():
@@ -565,7 +539,6 @@ def load_config(home: Path, *, strict: bool = False, env: Mapping[str, str] | No
     return Config(
         half_lives=half_lives,
         layer_half_lives=layer_half_lives,
-        recall_weights=recall,
         origins=origins,
         problems=tuple(problems),
         source=name,
