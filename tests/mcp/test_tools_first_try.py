@@ -27,7 +27,7 @@ from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
 from mcp import Client  # noqa: E402
 from memstrata.model import LOG_TYPES, SESSION_ROLES, TASK_STATUSES  # noqa: E402
-from memstrata.search.query import LAYERS  # noqa: E402
+from memstrata.search.query import LAYERS, SCOPES  # noqa: E402
 
 EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memstrata"
 ISO = re.compile(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2}))?$")
@@ -89,7 +89,7 @@ def test_every_parameter_is_described_with_allowed_values_and_defaults(home: Pat
         assert props["task_update"]["status"]["enum"] == list(TASK_STATUSES)
         assert props["task_list"]["status"]["enum"] == list(TASK_STATUSES)
         assert props["session_append"]["role"]["enum"] == list(SESSION_ROLES)
-        assert props["recall_memory"]["layers"]["items"]["enum"] == list(LAYERS)
+        assert props["recall_memory"]["layers"]["items"]["enum"] == [*SCOPES, *LAYERS]
         assert props["recall_memory"]["n_results"]["default"] == 5
         assert props["memory_query"]["last_n"]["default"] == 50
         assert props["memory_search"]["max_results"] == {
