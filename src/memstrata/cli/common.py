@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from memstrata.layers.agent import AgentMemory
     from memstrata.store import Store
 
-DEFAULT_AGENT = "agent"  # the same default as `memstrata mcp` and `memstrata hook`
+from memstrata.model import DEFAULT_AGENT  # every surface's default agent (one name)
 _json_stderr = False  # under --json every line on stderr is one JSON object (`main` sets it)
 
 

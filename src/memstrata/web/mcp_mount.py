@@ -19,7 +19,7 @@ import anyio
 from memstrata.web.context import IDENTITY_KEY, ServeContext
 from memstrata.web.identity import Identity
 
-DEFAULT_AGENT = "agent"  # what `memstrata mcp` and the CLI act as without --agent
+from memstrata.model import DEFAULT_AGENT  # what `memstrata mcp` and the CLI act as too
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup

@@ -1,0 +1,176 @@
+"""What a coding agent's turn leaves in memory through the hooks: NOW belongs to the agent.
+
+Seed 002's engine sets NOW.md to "task complete" after every execution, and `AgentLoop`
+still does: there the loop runs the turn and owns NOW. In a coding agent the agent owns
+NOW (it calls `update_status`, or writes NOW.md) and the hooks only watch, so they follow
+one rule: **a hook never overwrites a NOW the agent set during the turn**.
+
+    UserPromptSubmit  `turn_started`: the session's row in sessions.json records when the
+                      turn started and NOW.md's sha256 then
+    PostToolUse(Failure)  a failed tool leaves its ERROR entry; the recovery steps go to
+                      NOW.md (seed 002 self-annealing) only when the agent has not set NOW
+                      in this turn (`agent_set_now`)
+    Stop              `record_outcome`: if the agent set NOW during the turn, it stays as
+                      the agent left it. Otherwise the outcome is recorded: the objective
+                      is the user's goal (`statements.goal_of` of the prompt; a prompt that
+                      sets none, "continue", a decision, a question, keeps the goal before
+                      it), the next steps are the open tasks, the blockers the blocked tasks,
+                      and a "## Last turn" section says what the turn answered, which tasks
+                      remain open and how many of its tool failures nothing resolved. Never "Task complete":
+                      the hook cannot know that work is complete, and tasks may say it is not.
+                      A NOW the agent wrote in an earlier turn is kept too unless the prompt
+                      set a new goal (the objective changed: seed 002 overwrites NOW then).
+
+"Set by the agent during the turn" means NOW.md changed since the turn started and is not
+one a hook wrote (the recovery status, or a NOW with the "Last turn" section). Without a
+recorded turn start (no UserPromptSubmit hook), a NOW the agent wrote is never replaced.
+Also here: `record_statements`, the decisions, constraints and preferences a prompt or
+final response clearly states, recorded as first-class records (`layers.decisions`), a
+decision naming what it replaces ("instead of WeasyPrint") superseding the one record in
+force that mentions it, and none recorded twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import TYPE_CHECKING, Any
+
+from memstrata.layers.hot import NowState, parse_now, render_now
+from memstrata.lifecycle.activity import one_line, open_errors
+from memstrata.lifecycle.anneal import INTERRUPTED, RECOVERY_STATUS
+from memstrata.lifecycle.statements import goal_of, statements
+from memstrata.model import iso, now_ts
+
+if TYPE_CHECKING:
+    from memstrata.model import LedgerEntry, Task
+    from memstrata.store import Store
+
+LAST_TURN = "Last turn"  # the section only a hook's NOW carries
+PLACEHOLDERS = frozenset({"", "(none)", "no active objective yet"})
+COMPLETE_PREFIX = re.compile(r"^task complete:?\s*", re.I)
+MAX_STEPS = 5
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def hook_written(state: NowState) -> bool:
+    """True for a NOW a hook wrote (the recovery status, or a recorded outcome)."""
+    return state.objective == RECOVERY_STATUS or LAST_TURN.lower() in state.extra
+
+
+def _now_text(store: Store, agent: str) -> str:
+    now = store.agent(agent).now
+    return now.read() if now.exists() else ""
+
+
+def turn_started(store: Store, agent: str, session: str) -> None:
+    """Record the start of a turn (the UserPromptSubmit hook) in sessions.json."""
+    text = _now_text(store, agent)
+    store.agent(agent).sessions._update_index(
+        session, turn={"started": iso(now_ts()), "now_sha": _sha(text)}
+    )
+
+
+def _turn(store: Store, agent: str, session: str) -> dict[str, Any] | None:
+    row = store.agent(agent).sessions._read_index().find(session) or {}
+    turn = row.get("turn")
+    return turn if isinstance(turn, dict) and isinstance(turn.get("now_sha"), str) else None
+
+
+def agent_set_now(store: Store, agent: str, session: str) -> bool | None:
+    """Whether the agent set NOW.md during the current turn of `session` (None: no turn
+    start was recorded, so it cannot be told)."""
+    turn = _turn(store, agent, session)
+    if turn is None:
+        return None
+    text = _now_text(store, agent)
+    if _sha(text) == turn["now_sha"]:
+        return False
+    return not hook_written(parse_now(text))
+
+
+def previous_goal(state: NowState | None) -> str | None:
+    """The goal a NOW states (a recovery NOW: the interrupted objective; an `AgentLoop`
+    "Task complete: X": X)."""
+    if state is None:
+        return None
+    objective = state.objective.strip()
+    if objective == RECOVERY_STATUS:
+        for b in state.blockers:
+            if b.startswith(INTERRUPTED):
+                return b[len(INTERRUPTED) :].strip() or None
+        return None
+    objective = COMPLETE_PREFIX.sub("", objective).strip()
+    return None if objective.lower() in PLACEHOLDERS else objective
+
+
+def _task_step(t: Task) -> str:
+    first = t.description.splitlines()[0] if t.description else ""
+    return f"{t.id} [{t.status}] {one_line(first, 120)}"
+
+
+def record_outcome(store: Store, agent: str, session: str, prompt: str, answer: str) -> str:
+    """The Stop hook's NOW (see module docstring); returns what it did, for the hook's
+    JSON output: "kept" (the agent's NOW stands) or "recorded"."""
+    mem = store.agent(agent)
+    owned = agent_set_now(store, agent, session)
+    if owned:
+        return "kept: the agent set NOW during this turn"
+    prior = mem.now.state() if mem.now.exists() else None
+    goal = goal_of(prompt)
+    agents = prior is not None and not hook_written(prior) and previous_goal(prior) is not None
+    agents = agents and not COMPLETE_PREFIX.match(prior.objective if prior else "")
+    if agents and (goal is None or owned is None):
+        return "kept: the agent's NOW from an earlier turn stands"
+    objective = goal or previous_goal(prior) or "(none)"
+    tasks = mem.tasks.list()
+    live = [t for t in tasks if t.status == "in_progress"] + [
+        t for t in tasks if t.status == "pending"
+    ]
+    blocked = [t for t in tasks if t.status == "blocked"]
+    steps = [_task_step(t) for t in live[:MAX_STEPS]]
+    blockers = [
+        _task_step(t) + (f" (blocked by {', '.join(t.blocked_by)})" if t.blocked_by else "")
+        for t in blocked[:MAX_STEPS]
+    ]
+    ours = [e for e in mem.log.tail(200) if (e.metadata or {}).get("session") == session]
+    failures = len(open_errors(ours))  # listed once, in the context's open errors
+    remaining = [t.id for t in [*live, *blocked]]
+    last = f"{iso(now_ts())[:16].replace('T', ' ')} answered: {one_line(answer, 240)}"
+    if remaining:
+        last += f" Open tasks remain: {', '.join(remaining[:8])}."
+    if failures:
+        last += f" {failures} tool failure(s) of this session left unresolved (LOG.md)."
+    state = NowState(
+        objective,
+        tuple(steps),
+        tuple(blockers),
+        prior.phase if prior is not None else None,
+        extra={LAST_TURN: last},
+    )
+    mem.now.write(render_now(state))
+    return "recorded"
+
+
+def record_statements(
+    store: Store, agent: str, text: str, *, speaker: str, session: str | None = None
+) -> list[LedgerEntry]:
+    """Record the decisions, constraints and preferences `text` clearly states."""
+    decisions = store.agent(agent).decisions
+    out = []
+    for st in statements(text, speaker):
+        if decisions.similar(st.text, st.kind) is not None:
+            continue  # said before (or recorded by the agent itself): once is enough
+        target = None
+        for word in st.replaces:
+            pattern = re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])", re.I)
+            named = [e for e in decisions.in_force((st.kind,)) if pattern.search(e.summary)]
+            if len(named) == 1:
+                target = named[0].id
+                break
+        ref = f"session {session}" if session else None
+        out.append(decisions.record(st.text, st.kind, replaces=target, ref=ref))
+    return out
