@@ -166,4 +166,3 @@ class ClaudeSession:
         """What a new session starts with: the SessionStart hook's additionalContext."""
         r = self.hook("session-start", self.payload("SessionStart", source=source))
         return str(json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"])
-

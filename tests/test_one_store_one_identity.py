@@ -16,7 +16,6 @@ from pathlib import Path
 
 import anyio
 import pytest
-
 from tests.claude_code import EXE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,9 +59,10 @@ def test_a_hook_fired_from_a_subfolder_uses_the_projects_store(tmp_path: Path) -
     elsewhere.mkdir()
     _prompt(elsewhere, _env(HOME=str(tmp_path), CLAUDE_PROJECT_DIR=str(proj)), "from elsewhere")
     assert not (elsewhere / ".memstrata").exists()
-    assert "from elsewhere" in log + (
-        proj / ".memstrata" / "agents" / "agent" / "memory" / "LOG.md"
-    ).read_text()
+    assert (
+        "from elsewhere"
+        in log + (proj / ".memstrata" / "agents" / "agent" / "memory" / "LOG.md").read_text()
+    )
 
 
 def test_find_home_walks_up_like_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -108,9 +108,9 @@ def test_make_run_banner_readme_and_mcp_agree_on_one_agent(home: Path, tmp_path:
     """`make run` serves MCP at /mcp as one agent; the banner says which; the README's hooks
     and stdio MCP config act as that same agent, so what the agent writes over HTTP MCP is
     what the hooks give back at the next session start."""
-    from mcp import Client
-
     from tests.web.conftest import start_server, stop_server
+
+    from mcp import Client
 
     run = re.search(r"^run:.*\n\t(.+)$", (ROOT / "Makefile").read_text(), re.M)
     assert run is not None

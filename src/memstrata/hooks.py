@@ -163,9 +163,8 @@ def prompt_context(
 def user_prompt_submit(store: Store, agent: str, hook: dict[str, Any]) -> dict[str, Any] | None:
     """Log the prompt as the user's intent; inject NOW + LOG, or nothing on "ignore memory"."""
     from memstrata.assembly.context import wants_no_memory
-    from memstrata.loop import log_intent
-
     from memstrata.lifecycle.outcome import record_statements, turn_started
+    from memstrata.loop import log_intent
 
     prompt = str(hook.get("prompt") or "")
     ignore = wants_no_memory(prompt)
@@ -419,7 +418,8 @@ def _messages(transcript: Path) -> list[tuple[str, list[dict[str, Any]]]]:
                     "timestamp": when,
                 }
             )
-        blocks = msg.get("content") if isinstance(msg.get("content"), list) else []
+        content = msg.get("content")
+        blocks: list[Any] = content if isinstance(content, list) else []
         for n, b in enumerate(blocks):
             if not isinstance(b, dict):
                 continue
@@ -482,9 +482,7 @@ def capture_transcript(
     keys = {_key(m.role, m.id) for m in stored}
     # Earlier versions stored one message per record, tool blocks folded into its text:
     # such a record was captured whole. Otherwise each message is new unless its key is.
-    folded = {
-        m.id for m in stored if any(x.startswith(_TOOL_TEXT) for x in m.content.splitlines())
-    }
+    folded = {m.id for m in stored if any(x.startswith(_TOOL_TEXT) for x in m.content.splitlines())}
     msgs = [m for rid, got in records if rid not in folded for m in got]
     pending = [m for m in msgs if _key(m["role"], m["id"]) not in keys]
     total = sum(len(got) for _, got in records)

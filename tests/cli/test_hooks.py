@@ -259,7 +259,9 @@ def test_hook_long_transcript_is_captured_in_order(home: Path, tmp_path: Path) -
     assert [m.id for m in msgs if m.role != "tool_call"] == ids
     # each tool call right after the assistant message it belongs to, in transcript order
     assert [m.id for m in msgs if m.role == "tool_call"] == [f"{i}-tool1" for i in ids[1::2]]
-    assert all(msgs[i - 1].id + "-tool1" == m.id for i, m in enumerate(msgs) if m.role == "tool_call")
+    assert all(
+        msgs[i - 1].id + "-tool1" == m.id for i, m in enumerate(msgs) if m.role == "tool_call"
+    )
 
 
 def test_capture_over_the_bound_keeps_transcript_order(
@@ -276,7 +278,9 @@ def test_capture_over_the_bound_keeps_transcript_order(
             hooks.capture_transcript(s, "coder", payload, event="stop")
         msgs = s.agent().sessions.messages("abc-123")
     assert [m.id for m in msgs if m.role != "tool_call"] == ids
-    assert all(msgs[i - 1].id + "-tool1" == m.id for i, m in enumerate(msgs) if m.role == "tool_call")
+    assert all(
+        msgs[i - 1].id + "-tool1" == m.id for i, m in enumerate(msgs) if m.role == "tool_call"
+    )
 
 
 def test_hook_internal_errors_exit_0_with_a_message_on_stderr(home: Path, tmp_path: Path) -> None:

@@ -13,8 +13,9 @@ import json
 import subprocess
 from pathlib import Path
 
-from memstrata import Store
 from tests.claude_code import EXE, UUID, ClaudeSession, noise_share
+
+from memstrata import Store
 
 OK = {"stdout": "", "stderr": "", "interrupted": False, "isImage": False}
 
@@ -53,7 +54,9 @@ def test_stop_hook_keeps_the_now_the_agent_set_during_the_turn(home: Path, tmp_p
     assert objective == "PDF export blocked: WeasyPrint needs pango, missing in the CI image"
     assert steps == ("ask about the CI image", "else switch to ReportLab")
     with Store(home, agent="me") as st:  # the outcome is still logged
-        finals = [e for e in st.agent().log.entries() if e.metadata.get("event") == "final_response"]
+        finals = [
+            e for e in st.agent().log.entries() if e.metadata.get("event") == "final_response"
+        ]
     assert [e.content for e in finals] == [
         "Final response: WeasyPrint needs pango; I asked about the CI image."
     ]
@@ -172,6 +175,46 @@ def test_captured_transcript_keeps_tool_call_ids_and_writes_no_capture_notice(
         msgs = st.agent().sessions.messages(s.session_id)
         log = st.agent().log.entries()
     roles = [(m.role, m.id) for m in msgs]
-    assert ("tool_call", call["tool_use_id"]) in roles and ("tool_result", call["tool_use_id"]) in roles
-    assert [m.content for m in msgs if m.role in ("user", "assistant")] == ["Read the config", "x is 1."]
+    assert ("tool_call", call["tool_use_id"]) in roles and (
+        "tool_result",
+        call["tool_use_id"],
+    ) in roles
+    assert [m.content for m in msgs if m.role in ("user", "assistant")] == [
+        "Read the config",
+        "x is 1.",
+    ]
     assert not any("captured" in e.content for e in log)
+
+
+def test_hooks_record_what_the_user_and_the_answer_clearly_state(
+    home: Path, tmp_path: Path
+) -> None:
+    """Issue 19 item 2 through the hooks: "we decided ...", "let's go with X instead of Y"
+    become first-class records, the later one replacing the earlier; a question, an "ok"
+    or an answer that decides nothing records nothing."""
+    s = ClaudeSession(home, tmp_path / "proj")
+    s.hook("user-prompt-submit", s.prompt("We decided to use WeasyPrint for the PDF export."))
+    s.hook("stop", s.answer("I read the templates; the export needs a font config."))
+    s.hook("user-prompt-submit", s.prompt("ok"))
+    s.hook("stop", s.answer("Decision: invoices render at A4 with 2 cm margins."))
+    s.hook(
+        "user-prompt-submit",
+        s.prompt(
+            "Let's go with ReportLab instead of WeasyPrint, it needs no pango. Never ship"
+            " a PDF without a page number."
+        ),
+    )
+    s.hook("user-prompt-submit", s.prompt("What did we decide about the PDF library?"))
+    with Store(home, agent="me") as st:
+        history = st.agent().decisions.history()
+    said = {e.summary: (e.kind, by) for e, by in history}
+    weasy = next(e for e, _ in history if "WeasyPrint for the PDF" in e.summary)
+    report = next(e for e, _ in history if e.summary.startswith("Let's go with ReportLab"))
+    assert said[weasy.summary] == ("decision", report.id)  # replaced, kept as history
+    assert said["Decision: invoices render at A4 with 2 cm margins."] == ("decision", None)
+    assert said["Never ship a PDF without a page number."] == ("constraint", None)
+    assert len(history) == 4  # nothing from the question, the "ok" or the plain answer
+    context = ClaudeSession(home, tmp_path / "proj").context()
+    decisions = context.split("## Decisions and constraints in force\n", 1)[1].split("\n## ")[0]
+    assert "ReportLab instead of WeasyPrint" in decisions and "use WeasyPrint" not in decisions
+    assert "Never ship a PDF without a page number." in decisions

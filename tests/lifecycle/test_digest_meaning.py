@@ -60,9 +60,8 @@ def test_digest_files_a_final_response_under_decisions_only_when_it_states_one(
 
 
 def test_digest_objective_is_the_users_goal_not_task_complete(home: Path) -> None:
-    with AgentLoop.open("me", home) as loop:  # seed 002: the loop owns NOW
-        with loop.turn("Start the PDF export") as turn:
-            turn.final_response("The endpoint exists.")
+    with AgentLoop.open("me", home) as loop, loop.turn("Start the PDF export") as turn:
+        turn.final_response("The endpoint exists.")  # seed 002: the loop owns NOW
     with Store(home, agent="me") as s:
         assert s.agent().now.state().objective == "Task complete: Start the PDF export"
     digest = _compact(home)

@@ -43,7 +43,7 @@ def test_record_decision_replaces_the_earlier_one_everywhere(home: Path) -> None
         async with Client(params) as c:
             names = {t.name for t in (await c.list_tools()).tools}
             assert "record_decision" in names  # in the default (core) group
-            old = (await _data(c, "record_decision", {"text": "Use WeasyPrint for the PDF export"}))
+            old = await _data(c, "record_decision", {"text": "Use WeasyPrint for the PDF export"})
             pref = await _data(
                 c, "record_decision", {"text": "Dark mode in every UI", "kind": "preference"}
             )

@@ -78,9 +78,7 @@ def _when(start: str, end: str) -> str:
 
 def _compaction(e: LogEntry) -> str:
     meta = e.metadata or {}
-    objective = next(
-        (x[2:] for x in e.content.splitlines() if x.startswith("- Objective: ")), None
-    )
+    objective = next((x[2:] for x in e.content.splitlines() if x.startswith("- Objective: ")), None)
     where = meta.get("archive") or "the archive"
     told = f"; {objective}" if objective else ""
     return f"- before {e.ts[:16].replace('T', ' ')}: {meta.get('entries', '?')} entries compacted into {where}{told}"

@@ -45,6 +45,7 @@ COMMAND_MODULES = (
     "memstrata.cli.tasks_cmd",
     "memstrata.cli.sessions_cmd",
     "memstrata.cli.ledger_cmd",
+    "memstrata.cli.decisions_cmd",
     "memstrata.cli.search_cmd",
     "memstrata.cli.context_cmd",
     "memstrata.cli.reindex_cmd",

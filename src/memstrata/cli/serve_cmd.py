@@ -134,9 +134,7 @@ def run_serve(args: argparse.Namespace) -> int:
         f"memstrata serve on {base} (store {store.home}; requests act as {who}; {auth})\n"
         f"  web app: {base}/   API: {base}/api (schema {base}/api/openapi.json, try it at "
         f"{base}/api/docs)   MCP: {base}/mcp\n"
-        f"  {mcp_who}: {same}\n"
-        + connect_hints(f"{base}/mcp", token)
-        + "  (Ctrl-C to stop)\n"
+        f"  {mcp_who}: {same}\n" + connect_hints(f"{base}/mcp", token) + "  (Ctrl-C to stop)\n"
     )
     sys.stderr.flush()
     try:

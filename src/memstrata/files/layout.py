@@ -96,7 +96,7 @@ def find_home(start: str | os.PathLike[str] | None = None) -> Path:
         if any(os.path.lexists(folder / marker) for marker in PROJECT_MARKERS):
             return folder / DEFAULT_HOME  # the project's root: its store goes here
         parent = folder.parent
-        if parent == folder or parent == ceiling:
+        if parent in (folder, ceiling):
             return here / DEFAULT_HOME
         folder = parent
 

@@ -96,13 +96,27 @@ class Decisions:
 
     def in_force(self, kinds: tuple[str, ...] = RECORD_KINDS) -> list[LedgerEntry]:
         """Live records of `kinds`, room-less or of the agent's room, newest first."""
+        return self._records(kinds, include_replaced=False)
+
+    def history(
+        self, kinds: tuple[str, ...] = RECORD_KINDS
+    ) -> list[tuple[LedgerEntry, str | None]]:
+        """Every record of `kinds` (room-less or of the agent's room), newest first, each
+        with the id of the record that replaced it (None: in force)."""
+        entries = self._records(kinds, include_replaced=True)
+        after = {e.supersedes: e.id for e in entries if e.supersedes}
+        return [(e, after.get(e.id)) for e in entries]
+
+    def _records(self, kinds: tuple[str, ...], *, include_replaced: bool) -> list[LedgerEntry]:
         room = self.store.principal.room
         known = set(self.store.config.kinds) | set(RECORD_KINDS)
         out: list[LedgerEntry] = []
         for kind in kinds:
             if kind not in known:
                 continue
-            for e in self.store.ledger.query(kind=kind, include_own_room=True):
+            for e in self.store.ledger.query(
+                kind=kind, include_own_room=True, include_superseded=include_replaced
+            ):
                 if e.room_id is None or e.room_id == room:
                     out.append(e)
         out.sort(key=lambda e: e.ts, reverse=True)

@@ -82,9 +82,46 @@ _WORD = re.compile(r"[^\W_]{3,}")
 _TOOL_TEXT = ("[tool_use ", "[tool_result]")
 # Words that carry no content of their own in a durable item ("yes, go ahead", "LGTM").
 _CONSENT_WORDS = frozenset(
-    "yes yep yeah sure ok okay alright right fine good great perfect sounds looks go ahead "
-    "do it please thanks thank you lgtm ship proceed agreed approved that works for me "
-    "let us let's the this one option".split()
+    [
+        "yes",
+        "yep",
+        "yeah",
+        "sure",
+        "ok",
+        "okay",
+        "alright",
+        "right",
+        "fine",
+        "good",
+        "great",
+        "perfect",
+        "sounds",
+        "looks",
+        "go",
+        "ahead",
+        "do",
+        "it",
+        "please",
+        "thanks",
+        "thank",
+        "you",
+        "lgtm",
+        "ship",
+        "proceed",
+        "agreed",
+        "approved",
+        "that",
+        "works",
+        "for",
+        "me",
+        "let",
+        "us",
+        "let's",
+        "the",
+        "this",
+        "one",
+        "option",
+    ]
 )
 _SHAPE = re.compile(r"\d+")
 

@@ -48,11 +48,12 @@ def build_decision_tools(agent: Any) -> list[ToolSpec]:
             "With replaces, the earlier one (its id, or words of its text) is never shown as "
             "current again. Returns the entry.",
             (
-                Param("text", "string", "what was decided, e.g. \"Use ReportLab for PDFs\"",
-                      REQUIRED),
+                Param(
+                    "text", "string", 'what was decided, e.g. "Use ReportLab for PDFs"', REQUIRED
+                ),
                 Param("kind", "string", "what it is", "decision", enum=RECORD_KINDS),
                 Param("replaces", "string", "the record this replaces: id or matching text", None),
-                Param("tags", "array", "tags, e.g. [\"pdf\"]", None, items="string"),
+                Param("tags", "array", 'tags, e.g. ["pdf"]', None, items="string"),
                 Param("detail", "string", "why, alternatives weighed", None),
             ),
             shapes._obj({"entry": entry, "replaced": entry}, ["entry"]),
