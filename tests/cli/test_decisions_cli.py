@@ -38,7 +38,7 @@ def test_cli_records_a_decision_and_replaces_it_by_text(home: Path) -> None:
         "--replaces",
         "weasyprint",
     )
-    assert new["replaced"]["id"] == old["id"] and new["entry"]["supersedes"] == old["id"]
+    assert new["replaced"] == old["id"] and new["entry"]["supersedes"] == old["id"]
     live = _ok(home, "decisions", "list")
     assert [(e["kind"], e["summary"]) for e in live] == [
         ("decision", "Use ReportLab: WeasyPrint needs pango"),

@@ -56,7 +56,7 @@ def test_record_decision_replaces_the_earlier_one_everywhere(home: Path) -> None
                     "replaces": "weasyprint for the pdf",  # by matching text
                 },
             )
-            assert new["replaced"]["id"] == old["entry"]["id"]
+            assert new["replaced"] == old["entry"]["id"]
             assert new["entry"]["supersedes"] == old["entry"]["id"]
             hits = await _data(c, "recall_memory", {"query": "PDF library decision"})
             uids = [h["uid"] for h in hits["results"]]

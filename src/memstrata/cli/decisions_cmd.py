@@ -49,7 +49,7 @@ def run_record(args: argparse.Namespace) -> int:
             detail=args.detail,
         )
     said = f"recorded {e.id} ({e.kind})" + (f"; replaces {old.id}" if old is not None else "")
-    data = {"entry": e.to_dict(), "replaced": old.to_dict() if old is not None else None}
+    data = {"entry": e.to_dict(), "replaced": old.id if old is not None else None}
     emit(args, data, said)
     return 0
 

@@ -67,6 +67,11 @@ class Decisions:
         self.store = store
         self.agent = agent
 
+    def _check(self, action: str) -> None:
+        """This handle acts for `agent`: its own principal (or an admin) only, like every
+        per-agent layer; the ledger then applies its own rules (who may supersede what)."""
+        self.store.gate.check(action, "decisions", self.agent)
+
     def record(
         self,
         text: str,
@@ -87,6 +92,7 @@ class Decisions:
         """
         from memstrata.errors import UnknownKind
 
+        self._check("write")
         if kind not in RECORD_KINDS:
             raise UnknownKind(f"unknown record kind {kind!r}; use {', '.join(RECORD_KINDS)}")
         target = self.resolve(replaces, kind).id if replaces is not None else None
@@ -108,6 +114,7 @@ class Decisions:
         return [(e, after.get(e.id)) for e in entries]
 
     def _records(self, kinds: tuple[str, ...], *, include_replaced: bool) -> list[LedgerEntry]:
+        self._check("read")
         room = self.store.principal.room
         known = set(self.store.config.kinds) | set(RECORD_KINDS)
         out: list[LedgerEntry] = []
@@ -126,6 +133,7 @@ class Decisions:
         """The record in force that `replaces` names: an entry id, else the one record whose
         summary holds the text (case and spacing aside), else all its words; a match of
         the same `kind` is preferred when the text matches records of several kinds."""
+        self._check("read")
         wanted = replaces.strip()
         if _ID.fullmatch(wanted):
             from memstrata.errors import NotFound
@@ -158,6 +166,7 @@ class Decisions:
     def similar(self, text: str, kind: str) -> LedgerEntry | None:
         """A live record of `kind` saying (nearly) the same as `text`, if any: most of the
         shorter one's words are in the other (a hook must not record a decision twice)."""
+        self._check("read")
         words = _words(text)
         for e in self.in_force((kind,)):
             other = _words(e.summary)

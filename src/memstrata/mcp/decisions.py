@@ -23,40 +23,33 @@ def build_decision_tools(agent: Any) -> list[ToolSpec]:
     """`agent` is the caller's `AgentMemory` handle (resolved on first use)."""
     from memstrata.mcp.tools import ToolSpec
 
-    def record_decision(
-        text: str, kind: str, replaces: str | None, tags: list[str] | None, detail: str | None
-    ) -> Reply:
+    def record_decision(text: str, kind: str, replaces: str | None, detail: str | None) -> Reply:
         decisions = agent.decisions
         old = decisions.resolve(replaces, kind) if replaces else None
         e = decisions.record(
-            text, kind, replaces=old.id if old is not None else None, tags=tags, detail=detail
+            text, kind, replaces=old.id if old is not None else None, detail=detail
         )
         said = f"recorded {e.id} ({e.kind})" + (
             f"; it replaces {old.id}: {old.summary[:120]}" if old is not None else ""
         )
         data: dict[str, Any] = {"entry": shapes.entry(e)}
         if old is not None:
-            data["replaced"] = shapes.entry(old)
+            data["replaced"] = old.id
         return Reply(said, data)
 
-    entry = shapes.ENTRY
     return [
         ToolSpec(
             "record_decision",
             record_decision,
-            "Record a decision, constraint or preference that stands from now on (one call). "
-            "With replaces, the earlier one (its id, or words of its text) is never shown as "
-            "current again. Returns the entry.",
+            "Record a decision, constraint or preference that holds from now on. replaces "
+            "(an id or words of its text) retires the earlier one.",
             (
-                Param(
-                    "text", "string", 'what was decided, e.g. "Use ReportLab for PDFs"', REQUIRED
-                ),
+                Param("text", "string", 'what holds, e.g. "Use ReportLab for PDFs"', REQUIRED),
                 Param("kind", "string", "what it is", "decision", enum=RECORD_KINDS),
-                Param("replaces", "string", "the record this replaces: id or matching text", None),
-                Param("tags", "array", 'tags, e.g. ["pdf"]', None, items="string"),
-                Param("detail", "string", "why, alternatives weighed", None),
+                Param("replaces", "string", "the record it replaces", None),
+                Param("detail", "string", "why", None),
             ),
-            shapes._obj({"entry": entry, "replaced": entry}, ["entry"]),
+            shapes._obj({"entry": shapes.ENTRY, "replaced": shapes.S}, ["entry"]),
             read_only=False,
         )
     ]
