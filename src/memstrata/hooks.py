@@ -12,8 +12,8 @@
     PostToolUse       -> one compact TOOL_USE entry per tool execution (seed 002 auto-log,
                          with the call's `tool_use_id`); a failed one (error, non-zero exit,
                          interrupted) is one ERROR entry instead, with its arguments and
-                         call id, and self-anneals: recovery steps in NOW.md, unless the
-                         agent set NOW during this turn
+                         call id, and self-anneals: recovery steps in NOW.md, unless
+                         NOW.md is the agent's
     PostToolUseFailure-> the same for a tool Claude Code reports as failed
     PreCompact        -> capture the transcript's new messages, then the seed 004 memory
                          flush: their durable items go to CONTEXT.md / MEMORY.md
@@ -21,8 +21,8 @@
     Stop              -> capture the transcript's new messages; log the turn's final
                          response (`last_assistant_message`, else the transcript's last
                          assistant text), record what it clearly states, and leave NOW.md
-                         to the agent: a NOW it set during the turn stays, else the outcome
-                         is recorded without claiming any work complete
+                         to the agent: a NOW it set stays, else the outcome is recorded
+                         without claiming any work complete
                          (`lifecycle.outcome.record_outcome`), once per response
     (capture: into the memstrata session of the same id, in transcript order: text as
     user/assistant messages, each tool call and result as `tool_call` / `tool_result`
@@ -222,13 +222,12 @@ def _anneal(
     store: Store, agent: str, tool: str, detail: str, hook: dict[str, Any], meta: dict[str, Any]
 ) -> None:
     """A failed tool, recorded once: the ERROR entry (with the call's clipped arguments and
-    id), and recovery steps in NOW.md unless the agent set NOW during this turn."""
+    id), and recovery steps in NOW.md unless NOW.md is the agent's (`lifecycle.outcome`)."""
     from memstrata.lifecycle.anneal import record_tool_failure
-    from memstrata.lifecycle.outcome import agent_set_now
+    from memstrata.lifecycle.outcome import agent_owns_now
     from memstrata.loop import compact_args
 
-    sid = meta.get("session")
-    agents = sid is not None and agent_set_now(store, agent, sid) is True
+    agents = agent_owns_now(store, agent, meta.get("session"))
     args = compact_args(hook.get("tool_input"))
     record_tool_failure(
         store, agent, tool, detail[:MAX_CONTENT], recovery=not agents, args=args, **meta
@@ -256,8 +255,7 @@ def stop(
 ) -> dict[str, Any]:
     """Claude finished its response (seed 002 "after execution"): capture the transcript,
     log the final response, record what it clearly states, and record the outcome in
-    NOW.md unless the agent set NOW during the turn (`lifecycle.outcome`: NOW belongs to
-    the agent; `AgentLoop`, which owns NOW, still says "Task complete"). Once per
+    NOW.md unless the agent set NOW (`lifecycle.outcome`: NOW belongs to the agent; `AgentLoop`, which owns NOW, still says "Task complete"). Once per
     response: the response's key (the prompt's transcript uuid + a hash of the text) is
     recorded in sessions.json, and a Stop hook that sees the same response again writes
     nothing."""

@@ -229,15 +229,16 @@ def _resolves(later: LogEntry, error: LogEntry) -> bool:
 class OpenError:
     entry: LogEntry  # the latest occurrence
     count: int
+    detail: str = ""  # what went wrong, when the entry itself does not say
 
     def line(self) -> str:
         e = self.entry
         tool, where = tool_of(e), target(e)
-        detail = (e.metadata or {}).get("error")
+        detail = (e.metadata or {}).get("error") or self.detail
         if tool is not None:
             what = f"{tool} ({where})" if where else tool
-            said = detail if isinstance(detail, str) and detail.strip() else e.content
-            text = f"{what} failed: {one_line(str(said), 200)}"
+            said = f": {one_line(str(detail), 200)}" if detail else ""
+            text = f"{what} failed{said}"
         else:
             text = one_line(e.content, 240)
         times = f" (×{self.count})" if self.count > 1 else ""
@@ -254,5 +255,7 @@ def open_errors(entries: Sequence[LogEntry]) -> list[OpenError]:
             continue
         key = (tool_of(e), target(e), "" if tool_of(e) else e.content)
         seen = out.pop(key, None)
-        out[key] = OpenError(e, (seen.count if seen else 0) + 1)
+        echo = entries[i + 1] if i + 1 < len(entries) and echoed(entries, i + 1) else None
+        detail = str((echo.metadata or {}).get("error") or "") if echo is not None else ""
+        out[key] = OpenError(e, (seen.count if seen else 0) + 1, detail)
     return list(out.values())

@@ -3,27 +3,25 @@
 Seed 002's engine sets NOW.md to "task complete" after every execution, and `AgentLoop`
 still does: there the loop runs the turn and owns NOW. In a coding agent the agent owns
 NOW (it calls `update_status`, or writes NOW.md) and the hooks only watch, so they follow
-one rule: **a hook never overwrites a NOW the agent set during the turn**.
+one rule: **a hook never overwrites a NOW the agent set**, in this turn or an earlier one.
+A hook writes NOW.md only while the agent owns none: no NOW yet, the default one, or one a
+hook wrote (the recovery status, or a NOW with the "Last turn" section below).
 
     UserPromptSubmit  `turn_started`: the session's row in sessions.json records when the
-                      turn started and NOW.md's sha256 then
+                      turn started and NOW.md's sha256 then (a NOW changed since is the
+                      agent's, even one that kept a hook's sections)
     PostToolUse(Failure)  a failed tool leaves its ERROR entry; the recovery steps go to
-                      NOW.md (seed 002 self-annealing) only when the agent has not set NOW
-                      in this turn (`agent_set_now`)
-    Stop              `record_outcome`: if the agent set NOW during the turn, it stays as
-                      the agent left it. Otherwise the outcome is recorded: the objective
-                      is the user's goal (`statements.goal_of` of the prompt; a prompt that
-                      sets none, "continue", a decision, a question, keeps the goal before
-                      it), the next steps are the open tasks, the blockers the blocked tasks,
-                      and a "## Last turn" section says what the turn answered, which tasks
-                      remain open and how many of its tool failures nothing resolved. Never "Task complete":
-                      the hook cannot know that work is complete, and tasks may say it is not.
-                      A NOW the agent wrote in an earlier turn is kept too unless the prompt
-                      set a new goal (the objective changed: seed 002 overwrites NOW then).
+                      NOW.md (seed 002 self-annealing) only when the agent owns no NOW
+    Stop              `record_outcome`: a NOW the agent set stays as the agent left it.
+                      Otherwise the outcome is recorded: the objective is the user's goal
+                      (`statements.goal_of` of the prompt; a prompt that sets none,
+                      "continue", a decision, a question, keeps the goal before it), the
+                      next steps are the open tasks, the blockers the blocked tasks, and a
+                      "## Last turn" section says what the turn answered, which tasks remain
+                      open and how many of its tool failures nothing resolved. Never "Task
+                      complete": a hook cannot know that work is complete, and the tasks
+                      may say it is not.
 
-"Set by the agent during the turn" means NOW.md changed since the turn started and is not
-one a hook wrote (the recovery status, or a NOW with the "Last turn" section). Without a
-recorded turn start (no UserPromptSubmit hook), a NOW the agent wrote is never replaced.
 Also here: `record_statements`, the decisions, constraints and preferences a prompt or
 final response clearly states, recorded as first-class records (`layers.decisions`), a
 decision naming what it replaces ("instead of WeasyPrint") superseding the one record in
@@ -112,19 +110,29 @@ def _task_step(t: Task) -> str:
     return f"{t.id} [{t.status}] {one_line(first, 120)}"
 
 
+def agent_owns_now(store: Store, agent: str, session: str | None) -> bool:
+    """True when NOW.md is the agent's: set during this turn of `session`, or a NOW no hook
+    wrote (not absent, not the default, not `AgentLoop`'s "Task complete: ...")."""
+    if session is not None and agent_set_now(store, agent, session):
+        return True
+    mem = store.agent(agent)
+    prior = mem.now.state() if mem.now.exists() else None
+    return (
+        prior is not None
+        and not hook_written(prior)
+        and previous_goal(prior) is not None
+        and not COMPLETE_PREFIX.match(prior.objective)
+    )
+
+
 def record_outcome(store: Store, agent: str, session: str, prompt: str, answer: str) -> str:
     """The Stop hook's NOW (see module docstring); returns what it did, for the hook's
     JSON output: "kept" (the agent's NOW stands) or "recorded"."""
+    if agent_owns_now(store, agent, session):
+        return "kept: NOW.md is the agent's"
     mem = store.agent(agent)
-    owned = agent_set_now(store, agent, session)
-    if owned:
-        return "kept: the agent set NOW during this turn"
     prior = mem.now.state() if mem.now.exists() else None
     goal = goal_of(prompt)
-    agents = prior is not None and not hook_written(prior) and previous_goal(prior) is not None
-    agents = agents and not COMPLETE_PREFIX.match(prior.objective if prior else "")
-    if agents and (goal is None or owned is None):
-        return "kept: the agent's NOW from an earlier turn stands"
     objective = goal or previous_goal(prior) or "(none)"
     tasks = mem.tasks.list()
     live = [t for t in tasks if t.status == "in_progress"] + [
