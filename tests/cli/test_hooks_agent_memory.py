@@ -211,7 +211,7 @@ def test_hooks_record_what_the_user_and_the_answer_clearly_state(
     weasy = next(e for e, _ in history if "WeasyPrint for the PDF" in e.summary)
     report = next(e for e, _ in history if e.summary.startswith("Let's go with ReportLab"))
     assert said[weasy.summary] == ("decision", report.id)  # replaced, kept as history
-    assert said["Decision: invoices render at A4 with 2 cm margins."] == ("decision", None)
+    assert said["Invoices render at A4 with 2 cm margins."] == ("decision", None)  # no label
     assert said["Never ship a PDF without a page number."] == ("constraint", None)
     assert len(history) == 4  # nothing from the question, the "ok" or the plain answer
     context = ClaudeSession(home, tmp_path / "proj").context()

@@ -79,9 +79,10 @@ def _when(start: str, end: str) -> str:
 def _compaction(e: LogEntry) -> str:
     meta = e.metadata or {}
     objective = next((x[2:] for x in e.content.splitlines() if x.startswith("- Objective: ")), None)
-    where = meta.get("archive") or "the archive"
+    where = f"archive {meta['archive_id']}" if meta.get("archive_id") else "the archive"
     told = f"; {objective}" if objective else ""
-    return f"- before {e.ts[:16].replace('T', ' ')}: {meta.get('entries', '?')} entries compacted into {where}{told}"
+    when = e.ts[:16].replace("T", " ")
+    return f"- before {when}: {meta.get('entries', '?')} entries compacted into {where}{told}"
 
 
 def activity_lines(entries: list[LogEntry]) -> list[str]:

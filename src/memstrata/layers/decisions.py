@@ -56,6 +56,13 @@ def _words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)}
 
 
+def _alike(a: str, b: str) -> bool:
+    """Most (80%) of the shorter text's words are in the other."""
+    words, other = _words(a), _words(b)
+    small = min(len(words), len(other))
+    return bool(small) and len(words & other) >= max(1, round(0.8 * small))
+
+
 def _flat(text: str) -> str:
     return " ".join(text.lower().split())
 
@@ -167,10 +174,9 @@ class Decisions:
         """A live record of `kind` saying (nearly) the same as `text`, if any: most of the
         shorter one's words are in the other (a hook must not record a decision twice)."""
         self._check("read")
-        words = _words(text)
-        for e in self.in_force((kind,)):
-            other = _words(e.summary)
-            small = min(len(words), len(other))
-            if small and len(words & other) >= max(1, round(0.8 * small)):
-                return e
-        return None
+        return next((e for e in self.in_force((kind,)) if _alike(text, e.summary)), None)
+
+    def known(self, text: str) -> bool:
+        """True when a record of any kind, in force or replaced, says (nearly) `text`."""
+        self._check("read")
+        return any(_alike(text, e.summary) for e, _ in self.history((*RECORD_KINDS, *RULE_KINDS)))

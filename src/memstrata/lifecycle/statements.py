@@ -116,12 +116,19 @@ def kind_of(sentence: str, speaker: str) -> str | None:
     return None
 
 
+_LABEL = re.compile(
+    r"^(?:the )?(?:final )?(?:decision|decided|constraint|rule|policy|requirement|preference)"
+    r"\s*[:\-\u2013]\s*",
+    re.I,
+)
+
+
 def statements(text: str, speaker: str) -> list[Statement]:
     """The decisions, constraints and preferences `text` clearly states, in order.
 
     Example:
         >>> statements("OK, we decided: 15-minute access tokens. Thanks!", "user")
-        [Statement(kind='decision', text='we decided: 15-minute access tokens.', replaces=())]
+        [Statement(kind='decision', text='We decided: 15-minute access tokens.', replaces=())]
     """
     out: list[Statement] = []
     for sentence in sentences(text):
@@ -130,7 +137,10 @@ def statements(text: str, speaker: str) -> list[Statement]:
             continue
         body = _open(sentence)
         words = tuple(dict.fromkeys(m.group(1) for m in _REPLACES.finditer(_norm(body))))
-        out.append(Statement(kind, body, words if kind == "decision" else ()))
+        said = _LABEL.sub("", body).strip() or body  # "Decision: X" is recorded as "X"
+        out.append(
+            Statement(kind, said[:1].upper() + said[1:], words if kind == "decision" else ())
+        )
     return out
 
 
