@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.claude_code import ClaudeSession, noise_share  # noqa: E402
+from tests.claude_code import ClaudeSession, noise_share
 
 GOALS = [
     "Add pagination to GET /invoices.",
