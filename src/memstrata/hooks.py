@@ -5,10 +5,8 @@
                          user and assistant messages too, so the agent picks up where the
                          transcript was cut
     UserPromptSubmit  -> logs the user's intent (seed 002), records the turn's start
-                         (`lifecycle.outcome`) and what the prompt clearly states (a
-                         decision, constraint, preference: first-class records), and injects
-                         NOW + the last meaningful LOG entries; "ignore memory" (seed 001)
-                         injects no memory at all
+                         (`lifecycle.outcome`), and injects NOW + the last meaningful LOG
+                         entries; "ignore memory" (seed 001) injects no memory at all
     PostToolUse       -> one compact TOOL_USE entry per tool execution (seed 002 auto-log,
                          with the call's `tool_use_id`); a failed one (error, non-zero exit,
                          interrupted) is one ERROR entry instead, with its arguments and
@@ -20,7 +18,9 @@
                          (`lifecycle.flush`), `memory:flush` is emitted
     Stop              -> capture the transcript's new messages; log the turn's final
                          response (`last_assistant_message`, else the transcript's last
-                         assistant text), record what it clearly states, and leave NOW.md
+                         assistant text), record what the turn's prompts and response
+                         clearly state (a decision, constraint, preference: first-class
+                         records, unless the agent recorded that kind itself), leave NOW.md
                          to the agent: a NOW it set stays, else the outcome is recorded
                          without claiming any work complete
                          (`lifecycle.outcome.record_outcome`), once per response
@@ -163,7 +163,7 @@ def prompt_context(
 def user_prompt_submit(store: Store, agent: str, hook: dict[str, Any]) -> dict[str, Any] | None:
     """Log the prompt as the user's intent; inject NOW + LOG, or nothing on "ignore memory"."""
     from memstrata.assembly.context import wants_no_memory
-    from memstrata.lifecycle.outcome import record_statements, turn_started
+    from memstrata.lifecycle.outcome import turn_started
     from memstrata.loop import log_intent
 
     prompt = str(hook.get("prompt") or "")
@@ -173,10 +173,8 @@ def user_prompt_submit(store: Store, agent: str, hook: dict[str, Any]) -> dict[s
     if ignore:
         meta["ignore_memory"] = True
     logged = log_intent(store, agent, prompt, **meta)
-    if logged is not None:  # writes allowed
-        if sid is not None:
-            turn_started(store, agent, sid)
-        record_statements(store, agent, prompt, speaker="user", session=sid)
+    if logged is not None and sid is not None:  # writes allowed
+        turn_started(store, agent, sid)
     if ignore:
         return None  # seed 001: memory is not consulted for this turn
     text = prompt_context(store, agent, skip=logged.id if logged is not None else None)
@@ -254,12 +252,12 @@ def stop(
     store: Store, agent: str, hook: dict[str, Any], *, max_capture: int | None = None
 ) -> dict[str, Any]:
     """Claude finished its response (seed 002 "after execution"): capture the transcript,
-    log the final response, record what it clearly states, and record the outcome in
+    log the final response, record what the turn clearly states, and record the outcome in
     NOW.md unless the agent set NOW (`lifecycle.outcome`: NOW belongs to the agent; `AgentLoop`, which owns NOW, still says "Task complete"). Once per
     response: the response's key (the prompt's transcript uuid + a hash of the text) is
     recorded in sessions.json, and a Stop hook that sees the same response again writes
     nothing."""
-    from memstrata.lifecycle.outcome import record_outcome, record_statements
+    from memstrata.lifecycle.outcome import record_outcome, record_statements, turn_prompts
     from memstrata.loop import log_final_response, writes_allowed
 
     got = capture_transcript(store, agent, hook, event="stop", max_capture=max_capture)
@@ -272,7 +270,8 @@ def stop(
     if (sessions._read_index().find(got.session_id) or {}).get("responded") == key:
         return out
     log_final_response(store, agent, _compact(text), session=got.session_id)
-    record_statements(store, agent, text, speaker="assistant", session=got.session_id)
+    prompts = turn_prompts(store, agent, got.session_id, intent)
+    record_statements(store, agent, got.session_id, prompts, text)
     out["now"] = record_outcome(store, agent, got.session_id, intent, text)
     sessions._update_index(got.session_id, responded=key)
     out["final_response"] = True

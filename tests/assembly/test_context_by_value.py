@@ -133,3 +133,60 @@ def test_a_tight_budget_drops_activity_before_what_stands(home: Path) -> None:
     assert "note 59" in full and len(tight) <= 1400
     assert "Bill in EUR from March" in tight and "Ship the billing migration" in tight
     assert "note 0 " not in tight  # the oldest activity went first
+
+
+def test_a_compaction_does_not_cut_a_session_or_hide_its_open_error(home: Path) -> None:
+    """The context reads the latest compaction archive before LOG.md: the session the
+    compaction cut keeps its goal, and a failure nothing resolved stays an open error
+    (told by its telling line, not "Exit code 1")."""
+    from memstrata.lifecycle.compaction import compact_log
+
+    sid = "s-pdf"
+    with Store(home, agent="me") as s:
+        log = s.agent().log
+        log.append(
+            "USER_FEEDBACK", "Start the PDF receipts", {"event": "user_intent", "session": sid}
+        )
+        log.append(
+            "ERROR",
+            "Error: tool Bash failed: Exit code 1",
+            {
+                "tool": "Bash",
+                "args": {"command": "pytest -q tests/test_receipts.py"},
+                "error": "Exit code 1\nFAILED tests/test_receipts.py::test_1 - OSError: cannot "
+                "load library 'libpango-1.0-0'",
+                "session": sid,
+            },
+        )
+        assert compact_log(s, "me", force=True).compacted
+        log.append(
+            "SYSTEM",
+            "Final response: Blocked on pango.",
+            {"event": "final_response", "session": sid},
+        )
+        text = assemble_context(s, "me", now=TS).text
+    errors = _section(text, "## Open errors (nothing later resolved them)")
+    assert "OSError: cannot load library 'libpango-1.0-0'" in errors and "Exit code" not in errors
+    activity = _section(text, "## Recent activity (LOG.md, by session)")
+    assert (
+        "goal: Start the PDF receipts; 1 test run (1 failed); outcome: Blocked on pango."
+        in activity
+    )
+
+
+def test_tool_calls_an_agent_logs_by_hand_in_their_shape_are_counted_not_shown(home: Path) -> None:
+    with Store(home, agent="me") as s:
+        log = s.agent().log
+        log.append("TOOL_USE", 'web_search("Paris e-scooter vote 2023") -> 10 results')
+        log.append(
+            "TOOL_USE", 'Bash(command="pytest -x -q tests/test_payments.py") -> ok, 12 passed'
+        )
+        log.append("TOOL_USE", 'fetch_pdf("https://journal.example/paper.pdf") -> error')
+        log.append("ERROR", "HTTP 403 Forbidden: the journal PDF is paywalled")
+        log.append("TOOL_USE", "loaded prices.csv by hand")  # a note, not a call
+        text = assemble_context(s, "me", now=TS).text
+    assert "web_search(" not in text and "Bash(" not in text and "fetch_pdf(" not in text
+    assert "1 test run, 2 other calls (1 failed; web_search, fetch_pdf)" in text
+    errors = _section(text, "## Open errors (nothing later resolved them)").strip().splitlines()
+    assert len(errors) == 1 and "paywalled" in errors[0] and "fetch_pdf" in errors[0]
+    assert "loaded prices.csv by hand" in text

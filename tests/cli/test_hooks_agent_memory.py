@@ -28,6 +28,13 @@ def _agent_sets_now(home: Path, status: str, *steps: str) -> None:
     subprocess.run(args, check=True, capture_output=True, timeout=60)
 
 
+def _decide(home: Path, text: str) -> str:
+    """The agent's own `record_decision` (here through the CLI, another process)."""
+    args = [EXE, "--home", str(home), "--agent", "me", "decisions", "record", text]
+    subprocess.run(args, check=True, capture_output=True, timeout=60)
+    return text
+
+
 def _now(home: Path) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
     with Store(home, agent="me") as s:
         state = s.agent().now.state()
@@ -191,7 +198,8 @@ def test_hooks_record_what_the_user_and_the_answer_clearly_state(
 ) -> None:
     """Issue 19 item 2 through the hooks: "we decided ...", "let's go with X instead of Y"
     become first-class records, the later one replacing the earlier; a question, an "ok"
-    or an answer that decides nothing records nothing."""
+    or an answer that decides nothing records nothing. A kind the agent recorded itself in
+    a turn is not transcribed from that turn (its own record comes first)."""
     s = ClaudeSession(home, tmp_path / "proj")
     s.hook("user-prompt-submit", s.prompt("We decided to use WeasyPrint for the PDF export."))
     s.hook("stop", s.answer("I read the templates; the export needs a font config."))
@@ -204,7 +212,9 @@ def test_hooks_record_what_the_user_and_the_answer_clearly_state(
             " a PDF without a page number."
         ),
     )
+    s.hook("stop", s.answer("Switched the export to ReportLab."))
     s.hook("user-prompt-submit", s.prompt("What did we decide about the PDF library?"))
+    s.hook("stop", s.answer("ReportLab, since WeasyPrint needs pango."))
     with Store(home, agent="me") as st:
         history = st.agent().decisions.history()
     said = {e.summary: (e.kind, by) for e, by in history}
@@ -214,6 +224,12 @@ def test_hooks_record_what_the_user_and_the_answer_clearly_state(
     assert said["Invoices render at A4 with 2 cm margins."] == ("decision", None)  # no label
     assert said["Never ship a PDF without a page number."] == ("constraint", None)
     assert len(history) == 4  # nothing from the question, the "ok" or the plain answer
+    s.hook("user-prompt-submit", s.prompt("We decided to cap invoices at 500 lines."))
+    mine = _decide(home, "Split invoices longer than 500 lines into parts")
+    s.hook("stop", s.answer("We decided to split long invoices into parts."))
+    with Store(home, agent="me") as st:
+        live = [e.summary for e in st.agent().decisions.in_force(("decision",))]
+    assert mine in live and not any("500" in x and x != mine for x in live)
     context = ClaudeSession(home, tmp_path / "proj").context()
     decisions = context.split("## Decisions and constraints in force\n", 1)[1].split("\n## ")[0]
     assert "ReportLab instead of WeasyPrint" in decisions and "use WeasyPrint" not in decisions

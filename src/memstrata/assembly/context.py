@@ -157,7 +157,7 @@ def assemble_context(
 
     def log_tail() -> list[LogEntry]:
         if not entries and log_entries:
-            entries.extend(mem.log.tail(log_entries))
+            entries.extend(standing.recent_entries(mem, log_entries))
         return entries
 
     build.add(

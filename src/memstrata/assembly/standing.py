@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from memstrata.layers.decisions import RULE_KINDS
 from memstrata.lifecycle.activity import (
     NOTE_CHARS,
+    failure_line,
     is_trace,
     one_line,
     open_errors,
@@ -31,7 +32,26 @@ if TYPE_CHECKING:
 
 MAX_SESSIONS = 12
 MAX_NOTES = 5
+MAX_FAILURES = 2  # what a session ran into, told under its line
 _ORDER = {"in_progress": 0, "blocked": 1, "pending": 2}
+
+
+def recent_entries(mem: AgentMemory, n: int) -> list[LogEntry]:
+    """The last `n` LOG entries, after the entries of the latest compaction archive when
+    LOG.md starts with its summary: a compaction must not cut a session in two (its goal
+    on one side, its outcome on the other) nor hide a failure nothing resolved yet."""
+    tail = mem.log.tail(n) if n else []
+    latest = next((e for e in reversed(tail) if (e.metadata or {}).get("compacted")), None)
+    archive = (latest.metadata or {}).get("archive_id") if latest is not None else None
+    if not isinstance(archive, str):
+        return tail
+    from memstrata.errors import MemstrataError
+
+    try:
+        before = mem.archives.entries(archive)
+    except MemstrataError:
+        return tail  # a missing or unreadable archive costs its part of the summary only
+    return [*before[-n:], *tail]
 
 
 def task_line(t: Task) -> str:
@@ -86,23 +106,36 @@ def _compaction(e: LogEntry) -> str:
 
 
 def activity_lines(entries: list[LogEntry]) -> list[str]:
-    """One line per session (and the agent's notes under it), oldest first."""
-    lines = [_compaction(e) for e in entries if (e.metadata or {}).get("compacted")]
+    """One line per session (and under it the agent's notes and what failed, unless it is
+    still an open error: told once), oldest first; a compaction whose archived entries
+    are among `entries` (`recent_entries`) is told by them."""
+    still_open = {i for err in open_errors(entries) for i in err.ids}
+    summaries = [e for e in entries if (e.metadata or {}).get("compacted")]
+    own = [e for e in summaries if not e.compacted]  # LOG.md's own summary entries
+    expanded = own[-1] if own and any(e.compacted for e in entries) else None
+    lines = [_compaction(e) for e in summaries if e is not expanded]
     for s in sessions(entries)[-MAX_SESSIONS:]:
         parts = [_when(s.start, s.end)]
         if s.goals:
             parts.append("goal: " + " / then: ".join(one_line(g, 160) for g in s.goals[:3]))
         elif s.asked:
-            parts.append("asked: " + one_line(s.asked[-1], 160))
+            parts.append("user: " + one_line(s.asked[-1], 160))
         counts = s.summary()
         if counts:
             parts.append(counts)
         if s.outcome:
             parts.append(f"outcome: {s.outcome}")
-        if len(parts) == 1 and not s.notes:
+        if len(parts) == 1 and not s.notes and not s.failed:
             continue
         lines.append("- " + "; ".join(parts))
         for note in s.notes[-MAX_NOTES:]:
             label = "TOOL_USE" if is_trace(note) else note.entry_type
             lines.append(f"  - {note.ts[11:16]} {label}: {one_line(note.content, NOTE_CHARS)}")
+        told: set[str] = set()
+        for e, detail in s.failed:
+            said = failure_line(e, detail)
+            if e.id in still_open or said in told or len(told) == MAX_FAILURES:
+                continue
+            told.add(said)
+            lines.append(f"  - {e.ts[11:16]} {said}")
     return lines

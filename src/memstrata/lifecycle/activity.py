@@ -2,20 +2,22 @@
 
 LOG.md holds three sorts of entries. Tool traces are what the hooks, `AgentLoop` and the
 MCP auto-log write for every tool call (`loop.describe_tool`: metadata `tool` and
-`outcome`, text like `Read(file_path="a.py") -> ok, 120 chars`): they are counted, never
-shown. Bookkeeping (the capture notices earlier versions wrote, "stop hook: captured 26
+`outcome`, text like `Read(file_path="a.py") -> ok, 120 chars`), and TOOL_USE entries an
+agent writes by hand in the same shape: they are counted, never shown. Bookkeeping (the capture notices earlier versions wrote, "stop hook: captured 26
 new message(s) of session <uuid>", and anything tagged `bookkeeping`) is dropped.
 Everything else is meaning and is kept: the user's prompts, the final responses, the
 agent's own THOUGHT entries and hand-written entries, errors, compaction summaries.
 
-`sessions(entries)` groups the entries by the session they name (metadata `session`;
-entries without one are split at each user prompt, one group per turn) and gives each
+`sessions(entries)` groups the entries by the session they name (metadata `session`; an
+entry without one, such as the agent's own `log_activity` note, joins the group of the
+entry before it, a user prompt without one starts a turn, and an agent that names
+neither gets one group a day) and gives each
 group its goals (`statements.goal_of` of its prompts), its outcome (the last final
 response), counts of reads, edits and test runs (and failures) and its notes.
 `open_errors(entries)` lists the failures nothing later resolved: a failed tool is
-resolved by a later successful call of the same tool on the same target (same command
-head or file), another error by a later final response; repeats of one failure are one
-line with a count. Pure functions over `LogEntry` values.
+resolved by a later successful call of the same tool on the same target (the same
+command, file or path), another error by a later final response or a passing test run;
+repeats of one failure are one line with a count. Pure functions over `LogEntry` values.
 """
 
 from __future__ import annotations
@@ -50,10 +52,22 @@ def one_line(text: str, limit: int) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
+# A TOOL_USE entry written in the shape of a call, `Bash(command="pytest") -> ok, ...`,
+# whoever wrote it (the harness's `describe_tool`, or an agent imitating it by hand).
+_CALL = re.compile(r"^\s*([A-Za-z_][\w.:-]*)\((.*?)\)\s*->\s*(\S[^\n]*)?$", re.S)
+_PARAM = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def _call(e: LogEntry) -> re.Match[str] | None:
+    return _CALL.match(e.content) if e.entry_type == "TOOL_USE" else None
+
+
 def is_trace(e: LogEntry) -> bool:
-    """A tool call as the harness logs it (counted, never shown)."""
+    """A tool call as the harness logs it, or in its shape (counted, never shown)."""
     meta = e.metadata or {}
-    return e.entry_type == "TOOL_USE" and "tool" in meta and "outcome" in meta
+    if e.entry_type != "TOOL_USE":
+        return False
+    return ("tool" in meta and "outcome" in meta) or _call(e) is not None
 
 
 def is_bookkeeping(e: LogEntry) -> bool:
@@ -76,16 +90,23 @@ def final_text(e: LogEntry) -> str:
 
 def _args(e: LogEntry) -> dict[str, Any]:
     args = (e.metadata or {}).get("args")
-    return args if isinstance(args, dict) else {}
+    if isinstance(args, dict):
+        return args
+    call = _call(e)
+    if call is None:
+        return {}
+    named = dict(_PARAM.findall(call.group(2)))
+    return named or ({"args": call.group(2).strip()} if call.group(2).strip() else {})
 
 
 def target(e: LogEntry) -> str:
-    """What a tool call acted on: its command's first words, or its file, path or pattern."""
+    """What a tool call acted on: its command (a test run of another file is another
+    target), or its file, path or pattern."""
     args = _args(e)
     command = args.get("command")
     if isinstance(command, str) and command.strip():
-        return " ".join(command.split()[:4])
-    for key in ("file_path", "path", "notebook_path", "pattern", "url", "query"):
+        return one_line(command, 80)
+    for key in ("file_path", "path", "notebook_path", "pattern", "url", "query", "args"):
         value = args.get(key)
         if isinstance(value, str) and value.strip():
             return value.strip()
@@ -94,7 +115,10 @@ def target(e: LogEntry) -> str:
 
 def tool_of(e: LogEntry) -> str | None:
     tool = (e.metadata or {}).get("tool")
-    return tool if isinstance(tool, str) and tool else None
+    if isinstance(tool, str) and tool:
+        return tool
+    call = _call(e)
+    return call.group(1) if call is not None else None
 
 
 def kind_of_call(e: LogEntry) -> str:
@@ -111,7 +135,11 @@ def kind_of_call(e: LogEntry) -> str:
 
 
 def failed(e: LogEntry) -> bool:
-    return e.entry_type == "ERROR" or (e.metadata or {}).get("outcome") == "error"
+    if e.entry_type == "ERROR" or (e.metadata or {}).get("outcome") == "error":
+        return True
+    call = _call(e)
+    said = (call.group(3) or "") if call is not None else ""
+    return "outcome" not in (e.metadata or {}) and said.lower().startswith(("error", "failed"))
 
 
 def is_call(e: LogEntry) -> bool:
@@ -133,6 +161,7 @@ class Session:
     failures: dict[str, int] = field(default_factory=dict)
     others: dict[str, int] = field(default_factory=dict)  # "other" calls by tool name
     notes: list[LogEntry] = field(default_factory=list)
+    failed: list[tuple[LogEntry, str]] = field(default_factory=list)  # failures, what went wrong
 
     def summary(self) -> str:
         def n(word: str, count: int, plural: str | None = None) -> str:
@@ -159,31 +188,51 @@ def _session_key(e: LogEntry, current: str) -> str:
 
 def echoed(entries: Sequence[LogEntry], i: int) -> bool:
     """An ERROR entry repeating the failed TOOL_USE just before it (stores written before
-    a failed tool became one ERROR entry): counted and shown once, as the trace."""
+    a failed tool became one ERROR entry; an agent logging a failure twice): counted and
+    shown once, as the trace, with the ERROR's text as what went wrong."""
     e = entries[i]
-    if e.entry_type != "ERROR" or tool_of(e) is None or i == 0:
+    if e.entry_type != "ERROR" or i == 0:
         return False
     before = entries[i - 1]
     ids = [(x.metadata or {}).get("tool_use_id") for x in (e, before)]
     return (
         is_trace(before)
         and failed(before)
-        and tool_of(before) == tool_of(e)
+        and tool_of(e) in (None, tool_of(before))  # an agent's own ERROR names no tool
         and (None in ids or ids[0] == ids[1])
     )
+
+
+def _echo_detail(entries: Sequence[LogEntry], i: int) -> str:
+    """What the ERROR echoing entry `i` (a failed call) says went wrong, if there is one."""
+    if i + 1 < len(entries) and echoed(entries, i + 1):
+        echo = entries[i + 1]
+        return str((echo.metadata or {}).get("error") or echo.content)
+    return ""
 
 
 def sessions(entries: Sequence[LogEntry]) -> list[Session]:
     """The entries grouped by session (see module docstring), oldest group first."""
     groups: dict[str, Session] = {}
     order: list[str] = []
-    turn = "t:0"
+    last = "t:0"  # an entry naming no session belongs with the one before it
     for i, e in enumerate(entries):
         if is_bookkeeping(e) or (e.metadata or {}).get("compacted") or echoed(entries, i):
             continue
-        if e.entry_type == "USER_FEEDBACK" and not (e.metadata or {}).get("session"):
-            turn = f"t:{i}"
-        key = _session_key(e, turn)
+        named = (e.metadata or {}).get("session")
+        if (
+            not named
+            and (
+                e.entry_type == "USER_FEEDBACK"  # a turn of a loop without sessions starts here
+                or (
+                    not last.startswith("s:")
+                    and last in groups
+                    and groups[last].start[:10] < e.ts[:10]
+                )
+            )
+        ):
+            last = f"t:{i}"  # and an agent without sessions or turns: one group a day
+        key = last = _session_key(e, last)
         g = groups.get(key)
         if g is None:
             g = groups[key] = Session(key, e.ts, e.ts)
@@ -197,6 +246,7 @@ def sessions(entries: Sequence[LogEntry]) -> list[Session]:
                 g.others[name] = g.others.get(name, 0) + 1
             if failed(e):
                 g.failures[kind] = g.failures.get(kind, 0) + 1
+                g.failed.append((e, _echo_detail(entries, i)))
         elif e.entry_type == "USER_FEEDBACK":
             goal = goal_of(e.content)
             if goal and goal not in g.goals:
@@ -206,7 +256,7 @@ def sessions(entries: Sequence[LogEntry]) -> list[Session]:
         elif is_final_response(e):
             g.outcome = one_line(final_text(e), OUTCOME_CHARS)
         elif e.entry_type == "ERROR":
-            continue  # shown once, in the open errors (or resolved)
+            g.failed.append((e, ""))  # told once: an open error, or what the session ran into
         elif (e.metadata or {}).get("flush") and (e.metadata or {}).get("sessionId"):
             continue  # a transcript compaction's record: its summary is the transcript's
         else:
@@ -215,8 +265,10 @@ def sessions(entries: Sequence[LogEntry]) -> list[Session]:
 
 
 def _resolves(later: LogEntry, error: LogEntry) -> bool:
-    if tool_of(error) is None:
-        return is_final_response(later)
+    if tool_of(error) is None:  # an error of the work itself: a turn ended, or tests pass
+        return is_final_response(later) or (
+            is_trace(later) and not failed(later) and kind_of_call(later) == "test"
+        )
     return (
         is_trace(later)
         and not failed(later)
@@ -225,22 +277,43 @@ def _resolves(later: LogEntry, error: LogEntry) -> bool:
     )
 
 
+_GIST = re.compile(
+    r"\b[A-Z]\w*(?:Error|Exception|Denied|Refused)\b|\bFAILED\b|\berror:|\bfatal:|^E\s{2,}|"
+    r"\bHTTP \d{3}\b|\bpermission denied\b|\bnot found\b",
+    re.I,
+)
+_EXIT = re.compile(r"^(?:exit (?:code|status)|returned|exited with)\s*:?\s*-?\d+\.?$", re.I)
+
+
+def gist(detail: str, limit: int = 160) -> str:
+    """The telling line of an error's text (the exception, the FAILED line, the HTTP status),
+    one line; a bare "Exit code 1" only when nothing else is said."""
+    lines = [x.strip() for x in detail.splitlines() if x.strip()]
+    said = [x for x in lines if not _EXIT.match(x)] or lines
+    told = next((x for x in said if _GIST.search(x)), said[0] if said else "")
+    return one_line(told, limit)
+
+
+def failure_line(e: LogEntry, detail: str = "") -> str:
+    """'Bash (pytest -q) failed: OSError: ...' for a failed call; an error's own text."""
+    tool, where = tool_of(e), target(e)
+    said = (e.metadata or {}).get("error") or detail
+    if tool is None:
+        return one_line(e.content, 240)
+    what = f"{tool} ({one_line(where, 60)})" if where else tool
+    return f"{what} failed" + (f": {gist(str(said))}" if said else "")
+
+
 @dataclass(frozen=True)
 class OpenError:
     entry: LogEntry  # the latest occurrence
     count: int
     detail: str = ""  # what went wrong, when the entry itself does not say
+    ids: tuple[str, ...] = ()  # every occurrence's entry id
 
     def line(self) -> str:
         e = self.entry
-        tool, where = tool_of(e), target(e)
-        detail = (e.metadata or {}).get("error") or self.detail
-        if tool is not None:
-            what = f"{tool} ({where})" if where else tool
-            said = f": {one_line(str(detail), 200)}" if detail else ""
-            text = f"{what} failed{said}"
-        else:
-            text = one_line(e.content, 240)
+        text = failure_line(e, self.detail)
         times = f" (×{self.count})" if self.count > 1 else ""
         return f"- {e.ts[:16].replace('T', ' ')} {text}{times}"
 
@@ -255,7 +328,7 @@ def open_errors(entries: Sequence[LogEntry]) -> list[OpenError]:
             continue
         key = (tool_of(e), target(e), "" if tool_of(e) else e.content)
         seen = out.pop(key, None)
-        echo = entries[i + 1] if i + 1 < len(entries) and echoed(entries, i + 1) else None
-        detail = str((echo.metadata or {}).get("error") or "") if echo is not None else ""
-        out[key] = OpenError(e, (seen.count if seen else 0) + 1, detail)
+        detail = _echo_detail(entries, i)
+        ids = (*(seen.ids if seen else ()), e.id)
+        out[key] = OpenError(e, (seen.count if seen else 0) + 1, detail, ids)
     return list(out.values())

@@ -22,10 +22,9 @@ hook wrote (the recovery status, or a NOW with the "Last turn" section below).
                       complete": a hook cannot know that work is complete, and the tasks
                       may say it is not.
 
-Also here: `record_statements`, the decisions, constraints and preferences a prompt or
-final response clearly states, recorded as first-class records (`layers.decisions`), a
-decision naming what it replaces ("instead of WeasyPrint") superseding the one record in
-force that mentions it, and none recorded twice.
+Also here, for the Stop hook: `record_statements`, the decisions, constraints and
+preferences the turn's prompts and final response clearly state, recorded as first-class
+records (`layers.decisions`) unless the agent recorded that kind itself in the turn.
 """
 
 from __future__ import annotations
@@ -163,22 +162,60 @@ def record_outcome(store: Store, agent: str, session: str, prompt: str, answer: 
     return "recorded"
 
 
+HOOK_REF = "stated in session"  # the `ref` of a record the hooks transcribed
+
+
 def record_statements(
-    store: Store, agent: str, text: str, *, speaker: str, session: str | None = None
+    store: Store, agent: str, session: str, prompts: list[str], answer: str
 ) -> list[LedgerEntry]:
-    """Record the decisions, constraints and preferences `text` clearly states."""
+    """Record the decisions, constraints and preferences the turn's prompts and its final
+    response clearly state (`statements`), at the end of the turn (the Stop hook).
+
+    The agent's own records come first: a kind it recorded itself during this turn
+    (`record_decision`, the CLI) is not transcribed again from the same turn, since the
+    two would say one thing twice and, once the agent replaced its record, the copy would
+    still stand. A statement already in force in other words is skipped too; one naming
+    what it replaces ("instead of WeasyPrint") supersedes the one record in force of its
+    kind that names it.
+    """
     decisions = store.agent(agent).decisions
+    turn = _turn(store, agent, session)
+    since = str(turn.get("started") or "") if turn is not None else ""
+    own = {
+        e.kind
+        for e, _ in decisions.history()
+        if since and e.ts >= since and not (e.ref or "").startswith(HOOK_REF)
+    }
+    said = [(p, "user") for p in prompts] + [(answer, "assistant")]
     out = []
-    for st in statements(text, speaker):
-        if decisions.similar(st.text, st.kind) is not None:
-            continue  # said before (or recorded by the agent itself): once is enough
-        target = None
-        for word in st.replaces:
-            pattern = re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])", re.I)
-            named = [e for e in decisions.in_force((st.kind,)) if pattern.search(e.summary)]
-            if len(named) == 1:
-                target = named[0].id
-                break
-        ref = f"session {session}" if session else None
-        out.append(decisions.record(st.text, st.kind, replaces=target, ref=ref))
+    for text, speaker in said:
+        for st in statements(text, speaker):
+            if st.kind in own or decisions.similar(st.text, st.kind) is not None:
+                continue
+            target = None
+            for word in st.replaces:
+                pattern = re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])", re.I)
+                named = [e for e in decisions.in_force((st.kind,)) if pattern.search(e.summary)]
+                if len(named) == 1:
+                    target = named[0].id
+                    break
+            ref = f"{HOOK_REF} {session}"
+            out.append(decisions.record(st.text, st.kind, replaces=target, ref=ref))
     return out
+
+
+def turn_prompts(store: Store, agent: str, session: str, fallback: str) -> list[str]:
+    """The prompts of the turn that just ended (logged by the UserPromptSubmit hook since
+    the turn started), else `fallback` (the transcript's last prompt)."""
+    turn = _turn(store, agent, session)
+    since = str(turn.get("started") or "") if turn is not None else ""
+    if not since:
+        return [fallback] if fallback else []
+    logged = [
+        e.content
+        for e in store.agent(agent).log.tail(200)
+        if e.entry_type == "USER_FEEDBACK"
+        and (e.metadata or {}).get("session") == session
+        and e.ts >= since
+    ]
+    return logged or ([fallback] if fallback else [])

@@ -18,9 +18,10 @@ Questions state nothing. Openers ("OK,", "also", "remember that") are dropped fr
 recorded text. What a decision replaces is read from "instead of X", "rather than X",
 "switch from X", "replace X with", "no longer X" (`Statement.replaces`).
 
-`goal_of(prompt)` is the user's goal: the prompt's first sentences that are neither a
-statement above, a question, nor a continuation ("continue", "ok", "yes, go ahead");
-None when the prompt sets no new goal.
+`goal_of(prompt)` is the user's goal: the prompt's first sentences that ask for work, by
+an imperative verb ("Add ...", "Fix ...") or a request ("can you ...", "we need to ...",
+"let's ..."), and are not a statement above; None when the prompt sets no new goal (a
+continuation, a question, a report such as "the host said no").
 """
 
 from __future__ import annotations
@@ -76,7 +77,16 @@ _CONTINUE = re.compile(
     r"yes|yep|yeah|ok|okay|sure|sounds good|looks good|lgtm|thanks|thank you|great|perfect|"
     r"fine|done|cool|nice|go|ship it|that works|works for me|agreed|right)\b[\s\w,.!']{0,24}$"
 )
-_REQUEST = re.compile(r"^(?:can|could|would|will) you\b|^please\b|^how about\b|^let us\b")
+_REQUEST = re.compile(
+    r"^(?:(?:can|could|would|will) you|please|how about|let us|help me|"
+    r"(?:i|we) (?:need|want|would like|have) (?:you )?to|i want you to|your task is|"
+    r"the (?:goal|task|next step) is|next,? )\b"
+)
+# Verbs a goal opens with ("Add pagination", "Fix the flaky test"): a prompt sentence that
+# opens otherwise ("I haven't had time", "The host says no") reports, it sets no goal.
+_VERBS = frozenset(
+    ["add", "adapt", "adjust", "allow", "analyse", "analyze", "apply", "audit", "automate", "backfill", "benchmark", "build", "bump", "cache", "calculate", "change", "check", "clean", "clear", "compare", "compute", "configure", "convert", "create", "debug", "define", "delete", "deploy", "design", "document", "draft", "drop", "edit", "email", "enable", "ensure", "estimate", "evaluate", "explain", "export", "extend", "extract", "figure", "find", "finish", "fix", "format", "generate", "get", "handle", "harden", "implement", "import", "improve", "include", "increase", "install", "integrate", "introduce", "investigate", "keep", "limit", "list", "load", "log", "look", "lower", "make", "map", "measure", "merge", "migrate", "monitor", "move", "name", "normalise", "normalize", "open", "optimise", "optimize", "paginate", "parse", "patch", "pin", "plan", "polish", "port", "prepare", "prevent", "profile", "prototype", "publish", "put", "raise", "read", "rebase", "record", "reduce", "refactor", "register", "reload", "remove", "rename", "render", "reorganise", "reorganize", "repair", "replace", "report", "reproduce", "research", "reset", "resolve", "restore", "restructure", "retry", "return", "revert", "review", "rewrite", "roll", "run", "save", "scaffold", "schedule", "search", "secure", "send", "separate", "set", "setup", "ship", "show", "simplify", "sort", "speed", "split", "start", "stop", "store", "summarise", "summarize", "support", "switch", "sync", "test", "throttle", "tidy", "translate", "trim", "try", "tune", "turn", "undo", "unify", "update", "upgrade", "upload", "use", "validate", "verify", "wire", "wrap", "write"]
+)
 _WORD = re.compile(r"[^\W_]+")
 
 
@@ -149,6 +159,16 @@ def is_continuation(prompt: str) -> bool:
     return bool(_CONTINUE.match(_norm(_open(prompt)) or _norm(prompt.strip())))
 
 
+def _is_goal(text: str) -> bool:
+    low = _norm(text)
+    if not low or _CONTINUE.match(low):
+        return False
+    if low.endswith("?") and not _REQUEST.match(low):
+        return False  # a question is asked, not a goal set
+    words = _WORD.findall(low)
+    return len(words) >= 2 and (words[0] in _VERBS or bool(_REQUEST.match(low)))
+
+
 def goal_of(prompt: str) -> str | None:
     """The user's goal in `prompt` (its first one or two goal sentences), or None.
 
@@ -160,15 +180,14 @@ def goal_of(prompt: str) -> str | None:
         return None
     kept: list[str] = []
     for sentence in sentences(prompt):
+        if kind_of(sentence, "user") is not None:
+            continue
         body = _open(sentence)
-        low = _norm(body)
-        if not low or kind_of(sentence, "user") is not None or _CONTINUE.match(low):
-            continue
-        if low.endswith("?") and not _REQUEST.match(low):
-            continue  # a question is asked, not a goal set
-        if len(_WORD.findall(low)) < 2:
-            continue
-        kept.append(sentence)
+        _, sep, rest = body.partition(": ")
+        for part in (body, rest) if sep else (body,):  # "While we wait: fix the page"
+            if _is_goal(part):
+                kept.append(part[:1].upper() + part[1:])
+                break
         if len(kept) == 2:
             break
     if not kept:
