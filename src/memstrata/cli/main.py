@@ -120,7 +120,8 @@ def _common(p: argparse.ArgumentParser, *, top: bool) -> None:
     p.add_argument(
         "--home",
         default=d(os.environ.get("MEMSTRATA_HOME")),
-        help="store folder (default ./.memstrata or $MEMSTRATA_HOME)",
+        help="store folder ($MEMSTRATA_HOME; default: the project's .memstrata, found "
+        "upward from the working directory like git)",
     )
     p.add_argument(
         "--agent",
