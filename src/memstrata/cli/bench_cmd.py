@@ -1,4 +1,4 @@
-"""`memstrata bench ops | search | locomo | append | fresh | serve | teams`."""
+"""`memstrata bench ops | search | locomo | append | fresh | serve | teams | agent`."""
 
 from __future__ import annotations
 
@@ -78,6 +78,71 @@ def register(sub: Any) -> None:
     tm.add_argument("--samples", type=int, default=200, help="calls per operation and side")
     tm.add_argument("--sees", type=int, default=50, help="writes timed to the second host")
     tm.set_defaults(func=run_teams)
+    ag = bsub.add_parser(
+        "agent",
+        help="memstrata as an agent's memory over scripted multi-session scenarios: context "
+        "coverage and noise, recall rank of the answer, NOW integrity (held-out reported apart)",
+    )
+    ag.add_argument(
+        "--scenario",
+        action="append",
+        default=None,
+        help="run this scenario (repeat for several; default: all, see --list)",
+    )
+    ag.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    ag.add_argument(
+        "--sessions", type=int, default=None, help="run only the first N sessions of each"
+    )
+    ag.add_argument("--no-held-out", action="store_true", help="skip the held-out scenario")
+    ag.add_argument(
+        "--workdir",
+        default=None,
+        help="keep the scenario projects and stores in this folder (default: a temporary one, "
+        "on /dev/shm when there is one, removed afterwards)",
+    )
+    ag.add_argument(
+        "--details",
+        action="store_true",
+        help="also list each context's missing items and each question's ranks",
+    )
+    ag.set_defaults(func=run_agent)
+
+
+def run_agent(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from memstrata.bench.agent import run_bench
+    from memstrata.bench.agent_report import format_report
+    from memstrata.bench.agent_scenario import load, scenario_names
+    from memstrata.cli.main import emit
+    from memstrata.errors import MalformedInput
+
+    names = scenario_names()
+    if args.list:
+        rows = [(n, load(n)) for n in names]
+        emit(
+            args,
+            [{"name": n, "held_out": sc.held_out, "title": sc.data.get("title")} for n, sc in rows],
+            "\n".join(
+                f"{n:<22} {'held-out ' if sc.held_out else ''}{sc.data.get('title')}"
+                for n, sc in rows
+            ),
+        )
+        return 0
+    unknown = [n for n in args.scenario or [] if n not in names]
+    if unknown:
+        raise MalformedInput(f"unknown scenario {unknown[0]!r}; scenarios: {', '.join(names)}")
+    if args.sessions is not None and args.sessions < 1:
+        raise MalformedInput("--sessions must be at least 1")
+    result = run_bench(
+        args.scenario,
+        sessions=args.sessions,
+        held_out=not args.no_held_out,
+        workdir=Path(args.workdir) if args.workdir else None,
+        progress=_progress,
+    )
+    emit(args, result, format_report(result, details=args.details))
+    return 0
 
 
 def run_teams(args: argparse.Namespace) -> int:

@@ -97,6 +97,7 @@ EXAMPLES: dict[str, str] = {
     "bench fresh": "memstrata bench fresh --size 10000 --sources 1000",
     "bench locomo": "memstrata bench locomo locomo10.json --no-baselines",
     "bench serve": "memstrata bench serve --entries 10000 --levels 1,4",
+    "bench agent": "memstrata bench agent --scenario coding-tidepool --details",
     "demo": "memstrata demo",
     "mcp": "memstrata --agent finn mcp --http --port 8765",
     "hook": "memstrata --agent finn hook session-start",
