@@ -119,7 +119,7 @@ def session_start(
             if lines:
                 tail = (
                     f"\n## This session before the {'compaction' if source == 'compact' else 'break'}"
-                    f" (session {sid}, last {len(lines)} captured)\n" + "\n".join(lines) + "\n"
+                    f" (its last {len(lines)} messages)\n" + "\n".join(lines) + "\n"
                 )
     budget = max(200, budget_chars - len(tail))
     cwd = hook.get("cwd")  # the agent's workspace, as Claude Code reports it

@@ -99,7 +99,7 @@ def test_hook_session_start_uses_session_id_and_source(home: Path, tmp_path: Pat
     )
     assert resumed.returncode == 0, resumed.stderr
     text = json.loads(resumed.stdout)["hookSpecificOutput"]["additionalContext"]
-    section = text.split("## This session before the compaction (session abc-123", 1)[1]
+    section = text.split("## This session before the compaction (its last ", 1)[1]
     assert "user: message 4 about the login test" in section
     fresh = _run(
         home, "hook", "session-start", stdin=_payload("SessionStart", tmp_path, source="startup")
