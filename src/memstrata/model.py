@@ -12,6 +12,10 @@ from typing import Any, Literal
 from memstrata.errors import EntryTooLarge, MalformedInput
 
 Role = Literal["admin", "project", "skill"]
+# The agent every surface acts as when none is named (--agent, $MEMSTRATA_AGENT): the CLI,
+# the hooks, `memstrata mcp` and the /mcp endpoint of `memstrata serve`. One name, so one
+# user's memory is never split between two agents without a word (issue 19).
+DEFAULT_AGENT = "agent"
 ROLES: tuple[str, ...] = ("admin", "project", "skill")
 
 # `fullmatch`, never `match` with `$`: `$` also matches before a final newline, which
@@ -197,6 +201,10 @@ class LedgerEntry:
             supersedes=d.get("supersedes"),
         )
 
+
+# What an agent records as standing (DESIGN-recall's vocabulary): ledger kinds accepted
+# whatever `[kinds]` says (`layers.decisions` explains why they live in the ledger).
+RECORD_KINDS: tuple[str, ...] = ("decision", "constraint", "preference")
 
 FACT_CATEGORIES: tuple[str, ...] = (
     "general",

@@ -27,6 +27,10 @@ EXAMPLES: dict[str, str] = {
     "files list": "memstrata --agent finn files list notes",
     "files delete": "memstrata --agent finn files delete notes/old.md",
     "files rename": "memstrata --agent finn files rename notes/plan.md notes/plan-2026.md",
+    "decisions": "memstrata --agent finn decisions list",
+    "decisions record": "memstrata --agent finn decisions record 'Use ReportLab for PDFs' "
+    "--replaces WeasyPrint",
+    "decisions list": "memstrata --agent finn decisions list --all",
     "facts": "memstrata --agent finn facts list",
     "facts set": "memstrata --agent finn facts set db_engine 'PostgreSQL 16' --category config",
     "facts get": "memstrata --agent finn facts get db_engine",

@@ -73,7 +73,7 @@ class ToolSpec:
 # "claude"): every tool listed costs an agent context tokens at every session start.
 GROUPS: dict[str, str] = {
     "core": "seed 002 skills and recall: recall_memory, memory_get, log_activity, "
-            "update_status, save_fact, get_fact",
+            "update_status, save_fact, get_fact, record_decision",
     "files": "seed 003 memory files: memory_read, memory_write, memory_replace, memory_insert, "
              "memory_list (off with [tools.memory] enabled = false)",
     "ledger": "seed 000 shared ledger: memory_publish, memory_query, memory_search, "
@@ -165,6 +165,7 @@ def build_tools(store: Store) -> list[ToolSpec]:
     agent = _AgentHandle(store)  # resolved at the first call: the owner may use the ledger
     kinds = store.config.kinds
     bounds = store.config.bounds
+    from memstrata.mcp.decisions import build_decision_tools
     from memstrata.mcp.episodic import build_episodic_tools
     from memstrata.search.query import LAYERS, SCOPES
 
@@ -480,6 +481,7 @@ def build_tools(store: Store) -> list[ToolSpec]:
                   _p("old_path", "string", "rename: from"), _p("new_path", "string", "rename: to"),
                   _p("view_range", "array", "view: [first, last] line", items="integer")),
                  None, read_only=False, destructive=True, group="claude"),
+        *build_decision_tools(agent),  # decisions, constraints, preferences (issue 19)
         *build_episodic_tools(store, agent),  # seed 001 task-episodic + promotion, rooms
     ]
 
