@@ -399,9 +399,50 @@ def test_the_written_hooks_and_server_share_one_memory_from_any_subfolder(tmp_pa
             command=server["command"], args=server["args"], env=env(), cwd=str(app)
         )
         async with Client(params, mode="2026-07-28") as c:
-            hits = (
-                await c.call_tool("recall_memory", {"query": "zebra export"})
-            ).structured_content
-            assert any("zebra export" in h["snippet"] for h in hits["results"]), hits
+            # the context the agent reads holds the prompt the hook logged ...
+            ctx = (await c.read_resource("memory://prompt-context")).contents[0].text
+            assert "zebra export" in ctx, ctx
+            # ... and what it records itself is there for the hooks' next session start
+            r = await c.call_tool("record_decision", {"text": "Zebra export as CSV only"})
+            assert not r.is_error, r.content
 
     anyio.run(main)
+    start = _fire(
+        cmd["SessionStart"],
+        app,
+        project,
+        {**base, "session_id": "s2", "hook_event_name": "SessionStart", "source": "startup"},
+    )
+    assert (
+        "Zebra export as CSV only" in json.loads(start)["hookSpecificOutput"]["additionalContext"]
+    )
+
+
+@pytest.mark.parametrize(("client", "own"), [("claude-code", True), ("cursor", False)])
+def test_the_entries_use_the_store_the_cli_finds_in_the_project(
+    tmp_path: Path, client: str, own: bool
+) -> None:
+    """One store per project, found the same way everywhere: after setup, `memstrata` run
+    in the project (store discovery, issue 19) names the store the entries were given. In a
+    monorepo with a store at its root, Cursor's entries use that store; Claude Code's
+    `.claude/` makes its project a root of its own."""
+    mono = tmp_path / "mono"
+    project = mono / "pkg"
+    project.mkdir(parents=True)
+    (mono / ".git").mkdir()
+    (mono / ".memstrata").mkdir()
+    setup(project, client)
+    path = ".mcp.json" if client == "claude-code" else ".cursor/mcp.json"
+    args = read(project / path)["mcpServers"]["memstrata"]["args"]
+    store = Path(args[args.index("--home") + 1])
+    assert store == (project if own else mono) / ".memstrata"
+    r = subprocess.run(
+        [EXE, "config", "--json"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**env(), "HOME": str(tmp_path)},
+    )
+    assert r.returncode == 0, r.stderr
+    assert Path(json.loads(r.stdout)["home"]) == store

@@ -48,6 +48,7 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("update_status", {"new_status": "Moving to PostgreSQL", "next_steps": ["write the DDL"]}),
     ("log_activity", {"entry_type": "THOUGHT", "content": "row-level security per tenant"}),
     ("save_fact", {"key": "db_engine", "value": "PostgreSQL 16", "category": "config"}),
+    ("record_decision", {"text": "Use PostgreSQL 16 with row-level security"}),
     ("get_fact", {"key": "db_engine"}),
     ("recall_memory", {"query": "PostgreSQL row-level security"}),
     ("memory_get", {}),  # the uid of recall_memory's first hit

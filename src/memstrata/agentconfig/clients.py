@@ -8,7 +8,9 @@ the hooks and the agent's own MCP calls write one memory:
 * the program is an absolute path (the client starts it with its own PATH, which need
   not hold the user's virtualenv);
 * the store is an absolute `--home` (a hook fired from any subfolder, or with another
-  working directory, reaches the project's store and never creates a second one);
+  working directory, reaches the project's store and never creates a second one): the
+  store discovery finds from the project once setup is done (`store_for`), so the CLI run
+  in the project and the entries agree;
 * the agent is named (`--agent`), the default one every surface uses unless chosen.
 
 `add` and `remove` are pure: a document in, the new document and what changed out. An
@@ -77,10 +79,25 @@ class ConfigFile:
 
 @dataclass(frozen=True)
 class Client:
+    """A coding agent: its files, what to do next, and whether setup makes the project a
+    root for store discovery (`files.layout.PROJECT_MARKERS`: Claude Code's `.claude/`)."""
+
     name: str
     title: str
     files: tuple[ConfigFile, ...]
     next_step: str
+    marks_root: bool = False
+
+
+def store_for(client: Client, project: Path) -> Path:
+    """The store the project's entries use by default: the one `files.layout.find_home`
+    finds from the project once setup is done. Claude Code's `.claude/` makes the project
+    a root, so its own `.memstrata` (existing or not); Cursor's and VS Code's folders do
+    not, so a store further up (a monorepo's) is found as the CLI run there finds it."""
+    from memstrata.files.layout import DEFAULT_HOME, find_home
+
+    here = project / DEFAULT_HOME
+    return here if client.marks_root else find_home(project)
 
 
 def runs_memstrata(words: list[str]) -> bool:
@@ -248,6 +265,7 @@ CLIENTS: dict[str, Client] = {
         ),
         "start Claude Code in the project; approve the 'memstrata' MCP server when it asks "
         "(or in /mcp); /hooks lists the hooks",
+        marks_root=True,
     ),
     "cursor": Client(
         "cursor",

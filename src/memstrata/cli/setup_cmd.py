@@ -29,7 +29,8 @@ def register(sub: Any) -> None:
         description="Write memstrata's hooks and MCP server into a coding agent's project "
         "files, merged with what they hold (other hooks, other servers, unknown keys and "
         "their formatting are kept). Every entry runs this program by its absolute path, "
-        "on the project's store (--home, absolute; default PROJECT/.memstrata) as one "
+        "on the project's store (--home, absolute; default: the one the CLI finds from the "
+        "project, PROJECT/.memstrata for Claude Code) as one "
         "agent (--agent; default 'agent'). Running it again changes nothing.",
     )
     p.add_argument("client", choices=list(CLIENTS), help="the coding agent")
@@ -61,12 +62,11 @@ def register(sub: Any) -> None:
 
 def run_setup(args: argparse.Namespace) -> int:
     from memstrata.agentconfig.check import all_ok, check
-    from memstrata.agentconfig.clients import Target
+    from memstrata.agentconfig.clients import Target, store_for
     from memstrata.agentconfig.plan import plan, this_program
     from memstrata.cli.common import DEFAULT_AGENT
     from memstrata.cli.main import emit
     from memstrata.errors import MalformedInput
-    from memstrata.files.layout import DEFAULT_HOME
 
     if args.check and (args.remove or args.dry_run):
         raise MalformedInput("--check runs what is set up; use it without --remove or --dry-run")
@@ -88,7 +88,7 @@ def run_setup(args: argparse.Namespace) -> int:
             "\n".join([where, *lines, verdict]),
         )
         return 0 if ok else 1
-    home = Path(args.home).expanduser().absolute() if args.home else project / DEFAULT_HOME
+    home = Path(args.home).expanduser().absolute() if args.home else store_for(client, project)
     agent = args.agent or DEFAULT_AGENT
     program = tuple(shlex.split(args.program)) if args.program else this_program()
     target = Target(program, home, agent)
