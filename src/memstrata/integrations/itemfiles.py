@@ -78,9 +78,7 @@ class ItemFile:
 
     def __post_init__(self) -> None:
         if self.ttl_minutes is not None and self.expires is None:
-            object.__setattr__(
-                self, "expires", self.updated + timedelta(minutes=self.ttl_minutes)
-            )
+            object.__setattr__(self, "expires", self.updated + timedelta(minutes=self.ttl_minutes))
 
     @classmethod
     def parse(cls, text: str) -> ItemFile | None:

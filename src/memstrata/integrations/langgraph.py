@@ -37,12 +37,11 @@ Example:
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from langgraph.store.base import (
     BaseStore,
