@@ -48,6 +48,7 @@ from langgraph.store.base import (
     SearchOp,
 )
 from langgraph.store.memory import InMemoryStore
+from pydantic import Field
 
 from memstrata import ScopeDenied, Store
 from memstrata.integrations.langgraph import MemstrataStore
