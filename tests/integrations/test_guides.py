@@ -92,6 +92,14 @@ def test_every_example_of_the_guide_runs(
         assert line == f"pip install 'memstrata[{EXTRAS[guide.name]}]'"
 
 
+def test_every_test_a_guide_names_exists() -> None:
+    from test_docs_refs import broken_references
+
+    for guide in GUIDES:
+        checked, bad = broken_references(guide.read_text(encoding="utf-8"), guide.name)
+        assert bad == [] and checked >= 2, (guide.name, bad)
+
+
 def test_the_extras_are_optional_and_installed_by_make_test() -> None:
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
         "optional-dependencies"
