@@ -173,3 +173,23 @@ def test_memory_tools_recall_and_record_decisions_in_a_run(home: Path) -> None:
     assert "deploys happen on Tuesdays" in outputs[0]
     assert outputs[1].startswith("recorded decision mem-")
     assert outputs[2].startswith("malformed_input: unknown fact category 'nope'")
+
+
+def test_a_compacted_transcript_hands_back_a_summary_then_the_recent_items(home: Path) -> None:
+    """Seed 004 compaction rewrites the transcript: the older items become one summary
+    (handed back as a system message), the most recent stay verbatim, items and all."""
+    from memstrata.lifecycle.session_compaction import compact_session
+
+    items: list[Any] = [{"role": "user", "content": f"message {n}"} for n in range(6)]
+    items.append({"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"})
+    with Store(home, agent="assistant") as store:
+        session = MemstrataSession("long", store)
+        asyncio.run(session.add_items(items))
+        compact_session(store, "assistant", "long", keep_recent=2, summary="six messages, counted")
+        got = asyncio.run(session.get_items())
+    assert got[0] == {
+        "role": "system",
+        "content": "Summary of the earlier conversation:\nsix messages, counted",
+    }
+    assert got[1:] == items[-2:]
+    assert list((home / "agents/assistant/archive/sessions").glob("long-*.jsonl"))
