@@ -82,7 +82,7 @@ def test_runs_continue_from_the_transcript(home: Path) -> None:
         json.loads(x)
         for x in (home / "agents/assistant/sessions/chat-1.jsonl").read_text().splitlines()
     ]
-    said = [(ln["role"], ln["content"]) for ln in lines if ln["role"] != "system"]
+    said = [(ln["role"], ln["content"]) for ln in lines]
     assert said == [
         ("user", "Remember that I use vim."),
         ("tool_call", 'save_fact({"key":"editor","value":"vim"})'),

@@ -8,9 +8,10 @@ session transcripts: conversation `<id>` is `agents/<agent>/sessions/<id>.jsonl`
 * Each message is one transcript line a person reads (user, assistant, tool_call with
   the tool's name, tool_result, system) carrying the message itself, verbatim, with
   its entry id and parent: `{"pydantic-ai": {"entry", "parent", "message"}}`.
-* Each save appends, in the same durable write, a `system` line holding the
-  conversation's record (`{"pydantic-ai:record": {...}}`: head, usage, revision,
-  branches, scope); the newest one is the record. A branch or rewrite leaves the
+* Each save appends its messages and the conversation's record (head, usage, revision,
+  branches, scope) in one durable write: the record rides on the save's last message
+  (`input["pydantic-ai:record"]`), or on a `system` line of its own when a save adds no
+  message (a fork); the newest one is the record. A branch or rewrite leaves the
   earlier lines where they are, as Pydantic AI's log does.
 * `delete` appends a line saying the conversation was deleted; its messages stay in
   the file for the record (supersede, don't delete; `memstrata purge session` removes
@@ -76,7 +77,7 @@ class _Log:
                 self.entries[e["entry"]] = ConversationEntry(
                     id=e["entry"], parent_id=e["parent"], message=message
                 )
-            elif RECORD in mark:
+            if RECORD in mark:  # on the save's last message, or a line of its own
                 self.record = _RECORDS.validate_python(mark[RECORD])
             elif DELETED in mark:
                 self.record = None
@@ -144,14 +145,18 @@ class MemstrataConversationStore(ConversationStore):
                     except LookupError:
                         raise ConversationConflict(cid) from None
                 lines = [_line(e) for e in new_entries]
-                head = record.head_id or "-"
-                lines.append(
-                    {
-                        "role": "system",
-                        "content": f"{TAG}: conversation saved (head {head})",
-                        "input": {RECORD: _RECORDS.dump_python(record, mode="json")},
-                    }
-                )
+                saved = _RECORDS.dump_python(record, mode="json")
+                if lines:  # the record rides on the save's last message: one durable write
+                    lines[-1]["input"][RECORD] = saved
+                else:  # a fork, or a branch with nothing new yet
+                    head = record.head_id or "-"
+                    lines.append(
+                        {
+                            "role": "system",
+                            "content": f"{TAG}: conversation saved (head {head})",
+                            "input": {RECORD: saved},
+                        }
+                    )
                 self._sessions.append_many(cid, lines)
                 self._where.update(dict.fromkeys(new_ids, cid))
 
