@@ -1,5 +1,5 @@
-"""The integration guides are executed (issue 23 item 6): every ```console block of
-docs/integrations/*.md runs command by command in one bash session, in a fresh folder,
+"""The coding-agent guides are executed (issue 23 item 6): every ```console block of
+docs/integrations/claude-code.md and cursor.md runs command by command in one bash session, in a fresh folder,
 with the installed `memstrata` on PATH and no memstrata variables set, as a reader would
 type them; each command must succeed and print what the guide shows under it (`...`
 matches anything, whitespace is normalised), as README examples do (test_readme.py).
@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 DOCS = Path(__file__).resolve().parents[1] / "docs" / "integrations"
+GUIDES = ("claude-code.md", "cursor.md")  # the framework guides: tests/integrations/test_guides.py
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```", re.S | re.M)
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 MARK = "@@guide-command-done@@"
@@ -46,7 +47,13 @@ def _env(tmp: Path) -> dict[str, str]:
     return env
 
 
-@pytest.mark.parametrize("guide", sorted(p.name for p in DOCS.glob("*.md")))
+def test_every_guide_is_executed() -> None:
+    frameworks = (DOCS.parents[1] / "tests" / "integrations" / "test_guides.py").read_text()
+    for guide in DOCS.glob("*.md"):
+        assert guide.name in GUIDES or f'"{guide.name}"' in frameworks, guide.name
+
+
+@pytest.mark.parametrize("guide", GUIDES)
 def test_guide_commands_run_and_print_what_the_guide_shows(guide: str, tmp_path: Path) -> None:
     cmds = _commands((DOCS / guide).read_text())
     assert len(cmds) >= 4, "a guide shows at least setup, what it wrote, check and remove"
