@@ -47,12 +47,14 @@ DEFAULT_HALF_LIVES: dict[str, float] = {
 
 # Decay for non-ledger layers (hours; None = evergreen). Identity, CONTEXT.md,
 # NOW.md, facts, tasks, items and memory files are what the agent currently holds
-# true, so they do not fade; the activity log and room chatter do. Transcripts do
-# not decay by default: what was said stays what was said.
+# true, so they do not fade; the activity log, transcripts and room chatter do. Decay
+# is bounded (`[search] recency_bound`): it orders near-ties, so of two statements of
+# a fact the later one comes first, and never buries a strong match.
 DEFAULT_LAYER_HALF_LIVES: dict[str, float | None] = {
     "log": 336.0,
     "archive": 720.0,
     "channel": 168.0,
+    "session": 720.0,
 }
 
 CONFIG_FILES = ("config.toml", "config.yaml", "config.yml")

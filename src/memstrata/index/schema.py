@@ -230,3 +230,14 @@ MIGRATIONS.append(
         """,
     )
 )
+
+# Neighbour context now joins short messages only (`docs.SHORT_MESSAGE_CHARS`): forgetting
+# the transcripts' and channels' offsets makes the next sync re-parse them with it.
+MIGRATIONS.append(
+    (
+        "016_short_neighbour_context",
+        """
+        DELETE FROM sources WHERE path LIKE '%/sessions/%.jsonl' OR path LIKE '%/channel.jsonl';
+        """,
+    )
+)
