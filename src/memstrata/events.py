@@ -247,15 +247,24 @@ class EventBus:
                 self._fd = None
 
 
-def scrub_audit(path: Path, locks: LockTable, needles: set[str]) -> int:
-    """Drop every audit record (current and rotated files) that quotes a needle.
+def scrub_audit(
+    path: Path,
+    locks: LockTable,
+    needles: set[str],
+    *,
+    about: Callable[[dict[str, Any]], bool] | None = None,
+) -> int:
+    """Drop every audit record (current and rotated files) that quotes a needle; a search
+    record `about(record)` picks whose query is in clear (`[events] record_queries`) keeps
+    only its HMAC (`query_digest`), or is dropped where this host's key cannot be had.
 
     Rewrites under the lock every writer takes; writers reopen the file after it.
-    Returns how many records were dropped.
+    Returns how many records were dropped or hashed.
     """
-    if not needles:
+    if not needles and about is None:
         return 0
     raw = [n.encode("utf-8") for n in needles]
+    key = audit_key(path) if about is not None else None
 
     def quotes(value: Any) -> bool:
         if isinstance(value, str):
@@ -266,24 +275,43 @@ def scrub_audit(path: Path, locks: LockTable, needles: set[str]) -> int:
             return any(quotes(v) for v in value)
         return False
 
-    def keep(line: bytes) -> bool:
+    def clear_query(rec: Any) -> bool:
+        payload = rec.get("payload") if isinstance(rec, dict) else None
+        query = payload.get("query") if isinstance(payload, dict) else None
+        return (
+            rec.get("event") == "memory:search"
+            and isinstance(query, str)
+            and not query.startswith("hmac-sha256:")
+            and query != "[withheld]"
+        )
+
+    def kept(line: bytes) -> bytes | None:
+        """The line as it stays (None: dropped)."""
         try:
             rec = json.loads(line)
         except (ValueError, UnicodeDecodeError):
-            return not any(n in line for n in raw)
-        return not quotes(rec)
+            return None if any(n in line for n in raw) else line
+        if quotes(rec):
+            return None
+        if about is not None and clear_query(rec) and about(rec):
+            if key is None:
+                return None
+            digest = query_digest(rec["payload"]["query"], key)
+            return encode({**rec, "payload": {**rec["payload"], "query": digest}})
+        return line
 
     from memstrata.files.atomic import atomic_write_bytes
 
-    dropped = 0
+    changed = 0
     with locks.hold(str(path)):
         for p in audit_files(path):
             lines = p.read_bytes().splitlines(keepends=True)
-            kept = [ln for ln in lines if keep(ln)]
-            if len(kept) != len(lines):
-                dropped += len(lines) - len(kept)
-                atomic_write_bytes(p, b"".join(kept))
-    return dropped
+            out = [kept(ln) for ln in lines]
+            n = sum(1 for a, b in zip(lines, out, strict=True) if a != b)
+            if n:
+                changed += n
+                atomic_write_bytes(p, b"".join(b for b in out if b is not None))
+    return changed
 
 
 class AgentEvents(EventBus):

@@ -79,7 +79,10 @@ def session_id_of(hook: dict[str, Any]) -> str:
 
 
 def _output(event: str, context: str) -> dict[str, Any]:
-    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
+    """What a hook injects into the agent's context: secrets withheld (`secretscan`)."""
+    from memstrata.secretscan import mask
+
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": mask(context)}}
 
 
 def _one_line(text: str, limit: int = 200) -> str:

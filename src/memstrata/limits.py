@@ -66,3 +66,12 @@ LABEL_CHARS = 256  # ledger ref, channel `to` and `ref`, a source file name
 # (never held whole) and answered with an error; the server keeps serving. Nesting
 # deeper than Python's JSON parser allows (about 1000 levels) is a parse error.
 MCP_LINE_CHARS = 64 * MIB
+
+# HTTP request bodies (`memstrata serve`, `memstrata mcp --http`): a declared
+# Content-Length above the route's cap is answered 413 before any byte is read, and a
+# body without one (chunked) is counted as it arrives and refused at the cap, so a
+# request never holds more than its cap in memory (`web.bodies`). The default covers a
+# 1 MiB memory file or a 4 MiB room artifact however its JSON or form encoding escapes
+# it; a transcript append carries up to SESSION_APPEND_BYTES of messages.
+HTTP_BODY_BYTES = 16 * MIB
+HTTP_TRANSCRIPT_BODY_BYTES = 2 * SESSION_APPEND_BYTES

@@ -14,7 +14,10 @@ explicit, irreversible exception, for facts, memory files, LOG entries, ledger e
              and its archives, compactions.jsonl, transcripts' summary messages,
              CONTEXT.md / MEMORY.md memory-flush sections): quotes of it replaced
              by `[purged]` (`purge_copies` says what counts as a quote)
-    events   audit records that quote the content dropped (same lock as writers)
+    events   audit records that quote the content dropped (same lock as writers); a
+             search whose query is kept in clear (`[events] record_queries`) and
+             that found the content or shares a word with it keeps only the HMAC of
+             its query (`events.query_digest`)
     index    the store re-syncs (rows of rewritten sources are re-parsed, neighbour
              context included); vectors of the purged docs deleted; FTS5 segments
              merged (`optimize`: deleted tokens otherwise linger); `VACUUM` with
@@ -78,7 +81,7 @@ class PurgeReport:
     tombstone: Tombstone
     rewritten: tuple[str, ...]  # store-relative files rewritten without the content
     removed: tuple[str, ...]  # store-relative files deleted
-    events: int  # audit records dropped
+    events: int  # audit records dropped, or reduced to the HMAC of their query
     vectors: int  # stored embeddings deleted
     wal_truncated: bool  # False: another process held the index open; see `notes`
     notes: tuple[str, ...] = ()
@@ -190,7 +193,10 @@ class _Purge:
         after = _bodies(store, copies)
         self.uids.update(u for u, body in before.items() if after.get(u) != body)  # stale vectors
         events = scrub_audit(
-            store.layout.events, store.locks, {n for n in self.needles if len(n) >= MIN_NEEDLE}
+            store.layout.events,
+            store.locks,
+            {n for n in self.needles if len(n) >= MIN_NEEDLE},
+            about=_searched_for(self.needles, self.uids),
         )
         vectors = scrub.drop_vectors(store.db, self.uids)
         truncated = scrub.compact(store.db)
@@ -227,6 +233,27 @@ class _Purge:
             truncated,
             tuple(notes),
         )
+
+
+def _searched_for(needles: set[str], uids: set[str]) -> Callable[[dict[str, Any]], bool]:
+    """Whether a `memory:search` audit record is about the purged content: it found a
+    purged memory, or its query shares a word with the purged text (stopwords aside).
+    Generous on purpose: a record it picks only loses its query text, never the record."""
+    from memstrata.search.text import QUERY_STOPWORDS, tokenize
+
+    def words(text: str) -> set[str]:
+        return {t for t in tokenize(text) if len(t) > 1 and t not in QUERY_STOPWORDS}
+
+    purged = set().union(*(words(n) for n in needles)) if needles else set()
+
+    def about(record: dict[str, Any]) -> bool:
+        payload = record.get("payload") or {}
+        results = payload.get("results")
+        if isinstance(results, list) and any(r in uids for r in results if isinstance(r, str)):
+            return True
+        return not purged.isdisjoint(words(str(payload.get("query", ""))))
+
+    return about
 
 
 def _bodies(store: Store, sources: list[str]) -> dict[str, str]:

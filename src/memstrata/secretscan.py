@@ -11,10 +11,14 @@ Agents paste keys into chats and then into memory. Every layer's write path call
 Marking, without a new field in any file (seed 000's ledger lines keep their exact
 fields): secrets are detected again wherever memory leaves its owner.
 
-* Assembled context (CONTEXT/prompt assembly, predecessor context) passes every line
-  through `mask`, so a stored secret is shown as `[withheld: <kind>]`; a fact whose
-  key names a credential (`api_key`, `password`...) is withheld whole. `get_fact`
-  still returns the value: seed 002's "My API key is 12345" test holds.
+* One rule for everything that enters a model's context, `withhold`: each secret
+  shown as `[withheld: <kind>]`. Assembled context (CONTEXT/prompt assembly,
+  predecessor context) masks every line, and a fact whose key names a credential
+  (`api_key`, `password`...) is withheld whole; every MCP tool result and resource
+  (`mcp.tools.run`, `mcp.resources`), hook output (`hooks`) and skill result passes
+  through `withhold`. The raw value only where a person asks for it: `--reveal` on
+  the CLI, a confirmed reveal in the web app, the library's own reads; and `get_fact`
+  by its exact key (seed 002's "My API key is 12345" test: the agent asks for it).
 * The shared ledger, which every room reads: under `warn`, a publish that carries a
   secret is refused (`SecretDetected`) unless `[secrets] share_in_ledger = true`.
   Entries that arrive by hand edit or import are detected at index time (`docs.secret`
@@ -48,7 +52,10 @@ Rules (kind: what matches):
 |              | bits/char, less than 60% of it made of word-like runs (`Name`, `word`, |
 |              | `HTTP`): camelCase identifiers are 74-97% words, random base62/base64 |
 |              | tokens 23-26% on average (99th percentile 54-66%). Pure hex, such as |
-|              | commit ids and sha256 digests, is left alone. |
+|              | commit ids and sha256 digests, is left alone, and so are the folders of |
+|              | a path (`agents/finn/archive/...`: only its last part is looked at), and |
+|              | a compact UTC stamp (`20261127T080630Z`) or a lower-case hex id standing |
+|              | alone (`arc-2c8e968d`) counts as words. |
 """
 
 from __future__ import annotations
@@ -160,8 +167,13 @@ _RULES: tuple[tuple[str, tuple[str, ...], bool, str], ...] = (
         r"|private[_-]?key)\b)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<credval>[^\s\"',;]{8,})",
     ),
 )
+KINDS = tuple(sorted({r[0].replace("_", "-") for r in _RULES} | {"high-entropy"}))
 _CANDIDATE = r"[A-Za-z0-9+/_=-]{" + str(ENTROPY_MIN_LEN) + ",}"
 _WORD = r"[A-Z]?[a-z]{3,}|[A-Z]{4,}"
+_FOLDERS = re.compile(r"[a-z0-9_-]+(?:/[a-z0-9_-]+)*")
+# Parts of memstrata's own names (`LOG-20261127T080630Z-arc-2c8e968d`) that read as words
+# do: a compact UTC stamp, a lower-case hex id standing alone.
+_STAMP = re.compile(r"\d{8}T\d{6,9}Z|(?<![A-Za-z0-9])[0-9a-f]{8,}(?![A-Za-z0-9])")
 _KEY_NAME = (
     r"(?i)(pass(word|wd|phrase)?|secret|api[_-]?key|apikey|token|private[_-]?key"
     r"|access[_-]?key|credential|pwd)"
@@ -253,7 +265,7 @@ def find_secrets(text: str) -> list[Finding]:
 
     Example:
         >>> [f.kind for f in find_secrets("key: AKIAIOSFODNN7EXAMPLE")]
-        ['aws_access_key']
+        ['aws-access-key']
     """
     if not text:
         return []
@@ -287,14 +299,22 @@ def find_secrets(text: str) -> list[Finding]:
         found.sort(key=lambda f: f.start)
         return found
     for m in candidate.finditer(text):
-        token = m.group()
-        if any(f.start < m.end() and m.start() < f.end for f in found):
+        token, start = m.group(), m.start()
+        if any(f.start < m.end() and start < f.end for f in found):
             continue
+        folders, slash, name = token.rpartition("/")
+        if slash and _FOLDERS.fullmatch(folders):
+            # A path below lower-case folders (`agents/finn/archive/LOG-...`): only its
+            # last part can be a token; random base64 has no such run of folders.
+            token, start = name, start + len(folders) + 1
+            if len(token) < ENTROPY_MIN_LEN:
+                continue
         if re.fullmatch(r"[0-9a-fA-F-]+", token) or _classes(token) < 3:
             continue
-        wordy = sum(len(w) for w in word.findall(token)) / len(token)
+        plain = _STAMP.sub("", token)
+        wordy = (len(token) - len(plain) + sum(len(w) for w in word.findall(plain))) / len(token)
         if wordy < WORDY and _entropy(token) >= ENTROPY_BITS:
-            found.append(Finding("high-entropy", m.start(), m.end()))
+            found.append(Finding("high-entropy", start, m.end()))
     found.sort(key=lambda f: f.start)
     return found
 
@@ -330,13 +350,79 @@ def redact(text: str, findings: list[Finding], template: str = "[REDACTED:{kind}
     return "".join(out)
 
 
+WITHHELD = "[withheld: {kind}]"
+
+
 def mask(text: str) -> str:
     """What assembled context shows: each secret replaced by `[withheld: <kind>]`."""
     found = find_secrets(text)
-    return redact(text, found, "[withheld: {kind}]") if found else text
+    return redact(text, found, WITHHELD) if found else text
+
+
+def withhold(value: Any) -> Any:
+    """What a model may see of `value`: every string in it (a text, or a JSON-like value's
+    dict values and list items, keys kept) with each secret as `[withheld: <kind>]`.
+
+    Example:
+        >>> withhold({"text": "key AKIAZ7Q4M2XK9LD3PB6W", "n": 1})
+        {'text': 'key [withheld: aws-access-key]', 'n': 1}
+    """
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, dict):
+        return {k: withhold(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [withhold(v) for v in value]
+    return value
+
+
+def holds_secrets(text: str) -> bool:
+    """True when `withhold` would change `text`."""
+    return bool(find_secrets(text)) if isinstance(text, str) else False
+
+
+_WITHHELD_MARK = re.compile(r"\[withheld: ([a-z-]+)\]")
+
+
+def restore_withheld(new: str, old: str) -> str:
+    """`new` with each `[withheld: <kind>]` put back to the secret of that kind `old` held
+    (the n-th marker of a kind gets the n-th secret of that kind): an edit made from a
+    withheld view (an agent's read, a CLI read, a web page) keeps the secrets it could
+    not see, instead of storing the markers in their place.
+
+    Example:
+        >>> restore_withheld("id [withheld: aws-access-key] (prod)", "id AKIAZ7Q4M2XK9LD3PB6W")
+        'id AKIAZ7Q4M2XK9LD3PB6W (prod)'
+    """
+    if "[withheld: " not in new or not old:
+        return new
+    queues: dict[str, list[str]] = {}
+    for f in find_secrets(old):
+        queues.setdefault(f.kind, []).append(old[f.start : f.end])
+    if not queues:
+        return new
+
+    def put_back(m: re.Match[str]) -> str:
+        queue = queues.get(m.group(1))
+        return queue.pop(0) if queue else m.group(0)
+
+    return _WITHHELD_MARK.sub(put_back, new)
 
 
 # -- the policy ----------------------------------------------------------------------
+
+
+class SecretNotice(str):
+    """A `warn`-policy notice (its text), with the kinds of secret it is about: what the
+    HTTP API's `warnings` and the web app's notice are built from."""
+
+    kinds: tuple[str, ...] = ()
+
+    def __new__(cls, message: str, kinds: tuple[str, ...] = ()) -> SecretNotice:
+        notice = super().__new__(cls, message)
+        notice.kinds = kinds
+        return notice
+
 
 _sink: ContextVar[Callable[[str], None] | None] = ContextVar("memstrata_secret_sink", default=None)
 
@@ -392,8 +478,11 @@ def apply_policy(
         )
     _notify(
         store,
-        f"{what} looks like it contains a secret ({found}); stored as given and kept "
-        "out of assembled context (secrets.policy = warn; `memstrata purge` removes it)",
+        SecretNotice(
+            f"{what} looks like it contains a secret ({found}); stored as given and kept "
+            "out of assembled context (secrets.policy = warn; `memstrata purge` removes it)",
+            tuple(kinds(findings)),
+        ),
     )
     return text
 

@@ -11,17 +11,15 @@ an acknowledged write asks for a build (`later`) and returns. Where the build ru
     "off"      no builds after writes (a search asking for hybrid by name still
                catches up first)
 
-Builds happen when semantic recall is on: `[search] provider` is not "fts5" and an
-embedder is configured (or was handed to the store). A build embeds only the unit
-texts whose hash is new.
+Builds happen when semantic recall is on (`active`): `[search] provider` is not
+"fts5" and the store names its embedder, was handed one, or has vectors already. A
+build embeds only the unit texts whose hash is new.
 """
 
 from __future__ import annotations
 
 import threading
 from typing import TYPE_CHECKING
-
-from memstrata.errors import MalformedInput
 
 if TYPE_CHECKING:
     from memstrata.embed.base import Embedder
@@ -40,26 +38,35 @@ class Semantic:
         self._stop = threading.Event()
 
     def embedder(self) -> Embedder:
-        """The configured embedder (`[search] embedder = "local" | "fake" | "openai:..."`)."""
+        """The embedder of `[search] embedder` (unset: all-MiniLM-L6-v2 in NumPy, see
+        `memstrata.embed.select`). Raises MalformedInput ("none") or ProviderError."""
         if self._embedder is None:
-            spec = self.store.config.embedder
-            if not spec:
-                raise MalformedInput(
-                    "semantic and hybrid search need an embedder: set [search] embedder in "
-                    'config.toml (e.g. "local" for all-MiniLM-L6-v2) or pass one'
-                )
-            from memstrata.embed import make_embedder
+            from memstrata.embed.select import configured_embedder
 
-            self._embedder = make_embedder(spec)
+            cfg = self.store.config
+            self._embedder = configured_embedder(cfg, notice=self.store.notice_sink)
         return self._embedder
 
     def available(self) -> Embedder | None:
-        """The embedder if semantic recall is on here (hybrid is then the default mode)."""
-        if self.store.config.search_provider == "fts5":
-            return None
-        if self._embedder is None and not self.store.config.embedder:
+        """The embedder if semantic recall works here without a download (else None)."""
+        from memstrata.embed.select import available
+
+        if self._embedder is None and not available(self.store.config):
             return None
         return self.embedder()
+
+    def active(self) -> bool:
+        """Is semantic recall on for this store: hybrid the default mode, vectors built
+        after writes? Yes unless `[search] provider = "fts5"`, once the store names its
+        embedder, was handed one, or has vectors (an explicit hybrid or semantic search
+        and `memstrata reindex --vectors` build them)."""
+        cfg = self.store.config
+        if cfg.search_provider == "fts5" or (cfg.embedder or "").strip() == "none":
+            return False
+        if self._embedder is not None or cfg.embedder or cfg.search_provider == "hybrid":
+            return True
+        with self.store.db.read() as conn:
+            return conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is not None
 
     def use(self, embedder: Embedder) -> None:
         self._embedder = embedder
@@ -74,15 +81,12 @@ class Semantic:
 
     def later(self) -> None:
         """Build the vectors of what changed, after this write (never during it)."""
-        cfg = self.store.config
-        if self.builds == "off" or cfg.search_provider == "fts5":
+        if self.builds == "off" or not self.active():
             return
-        if self._embedder is None and not cfg.embedder:
-            return
-        if self.builds == "daemon" and cfg.embedder:  # the CLI: `cli.common.build_via_daemon`
-            from memstrata.embed import daemon
+        if self.builds == "daemon":  # the CLI: `cli.common.build_via_daemon`
+            from memstrata.embed import DEFAULT_SPEC, daemon
 
-            daemon.request_build(cfg.embedder, self.store.home)
+            daemon.request_build(self.store.config.embedder or DEFAULT_SPEC, self.store.home)
             return
         self.store.after_ack("vectors", self._build)
 

@@ -546,11 +546,12 @@ class Store:
         return fetch(self, uid)
 
     def embedder(self) -> Embedder:
-        """The configured embedder (`[search] embedder = "local" | "fake" | "openai:..."`)."""
+        """The embedder of `[search] embedder`; unset: all-MiniLM-L6-v2 in NumPy (see
+        `memstrata.embed.select`). Raises MalformedInput ("none") or ProviderError."""
         return self.semantic.embedder()
 
     def semantic_embedder(self) -> Embedder | None:
-        """The embedder if semantic recall is on here (hybrid is the default mode)."""
+        """The embedder if semantic recall works here without a download (else None)."""
         return self.semantic.available()
 
     def use_embedder(self, embedder: Embedder) -> None:

@@ -40,6 +40,7 @@ def test_reindex_vectors_embeds_every_memory(home: Path) -> None:
 
 def test_reindex_vectors_without_embedder_is_a_clear_error(home: Path) -> None:
     home.mkdir(parents=True)
+    (home / "config.toml").write_text('[search]\nembedder = "none"\n')  # semantic recall off
     assert _run(home, "--agent", "a", "log", "append", "THOUGHT", "x").returncode == 0
     r = _run(home, "reindex", "--vectors")
     assert r.returncode == 2 and "embedder" in r.stderr and "Traceback" not in r.stderr

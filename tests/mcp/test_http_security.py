@@ -309,3 +309,27 @@ def test_config_rows_allow_hosts_and_origins(home: Path) -> None:
     finally:
         srv.proc.terminate()
         srv.proc.wait(timeout=10)
+
+
+def test_mcp_http_caps_bodies_like_memstrata_serve(remote: Server) -> None:
+    """`memstrata mcp --http` refuses a declared 100 GB body at once, with the same 413
+    answer as every route of `memstrata serve` (`web.bodies`)."""
+    head = [
+        b"POST /mcp HTTP/1.1",
+        f"Host: 127.0.0.1:{remote.port}".encode(),
+        b"Accept: application/json, text/event-stream",
+        b"Content-Type: application/json",
+        b"Content-Length: 107374182400",
+        b"Authorization: Bearer " + TOKEN.encode(),
+    ]
+    with socket.create_connection(("127.0.0.1", remote.port), timeout=60) as s:
+        s.sendall(b"\r\n".join(head) + b"\r\n\r\n")  # and not one byte of the body
+        data = b""
+        while b"\r\n\r\n" not in data or not data.rstrip().endswith(b"}"):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    assert int(data.split(b" ", 2)[1]) == 413
+    assert json.loads(data.split(b"\r\n\r\n", 1)[1])["error"]["code"] == "entry_too_large"
+    assert remote.proc.poll() is None

@@ -225,7 +225,9 @@ def test_search_takes_every_option_and_explains(served: tuple[Served, Ids]) -> N
         _err(c.get("/api/search", params={"k": 0}), 422, "invalid_request")
         _err(c.get("/api/search", params={"layers": "nope"}), 422)
         _err(c.get("/api/search", params={"q": "x", "since": "not a date"}), 400, "malformed_input")
-        _err(c.get("/api/search", params={"q": "x", "mode": "hybrid"}), 400)  # no embedder
+        # no [search] embedder: all-MiniLM-L6-v2 in NumPy is the default (embed/select.py)
+        hybrid = c.get("/api/search", params={"q": "bcrypt passwords", "mode": "hybrid"})
+        assert hybrid.status_code == 200 and hybrid.json()["hits"], hybrid.text
 
 
 def test_now_edit_with_expected_sha_refuses_the_second_editor(served: tuple[Served, Ids]) -> None:

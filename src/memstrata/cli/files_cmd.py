@@ -64,7 +64,7 @@ def run_read(args: argparse.Namespace) -> int:
     import sys
 
     from memstrata.cli.common import agent_memory, fields
-    from memstrata.cli.main import emit
+    from memstrata.cli.main import emit, shown
 
     store, mem = agent_memory(args)
     with store:
@@ -73,7 +73,7 @@ def run_read(args: argparse.Namespace) -> int:
     if args.json:
         emit(args, {**fields(info), "content": text})
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(shown(args, text))
     return 0
 
 

@@ -140,6 +140,13 @@ def _common(p: argparse.ArgumentParser, *, top: bool) -> None:
         default=d(False),
         help="machine-readable output; errors as JSON on stderr",
     )
+    p.add_argument(
+        "--reveal",
+        action="store_true",
+        default=d(False),
+        help="print secrets as stored (default: each shown as [withheld: <kind>], as agents "
+        "see memory)",
+    )
 
 
 def _add_common_everywhere(p: argparse.ArgumentParser, path: str = "") -> None:
@@ -179,7 +186,18 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def shown(args: argparse.Namespace, value: Any) -> Any:
+    """`value` as the CLI prints it: secrets withheld unless `--reveal` (an agent with a
+    shell reads this output as its context; a person asks for the raw value)."""
+    if getattr(args, "reveal", False):
+        return value
+    from memstrata.secretscan import withhold
+
+    return withhold(value)
+
+
 def emit(args: argparse.Namespace, data: Any, text: str | None = None) -> None:
+    data, text = shown(args, data), shown(args, text)
     if args.json:
         sys.stdout.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
     else:

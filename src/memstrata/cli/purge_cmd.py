@@ -62,7 +62,7 @@ def run_purge(args: argparse.Namespace) -> int:
             )
     lines = [
         f"purged {report.tombstone.id}: {len(report.rewritten)} file(s) rewritten, "
-        f"{len(report.removed)} removed, {report.events} audit record(s) dropped; "
+        f"{len(report.removed)} removed, {report.events} audit record(s) dropped or hashed; "
         "tombstone in purged.jsonl",
         *report.notes,
     ]

@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 TOKEN_HINT = "--token, MEMSTRATA_MCP_TOKEN, or [serve] tokens in config.toml"
+TOKEN_PLACEHOLDER = "<token>"  # in the connect hints of a server with [serve] tokens only
 
 
 def register(sub: Any) -> None:
@@ -85,11 +86,14 @@ def run_serve(args: argparse.Namespace) -> int:
     )
 
     def policy_for(port: int) -> HttpPolicy:
+        # With any token the app authenticates every request itself (`web.app.authenticate`:
+        # `--token` and `[serve] tokens` alike, so /login and /static stay reachable and the
+        # login form takes either); the guard in front checks Host and Origin only.
         return HttpPolicy.for_bind(
             args.host,
             port,
-            token,
-            app_auth=bool(tokens),
+            None,
+            app_auth=not identities.open,
             token_hint=TOKEN_HINT,
             allow_hosts=[*store.config.http_allow_hosts, *args.allow_host],
             allow_origins=[*store.config.http_allow_origins, *args.allow_origin],
@@ -122,7 +126,12 @@ def run_serve(args: argparse.Namespace) -> int:
         f"memstrata serve on {base} (store {store.home}; requests act as {who}; {auth})\n"
         f"  web app: {base}/   API: {base}/api (schema {base}/api/openapi.json, try it at "
         f"{base}/api/docs)   MCP: {base}/mcp\n"
-        + connect_hints(f"{base}/mcp", token)
+        + connect_hints(f"{base}/mcp", token or (None if identities.open else TOKEN_PLACEHOLDER))
+        + (
+            f"  ({TOKEN_PLACEHOLDER}: the token of a [serve] tokens entry)\n"
+            if token is None and not identities.open
+            else ""
+        )
         + "  (Ctrl-C to stop)\n"
     )
     sys.stderr.flush()

@@ -8,7 +8,9 @@ opened with `local_files_only=True`, so a missing model fails at once with a
 `ProviderError` instead of hanging on a download.
 
 Names resolve in this order: the bundled MiniLM aliases, an existing directory
-on disk, then a Hub id already in the local Hugging Face cache.
+on disk, then a Hub id already in the local Hugging Face cache. The NumPy runtime
+(`minilm`, the default install) computes the same vectors for all-MiniLM-L6-v2 and
+records the same model id, so either can search what the other embedded.
 """
 
 from __future__ import annotations
@@ -41,8 +43,10 @@ def resolve_model(name_or_path: str) -> tuple[str, str]:
         return str(get_model_path()), BUNDLED_ID
     path = Path(name_or_path).expanduser()
     if path.is_dir():
-        resolved = str(path.resolve())
-        return resolved, f"path:{resolved}"
+        from memstrata.embed.model_files import model_id
+
+        # a folder holding all-MiniLM-L6-v2 is that model, as for the NumPy runtime
+        return str(path.resolve()), model_id(path)
     return name_or_path, name_or_path
 
 

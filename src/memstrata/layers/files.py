@@ -36,6 +36,7 @@ from memstrata.layers.base import Layer, check_text
 from memstrata.layers.catalog import memory_layer_of
 from memstrata.layers.mdparse import markdown_spec
 from memstrata.model import iso, now_ts
+from memstrata.secretscan import restore_withheld
 from memstrata.store import sha256_text
 
 if TYPE_CHECKING:
@@ -139,7 +140,7 @@ class MemoryFiles(Layer):
         self._check("write")
         check_text(content, "content", MAX_FILE_BYTES, allow_empty=True)
         path, relp = self._path(rel, writing=True)
-        content = self._screen(content, relp)
+        content = self._screen(self._unwithheld(relp, content), relp)
         old = self.store.truth.stat(self._where(relp))
         if old is not None and old.is_dir:
             raise MalformedInput(f"{relp!r} is a directory")
@@ -155,6 +156,18 @@ class MemoryFiles(Layer):
         self.store.rewrite(self._spec_for(path, relp), content, expected_sha=expected_sha)
         self._write_event(path, len(content.encode("utf-8")) - before)
         return self._info(relp, self._entry(relp), content)
+
+    def _unwithheld(self, relp: str, text: str) -> str:
+        """`text` with the secrets a withheld view of the file showed as `[withheld: <kind>]`
+        put back (`secretscan.restore_withheld`): an edit from an agent's or a page's view
+        keeps them."""
+        if "[withheld: " not in text:
+            return text
+        try:
+            current = self._text(relp)[0]
+        except (NotFound, MalformedInput):
+            return text
+        return restore_withheld(text, current)
 
     def _entry(self, relp: str) -> Entry:
         entry = self.store.truth.stat(self._where(relp))
@@ -186,11 +199,12 @@ class MemoryFiles(Layer):
         new = self._screen(new, "new text")
 
         def change(text: str, relp: str) -> str:
-            count = text.count(old)
+            seen = restore_withheld(old, text)  # both as a withheld view showed them
+            count = text.count(seen)
             if count != 1:
                 where = "not found" if count == 0 else f"found {count} times"
                 raise NotUnique(f"text to replace {where} in {relp}; it must match exactly once")
-            return text.replace(old, new, 1)
+            return text.replace(seen, restore_withheld(new, seen), 1)
 
         return self._modify(rel, change)
 

@@ -22,6 +22,7 @@ from memstrata.errors import EntryTooLarge, MalformedInput
 from memstrata.layers.base import Layer, check_count, check_text
 from memstrata.layers.mdparse import markdown_spec
 from memstrata.model import iso, now_ts
+from memstrata.secretscan import restore_withheld
 
 if TYPE_CHECKING:
     from memstrata.index.reconcile import SourceSpec
@@ -51,6 +52,9 @@ class MarkdownLayer(Layer):
     def write(self, text: str, *, expected_sha: str | None = None) -> None:
         self._check("write")
         check_text(text, f"{self.path.name} content", 1024 * 1024, allow_empty=True)
+        if "[withheld: " in text:  # edited from a withheld view: keep the secrets it hid
+            found = self.store.read(self.path)
+            text = restore_withheld(text, found.text if found is not None else "")
         text = self._screen(text, self.path.name)
         old = self._stat(self.path)
         before = old.size if old is not None else 0

@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from urllib.parse import unquote
 
 from memstrata.errors import AlreadyExists, InvalidInput, MemstrataError, NotFound, NotUnique
+from memstrata.secretscan import restore_withheld
 
 ROOT = "/memories"
 MAX_LINES = 999_999
@@ -241,6 +242,7 @@ class ClaudeMemoryHandler:
         text = self._read_file(rel, missing)
         if old == "":
             raise _Fail("Error: Parameter `old_str` must not be empty")
+        old = restore_withheld(old, text)  # as a view showed it: secrets `[withheld: ...]`
         try:
             self._check_unique(text, old, path)
             self.files.replace(rel, old, new)

@@ -32,6 +32,10 @@ class Resource:
 
 
 def build_resources(store: Store) -> list[Resource]:
+    """The resources, each read through `secretscan.withhold` (a resource enters the
+    model's context as a tool result does)."""
+    from memstrata.secretscan import withhold
+
     def context_md() -> str:
         context = store.agent().context
         try:
@@ -55,17 +59,20 @@ def build_resources(store: Store) -> list[Resource]:
         # A file that cannot be read costs its section only (a warning line in its place).
         return assemble_context(store, store.principal.agent).text
 
+    def withheld(read: Callable[[], str]) -> Callable[[], str]:
+        return lambda: str(withhold(read()))
+
     return [
         Resource(
             "memory://context",
             "CONTEXT.md",
             "Your auto-loaded long-term memory (CONTEXT.md / MEMORY.md)",
-            context_md,
+            withheld(context_md),
         ),
         Resource(
             "memory://prompt-context",
             "assembled context",
             "Identity, CONTEXT, NOW, recent LOG, facts and ledger context",
-            prompt_context,
+            withheld(prompt_context),
         ),
     ]

@@ -163,11 +163,16 @@ def _named(fn: Callable[[], str], name: str) -> Callable[[], str]:
 
 def http_app(server: MCPServer, host: str, policy: HttpPolicy) -> ASGIApp:
     """The streamable-HTTP app behind memstrata's Host, Origin and bearer checks
-    (`memstrata.web.security`: one policy for every HTTP surface)."""
+    (`memstrata.web.security`: one policy for every HTTP surface) and body caps
+    (`memstrata.web.bodies`, as in `memstrata serve`)."""
     from mcp.server.transport_security import TransportSecuritySettings
 
+    from memstrata.web.bodies import cap_bodies, cap_for
     from memstrata.web.security import guard
 
     # The SDK's own Host/Origin check is off: `guard` is the one place that decides.
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    return guard(server.streamable_http_app(transport_security=security, host=host), policy)
+    app = server.streamable_http_app(
+        transport_security=security, host=host, max_request_body_size=cap_for("/mcp")
+    )
+    return guard(cap_bodies(app), policy)

@@ -42,6 +42,7 @@ class ToolSpec:
     destructive: bool = False
     idempotent: bool = False
     group: str = "core"  # one of GROUPS (`--tools` selects by group or by name)
+    reveals: bool = False  # returns a value as stored (get_fact: seed 002), see `run`
     extra: dict[str, Any] = field(default_factory=dict)
 
     def input_schema(self) -> dict[str, Any]:
@@ -104,8 +105,12 @@ def run(spec: ToolSpec, arguments: Mapping[str, Any] | None, *,
 
     Raises the library's typed errors (MalformedInput for bad arguments); the
     transport turns them into a tool error whose text starts with the error code.
+
+    A tool's result enters the model's context, so it passes `secretscan.withhold` (each
+    secret shown as `[withheld: <kind>]`), the rule assembled context follows; only a
+    spec that `reveals` (get_fact: the agent asked for one value by its key) is exempt.
     """
-    from memstrata.secretscan import collect_notices
+    from memstrata.secretscan import collect_notices, withhold
 
     kwargs = validate(spec.params, arguments)
     start = time.perf_counter()
@@ -116,6 +121,8 @@ def run(spec: ToolSpec, arguments: Mapping[str, Any] | None, *,
             _auto_log(log_to, spec.name, kwargs, None, time.perf_counter() - start, exc)
             raise
         _auto_log(log_to, spec.name, kwargs, reply.text, time.perf_counter() - start, None)
+    if not spec.reveals:
+        reply = Reply(withhold(reply.text), withhold(reply.data), reply.is_error)
     if notices:  # secrets policy `warn`: tell the agent, in the text it reads
         warn = "".join(f"\nwarning: {n}" for n in dict.fromkeys(notices))
         reply = Reply(reply.text + warn, reply.data, reply.is_error)
@@ -419,7 +426,8 @@ def build_tools(store: Store) -> list[ToolSpec]:
                      items="string")),
                  shapes.FACT, read_only=False, destructive=True, idempotent=True),
         ToolSpec("get_fact", get_fact, "A fact by its exact key.",
-                 (_req("key", "string", "the fact's key"),), shapes.FACT, idempotent=True),
+                 (_req("key", "string", "the fact's key"),), shapes.FACT, idempotent=True,
+                 reveals=True),
         ToolSpec("task_add", task_add, "Add a task to your task list; returns it with its id.",
                  (_req("description", "string", "what to do"),
                   _p("milestone", "string", "milestone name"),

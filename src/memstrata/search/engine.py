@@ -106,9 +106,9 @@ def search(store: Store, q: SearchQuery) -> list[Hit]:
     """The one search every surface uses: lexical, or hybrid / semantic (`search.hybrid`).
 
     Without a mode, `[search] provider` decides: "auto" (the default) is hybrid when
-    an embedder is available, over the vectors built so far (a search never waits
-    for them: `Store.build_vectors_later`), else lexical. A mode asked for by name
-    catches the vectors up first.
+    semantic recall is on (`Semantic.active`) and its embedder available, over the
+    vectors built so far (a search never waits for them: `Store.build_vectors_later`),
+    else lexical. A mode asked for by name catches the vectors up first.
     """
     catch_up = q.mode is not None
     if q.mode is None:  # seed 004 searchProvider: "fts5" (lexical) or "hybrid"
@@ -116,7 +116,10 @@ def search(store: Store, q: SearchQuery) -> list[Hit]:
 
         provider = store.config.search_provider
         semantic = provider == "hybrid" or (
-            provider == "auto" and q.text.strip() and store.semantic_embedder() is not None
+            provider == "auto"
+            and q.text.strip()
+            and store.semantic.active()
+            and store.semantic_embedder() is not None
         )
         q = replace(q, mode="hybrid" if semantic else "lexical")
     if q.mode != "lexical" and q.text.strip():

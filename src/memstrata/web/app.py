@@ -9,7 +9,11 @@ From the outside in, every request passes:
    `/api` and `/mcp` answer 401 without one, pages redirect to `/login`; state-changing
    API calls without a bearer header must send JSON (or `X-CSRF-Token`), which a
    cross-site form cannot;
-3. `dispatch`: `/mcp` to the MCP mount, everything else to FastAPI (API and pages),
+3. `web.bodies.cap_bodies`: a request body over its route's cap (`limits`) is a 413,
+   at once for a declared length, at the cap for a chunked one;
+4. `web.notices.report_notices`: what the secrets policy did on a write, as `warnings`
+   in a JSON answer or a notice on the page a form leads to;
+5. `dispatch`: `/mcp` to the MCP mount, everything else to FastAPI (API and pages),
    with security headers (a CSP allowing no inline script, no framing) on every page.
 """
 
@@ -46,12 +50,15 @@ log = logging.getLogger("memstrata.serve")
 
 
 def build_app(ctx: ServeContext, policy: HttpPolicy) -> ASGIApp:
+    from memstrata.web.bodies import cap_bodies
     from memstrata.web.mcp_mount import McpMount
+    from memstrata.web.notices import report_notices
     from memstrata.web.security import guard
 
     mcp = McpMount(ctx)
     api = build_fastapi(ctx, mcp)
-    return guard(authenticate(dispatch(mcp, api), ctx.identities), policy)
+    app = cap_bodies(report_notices(dispatch(mcp, api)))
+    return guard(authenticate(app, ctx.identities), policy)
 
 
 def build_fastapi(ctx: ServeContext, mcp: Any) -> FastAPI:

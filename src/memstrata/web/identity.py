@@ -11,6 +11,9 @@ in the store's config, never from the request. Where the principal comes from:
   `[serve] tokens` entry acts as its agent (and room). A browser logs in once with
   its token at `/login` and then carries an HttpOnly, SameSite=Strict session cookie.
 
+Reveal: pages show secrets as `[withheld: <kind>]`; a confirmed reveal (`/reveal`) sets
+a cookie signed for the session that shows them in clear for REVEAL_SECONDS.
+
 CSRF: every state-changing web form carries `csrf`, an HMAC of the browser's session
 (or of the open server) under a secret made at start; `check_csrf` compares it in
 constant time. API calls that authenticate with a bearer header need none (a
@@ -30,6 +33,8 @@ from dataclasses import dataclass
 SESSION_COOKIE = "memstrata_session"
 SESSION_SECONDS = 12 * 3600
 MAX_SESSIONS = 10_000
+REVEAL_COOKIE = "memstrata_reveal"
+REVEAL_SECONDS = 300  # how long a confirmed reveal shows secrets in clear
 
 
 @dataclass(frozen=True)
@@ -145,3 +150,19 @@ class Identities:
 
     def check_csrf(self, who: Identity | None, presented: str | None) -> bool:
         return bool(presented) and hmac.compare_digest(self.csrf_token(who), str(presented))
+
+    # -- reveal: secrets in clear on the pages, for a while, once confirmed --------------
+    def reveal_cookie(self, who: Identity | None, until: int) -> str:
+        """The cookie a confirmed reveal sets: until when, signed for this session."""
+        return f"{until}.{self._reveal_mac(who, until)}"
+
+    def revealing_until(self, who: Identity | None, cookie: str | None) -> int | None:
+        """Until when (epoch seconds) pages show this session secrets in clear, if at all."""
+        stamp, _, mac = (cookie or "").partition(".")
+        if not stamp.isdigit() or int(stamp) < time.time():
+            return None
+        return int(stamp) if hmac.compare_digest(self._reveal_mac(who, int(stamp)), mac) else None
+
+    def _reveal_mac(self, who: Identity | None, until: int) -> str:
+        key = who.session if who is not None and who.session else "open"
+        return hmac.new(self.secret, f"reveal|{key}|{until}".encode(), hashlib.sha256).hexdigest()

@@ -56,12 +56,15 @@ class McpMount:
             from mcp.server.transport_security import TransportSecuritySettings
 
             from memstrata.mcp.server import build_server
+            from memstrata.web.bodies import cap_for
 
             store = self.ctx.store_for(who)
             server = await anyio.to_thread.run_sync(build_server, store, self.ctx.tools)
-            # `web.security.guard` in front of the whole app checks Host and Origin.
+            # `web.security.guard` in front of the whole app checks Host and Origin, and
+            # `web.bodies.cap_bodies` the body size (the SDK's own cap is set to the same).
             server.streamable_http_app(
-                transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False)
+                transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+                max_request_body_size=cap_for("/mcp"),
             )
             manager = server.session_manager
             started = anyio.Event()

@@ -24,11 +24,13 @@ def execute(
     *,
     home: str | os.PathLike[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """The best `n_results` memories, best first."""
+    """The best `n_results` memories, best first (secrets withheld: a skill's result
+    enters the model's context, `secretscan.withhold`)."""
     from memstrata.manager import MemoryManager
+    from memstrata.secretscan import withhold
 
     with MemoryManager(agent_name, home) as m:
-        return [
+        hits: list[dict[str, Any]] = [
             {
                 "uid": h.uid,
                 "layer": h.layer,
@@ -40,3 +42,4 @@ def execute(
             }
             for h in m.recall_memory(query, n_results=n_results)
         ]
+        return list(withhold(hits))

@@ -1,21 +1,65 @@
 """Rendering pages: one Jinja2 environment with autoescape on, so memory text (untrusted:
 an entry may hold `<script>`) always reaches the browser as text; forms get the CSRF
-token; every page shows whom the request acts as (the scope the API enforces)."""
+token; every page shows whom the request acts as (the scope the API enforces).
+
+Secrets: every value a template prints passes `secretscan.mask` (the environment's
+`finalize`), so a page shows `[withheld: <kind>]` as an agent would see it, and says so
+with a link to `/reveal`; after a confirmed reveal (a signed cookie, `web.identity`)
+pages show values as stored, with a banner, for a few minutes. A form saved from a
+withheld view keeps the secrets it hid (`secretscan.restore_withheld`). After a save
+that stored something that looks like a secret (`web.notices`), the page says so."""
 
 from __future__ import annotations
 
 import functools
 import json
 import time
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
 
 from memstrata.model import iso
+from memstrata.secretscan import KINDS, holds_secrets, mask
 from memstrata.web.context import context_of
+from memstrata.web.identity import REVEAL_COOKIE
+from memstrata.web.notices import QUERY_KEY
 
 if TYPE_CHECKING:
     from jinja2 import Environment
     from starlette.requests import Request
     from starlette.responses import Response
+
+
+WITHHELD_SLOT = "<!--memstrata:withheld-->"  # base.html: where the withheld notice goes
+
+
+@dataclass
+class _Showing:
+    """How the page being rendered shows secrets, and how many values it withheld."""
+
+    reveal: bool = False
+    withheld: int = 0
+
+
+_showing: ContextVar[_Showing | None] = ContextVar("memstrata_page_showing", default=None)
+
+
+def _finalize(value: Any) -> Any:
+    """Every printed value: secrets withheld unless this page is revealed."""
+    if not isinstance(value, str):
+        return value
+    showing = _showing.get()
+    if showing is not None and showing.reveal:
+        return value
+    masked = mask(value)
+    if masked == value:
+        return value
+    if showing is not None:
+        showing.withheld += 1
+    from markupsafe import Markup
+
+    return Markup(masked) if isinstance(value, Markup) else masked
 
 
 @functools.cache
@@ -27,7 +71,9 @@ def environment() -> Environment:
         autoescape=select_autoescape(default=True, default_for_string=True),
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=_finalize,
     )
+    env.globals["holds_secrets"] = holds_secrets
     env.filters["when"] = _when
     env.filters["ago"] = _ago
     env.filters["pct"] = lambda v: f"{100 * float(v):.0f}%"
@@ -65,19 +111,40 @@ def page(
     ctx = context_of(request)
     who = request.scope.get(IDENTITY_KEY)
     principal = ctx.store_for(who).principal if who is not None else None
-    html = (
-        environment()
-        .get_template(template)
-        .render(
-            request=request,
-            who=who,
-            principal=principal,
-            open_server=ctx.identities.open,
-            csrf=ctx.identities.csrf_token(who),
-            **values,
+    until = ctx.identities.revealing_until(who, request.cookies.get(REVEAL_COOKIE))
+    stored = [k for k in request.query_params.get(QUERY_KEY, "").split(",") if k in KINDS]
+    showing = _Showing(reveal=until is not None)
+    token = _showing.set(showing)
+    try:
+        html = (
+            environment()
+            .get_template(template)
+            .render(
+                request=request,
+                who=who,
+                principal=principal,
+                open_server=ctx.identities.open,
+                csrf=ctx.identities.csrf_token(who),
+                revealing_until=until,
+                here=_here(request),
+                stored_secret=stored,
+                **values,
+            )
         )
-    )
+        if showing.withheld:
+            notice = environment().get_template("_withheld.html").render(here=_here(request))
+            html = html.replace(WITHHELD_SLOT, notice, 1)
+    finally:
+        _showing.reset(token)
     return HTMLResponse(html, status_code=status, headers=headers)
+
+
+def _here(request: Request) -> str:
+    """This page's path and query, as a `next=` value (without the save notice)."""
+    query = "&".join(
+        f"{quote(k)}={quote(v)}" for k, v in request.query_params.multi_items() if k != QUERY_KEY
+    )
+    return request.url.path + (f"?{query}" if query else "")
 
 
 def error_page(

@@ -3,6 +3,7 @@ API explorer."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Annotated
 from urllib.parse import quote
@@ -15,7 +16,7 @@ from memstrata.model import ITEM_TYPES
 from memstrata.search.query import LAYERS, SearchQuery
 from memstrata.web.api.search import placed
 from memstrata.web.context import context_of, identity_of, store_of
-from memstrata.web.identity import SESSION_COOKIE, SESSION_SECONDS
+from memstrata.web.identity import REVEAL_COOKIE, REVEAL_SECONDS, SESSION_COOKIE, SESSION_SECONDS
 from memstrata.web.pages.forms import back, require_csrf
 from memstrata.web.pages.render import page
 
@@ -73,6 +74,52 @@ def login(
         SESSION_COOKIE, sid, max_age=SESSION_SECONDS, httponly=True, samesite="strict", path="/"
     )
     return resp
+
+
+@router.get("/reveal")
+def reveal_form(request: Request, next: Annotated[str, Query(max_length=2048)] = "/") -> Response:
+    """Confirm before secrets are shown in clear (`web.identity` reveal cookie)."""
+    return page(request, "reveal.html", next=_local(next), minutes=REVEAL_SECONDS // 60)
+
+
+@router.post("/reveal")
+def reveal(
+    request: Request,
+    csrf: Csrf,
+    confirm: Annotated[str, Form(max_length=8)] = "",
+    next: Annotated[str, Form(max_length=2048)] = "/",
+) -> Response:
+    require_csrf(request, csrf)
+    if confirm != "yes":
+        from fastapi import HTTPException
+
+        raise HTTPException(400, "tick the box to confirm that secrets may be shown in clear")
+    until = int(time.time()) + REVEAL_SECONDS
+    resp = back(_local(next))
+    resp.set_cookie(
+        REVEAL_COOKIE,
+        context_of(request).identities.reveal_cookie(identity_of(request), until),
+        max_age=REVEAL_SECONDS,
+        httponly=True,
+        samesite="strict",
+        path="/",
+    )
+    return resp
+
+
+@router.post("/reveal/hide")
+def reveal_hide(
+    request: Request, csrf: Csrf, next: Annotated[str, Form(max_length=2048)] = "/"
+) -> Response:
+    require_csrf(request, csrf)
+    resp = back(_local(next))
+    resp.delete_cookie(REVEAL_COOKIE, path="/")
+    return resp
+
+
+def _local(target: str) -> str:
+    """A redirect target on this server (never `//elsewhere` or `https://...`)."""
+    return target if target.startswith("/") and not target.startswith("//") else "/"
 
 
 @router.post("/logout")
