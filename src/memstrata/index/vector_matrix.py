@@ -145,7 +145,9 @@ class Matrix:
         if n == 0:
             empty = np.zeros(0)
             return empty, empty.astype(np.int64), empty.astype(np.int64)
-        su = self.units @ q
+        # einsum, not `@`: a matrix-vector product this small runs in one thread either
+        # way, and BLAS's threads spinning on a loaded machine made it 10-50x slower
+        su = np.einsum("ij,j->i", self.units, q)
         best = np.maximum.reduceat(su, self.starts)
         single = self.counts == 1
         arg = np.zeros(n, dtype=np.int64)
@@ -157,7 +159,7 @@ class Matrix:
         detail = self.unit_no[arg]
         source = np.zeros(n, dtype=np.int64)
         if self.windows:
-            m = np.append(self.vectors @ q, 0.0)
+            m = np.append(np.einsum("ij,j->i", self.vectors, q), 0.0)
             for r, (nb, norm) in self.windows.items():
                 w = m[nb].sum(axis=1) / norm
                 better = w > best
