@@ -79,3 +79,14 @@ def test_hybrid_explains_every_feature_and_the_formula(store: Store) -> None:
     assert e["fused"] == pytest.approx(e["z_lexical"] + e["z_dense"], abs=1e-5)
     assert e["score"] == pytest.approx(e["relevance"] * e["recency"], rel=1e-4)
     assert "z(lexical) + z(dense)" in e["formula"] and e["fusion"] == "zsum"
+
+
+def test_hybrid_does_not_pad_a_small_store_with_unrelated_memories(store: Store) -> None:
+    """A candidate no query word reaches is a hit only if it stands out on meaning
+    (z_dense >= 1): a store of three memories used to answer every query with all three."""
+    store.use_embedder(FakeEmbedder(64))
+    m = store.agent()
+    for text in ("the kettle whistles at dawn", "quarterly revenue grew", "ran the migration"):
+        m.log.append("THOUGHT", text)
+    hits = store.search(SearchQuery(text="kettle", mode="hybrid"))
+    assert [h.text for h in hits] == ["the kettle whistles at dawn"]

@@ -4,6 +4,7 @@
                  U dense pool (best `fetch` by dense score, then scope and filters in SQL)
     lexical(d) = bm25(d) / best bm25 + author bonus      (0 outside the lexical pool)
     dense(d)   = max over d's units and windows of cos(q, .)  (`index.vector_matrix`)
+                 (a candidate no query word reaches is kept if z_dense >= 1)
     fused(d)   = z_lexical(d) + z_dense(d)     z = (x - mean) / sd over the candidates
     relevance  = (fused - min) / (max - min)   over the candidates, best = 1
     score      = relevance x recency,  recency = 1 - bound x (1 - decay(age, half-life))
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     from memstrata.store import Store
 
 FETCH = 100
+MIN_DENSE_Z = 1.0  # a candidate no query word reaches must stand out this much on meaning
 WIDEN = 4  # times the dense pool is widened when filters leave too few
 
 
@@ -75,6 +77,8 @@ def hybrid_search(
         dense.update(matrix.pick(scores, known))
     lexical = pool.lexical() if pool is not None else {}
     cands = [u for u in rows if u in lexical or u in dense]
+    if q.mode == "hybrid":
+        cands = _reached(cands, lexical, dense)
     if not cands:
         return []
     if q.mode == "semantic":
@@ -84,6 +88,14 @@ def hybrid_search(
     else:
         relevance, fused, z = _fuse(store, cands, lexical, dense)
     return _rank(store, q, cands, rows, relevance, fused, z, lexical, dense, pool, vi)
+
+
+def _reached(cands: list[str], lexical: dict[str, float], dense: dict[str, Dense]) -> list[str]:
+    """The candidates a query word reaches, and those no word reaches that stand out on
+    meaning: a dense score at least one sd above the candidates' mean (z >= MIN_DENSE_Z).
+    Without it a small store answered every query with all it holds, the unrelated last."""
+    z = scoring.zscores({u: dense[u].score for u in cands if u in dense})
+    return [u for u in cands if u in lexical or z.get(u, 0.0) >= MIN_DENSE_Z]
 
 
 def _layers(store: Store, q: SearchQuery) -> tuple[str, ...]:
