@@ -117,6 +117,14 @@ class DaemonEmbedder:
             with contextlib.suppress(FileNotFoundError, ConnectionRefusedError, OSError):
                 _ask(self.path, {"texts": []}, 5.0)
                 return  # someone else started it meanwhile
+            if _starting(self.path):  # started by `request_build`: wait for it to listen
+                deadline = time.monotonic() + START_TIMEOUT
+                while _starting(self.path) and not self.path.exists():
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.05)
+                if self.path.exists():
+                    return
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()  # a stale socket of a daemon that is gone
             log = open(self.path.with_suffix(".log"), "ab")  # noqa: SIM115 - handed to the child
@@ -176,6 +184,19 @@ def request_build(spec: str, home: Path) -> None:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()  # a stale socket of a daemon that is gone
         _spawn(spec, path, home)
+
+
+def _starting(path: Path) -> bool:
+    """Is a daemon for `path` loading its model (its `<socket>.<pid>.tmp`, pid alive)?"""
+    for tmp in path.parent.glob(f"{path.stem}.*.tmp"):
+        pid = tmp.suffixes[-2].lstrip(".") if len(tmp.suffixes) >= 2 else ""
+        if pid.isdigit():
+            try:
+                os.kill(int(pid), 0)
+            except OSError:
+                continue
+            return True
+    return False
 
 
 def _spawn(spec: str, path: Path, home: Path | None = None) -> None:
