@@ -8,6 +8,7 @@
     m.append_log("TOOL_USE", "loaded prices.csv", {"rows": 1200})
     m.save_fact("preferred_currency", "USD", "preference")
     m.get_fact("preferred_currency")        # -> "USD"
+    m.record_decision("Use ReportLab for PDFs", replaces="WeasyPrint")  # supersedes it
     m.recall_memory("what stocks did the user ask about?", n_results=3)
     prompt_block = m.format_context_for_prompt()
 
@@ -120,6 +121,27 @@ class MemoryManager:
             return self.memory.facts.get(key).value
         except NotFound:
             return None
+
+    def record_decision(
+        self,
+        text: str,
+        kind: str = "decision",
+        *,
+        replaces: str | None = None,
+        tags: list[str] | None = None,
+        detail: str | None = None,
+    ) -> str:
+        """Record a decision (or a `constraint`, a `preference`) in one call; `replaces`
+        names the one it replaces, by id or by text, which is then never presented as
+        current (seed 000's supersede; see `layers.decisions`). Returns the new id.
+
+        Example:
+            >>> m.record_decision("Use ReportLab for PDFs", replaces="WeasyPrint")  # doctest: +SKIP
+            'mem-...'
+        """
+        return self.memory.decisions.record(
+            text, kind, replaces=replaces, tags=tags, detail=detail
+        ).id
 
     def recall_memory(self, query: str, n_results: int = 5, **kw: Any) -> list[Hit]:
         """Search this agent's memory (all its layers, archives included) plus shared layers."""

@@ -1,4 +1,5 @@
-"""`memstrata bench ops | search | locomo | paraphrase | append | fresh | serve | teams | agent`."""
+"""`memstrata bench ops | search | locomo | paraphrase | append | fresh | serve | teams | agent
+| import`."""
 
 from __future__ import annotations
 
@@ -140,6 +141,12 @@ def register(sub: Any) -> None:
         help="also list each context's missing items and each question's ranks",
     )
     ag.set_defaults(func=run_agent)
+    im = bsub.add_parser("import", help="import time per member at 1k/10k/30k members")
+    im.add_argument("--sizes", default="1000,10000,30000", help="comma-separated member counts")
+    im.add_argument(
+        "--dir", default=None, help="where archives and stores go (default: the temp folder)"
+    )
+    im.set_defaults(func=run_import_bench)
 
 
 def run_agent(args: argparse.Namespace) -> int:
@@ -185,6 +192,16 @@ def run_teams(args: argparse.Namespace) -> int:
 
     result = run_teams(args.database_url, args.entries, args.samples, args.sees, progress=_progress)
     emit(args, result, format_report(result))
+    return 0
+
+
+def run_import_bench(args: argparse.Namespace) -> int:
+    from memstrata.bench.imports import format_table, run_import_bench
+    from memstrata.cli.main import emit
+
+    sizes = tuple(int(x) for x in args.sizes.split(","))
+    rows = run_import_bench(sizes, args.dir, progress=_progress)
+    emit(args, rows, format_table(rows))
     return 0
 
 

@@ -27,6 +27,10 @@ EXAMPLES: dict[str, str] = {
     "files list": "memstrata --agent finn files list notes",
     "files delete": "memstrata --agent finn files delete notes/old.md",
     "files rename": "memstrata --agent finn files rename notes/plan.md notes/plan-2026.md",
+    "decisions": "memstrata --agent finn decisions list",
+    "decisions record": "memstrata --agent finn decisions record 'Use ReportLab for PDFs' "
+    "--replaces WeasyPrint",
+    "decisions list": "memstrata --agent finn decisions list --all",
     "facts": "memstrata --agent finn facts list",
     "facts set": "memstrata --agent finn facts set db_engine 'PostgreSQL 16' --category config",
     "facts get": "memstrata --agent finn facts get db_engine",
@@ -95,6 +99,7 @@ EXAMPLES: dict[str, str] = {
     "bench paraphrase": "memstrata bench paraphrase --split dev --by-layer",
     "bench serve": "memstrata bench serve --entries 10000 --levels 1,4",
     "bench agent": "memstrata bench agent --scenario coding-tidepool --details",
+    "bench import": "memstrata bench import --sizes 1000,10000 --dir /dev/shm",
     "demo": "memstrata demo",
     "mcp": "memstrata --agent finn mcp --http --port 8765",
     "hook": "memstrata --agent finn hook session-start",

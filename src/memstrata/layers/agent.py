@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.archives import LogArchives
 from memstrata.layers.catalog import source_for
+from memstrata.layers.decisions import Decisions
 from memstrata.layers.episodes import Episodes, Scratch
 from memstrata.layers.facts import Facts
 from memstrata.layers.files import MemoryFiles
@@ -78,6 +79,11 @@ class AgentMemory:
     @cached_property
     def episodes(self) -> Episodes:
         return Episodes(self.store, self.name)
+
+    @cached_property
+    def decisions(self) -> Decisions:
+        """Decisions, constraints and preferences in force (the ledger's records)."""
+        return Decisions(self.store, self.name)
 
     @cached_property
     def compactions(self) -> CompactionHistory:

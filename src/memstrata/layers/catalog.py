@@ -64,6 +64,8 @@ def source_for(
     parts = tuple(p for p in rel.split("/") if p)
     if not parts or any(p.startswith(".") or p.endswith(".tmp") for p in parts):
         return None
+    if store.truth.misnamed.skips(rel):  # made by hand: never a key, never a crash
+        return None
     path = Path(f"{store.home}/{'/'.join(parts)}")
     cache = handles if handles is not None else {}
     try:
@@ -99,6 +101,7 @@ def all_sources(store: Store) -> list[SourceSpec]:
             specs.setdefault(str(spec.path), spec)
         if len(specs) > MAX_WALK_FILES:
             break
+    store.truth.misnamed.tell(store.notices)  # files skipped for their names, if any
     from memstrata.layers.sources import Sources
 
     out = list(specs.values())

@@ -37,6 +37,7 @@ from memstrata.model import (
     FACT_CATEGORIES,
     Fact,
     check_plain,
+    check_utf8,
     iso,
     now_ts,
     parse_ts,
@@ -128,6 +129,7 @@ class Facts(Layer):
         return SourceSpec(self.path, "append", lambda d, b: parse_facts(d, b, path, owner))
 
     def _row(self, key: str) -> dict[str, Any] | None:
+        check_utf8(key, "fact key")  # (no fact has such a key: a clear refusal, not a crash)
         self.store.fresh(self._spec())
         with self.store.db.read() as conn:
             row = conn.execute(

@@ -26,7 +26,15 @@ from memstrata.files.jsonl import decode, encode
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.base import Layer, check_tags, check_text
-from memstrata.model import LedgerEntry, check_name, check_plain, iso, now_ts, parse_ts
+from memstrata.model import (
+    RECORD_KINDS,
+    LedgerEntry,
+    check_name,
+    check_plain,
+    iso,
+    now_ts,
+    parse_ts,
+)
 from memstrata.secretscan import secret_mark
 
 if TYPE_CHECKING:
@@ -125,7 +133,7 @@ class Ledger(Layer):
         """Append an entry; acknowledged (returned) only once it is on disk."""
         self._check("write")
         cfg = self.store.config
-        if kind not in cfg.half_lives:
+        if kind not in cfg.half_lives and kind not in RECORD_KINDS:
             raise UnknownKind(f"unknown kind {kind!r}; known kinds: {', '.join(cfg.kinds)}")
         check_text(summary, "summary", cfg.bounds.summary_bytes)
         if detail is not None:

@@ -29,6 +29,7 @@ from memstrata.search.expand import IdentifierWords, Phrase, plan
 from memstrata.search.query import OPT_IN_LAYERS, Hit, SearchQuery
 from memstrata.search.terms import TermStat, essential_terms, stems
 from memstrata.search.text import mentioned, query_terms, tokenize
+from memstrata.search.worth import exclusions, rank_pool
 
 if TYPE_CHECKING:
     from memstrata.store import Store
@@ -213,6 +214,7 @@ class LexicalPool:
     named: set[str]
     words: list[tuple[str, tuple[str, ...]]]
     info: dict[str, Any]
+    gone: dict[str, str]  # candidates never shown (`search.worth.exclusions`)
 
     def lexical(self) -> dict[str, float]:
         """uid -> BM25 relevance / best + author bonus (the lexical relevance)."""
@@ -272,12 +274,14 @@ def lexical_pool(
             break  # stage 1 already saw every match
         fetch *= 8
     rows = rows[:fetch]
+    gone = exclusions(store, q, [_hit(r, 0.0, {}, terms) for r in rows])
+    rows = [r for r in rows if r[1] not in gone]  # never hits: not the best's yardstick
     bonus = scoring_extra(rows, extra, total) if extra else [0.0] * len(rows)
     raw = [scoring.bm25_relevance(r[-1]) + add for r, add in zip(rows, bonus, strict=True)]
     authors = {r[8] for r in rows if r[2] in TRANSCRIPT_LAYERS and r[8]}
     named = mentioned(q.text, authors) if authors else set()
     words = [(p.word, tuple(p.stems)) for p in kept] + [(w, tuple(st)) for w, st, _ in extra]
-    return LexicalPool(rows, raw, named, words, prune_info)
+    return LexicalPool(rows, raw, named, words, prune_info, gone)
 
 
 def _ranked(
@@ -322,10 +326,13 @@ def _ranked(
         }
         scored.append((score, r, explain))
     scored.sort(key=lambda x: (-x[0], -x[1][7]))
-    top_k = scored[: wanted or q.k]
-    for _s, r, e in top_k:
-        e["matched"] = pool.matched(r)
-    return [_hit(r, s, e, terms) for s, r, e in top_k]
+    hits = [_hit(r, s, e, terms) for s, r, e in scored[: wanted or None]]
+    # the top k by worth = score x prior, after exclusions and collapse (`search.worth`)
+    hits = hits if wanted is not None else rank_pool(store, q, hits, pool.gone)
+    for h in hits:
+        tokens = set(tokenize(f"{h.title} {h.text} {' '.join(h.tags)}"))
+        h.explain["matched"] = [w for w, st in pool.words if any(t.startswith(st) for t in tokens)]
+    return hits
 
 
 def scoring_extra(

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from memstrata.search import scoring
 from memstrata.search.query import LAYERS, OPT_IN_LAYERS, Hit, SearchQuery
 from memstrata.search.text import query_terms
+from memstrata.search.worth import exclusions, rank_pool
 
 if TYPE_CHECKING:
     from memstrata.embed.base import Embedder
@@ -56,7 +57,7 @@ def hybrid_search(
 ) -> list[Hit]:
     """Hybrid (`q.mode == "hybrid"`) or semantic search; `catch_up` embeds what
     changed before searching (else only what the background build has done)."""
-    from memstrata.search.engine import _filters, lexical_pool
+    from memstrata.search.engine import _filters, _hit, lexical_pool
 
     vi = store.vectors(embedder)
     if catch_up:
@@ -75,8 +76,12 @@ def hybrid_search(
             dense[d.uid] = d
         known = [u for u in rows if u not in dense]
         dense.update(matrix.pick(scores, known))
+    # candidates never shown (`search.worth.exclusions`): out of the pool before fusion
+    gone = dict(pool.gone) if pool is not None else {}
+    dense_only = [_hit(rows[u], 0.0, {}, []) for u in dense if u not in gone and u in rows]
+    gone.update(exclusions(store, q, [h for h in dense_only if h.uid not in (pool_uids(pool))]))
     lexical = pool.lexical() if pool is not None else {}
-    cands = [u for u in rows if u in lexical or u in dense]
+    cands = [u for u in rows if (u in lexical or u in dense) and u not in gone]
     if q.mode == "hybrid":
         cands = _reached(cands, lexical, dense)
     if not cands:
@@ -87,7 +92,16 @@ def hybrid_search(
         fused = relevance
     else:
         relevance, fused, z = _fuse(store, cands, lexical, dense)
-    return _rank(store, q, cands, rows, relevance, fused, z, lexical, dense, pool, vi)
+    hits = _rank(store, q, cands, rows, relevance, fused, z, lexical, dense, pool, vi)
+    hits = rank_pool(store, q, hits, gone)  # the top k by worth = score x prior
+    for h in hits:
+        if pool is not None and h.uid in lexical:
+            h.explain["matched"] = pool.matched(rows[h.uid])
+    return hits
+
+
+def pool_uids(pool: Any) -> set[str]:
+    return {r[1] for r in pool.rows} if pool is not None else set()
 
 
 def _reached(cands: list[str], lexical: dict[str, float], dense: dict[str, Dense]) -> list[str]:
@@ -197,7 +211,7 @@ def _rank(
     scored.sort(key=lambda x: (-x[0], -x[1]))
     pending = vi.pending_records()
     out: list[Hit] = []
-    for final, ts, uid, dec, rec in scored[: q.k]:
+    for final, ts, uid, dec, rec in scored:  # the whole pool: priors rank it (`rank_pool`)
         r = rows[uid]
         d = dense.get(uid)
         explain: dict[str, Any] = {"fusion": cfg.fusion if q.mode == "hybrid" else "semantic"}
@@ -226,10 +240,8 @@ def _rank(
         )
         if pending:
             explain["vectors_pending"] = pending
-        if pool is not None and uid in lexical:
-            explain["matched"] = pool.matched(r)
-            if pool.bonus(r):
-                explain["author_named"] = pool.bonus(r)
+        if pool is not None and uid in lexical and pool.bonus(r):
+            explain["author_named"] = pool.bonus(r)
         out.append(replace(_hit(r, final, {}, terms), explain=explain))
     return out
 
