@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import UnknownKind
+from memstrata.model import RECORD_KINDS
 from memstrata.search import scoring
 from memstrata.search.expand import IdentifierWords, Phrase, plan
 from memstrata.search.query import OPT_IN_LAYERS, Hit, SearchQuery
@@ -71,6 +72,7 @@ def _filters(store: Store, q: SearchQuery) -> tuple[list[str], list[Any]]:
             "ledger" in (q.layers or ("ledger",))
             and q.layers == ("ledger",)
             and q.kind not in store.config.half_lives
+            and q.kind not in RECORD_KINDS  # decision, constraint, preference: always kinds
         ):
             raise UnknownKind(
                 f"unknown kind {q.kind!r}; known kinds: {', '.join(store.config.kinds)}"
