@@ -259,8 +259,9 @@ SETTINGS: tuple[Setting, ...] = (
             env="MEMSTRATA_WATCH"),
     # -- seed 004 MemoryConfig keys memstrata had no setting for ------------------------
     Setting("search", "provider", "search_provider", "auto", _choice("auto", "fts5", "hybrid"),
-            'seed 004 searchProvider, the default mode: "auto" (hybrid once the store has '
-            'vectors or names its embedder), "fts5" (lexical only) or "hybrid" (always)'),
+            'seed 004 searchProvider, the default mode: "auto" (hybrid whenever the embedder '
+            'works without a download: the default install has all-MiniLM-L6-v2; else '
+            'lexical), "fts5" (lexical only) or "hybrid" (always)'),
     Setting("search", "sessions_by_default", "search_sessions_by_default", False, _bool,
             "seed 004: session transcripts are searched only when asked for (scope "
             '"sessions"); true searches them by default too'),

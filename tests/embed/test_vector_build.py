@@ -21,6 +21,10 @@ from memstrata import SearchQuery, Store
 from memstrata.embed.base import FakeEmbedder
 from memstrata.index.generations import live_database
 
+# These stores name their embedder in config.toml: no MEMSTRATA_EMBEDDER over it.
+pytestmark = pytest.mark.usefixtures("semantic_default")
+
+
 pytest.importorskip("numpy")
 
 
