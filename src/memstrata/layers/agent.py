@@ -25,6 +25,7 @@ from memstrata.layers.log import Log, parse_log
 from memstrata.layers.mdparse import is_text_file, markdown_spec
 from memstrata.layers.sessions import Sessions
 from memstrata.layers.tasks import Tasks
+from memstrata.layers.versions import Versions
 from memstrata.model import check_name
 
 if TYPE_CHECKING:
@@ -88,6 +89,11 @@ class AgentMemory:
     @cached_property
     def compactions(self) -> CompactionHistory:
         return CompactionHistory(self.store, self.name)
+
+    @cached_property
+    def versions(self) -> Versions:
+        """Earlier contents of NOW, CONTEXT, identity and memory files: history, restore."""
+        return Versions(self.store, self.name)
 
     def _sources(self) -> list[SourceSpec]:
         """Every index source this agent has in the truth."""
