@@ -355,7 +355,7 @@ def purge_file(store: Store, path: str, *, agent: str | None = None, reason: str
         copies += _files(
             store, archive / "scratch", lambda p: "/" in p and p.split("/", 1)[1] == name
         )
-    from memstrata.purge_versions import drop_history, has_history
+    from memstrata.purge_versions import drop_history, has_history, history_texts
 
     if not copies and not has_history(store, store.rel(target)):
         raise NotFound(f"no memory file {relp!r} of {owner} (nor an archived copy)")
@@ -369,6 +369,7 @@ def purge_file(store: Store, path: str, *, agent: str | None = None, reason: str
             job.uids.update(
                 r[0] for r in conn.execute("SELECT uid FROM docs WHERE source = ?", (str(p),))
             )
+    job.needles.update(history_texts(store, store.rel(target)))  # what its versions held
     for p in copies:
         job.remove(p)
     job.versions += drop_history(store, store.rel(target))

@@ -56,6 +56,19 @@ def holds_version(store: Store, owner: str, name: str, vid: str) -> bool:
     return any(r.sha256.startswith(vid) for r in FileHistory(store.truth, target).records())
 
 
+def history_texts(store: Store, rel: str) -> set[str]:
+    """The texts of every version of the file `rel` (a purged file's: all purged)."""
+    hist = _history(store, rel)
+    if hist is None:
+        return set()
+    out = set()
+    for sha in {r.sha256 for r in hist.records()}:
+        data = hist.blob(sha)
+        if data is not None:
+            out.add(data.decode("utf-8", "replace"))
+    return out
+
+
 def drop_history(store: Store, rel: str) -> list[str]:
     """Remove every version of the file `rel` (a purged file); what was removed."""
     hist = _history(store, rel)
