@@ -261,7 +261,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         logger.propagate = False
     from memstrata.files.versions import set_surface
 
-    set_surface(f"cli {args.command}")  # what the versions of this process's writes say
+    if args.command not in ("mcp", "serve"):  # servers name their own surfaces
+        set_surface(f"cli {args.command}")  # what the versions of this process's writes say
     try:
         rc = args.func(args)
         return int(rc or 0)

@@ -79,10 +79,7 @@ def diff(
 def restore(request: Request, agent: str, body: Restore) -> dict[str, Any]:
     from memstrata.files.versions import surface
 
+    versions = store_of(request).agent(agent).versions  # (names the surface "api")
     with surface("restore"):
-        done = (
-            store_of(request)
-            .agent(agent)
-            .versions.restore(body.path, body.version, expected_sha=body.expected_sha)
-        )
+        done = versions.restore(body.path, body.version, expected_sha=body.expected_sha)
     return done.to_dict()
