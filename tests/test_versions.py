@@ -346,3 +346,36 @@ def test_the_history_log_is_plain_jsonl_one_record_per_version(store: Store) -> 
             "agents/finn/memory/NOW.md"
         ).data
     )  # type: ignore[union-attr]
+
+
+def test_maintain_applies_retention_to_files_no_one_writes_again(home: Path) -> None:
+    from memstrata.lifecycle.maintain import maintain
+
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text("[versions]\nkeep = 4\n")
+    with Store(home, agent="finn") as store:
+        for i in range(7):  # under keep + slack: the writes leave them all
+            store.agent().files.write("notes/x.md", f"v{i}\n")
+        assert len(store.agent().versions.history("notes/x.md").versions) == 7
+        (row,) = maintain(store)
+        assert row.versions_dropped == 3 and not row.problems
+        assert len(store.agent().versions.history("notes/x.md").versions) == 4
+
+
+def test_mcp_versions_tools_are_a_group_of_their_own_not_served_by_default(store: Store) -> None:
+    pytest.importorskip("mcp")
+    from memstrata.mcp.server import select_tools
+    from memstrata.mcp.tools import run
+
+    default = {s.name for s in select_tools(store, None)}
+    assert "memory_write" in default and not default & {"memory_history", "memory_restore"}
+    tools = {s.name: s for s in select_tools(store, ["default", "versions"])}
+    run(tools["memory_write"], {"path": "CONTEXT.md", "content": "# v1\n"})
+    run(tools["memory_write"], {"path": "CONTEXT.md", "content": "# v2\n"})
+    hist = run(tools["memory_history"], {"path": "CONTEXT.md"}).data
+    assert [v["current"] for v in hist["versions"]] == [True, False]
+    assert hist["versions"][0]["surface"] == "mcp memory_write"
+    old = hist["versions"][1]["id"]
+    run(tools["memory_restore"], {"path": "CONTEXT.md", "version": old})
+    assert store.agent().context.read() == "# v1\n"
+    assert store.agent().versions.history("CONTEXT.md").versions[0].surface == "mcp memory_restore"

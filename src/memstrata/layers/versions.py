@@ -312,6 +312,22 @@ class Versions(Layer):
             x if x.endswith("\n") else x + "\n\\ No newline at end of file\n" for x in lines
         )
 
+    def prune(self) -> int:
+        """Apply `[versions]` retention to every file of this agent you may write (a
+        write does it for its own file); returns how many versions were dropped."""
+        self._check("write")
+        dropped = 0
+        for log in agent_histories(self.store.truth, self.owner or ""):
+            found = self.store.truth.read(log)
+            records = parse_log(found.data) if found is not None else []
+            target = versioned(records[-1].path, self.store.config.memory_path) if records else None
+            if target is None or target.agent != self.owner or target.log != log:
+                continue
+            if self.store.gate.allows("write", self._layer_of(target), self.owner):
+                with self.store.truth.lock(target.rel):
+                    dropped += len(self._history(target).prune())
+        return dropped
+
     # -- restoring ---------------------------------------------------------------------
     def restore(self, path: str, version: str, *, expected_sha: str | None = None) -> History:
         """Make `version` the file's content again, as a new version (the content it
