@@ -112,6 +112,7 @@ def test_retention_keeps_the_newest_by_count_and_drops_old_ones_but_never_the_ne
         mem = store.agent()
         for i in range(20):
             mem.files.write("notes/x.md", f"version {i}\n")
+        store.drain(60)  # retention runs after the write's acknowledgement
         records = mem.versions.history("notes/x.md").versions
         assert 5 <= len(records) <= 5 + Retention(5).slack  # pruned as it went
         target = versioned("agents/finn/memory/notes/x.md")
@@ -132,6 +133,7 @@ def test_retention_keeps_the_newest_by_count_and_drops_old_ones_but_never_the_ne
             rec["ts"] = "2020-01-01T00:00:00.000Z"
         store.truth.rewrite(target.log, b"".join((json.dumps(r) + "\n").encode() for r in lines))
         mem.files.write("notes/x.md", "version 20\n")  # a write past the age prunes
+        store.drain(60)
         left = [
             mem.versions.read("notes/x.md", v.id)
             for v in mem.versions.history("notes/x.md").versions

@@ -14,8 +14,10 @@ index catches up with the source.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
+from memstrata.errors import StaleWrite
 from memstrata.files.truth import MISSING, Content
 from memstrata.files.versions import Author, FileHistory, Retention, versioned
 
@@ -87,5 +89,12 @@ class Edit:
                 current=lambda: self.current,
                 author=Author(who.agent, who.role),
             )
+            if history.due:  # retention, after the acknowledgement (never slows the write)
+                store.after_ack(f"versions {self.rel}", lambda: _prune(store, history))
         self._current = Content(data, written)
         store.index_file(self.spec)
+
+
+def _prune(store: Store, history: FileHistory) -> None:
+    with store.truth.lock(history.target.rel), contextlib.suppress(StaleWrite):
+        history.prune()

@@ -31,8 +31,9 @@ only leaves the new content unrecorded, and step 1 of the next replace (or
 it. Steady state costs one sha256, one blob write and one small append.
 
 Retention (`Retention`): a file keeps its newest `keep` versions and drops those
-older than `max_age_days`, but never the newest MIN_KEEP; pruned by the write
-that finds more than `keep` + slack records or one past the age. A blob no kept
+older than `max_age_days`, but never the newest MIN_KEEP; pruned after a write
+that finds more than `keep` + slack records or one past the age (in the
+background, off the write's path: `Edit`), and by `maintain`. A blob no kept
 record names is removed (an unreferenced blob, left by a writer stopped after
 step 2 or an import still placing its records, only once it is an hour old).
 """
@@ -231,6 +232,15 @@ def parse_log(data: bytes) -> list[Record]:
     return out
 
 
+def log_ends(data: bytes) -> tuple[int, Record | None, Record | None]:
+    """(how many lines, the first readable record, the last one) of a history log: what
+    a write needs, without parsing every record."""
+    lines = [x for x in data.split(b"\n") if x.strip()]
+    first = next((r for x in lines if (r := Record.parse(x)) is not None), None)
+    last = next((r for x in reversed(lines) if (r := Record.parse(x)) is not None), None)
+    return len(lines), first, last
+
+
 def encode_log(records: list[Record]) -> bytes:
     return b"".join(r.line() for r in records)
 
@@ -249,7 +259,7 @@ class Retention:
 
     @property
     def slack(self) -> int:
-        return max(4, self.keep // 10)
+        return max(8, self.keep // 4)  # writes between prunes: a prune rewrites the log
 
     def dropped(self, records: list[Record], now: float) -> list[int]:
         """Indexes (oldest first) of the records retention drops."""
@@ -262,13 +272,14 @@ class Retention:
             if i < n - MIN_KEEP and (i < n - keep or r.epoch < cutoff)
         ]
 
-    def due(self, records: list[Record], now: float) -> bool:
-        """Whether a write should prune now: past `keep` + slack, or one past the age."""
-        if len(records) > max(self.keep, MIN_KEEP) + self.slack:
+    def due(self, count: int, oldest: Record | None, now: float) -> bool:
+        """Whether a write should prune a log of `count` records, the oldest `oldest`:
+        past `keep` + slack, or one past the age."""
+        if count > max(self.keep, MIN_KEEP) + self.slack:
             return True
-        if len(records) <= MIN_KEEP or self.max_age_days <= 0:
+        if count <= MIN_KEEP or self.max_age_days <= 0 or oldest is None:
             return False
-        return records[0].epoch < now - self.max_age_days * 86400
+        return oldest.epoch < now - self.max_age_days * 86400
 
 
 @dataclass(frozen=True)
@@ -287,6 +298,7 @@ class FileHistory:
         self.truth = truth
         self.target = target
         self.retention = retention or Retention()
+        self.due = False  # the last replace found retention due: `prune` (after the ack)
 
     def records(self) -> list[Record]:
         """Every record, oldest first."""
@@ -322,8 +334,8 @@ class FileHistory:
         `current` its content as read, or a function that reads it (called only when
         the history does not already hold it). The caller holds the file's lock."""
         truth, target = self.truth, self.target
-        records = self.records()
-        last = records[-1] if records else None
+        log = truth.read(target.log)
+        count, oldest, last = log_ends(log.data) if log is not None else (0, None, None)
         new_sha = sha256(data)
         if expected != MISSING and (last is None or last.truth != expected):
             found = current() if callable(current) else current
@@ -335,8 +347,7 @@ class FileHistory:
                         iso(found.entry.mtime), target.rel, old_sha, len(found.data), note=FOUND
                     )
                     truth.append(target.log, rec.line())
-                    records.append(rec)
-                    last = rec
+                    count, oldest, last = count + 1, oldest or rec, rec
         if last is not None and last.sha256 == new_sha:
             return truth.rewrite(target.rel, data, expected=expected)  # the same content
         self._keep_blob(new_sha, data)  # 2. blob
@@ -354,14 +365,12 @@ class FileHistory:
             written.version,
         )
         truth.append(target.log, rec.line())  # 4. record
-        records.append(rec)
-        if self.retention.due(records, time.time()):
-            with contextlib.suppress(StaleWrite):
-                self.prune()
+        self.due = self.retention.due(count + 1, oldest or rec, time.time())
         return written
 
-    def prune(self, now: float | None = None) -> list[Record]:
-        """Apply retention (the caller holds the file's lock); returns the records dropped."""
+    def prune(self, now: float | None = None, *, sweep: bool = False) -> list[Record]:
+        """Apply retention (the caller holds the file's lock); returns the records dropped.
+        `sweep` also removes old blobs no record names (a listing of the folder)."""
         now = time.time() if now is None else now
         with self.truth.lock(self.target.log):
             found = self.truth.read(self.target.log)
@@ -375,17 +384,20 @@ class FileHistory:
             else:
                 kept = records
         gone = [records[i] for i in sorted(drop)]
-        self._remove_blobs({r.sha256 for r in gone}, {r.sha256 for r in kept}, now)
+        self._remove_blobs({r.sha256 for r in gone}, {r.sha256 for r in kept}, now, sweep)
         return gone
 
-    def _remove_blobs(self, dropped: set[str], kept: set[str], now: float) -> None:
-        """Remove the blobs only dropped records named, and old blobs no record names."""
+    def _remove_blobs(self, dropped: set[str], kept: set[str], now: float, sweep: bool) -> None:
+        """Remove the blobs only dropped records named, and (`sweep`) blobs no record
+        names that are older than ORPHAN_GRACE_S."""
+        for sha in dropped - kept:
+            self.truth.move(self.target.blob(sha), None)
+        if not sweep:
+            return
         prefix = f"{self.target.folder}/"
         for e in self.truth.list(self.target.folder, recursive=False):
             name = e.path[len(prefix) :]
-            if e.is_dir or name == LOG or name in kept:
-                continue
-            if name in dropped or now - e.mtime > ORPHAN_GRACE_S:
+            if not e.is_dir and name != LOG and name not in kept and now - e.mtime > ORPHAN_GRACE_S:
                 self.truth.move(e.path, None)
 
     def rewrite(self, change: Callable[[Record, bytes], bytes | None]) -> list[tuple[Record, str]]:
@@ -424,7 +436,7 @@ class FileHistory:
                     kept.append(replace(r, sha256=new_sha, size=len(data), truth=None))
             self.truth.rewrite(self.target.log, encode_log(kept), expected=found.entry.version)
         old = {r.sha256 for r, _ in out}
-        self._remove_blobs(old - {r.sha256 for r in kept}, {r.sha256 for r in kept}, 0.0)
+        self._remove_blobs(old, {r.sha256 for r in kept}, 0.0, False)
         return out
 
     def remove(self) -> bool:

@@ -325,7 +325,7 @@ class Versions(Layer):
                 continue
             if self.store.gate.allows("write", self._layer_of(target), self.owner):
                 with self.store.truth.lock(target.rel):
-                    dropped += len(self._history(target).prune())
+                    dropped += len(self._history(target).prune(sweep=True))
         return dropped
 
     # -- restoring ---------------------------------------------------------------------
