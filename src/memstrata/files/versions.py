@@ -151,6 +151,13 @@ def versioned(rel: str, memory_path: str | None = None) -> Versioned | None:
     return None
 
 
+def history_folder(rel: str) -> bool:
+    """True for an agent's `versions` folder: what walks for index sources leave out
+    (`Truth.list(skip=...)`: thousands of blobs, none of them indexed)."""
+    parts = rel.split("/")
+    return len(parts) == 3 and parts[0] == "agents" and parts[2] == FOLDER
+
+
 def agent_histories(truth: Truth, agent: str) -> list[str]:
     """The history logs (store-relative) of every file of `agent` that has versions."""
     base = f"agents/{agent}/{FOLDER}"

@@ -12,6 +12,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memstrata.files.versions import history_folder
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.archives import LogArchives
 from memstrata.layers.catalog import source_for
@@ -98,7 +99,7 @@ class AgentMemory:
     def _sources(self) -> list[SourceSpec]:
         """Every index source this agent has in the truth."""
         specs: dict[str, SourceSpec] = {}
-        for entry in self.store.truth.list(f"agents/{self.name}"):
+        for entry in self.store.truth.list(f"agents/{self.name}", skip=history_folder):
             spec = None if entry.is_dir else source_for(self.store, entry.path)
             if spec is not None:
                 specs.setdefault(str(spec.path), spec)
