@@ -180,6 +180,12 @@ def _scrubbed(data: bytes | None, quotes: Quotes) -> bytes | None:
     return None if clean is text else clean.encode("utf-8", "surrogateescape")
 
 
+def adds_to(truth: Truth, rel: str, data: bytes) -> bool:
+    """Whether a staged history log holds a record the store's lacks."""
+    found = truth.read(rel)
+    return found is None or merge_logs(found.data, data) != found.data
+
+
 def place(truth: Truth, rel: str, data: bytes, force: bool) -> None:
     """Write one imported file (the caller holds `lock(rel)`): a history log is merged
     with the store's; a file is written only where none is (StaleWrite otherwise),

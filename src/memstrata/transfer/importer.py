@@ -155,7 +155,7 @@ def import_archive(
             verified = _verify(src, staged, unverified)
             histories.check_blobs(src, staged.hashes)
             purged = _keep_purged_out(store, stage / "files", staged)
-            moves, identical, replaced = _plan(store.truth, src, staged, force)
+            moves, identical, replaced = _plan(store.truth, src, staged, force, stage / "files")
             foreign = foreign_tombstones(staged.tombstones, _store_tombstones(store))
             planned = moves
             if dry_run:
@@ -490,6 +490,7 @@ def _plan(
     src: Path,
     staged: _Staged,
     force: bool,
+    root: Path,
 ) -> tuple[list[str], list[str], list[str]]:
     moves: list[str] = []
     identical: list[str] = []
@@ -511,8 +512,9 @@ def _plan(
         if dst is not None and histories.is_blob(rel):
             identical.append(rel)  # named by its content: the same bytes
             continue
-        if dst is not None and histories.is_history_log(rel):
-            moves.append(rel)  # merged with the store's history, never over it
+        if dst is not None and histories.is_history_log(rel):  # merged, never replaced
+            data = root.joinpath(*rel.split("/")).read_bytes()
+            (moves if histories.adds_to(truth, rel, data) else identical).append(rel)
             continue
         if dst is not None:
             found = truth.read(rel)
