@@ -92,7 +92,7 @@ def rec(
         (log("b", "SYSTEM", "Final response: OK, we decided: 15-minute access tokens"), "decision"),
         (
             log("c", "SYSTEM", "Final response: the tests pass now", event="final_response"),
-            "message",
+            "reply",
         ),
         (log("d", "THOUGHT", "Constraint: never run migrations in business hours"), "constraint"),
         (log("e", "THOUGHT", "the user prefers dark mode everywhere"), "preference"),

@@ -215,7 +215,7 @@ def _log_signal(r: _Seen) -> Signal:
     if act is not None:
         return Signal(act, f"{kind or 'LOG'} text reads as a {act}")
     if meta.get("event") == "final_response" or _FINAL.match(head):
-        return Signal("message", "final response")
+        return Signal("reply", "final response")
     return Signal("activity", f"{kind or 'LOG'} entry")
 
 
