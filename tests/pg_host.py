@@ -61,7 +61,7 @@ def writer(home: str, name: str, round_: str) -> None:
 
 def main() -> None:
     home, name = sys.argv[1], sys.argv[2]
-    import memstrata.store  # noqa: F401  (imported once, before any fork)
+    import memstrata.store.engine  # noqa: F401  (imported once, before any fork)
 
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # writers are reaped by the kernel
     out("ready")

@@ -119,7 +119,7 @@ def test_every_read_path_honours_the_stale_flag(
 ) -> None:
     import sqlite3
 
-    import memstrata.store as store_mod
+    import memstrata.store.engine as store_mod
 
     store = Store(home, agent="finn", watch=False)
     real = store_mod.index_append

@@ -12,9 +12,9 @@ import pytest
 
 from memstrata import Store
 from memstrata.errors import MalformedInput, NotFound, ScopeDenied
-from memstrata.events import recent_events, tail_events
 from memstrata.layers.ledger_pages import ledger_page, supersede_chain
 from memstrata.search.timeline import timeline
+from memstrata.store.events import recent_events, tail_events
 
 CONFIG = '[roles]\nadmin = ["wilco"]\nproject = ["finn", "mira"]\n'
 

@@ -46,7 +46,7 @@ def truth(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Truth]:
         (tmp_path / "t").mkdir()  # a store's home always exists
         made: Truth = LocalTruth(tmp_path / "t", LockTable(tmp_path / "t" / ".locks"))
     else:
-        from memstrata.backends.postgres import PostgresTruth
+        from memstrata.files.postgres.truth import PostgresTruth
 
         made = PostgresTruth(request.getfixturevalue("pg_url"), retry_seconds=5)
     yield made
@@ -142,7 +142,7 @@ if kind == "local":
     from memstrata.files.locks import LockTable
     truth = LocalTruth(Path(where), LockTable(Path(where) / ".locks"))
 else:
-    from memstrata.backends.postgres import PostgresTruth
+    from memstrata.files.postgres.truth import PostgresTruth
     truth = PostgresTruth(where, retry_seconds=5)
 print("appending", flush=True)
 done = truth.append(path, b"from the other process\\n")
@@ -233,7 +233,7 @@ def test_watch_reports_changed_paths(truth: Truth) -> None:
 
 
 def test_postgres_append_retry_with_the_same_record_id_is_not_a_duplicate(pg_url: str) -> None:
-    from memstrata.backends.postgres import PostgresTruth
+    from memstrata.files.postgres.truth import PostgresTruth
 
     truth = PostgresTruth(pg_url, retry_seconds=5)
     first = truth.append("ledger.jsonl", b'{"id": "mem-1"}\n', record_id="rid-1")
@@ -330,8 +330,8 @@ def test_supersede_rules(backend: str, home: Path) -> None:
 def test_purge_is_gone_from_the_truth_and_the_index(
     backend: str, home: Path, tmp_path: Path
 ) -> None:
-    from memstrata.purge import purge_fact
-    from memstrata.transfer import export_store
+    from memstrata.operations.purge import purge_fact
+    from memstrata.operations.transfer import export_store
 
     with Store(home, agent="finn") as s:
         s.agent().facts.set("api_note", "the walrus password is hunter2", "general")
@@ -406,7 +406,7 @@ def test_memory_files_and_compaction(backend: str, home: Path) -> None:
 def test_doctor_compares_this_hosts_index_with_the_truth(
     backend: str, tmp_path: Path, home: Path
 ) -> None:
-    from memstrata.doctor import examine
+    from memstrata.operations.doctor import examine
 
     if backend == "local":
         pytest.skip("one folder is one host: there is no other host's write to lag behind")

@@ -13,7 +13,7 @@ A hard character budget (or tokens x 4) is enforced by `budget.fit`: lower
 priority parts shrink first, with a visible marker, and no line is ever cut.
 One bad file costs one section: a section whose file cannot be read is replaced
 by a one-line warning naming the file (`_Sections`), and the rest is served.
-Nothing that looks like a secret is injected (`secretscan.mask`): each such span
+Nothing that looks like a secret is injected (`policy.secrets.mask`): each such span
 reads `[withheld: <kind>]`, and a fact whose key names a credential is withheld
 whole (`get_fact` still returns it).
 With `ignore_memory=True` (seed 001 "ignore memory"), nothing is read from
@@ -37,7 +37,7 @@ from memstrata.errors import MalformedInput, MemstrataError
 if TYPE_CHECKING:
     from memstrata.layers.agent import AgentMemory
     from memstrata.layers.hot import MarkdownLayer
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 DEFAULT_BUDGET_CHARS = 24_000
 MAX_TASK_FOLDERS = 20
@@ -298,7 +298,7 @@ def _first_line(text: str) -> str:
 
 
 def _fact_value(key: str, value: str) -> str:
-    from memstrata.secretscan import fact_findings, kinds
+    from memstrata.policy.secrets import fact_findings, kinds
 
     found = fact_findings(key, value)
     if found:
@@ -309,7 +309,7 @@ def _fact_value(key: str, value: str) -> str:
 def _masked(section: Section) -> Section:
     from dataclasses import replace
 
-    from memstrata.secretscan import mask
+    from memstrata.policy.secrets import mask
 
     text = "\n".join(section.lines)
     clean = mask(text)

@@ -42,7 +42,7 @@ def run_fresh(
     edits: int = 30,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
     tmp = Path(tempfile.mkdtemp(prefix="memstrata-bench-fresh-"))
     try:
@@ -128,7 +128,7 @@ def _after_edits(store: Any, home: Path, edits: int, qs: list[str]) -> list[floa
 
 def run_wal(writes: int = 10_000, progress: Progress | None = None) -> list[dict[str, Any]]:
     import memstrata.index.db as dbmod
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
     rows = []
     policies = {

@@ -104,7 +104,7 @@ def run_serve_bench(
 ) -> dict[str, Any]:
     import httpx
 
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
     tmp = Path(tempfile.mkdtemp(prefix="memstrata-bench-serve-"))
     proc = None

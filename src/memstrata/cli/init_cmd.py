@@ -30,7 +30,7 @@ def run_init(args: argparse.Namespace) -> int:
     from memstrata.config import CONFIG_FILES, commented_template
     from memstrata.files.atomic import atomic_write_bytes
     from memstrata.layers.starters import AGENT_STARTER, CONTEXT_STARTER
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
     name = args.name or args.agent or DEFAULT_AGENT
     with Store(args.home, agent=name, room=args.room, role=args.role) as store:

@@ -36,10 +36,10 @@ def register(sub: Any) -> None:
 
 
 def run_purge(args: argparse.Namespace) -> int:
-    from memstrata import purge
     from memstrata.cli.common import open_store
     from memstrata.cli.main import emit
     from memstrata.errors import MalformedInput
+    from memstrata.operations import purge
 
     what = args.purge_action
     if not args.yes:
@@ -73,7 +73,7 @@ def run_purge(args: argparse.Namespace) -> int:
 def run_list(args: argparse.Namespace) -> int:
     from memstrata.cli.common import open_store, table
     from memstrata.cli.main import emit
-    from memstrata.purge import tombstones
+    from memstrata.operations.purge import tombstones
 
     with open_store(args, as_agent=False, sync=False) as store:
         rows = tombstones(store)

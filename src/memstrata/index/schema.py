@@ -141,7 +141,7 @@ MIGRATIONS.append(
     (
         "006_secret_marks",
         # `docs.secret`: the kinds of secret a doc's text looks like it holds (ledger
-        # entries; see memstrata.secretscan). Forgetting the ledger's offset makes the
+        # entries; see memstrata.policy.secrets). Forgetting the ledger's offset makes the
         # next sync re-parse it, so entries indexed before this column are marked too.
         """
         ALTER TABLE docs ADD COLUMN secret TEXT;

@@ -27,7 +27,7 @@ from memstrata.layers.tasks import Tasks
 from memstrata.model import check_name
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 
 class AgentMemory:

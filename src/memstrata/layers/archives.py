@@ -26,7 +26,7 @@ from memstrata.layers.log import parse_log, to_entry
 from memstrata.model import LogEntry, iso
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 ARCHIVE_FILE = re.compile(r"^LOG-(\d{8}T\d{6}Z)-(arc-[0-9a-f]{1,32})\.md$")
 ARCHIVE_ID = re.compile(r"^arc-[0-9a-f]{1,32}$")

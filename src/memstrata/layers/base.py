@@ -14,7 +14,7 @@ from memstrata.model import has_control
 
 if TYPE_CHECKING:
     from memstrata.files.truth import Entry
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 
 class Layer:
@@ -31,8 +31,8 @@ class Layer:
         self.store.gate.check(action, layer or self.layer, self.owner, self.room)
 
     def _screen(self, text: str, what: str, *, shared: bool = False) -> str:
-        """Apply the store's secrets policy to text about to be written (see `secretscan`)."""
-        from memstrata.secretscan import screen
+        """Apply the store's secrets policy to text about to be written (see `policy.secrets`)."""
+        from memstrata.policy.secrets import screen
 
         return screen(self.store, text, what, shared=shared)
 

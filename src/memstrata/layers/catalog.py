@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from memstrata.index.reconcile import SourceSpec
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 MAX_WALK_FILES = 1_000_000
 TOP_SOURCES = frozenset({"ledger.jsonl", "items.json"})

@@ -29,7 +29,7 @@ from memstrata.model import check_name, iso, now_ts
 
 if TYPE_CHECKING:
     from memstrata.layers.files import FileInfo, MemoryFiles
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 VERIFIED_FILE = "verified_items.md"
 SESSION_TEMPLATE = """# Session notes
@@ -254,7 +254,7 @@ class Episodes(Layer):
         self._check("write")
         check_name(task_id, "task id")
         from memstrata.layers.history import gate_record, gate_spec
-        from memstrata.secretscan import screen_json
+        from memstrata.policy.secrets import screen_json
 
         rec = screen_json(self.store, gate_record(event), "gate event")
         path = self._folder(slug) / "observability" / f"{task_id}.ndjson"

@@ -43,7 +43,7 @@ from memstrata.model import (
 )
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 MAX_KEY_CHARS = limits.FACT_KEY_CHARS
 MAX_VALUE_BYTES = limits.FACT_VALUE_BYTES
@@ -158,7 +158,7 @@ class Facts(Layer):
             raise MalformedInput(
                 f"unknown fact category {category!r}; use one of {', '.join(FACT_CATEGORIES)}"
             )
-        from memstrata.secretscan import apply_policy, fact_findings
+        from memstrata.policy.secrets import apply_policy, fact_findings
 
         key = self._screen(key, "fact key")
         value = apply_policy(self.store, value, fact_findings(key, value), f"fact {key!r}")
@@ -211,7 +211,7 @@ class Facts(Layer):
 
     def forget(self, key: str) -> None:
         """Hide a fact (soft: a `forget` record is appended, every earlier value stays in
-        facts.jsonl for history). `memstrata.purge.purge_fact` removes it everywhere."""
+        facts.jsonl for history). `memstrata.operations.purge.purge_fact` removes it everywhere."""
         self._check("write")
         if self._row(key) is None:
             raise NotFound(f"no fact {key!r}")

@@ -36,13 +36,13 @@ from memstrata.layers.base import Layer, check_text
 from memstrata.layers.catalog import memory_layer_of
 from memstrata.layers.mdparse import markdown_spec
 from memstrata.model import iso, now_ts
-from memstrata.secretscan import restore_withheld
-from memstrata.store import sha256_text
+from memstrata.policy.secrets import restore_withheld
+from memstrata.store.engine import sha256_text
 
 if TYPE_CHECKING:
     from memstrata.files.truth import Entry
     from memstrata.index.reconcile import SourceSpec
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 MAX_FILE_BYTES = 1024 * 1024
 RESERVED = frozenset({"LOG.md"})
@@ -159,7 +159,7 @@ class MemoryFiles(Layer):
 
     def _unwithheld(self, relp: str, text: str) -> str:
         """`text` with the secrets a withheld view of the file showed as `[withheld: <kind>]`
-        put back (`secretscan.restore_withheld`): an edit from an agent's or a page's view
+        put back (`policy.secrets.restore_withheld`): an edit from an agent's or a page's view
         keeps them."""
         if "[withheld: " not in text:
             return text
@@ -263,7 +263,7 @@ class MemoryFiles(Layer):
 
         Soft: nothing is destroyed, it goes to `archive/deleted/<ms>/<path>` (the
         same path below a folder per deletion, so any path that could be written
-        can be archived) and stays searchable there. `memstrata.purge.purge_file`
+        can be archived) and stays searchable there. `memstrata.operations.purge.purge_file`
         removes a file and every archived copy.
         """
         self._check("write")

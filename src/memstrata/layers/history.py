@@ -26,7 +26,7 @@ from memstrata.layers.base import Layer, check_json
 from memstrata.model import iso, now_ts, parse_ts
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 GATE_EVENT_BYTES = limits.LOG_METADATA_BYTES
 

@@ -22,11 +22,11 @@ from memstrata.errors import EntryTooLarge, MalformedInput
 from memstrata.layers.base import Layer, check_count, check_text
 from memstrata.layers.mdparse import markdown_spec
 from memstrata.model import iso, now_ts
-from memstrata.secretscan import restore_withheld
+from memstrata.policy.secrets import restore_withheld
 
 if TYPE_CHECKING:
     from memstrata.index.reconcile import SourceSpec
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 MAX_STEP_CHARS = limits.NOW_STEP_CHARS
 

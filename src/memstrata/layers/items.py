@@ -38,7 +38,7 @@ from memstrata.layers.base import Layer, check_count, check_text
 from memstrata.model import ITEM_TYPES, Item, check_name, check_plain, iso, now_ts, parse_ts
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 
 def load_items(data: bytes, path: str) -> RecordList:

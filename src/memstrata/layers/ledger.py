@@ -27,11 +27,11 @@ from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.base import Layer, check_tags, check_text
 from memstrata.model import LedgerEntry, check_name, check_plain, iso, now_ts, parse_ts
-from memstrata.secretscan import secret_mark
+from memstrata.policy.secrets import secret_mark
 
 if TYPE_CHECKING:
     from memstrata.search.query import Hit
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 MAX_REF_CHARS = limits.LABEL_CHARS
 MAX_AUTHOR_CHARS = limits.NAME_CHARS

@@ -26,7 +26,7 @@ from memstrata.search.scoring import decay
 from memstrata.search.timeline import parse_cursor
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 MAX_PAGE = 200
 MAX_CHAIN = 100

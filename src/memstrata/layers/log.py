@@ -14,7 +14,7 @@ the text shows as `edited`. Content lines that would read as a header or footer 
 that start with a backslash) are escaped with a leading backslash. The same
 format is used by compaction archives, so archived entries stay searchable. With `[log] neighbour_context = N` each entry
 is also indexed with the text of the N entries on either side (and its date), as
-transcript messages are; off by default (see `config.py` for what it measured).
+transcript messages are; off by default (see `config` for what it measured).
 
 LOG.md is also a file people edit. Whatever they save stays visible
 (`logblocks` has the grammar): CRLF endings, entries without a footer (the
@@ -46,7 +46,7 @@ from memstrata.layers.logblocks import split_blocks
 from memstrata.model import LOG_TYPES, LogEntry, estimate_tokens, iso, now_ts, parse_ts
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 LOG_HEADER = "# LOG\n\nAppend-only activity log (warm memory). Newest entries at the bottom.\n\n"
 MAX_CONTENT_BYTES = limits.LOG_CONTENT_BYTES
@@ -332,7 +332,7 @@ class Log(Layer):
         if metadata and RESERVED_META in metadata:
             raise MalformedInput(f"metadata key {RESERVED_META!r} is reserved for log_metadata")
         check_json(metadata or {}, "metadata", limits.LOG_METADATA_BYTES)
-        from memstrata.secretscan import screen_json
+        from memstrata.policy.secrets import screen_json
 
         content = self._screen(content, "log content")
         metadata = screen_json(self.store, metadata, "log metadata")

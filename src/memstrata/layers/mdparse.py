@@ -17,7 +17,7 @@ from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.starters import is_untouched_starter
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 TEXT_SUFFIXES = frozenset(
     {

@@ -34,7 +34,7 @@ from memstrata.layers.mdparse import is_text_file, markdown_spec
 from memstrata.model import check_name, check_plain, iso, now_ts, parse_ts
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 MESSAGE_TYPES = ("task", "done", "review", "verdict", "message", "question", "answer")
 

@@ -37,7 +37,7 @@ from memstrata.model import (
 )
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 MAX_MESSAGE_BYTES = limits.SESSION_MESSAGE_BYTES
 NEIGHBOUR_RADIUS = 2  # each message is also found by the words of the 2 around it
@@ -310,7 +310,7 @@ class Sessions(Layer):
                     f"one append carries more than {limits.SESSION_APPEND_BYTES} "
                     "bytes of messages; append them in batches"
                 )
-        from memstrata.secretscan import screen_json
+        from memstrata.policy.secrets import screen_json
 
         for r in recs:
             r["content"] = self._screen(r["content"], "message content")

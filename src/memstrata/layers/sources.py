@@ -37,7 +37,7 @@ from memstrata.layers.mdparse import TEXT_SUFFIXES
 from memstrata.model import iso, now_ts
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 SKIP_DIRS = frozenset(
     {

@@ -25,7 +25,7 @@ from memstrata.layers.base import Layer, check_count, check_text
 from memstrata.model import TASK_STATUSES, Task, check_plain, iso, now_ts, parse_ts
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 _ID = re.compile(r"^TASK-(\d+)$")
 
@@ -159,7 +159,7 @@ class Tasks(Layer):
                 "blocked_by": blocked_by or [],
             }
         )
-        from memstrata.secretscan import screen_json
+        from memstrata.policy.secrets import screen_json
 
         fields = {
             k: screen_json(self.store, v, f"task {k}") if k != "blocked_by" else v
@@ -209,7 +209,7 @@ class Tasks(Layer):
         checked = check_task_fields(
             {k: v for k, v in changes.items() if v is not None and k != "status"}
         )
-        from memstrata.secretscan import screen_json
+        from memstrata.policy.secrets import screen_json
 
         checked = {
             k: screen_json(self.store, v, f"task {k}") if k != "blocked_by" else v

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 from memstrata.errors import MalformedInput, MemstrataError
 
 if TYPE_CHECKING:
-    from memstrata.manager import MemoryManager
-    from memstrata.store import Store
+    from memstrata.operations.manager import MemoryManager
+    from memstrata.store.engine import Store
 
 RECOVERY_STATUS = "Error encountered - Recovery needed"
 RECOVERY_STEPS = ("Review LOG.md", "Analyze root cause", "Implement fix")
@@ -79,7 +79,7 @@ def annealing(target: Store | MemoryManager, agent: str | None = None) -> Iterat
     `target` is a `Store` (with `agent`, or the store's own agent) or a
     `MemoryManager`. Also usable as a decorator.
     """
-    from memstrata.manager import MemoryManager
+    from memstrata.operations.manager import MemoryManager
 
     who: str | None
     if isinstance(target, MemoryManager):

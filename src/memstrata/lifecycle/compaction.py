@@ -49,7 +49,7 @@ from memstrata.model import LogEntry, iso, now_ts
 
 if TYPE_CHECKING:
     from memstrata.llm.base import Summarizer
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 DEFAULT_SUMMARY_CHARS = 2000
 

@@ -36,7 +36,7 @@ from memstrata.lifecycle.digest import durable_items, message_records
 from memstrata.model import SessionMessage, estimate_tokens, iso, now_ts
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 SECTION = "## Session Summaries"
 MAX_FLUSH_ITEMS = 30
@@ -110,7 +110,7 @@ def flush_session(
     limit = store.config.max_memory_chars
     if items:
         for _ in range(5):  # read-modify-write; retried if someone wrote CONTEXT.md meanwhile
-            from memstrata.store import sha256_text
+            from memstrata.store.engine import sha256_text
 
             current = mem.context.read()
             fresh = _fresh(current, items)

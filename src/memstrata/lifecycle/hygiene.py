@@ -31,7 +31,7 @@ from memstrata.lifecycle.promotion import save_exclusion
 from memstrata.model import DURABLE_CATEGORIES, Fact, parse_ts
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 DAY = 86400.0
 

@@ -31,7 +31,7 @@ from memstrata.lifecycle.splice import durable_copy
 from memstrata.model import iso, now_ts
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 CLOSED = ("done", "cancelled")
 

@@ -33,7 +33,7 @@ from memstrata.errors import MalformedInput, Refused
 from memstrata.model import DURABLE_CATEGORIES, Fact, check_name
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 MAX_FACT_CHARS = 400
 MAX_SENTENCES = 2

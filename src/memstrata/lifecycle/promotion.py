@@ -39,7 +39,7 @@ from memstrata.lifecycle.likeness import (  # noqa: F401  (names kept for caller
 from memstrata.model import Fact, check_name, iso, now_ts
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 MAX_FACT_CHARS = 400
 MAX_SENTENCES = 2

@@ -22,7 +22,7 @@ from memstrata.model import iso, parse_ts
 
 if TYPE_CHECKING:
     from memstrata.layers.sessions import Sessions
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 DAY = 86400.0
 

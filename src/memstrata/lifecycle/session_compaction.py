@@ -48,7 +48,7 @@ from memstrata.model import SessionMessage, check_name, iso, now_ts
 
 if TYPE_CHECKING:
     from memstrata.llm.base import Summarizer
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 DEFAULT_TOOL_RESULT_RETENTION = 5  # Config.tool_result_retention; [sessions] in config.toml
 FLUSH_TAIL = 5

@@ -30,7 +30,7 @@ from memstrata.errors import IndexError_, MemstrataError, StaleWrite
 from memstrata.index.reconcile import SourceSpec, SyncReport, catch_up_append
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 
 @dataclass(frozen=True)

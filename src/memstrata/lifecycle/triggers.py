@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from memstrata.errors import MemstrataError
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 
 def _never_raises(check: Callable[..., bool]) -> Callable[..., bool]:

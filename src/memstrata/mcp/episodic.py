@@ -29,7 +29,7 @@ from memstrata.mcp.shapes import Reply
 
 if TYPE_CHECKING:
     from memstrata.mcp.tools import ToolSpec
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 
 def _p(name: str, typ: str, description: str, default: Any = None, **kw: Any) -> Param:
@@ -281,7 +281,7 @@ def build_episodic_tools(store: Store, agent: Any) -> list[ToolSpec]:
     def skill_handoff(
         skill: str, action: str, brief: str | None, memory_snippet: str | None, project_context: str
     ) -> Reply:
-        from memstrata.envelope import hand_off
+        from memstrata.operations.envelope import hand_off
 
         env = hand_off(
             store,

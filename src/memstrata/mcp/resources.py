@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from memstrata.errors import MemstrataError
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 
 @dataclass(frozen=True)
@@ -32,9 +32,9 @@ class Resource:
 
 
 def build_resources(store: Store) -> list[Resource]:
-    """The resources, each read through `secretscan.withhold` (a resource enters the
+    """The resources, each read through `policy.secrets.withhold` (a resource enters the
     model's context as a tool result does)."""
-    from memstrata.secretscan import withhold
+    from memstrata.policy.secrets import withhold
 
     def context_md() -> str:
         context = store.agent().context

@@ -27,7 +27,7 @@ from memstrata.mcp.shapes import Reply
 from memstrata.model import FACT_CATEGORIES, LOG_TYPES, SESSION_ROLES, TASK_STATUSES, iso
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 
 
@@ -106,11 +106,11 @@ def run(spec: ToolSpec, arguments: Mapping[str, Any] | None, *,
     Raises the library's typed errors (MalformedInput for bad arguments); the
     transport turns them into a tool error whose text starts with the error code.
 
-    A tool's result enters the model's context, so it passes `secretscan.withhold` (each
+    A tool's result enters the model's context, so it passes `policy.secrets.withhold` (each
     secret shown as `[withheld: <kind>]`), the rule assembled context follows; only a
     spec that `reveals` (get_fact: the agent asked for one value by its key) is exempt.
     """
-    from memstrata.secretscan import collect_notices, withhold
+    from memstrata.policy.secrets import collect_notices, withhold
 
     kwargs = validate(spec.params, arguments)
     start = time.perf_counter()
@@ -133,7 +133,7 @@ def _auto_log(store: Store | None, name: str, args: dict[str, Any], result: Any,
               duration: float, error: BaseException | None) -> None:
     if store is None or name in NOT_AUTO_LOGGED or store.principal.agent is None:
         return
-    from memstrata.loop import log_tool
+    from memstrata.operations.loop import log_tool
 
     given = {k: v for k, v in args.items() if v is not None}  # defaults left out: as called
     try:

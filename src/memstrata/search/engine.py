@@ -30,7 +30,7 @@ from memstrata.search.terms import TermStat, essential_terms, stems
 from memstrata.search.text import mentioned, query_terms, tokenize
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 COLUMN_WEIGHTS = (2.0, 1.0, 1.5, 0.5)  # title, body, tags, context
 # Transcript-like layers: messages with an author (title) and thread neighbours.

@@ -23,7 +23,7 @@ from memstrata.search.query import MAX_K, Hit, SearchQuery
 
 if TYPE_CHECKING:
     from memstrata.embed.base import Embedder
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 FETCH = 100
 

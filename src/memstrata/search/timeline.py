@@ -27,7 +27,7 @@ from memstrata.errors import MalformedInput
 from memstrata.model import check_name, iso, parse_ts
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 # Timeline type -> the index layers it shows.
 TIMELINE_TYPES: dict[str, tuple[str, ...]] = {

@@ -18,7 +18,7 @@ SKILL_METADATA: dict[str, Any] = {
 
 def execute(agent_name: str, key: str, *, home: str | os.PathLike[str] | None = None) -> str | None:
     """The fact's value, or None."""
-    from memstrata.manager import MemoryManager
+    from memstrata.operations.manager import MemoryManager
 
     with MemoryManager(agent_name, home) as m:
         return m.get_fact(key)

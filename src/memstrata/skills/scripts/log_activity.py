@@ -27,7 +27,7 @@ def execute(
     home: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Append one entry; returns its id once it is on disk."""
-    from memstrata.manager import MemoryManager
+    from memstrata.operations.manager import MemoryManager
 
     with MemoryManager(agent_name, home) as m:
         entry = m.memory.log.append(entry_type, content, metadata)

@@ -25,9 +25,9 @@ def execute(
     home: str | os.PathLike[str] | None = None,
 ) -> list[dict[str, Any]]:
     """The best `n_results` memories, best first (secrets withheld: a skill's result
-    enters the model's context, `secretscan.withhold`)."""
-    from memstrata.manager import MemoryManager
-    from memstrata.secretscan import withhold
+    enters the model's context, `policy.secrets.withhold`)."""
+    from memstrata.operations.manager import MemoryManager
+    from memstrata.policy.secrets import withhold
 
     with MemoryManager(agent_name, home) as m:
         hits: list[dict[str, Any]] = [

@@ -33,7 +33,7 @@ def execute(
     home: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Create or update the fact `key`."""
-    from memstrata.manager import MemoryManager
+    from memstrata.operations.manager import MemoryManager
 
     with MemoryManager(agent_name, home) as m:
         m.save_fact(key, value, category, citations=citations)

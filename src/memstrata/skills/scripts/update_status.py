@@ -25,7 +25,7 @@ def execute(
     home: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Overwrite `agent_name`'s NOW.md; returns what was written."""
-    from memstrata.manager import MemoryManager
+    from memstrata.operations.manager import MemoryManager
 
     with MemoryManager(agent_name, home) as m:
         m.update_now(new_status=new_status, next_steps=next_steps)

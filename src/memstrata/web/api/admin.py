@@ -12,8 +12,8 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
-from memstrata.events import EVENT_NAMES, recent_events, tail_events
 from memstrata.model import ITEM_TYPES
+from memstrata.store.events import EVENT_NAMES, recent_events, tail_events
 from memstrata.web.context import context_of, store_of
 
 router = APIRouter()
@@ -241,6 +241,6 @@ def compact(request: Request, agent: str, body: CompactRequest) -> dict[str, Any
 
 @router.get("/doctor", tags=["upkeep"], summary="Does the index agree with the files? (admin)")
 def doctor(request: Request) -> dict[str, Any]:
-    from memstrata.doctor import examine
+    from memstrata.operations.doctor import examine
 
     return examine(store_of(request)).to_dict()

@@ -21,7 +21,7 @@ from memstrata.web.pages.forms import back, require_csrf
 from memstrata.web.pages.render import page
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 router = APIRouter()
 Csrf = Annotated[str, Form(max_length=128)]
@@ -286,7 +286,7 @@ def items_remove(
 
 @router.get("/events")
 def events(request: Request) -> Response:
-    from memstrata.events import recent_events
+    from memstrata.store.events import recent_events
 
     store = store_of(request)
     recs, _ = recent_events(store.layout.events, limit=100, agents=store.gate.event_actors())

@@ -1,6 +1,6 @@
 """Seed 002's engine integration: the "Automatic" memory list around one agent turn.
 
-    from memstrata.loop import AgentLoop
+    from memstrata.operations.loop import AgentLoop
 
     loop = AgentLoop.open("finn")                      # or AgentLoop(MemoryManager("finn"))
     with loop.turn("Research Python decorators") as turn:   # logs the user's intent
@@ -42,9 +42,9 @@ from typing import TYPE_CHECKING, Any
 from memstrata.errors import MemstrataError
 
 if TYPE_CHECKING:
-    from memstrata.manager import MemoryManager
     from memstrata.model import LogEntry
-    from memstrata.store import Store
+    from memstrata.operations.manager import MemoryManager
+    from memstrata.store.engine import Store
 
 COMPLETE = "Task complete"
 MAX_INTENT_CHARS = 4000
@@ -344,7 +344,7 @@ class AgentLoop:
     """
 
     def __init__(self, target: Store | MemoryManager, agent: str | None = None) -> None:
-        from memstrata.manager import MemoryManager
+        from memstrata.operations.manager import MemoryManager
 
         name: str | None
         if isinstance(target, MemoryManager):
@@ -361,7 +361,7 @@ class AgentLoop:
     @classmethod
     def open(cls, agent: str, home: str | os.PathLike[str] | None = None, **kw: Any) -> AgentLoop:
         """A loop over its own `MemoryManager` (closed with the loop)."""
-        from memstrata.manager import MemoryManager
+        from memstrata.operations.manager import MemoryManager
 
         loop = cls(MemoryManager(agent, home, **kw))
         loop._owned = True

@@ -41,13 +41,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput, NotFound, ScopeDenied
-from memstrata.events import scrub_audit
 from memstrata.files.jsonl import decode, encode
 from memstrata.index import scrub
 from memstrata.model import iso, now_ts
+from memstrata.store.events import scrub_audit
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 TOMBSTONES = "purged.jsonl"
 MIN_NEEDLE = 4  # shorter texts are not searched for in the audit trail
@@ -164,7 +164,7 @@ class _Purge:
 
     def scrub_copies(self) -> list[str]:
         """Blank out quotes of the needles in the owners' derived text; the sources changed."""
-        from memstrata.purge_copies import Quotes, derived_edits
+        from memstrata.operations.purge_copies import Quotes, derived_edits
 
         quotes = Quotes(self.needles)
         if not quotes:
@@ -209,7 +209,7 @@ class _Purge:
             ]
         )
         p = store.principal
-        from memstrata.secretscan import find_secrets, redact
+        from memstrata.policy.secrets import find_secrets, redact
 
         tomb = Tombstone(
             self.uid,

@@ -22,7 +22,7 @@ fields): secrets are detected again wherever memory leaves its owner.
 * The shared ledger, which every room reads: under `warn`, a publish that carries a
   secret is refused (`SecretDetected`) unless `[secrets] share_in_ledger = true`.
   Entries that arrive by hand edit or import are detected at index time (`docs.secret`
-  column), and `scope.Gate` hides them from every other room (admins still see them).
+  column), and `policy.scope.Gate` hides them from every other room (admins still see them).
 
 Why not a library: detect-secrets 1.5 (evaluated) takes 0.7-1.9 s to import (it pulls
 requests), ~10 ms per line in its ad-hoc mode, and flags plain English sentences as
@@ -74,7 +74,7 @@ from typing import TYPE_CHECKING, Any
 from memstrata.errors import SecretDetected
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 POLICIES = ("warn", "redact", "refuse")
 ENTROPY_MIN_LEN = 32

@@ -25,11 +25,11 @@ from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import AlreadyExists, ScopeDenied
 from memstrata.files.local import LocalTruth
-from memstrata.transfer.members import MANIFEST, is_tarball
+from memstrata.operations.transfer.members import MANIFEST, is_tarball
 
 if TYPE_CHECKING:
     from memstrata.files.truth import Truth
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 CHUNK = 1024 * 1024
 

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput, NotFound
 from memstrata.search.query import Hit, SearchQuery
-from memstrata.store import Store
+from memstrata.store.engine import Store
 
 if TYPE_CHECKING:
-    from memstrata.loop import Turn
+    from memstrata.operations.loop import Turn
 
 
 def initialize_agent_memory(agent_name: str, home: str | os.PathLike[str] | None = None) -> str:
@@ -143,8 +143,8 @@ class MemoryManager:
         )
 
     def turn(self, message: str, *, session_id: str | None = None) -> Turn:
-        """Seed 002's automatic memory around one agent turn (see `memstrata.loop`)."""
-        from memstrata.loop import AgentLoop
+        """Seed 002's automatic memory around one agent turn (see `memstrata.operations.loop`)."""
+        from memstrata.operations.loop import AgentLoop
 
         return AgentLoop(self).turn(message, session_id=session_id)
 

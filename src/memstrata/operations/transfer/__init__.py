@@ -24,9 +24,9 @@ Adapters (CLI now, HTTP later) call these functions and only translate.
 
 from __future__ import annotations
 
-from memstrata.transfer.exporter import ExportReport, export_store
-from memstrata.transfer.importer import ImportReport, import_archive, recover_imports
-from memstrata.transfer.members import MANIFEST, is_tarball
+from memstrata.operations.transfer.exporter import ExportReport, export_store
+from memstrata.operations.transfer.importer import ImportReport, import_archive, recover_imports
+from memstrata.operations.transfer.members import MANIFEST, is_tarball
 
 __all__ = [
     "MANIFEST",

@@ -46,14 +46,20 @@ from memstrata.errors import (
 )
 from memstrata.files.atomic import atomic_write_bytes, fsync_dir
 from memstrata.files.truth import MISSING
-from memstrata.transfer.members import MANIFEST, STAGING, classify, iter_members, member_name
+from memstrata.operations.transfer.members import (
+    MANIFEST,
+    STAGING,
+    classify,
+    iter_members,
+    member_name,
+)
 
-TOMBSTONES = "purged.jsonl"  # memstrata.purge.TOMBSTONES (imported lazily there)
+TOMBSTONES = "purged.jsonl"  # memstrata.operations.purge.TOMBSTONES (imported lazily there)
 
 if TYPE_CHECKING:
     from memstrata.files.locks import LockTable
     from memstrata.files.truth import Truth
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 CHUNK = 1024 * 1024
 SHOW = 5
@@ -337,9 +343,9 @@ def _keep_purged_out(store: Store, root: Path, staged: _Staged) -> list[tuple[st
     """Apply every tombstone (the store's, and the archive's it lacks) to the staged
     files; returns (member, tombstone id or what was scrubbed) for each change."""
     from memstrata.files.jsonl import encode
-    from memstrata.purge import TOMBSTONES, tombstones
-    from memstrata.purge_copies import Quotes, derived_edit
-    from memstrata.transfer.tombstones import Tombstones, parse
+    from memstrata.operations.purge import TOMBSTONES, tombstones
+    from memstrata.operations.purge_copies import Quotes, derived_edit
+    from memstrata.operations.transfer.tombstones import Tombstones, parse
 
     def path(name: str) -> Path:
         return root.joinpath(*name.split("/"))
@@ -476,7 +482,7 @@ def _place(truth: Truth, staged: Path, rel: str, force: bool) -> None:
 
 def _merge_tombstones(truth: Truth, data: bytes) -> None:
     """Add the tombstones the store lacks (idempotent: a recovery may run it again)."""
-    from memstrata.transfer.tombstones import parse
+    from memstrata.operations.transfer.tombstones import parse
 
     found = truth.read(TOMBSTONES)
     have = found.data if found is not None else b""

@@ -43,8 +43,6 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from memstrata.backends import pgschema
-from memstrata.backends.pgwatch import changes_since, feed_position, prune_feed
 from memstrata.errors import (
     AlreadyExists,
     BackendUnavailable,
@@ -53,6 +51,8 @@ from memstrata.errors import (
     NotFound,
     StaleWrite,
 )
+from memstrata.files.postgres import schema as pgschema
+from memstrata.files.postgres.watch import changes_since, feed_position, prune_feed
 from memstrata.files.truth import MISSING, Appended, Content, Entry, is_local_only, parent_folders
 
 if TYPE_CHECKING:
@@ -524,7 +524,7 @@ class PostgresTruth:
         return self._run(lambda conn: changes_since(conn, position), "feed")
 
     def watch(self) -> ChangeWatcher:
-        from memstrata.backends.pgwatch import NotifyWatcher
+        from memstrata.files.postgres.watch import NotifyWatcher
 
         return NotifyWatcher(self.url)
 

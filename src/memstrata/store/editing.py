@@ -20,7 +20,7 @@ from memstrata.files.truth import MISSING, Content
 
 if TYPE_CHECKING:
     from memstrata.index.reconcile import SourceSpec
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 
 _UNREAD = object()

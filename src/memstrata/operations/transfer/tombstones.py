@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 
 @dataclass
@@ -250,7 +250,7 @@ class Tombstones:
 
     def _ledger(self, data: bytes) -> Verdict | None:
         from memstrata.layers.ledger import PURGED_SUMMARY
-        from memstrata.purge import ledger_stub
+        from memstrata.operations.purge import ledger_stub
 
         found: list[dict[str, Any]] = []
 

@@ -2,7 +2,7 @@
 
 The truth sits behind the narrow `files.truth.Truth` protocol (`self.truth`):
 `files.local.LocalTruth` for a folder of plain files (the default), or
-`backends.postgres.PostgresTruth` when `[backend] url` names a PostgreSQL
+`files.postgres.truth.PostgresTruth` when `[backend] url` names a PostgreSQL
 database; then the home folder keeps only this host's index, settings, locks
 and audit trail. Every write goes through two doors only:
 
@@ -43,11 +43,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from memstrata.catchup import FEED_KEY, catch_up_by_feed, catch_up_paths, feed_position, remember
 from memstrata.config import Config, load_config
-from memstrata.editing import Edit
 from memstrata.errors import MalformedInput, MemstrataError, NotFound, StaleWrite
-from memstrata.events import EventBus
 from memstrata.files.diskerrors import is_read_only
 from memstrata.files.layout import Layout, resolve_home
 from memstrata.files.locks import LockTable
@@ -67,8 +64,17 @@ from memstrata.index.reconcile import (
     sync_sources,
 )
 from memstrata.model import Principal, check_name
-from memstrata.scope import Gate, resolve_role
+from memstrata.policy.scope import Gate, resolve_role
 from memstrata.search.terms import DocFrequencies
+from memstrata.store.catchup import (
+    FEED_KEY,
+    catch_up_by_feed,
+    catch_up_paths,
+    feed_position,
+    remember,
+)
+from memstrata.store.editing import Edit
+from memstrata.store.events import EventBus
 
 if TYPE_CHECKING:
     from memstrata.embed.base import Embedder
@@ -132,7 +138,7 @@ class Store:
         self.principal = Principal(agent=agent, role=chosen, room=room)
         self.gate = Gate(self.principal, self.config)
         self.locks = LockTable(self.layout.locks)
-        from memstrata.backends import open_truth
+        from memstrata.files.backends import open_truth
 
         self.truth: Truth = open_truth(self.home, self.locks, self.config)
         self.layout = Layout(self.home, self.config.memory_path, self.truth)  # seed 004 memoryPath
@@ -140,7 +146,7 @@ class Store:
         self.read_only = is_read_only(self.home)
         if not self.read_only and os.path.isdir(self.home / ".imports"):
             # an importer died: finish or discard its staged import
-            from memstrata.transfer.importer import recover_imports
+            from memstrata.operations.transfer.importer import recover_imports
 
             recover_imports(self.home, self.locks, self.truth)
         self.events = EventBus(
@@ -589,7 +595,7 @@ class Store:
             >>> finn = store.acting_as("finn", "room-042")  # doctest: +SKIP
             >>> finn.agent("wilco").now.read()  # ScopeDenied unless wilco is an admin
         """
-        from memstrata.acting import ActingStore
+        from memstrata.store.acting import ActingStore
 
         return ActingStore(self, agent, room, role)
 

@@ -27,7 +27,7 @@ to erase another room's decision):
 * **Who is the author.** `author_role` is the acting agent's identity, `room_id`
   its room and `ts` the time of publishing; only an admin may set them otherwise.
 
-Ledger entries that look like they hold a secret (`docs.secret`, see `secretscan`)
+Ledger entries that look like they hold a secret (`docs.secret`, see `policy.secrets`)
 are hidden from every room but their own (admins see them for audit), unless
 `[secrets] share_in_ledger = true`.
 """

@@ -13,7 +13,7 @@ request itself:
 from the admin's memory for the task's brief (the assembled context, secrets
 masked), or given. `SkillContext` is the skill's side: it reads the envelope and
 nothing else; it holds no store. A skill that opens a store anyway gets nothing
-(`scope.Gate`: every read and write of a skill is refused).
+(`policy.scope.Gate`: every read and write of a skill is refused).
 
     envelope = hand_off(admin_store, "seo", "analyze", brief="blog SEO",
                         project_context="SEO optimization for blog")
@@ -32,7 +32,7 @@ from memstrata.layers.base import check_text
 from memstrata.model import check_name
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 MAX_SNIPPET_CHARS = 16_000
 MAX_PROJECT_CONTEXT_CHARS = 16_000
@@ -122,7 +122,7 @@ def hand_off(
         raise MalformedInput(f"{skill!r} is not a skill agent: name it under [roles] skill")
     check_text(action, "action", 200)
     check_text(project_context, "project_context", MAX_PROJECT_CONTEXT_CHARS, allow_empty=True)
-    from memstrata.secretscan import mask
+    from memstrata.policy.secrets import mask
 
     if memory_snippet is None:
         if p.agent is None:

@@ -43,7 +43,7 @@ from memstrata.files.jsonl import read_records
 from memstrata.model import check_name
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 MAX_CAPTURE = 2000  # messages per hook call, oldest first; the next call takes the rest
 CHUNK = 500  # messages per durable write
@@ -79,8 +79,8 @@ def session_id_of(hook: dict[str, Any]) -> str:
 
 
 def _output(event: str, context: str) -> dict[str, Any]:
-    """What a hook injects into the agent's context: secrets withheld (`secretscan`)."""
-    from memstrata.secretscan import mask
+    """What a hook injects into the agent's context: secrets withheld (`policy.secrets`)."""
+    from memstrata.policy.secrets import mask
 
     return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": mask(context)}}
 
@@ -137,7 +137,7 @@ def prompt_context(store: Store, agent: str, *, log_entries: int = PROMPT_LOG_EN
 def user_prompt_submit(store: Store, agent: str, hook: dict[str, Any]) -> dict[str, Any] | None:
     """Log the prompt as the user's intent; inject NOW + LOG, or nothing on "ignore memory"."""
     from memstrata.assembly.context import wants_no_memory
-    from memstrata.loop import log_intent
+    from memstrata.operations.loop import log_intent
 
     prompt = str(hook.get("prompt") or "")
     ignore = wants_no_memory(prompt)
@@ -154,7 +154,7 @@ def user_prompt_submit(store: Store, agent: str, hook: dict[str, Any]) -> dict[s
 def post_tool_use(store: Store, agent: str, hook: dict[str, Any]) -> None:
     """One TOOL_USE entry: tool, clipped parameters, result size and outcome. A failed
     tool also self-anneals (seed 002): an ERROR entry and recovery steps in NOW.md."""
-    from memstrata.loop import log_tool
+    from memstrata.operations.loop import log_tool
 
     name = str(hook.get("tool_name") or "tool")
     if name.startswith(SKIPPED_TOOL_PREFIX):
@@ -168,7 +168,7 @@ def post_tool_use(store: Store, agent: str, hook: dict[str, Any]) -> None:
 def post_tool_use_failure(store: Store, agent: str, hook: dict[str, Any]) -> None:
     """Claude Code's PostToolUseFailure (`error`, `is_interrupt`): the TOOL_USE entry with
     outcome error, then the ERROR entry and recovery steps (seed 002 self-annealing)."""
-    from memstrata.loop import log_tool
+    from memstrata.operations.loop import log_tool
 
     name = str(hook.get("tool_name") or "tool")
     if name.startswith(SKIPPED_TOOL_PREFIX):
@@ -215,7 +215,7 @@ def stop(
     log the final response and set NOW.md to "Task complete". Once per response: the
     response's key (the prompt's transcript uuid + a hash of the text) is recorded in
     sessions.json, and a Stop hook that sees the same response again writes nothing."""
-    from memstrata.loop import log_final_response, mark_complete, writes_allowed
+    from memstrata.operations.loop import log_final_response, mark_complete, writes_allowed
 
     got = capture_transcript(store, agent, hook, event="stop", max_capture=max_capture)
     out: dict[str, Any] = {**got.__dict__, "final_response": False}
@@ -241,7 +241,7 @@ def pre_compact(
     current cycle into CONTEXT.md / MEMORY.md (`lifecycle.flush.flush_session`, which
     emits `memory:flush`). In agent-controlled mode nothing is written or emitted."""
     from memstrata.lifecycle.flush import flush_session
-    from memstrata.loop import writes_allowed
+    from memstrata.operations.loop import writes_allowed
 
     got = capture_transcript(store, agent, hook, event="pre-compact", max_capture=max_capture)
     out: dict[str, Any] = {**got.__dict__, "flushed": False}
@@ -309,7 +309,7 @@ def session_end(store: Store, agent: str, hook: dict[str, Any]) -> dict[str, Any
     """Conversation end (seed 001 "session files cleared"): capture what is left of the
     transcript, mark the session ended and archive the session scratch."""
     from memstrata.lifecycle.phases import end_conversation
-    from memstrata.loop import writes_allowed
+    from memstrata.operations.loop import writes_allowed
 
     if not writes_allowed(store):
         return {"cleared": None}
@@ -370,7 +370,7 @@ def capture_transcript(
     """
     limit = MAX_CAPTURE if max_capture is None else max_capture
     sid = session_id_of(hook)
-    from memstrata.loop import writes_allowed
+    from memstrata.operations.loop import writes_allowed
 
     if not writes_allowed(store):
         return Captured(sid, 0, 0)

@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memstrata.config.aliases import MEMORY_CONFIG_ALIASES, memory_path, sessions_path
 from memstrata.errors import MalformedInput
-from memstrata.memconfig import MEMORY_CONFIG_ALIASES, memory_path, sessions_path
 
 DEFAULT_HALF_LIVES: dict[str, float] = {
     "convention": 720.0,

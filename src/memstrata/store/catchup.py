@@ -35,7 +35,7 @@ from memstrata.index.reconcile import (
 )
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Store
 
 FEED_KEY = "truth_feed"
 

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from memstrata.backends import pgschema
+from memstrata.files.postgres import schema as pgschema
 
 IDLE_S = 0.2  # an idle watcher yields an empty batch this often (stop checks)
 DEBOUNCE_S = 0.005  # notifications arriving within this window come as one batch

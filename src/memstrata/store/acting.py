@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from memstrata.model import Principal, check_name
-from memstrata.scope import Gate, resolve_role
-from memstrata.store import Store
+from memstrata.policy.scope import Gate, resolve_role
+from memstrata.store.engine import Store
 
 
 class ActingStore(Store):

@@ -2,7 +2,7 @@
 
 `open_truth` picks the backend from `[backend] url` in the store's config (or
 `$MEMSTRATA_DATABASE_URL`): empty means the local files; `postgresql://...` means
-`backends.postgres.PostgresTruth` (the `postgres` extra, imported only then).
+`files.postgres.truth.PostgresTruth` (the `postgres` extra, imported only then).
 """
 
 from __future__ import annotations
@@ -22,6 +22,6 @@ def open_truth(home: Path, locks: LockTable, config: Config) -> Truth:
     url = getattr(config, "backend_url", "") or ""
     if not url:
         return LocalTruth(home, locks)
-    from memstrata.backends.postgres import PostgresTruth
+    from memstrata.files.postgres.truth import PostgresTruth
 
     return PostgresTruth(url, config)
