@@ -52,7 +52,6 @@ from memstrata.files.truth import Appended, Content, Truth
 from memstrata.index.access import IndexAccess
 from memstrata.index.db import Database
 from memstrata.index.freshness import Freshness
-from memstrata.index.generations import IndexFiles
 from memstrata.index.reconcile import (
     Origin,
     SourceSpec,
@@ -193,11 +192,6 @@ class Store:
         return cls(home, **kw)
 
     # -- lifecycle ---------------------------------------------------------
-    @property
-    def index_files(self) -> IndexFiles:
-        """The index generations in use (the shared ones, or a private copy)."""
-        return self.index_access.files
-
     @property
     def db(self) -> Database:
         if self._db is not None and self.index_access.refusal is not None:
