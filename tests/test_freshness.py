@@ -239,10 +239,10 @@ def test_touching_an_append_source_costs_no_reparse(home: Path) -> None:
     spec = source_for(store, "ledger.jsonl")
     assert spec is not None
     report = SyncReport()
-    catch_up_append(store.db, store.origin, spec, report, False)
+    catch_up_append(store.db, store.engine.origin, spec, report, False)
     assert report.reparsed == [] and report.docs_written == 0  # the CRC matched
     _edit_in_place(path, "one record", "two record")
-    catch_up_append(store.db, store.origin, spec, report, False)
+    catch_up_append(store.db, store.engine.origin, spec, report, False)
     assert report.reparsed == [str(spec.path)] and report.docs_written == 1
     store.close()
 

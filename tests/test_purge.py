@@ -95,7 +95,7 @@ def stored(home: Path, *texts: str) -> list[str]:
 def source_bytes(home: Path, rel: str) -> bytes:
     """A source as the store's truth holds it."""
     with Store(home, sync=False, watch=False) as s:
-        return s.truth.read_from(rel)
+        return s.engine.truth.read_from(rel)
 
 
 def index_db(home: Path) -> Path:
@@ -263,7 +263,7 @@ def test_purge_ledger_entry_is_admin_only_and_keeps_the_chain(hybrid_home: Path)
     with Store(home) as admin:
         purge_ledger_entry(admin, bad.id, reason="leaked key")
         assert stored(home, SECRET, OLD_SECRET) == []
-        stub = json.loads(admin.truth.read_from("ledger.jsonl").splitlines()[1])
+        stub = json.loads(admin.engine.truth.read_from("ledger.jsonl").splitlines()[1])
         assert list(stub) == [
             "id",
             "ts",

@@ -337,7 +337,7 @@ def test_purge_is_gone_from_the_truth_and_the_index(
         s.agent().facts.set("api_note", "the walrus password is hunter2", "general")
         s.agent().facts.set("keep", "kept value", "general")
         purge_fact(s, "api_note", reason="pasted by mistake")
-        assert b"walrus" not in s.truth.read_from("agents/finn/facts.jsonl")
+        assert b"walrus" not in s.engine.truth.read_from("agents/finn/facts.jsonl")
         assert s.search("walrus") == []
         with pytest.raises(NotFound):
             s.agent().facts.get("api_note")
@@ -353,7 +353,7 @@ def test_bounds_refuse_before_writing(backend: str, home: Path) -> None:
             s.ledger.publish("decision", "x" * 5000)
         with pytest.raises(EntryTooLarge):
             s.ledger.publish("decision", "ok", tags=[f"t{i}" for i in range(100)])
-        assert s.truth.stat("ledger.jsonl") is None
+        assert s.engine.truth.stat("ledger.jsonl") is None
 
 
 def test_memory_files_and_compaction(backend: str, home: Path) -> None:
@@ -429,7 +429,7 @@ class _HandEditDuringSummary:
         self.store, self.rel, self.data = store, rel, data
 
     def summarize(self, texts: list[str], *, max_chars: int) -> str:
-        self.store.truth.rewrite(self.rel, self.data)
+        self.store.engine.truth.rewrite(self.rel, self.data)
         return "a summary nobody will keep"
 
 
@@ -443,13 +443,13 @@ def test_a_failed_compaction_leaves_no_archive_behind(backend: str, home: Path) 
         log = s.agent().log
         for i in range(5):
             log.append("THOUGHT", f"step {i} of the pangolin job")
-        edited = s.truth.read_from(log.rel).replace(b"step 0 of", b"step zero of")
+        edited = s.engine.truth.read_from(log.rel).replace(b"step 0 of", b"step zero of")
         with pytest.raises(StaleWrite):
             compact_log(
                 s, "finn", force=True, summarizer=_HandEditDuringSummary(s, log.rel, edited)
             )
-        assert s.truth.read_from(log.rel) == edited
-        assert [e.path for e in s.truth.list("agents/finn/archive") if not e.is_dir] == []
+        assert s.engine.truth.read_from(log.rel) == edited
+        assert [e.path for e in s.engine.truth.list("agents/finn/archive") if not e.is_dir] == []
         assert compaction_history(s, "finn") == []
         assert {h.layer for h in s.search("pangolin")} == {"log"}
         sessions = s.agent().sessions
@@ -460,4 +460,4 @@ def test_a_failed_compaction_leaves_no_archive_behind(backend: str, home: Path) 
             compact_session(
                 s, "finn", "s1", keep_recent=1, summarizer=_HandEditDuringSummary(s, rel, b"")
             )
-        assert [e.path for e in s.truth.list("agents/finn/archive") if not e.is_dir] == []
+        assert [e.path for e in s.engine.truth.list("agents/finn/archive") if not e.is_dir] == []

@@ -45,7 +45,7 @@ _WHERE: dict[str, str] = {
     **{name: "memstrata.errors" for name in _ERRORS},
     "MemoryManager": "memstrata.operations.manager",
     "initialize_agent_memory": "memstrata.operations.manager",
-    "Store": "memstrata.store.engine",
+    "Store": "memstrata.store.view",
     "SearchQuery": "memstrata.search.query",
     "Hit": "memstrata.search.query",
     **{
@@ -136,4 +136,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from memstrata.model import Fact, Item, LedgerEntry, LogEntry, SessionMessage, Task
     from memstrata.operations.manager import MemoryManager, initialize_agent_memory
     from memstrata.search.query import Hit, SearchQuery
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store

@@ -37,7 +37,7 @@ from memstrata.errors import MalformedInput, MemstrataError
 if TYPE_CHECKING:
     from memstrata.layers.agent import AgentMemory
     from memstrata.layers.hot import MarkdownLayer
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 DEFAULT_BUDGET_CHARS = 24_000
 MAX_TASK_FOLDERS = 20

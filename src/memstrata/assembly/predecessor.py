@@ -18,7 +18,7 @@ from memstrata.policy.secrets import mask
 from memstrata.search.query import SearchQuery
 
 if TYPE_CHECKING:
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 
 def predecessor_lines(
@@ -64,9 +64,7 @@ def predecessor_lines(
 def _upstream(store: Store, room: str | None) -> list[str]:
     if room is None:
         return []
-    from memstrata.layers.rooms import Room
-
-    return Room(store, room).ancestors()
+    return store.room(room).ancestors()
 
 
 def predecessor_context(

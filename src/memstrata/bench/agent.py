@@ -143,7 +143,7 @@ class ScenarioRun:
         self.keeper: Any = None
 
     async def run(self) -> None:
-        from memstrata.store.engine import Store
+        from memstrata.store.view import Store
 
         self.home.mkdir(parents=True, exist_ok=True)
         (self.home / "config.toml").write_text(BENCH_CONFIG, encoding="utf-8")
@@ -202,7 +202,7 @@ class ScenarioRun:
         those dates at once, as the next process that opens the store would (a running
         server's watcher notices them only after its settle time: machine speed)."""
         from memstrata.lifecycle.compaction import compact_log
-        from memstrata.lifecycle.triggers import needs_compaction
+        from memstrata.lifecycle.thresholds import needs_compaction
 
         keeper = self.keeper
         assert keeper is not None
@@ -355,7 +355,7 @@ class ScenarioRun:
             await io.call("memory_query", dict(step.get("query", {})))
 
     async def ask(self, io: SessionIO, session: dict[str, Any], q: dict[str, Any]) -> None:
-        from memstrata.store.engine import Store
+        from memstrata.store.view import Store
 
         query = q.get("query", q["q"])
         if io.transcript is not None:
@@ -384,7 +384,7 @@ class ScenarioRun:
     def checkpoint(
         self, label: str, session: dict[str, Any], text: str, gold: dict[str, Any], agent: str
     ) -> None:
-        from memstrata.store.engine import Store
+        from memstrata.store.view import Store
 
         items = [
             {**item, "covered": all(m.has(text, p) for p in item["phrases"])}

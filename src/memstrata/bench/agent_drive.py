@@ -333,7 +333,7 @@ class McpAgent:
         from mcp import Client
         from memstrata.lifecycle.maintain import start_maintenance
         from memstrata.mcp.server import build_server
-        from memstrata.store.engine import Store
+        from memstrata.store.view import Store
 
         # As `memstrata mcp --http` opens it: watching its folder, caught up, upkeep started.
         self.store = Store(self.home, agent=self.agent, room=self.room, watch=True)

@@ -20,7 +20,7 @@ from memstrata.bench.synth import p50_p95
 
 def run_append(appends: int = 2000, entry_chars: int = 200) -> dict[str, Any]:
     from memstrata.lifecycle.compaction import compaction_history
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
     homes = {
         side: Path(tempfile.mkdtemp(prefix=f"memstrata-bench-{side}-")) for side in ("off", "on")

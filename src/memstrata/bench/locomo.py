@@ -169,7 +169,7 @@ def run_memstrata(
 ) -> tuple[Tally, float, int]:
     import contextlib
 
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
     tally, ingest_s, n_turns = Tally(), 0.0, 0
     for sample, turns, qs in convs:
@@ -235,7 +235,7 @@ def run_memstrata_log(
     agent that logs every turn uses, compaction included. `config` is written to the
     temporary store's config.toml."""
     from memstrata.search.query import SearchQuery
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
     tally = Tally()
     for _sample, turns, qs in convs:

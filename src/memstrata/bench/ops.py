@@ -55,7 +55,7 @@ def run_ops(
     progress: Callable[[str], None] | None = None,
     clock: Clock = time.perf_counter,
 ) -> list[dict[str, Any]]:
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
     rows: list[dict[str, Any]] = []
     for size in sizes:

@@ -27,7 +27,7 @@ def run_search(
     hybrid: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> list[dict[str, Any]]:
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
     rows: list[dict[str, Any]] = []
     for size in sizes:

@@ -104,7 +104,7 @@ def run_serve_bench(
 ) -> dict[str, Any]:
     import httpx
 
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
     tmp = Path(tempfile.mkdtemp(prefix="memstrata-bench-serve-"))
     proc = None

@@ -50,7 +50,7 @@ def scratch_schema(url: str) -> Iterator[str]:
 
 
 def _host(root: Path, url: str, **kw: Any) -> Any:
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
     root.mkdir(parents=True, exist_ok=True)
     (root / "config.toml").write_text(f'[backend]\nurl = "{url}"\n', encoding="utf-8")
@@ -81,7 +81,7 @@ def run_teams(
     from memstrata.files.locks import LockTable
     from memstrata.files.postgres.truth import PostgresTruth
     from memstrata.operations.transfer.migrate import migrate
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
     say = progress or (lambda _: None)
     tmp = Path(tempfile.mkdtemp(prefix="memstrata-bench-teams-"))
@@ -179,7 +179,7 @@ def _reopen(home: Path, url: str, writer: Any, writes: int) -> dict[str, Any]:
     from memstrata.store.catchup import FEED_KEY
 
     def looked(store: Any) -> int:
-        return int(sum(store.truth.stats[k] for k in ("stat", "list", "read", "read_from")))
+        return int(sum(store.engine.truth.stats[k] for k in ("stat", "list", "read", "read_from")))
 
     out: dict[str, Any] = {"writes": writes}
     for how in ("feed", "every source"):

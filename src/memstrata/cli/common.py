@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from memstrata.layers.agent import AgentMemory
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 DEFAULT_AGENT = "agent"  # the same default as `memstrata mcp` and `memstrata hook`
 _json_stderr = False  # under --json every line on stderr is one JSON object (`main` sets it)
@@ -64,7 +64,7 @@ def open_store(args: argparse.Namespace, *, as_agent: bool = True, sync: bool = 
     is anonymous and therefore admin, which store-wide commands (ledger, search,
     reindex, doctor) need to see everything.
     """
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
     agent = (args.agent or DEFAULT_AGENT) if as_agent else args.agent
     store = Store(args.home, agent=agent, room=args.room, role=args.role, sync=sync)

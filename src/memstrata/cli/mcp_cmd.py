@@ -95,7 +95,7 @@ def _names(args: argparse.Namespace) -> list[str] | None:
 def run_mcp(args: argparse.Namespace) -> int:
     from memstrata.cli.common import warn_config
     from memstrata.mcp.server import select_tools
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
     agent = args.agent or "agent"
     # No index work before the handshake: the first tool call starts watching the store

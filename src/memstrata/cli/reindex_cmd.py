@@ -25,7 +25,7 @@ def register(sub: Any) -> None:
 def run_reindex(args: argparse.Namespace) -> int:
     from memstrata.cli.common import Progress
     from memstrata.cli.main import emit
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
     started = time.perf_counter()
     with Store(args.home, agent=args.agent, room=args.room, role=args.role, sync=False) as store:

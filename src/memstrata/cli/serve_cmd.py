@@ -69,7 +69,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from memstrata.cli.common import warn_config
     from memstrata.cli.mcp_cmd import connect_hints
     from memstrata.mcp.server import select_tools
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
     from memstrata.web.context import ServeContext
     from memstrata.web.identity import Identities
     from memstrata.web.security import WILDCARDS, HttpPolicy, check_token, url_host

@@ -14,19 +14,18 @@ plus its SQL filter on every row.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput, NotFound
+from memstrata.index import queries
 from memstrata.layers.base import check_tags
 from memstrata.model import LedgerEntry, check_name, parse_ts
 from memstrata.search.scoring import decay
-from memstrata.search.timeline import parse_cursor
 
 if TYPE_CHECKING:
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 MAX_PAGE = 200
 MAX_CHAIN = 100
@@ -82,92 +81,60 @@ def ledger_page(
     for name in (room, exclude_room):
         if name is not None:
             check_name(name, "room")
-    wanted_tags = check_tags(list(tags))
-    scope_sql, params = store.gate.sql_filter("d")
-    where = ["d.layer = 'ledger'", scope_sql]
-    if not include_superseded:
-        where.append("d.superseded = 0")
-    if room is not None:
-        where.append("d.room = ?")
-        params.append(room)
-    if exclude_room is not None:
-        where.append("(d.room IS NULL OR d.room != ?)")
-        params.append(exclude_room)
-    if kind is not None:
-        where.append("d.kind = ?")
-        params.append(kind)
-    if wanted_tags:
-        joiner = " OR " if match == "any" else " AND "
-        where.append("(" + joiner.join("(' ' || d.tags || ' ') LIKE ?" for _ in wanted_tags) + ")")
-        params.extend(f"% {t} %" for t in wanted_tags)
-    if before:
-        ts, rid = parse_cursor(before)
-        where.append("(d.ts < ? OR (d.ts = ? AND d.id < ?))")
-        params += [ts, ts, rid]
-    with store.db.read() as conn:
-        rows = conn.execute(
-            f"SELECT d.id, d.meta, d.superseded FROM docs d WHERE {' AND '.join(where)} "
-            "ORDER BY d.ts DESC, d.id DESC LIMIT ?",
-            [*params, limit + 1],
-        ).fetchall()
+    wanted = queries.DocFilter(
+        store.gate,
+        layers=("ledger",),
+        live=not include_superseded,
+        room=room,
+        exclude_room=exclude_room,
+        kind=kind,
+        tags=check_tags(list(tags)),
+        tags_match=match,
+        before=queries.parse_cursor(before) if before else None,
+    )
+    rows = queries.newest(store.db, wanted, limit + 1)
     out = _rows(store, rows[:limit], now)
     more = len(rows) > limit
     last = out[-1] if out else None
-    cursor = f"{parse_ts(last.entry.ts)!r}:{last.row}" if more and last else None
+    cursor = queries.cursor(parse_ts(last.entry.ts), last.row) if more and last else None
     return LedgerPage(tuple(out), cursor)
 
 
 def supersede_chain(store: Store, entry_id: str, *, now: float | None = None) -> list[LedgerRow]:
     """Every version of the decision `entry_id` belongs to, oldest first, head last."""
     store.gate.check("read", "ledger", None)
-    scope_sql, scope_params = store.gate.sql_filter("d")
-
-    def one(sql: str, value: str) -> tuple[Any, ...] | None:
-        with store.db.read() as conn:
-            return conn.execute(  # type: ignore[no-any-return]
-                f"SELECT d.id, d.meta, d.superseded FROM docs d WHERE d.layer = 'ledger' "
-                f"AND {sql} AND {scope_sql} ORDER BY d.ts LIMIT 1",
-                [value, *scope_params],
-            ).fetchone()
-
-    start = one("d.uid = ?", f"ledger:{entry_id}")
+    db, gate = store.db, store.gate
+    start = queries.visible(db, f"ledger:{entry_id}", gate, layer="ledger")
     if start is None:
         raise NotFound(f"no ledger entry with id {entry_id!r} (or not visible to you)")
     chain = [start]
     seen = {entry_id}
     while len(chain) < MAX_CHAIN:  # back to the first version
-        prior = json.loads(chain[0][1]).get("supersedes")
+        prior = chain[0].record().get("supersedes")
         if not prior or prior in seen:
             break
-        row = one("d.uid = ?", f"ledger:{prior}")
+        row = queries.visible(db, f"ledger:{prior}", gate, layer="ledger")
         if row is None:
             break
         seen.add(prior)
         chain.insert(0, row)
     while len(chain) < MAX_CHAIN:  # forward to the live head
-        row = one("d.supersedes = ?", f"ledger:{json.loads(chain[-1][1])['id']}")
-        if row is None or json.loads(row[1])["id"] in seen:
+        head = f"ledger:{chain[-1].record()['id']}"
+        row = queries.successor(db, head, layer="ledger", scope=gate)
+        if row is None or row.record()["id"] in seen:
             break
-        seen.add(json.loads(row[1])["id"])
+        seen.add(row.record()["id"])
         chain.append(row)
     return _rows(store, chain, now)
 
 
-def _rows(store: Store, rows: list[Any], now: float | None) -> list[LedgerRow]:
+def _rows(store: Store, rows: list[queries.DocRow], now: float | None) -> list[LedgerRow]:
     clock = time.time() if now is None else now
-    entries = [(rid, LedgerEntry.from_dict(json.loads(meta)), bool(sup)) for rid, meta, sup in rows]
+    entries = [(r.id, LedgerEntry.from_dict(r.record()), bool(r.superseded)) for r in rows]
     successors: dict[str, str] = {}
     hidden = [f"ledger:{e.id}" for _, e, sup in entries if sup]
-    if hidden:
-        scope_sql, scope_params = store.gate.sql_filter("d")
-        with store.db.read() as conn:
-            for target, meta in conn.execute(
-                f"SELECT d.supersedes, d.meta FROM docs d WHERE d.layer = 'ledger' AND "
-                f"d.supersedes IN ({','.join('?' for _ in hidden)}) AND {scope_sql} "
-                "ORDER BY d.ts DESC",
-                [*hidden, *scope_params],
-            ):
-                successors[target.removeprefix("ledger:")] = json.loads(meta)["id"]
+    for row in queries.successors_of(store.db, hidden, store.gate, layer="ledger"):
+        successors[str(row.supersedes).removeprefix("ledger:")] = row.record()["id"]
     out = []
     for rid, entry, sup in entries:
         half = store.config.half_life("ledger", entry.kind)

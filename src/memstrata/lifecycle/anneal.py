@@ -27,7 +27,7 @@ from memstrata.errors import MalformedInput, MemstrataError
 
 if TYPE_CHECKING:
     from memstrata.operations.manager import MemoryManager
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 RECOVERY_STATUS = "Error encountered - Recovery needed"
 RECOVERY_STEPS = ("Review LOG.md", "Analyze root cause", "Implement fix")

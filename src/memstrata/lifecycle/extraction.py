@@ -37,7 +37,7 @@ from memstrata.model import check_name
 
 if TYPE_CHECKING:
     from memstrata.llm.base import Extractor
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 TEXT_SUFFIXES = frozenset({".md", ".markdown", ".mdx", ".txt", ".rst", ".org", ".adoc"})
 SKIP_DIRS = frozenset(

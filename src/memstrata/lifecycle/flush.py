@@ -34,9 +34,10 @@ from typing import TYPE_CHECKING, Any
 from memstrata.errors import StaleWrite
 from memstrata.lifecycle.digest import durable_items, message_records
 from memstrata.model import SessionMessage, estimate_tokens, iso, now_ts
+from memstrata.store.editing import sha256_text
 
 if TYPE_CHECKING:
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 SECTION = "## Session Summaries"
 MAX_FLUSH_ITEMS = 30
@@ -110,8 +111,6 @@ def flush_session(
     limit = store.config.max_memory_chars
     if items:
         for _ in range(5):  # read-modify-write; retried if someone wrote CONTEXT.md meanwhile
-            from memstrata.store.engine import sha256_text
-
             current = mem.context.read()
             fresh = _fresh(current, items)
             text, kept = _merge(current, session_id, items, limit)

@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memstrata.errors import NotFound
+from memstrata.layers.durable import save_exclusion
 from memstrata.layers.episodes import SESSION_TEMPLATE
 from memstrata.lifecycle.likeness import near_duplicate
-from memstrata.lifecycle.promotion import save_exclusion
 from memstrata.model import DURABLE_CATEGORIES, Fact, parse_ts
 
 if TYPE_CHECKING:
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 DAY = 86400.0
 
@@ -209,7 +209,7 @@ def audit(
             )
         )
     special = {now_rel, mem.context.path.name, "LOG.md"}
-    if store.exists(mem.files.root):
+    if store.engine.exists(mem.files.root):
         for info in mem.files.list():
             if info.is_dir or info.path in special:
                 continue

@@ -107,7 +107,6 @@ _NOT_FOLDERS = frozenset(
 _ROOT = frozenset([".", "root", "repo-root", "repository", "project", "top-level", "toplevel", "~"])
 _ROOT_PHRASE = re.compile(r"\b(?:repo(?:sitory)?|project|top[- ]level|workspace)\s+root\b|"
                           r"\btop[- ]level\b")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])")
 # Prose names of a tool's script/target/task: "npm's test script", "the build target of make".
 _OWN_SCRIPT = re.compile(r"\b([\w.-]+)'s\s+([\w:.-]+)\s+(?:script|target|task|command|recipe)\b",
                          re.I)
@@ -310,7 +309,3 @@ def similarity(a: str, b: str) -> float:
 
 def near_duplicate(a: str, b: str, threshold: float = 0.8) -> bool:
     return similarity(a, b) >= threshold
-
-
-def sentences(text: str) -> int:
-    return len([s for s in _SENTENCE.split(text.strip()) if s.strip()])

@@ -30,13 +30,20 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput, Refused
+from memstrata.layers.durable import (  # noqa: F401  (names kept for callers)
+    MAX_FACT_CHARS,
+    MAX_SENTENCES,
+    durable_fact_problem,
+    repo_file_problem,
+    save_exclusion,
+    sentences,
+    split_repo_file,
+)
 from memstrata.model import DURABLE_CATEGORIES, Fact, check_name
 
 if TYPE_CHECKING:
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
-MAX_FACT_CHARS = 400
-MAX_SENTENCES = 2
 _DANGLING = re.compile(
     r"^(it|they|he|she|this|that|these|those)\s+(is|are|was|were|does|did|has|have|had|will|"
     r"would|should|must|can|could|needs?|works?|fails?)\b|\bsee above\b|\bas (mentioned|discussed|"
@@ -93,8 +100,8 @@ def checklist_c(
     Raises:
         MalformedInput: bad types, or a category outside the durable taxonomy.
     """
-    from memstrata.lifecycle.likeness import near_duplicate, sentences
-    from memstrata.lifecycle.promotion import classify_fact, save_exclusion
+    from memstrata.lifecycle.likeness import near_duplicate
+    from memstrata.lifecycle.promotion import classify_fact
 
     if not isinstance(text, str) or not text.strip() or "\x00" in text:
         raise MalformedInput("a fact must be non-empty text")
@@ -174,66 +181,6 @@ def checklist_c(
         )
     )
     return ChecklistC(text, chosen, tuple(checks))
-
-
-def durable_fact_problem(text: str, citations: Sequence[str]) -> str | None:
-    """Why `text` cannot be a repo-persistent fact whatever path writes it, or None.
-
-    Seed 001's rules for `/memories/repo/`, checked on every write of a durable
-    category (`Facts.set`, MCP `save_fact`, `memstrata facts set`, a `repo/` memory
-    file): cited, short (1-2 sentences, at most 400 characters), not a save exclusion.
-    Checklist C (`checklist_c`, run by promotion) adds "standalone" and "new".
-    """
-    from memstrata.lifecycle.likeness import sentences
-    from memstrata.lifecycle.promotion import save_exclusion
-
-    flat = " ".join(text.split())
-    if not [c for c in citations if isinstance(c, str) and c.strip()]:
-        return (
-            "a repo-persistent fact needs at least one citation (the file, doc or task it "
-            "came from): seed 001"
-        )
-    if len(flat) > MAX_FACT_CHARS or sentences(flat) > MAX_SENTENCES:
-        return (
-            f"a repo-persistent fact is 1-{MAX_SENTENCES} sentences and at most "
-            f"{MAX_FACT_CHARS} characters (seed 001): split it or keep it in task notes"
-        )
-    reason = save_exclusion(flat)
-    if reason is not None:
-        return f"not saved as a repo-persistent fact (seed 001 save exclusions), it is {reason}"
-    return None
-
-
-_CITE_LINE = re.compile(r"^\s*[-*]?\s*(?:citations?|sources?|cited?)\s*:\s*(.*\S)\s*$", re.I)
-
-
-def split_repo_file(content: str) -> tuple[str, list[str]]:
-    """A `repo/` memory file as (fact text, citations): a `Citations: a, b` (or
-    `Source: a`) line gives the citations; Markdown headings are titles, not the fact.
-
-    Example:
-        >>> split_repo_file("# Tests\nThe test command is `make test`.\nSource: Makefile\n")
-        ('The test command is `make test`.', ['Makefile'])
-    """
-    text, cites = [], []
-    for line in content.splitlines():
-        m = _CITE_LINE.match(line)
-        if m:
-            cites += [c.strip() for c in m.group(1).split(",") if c.strip()]
-        elif line.strip() and not line.lstrip().startswith("#"):
-            text.append(line.strip())
-    return " ".join(text), cites
-
-
-def repo_file_problem(content: str) -> str | None:
-    """Why `content` cannot be a `repo/` memory file (seed 001 `/memories/repo/`), or None."""
-    text, cites = split_repo_file(content)
-    if not text:
-        return "a repo/ file holds one durable fact, 1-2 sentences: it is empty"
-    problem = durable_fact_problem(text, cites)
-    if problem is not None and not cites:
-        return problem + "; in a repo/ file, add a line `Citations: <file or doc>, ...`"
-    return problem
 
 
 def require(verdict: ChecklistC) -> None:

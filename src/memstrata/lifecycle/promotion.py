@@ -29,20 +29,22 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from memstrata.errors import AlreadyExists, NotFound, Refused
+from memstrata.layers.durable import (  # noqa: F401  (names kept for callers)
+    MAX_FACT_CHARS,
+    MAX_SENTENCES,
+    save_exclusion,
+    sentences,
+)
 from memstrata.layers.episodes import slugify
 from memstrata.lifecycle.likeness import (  # noqa: F401  (names kept for callers)
     near_duplicate,
-    sentences,
     similarity,
     tokens,
 )
 from memstrata.model import Fact, check_name, iso, now_ts
 
 if TYPE_CHECKING:
-    from memstrata.store.engine import Store
-
-MAX_FACT_CHARS = 400
-MAX_SENTENCES = 2
+    from memstrata.store.view import Store
 
 _FEEDBACK = re.compile(
     r"\b(never|don'?t|do not|avoid|must not|mustn'?t|should not|shouldn'?t|instead of|"
@@ -61,54 +63,6 @@ _REFERENCE = re.compile(
     re.I,
 )
 
-_GIT = [
-    (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"), "a commit hash"),
-    (
-        re.compile(
-            r"\b(committed|merged|rebased|cherry-picked|reverted)\b|\bmerge (commit|of)\b|"
-            r"\b(PR|pull request) #?\d+\b",
-            re.I,
-        ),
-        "a commit / merge record",
-    ),
-    (
-        re.compile(
-            r"\b(on|the|to|from|in) branch\b|\bbranch (named |called )?[\w./-]+/[\w./-]+|"
-            r"\b(feature|bugfix|hotfix|release)/[\w.-]+",
-            re.I,
-        ),
-        "a branch name",
-    ),
-]
-_EPHEMERAL = [
-    (re.compile(r"\b\d{1,2}:\d{2}(:\d{2})?\b"), "a clock time of a single turn"),
-    (re.compile(r"\b(iteration|attempt|run|step) #?\d+\b", re.I), "a per-iteration result"),
-    (
-        re.compile(
-            r"\b(currently|right now|just now|at the moment|in progress|this (turn|session)|"
-            r"is (still )?running|today|yesterday|so far)\b",
-            re.I,
-        ),
-        "ephemeral task state",
-    ),
-]
-_DERIVABLE = [
-    (re.compile(r"[\w./-]+\.\w{1,5}:\d+\b"), "a file:line location"),
-    (
-        re.compile(
-            r"\b(is|are) (defined|declared|implemented|located) (in|at)\b|\blives in\b", re.I
-        ),
-        "where code is defined",
-    ),
-    (
-        re.compile(
-            r"\b(has|have|contains?) \d+ (lines?|functions?|classes|methods?|files?|tests?)\b", re.I
-        ),
-        "a count of code that can be re-read",
-    ),
-]
-
-
 def classify_fact(text: str) -> str:
     """Taxonomy category for a fact by the keyword rule in the module docstring.
 
@@ -123,20 +77,6 @@ def classify_fact(text: str) -> str:
     if _REFERENCE.search(text):
         return "reference"
     return "project"
-
-
-def save_exclusion(text: str) -> str | None:
-    """Why `text` must not be saved as a durable fact (seed 001), or None."""
-    for group, label in (
-        (_GIT, "git history"),
-        (_EPHEMERAL, "ephemeral task state"),
-        (_DERIVABLE, "derivable code state"),
-    ):
-        for pattern, what in group:
-            m = pattern.search(text)
-            if m:
-                return f"{label}: {what} ({m.group(0)!r})"
-    return None
 
 
 def promote_scratch(

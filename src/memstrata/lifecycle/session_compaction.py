@@ -48,7 +48,7 @@ from memstrata.model import SessionMessage, check_name, iso, now_ts
 
 if TYPE_CHECKING:
     from memstrata.llm.base import Summarizer
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 DEFAULT_TOOL_RESULT_RETENTION = 5  # Config.tool_result_retention; [sessions] in config.toml
 FLUSH_TAIL = 5
@@ -103,9 +103,9 @@ def compact_session(
     if summary is not None:
         check_text(summary, "summary", 64 * 1024)
     path = sessions._spec(sid).path
-    if store.truth.stat(store.rel(path)) is None:
+    if store.engine.stat(path) is None:
         raise NotFound(f"no transcript for session {sid!r}")
-    with store.truth.lock(f"compact:{store.rel(path)}", timeout=600):
+    with store.engine.lock(f"compact:{store.rel(path)}", timeout=600):
         snap = take_snapshot(store, path)
         dec = decode(snap.data, 0, str(path))
         records = [(off, r) for off, r in dec.records if "role" in r]

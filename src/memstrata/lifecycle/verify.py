@@ -30,7 +30,7 @@ from memstrata.errors import NotFound
 
 if TYPE_CHECKING:
     from memstrata.search.query import Hit
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 CODE_SUFFIXES = (
     "py",

@@ -29,7 +29,7 @@ from memstrata.mcp.shapes import Reply
 
 if TYPE_CHECKING:
     from memstrata.mcp.tools import ToolSpec
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 
 def _p(name: str, typ: str, description: str, default: Any = None, **kw: Any) -> Param:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from memstrata.errors import MemstrataError
 
 if TYPE_CHECKING:
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 
 @dataclass(frozen=True)

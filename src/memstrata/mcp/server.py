@@ -27,7 +27,7 @@ from memstrata.mcp.tools import DEFAULT_GROUPS, GROUPS, ToolSpec, auto_log_targe
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
     from memstrata.web.security import ASGIApp, HttpPolicy
 
 INSTRUCTIONS = (

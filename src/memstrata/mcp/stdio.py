@@ -35,7 +35,7 @@ from memstrata.errors import MemstrataError
 if TYPE_CHECKING:
     from memstrata.mcp.resources import Resource
     from memstrata.mcp.tools import ToolSpec
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 DRAIN_CHARS = 1024 * 1024  # an over-long line is read past this much at a time

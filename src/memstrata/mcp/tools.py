@@ -27,7 +27,7 @@ from memstrata.mcp.shapes import Reply
 from memstrata.model import FACT_CATEGORIES, LOG_TYPES, SESSION_ROLES, TASK_STATUSES, iso
 
 if TYPE_CHECKING:
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 
 

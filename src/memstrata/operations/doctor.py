@@ -15,11 +15,16 @@ in the database is newer than the one the index last caught up with.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memstrata.errors import ScopeDenied
+from memstrata.index import queries
+
 if TYPE_CHECKING:
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 SHOW_UIDS = 5
 
@@ -66,63 +71,52 @@ def examine(store: Store) -> Findings:
     Store-wide: the principal must be an admin (ScopeDenied otherwise).
     """
     store.gate.check("read", "index", None)
-    import contextlib
-    import sqlite3
-    from pathlib import Path
-
-    from memstrata.errors import ScopeDenied
-
-    out = Findings(cannot_fix=store.index_access.cannot_rebuild())
+    engine, db = store.engine, store.db
+    out = Findings(cannot_fix=engine.index_access.cannot_rebuild())
     seen: set[str] = set()
     should_hide: set[str] = set()
     bad: dict[tuple[str, int], str] = {}  # what the files hold now, and what the index recorded
-    with store.db.read() as conn:
-        for spec in store._sources():
-            path = str(spec.path)
-            seen.add(path)
-            out.sources += 1
-            parsed = spec.parse(store.origin.read_from(spec, 0), 0)  # (a project file too)
-            fresh = {d.uid: (d.title, d.body) for d in parsed.docs}
-            should_hide.update(d.supersedes for d in parsed.docs if d.supersedes)
-            rows = conn.execute("SELECT uid, title, body FROM docs WHERE source = ?", (path,))
-            held = {uid: (title, body) for uid, title, body in rows}
-            out.file_docs += len(fresh)
-            for b in parsed.bad:
-                bad[(store.rel(spec.path), b.offset)] = b.reason
-            _compare(out, store.rel(spec.path), fresh, held)
-        out.index_docs = int(conn.execute("SELECT count(*) FROM docs").fetchone()[0])
-        for source, n in conn.execute("SELECT source, count(*) FROM docs GROUP BY source"):
-            if source not in seen:
-                out.drift.append(
-                    {"source": store.rel(Path(source)), "problem": "file gone", "stale": n}
-                )
-        hidden = {r[0] for r in conn.execute("SELECT uid FROM docs WHERE superseded = 1")}
-        should_hide &= {r[0] for r in conn.execute("SELECT uid FROM docs WHERE layer='ledger'")}
-        if hidden != should_hide:
+    for spec in engine.sources():
+        path = str(spec.path)
+        seen.add(path)
+        out.sources += 1
+        parsed = spec.parse(engine.origin.read_from(spec, 0), 0)  # (a project file too)
+        fresh = {d.uid: (d.title, d.body) for d in parsed.docs}
+        should_hide.update(d.supersedes for d in parsed.docs if d.supersedes)
+        held = queries.texts_by_uid(db, path)
+        out.file_docs += len(fresh)
+        for b in parsed.bad:
+            bad[(store.rel(spec.path), b.offset)] = b.reason
+        _compare(out, store.rel(spec.path), fresh, held)
+    out.index_docs = queries.doc_count(db)
+    for source, n in queries.rows_by_source(db).items():
+        if source not in seen:
+            out.drift.append({"source": store.rel(Path(source)), "problem": "file gone", "stale": n})
+    hidden = queries.superseded_uids(db)
+    should_hide &= queries.layer_uids(db, "ledger")
+    if hidden != should_hide:
+        out.drift.append(
+            {
+                "source": "ledger.jsonl",
+                "problem": "superseded flags",
+                "should_hide": sorted(should_hide - hidden)[:SHOW_UIDS],
+                "wrongly_hidden": sorted(hidden - should_hide)[:SHOW_UIDS],
+            }
+        )
+    for source, offset, reason in queries.every_bad_line(db):
+        bad.setdefault((store.rel(Path(source)), offset), reason)
+    versions = {e.path: e.version for e in engine.listing("") if not e.is_dir}
+    for source, version in queries.source_versions(db).items():
+        rel = store.rel(Path(source))
+        if rel in versions and versions[rel] != version:
             out.drift.append(
                 {
-                    "source": "ledger.jsonl",
-                    "problem": "superseded flags",
-                    "should_hide": sorted(should_hide - hidden)[:SHOW_UIDS],
-                    "wrongly_hidden": sorted(hidden - should_hide)[:SHOW_UIDS],
+                    "source": rel,
+                    "problem": "behind the truth",
+                    "indexed_version": version,
+                    "truth_version": versions[rel],
                 }
             )
-        for source, offset, reason in conn.execute("SELECT source, offset, reason FROM bad_lines"):
-            bad.setdefault((store.rel(Path(source)), offset), reason)
-        versions = {e.path: e.version for e in store.truth.list("") if not e.is_dir}
-        for source, version in conn.execute(
-            "SELECT path, version FROM sources WHERE version IS NOT NULL"
-        ):
-            rel = store.rel(Path(source))
-            if rel in versions and versions[rel] != version:
-                out.drift.append(
-                    {
-                        "source": rel,
-                        "problem": "behind the truth",
-                        "indexed_version": version,
-                        "truth_version": versions[rel],
-                    }
-                )
     for agent in store.agents():  # the session index is no index source, but a file people edit
         sessions = store.agent(agent).sessions
         with contextlib.suppress(ScopeDenied):
@@ -130,14 +124,9 @@ def examine(store: Store) -> Findings:
                 bad.setdefault(
                     (store.rel(sessions.index_path), n), problem.replace(f"{store.home}/", "")
                 )
-    with store.db.read() as conn:  # (once, even for a store without agents)
-        out.integrity = [str(r[0]) for r in conn.execute("PRAGMA integrity_check")]
+    out.integrity = queries.integrity(db)  # (once, even for a store without agents)
     out.bad_lines = [{"source": k[0], "offset": k[1], "reason": r} for k, r in sorted(bad.items())]
-    try:
-        with store.db.write() as conn:
-            conn.execute("INSERT INTO docs_fts(docs_fts, rank) VALUES ('integrity-check', 1)")
-    except sqlite3.DatabaseError as exc:
-        out.fts_integrity = str(exc)
+    out.fts_integrity = queries.fts_integrity(db)
     return out
 
 

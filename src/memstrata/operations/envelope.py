@@ -32,7 +32,7 @@ from memstrata.layers.base import check_text
 from memstrata.model import check_name
 
 if TYPE_CHECKING:
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 MAX_SNIPPET_CHARS = 16_000
 MAX_PROJECT_CONTEXT_CHARS = 16_000

@@ -43,7 +43,7 @@ from memstrata.files.jsonl import read_records
 from memstrata.model import check_name
 
 if TYPE_CHECKING:
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 MAX_CAPTURE = 2000  # messages per hook call, oldest first; the next call takes the rest
 CHUNK = 500  # messages per durable write
@@ -102,7 +102,7 @@ def session_start(
     if hook.get("session_id") and source in ("resume", "compact"):
         sid = session_id_of(hook)
         sessions = store.agent(agent).sessions
-        if store.exists(sessions._spec(sid).path):
+        if store.engine.exists(sessions._spec(sid).path):
             msgs = [m for m in sessions.messages(sid) if m.role in ("user", "assistant", "summary")]
             lines = [f"- {m.role}: {_one_line(m.content)}" for m in msgs[-RESUME_MESSAGES:]]
             if lines:
@@ -378,7 +378,7 @@ def capture_transcript(
     msgs = _messages(Path(path)) if path and Path(path).is_file() else []
     sessions = store.agent(agent).sessions
     have = (
-        {m.id for m in sessions.messages(sid)} if store.exists(sessions._spec(sid).path) else set()
+        {m.id for m in sessions.messages(sid)} if store.engine.exists(sessions._spec(sid).path) else set()
     )
     pending = [m for m in msgs if m["id"] not in have]
     new = pending[:limit]  # the oldest first: a later call appends the rest after them

@@ -44,7 +44,7 @@ from memstrata.errors import MemstrataError
 if TYPE_CHECKING:
     from memstrata.model import LogEntry
     from memstrata.operations.manager import MemoryManager
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 COMPLETE = "Task complete"
 MAX_INTENT_CHARS = 4000

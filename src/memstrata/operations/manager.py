@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput, NotFound
 from memstrata.search.query import Hit, SearchQuery
-from memstrata.store.engine import Store
+from memstrata.store.view import Store
 
 if TYPE_CHECKING:
     from memstrata.operations.loop import Turn
@@ -60,7 +60,7 @@ class MemoryManager:
             return
         if self.store.gate.allows("write", "now", self.agent_name) and not self.memory.now.exists():
             self.memory.now.update("No active objective yet", [])
-        if self.store.gate.allows("write", "log", self.agent_name) and not self.store.exists(
+        if self.store.gate.allows("write", "log", self.agent_name) and not self.store.engine.exists(
             self.memory.log.path
         ):
             self.memory.log._ensure_header()

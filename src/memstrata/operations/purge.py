@@ -42,12 +42,12 @@ from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput, NotFound, ScopeDenied
 from memstrata.files.jsonl import decode, encode
-from memstrata.index import scrub
+from memstrata.index import queries, scrub
 from memstrata.model import iso, now_ts
 from memstrata.store.events import scrub_audit
 
 if TYPE_CHECKING:
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 TOMBSTONES = "purged.jsonl"
 MIN_NEEDLE = 4  # shorter texts are not searched for in the audit trail
@@ -114,28 +114,23 @@ class _Purge:
 
     def rewrite(self, path: Path, transform: Transform) -> int:
         """Rewrite `path` line by line under its lock; returns how many lines changed."""
-        truth, rel = self.store.truth, self.store.rel(path)
-        with truth.lock(rel):
-            found = truth.read(rel)
-            if found is None:
+        with self.store.engine.editing(path) as edit:
+            if not edit.exists:
                 return 0
-            lines = found.data.splitlines(keepends=True)
+            lines = edit.data.splitlines(keepends=True)
             out = [transform(line) for line in lines]
             changed = sum(1 for a, b in zip(lines, out, strict=True) if a != b)
             if changed:
-                kept = [b for b in out if b is not None]
-                truth.rewrite(rel, b"".join(kept), expected=found.entry.version)
-                self.rewritten.append(rel)
+                edit(b"".join(b for b in out if b is not None))
+                self.rewritten.append(edit.rel)
         return changed
 
     def cut(self, path: Path, ranges: Callable[[bytes], list[tuple[int, int]]]) -> int:
         """Remove byte ranges (blocks) from `path` under its lock; returns how many."""
-        truth, rel = self.store.truth, self.store.rel(path)
-        with truth.lock(rel):
-            found = truth.read(rel)
-            if found is None:
+        with self.store.engine.editing(path) as edit:
+            if not edit.exists:
                 return 0
-            data = found.data
+            data = edit.data
             spans = ranges(data)
             if spans:
                 keep, pos = [], 0
@@ -143,21 +138,19 @@ class _Purge:
                     keep.append(data[pos:start])
                     pos = end
                 keep.append(data[pos:])
-                truth.rewrite(rel, b"".join(keep), expected=found.entry.version)
-                self.rewritten.append(rel)
+                edit(b"".join(keep))
+                self.rewritten.append(edit.rel)
         return len(spans)
 
     def edit(self, rel: str, change: Callable[[bytes], bytes]) -> bool:
         """Replace source `rel` with `change(its bytes)` under its lock; False if unchanged."""
-        truth = self.store.truth
-        with truth.lock(rel):
-            found = truth.read(rel)
-            if found is None:
+        with self.store.engine.editing(rel) as edit:
+            if not edit.exists:
                 return False
-            data = change(found.data)
-            if data == found.data:
+            data = change(edit.data)
+            if data == edit.data:
                 return False
-            truth.rewrite(rel, data, expected=found.entry.version)
+            edit(data)
         if rel not in self.rewritten:
             self.rewritten.append(rel)
         return True
@@ -177,11 +170,12 @@ class _Purge:
         ]
 
     def remove(self, path: Path) -> None:
-        truth, rel = self.store.truth, self.store.rel(path)
-        with truth.lock(rel):
-            if truth.stat(rel) is None:
+        engine = self.store.engine
+        rel = engine.rel(path)
+        with engine.lock(rel):
+            if engine.stat(rel) is None:
                 return
-            truth.move(rel, None)
+            engine.move(rel, None, lock=False)
         self.removed.append(rel)
 
     def finish(self) -> PurgeReport:
@@ -194,7 +188,7 @@ class _Purge:
         self.uids.update(u for u, body in before.items() if after.get(u) != body)  # stale vectors
         events = scrub_audit(
             store.layout.events,
-            store.locks,
+            store.engine.locks,
             {n for n in self.needles if len(n) >= MIN_NEEDLE},
             about=_searched_for(self.needles, self.uids),
         )
@@ -220,7 +214,7 @@ class _Purge:
             iso(now_ts()),
             redact(self.reason, find_secrets(self.reason)),
         )
-        store.truth.append(TOMBSTONES, encode(tomb.to_dict()))
+        store.engine.append_raw(TOMBSTONES, encode(tomb.to_dict()))
         store.events.emit(
             "memory:write", {"type": self.layer, "path": self.uid, "delta": 0, "purged": True}
         )
@@ -258,20 +252,11 @@ def _searched_for(needles: set[str], uids: set[str]) -> Callable[[dict[str, Any]
 
 def _bodies(store: Store, sources: list[str]) -> dict[str, str]:
     """uid -> indexed text of every doc of `sources`."""
-    out: dict[str, str] = {}
-    with store.db.read() as conn:
-        for source in sources:
-            out.update(
-                (r[0], f"{r[1]}\n{r[2]}")
-                for r in conn.execute(
-                    "SELECT uid, body, context FROM docs WHERE source = ?", (source,)
-                )
-            )
-    return out
+    return queries.texts_of(store.db, sources)
 
 
 def _records(store: Store, path: Path) -> Iterable[dict[str, Any]]:
-    return (r for _, r in decode(store.truth.read_from(store.rel(path))).records)
+    return (r for _, r in decode(store.engine.read_from(path)).records)
 
 
 def _files(store: Store, folder: Path, match: Callable[[str], bool]) -> list[Path]:
@@ -279,7 +264,7 @@ def _files(store: Store, folder: Path, match: Callable[[str], bool]) -> list[Pat
     base = store.rel(folder)
     return [
         store.home / e.path
-        for e in store.truth.list(base)
+        for e in store.engine.listing(base)
         if not e.is_dir and match(e.path[len(base) + 1 :])
     ]
 
@@ -332,7 +317,7 @@ def purge_file(store: Store, path: str, *, agent: str | None = None, reason: str
     mem = store.agent(owner)
     target, relp = mem.files._path(path)
     archive = store.layout.archive_dir(owner)
-    found = store.truth.stat(store.rel(target))
+    found = store.engine.stat(target)
     copies = [target] if found is not None and not found.is_dir else []
     flat = relp.replace("/", "__")
     copies += _files(
@@ -351,14 +336,11 @@ def purge_file(store: Store, path: str, *, agent: str | None = None, reason: str
         raise NotFound(f"no memory file {relp!r} of {owner} (nor an archived copy)")
     job = _Purge(store, f"file:{owner}:{relp}", "file", owner, reason)
     for p in copies:
-        content = store.truth.read(store.rel(p))
+        content = store.engine.read(p)
         if content is not None:
             job.needles.add(content.data.decode("utf-8", "replace"))
-    with store.db.read() as conn:
-        for p in copies:
-            job.uids.update(
-                r[0] for r in conn.execute("SELECT uid FROM docs WHERE source = ?", (str(p),))
-            )
+    for p in copies:
+        job.uids.update(queries.uids_of(store.db, str(p)))
     for p in copies:
         job.remove(p)
     return job.finish()
@@ -417,7 +399,7 @@ def purge_ledger_entry(store: Store, entry_id: str, *, reason: str) -> PurgeRepo
     for r in found:
         job.needles.update(str(r.get(k) or "") for k in ("summary", "detail", "ref"))
         author = r.get("author_role")
-        if isinstance(author, str) and store.truth.stat(store.rel(store.layout.agent(author))):
+        if isinstance(author, str) and store.engine.stat(store.layout.agent(author)):
             job.owners.add(author)  # its auto-logged publish call quotes it
 
     def stub(line: bytes) -> bytes | None:
@@ -465,15 +447,14 @@ def purge_session(
     sid = check_name(session_id, "session id")
     sessions = store.agent(owner).sessions
     live = sessions._spec(sid).path
-    found = store.truth.stat(store.rel(live))
+    found = store.engine.stat(live)
     copies = ([live] if found is not None and not found.is_dir else []) + _files(
         store,
         store.layout.archive_dir(owner) / "sessions",
         lambda p: "/" not in p and p.startswith(f"{sid}-") and p.endswith(".jsonl"),
     )
     listed = sessions._read_index().find(sid) is not None
-    with store.db.read() as conn:
-        uids = {r[0] for r in conn.execute("SELECT uid FROM docs WHERE source = ?", (str(live),))}
+    uids = queries.uids_of(store.db, str(live))
     if message_id is not None:
         job = _Purge(store, f"session:{owner}:{sid}:{message_id}", "session", owner, reason)
         for p in copies:

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 PURGED = "[purged]"
 FRAGMENT = 24
@@ -211,7 +211,7 @@ def _merge(where: list[int], flat: str, spans: list[tuple[int, int]]) -> list[tu
 def derived_edits(store: Store, owner: str, quotes: Quotes) -> list[tuple[str, Edit]]:
     """(store-relative source, edit) for every source of `owner` that may hold derived text."""
     listed = sorted(
-        e.path for e in store.truth.list(store.rel(store.layout.agent(owner))) if not e.is_dir
+        e.path for e in store.engine.listing(store.layout.agent(owner)) if not e.is_dir
     )
     return [
         (rel, change)

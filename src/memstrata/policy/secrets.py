@@ -69,12 +69,20 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memstrata.errors import SecretDetected
 
 if TYPE_CHECKING:
-    from memstrata.store.engine import Store
+    from memstrata.config import Config
+
+
+class Policed(Protocol):
+    """Where a write's secrets policy comes from (the store's engine): `[secrets]` in its
+    config, and where `warn` notices go when no call collects them."""
+
+    config: Config
+    notice_sink: Callable[[str], None] | None
 
 POLICIES = ("warn", "redact", "refuse")
 ENTROPY_MIN_LEN = 32
@@ -441,7 +449,7 @@ def collect_notices() -> Iterator[list[str]]:
         _sink.reset(token)
 
 
-def _notify(store: Store, message: str) -> None:
+def _notify(store: Policed, message: str) -> None:
     """To the collector of the running call, else the store's own sink (the CLI sets one),
     else as a Python warning."""
     sink = _sink.get() or store.notice_sink
@@ -452,7 +460,7 @@ def _notify(store: Store, message: str) -> None:
 
 
 def apply_policy(
-    store: Store, text: str, findings: list[Finding], what: str, *, shared: bool = False
+    store: Policed, text: str, findings: list[Finding], what: str, *, shared: bool = False
 ) -> str:
     """Apply `[secrets] policy` to `text` given its findings; returns what to store.
 
@@ -487,14 +495,14 @@ def apply_policy(
     return text
 
 
-def screen(store: Store, text: str, what: str, *, shared: bool = False) -> str:
+def screen(store: Policed, text: str, what: str, *, shared: bool = False) -> str:
     """Detect secrets in `text` and apply the store's policy (see `apply_policy`)."""
     if not isinstance(text, str) or not text:
         return text
     return apply_policy(store, text, find_secrets(text), what, shared=shared)
 
 
-def screen_json(store: Store, value: Any, what: str, *, shared: bool = False) -> Any:
+def screen_json(store: Policed, value: Any, what: str, *, shared: bool = False) -> Any:
     """`screen` every string inside a JSON-like value (metadata, tool input)."""
     if isinstance(value, str):
         return screen(store, value, what, shared=shared)

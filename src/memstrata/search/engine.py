@@ -20,17 +20,14 @@ from __future__ import annotations
 import json
 import re
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memstrata.errors import UnknownKind
 from memstrata.search import scoring
 from memstrata.search.expand import IdentifierWords, Phrase, plan
-from memstrata.search.query import OPT_IN_LAYERS, Hit, SearchQuery
+from memstrata.search.query import OPT_IN_LAYERS, Hit, Searchable, SearchQuery
 from memstrata.search.terms import TermStat, essential_terms, stems
 from memstrata.search.text import mentioned, query_terms, tokenize
-
-if TYPE_CHECKING:
-    from memstrata.store.engine import Store
 
 COLUMN_WEIGHTS = (2.0, 1.0, 1.5, 0.5)  # title, body, tags, context
 # Transcript-like layers: messages with an author (title) and thread neighbours.
@@ -53,7 +50,7 @@ _COLUMNS = (
 )
 
 
-def _filters(store: Store, q: SearchQuery) -> tuple[list[str], list[Any]]:
+def _filters(store: Searchable, q: SearchQuery) -> tuple[list[str], list[Any]]:
     scope_sql, params = store.gate.sql_filter("d")
     where = [scope_sql]
     if not q.include_superseded:
@@ -101,7 +98,7 @@ def _filters(store: Store, q: SearchQuery) -> tuple[list[str], list[Any]]:
     return where, params
 
 
-def search(store: Store, q: SearchQuery) -> list[Hit]:
+def search(store: Searchable, q: SearchQuery) -> list[Hit]:
     if q.mode is None:  # seed 004 searchProvider: "fts5" (lexical) or "hybrid"
         from dataclasses import replace
 
@@ -116,7 +113,7 @@ def search(store: Store, q: SearchQuery) -> list[Hit]:
     return hits
 
 
-def lexical_search(store: Store, q: SearchQuery, *, fetch: int | None = None) -> list[Hit]:
+def lexical_search(store: Searchable, q: SearchQuery, *, fetch: int | None = None) -> list[Hit]:
     where, params = _filters(store, q)
     if not q.text.strip():
         return _structured(store, q, where, params)
@@ -126,7 +123,7 @@ def lexical_search(store: Store, q: SearchQuery, *, fetch: int | None = None) ->
     return _ranked(store, q, terms, where, params, fetch)
 
 
-def _structured(store: Store, q: SearchQuery, where: list[str], params: list[Any]) -> list[Hit]:
+def _structured(store: Searchable, q: SearchQuery, where: list[str], params: list[Any]) -> list[Hit]:
     sql = f"SELECT {_COLUMNS} FROM docs d WHERE {' AND '.join(where)} ORDER BY d.ts DESC, d.id DESC LIMIT ?"
     with store.db.read() as conn:
         rows = conn.execute(sql, [*params, q.k]).fetchall()
@@ -134,7 +131,7 @@ def _structured(store: Store, q: SearchQuery, where: list[str], params: list[Any
 
 
 def _plan(
-    store: Store, words: list[str]
+    store: Searchable, words: list[str]
 ) -> tuple[list[Phrase], dict[str, Any], list[tuple[str, list[str], int]], int]:
     """The phrases to match (`expand.plan`), pruned to the essential (rarest) ones
     within the postings budget.
@@ -181,7 +178,7 @@ def _df(conn: Any, term: str) -> int:
 
 
 def _ranked(
-    store: Store,
+    store: Searchable,
     q: SearchQuery,
     terms: list[str],
     where: list[str],
@@ -316,7 +313,7 @@ def make_snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str
     return piece
 
 
-def fetch(store: Store, uid: str) -> Hit:
+def fetch(store: Searchable, uid: str) -> Hit:
     """One memory by uid, full text and metadata, through the scope filter.
 
     NotFound if no memory has that uid or the principal may not read it (the two

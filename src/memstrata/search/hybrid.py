@@ -19,22 +19,21 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from memstrata.search import scoring
-from memstrata.search.query import MAX_K, Hit, SearchQuery
+from memstrata.search.query import MAX_K, Hit, Searchable, SearchQuery
 
 if TYPE_CHECKING:
     from memstrata.embed.base import Embedder
-    from memstrata.store.engine import Store
 
 FETCH = 100
 
 
-def sync_vectors(store: Store, embedder: Embedder) -> int:
+def sync_vectors(store: Searchable, embedder: Embedder) -> int:
     """Embed the documents whose text changed since the last sync (see `VectorIndex.catch_up`)."""
     return store.vectors(embedder).catch_up()
 
 
 def hybrid_search(
-    store: Store, q: SearchQuery, embedder: Embedder, *, query_vector: list[float] | None = None
+    store: Searchable, q: SearchQuery, embedder: Embedder, *, query_vector: list[float] | None = None
 ) -> list[Hit]:
     from memstrata.search.engine import _COLUMNS, _filters, _hit, lexical_search
 

@@ -24,10 +24,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput
+from memstrata.index import queries
 from memstrata.model import check_name, iso, parse_ts
 
 if TYPE_CHECKING:
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 # Timeline type -> the index layers it shows.
 TIMELINE_TYPES: dict[str, tuple[str, ...]] = {
@@ -88,19 +89,7 @@ class TimelinePage:
 
 
 def cursor_of(item: TimelineItem) -> str:
-    return f"{item.ts!r}:{item.row}"
-
-
-def parse_cursor(cursor: str) -> tuple[float, int]:
-    ts, sep, row = cursor.partition(":")
-    try:
-        if not sep:
-            raise ValueError(cursor)
-        return float(ts), int(row)
-    except ValueError:
-        raise MalformedInput(
-            f"invalid cursor {cursor!r}: use the `next` of a previous page"
-        ) from None
+    return queries.cursor(item.ts, item.row)
 
 
 def _type_of(layer: str) -> str:
@@ -130,7 +119,7 @@ def timeline(
         raise MalformedInput(f"limit must be an integer from 1 to {MAX_PAGE}, got {limit!r}")
     lo = parse_ts(since) if since is not None else None
     hi = parse_ts(until) if until is not None else None
-    cur = parse_cursor(before) if before else None
+    cur = queries.parse_cursor(before) if before else None
     found = _docs(store, agent, wanted, lo, hi, cur, limit + 1)
     if "fact" in wanted and store.gate.allows("read", "fact", agent):
         found += _fact_changes(store, agent, lo, hi, cur, limit + 1)
@@ -151,44 +140,32 @@ def _docs(
     cur: tuple[float, int] | None,
     n: int,
 ) -> list[TimelineItem]:
-    scope_sql, scope_params = store.gate.sql_filter("d")
     out: list[TimelineItem] = []
-    with store.db.read() as conn:
-        for layer in (layer for t in wanted for layer in TIMELINE_TYPES[t]):
-            where = ["d.owner = ?", "d.layer = ?", scope_sql]
-            params: list[Any] = [agent, layer, *scope_params]
-            if layer in WHOLE_FILE_LAYERS:
-                where.append("coalesce(d.pos, 0) = 0")
-            if lo is not None:
-                where.append("d.ts >= ?")
-                params.append(lo)
-            if hi is not None:
-                where.append("d.ts <= ?")
-                params.append(hi)
-            if cur is not None:
-                where.append("(d.ts < ? OR (d.ts = ? AND d.id < ?))")
-                params += [cur[0], cur[0], cur[1]]
-            rows = conn.execute(
-                "SELECT d.id, d.uid, d.layer, d.kind, d.ts, d.title, "
-                f"substr(d.body, 1, {TEXT_CHARS}), d.source, d.thread FROM docs d "
-                f"WHERE {' AND '.join(where)} ORDER BY d.ts DESC, d.id DESC LIMIT ?",
-                [*params, n],
-            ).fetchall()
-            out += [
-                TimelineItem(
-                    uid,
-                    _type_of(lay),
-                    lay,
-                    kind,
-                    ts,
-                    title,
-                    body,
-                    store.rel(Path(source)),
-                    thread,
-                    rid,
-                )
-                for rid, uid, lay, kind, ts, title, body, source, thread in rows
-            ]
+    for layer in (layer for t in wanted for layer in TIMELINE_TYPES[t]):
+        wanted_rows = queries.DocFilter(
+            store.gate,
+            owner=agent,
+            layers=(layer,),
+            first_chunk=layer in WHOLE_FILE_LAYERS,
+            since=lo,
+            until=hi,
+            before=cur,
+        )
+        out += [
+            TimelineItem(
+                r.uid,
+                _type_of(r.layer),
+                r.layer,
+                r.kind,
+                r.ts,
+                r.title,
+                r.body,
+                store.rel(Path(r.source)),
+                r.thread,
+                r.id,
+            )
+            for r in queries.newest(store.db, wanted_rows, n, body_chars=TEXT_CHARS)
+        ]
     return out
 
 
@@ -255,11 +232,12 @@ def _fact_changes(
     from memstrata.layers.facts import to_fact
 
     rel = store.rel(store.layout.facts(agent))
-    entry = store.truth.stat(rel)
+    engine = store.engine
+    entry = engine.stat(rel)
     if entry is None or entry.is_dir:
         return []
     out: list[TimelineItem] = []
-    for off, rec in records_backward(lambda o, k: store.truth.read_from(rel, o, k), entry.size):
+    for off, rec in records_backward(lambda o, k: engine.read_from(rel, o, k), entry.size):
         op, key = rec.get("op"), rec.get("key")
         if op not in ("set", "forget") or not isinstance(key, str):
             continue
@@ -303,20 +281,13 @@ def _whole_file_text(store: Store, items: list[TimelineItem]) -> list[TimelineIt
 
     if not any(i.layer in WHOLE_FILE_LAYERS for i in items):
         return items
-    scope_sql, scope_params = store.gate.sql_filter("d")
     out = []
-    with store.db.read() as conn:
-        for item in items:
-            if item.layer not in WHOLE_FILE_LAYERS:
-                out.append(item)
-                continue
-            rows = conn.execute(
-                f"SELECT substr(d.body, 1, {TEXT_CHARS}) FROM docs d WHERE d.source = "
-                f"(SELECT source FROM docs WHERE uid = ?) AND {scope_sql} ORDER BY d.pos "
-                "LIMIT 8",
-                [item.uid, *scope_params],
-            ).fetchall()
-            text = "\n\n".join(r[0] for r in rows)[:TEXT_CHARS] or item.text
-            name = item.source.rsplit("/", 1)[-1]
-            out.append(replace(item, title=f"{name} (current version)", text=text))
+    for item in items:
+        if item.layer not in WHOLE_FILE_LAYERS:
+            out.append(item)
+            continue
+        head = queries.file_head(store.db, item.uid, store.gate, chars=TEXT_CHARS, chunks=8)
+        text = "\n\n".join(head)[:TEXT_CHARS] or item.text
+        name = item.source.rsplit("/", 1)[-1]
+        out.append(replace(item, title=f"{name} (current version)", text=text))
     return out

@@ -1,12 +1,13 @@
-"""`Edit`: one read-modify-write of a whole source, as `Store.editing` hands it out.
+"""`Edit`: one read-modify-write of a whole source, as `Engine.editing` hands it out.
 
-The store takes the source's lock and reads it (`text`, `data`, `exists`); calling
+The engine takes the source's lock and reads it (`text`, `data`, `exists`); calling
 the edit with new text replaces the source through the truth, passing the
 version that was read, so even a lock that was lost meanwhile (a PostgreSQL
 session that dropped) ends in `StaleWrite` instead of a lost update; then the
-index catches up with the source.
+index catches up with the source (an index source's; a journal's is the
+caller's to catch up).
 
-    with store.editing(tasks._spec()) as edit:
+    with engine.editing(tasks._spec()) as edit:
         doc = load_tasks(edit.data, "tasks.json")
         ...
         edit(doc.dumps())
@@ -14,34 +15,40 @@ index catches up with the source.
 
 from __future__ import annotations
 
+import hashlib
 from typing import TYPE_CHECKING
 
 from memstrata.files.truth import MISSING, Content
 
 if TYPE_CHECKING:
     from memstrata.index.reconcile import SourceSpec
-    from memstrata.store.engine import Store
+    from memstrata.store.engine import Engine
 
 
 _UNREAD = object()
 
 
+def sha256_text(text: str) -> str:
+    """The hash a caller passes back as `expected_sha` (the text it last read)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
 class Edit:
-    """One read-modify-write of a whole source, under its lock (`Store.editing`).
+    """One read-modify-write of a whole source, under its lock (`Engine.editing`).
 
     The source is read on first use of `exists`, `data` or `text`; an edit that only
     writes (a plain `rewrite`) passes the version it finds without reading the bytes.
     """
 
-    def __init__(self, store: Store, spec: SourceSpec, rel: str) -> None:
-        self.store, self.spec, self.rel = store, spec, rel
+    def __init__(self, engine: Engine, spec: SourceSpec | None, rel: str) -> None:
+        self.engine, self.spec, self.rel = engine, spec, rel
         self._current: object = _UNREAD
 
     @property
     def current(self) -> Content | None:
         """The source as read under the lock (None: it does not exist)."""
         if self._current is _UNREAD:
-            self._current = self.store.truth.read(self.rel)
+            self._current = self.engine.truth.read(self.rel)
         return self._current  # type: ignore[return-value]
 
     @current.setter
@@ -65,11 +72,12 @@ class Edit:
         """Replace the source with `text` (if it is still the version read) and index it."""
         data = text.encode("utf-8") if isinstance(text, str) else text
         if self._current is _UNREAD:
-            entry = self.store.truth.stat(self.rel)
+            entry = self.engine.truth.stat(self.rel)
             expected = entry.version if entry is not None else MISSING
         else:
             current = self.current
             expected = current.entry.version if current is not None else MISSING
-        written = self.store.truth.rewrite(self.rel, data, expected=expected)
+        written = self.engine.truth.rewrite(self.rel, data, expected=expected)
         self._current = Content(data, written)
-        self.store.index_file(self.spec)
+        if self.spec is not None:
+            self.engine.index_file(self.spec)

@@ -1,30 +1,37 @@
-"""The store: the truth (files in a folder, or PostgreSQL) and the index derived from it.
+"""The engine: one per home folder, shared by every principal acting on it.
 
-The truth sits behind the narrow `files.truth.Truth` protocol (`self.truth`):
-`files.local.LocalTruth` for a folder of plain files (the default), or
-`files.postgres.truth.PostgresTruth` when `[backend] url` names a PostgreSQL
-database; then the home folder keeps only this host's index, settings, locks
-and audit trail. Every write goes through two doors only:
+It holds what does not depend on who is acting: the config, the truth (files in
+a folder, or PostgreSQL) behind the narrow `files.truth.Truth` protocol, the
+locks, the index derived from the truth and its freshness, the caches and
+vectors, the background jobs, the audit bus, the signals layers announce, and
+the only doors through which memory is written. `store.view.Store` is a
+principal acting on an engine; layers are handed the engine's doors, never its
+truth. Every write goes through a door:
 
 * `append(spec, data)`: a durable append (lock, one write, fdatasync; or one
   committed transaction) to an append-only source, then the new record is
   indexed. The write is acknowledged once it is durable; nothing after that
   (indexing, the audit event) can make it fail: if indexing fails the truth
-  still has it, the store is marked stale and the next read catches the index up.
+  still has it, the engine is marked stale and the next read catches the index up.
 * `rewrite(spec, text)` / `editing(spec)`: an atomic replace of a whole source
   under its lock, checked against the version read (and optionally against the
   content the caller last saw), then re-indexed.
+* the side doors whole operations need: `append_raw` (a journal no index reads),
+  `put` (a whole new source, or one only if it is missing), `make_folder`, `move`
+  (archive or delete), each through the truth and nowhere else.
 
-Reads of whole sources go to the truth; keyed and ranked reads go to the index.
-Every index read first catches up (one place, `_before_read`): after a failed
-index write (stale), with the sources a folder watcher saw change (a
-long-running process, see `index.freshness`), and with a new generation when
-another process rebuilt the index or someone deleted it (`index.generations`).
-Opening a store catches the index up with anything written since (on PostgreSQL
-from the change feed position the index recorded: `catchup`); `reindex()`
-builds a new generation from the files and swaps it in.
+Reads of whole sources go to the truth (`read`, `read_from`, `stat`, `listing`);
+keyed and ranked reads go to the index. Every index read first catches up (one
+place, `_before_read`): after a failed index write (stale), with the sources a
+folder watcher saw change (a long-running process, see `index.freshness`), and
+with a new generation when another process rebuilt the index or someone deleted
+it (`index.generations`). Opening an engine catches the index up with anything
+written since (on PostgreSQL from the change feed position the index recorded:
+`catchup`); `reindex()` builds a new generation from the files and swaps it in.
+Which files are index sources is the layers' knowledge: the engine is handed a
+`SourceCatalog` when it opens.
 
-A store on a read-only disk (a mounted backup) is read and searched through a
+An engine on a read-only disk (a mounted backup) is read and searched through a
 private copy of its index in a temporary folder, caught up with the files
 there; `notices` says so, and writes raise ReadOnlyStore.
 """
@@ -32,25 +39,22 @@ there; `notices` says so, and writes raise ReadOnlyStore.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import logging
 import os
-import sqlite3
-import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memstrata.config import Config, load_config
-from memstrata.errors import MalformedInput, MemstrataError, NotFound, StaleWrite
+from memstrata.errors import StaleWrite
+from memstrata.files.backends import open_truth
 from memstrata.files.diskerrors import is_read_only
 from memstrata.files.layout import Layout, resolve_home
 from memstrata.files.locks import LockTable
-from memstrata.files.truth import Appended, Content, Truth
+from memstrata.files.truth import Appended, Content, Entry, Truth
 from memstrata.index.access import IndexAccess
-from memstrata.index.db import Database
+from memstrata.index.db import INDEX_LAG, Database
 from memstrata.index.freshness import Freshness
 from memstrata.index.reconcile import (
     Origin,
@@ -62,8 +66,6 @@ from memstrata.index.reconcile import (
     index_whole,
     sync_sources,
 )
-from memstrata.model import Principal, check_name
-from memstrata.policy.scope import Gate, resolve_role
 from memstrata.search.terms import DocFrequencies
 from memstrata.store.catchup import (
     FEED_KEY,
@@ -72,86 +74,75 @@ from memstrata.store.catchup import (
     feed_position,
     remember,
 )
-from memstrata.store.editing import Edit
+from memstrata.store.editing import Edit, sha256_text
 from memstrata.store.events import EventBus
+from memstrata.store.jobs import Jobs
+from memstrata.store.signals import Signals
 
 if TYPE_CHECKING:
     from memstrata.embed.base import Embedder
     from memstrata.index.vectors import VectorIndex
-    from memstrata.layers.agent import AgentMemory
-    from memstrata.layers.items import Items
-    from memstrata.layers.ledger import Ledger
-    from memstrata.layers.rooms import Room
-    from memstrata.search.query import Hit, SearchQuery
 
-# Failures after an acknowledged write, or of a catch-up before a read: the files
-# hold the truth, the index only lags; the store is marked stale instead.
-INDEX_LAG = (sqlite3.Error, OSError, MemstrataError)
-# watch="auto": a store read this long after it finished opening starts watching (its
+# watch="auto": an engine read this long after it finished opening starts watching (its
 # first catch-up after that is a full one, so nothing written before is missed). Short
 # CLI commands never watch; a long-lived store sees edits within about this long.
 AUTO_WATCH_AFTER_S = 1.0
 RETRY_CATCH_UP_S = 1.0  # after a failed catch-up (disk full), reads retry at most this often
 MANY_CHANGES = 500  # more changed paths than this: one full catch-up instead
 
-
-def sha256_text(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+Where = Path | str  # a path below the home, or a store-relative name
 
 
-class Store:
-    """An opened memstrata store, acting as one principal (agent, role, room).
+class SourceCatalog(Protocol):
+    """Which sources of the truth the index reads (the layers know: `layers.catalog`)."""
+
+    def all_sources(self, engine: Engine) -> list[SourceSpec]: ...
+
+    def source_for(
+        self, engine: Engine, rel: str, handles: dict[tuple[str, str], Any]
+    ) -> SourceSpec | None: ...
+
+    def project_sources(self, engine: Engine) -> list[SourceSpec]: ...
+
+
+class Engine:
+    """The shared half of an opened store (module docstring).
 
     Args:
-        watch: keep the index fresh while the store stays open by watching its
-            folder (True), never (False: catch up on open only), or once the store
-            is still being read a second after opening (None: `[index] watch`,
-            "auto" by default).
-
-    Example:
-        >>> with Store.open("/tmp/mem", agent="finn") as store:  # doctest: +SKIP
-        ...     store.agent().log.append("THOUGHT", "started")
+        catalog: which files are index sources (`layers.catalog.LayerCatalog`).
+        watch: keep the index fresh while the engine stays open by watching its
+            folder (True), never (False: catch up on open only), or once the engine
+            is still being read a second after opening (None: `[index] watch`).
+        recover: called once the truth is open and before the index is, to finish
+            what a dead process left half done (an import).
     """
 
     def __init__(
         self,
-        home: str | os.PathLike[str] | None = None,
+        home: str | os.PathLike[str] | None,
+        catalog: SourceCatalog,
         *,
-        agent: str | None = None,
-        role: str | None = None,
-        room: str | None = None,
         sync: bool = True,
         audit: bool = True,
         watch: bool | None = None,
+        recover: Callable[[Engine], object] | None = None,
     ) -> None:
         self.home = resolve_home(home).resolve()
+        self.catalog = catalog
         self.layout = Layout(self.home)
         self.home.mkdir(parents=True, exist_ok=True)
         self.config: Config = load_config(self.home)
-        if agent is not None:
-            check_name(agent, "agent")
-        if room is not None:
-            check_name(room, "room")
-        # Roles come from [roles] in the config; `role` may only lower the configured one.
-        chosen = resolve_role(self.config, agent, role)
-        self.principal = Principal(agent=agent, role=chosen, room=room)
-        self.gate = Gate(self.principal, self.config)
         self.locks = LockTable(self.layout.locks)
-        from memstrata.files.backends import open_truth
-
         self.truth: Truth = open_truth(self.home, self.locks, self.config)
         self.layout = Layout(self.home, self.config.memory_path, self.truth)  # seed 004 memoryPath
         self.origin = Origin(self.truth, self.home)
         self.read_only = is_read_only(self.home)
-        if not self.read_only and os.path.isdir(self.home / ".imports"):
-            # an importer died: finish or discard its staged import
-            from memstrata.operations.transfer.importer import recover_imports
-
-            recover_imports(self.home, self.locks, self.truth)
+        if recover is not None and not self.read_only:
+            recover(self)
         self.events = EventBus(
             self.layout.events if audit else None,
             self.locks,
-            agent,
+            None,
             max_bytes=self.config.events_max_bytes,
             keep=self.config.events_keep,
             record_queries=self.config.events_record_queries,
@@ -177,21 +168,16 @@ class Store:
         self._vector_indexes: dict[str, VectorIndex] = {}
         # Where `warn`-policy secret notices go (adapters set it; None: Python warnings).
         self.notice_sink: Callable[[str], None] | None = None
-        self._jobs: dict[str, threading.Thread] = {}
-        self._jobs_guard = threading.Lock()
-        self._rerun: set[str] = set()
-        self.background_errors: list[tuple[str, BaseException]] = []
+        self.jobs = Jobs()
+        self.background_errors = self.jobs.errors
+        self.signals = Signals(self.background_errors)
         if sync:
             self._catch_up_all()
         self._opened = time.monotonic()  # (after the catch-up, however long that took)
         if self._watch_mode == "on":
             self.watch()
 
-    @classmethod
-    def open(cls, home: str | os.PathLike[str] | None = None, **kw: Any) -> Store:
-        return cls(home, **kw)
-
-    # -- lifecycle ---------------------------------------------------------
+    # -- the index and its freshness -------------------------------------------
     @property
     def db(self) -> Database:
         if self._db is not None and self.index_access.refusal is not None:
@@ -265,8 +251,13 @@ class Store:
         if text not in self.notices:
             self.notices.append(text)
 
+    def mark_stale(self) -> None:
+        """The index missed a write (it failed after the truth had it): the next read
+        catches up."""
+        self._stale = True
+
     def watch(self) -> bool:
-        """Keep the index fresh while this store stays open (idempotent).
+        """Keep the index fresh while this engine stays open (idempotent).
 
         A background thread watches the store folder; each read then catches up
         only the sources that changed. Returns True once watching has started.
@@ -289,7 +280,7 @@ class Store:
         self.locks.close()
         self.index_access.close()
 
-    def __enter__(self) -> Store:
+    def __enter__(self) -> Engine:
         return self
 
     def __exit__(
@@ -299,57 +290,50 @@ class Store:
 
     # -- work after the acknowledgement ---------------------------------------
     def after_ack(self, key: str, job: Callable[[], object]) -> bool:
-        """Run `job` in a background thread, after the write that asked for it returned.
-
-        Triggered maintenance (LOG compaction, transcript flush) must never slow
-        down or fail the acknowledged write that crossed a limit. At most one job
-        per `key` runs at a time: a request while it runs makes it run once more
-        when it ends (the files may have grown past the limit again meanwhile).
-        A job's exception is logged and kept in `background_errors`, never raised
-        to a writer. `close()` waits for every job.
-
-        Returns:
-            True if a job was started, False if the running one will run again.
-        """
-        with self._jobs_guard:
-            running = self._jobs.get(key)
-            if running is not None and running.is_alive():
-                self._rerun.add(key)
-                return False
-
-            def run() -> None:
-                while True:
-                    try:
-                        job()
-                    except Exception as exc:  # reported, never raised to the writer
-                        self.background_errors.append((key, exc))
-                        logging.getLogger("memstrata").warning("memstrata: %s failed: %s", key, exc)
-                    with self._jobs_guard:
-                        if key not in self._rerun:
-                            return
-                        self._rerun.discard(key)
-
-            thread = threading.Thread(target=run, name=f"memstrata {key}")
-            self._jobs[key] = thread
-            thread.start()
-            return True
+        """Run `job` in a background thread, after the write that asked for it returned
+        (see `store.jobs`); True if a job was started, False if the running one will
+        run again. `close()` waits for every job."""
+        return self.jobs.start(key, job)
 
     def drain(self, timeout: float | None = None) -> None:
         """Wait for the background jobs started by `after_ack` (and any they started)."""
-        while True:
-            with self._jobs_guard:
-                pending = [t for t in self._jobs.values() if t.is_alive()]
-                if not pending:
-                    self._jobs.clear()
-                    return
-            for t in pending:
-                if t is threading.current_thread():
-                    return
-                t.join(timeout)
-                if timeout is not None and t.is_alive():
-                    return
+        self.jobs.drain(timeout)
 
-    # -- the two write doors -------------------------------------------------
+    # -- reads of the truth ----------------------------------------------------
+    def rel(self, path: Path) -> str:
+        try:
+            return path.relative_to(self.home).as_posix()
+        except ValueError:
+            return str(path)
+
+    def _name(self, where: Where) -> str:
+        return where if isinstance(where, str) else self.rel(where)
+
+    def read(self, where: Where) -> Content | None:
+        """A whole source and its version, or None."""
+        return self.truth.read(self._name(where))
+
+    def read_from(self, where: Where, offset: int = 0, length: int | None = None) -> bytes:
+        """Bytes of a source from `offset` (to the end, or `length` of them); b'' if missing."""
+        return self.truth.read_from(self._name(where), offset, length)
+
+    def stat(self, where: Where) -> Entry | None:
+        """The truth's entry for a source or folder (None: it does not exist)."""
+        return self.truth.stat(self._name(where))
+
+    def exists(self, where: Where) -> bool:
+        """True if the truth holds a source or folder there."""
+        return self.stat(where) is not None
+
+    def listing(self, where: Where, *, recursive: bool = True) -> list[Entry]:
+        """Every source and folder below a folder (or only those directly in it), sorted."""
+        return self.truth.list(self._name(where), recursive=recursive)
+
+    def lock(self, name: str, timeout: float = 30.0) -> contextlib.AbstractContextManager[None]:
+        """A named cross-process lock (a source's name: appends and rewrites of it wait)."""
+        return self.truth.lock(name, timeout)
+
+    # -- the write doors ---------------------------------------------------------
     def append(self, spec: SourceSpec, data: bytes, *, blank_line: bool = False) -> Appended:
         """Durably append `data` to an append-mode source and index it."""
         app = self.truth.append(
@@ -362,15 +346,23 @@ class Store:
             self._stale = True
         return app
 
+    def append_raw(self, where: Where, data: bytes) -> Appended:
+        """Durably append whole records to a journal the index does not read
+        (`items.removed.jsonl`, `purged.jsonl`)."""
+        return self.truth.append(self._name(where), data, record_id=os.urandom(12).hex())
+
     @contextlib.contextmanager
-    def editing(self, spec: SourceSpec) -> Iterator[Edit]:
+    def editing(self, target: SourceSpec | Where) -> Iterator[Edit]:
         """Hold a whole source's lock across a read-modify-write.
 
         Yields an `Edit`: its `text` is the source as read under the lock ('' if it
         does not exist), and calling it with new text atomically replaces the source
-        (only if it is still the version read) and re-indexes it.
+        (only if it is still the version read) and, for an index source (a
+        `SourceSpec`), re-indexes it. A journal named by its path is not re-indexed:
+        the caller catches the index up (`sync`, `reparse`).
         """
-        rel = self.rel(spec.path)
+        spec = target if isinstance(target, SourceSpec) else None
+        rel = self._name(target.path if isinstance(target, SourceSpec) else target)
         with self.truth.lock(rel):
             yield Edit(self, spec, rel)
 
@@ -383,7 +375,37 @@ class Store:
                 )
             edit(text)
 
+    def put(self, where: Where, data: bytes, *, expected: str | None = None) -> Entry:
+        """Write a whole source at once (an archive copy, an imported file, a header):
+        atomically, only if its version is still `expected` when given (`MISSING`:
+        only if it does not exist yet). Not indexed: the caller indexes what it wrote."""
+        return self.truth.rewrite(self._name(where), data, expected=expected)
+
+    def make_folder(self, where: Where) -> bool:
+        """Make a folder exist; True if it did not before."""
+        rel = self._name(where).rstrip("/")
+        made = self.truth.stat(rel) is None
+        self.truth.rewrite(rel + "/", b"")
+        return made
+
+    def move(self, src: Where, dest: Where | None, *, lock: bool = True) -> None:
+        """Move a source or folder to `dest` (which must not exist), or delete it
+        (`dest` None): under the lock of both names unless the caller holds them.
+        Not indexed: the caller indexes the sources that moved (`index_file`)."""
+        old = self._name(src)
+        new = self._name(dest) if dest is not None else None
+        if not lock:
+            self.truth.move(old, new)
+            return
+        with contextlib.ExitStack() as held:
+            held.enter_context(self.truth.lock(old))
+            if new is not None:
+                held.enter_context(self.truth.lock(new))
+            self.truth.move(old, new)
+
+    # -- keeping the index up with a write -------------------------------------
     def index_file(self, spec: SourceSpec) -> None:
+        """Re-parse a whole source (or drop it, once gone) after a write."""
         try:
             index_whole(self.db, self.origin, spec, force=True)
         except INDEX_LAG:
@@ -396,21 +418,19 @@ class Store:
         except INDEX_LAG:
             self._stale = True
 
-    def read(self, path: Path) -> Content | None:
-        """A whole source (by its path below the home) and its version, or None."""
-        return self.truth.read(self.rel(path))
-
-    def exists(self, path: Path) -> bool:
-        """True if the truth holds a source or folder at `path` (below the home)."""
-        return self.truth.stat(self.rel(path)) is not None
+    def reparse(self, spec: SourceSpec) -> None:
+        """Re-parse an append source from scratch (its generation changed: a compaction
+        replaced its head); a failure leaves the index stale, caught up on the next read."""
+        try:
+            catch_up_append(self.db, self.origin, spec, SyncReport(), True)
+        except INDEX_LAG:
+            self._stale = True
 
     # -- index maintenance ---------------------------------------------------
-    def _sources(self) -> list[SourceSpec]:
-        """Every source file of every layer currently on disk (every agent's: index
-        plumbing, not a read path; the gate applies to what is read from the index)."""
-        from memstrata.layers.catalog import all_sources
-
-        return all_sources(self)
+    def sources(self) -> list[SourceSpec]:
+        """Every index source the truth holds (every agent's: index plumbing, not a
+        read path; the gate applies to what is read from the index)."""
+        return self.catalog.all_sources(self)
 
     def sync(self, *, force: bool = False) -> SyncReport:
         """Catch the index up with the files (other writers, hand edits, deletions)."""
@@ -419,7 +439,7 @@ class Store:
         try:
             self._stale = False  # a write failing from here on marks it again
             position = feed_position(self)  # before: what is written meanwhile comes again
-            report = sync_sources(db, self.origin, self._sources(), force=force)
+            report = sync_sources(db, self.origin, self.sources(), force=force)
             remember(self, position)
         except BaseException:
             self._stale = True
@@ -446,7 +466,7 @@ class Store:
         position = feed_position(self)
 
         def fill(build: Database) -> SyncReport:
-            specs = self._sources()
+            specs = self.sources()
             if progress is not None:
                 specs = counted_sources(specs, progress)
             report = sync_sources(build, self.origin, specs, force=True)
@@ -458,95 +478,21 @@ class Store:
         self.df_cache = DocFrequencies()
         if self._db is not None:
             self._db.follow()
-        from memstrata.layers.catalog import all_sources
-
         self._syncing = True
         try:  # what other processes wrote during the build
-            sync_sources(self.db, self.origin, all_sources(self))
+            sync_sources(self.db, self.origin, self.sources())
         except INDEX_LAG:
             self._stale = True
         finally:
             self._syncing = False
         return report
 
-    def doc_count(self) -> int:
-        """How many memories (index rows) the store holds, whoever may read them."""
-        with self.db.read() as conn:
-            return int(conn.execute("SELECT count(*) FROM docs").fetchone()[0])
-
-    # -- layer handles -------------------------------------------------------
-    def agent(self, name: str | None = None, *, create: bool = False) -> AgentMemory:
-        """The memory of one agent (default: the principal's own).
-
-        Another agent's name must exist (a folder under `agents/` or a name in
-        `[roles]`): a typo such as `store.agent("fnn")` raises `NotFound` with a
-        suggestion instead of handing back an empty agent. An agent comes into being
-        with its own first write, with `memstrata init NAME`, or here with `create=True`.
-        """
-        from memstrata.layers.agent import AgentMemory
-
-        who = name or self.principal.agent
-        if who is None:
-            raise MalformedInput("no agent given and the store was opened without one")
-        check_name(who, "agent")
-        if not create and who != self.principal.agent and not self.has_agent(who):
-            raise NotFound(
-                f"no agent {who!r} in {self.home}{self.suggest_agent(who)}; "
-                "an agent is created by `memstrata init NAME` or by its own first write"
-            )
-        return AgentMemory(self, who)
-
-    def has_agent(self, name: str) -> bool:
-        """True if `name` has memory on disk or is named in the config's `[roles]`."""
-        entry = self.truth.stat(f"agents/{name}")
-        return (entry is not None and entry.is_dir) or name in self.config.configured_agents
-
-    def suggest_agent(self, name: str) -> str:
-        import difflib
-
-        known = sorted(set(self.agents()) | set(self.config.configured_agents))
-        close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-        return f" (did you mean {close[0]!r}?)" if close else ""
-
-    @property
-    def ledger(self) -> Ledger:
-        from memstrata.layers.ledger import Ledger
-
-        return Ledger(self)
-
-    @property
-    def items(self) -> Items:
-        from memstrata.layers.items import Items
-
-        return Items(self)
-
-    def room(self, name: str | None = None) -> Room:
-        from memstrata.layers.rooms import Room
-
-        who = name or self.principal.room
-        if who is None:
-            raise MalformedInput("no room given and the store was opened without one")
-        return Room(self, check_name(who, "room"))
-
-    def search(self, query: SearchQuery | str, **kw: Any) -> list[Hit]:
-        """One search over every layer the principal may read (see `memstrata.search`)."""
-        from memstrata.search.engine import search
-        from memstrata.search.query import SearchQuery
-
-        q = query if isinstance(query, SearchQuery) else SearchQuery(text=query, **kw)
-        return search(self, q)  # its index reads catch up first (`_before_read`)
-
-    def get(self, uid: str) -> Hit:
-        """One memory by the uid a search hit carries: full text and metadata, scope-checked."""
-        from memstrata.search.engine import fetch
-
-        return fetch(self, uid)
-
+    # -- embeddings ------------------------------------------------------------
     def embedder(self) -> Embedder:
         """The embedder of `[search] embedder`; unset: all-MiniLM-L6-v2 in NumPy (see
         `memstrata.embed.select`). Raises MalformedInput ("none") or ProviderError."""
         if self._embedder is None:
-            from memstrata.embed.select import configured_embedder
+            from memstrata.embed.select import configured_embedder  # numpy, on first use
 
             self._embedder = configured_embedder(self.config, notice=self.notice_sink)
         return self._embedder
@@ -561,40 +507,16 @@ class Store:
         self._embedder = embedder
 
     def vectors(self, embedder: Embedder) -> VectorIndex:
-        from memstrata.index.vectors import VectorIndex
+        from memstrata.index.vectors import VectorIndex  # numpy, on first use
 
         key = embedder.model_id
         if key not in self._vector_indexes:
             self._vector_indexes[key] = VectorIndex(self.db, embedder)
         return self._vector_indexes[key]
 
+    # -- who has memory here ---------------------------------------------------
     def agents(self) -> list[str]:
         return self.layout.agents()
 
     def rooms(self) -> list[str]:
         return self.layout.rooms()
-
-    def acting_as(
-        self, agent: str | None, room: str | None = None, *, role: str | None = None
-    ) -> Store:
-        """This store, acting as another principal: the same files, index, locks and events.
-
-        What a server needs per request: opening a `Store` catches the index up with
-        the files, so a server opens one and hands each request a principal over it.
-        The role comes from the config (`role` may only lower it), exactly as for
-        `Store(agent=...)`. Closing the returned store does nothing: the store it came
-        from owns the resources.
-
-        Example:
-            >>> finn = store.acting_as("finn", "room-042")  # doctest: +SKIP
-            >>> finn.agent("wilco").now.read()  # ScopeDenied unless wilco is an admin
-        """
-        from memstrata.store.acting import ActingStore
-
-        return ActingStore(self, agent, room, role)
-
-    def rel(self, path: Path) -> str:
-        try:
-            return path.relative_to(self.home).as_posix()
-        except ValueError:
-            return str(path)

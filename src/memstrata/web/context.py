@@ -18,7 +18,7 @@ from memstrata.web.identity import Identities, Identity
 if TYPE_CHECKING:
     from starlette.requests import Request
 
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 IDENTITY_KEY = "memstrata.identity"
 

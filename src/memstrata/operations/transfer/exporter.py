@@ -29,7 +29,7 @@ from memstrata.operations.transfer.members import MANIFEST, is_tarball
 
 if TYPE_CHECKING:
     from memstrata.files.truth import Truth
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 CHUNK = 1024 * 1024
 
@@ -50,9 +50,10 @@ Source = tuple[str, "Truth"]  # (store-relative path, where to read it)
 
 def store_files(store: Store) -> list[Source]:
     """(store-relative path, truth holding it) of every file to export, sorted."""
-    out: list[Source] = [(e.path, store.truth) for e in store.truth.list("") if not e.is_dir]
+    truth = store.engine.truth  # (an export reads the truth whole, as a backup does)
+    out: list[Source] = [(e.path, truth) for e in truth.list("") if not e.is_dir]
     host = (
-        store.truth if isinstance(store.truth, LocalTruth) else LocalTruth(store.home, store.locks)
+        truth if isinstance(truth, LocalTruth) else LocalTruth(store.home, store.engine.locks)
     )
     out += [(rel, host) for rel in host.host_files()]
     return sorted(out, key=lambda s: s[0])

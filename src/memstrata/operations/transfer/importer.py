@@ -59,7 +59,7 @@ TOMBSTONES = "purged.jsonl"  # memstrata.operations.purge.TOMBSTONES (imported l
 if TYPE_CHECKING:
     from memstrata.files.locks import LockTable
     from memstrata.files.truth import Truth
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 CHUNK = 1024 * 1024
 SHOW = 5
@@ -130,12 +130,12 @@ def import_archive(
     src = Path(source).expanduser().absolute()
     stage = store.home / STAGING / f"{int(time.time() * 1000)}-{os.getpid()}-{os.urandom(3).hex()}"
     (stage / "files").mkdir(parents=True)
-    with store.locks.hold(str(stage)):
+    with store.engine.locks.hold(str(stage)):
         try:
             staged = _stage(store, src, stage / "files")
             verified = _verify(src, staged, unverified)
             purged = _keep_purged_out(store, stage / "files", staged)
-            moves, identical, replaced = _plan(store.truth, src, staged, force)
+            moves, identical, replaced = _plan(store.engine.truth, src, staged, force)
             if moves:
                 _commit(stage, moves, force)
         except BaseException:
@@ -143,7 +143,7 @@ def import_archive(
             _tidy(store.home)
             raise
         if moves:
-            _apply(store.truth, stage, progress)
+            _apply(store.engine.truth, stage, progress)
         else:
             shutil.rmtree(stage, ignore_errors=True)
     _tidy(store.home)
@@ -156,8 +156,7 @@ def import_archive(
     if scrubbing:
         scrub.drop_vectors(store.db, ())
         scrub.compact(store.db)
-    with store.db.read() as conn:
-        docs = int(conn.execute("SELECT count(*) FROM docs").fetchone()[0])
+    docs = store.doc_count()
     store.events.emit("memory:write", {"type": "import", "path": str(src), "delta": len(moves)})
     return ImportReport(
         str(store.home),

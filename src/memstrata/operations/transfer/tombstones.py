@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 
 @dataclass

@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 
 from memstrata.model import LOG_TYPES
 from memstrata.search.timeline import MAX_PAGE, TIMELINE_TYPES, timeline
-from memstrata.store.engine import sha256_text
+from memstrata.store.editing import sha256_text
 from memstrata.web.context import store_of
 
 router = APIRouter(prefix="/agents", tags=["agents"])

@@ -14,7 +14,7 @@ from memstrata.web.context import identity_of, store_of
 
 if TYPE_CHECKING:
     from memstrata.search.query import Hit
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 
 def placed(store: Store, hit: Hit) -> Hit:

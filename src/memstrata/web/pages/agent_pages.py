@@ -12,7 +12,7 @@ from starlette.responses import Response
 from memstrata.errors import StaleWrite
 from memstrata.model import FACT_CATEGORIES, TASK_STATUSES
 from memstrata.search.timeline import TIMELINE_TYPES, timeline
-from memstrata.store.engine import sha256_text
+from memstrata.store.editing import sha256_text
 from memstrata.web.context import store_of
 from memstrata.web.pages.forms import back, require_csrf
 from memstrata.web.pages.render import page

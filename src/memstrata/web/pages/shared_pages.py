@@ -21,7 +21,7 @@ from memstrata.web.pages.forms import back, require_csrf
 from memstrata.web.pages.render import page
 
 if TYPE_CHECKING:
-    from memstrata.store.engine import Store
+    from memstrata.store.view import Store
 
 router = APIRouter()
 Csrf = Annotated[str, Form(max_length=128)]
