@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from memstrata import Store
+from memstrata.assembly.ledger_pages import ledger_page, supersede_chain
+from memstrata.assembly.timeline import timeline
 from memstrata.errors import MalformedInput, NotFound, ScopeDenied
-from memstrata.layers.ledger_pages import ledger_page, supersede_chain
-from memstrata.search.timeline import timeline
 from memstrata.store.events import recent_events, tail_events
 
 CONFIG = '[roles]\nadmin = ["wilco"]\nproject = ["finn", "mira"]\n'
@@ -249,7 +249,7 @@ def test_the_api_names_every_timeline_type() -> None:
     from typing import get_args
 
     pytest.importorskip("fastapi")
-    from memstrata.search.timeline import TIMELINE_TYPES
+    from memstrata.assembly.timeline import TIMELINE_TYPES
     from memstrata.web.api.agents import TimelineType
 
     assert set(get_args(TimelineType)) == set(TIMELINE_TYPES)

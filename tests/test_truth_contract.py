@@ -22,6 +22,7 @@ from typing import IO
 import pytest
 
 from memstrata import Store
+from memstrata.assembly.timeline import timeline
 from memstrata.errors import (
     AlreadyExists,
     AlreadySuperseded,
@@ -35,7 +36,6 @@ from memstrata.errors import (
 from memstrata.files.local import LocalTruth
 from memstrata.files.locks import LockTable
 from memstrata.files.truth import MISSING, Truth
-from memstrata.search.timeline import timeline
 
 # -- part 1: the protocol ------------------------------------------------------------
 

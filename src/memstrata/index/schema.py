@@ -150,7 +150,7 @@ MIGRATIONS.append(
     )
 )
 
-# One agent's memory newest first, one layer at a time (the timeline, `search.timeline`):
+# One agent's memory newest first, one layer at a time (the timeline, `assembly.timeline`):
 # an ordered index walk per layer instead of sorting every row the agent owns.
 MIGRATIONS.append(
     (

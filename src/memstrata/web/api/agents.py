@@ -12,8 +12,8 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Query, Request
 from pydantic import BaseModel, Field
 
+from memstrata.assembly.timeline import MAX_PAGE, TIMELINE_TYPES, timeline
 from memstrata.model import LOG_TYPES
-from memstrata.search.timeline import MAX_PAGE, TIMELINE_TYPES, timeline
 from memstrata.store.editing import sha256_text
 from memstrata.web.context import store_of
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
-from memstrata.layers.ledger_pages import MAX_PAGE, ledger_page, supersede_chain
+from memstrata.assembly.ledger_pages import MAX_PAGE, ledger_page, supersede_chain
 from memstrata.web.context import store_of
 
 router = APIRouter(prefix="/ledger", tags=["ledger"])

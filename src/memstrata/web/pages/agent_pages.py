@@ -9,9 +9,9 @@ from urllib.parse import quote
 from fastapi import APIRouter, Form, Query, Request
 from starlette.responses import Response
 
+from memstrata.assembly.timeline import TIMELINE_TYPES, timeline
 from memstrata.errors import StaleWrite
 from memstrata.model import FACT_CATEGORIES, TASK_STATUSES
-from memstrata.search.timeline import TIMELINE_TYPES, timeline
 from memstrata.store.editing import sha256_text
 from memstrata.web.context import store_of
 from memstrata.web.pages.forms import back, require_csrf

@@ -11,7 +11,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Form, Query, Request
 from starlette.responses import Response
 
-from memstrata.layers.ledger_pages import LedgerRow, ledger_page, supersede_chain
+from memstrata.assembly.ledger_pages import LedgerRow, ledger_page, supersede_chain
 from memstrata.model import ITEM_TYPES
 from memstrata.search.query import LAYERS, SearchQuery
 from memstrata.web.api.search import placed
