@@ -83,6 +83,18 @@ class AgentMemory:
     def compactions(self) -> CompactionHistory:
         return CompactionHistory(self.acting, self.name)
 
+    def ensure_files(self) -> None:
+        """Seed 002: initialising an agent creates NOW.md with default content and LOG.md
+        with a header (not in seed 003's agent-controlled mode: a blank slate), each only
+        if the principal may write it and it is missing."""
+        if not self.engine.config.automatic_writes:
+            return
+        gate = self.acting.gate
+        if gate.allows("write", "now", self.name) and not self.now.exists():
+            self.now.update("No active objective yet", [])
+        if gate.allows("write", "log", self.name) and not self.engine.exists(self.log.path):
+            self.log._ensure_header()
+
     def _beside_identity(self) -> list[Path]:
         """Long-term memory kept beside AGENT.md (seed 004's `<agent>/MEMORY.md`, or where
         `[memory] path` puts it): indexed as layer `context`."""

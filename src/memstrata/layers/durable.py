@@ -2,7 +2,7 @@
 
 Seed 001's `/memories/repo/` rules, checked on every write of a durable fact
 category (`Facts.set`, a `repo/` memory file) and by promotion (which adds the
-rest of Checklist C, `lifecycle.phases.checklist_c`): cited, short (1-2
+rest of Checklist C, `lifecycle.promotion.checklist_c`): cited, short (1-2
 sentences, at most 400 characters), and no save exclusion:
 
 * git history: commit hashes, branch names, merge/rebase records;
@@ -93,7 +93,7 @@ def durable_fact_problem(text: str, citations: Sequence[str]) -> str | None:
     Seed 001's rules for `/memories/repo/`, checked on every write of a durable
     category (`Facts.set`, MCP `save_fact`, `memstrata facts set`, a `repo/` memory
     file): cited, short (1-2 sentences, at most 400 characters), not a save exclusion.
-    Checklist C (`lifecycle.phases.checklist_c`, run by promotion) adds "standalone" and "new".
+    Checklist C (`lifecycle.promotion.checklist_c`, run by promotion) adds "standalone" and "new".
     """
     flat = " ".join(text.split())
     if not [c for c in citations if isinstance(c, str) and c.strip()]:

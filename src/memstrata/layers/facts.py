@@ -17,7 +17,7 @@ The two are different layers sharing one journal, kept apart by category:
   and create it again (the journal keeps both), or supersede it by a new key.
   Every one is cited, 1-2 sentences and no save exclusion (git history, ephemeral
   task state, derivable code state), on every path too (`Refused` with the reason,
-  `lifecycle.phases.durable_fact_problem`); promotion adds the rest of Checklist C.
+  `layers.durable.durable_fact_problem`); promotion adds the rest of Checklist C.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ follows a symlink out of the memory folder. LOG.md is append-only and cannot be 
 `repo/` is seed 001's `/memories/repo/`: durable codebase facts, where "only
 create is supported, no inline edits". A file there is created once, holding one
 cited fact of 1-2 sentences that is no save exclusion (`Citations: ...` line;
-`lifecycle.phases.repo_file_problem`); writing it again, replacing or inserting in
+`layers.durable.repo_file_problem`); writing it again, replacing or inserting in
 it, or renaming into or out of `repo/` is refused. Deleting it (archived) stays
 possible, as `forget` does for a fact.
 """

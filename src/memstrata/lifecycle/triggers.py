@@ -93,7 +93,7 @@ def after_session_append(store: Store, agent: str, session_id: str) -> bool:
     # file: below this size no threshold can have been crossed.
     if size < session_token_floor(store) * 4:
         return False
-    from memstrata.lifecycle.flush import apply_session_thresholds  # kept out of start-up
+    from memstrata.lifecycle.session_compaction import apply_session_thresholds  # (start-up)
 
     return store.engine.after_ack(
         f"session:{agent}:{session_id}", lambda: apply_session_thresholds(store, agent, session_id)

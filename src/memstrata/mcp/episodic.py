@@ -93,8 +93,7 @@ def build_episodic_tools(store: Store, agent: Any) -> list[ToolSpec]:
     def memory_promote(
         text: str, citations: list[str], category: str | None, key: str | None, dry_run: bool
     ) -> Reply:
-        from memstrata.lifecycle.phases import checklist_c
-        from memstrata.lifecycle.promotion import promote_fact
+        from memstrata.lifecycle.promotion import checklist_c, promote_fact
 
         who = agent.name
         verdict = checklist_c(store, who, text, citations, category)

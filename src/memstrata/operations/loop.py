@@ -39,12 +39,13 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from memstrata.errors import MemstrataError
+from memstrata.errors import MalformedInput, MemstrataError
+from memstrata.lifecycle.anneal import record_error, store_and_agent
+from memstrata.store.view import Store
 
 if TYPE_CHECKING:
     from memstrata.model import LogEntry
     from memstrata.operations.manager import MemoryManager
-    from memstrata.store.view import Store
 
 COMPLETE = "Task complete"
 MAX_INTENT_CHARS = 4000
@@ -323,8 +324,6 @@ class Turn:
             return
         if ev is not None:
             if isinstance(ev, Exception):
-                from memstrata.lifecycle.anneal import record_error
-
                 try:
                     record_error(self.store, self.agent, ev)
                 except (MemstrataError, OSError) as failure:
@@ -344,26 +343,20 @@ class AgentLoop:
     """
 
     def __init__(self, target: Store | MemoryManager, agent: str | None = None) -> None:
-        from memstrata.operations.manager import MemoryManager
-
-        name: str | None
-        if isinstance(target, MemoryManager):
-            self.store, name = target.store, agent or target.agent_name
-        else:
-            self.store, name = target, agent or target.principal.agent
+        self.store, name = store_and_agent(target, agent)
         if name is None:
-            from memstrata.errors import MalformedInput
-
             raise MalformedInput("AgentLoop needs an agent: pass agent= or open the store as one")
         self.agent: str = name
         self._owned = False
 
     @classmethod
     def open(cls, agent: str, home: str | os.PathLike[str] | None = None, **kw: Any) -> AgentLoop:
-        """A loop over its own `MemoryManager` (closed with the loop)."""
-        from memstrata.operations.manager import MemoryManager
-
-        loop = cls(MemoryManager(agent, home, **kw))
+        """A loop over its own store (closed with the loop), the agent's files initialised
+        as `MemoryManager` does (seed 002)."""
+        given = kw.pop("store", None)
+        store = given or Store(home, agent=agent, room=kw.get("room"), role=kw.get("role"))
+        store.agent(agent, create=True).ensure_files()
+        loop = cls(store, agent)
         loop._owned = True
         return loop
 

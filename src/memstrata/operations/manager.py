@@ -21,6 +21,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput, NotFound
+from memstrata.operations.loop import AgentLoop
 from memstrata.search.query import Hit, SearchQuery
 from memstrata.store.view import Store
 
@@ -51,19 +52,7 @@ class MemoryManager:
         self.store = store or Store(home, agent=agent_name, room=room, role=role)
         self.agent_name = agent_name
         self.memory = self.store.agent(agent_name, create=True)  # seed 002: init creates
-        self._ensure_files()
-
-    def _ensure_files(self) -> None:
-        # Seed 002: initialising creates NOW.md with default content and LOG.md with a header
-        # (not in seed 003's agent-controlled mode: a fresh agent starts with a blank slate).
-        if not self.store.config.automatic_writes:
-            return
-        if self.store.gate.allows("write", "now", self.agent_name) and not self.memory.now.exists():
-            self.memory.now.update("No active objective yet", [])
-        if self.store.gate.allows("write", "log", self.agent_name) and not self.store.engine.exists(
-            self.memory.log.path
-        ):
-            self.memory.log._ensure_header()
+        self.memory.ensure_files()
 
     # -- seed 002 methods --------------------------------------------------
     def update_now(
@@ -144,8 +133,6 @@ class MemoryManager:
 
     def turn(self, message: str, *, session_id: str | None = None) -> Turn:
         """Seed 002's automatic memory around one agent turn (see `memstrata.operations.loop`)."""
-        from memstrata.operations.loop import AgentLoop
-
         return AgentLoop(self).turn(message, session_id=session_id)
 
     def close(self) -> None:
