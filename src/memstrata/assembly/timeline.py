@@ -24,7 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput
+from memstrata.files.jsonl import records_backward
 from memstrata.index import queries
+from memstrata.layers.facts import to_fact
+from memstrata.lifecycle.compaction import compaction_history
 from memstrata.model import check_name, iso, parse_ts
 
 if TYPE_CHECKING:
@@ -172,7 +175,6 @@ def _docs(
 def _compactions(
     store: Store, agent: str, lo: float | None, hi: float | None, cur: tuple[float, int] | None
 ) -> list[TimelineItem]:
-    from memstrata.lifecycle.compaction import compaction_history
 
     out = []
     for rec in compaction_history(store, agent):
@@ -228,8 +230,6 @@ def _fact_changes(
     items, or at the first record older than `since`. Its `row` is the record's byte
     offset (the cursor's tie-breaker within one timestamp).
     """
-    from memstrata.files.jsonl import records_backward
-    from memstrata.layers.facts import to_fact
 
     rel = store.rel(store.layout.facts(agent))
     engine = store.engine

@@ -31,6 +31,7 @@ from typing import Any
 
 from memstrata.bench.synth import Writer, p50_p95, populate
 from memstrata.index.freshness import SETTLE_S
+from memstrata.store.view import Store
 
 Progress = Callable[[str], None]
 
@@ -42,7 +43,6 @@ def run_fresh(
     edits: int = 30,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    from memstrata.store.view import Store
 
     tmp = Path(tempfile.mkdtemp(prefix="memstrata-bench-fresh-"))
     try:
@@ -128,7 +128,6 @@ def _after_edits(store: Any, home: Path, edits: int, qs: list[str]) -> list[floa
 
 def run_wal(writes: int = 10_000, progress: Progress | None = None) -> list[dict[str, Any]]:
     import memstrata.index.db as dbmod
-    from memstrata.store.view import Store
 
     rows = []
     policies = {

@@ -56,7 +56,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from memstrata.bench.teams import scratch_schema
+from memstrata.embed import make_embedder
 from memstrata.errors import MalformedInput
+from memstrata.search.hybrid import sync_vectors
+from memstrata.search.query import SearchQuery
+from memstrata.store.view import Store
 
 KS = (5, 10, 20)
 CATEGORIES = (1, 2, 3, 4)
@@ -169,7 +174,6 @@ def run_memstrata(
 ) -> tuple[Tally, float, int]:
     import contextlib
 
-    from memstrata.store.view import Store
 
     tally, ingest_s, n_turns = Tally(), 0.0, 0
     for sample, turns, qs in convs:
@@ -182,7 +186,6 @@ def run_memstrata(
                 extra = os.environ.get("MEMSTRATA_BENCH_SEARCH_CONFIG", "")
                 config += f'[search]\nembedder = "{embedder}"\n{extra}\n'
             if database_url:
-                from memstrata.bench.teams import scratch_schema
 
                 config += (
                     f'[backend]\nurl = "{scratch.enter_context(scratch_schema(database_url))}"\n'
@@ -207,7 +210,6 @@ def run_memstrata(
                 sessions.append_many(f"session-{n}", by_session[n])
             n_turns += len(turns)
             if mode != "lexical":
-                from memstrata.search.hybrid import sync_vectors
 
                 sync_vectors(store, store.embedder())  # embedding is part of ingest
             ingest_s += time.perf_counter() - t
@@ -234,8 +236,6 @@ def run_memstrata_log(
     search of the activity log and its archives as of the last turn: the ingest path an
     agent that logs every turn uses, compaction included. `config` is written to the
     temporary store's config.toml."""
-    from memstrata.search.query import SearchQuery
-    from memstrata.store.view import Store
 
     tally = Tally()
     for _sample, turns, qs in convs:
@@ -287,7 +287,6 @@ def run_fts5_baseline(convs: Iterable[tuple[str, list[Turn], list[Question]]]) -
 
 def run_dense_baseline(convs: Iterable[tuple[str, list[Turn], list[Question]]]) -> Tally | None:
     try:
-        from memstrata.embed import make_embedder
 
         emb = make_embedder("local")
     except Exception:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from memstrata.bench.synth import Writer, p50_p95, populate
+from memstrata.store.view import Store
 
 P95_BUDGET_MS = 100.0
 
@@ -104,7 +105,6 @@ def run_serve_bench(
 ) -> dict[str, Any]:
     import httpx
 
-    from memstrata.store.view import Store
 
     tmp = Path(tempfile.mkdtemp(prefix="memstrata-bench-serve-"))
     proc = None

@@ -22,7 +22,7 @@ from memstrata.errors import (
     UnknownKind,
     UnknownSupersedes,
 )
-from memstrata.files.jsonl import decode, encode
+from memstrata.files.jsonl import BadLine, decode, encode
 from memstrata.index import queries
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
@@ -65,7 +65,6 @@ def parse_ledger(data: bytes, base: int, path: str) -> Parsed:
             entry = LedgerEntry.from_dict(rec)
             ts = parse_ts(entry.ts)
         except (KeyError, MalformedInput) as exc:
-            from memstrata.files.jsonl import BadLine
 
             out.bad.append(BadLine(path, off, f"not a ledger entry: {exc}", json.dumps(rec)[:200]))
             continue

@@ -46,6 +46,7 @@ from memstrata.lifecycle.providers import (
 )
 from memstrata.lifecycle.splice import archived, splice, take_snapshot
 from memstrata.lifecycle.thresholds import needs_compaction
+from memstrata.llm.extractive import ExtractiveSummarizer
 from memstrata.model import LogEntry, iso, now_ts
 
 if TYPE_CHECKING:
@@ -180,7 +181,6 @@ def _compact_locked(
     usage = None
     archive_id = "arc-" + os.urandom(4).hex()  # named by the digest's "+N more ..." lines
     if summary is None:
-        from memstrata.llm.extractive import ExtractiveSummarizer
 
         chosen = summarizer if summarizer is not None else default_summarizer(store)
         classifier = default_classifier(store)

@@ -38,7 +38,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from memstrata.errors import ProviderError
 from memstrata.lifecycle.classify import classify_line
+from memstrata.llm.extractive import ExtractiveSummarizer
 
 if TYPE_CHECKING:
     from memstrata.layers.hot import NowState
@@ -219,7 +221,6 @@ def _ask(s: _Sorted, classifier: LineClassifier | None) -> None:
     lines = [line for line, _ in s.narrative]
     labels = list(classifier.classify_lines(lines))
     if len(labels) != len(lines):
-        from memstrata.errors import ProviderError
 
         raise ProviderError(f"line classifier returned {len(labels)} labels for {len(lines)} lines")
     kept = []
@@ -459,7 +460,6 @@ def digest(
     if not lines or room < 40:
         return "\n".join(head)
     if narrative is None:
-        from memstrata.llm.extractive import ExtractiveSummarizer
 
         narrative = ExtractiveSummarizer()
     if bulletize:  # whole lines picked: repeats folded first, so 200 alike take one line

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from memstrata.errors import NotFound
 from memstrata.layers.durable import save_exclusion
 from memstrata.layers.episodes import SESSION_TEMPLATE
+from memstrata.lifecycle.compaction import compact_log
 from memstrata.lifecycle.likeness import near_duplicate
 from memstrata.model import DURABLE_CATEGORIES, Fact, parse_ts
 
@@ -255,7 +256,6 @@ def prune(
     confirmed): the rest of the report is left alone, and so is a reviewed finding
     that is no longer in the report.
     """
-    from memstrata.lifecycle.compaction import compact_log
 
     mem = store.agent(agent)
     reviewed = None if only is None else set(only)

@@ -27,9 +27,11 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from memstrata.assembly.context import assemble_context
 from memstrata.errors import MalformedInput, ScopeDenied
 from memstrata.layers.base import check_text
 from memstrata.model import check_name
+from memstrata.policy.secrets import mask
 
 if TYPE_CHECKING:
     from memstrata.store.view import Store
@@ -122,12 +124,10 @@ def hand_off(
         raise MalformedInput(f"{skill!r} is not a skill agent: name it under [roles] skill")
     check_text(action, "action", 200)
     check_text(project_context, "project_context", MAX_PROJECT_CONTEXT_CHARS, allow_empty=True)
-    from memstrata.policy.secrets import mask
 
     if memory_snippet is None:
         if p.agent is None:
             raise MalformedInput("the store's owner has no memory of its own: pass memory_snippet")
-        from memstrata.assembly.context import assemble_context
 
         memory_snippet = assemble_context(
             store, p.agent, brief=brief, budget_chars=budget_chars

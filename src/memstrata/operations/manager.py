@@ -20,7 +20,9 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from memstrata.assembly.context import assemble_context
 from memstrata.errors import MalformedInput, NotFound
+from memstrata.lifecycle.compaction import compact_log
 from memstrata.operations.loop import AgentLoop
 from memstrata.search.query import Hit, SearchQuery
 from memstrata.store.view import Store
@@ -117,7 +119,6 @@ class MemoryManager:
 
     def format_context_for_prompt(self, **kw: Any) -> str:
         """The Markdown block injected into the prompt (identity, CONTEXT, NOW, LOG, facts)."""
-        from memstrata.assembly.context import assemble_context
 
         return assemble_context(self.store, self.agent_name, **kw).text
 
@@ -125,7 +126,6 @@ class MemoryManager:
         self, summary: str | None = None, *, summarizer: Any = None, force: bool = False
     ) -> Any:
         """Compact LOG.md into a summary entry plus a searchable archive (seed 002)."""
-        from memstrata.lifecycle.compaction import compact_log
 
         return compact_log(
             self.store, self.agent_name, summary=summary, summarizer=summarizer, force=force

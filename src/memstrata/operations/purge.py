@@ -43,7 +43,13 @@ from typing import TYPE_CHECKING, Any
 from memstrata.errors import MalformedInput, NotFound, ScopeDenied
 from memstrata.files.jsonl import decode, encode
 from memstrata.index import queries, scrub
-from memstrata.model import iso, now_ts
+from memstrata.layers.ledger import PURGED_SUMMARY
+from memstrata.layers.log import _unescape
+from memstrata.layers.logblocks import split_blocks
+from memstrata.model import LedgerEntry, check_name, iso, now_ts
+from memstrata.operations.purge_copies import Quotes, derived_edits
+from memstrata.policy.secrets import find_secrets, redact
+from memstrata.search.text import QUERY_STOPWORDS, tokenize
 from memstrata.store.events import scrub_audit
 
 if TYPE_CHECKING:
@@ -157,7 +163,6 @@ class _Purge:
 
     def scrub_copies(self) -> list[str]:
         """Blank out quotes of the needles in the owners' derived text; the sources changed."""
-        from memstrata.operations.purge_copies import Quotes, derived_edits
 
         quotes = Quotes(self.needles)
         if not quotes:
@@ -203,7 +208,6 @@ class _Purge:
             ]
         )
         p = store.principal
-        from memstrata.policy.secrets import find_secrets, redact
 
         tomb = Tombstone(
             self.uid,
@@ -233,7 +237,6 @@ def _searched_for(needles: set[str], uids: set[str]) -> Callable[[dict[str, Any]
     """Whether a `memory:search` audit record is about the purged content: it found a
     purged memory, or its query shares a word with the purged text (stopwords aside).
     Generous on purpose: a record it picks only loses its query text, never the record."""
-    from memstrata.search.text import QUERY_STOPWORDS, tokenize
 
     def words(text: str) -> set[str]:
         return {t for t in tokenize(text) if len(t) > 1 and t not in QUERY_STOPWORDS}
@@ -350,8 +353,6 @@ def purge_log_entry(
     store: Store, entry_id: str, *, agent: str | None = None, reason: str
 ) -> PurgeReport:
     """Remove one LOG.md entry (and its copy in any compaction archive) by its id."""
-    from memstrata.layers.log import _unescape
-    from memstrata.layers.logblocks import split_blocks
 
     owner = _owner(store, agent)
     store.gate.check("write", "log", owner)
@@ -413,8 +414,6 @@ def purge_ledger_entry(store: Store, entry_id: str, *, reason: str) -> PurgeRepo
 
 def ledger_stub(rec: dict[str, Any]) -> bytes:
     """The line a purged ledger entry keeps: seed 000's fields, content emptied."""
-    from memstrata.layers.ledger import PURGED_SUMMARY
-    from memstrata.model import LedgerEntry
 
     entry = LedgerEntry(
         id=str(rec.get("id")),
@@ -440,7 +439,6 @@ def purge_session(
     reason: str,
 ) -> PurgeReport:
     """Remove a whole session (transcript, index row, archived copies) or one message."""
-    from memstrata.model import check_name
 
     owner = _owner(store, agent)
     store.gate.check("write", "session", owner)

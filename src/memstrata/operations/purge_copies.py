@@ -32,6 +32,11 @@ import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
+from memstrata.files.jsonl import encode
+from memstrata.layers.log import RESERVED_META, _metadata, _unescape, encode_entry
+from memstrata.layers.logblocks import split_blocks
+from memstrata.model import LogEntry
+
 if TYPE_CHECKING:
     from memstrata.store.view import Store
 
@@ -250,9 +255,6 @@ def derived_edit(store: Store, owner: str, rel: str, quotes: Quotes) -> Edit | N
 
 def _log_edit(quotes: Quotes) -> Edit:
     """Re-encode each derived LOG entry whose text or metadata quotes a purged text."""
-    from memstrata.layers.log import RESERVED_META, _metadata, _unescape, encode_entry
-    from memstrata.layers.logblocks import split_blocks
-    from memstrata.model import LogEntry
 
     def edit(data: bytes) -> bytes:
         out, pos = [], 0
@@ -279,7 +281,6 @@ def _log_edit(quotes: Quotes) -> Edit:
 
 def _jsonl_edit(quotes: Quotes, derived: Callable[[dict[str, Any]], bool]) -> Edit:
     """Scrub every string of the derived records of a JSON Lines file."""
-    from memstrata.files.jsonl import encode
 
     def line_edit(line: bytes) -> bytes:
         try:

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from memstrata.errors import LockTimeout
+from memstrata.files.atomic import atomic_write_bytes
 from memstrata.files.jsonl import encode, read_records
 from memstrata.files.locks import LockTable
 
@@ -300,7 +301,6 @@ def scrub_audit(
             return encode({**rec, "payload": {**rec["payload"], "query": digest}})
         return line
 
-    from memstrata.files.atomic import atomic_write_bytes
 
     changed = 0
     with locks.hold(str(path)):

@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from memstrata.operations.manager import MemoryManager
+from memstrata.policy.secrets import withhold
+
 SKILL_METADATA: dict[str, Any] = {
     "name": "recall_memory",
     "description": "Search memory (LOG and its archive, files, facts, sessions, shared ledger).",
@@ -26,8 +29,6 @@ def execute(
 ) -> list[dict[str, Any]]:
     """The best `n_results` memories, best first (secrets withheld: a skill's result
     enters the model's context, `policy.secrets.withhold`)."""
-    from memstrata.operations.manager import MemoryManager
-    from memstrata.policy.secrets import withhold
 
     with MemoryManager(agent_name, home) as m:
         hits: list[dict[str, Any]] = [

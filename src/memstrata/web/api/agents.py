@@ -12,7 +12,9 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Query, Request
 from pydantic import BaseModel, Field
 
+from memstrata.assembly.context import assemble_context
 from memstrata.assembly.timeline import MAX_PAGE, TIMELINE_TYPES, timeline
+from memstrata.lifecycle.compaction import compaction_history
 from memstrata.model import LOG_TYPES
 from memstrata.store.editing import sha256_text
 from memstrata.web.context import store_of
@@ -236,7 +238,6 @@ def prompt(
     brief: Annotated[str | None, Query(max_length=4000)] = None,
     log_entries: Annotated[int, Query(ge=0, le=500)] = 20,
 ) -> dict[str, Any]:
-    from memstrata.assembly.context import assemble_context
 
     store = store_of(request)
     ctx = assemble_context(
@@ -263,7 +264,6 @@ def prompt(
 
 @router.get("/{agent}/compactions", summary="Every LOG compaction (seed 002 compaction_history)")
 def compactions(request: Request, agent: str) -> dict[str, Any]:
-    from memstrata.lifecycle.compaction import compaction_history
 
     store = store_of(request)
     return {"compactions": compaction_history(store, store.agent(agent).name)}

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
 from memstrata.assembly.ledger_pages import MAX_PAGE, ledger_page, supersede_chain
+from memstrata.assembly.predecessor import predecessor_context
 from memstrata.web.context import store_of
 
 router = APIRouter(prefix="/ledger", tags=["ledger"])
@@ -87,7 +88,6 @@ def context(
     keywords: Annotated[list[Annotated[str, Query(max_length=100)]], Query(max_length=32)] = [],  # noqa: B006
     max_entries: Annotated[int, Query(ge=1, le=15)] = 15,
 ) -> dict[str, Any]:
-    from memstrata.assembly.predecessor import predecessor_context
 
     store = store_of(request)
     text = predecessor_context(

@@ -21,7 +21,7 @@ from urllib.parse import quote
 
 from memstrata.model import iso
 from memstrata.policy.secrets import KINDS, holds_secrets, mask
-from memstrata.web.context import context_of
+from memstrata.web.context import IDENTITY_KEY, context_of
 from memstrata.web.identity import REVEAL_COOKIE
 from memstrata.web.notices import QUERY_KEY
 
@@ -106,7 +106,6 @@ def page(
 ) -> Response:
     from fastapi.responses import HTMLResponse
 
-    from memstrata.web.context import IDENTITY_KEY
 
     ctx = context_of(request)
     who = request.scope.get(IDENTITY_KEY)
