@@ -63,6 +63,7 @@ def test_rows_for_each_ingest_path(tmp_path: Path) -> None:
     ]
     assert all(r["hit@20"] == 1.0 for r in rows if r["category"] == "all")
     assert "memstrata-log-nodecay" in locomo.format_rows(rows)
+    assert not any("stale_first" in r for r in rows)  # no updated facts in this set
 
 
 def long_conversation(turns: int = 130) -> list[dict]:
@@ -121,3 +122,70 @@ def test_log_rows_recall_what_compaction_archived(tmp_path: Path, monkeypatch) -
         by_cat = {r["category"]: r for r in tally.summary("log")}
         assert by_cat[1]["hit@10"] == 1.0  # found in the archive
         assert by_cat[2]["hit@5"] == 1.0  # "June" is only in the entry's date
+
+
+def test_lexical_semantic_and_hybrid_rows_side_by_side(tmp_path: Path) -> None:
+    """One run, one store per conversation, three search modes, each row with its
+    query latency (the fake embedder stands in for MiniLM: rows, not their values)."""
+    path = tmp_path / "conv.json"
+    path.write_text(json.dumps(CONV))
+    rows = locomo.run(path, modes=locomo.MODES, embedder="fake", baselines=False)
+    first = [r for r in rows if r["category"] == "all"]
+    assert [r["system"] for r in first][:3] == [
+        "memstrata",
+        "memstrata-semantic",
+        "memstrata-hybrid",
+    ]
+    for r in first:
+        assert 0.0 <= r["p50_ms"] <= r["p95_ms"]
+        assert 0.0 <= r["recall@5"] <= r["recall@10"] <= r["recall@20"] <= 1.0
+        assert 0.0 <= r["session_recall@10"] <= 1.0
+    assert "embed_s" in first[1] and "embed_s" not in first[0]
+    text = locomo.format_rows(rows)
+    assert "memstrata-semantic" in text and "p95ms" in text
+
+
+UPDATED = [
+    {
+        "sample_id": "u1",
+        "conversation": {
+            "speaker_a": "Priya",
+            "speaker_b": "Assistant",
+            "session_1_date_time": "10:00 am on 8 January, 2024",
+            "session_1": [
+                {"speaker": "Priya", "dia_id": "D1:1", "text": "The API port is 8080 for now."},
+            ],
+            "session_2_date_time": "10:00 am on 9 March, 2024",
+            "session_2": [
+                {"speaker": "Priya", "dia_id": "D2:1", "text": "We moved it: 8443."},
+            ],
+        },
+        "qa": [
+            {
+                "question": "Which API port do we use?",
+                "answer": "8443",
+                "evidence": ["D2:1"],
+                "outdated_evidence": ["D1:1"],
+                "category": 3,
+            }
+        ],
+    }
+]
+
+
+def test_outdated_statement_ranked_first_is_counted(tmp_path: Path) -> None:
+    """A gzip file loads; the outdated statement shares the question's words and plain
+    FTS5 ranks it first: stale_first says so, on the updated-fact rows only."""
+    import gzip
+
+    path = tmp_path / "conv.json.gz"
+    path.write_bytes(gzip.compress(json.dumps(UPDATED).encode()))
+    convs = locomo.load(path)
+    assert convs[0][2][0][3] == {"D1:1"}  # outdated evidence
+    rows = {r["category"]: r for r in locomo.run_fts5_baseline(convs).summary("fts5")}
+    assert rows["all"]["stale_first"] == 1.0 and rows["all"]["updated"] == 1
+    assert "stale" in locomo.format_rows(list(rows.values()))
+    tally = locomo.Tally()
+    tally.add(3, ["D2:1", "D1:1"], {"D2:1"}, {"D1:1"})
+    tally.add(3, ["D9:9"], {"D2:1"}, {"D1:1"})  # neither found: not stale
+    assert tally.summary("x")[0]["stale_first"] == 0.0

@@ -637,6 +637,8 @@ def test_an_old_export_does_not_bring_purged_content_back(home: Path, tmp_path: 
 def test_an_archive_brings_its_tombstones_and_they_hold_in_the_next_import(
     home: Path, tmp_path: Path
 ) -> None:
+    """Only when the admin adopts them (issue 20 item 3: an archive's tombstones carry
+    no authority; `test_archive_authority` shows the default)."""
     from memstrata.operations.transfer import import_archive
 
     a, b = tmp_path / "a", tmp_path / "b"
@@ -651,8 +653,10 @@ def test_an_archive_brings_its_tombstones_and_they_hold_in_the_next_import(
     with Store(a) as admin:
         export_store(admin, tmp_path / "after.tar.gz")
     with Store(b) as admin:
-        report = import_archive(admin, tmp_path / "after.tar.gz", force=True)
+        report = import_archive(admin, tmp_path / "after.tar.gz", force=True, adopt_tombstones=True)
         assert [t["id"] for t in tombstones(admin)] == ["fact:finn:vault"]
+        # (on PostgreSQL a and b share one database: b knows the tombstone already)
+        assert all(t.adopted and t.id == "fact:finn:vault" for t in report.tombstones)
         assert report.purged == ()  # the archive itself no longer holds the fact
         again = import_archive(admin, tmp_path / "before.tar.gz", force=True)
         assert ("agents/finn/facts.jsonl", "fact:finn:vault") in again.purged

@@ -137,6 +137,7 @@ SAMPLE: dict[str, Any] = {
     "source_file": "notes.md",
     "drafts": [],
     "archive_id": "arc-00000000",
+    "replaces": "zebra",
 }
 # Seed 000 layer 2: a room's artifacts, and where it sits in the DAG, are readable by
 # every agent (skills aside); everything else of a room is its agents' (and admins').

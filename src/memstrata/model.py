@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -11,6 +12,10 @@ from typing import Any, Literal
 from memstrata.errors import EntryTooLarge, MalformedInput
 
 Role = Literal["admin", "project", "skill"]
+# The agent every surface acts as when none is named (--agent, $MEMSTRATA_AGENT): the CLI,
+# the hooks, `memstrata mcp` and the /mcp endpoint of `memstrata serve`. One name, so one
+# user's memory is never split between two agents without a word (issue 19).
+DEFAULT_AGENT = "agent"
 ROLES: tuple[str, ...] = ("admin", "project", "skill")
 
 # `fullmatch`, never `match` with `$`: `$` also matches before a final newline, which
@@ -18,6 +23,63 @@ ROLES: tuple[str, ...] = ("admin", "project", "skill")
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 # C0 and C1 control characters, DEL, and the Unicode line and paragraph separators.
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# Bidirectional formatting characters (marks, embeddings, overrides, isolates): they make
+# a name display as another one (`invoice\u202egpj.md` shows as `invoicedm.jpg`).
+_BIDI_RE = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# What an undecodable byte of a file name or command-line argument becomes in Python
+# (surrogateescape), and what a JSON `"\udcff"` escape gives: no UTF-8 encodes it.
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def name_problem(value: str) -> str | None:
+    """Why `value` cannot be a name that becomes a path or a key, or None if it can.
+
+    The one rule for every such name (memory files, facts, artifacts, archive members,
+    and the files a store already holds): valid UTF-8 (no lone surrogate), no control
+    character, no bidirectional formatting character, Unicode NFC (so two names that
+    look the same are the same name).
+
+    Example:
+        >>> name_problem("notes/plan.md") is None
+        True
+        >>> name_problem("a\u202egpj.md")
+        'holds the bidirectional formatting character U+202E (it makes a name display as another)'
+    """
+    if (m := _SURROGATE_RE.search(value)) is not None:
+        return f"is not valid UTF-8 (an undecodable byte at character {m.start() + 1})"
+    if has_control(value):
+        return "holds a control character (newline, tab, ...)"
+    if (m := _BIDI_RE.search(value)) is not None:
+        return (
+            f"holds the bidirectional formatting character U+{ord(m.group()):04X} "
+            "(it makes a name display as another)"
+        )
+    if not unicodedata.is_normalized("NFC", value):
+        return f"is not in Unicode NFC form (write it as {unicodedata.normalize('NFC', value)!r})"
+    return None
+
+
+def check_utf8(value: str, what: str) -> str:
+    """`value`, or MalformedInput if it holds a lone surrogate: text that no UTF-8 encodes
+    (an undecodable byte of an argument, a JSON `"\\udcff"`) is refused, never stored."""
+    if (m := _SURROGATE_RE.search(value)) is not None:
+        raise MalformedInput(
+            f"{what} is not valid UTF-8 (an undecodable byte at character {m.start() + 1})"
+        )
+    return value
+
+
+def check_unicode_name(value: str, what: str) -> str:
+    """`value`, or MalformedInput saying why it cannot be a name (`name_problem`)."""
+    problem = name_problem(value)
+    if problem is not None:
+        raise MalformedInput(f"invalid {what} {shown(value)}: it {problem}")
+    return value
+
+
+def shown(value: str) -> str:
+    """`value` quoted for a message, an undecodable byte shown as the byte (`'n\\xff.md'`)."""
+    return re.sub(r"\\udc([89a-f][0-9a-f])", r"\\x\1", repr(value))
 
 
 def check_name(value: str, what: str) -> str:
@@ -42,16 +104,15 @@ def has_control(value: str) -> bool:
 
 def check_plain(value: object, what: str, max_chars: int) -> str:
     """A one-line label (fact key, tag, milestone, author, ref): a non-empty string of at
-    most `max_chars` characters without control characters. Length is checked first."""
+    most `max_chars` characters that is a valid name (`name_problem`: valid UTF-8, no
+    control or bidirectional formatting character, NFC). Length is checked first."""
     if not isinstance(value, str):
         raise MalformedInput(f"{what} must be a string, got {type(value).__name__}")
     if len(value) > max_chars:
         raise EntryTooLarge(f"{what} is {len(value)} characters; the limit is {max_chars}")
     if not value.strip():
         raise MalformedInput(f"{what} must not be empty")
-    if has_control(value):
-        raise MalformedInput(f"{what} {value!r} contains a control character (newline, tab, ...)")
-    return value
+    return check_unicode_name(value, what)
 
 
 def now_ts() -> float:
@@ -140,6 +201,10 @@ class LedgerEntry:
             supersedes=d.get("supersedes"),
         )
 
+
+# What an agent records as standing (DESIGN-recall's vocabulary): ledger kinds accepted
+# whatever `[kinds]` says (`layers.decisions` explains why they live in the ledger).
+RECORD_KINDS: tuple[str, ...] = ("decision", "constraint", "preference")
 
 FACT_CATEGORIES: tuple[str, ...] = (
     "general",

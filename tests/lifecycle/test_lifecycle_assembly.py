@@ -26,6 +26,10 @@ def full(store: Store) -> Store:
         mem.facts.set(f"fact-{i:02d}", f"billing value {i}", "project", citations=["billing.md"])
     mem.tasks.add("Migrate invoices table", priority=1)
     mem.scratch.write("scratch.md", "# scratch\n")
+    for i in range(6):
+        mem.decisions.record(f"Billing decision {i}: invoices in EUR from March")
+        mem.decisions.record(f"Billing preference {i}: totals rounded half up", "preference")
+    mem.log.append("ERROR", "Error: ValueError: bad invoice row")
     return store
 
 
@@ -48,14 +52,17 @@ def test_budget_never_exceeded_and_lines_whole(full: Store) -> None:
     assert len(unbounded) < 1_000_000 and "durable point 39" in unbounded
 
 
-PRIORITY = {
+PRIORITY = {  # issue 19: ranked by value (NOW, tasks, decisions before the activity)
     "identity": 100,
     "now": 95,
     "time": 90,
-    "context": 85,
+    "tasks": 89,
+    "decisions": 88,
+    "context": 86,
+    "preferences": 84,
     "workspace": 80,
+    "errors": 76,
     "facts": 70,
-    "tasks": 60,
     "log": 50,
     "ledger": 40,
     "scratch": 30,
@@ -68,6 +75,9 @@ TITLES = {
     "## Workspace": "workspace",
     "## Known facts": "facts",
     "## Open tasks": "tasks",
+    "## Decisions and constraints in force": "decisions",
+    "## Preferences": "preferences",
+    "## Open errors (nothing later resolved them)": "errors",
     "## Session scratch files (read on demand)": "scratch",
 }
 

@@ -27,7 +27,7 @@ from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
 from mcp import Client  # noqa: E402
 from memstrata.model import LOG_TYPES, SESSION_ROLES, TASK_STATUSES  # noqa: E402
-from memstrata.search.query import LAYERS  # noqa: E402
+from memstrata.search.query import LAYERS, SCOPES  # noqa: E402
 
 EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memstrata"
 ISO = re.compile(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2}))?$")
@@ -89,7 +89,7 @@ def test_every_parameter_is_described_with_allowed_values_and_defaults(home: Pat
         assert props["task_update"]["status"]["enum"] == list(TASK_STATUSES)
         assert props["task_list"]["status"]["enum"] == list(TASK_STATUSES)
         assert props["session_append"]["role"]["enum"] == list(SESSION_ROLES)
-        assert props["recall_memory"]["layers"]["items"]["enum"] == list(LAYERS)
+        assert props["recall_memory"]["layers"]["items"]["enum"] == [*SCOPES, *LAYERS]
         assert props["recall_memory"]["n_results"]["default"] == 5
         assert props["memory_query"]["last_n"]["default"] == 50
         assert props["memory_search"]["max_results"] == {
@@ -321,7 +321,7 @@ def test_stdio_answers_before_any_store_work_and_without_the_sdk(home: Path) -> 
     replies = [json.loads(line) for line in r.stdout.splitlines()]
     assert [m["id"] for m in replies] == [1, 2, 3]
     assert replies[0]["result"]["protocolVersion"] == "2025-06-18"
-    assert len(replies[1]["result"]["tools"]) == 11  # the default groups, core and files
+    assert len(replies[1]["result"]["tools"]) == 12  # the default groups, core and files
     assert replies[2]["error"]["code"] == -32601  # modern clients fall back to initialize
     assert r.stderr.strip().splitlines()[-1] == "[]"  # no SDK, pydantic, anyio, uvicorn
     assert not (home / "index").exists()  # nothing read or indexed before the first call
@@ -360,7 +360,15 @@ def test_the_default_tool_list_is_lean_and_every_tool_is_reachable(home: Path) -
     from memstrata.mcp.server import select_tools
     from memstrata.mcp.tools import GROUPS, build_tools
 
-    core = {"recall_memory", "memory_get", "log_activity", "update_status", "save_fact", "get_fact"}
+    core = {
+        "recall_memory",
+        "memory_get",
+        "log_activity",
+        "update_status",
+        "save_fact",
+        "get_fact",
+        "record_decision",
+    }
     files = {"memory_read", "memory_write", "memory_replace", "memory_insert", "memory_list"}
     ledger = {"memory_publish", "memory_query", "memory_search", "memory_get_context"}
     with Store(home, agent="finn") as s:
@@ -382,7 +390,7 @@ def test_the_default_tool_list_is_lean_and_every_tool_is_reachable(home: Path) -
         assert {"task_phase", "scratch_promote"} <= {t.name for t in select_tools(s, ["episodes"])}
         assert [t.name for t in select_tools(s, ["admin"])] == ["skill_handoff"]
         listing = json.dumps([t.listing() for t in select_tools(s, None)], separators=(",", ":"))
-        assert len(listing) < 8000
+        assert len(listing) < 9000  # 8,468 with record_decision (issue 19), 7,568 before
     with Store(home, agent="finn", room="room-1") as s:
         assert {t.name for t in select_tools(s, None)} == core | files | ledger
     r = subprocess.run(

@@ -1,12 +1,19 @@
 """Context assembly: the Markdown block injected at the top of every agent call.
 
-Order (seed 003's system prompt, extended with seeds 002, 000 and 004):
+Order (seed 003's system prompt, extended with seeds 002, 000 and 004, and ranked by
+value under the budget, issue 19; `assembly.standing` builds the middle sections):
 
-    1. identity (AGENT.md)          5. hot state (NOW.md / NOTES.md)
-    2. persistent memory (CONTEXT)  6. open tasks (tasks.json)
-    3. date, time, timezone         7. recent activity (LOG.md tail)
-    4. workspace                    8. facts  9. session scratch and task folders (names
-                                       only, read on demand)  10. cross-room ledger context
+    1. identity (AGENT.md)          5. hot state (NOW.md / NOTES.md), as the agent left it
+    2. persistent memory (CONTEXT)  6. open tasks, with status and what blocks them
+    3. date, time, timezone         7. decisions and constraints in force  8. preferences
+    4. workspace                    9. open errors  10. facts  11. activity: one summary
+                                       line per session (goal, counts, outcome), never raw
+                                       tool traces  12. session scratch and task folders
+                                       (names only)  13. cross-room ledger context
+
+Priorities (what survives a tight budget): identity 100, warnings 97, NOW 95, time 90,
+tasks 89, decisions 88, CONTEXT.md 86, preferences 84, workspace 80, open errors 76,
+facts 70, activity 50, ledger 40, task folders 35, scratch 30.
 
 Recalled memory is framed as data with its source file, never as instructions.
 A hard character budget (or tokens x 4) is enforced by `budget.fit`: lower
@@ -31,15 +38,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memstrata.assembly import standing
 from memstrata.assembly.budget import Section, fit
-from memstrata.assembly.ignore import asks_to_ignore_memory
-from memstrata.assembly.predecessor import predecessor_lines
 from memstrata.errors import MalformedInput, MemstrataError
-from memstrata.policy.secrets import fact_findings, kinds, mask
 
 if TYPE_CHECKING:
     from memstrata.layers.agent import AgentMemory
     from memstrata.layers.hot import MarkdownLayer
+    from memstrata.model import LogEntry
     from memstrata.store.view import Store
 
 DEFAULT_BUDGET_CHARS = 24_000
@@ -61,6 +67,7 @@ INSTRUCTIONS = (
 def wants_no_memory(message: str) -> bool:
     """True when a user message asks to ignore memory for this turn (seed 001), by
     meaning: see `assembly.ignore`."""
+    from memstrata.assembly.ignore import asks_to_ignore_memory
 
     return asks_to_ignore_memory(message)
 
@@ -87,14 +94,15 @@ def assemble_context(
     *,
     budget_chars: int | None = None,
     budget_tokens: int | None = None,
-    log_entries: int = 20,
+    log_entries: int = 200,
     brief: str | None = None,
     room: str | None = None,
     workspace: str | None = None,
     ignore_memory: bool = False,
     now: float | None = None,
 ) -> AssembledContext:
-    """Build the prompt block for `agent`. `brief` picks relevant facts and ledger entries."""
+    """Build the prompt block for `agent`. `brief` picks relevant facts and ledger entries;
+    `log_entries` is how many of the newest LOG entries the activity summary reads."""
     budget = (
         budget_chars
         if budget_chars is not None
@@ -126,7 +134,7 @@ def assemble_context(
     build.add(
         "context",
         "## Persistent memory",
-        85,
+        86,
         mem.context.path,
         lambda: _fenced_file(store, mem.context),
     )
@@ -135,16 +143,39 @@ def assemble_context(
     build.add(
         "now", "## Current status (NOW)", 95, mem.now.path, lambda: _fenced_file(store, mem.now)
     )
-    build.add("tasks", "## Open tasks", 60, mem.tasks.path, lambda: _open_tasks(build, mem))
+    build.add("tasks", "## Open tasks", 89, mem.tasks.path, lambda: _open_tasks(build, mem))
+    ledger = store.layout.ledger
     build.add(
-        "log",
-        "## Recent activity (LOG.md)",
-        50,
+        "decisions",
+        "## Decisions and constraints in force",
+        88,
+        ledger,
+        lambda: standing.decision_lines(mem),
+    )
+    build.add("preferences", "## Preferences", 84, ledger, lambda: standing.preference_lines(mem))
+    entries: list[LogEntry] = []
+
+    def log_tail() -> list[LogEntry]:
+        if not entries and log_entries:
+            entries.extend(standing.recent_entries(mem, log_entries))
+        return entries
+
+    build.add(
+        "errors",
+        "## Open errors (nothing later resolved them)",
+        76,
         mem.log.path,
-        lambda: _recent_log(mem, log_entries),
-        keep="tail",
+        lambda: standing.error_lines(log_tail()),
     )
     build.add("facts", "## Known facts", 70, mem.facts.path, lambda: _facts(build, mem, brief))
+    build.add(
+        "log",
+        "## Recent activity (LOG.md, by session)",
+        50,
+        mem.log.path,
+        lambda: standing.activity_lines(log_tail()),
+        keep="tail",
+    )
     build.add(
         "scratch",
         "## Session scratch files (read on demand)",
@@ -161,6 +192,7 @@ def assemble_context(
     )
     here = room or store.principal.room
     if brief or here:
+        from memstrata.assembly.predecessor import predecessor_lines
 
         build.add(
             "ledger",
@@ -238,8 +270,7 @@ def _fenced_file(store: Store, layer: MarkdownLayer) -> list[str]:
 
 
 def _open_tasks(build: _Sections, mem: AgentMemory) -> list[str]:
-    tasks = [t for t in mem.tasks.list() if t.status in ("pending", "in_progress", "blocked")]
-    lines = [f"- {t.id} [{t.status}] (P{t.priority}) {_first_line(t.description)}" for t in tasks]
+    lines = [standing.task_line(t) for t in standing.open_tasks(mem.tasks.list())]
     problems = mem.tasks.problems()
     if problems:
         lines.append(build.warn(mem.tasks.path, _summary(problems, "entry", "entries")))
@@ -257,18 +288,6 @@ def _task_folders(mem: AgentMemory) -> list[str]:
     if len(slugs) > MAX_TASK_FOLDERS:
         lines.append(f"- … and {len(slugs) - MAX_TASK_FOLDERS} more (task_folder_read lists them)")
     return lines
-
-
-def _recent_log(mem: AgentMemory, n: int) -> Section | list[str]:
-    entries = mem.log.tail(n) if n else []
-    if not entries:
-        return []
-    lines = [
-        f"- {e.ts[:16].replace('T', ' ')} {e.entry_type}: {_one_line(e.content)}" for e in entries
-    ]
-    return Section(
-        "log", f"## Recent activity (LOG.md, last {len(entries)})", tuple(lines), 50, keep="tail"
-    )
 
 
 def _facts(build: _Sections, mem: AgentMemory, brief: str | None) -> list[str]:
@@ -293,12 +312,8 @@ def _summary(problems: list[str], one: str, many: str) -> str:
     )
 
 
-def _first_line(text: str) -> str:
-    lines = text.splitlines()
-    return lines[0] if lines else ""
-
-
 def _fact_value(key: str, value: str) -> str:
+    from memstrata.policy.secrets import fact_findings, kinds
 
     found = fact_findings(key, value)
     if found:
@@ -309,6 +324,7 @@ def _fact_value(key: str, value: str) -> str:
 def _masked(section: Section) -> Section:
     from dataclasses import replace
 
+    from memstrata.policy.secrets import mask
 
     text = "\n".join(section.lines)
     clean = mask(text)

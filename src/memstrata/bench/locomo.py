@@ -7,13 +7,21 @@ Protocol (the same public ingest and search a user has):
   with the session's date as its timestamp, the speaker recorded, and the turn's
   dialog id (`D3:7`) as the message id;
 * each question of categories 1-4 that has evidence is a query
-  (`store.search(question, layers=("session",), k=20)`);
+  (`store.search(question, layers=("session",), k=20, mode=m)`), for each search mode
+  m asked for (`modes`): lexical (FTS5), semantic (vectors only) and hybrid (fused),
+  all on the same store, so one run puts the three rows side by side, each with its
+  query latency p50/p95;
 * recall@k = mean over questions of |evidence turns in top k| / |evidence|
   (the LoCoMo paper's definition); hit@k = share of questions with at least one
   evidence turn in the top k; the same at session level.
 
-In hybrid mode the temporary store's `config.toml` sets `[search] embedder`; the
-environment variable MEMSTRATA_BENCH_SEARCH_CONFIG appends more `[search]` lines
+A question may name `outdated_evidence` (the techconv set's updated facts): earlier
+statements of a fact whose latest statement is the gold. `stale_first` is the share
+of those questions where an outdated statement ranks above every gold one (in the
+top 20; a gold missing from it ranks last).
+
+In semantic and hybrid modes the temporary store's `config.toml` sets `[search]
+embedder` (whatever fusion the store is configured with applies); the environment variable MEMSTRATA_BENCH_SEARCH_CONFIG appends more `[search]` lines
 (e.g. `text_weight = 0.5`), which is how the weight grid in the notes was run.
 
 Three more memstrata rows feed the same turns through the ordinary activity-log API
@@ -42,7 +50,9 @@ engine searches the host's index either way, so recall must be identical.
 
 from __future__ import annotations
 
+import gzip
 import json
+import math
 import os
 import re
 import shutil
@@ -56,12 +66,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memstrata.bench.teams import scratch_schema
-from memstrata.embed import make_embedder
-from memstrata.errors import MalformedInput
-from memstrata.search.hybrid import sync_vectors
-from memstrata.search.query import SearchQuery
-from memstrata.store.view import Store
+from memstrata.errors import MalformedInput, MemstrataError
 
 KS = (5, 10, 20)
 CATEGORIES = (1, 2, 3, 4)
@@ -69,7 +74,14 @@ _EVID = re.compile(r"D(\d+):(\d+)")
 _DATE = re.compile(r"(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+(\w+),?\s+(\d{4})", re.I)
 
 Turn = tuple[str, int, str, str, float]  # dia_id, session, speaker, text, ts
-Question = tuple[str, int, set[str]]  # text, category, evidence dia ids
+Question = tuple[str, int, set[str], set[str]]  # text, category, evidence, outdated evidence
+MODES = ("lexical", "semantic", "hybrid")
+DATA = Path(__file__).with_name("data")
+# The sets that ship with memstrata, by name (`bench locomo techconv-dev`): ours, Apache-2.0.
+BUNDLED = {
+    "techconv-dev": DATA / "techconv-dev.json.gz",
+    "techconv-heldout": DATA / "techconv-heldout.json.gz",
+}
 
 
 def parse_date(text: str) -> float:
@@ -86,9 +98,15 @@ def parse_date(text: str) -> float:
 
 
 def load(path: Path) -> list[tuple[str, list[Turn], list[Question]]]:
+    """The conversations of a LoCoMo-format JSON file (gzip-compressed or not), or
+    of a bundled set named in `BUNDLED`."""
+    path = BUNDLED.get(str(path), path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        raw = path.read_bytes()
+        if raw[:2] == b"\x1f\x8b":
+            raw = gzip.decompress(raw)
+        data = json.loads(raw.decode("utf-8"))
+    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise MalformedInput(f"cannot read LoCoMo file {path}: {exc}") from None
     if not isinstance(data, list):
         raise MalformedInput("a LoCoMo file is a JSON array of conversations")
@@ -110,8 +128,13 @@ def load(path: Path) -> list[tuple[str, list[Turn], list[Question]]]:
         qs: list[Question] = []
         for q in conv.get("qa", []):
             ev = {f"D{a}:{b}" for e in q.get("evidence") or [] for a, b in _EVID.findall(str(e))}
+            old = {
+                f"D{a}:{b}"
+                for e in q.get("outdated_evidence") or []
+                for a, b in _EVID.findall(str(e))
+            }
             if q.get("category") in CATEGORIES and ev:
-                qs.append((q["question"], int(q["category"]), ev))
+                qs.append((q["question"], int(q["category"]), ev, old))
         out.append((str(conv.get("sample_id", len(out))), turns, qs))
     return out
 
@@ -130,14 +153,29 @@ def session_of(dia: str) -> int:
     return int(m.group(1)) if m else -1
 
 
+def percentile(values: list[float], p: float) -> float:
+    """Nearest-rank percentile (p in 0..1): the smallest value with at least p of the
+    values at or below it. (The index used to be int(n x p) - 1, which for a handful
+    of queries picked the minimum as the p95.)"""
+    lat = sorted(values)
+    return lat[max(0, math.ceil(len(lat) * p) - 1)] if lat else 0.0
+
+
 class Tally:
     def __init__(self) -> None:
         self.rows: dict[Any, list[dict[str, float]]] = defaultdict(list)
         self.latency: list[float] = []
 
-    def add(self, cat: int, ranked: list[str], evidence: set[str]) -> None:
+    def add(
+        self, cat: int, ranked: list[str], evidence: set[str], outdated: set[str] | None = None
+    ) -> None:
         ev_s = {session_of(e) for e in evidence}
         row = {}
+        if outdated:
+            pos = {d: i for i, d in reversed(list(enumerate(ranked)))}
+            best_gold = min((pos[e] for e in evidence if e in pos), default=len(ranked))
+            best_old = min((pos[e] for e in outdated if e in pos), default=len(ranked))
+            row["stale_first"] = 1.0 if best_old < best_gold else 0.0
         for k in KS:
             top = ranked[:k]
             found = len(evidence & set(top))
@@ -156,43 +194,56 @@ class Tally:
                 continue
             d: dict[str, Any] = {"system": system, "category": cat, "questions": len(rows)}
             for key in rows[0]:
-                d[key] = round(statistics.fmean(r[key] for r in rows), 4)
+                if key != "stale_first":
+                    d[key] = round(statistics.fmean(r[key] for r in rows), 4)
+            stale = [r["stale_first"] for r in rows if "stale_first" in r]
+            if stale:
+                d["updated"] = len(stale)
+                d["stale_first"] = round(statistics.fmean(stale), 4)
             if cat == "all" and self.latency:
-                lat = sorted(self.latency)
-                d["p50_ms"] = round(statistics.median(lat), 3)
-                d["p95_ms"] = round(lat[max(0, int(len(lat) * 0.95) - 1)], 3)
+                d["p50_ms"] = round(statistics.median(self.latency), 3)
+                d["p95_ms"] = round(percentile(self.latency, 0.95), 3)
             out.append(d)
         return out
 
 
 def run_memstrata(
     convs: Iterable[tuple[str, list[Turn], list[Question]]],
-    mode: str = "lexical",
+    modes: Iterable[str] = ("lexical",),
     progress: Callable[[str], None] | None = None,
     embedder: str = "local",
     database_url: str | None = None,
-) -> tuple[Tally, float, int]:
+) -> tuple[dict[str, Tally], dict[str, float], int]:
+    """Transcript rows: one store per conversation, searched in each of `modes`.
+
+    Returns a tally per mode, the seconds spent writing and embedding, and the turns.
+    """
     import contextlib
 
+    from memstrata.store.view import Store
 
-    tally, ingest_s, n_turns = Tally(), 0.0, 0
+    modes = tuple(modes)
+    semantic = any(m != "lexical" for m in modes)
+    tallies = {m: Tally() for m in modes}
+    spent, n_turns = {"ingest_s": 0.0, "embed_s": 0.0}, 0
     for sample, turns, qs in convs:
         home = Path(tempfile.mkdtemp(prefix="memstrata-locomo-"))
         with contextlib.ExitStack() as scratch:
             scratch.callback(shutil.rmtree, home, ignore_errors=True)
             config = ""
-            if mode != "lexical":
+            if semantic:
                 # the user's way to turn on semantic recall: the store's config file
                 extra = os.environ.get("MEMSTRATA_BENCH_SEARCH_CONFIG", "")
                 config += f'[search]\nembedder = "{embedder}"\n{extra}\n'
             if database_url:
+                from memstrata.bench.teams import scratch_schema
 
                 config += (
                     f'[backend]\nurl = "{scratch.enter_context(scratch_schema(database_url))}"\n'
                 )
             if config:
                 (home / "config.toml").write_text(config)
-            store = Store(home, agent="locomo")
+            store = scratch.enter_context(Store(home, agent="locomo"))
             sessions = store.agent().sessions
             t = time.perf_counter()
             by_session: dict[int, list[dict[str, Any]]] = defaultdict(list)
@@ -209,19 +260,22 @@ def run_memstrata(
             for n in sorted(by_session):
                 sessions.append_many(f"session-{n}", by_session[n])
             n_turns += len(turns)
-            if mode != "lexical":
+            spent["ingest_s"] += time.perf_counter() - t
+            if semantic:
+                from memstrata.search.hybrid import sync_vectors
 
-                sync_vectors(store, store.embedder())  # embedding is part of ingest
-            ingest_s += time.perf_counter() - t
-            for question, cat, ev in qs:
                 t = time.perf_counter()
-                hits = store.search(question, layers=("session",), k=max(KS), mode=mode)
-                tally.latency.append((time.perf_counter() - t) * 1000)
-                tally.add(cat, [h.meta.get("id", "") for h in hits], ev)
-            store.close()
+                sync_vectors(store, store.embedder())  # embedding is part of ingest
+                spent["embed_s"] += time.perf_counter() - t
+            for mode in modes:
+                for question, cat, ev, old in qs:
+                    t = time.perf_counter()
+                    hits = store.search(question, layers=("session",), k=max(KS), mode=mode)
+                    tallies[mode].latency.append((time.perf_counter() - t) * 1000)
+                    tallies[mode].add(cat, [h.meta.get("id", "") for h in hits], ev, old)
             if progress:
                 progress(f"conversation {sample}: {len(turns)} turns, {len(qs)} questions")
-    return tally, ingest_s, n_turns
+    return tallies, spent, n_turns
 
 
 LOG_LAYERS = ("log", "archive")  # the activity log and its compaction archives
@@ -236,6 +290,8 @@ def run_memstrata_log(
     search of the activity log and its archives as of the last turn: the ingest path an
     agent that logs every turn uses, compaction included. `config` is written to the
     temporary store's config.toml."""
+    from memstrata.search.query import SearchQuery
+    from memstrata.store.view import Store
 
     tally = Tally()
     for _sample, turns, qs in convs:
@@ -248,13 +304,14 @@ def run_memstrata_log(
                 for dia, _n, speaker, text, ts in turns:
                     log.append("SYSTEM", turn_text(speaker, text, ts), {"dia": dia}, ts=ts)
                 store.drain()  # the background compactions the appends started
-                for question, cat, ev in qs:
+                for question, cat, ev, old in qs:
                     t = time.perf_counter()
                     hits = store.search(
                         SearchQuery(text=question, layers=LOG_LAYERS, k=max(KS), now=last)
                     )
                     tally.latency.append((time.perf_counter() - t) * 1000)
-                    tally.add(cat, [h.meta.get("metadata", {}).get("dia", "") for h in hits], ev)
+                    dias = [h.meta.get("metadata", {}).get("dia", "") for h in hits]
+                    tally.add(cat, dias, ev, old)
         finally:
             shutil.rmtree(home, ignore_errors=True)
     return tally
@@ -269,7 +326,7 @@ def run_fts5_baseline(convs: Iterable[tuple[str, list[Turn], list[Question]]]) -
             "INSERT INTO t VALUES (?, ?)",
             [(d, turn_text(sp, txt, ts)) for d, _n, sp, txt, ts in turns],
         )
-        for question, cat, ev in qs:
+        for question, cat, ev, old in qs:
             words = re.findall(r"\w+", question)
             expr = " OR ".join(f'"{w}"' for w in words)
             t = time.perf_counter()
@@ -281,12 +338,13 @@ def run_fts5_baseline(convs: Iterable[tuple[str, list[Turn], list[Question]]]) -
                 else []
             )
             tally.latency.append((time.perf_counter() - t) * 1000)
-            tally.add(cat, [r[0] for r in rows], ev)
+            tally.add(cat, [r[0] for r in rows], ev, old)
     return tally
 
 
 def run_dense_baseline(convs: Iterable[tuple[str, list[Turn], list[Question]]]) -> Tally | None:
     try:
+        from memstrata.embed import make_embedder
 
         emb = make_embedder("local")
     except Exception:
@@ -299,13 +357,27 @@ def run_dense_baseline(convs: Iterable[tuple[str, list[Turn], list[Question]]]) 
             emb.embed([turn_text(sp, txt, ts) for _d, _n, sp, txt, ts in turns]), dtype=np.float32
         )
         ids = [d for d, *_ in turns]
-        qv = np.asarray(emb.embed([q for q, _c, _e in qs]), dtype=np.float32)
-        for (_question, cat, ev), v in zip(qs, qv, strict=True):
+        qv = np.asarray(emb.embed([q[0] for q in qs]), dtype=np.float32)
+        for (_question, cat, ev, old), v in zip(qs, qv, strict=True):
             t = time.perf_counter()
             order = np.argsort(-(mat @ v))[:20]
             tally.latency.append((time.perf_counter() - t) * 1000)
-            tally.add(cat, [ids[i] for i in order], ev)
+            tally.add(cat, [ids[i] for i in order], ev, old)
     return tally
+
+
+def available_modes(modes: Iterable[str], embedder: str = "local") -> tuple[str, ...]:
+    """`modes` less semantic and hybrid when `embedder` cannot be built (no extra)."""
+    modes = tuple(modes)
+    if all(m == "lexical" for m in modes):
+        return modes
+    try:
+        from memstrata.embed import make_embedder
+
+        make_embedder(embedder)
+    except MemstrataError:
+        return tuple(m for m in modes if m == "lexical")
+    return modes
 
 
 def run(
@@ -313,15 +385,27 @@ def run(
     *,
     baselines: bool = True,
     mode: str = "lexical",
+    modes: Iterable[str] | None = None,
+    log_rows: bool = True,
+    embedder: str = "local",
     progress: Callable[[str], None] | None = None,
     database_url: str | None = None,
 ) -> list[dict[str, Any]]:
+    """Every row of one run: memstrata's transcript rows in each of `modes` (default:
+    `mode` alone), the LOG rows (with lexical, unless `log_rows` is false), the baselines."""
     convs = load(path)
-    tally, ingest_s, n = run_memstrata(convs, mode, progress, database_url=database_url)
-    rows = tally.summary("memstrata" if mode == "lexical" else f"memstrata-{mode}")
-    rows[0]["ingest_s"] = round(ingest_s, 3)
-    rows[0]["ingest_per_s"] = round(n / ingest_s) if ingest_s else None
-    if mode == "lexical":
+    modes = tuple(modes) if modes is not None else (mode,)
+    tallies, spent, n = run_memstrata(convs, modes, progress, embedder, database_url)
+    rows: list[dict[str, Any]] = []
+    for m, tally in tallies.items():
+        part = tally.summary("memstrata" if m == "lexical" else f"memstrata-{m}")
+        if part:
+            part[0]["ingest_s"] = round(spent["ingest_s"], 3)
+            part[0]["ingest_per_s"] = round(n / spent["ingest_s"]) if spent["ingest_s"] else None
+            if m != "lexical":
+                part[0]["embed_s"] = round(spent["embed_s"], 3)
+        rows += part
+    if "lexical" in modes and log_rows:
         rows += run_memstrata_log(convs).summary("memstrata-log")
         rows += run_memstrata_log(convs, NO_DECAY).summary("memstrata-log-nodecay")
         rows += run_memstrata_log(convs, NEIGHBOURS).summary("memstrata-log-neighbours")
@@ -334,11 +418,16 @@ def run(
 
 
 def format_rows(rows: list[dict[str, Any]]) -> str:
+    """One line per row; `stale` (updated facts whose outdated statement ranks first)
+    only where the set has updated facts."""
+    stale = any("stale_first" in r for r in rows)
     head = (
         f"{'system':<26}{'cat':>4}{'n':>5}"
         + "".join(f"{'r@' + str(k):>8}" for k in KS)
         + "".join(f"{'hit@' + str(k):>8}" for k in KS)
-        + f"{'s-r@10':>8}{'p50ms':>8}{'p95ms':>8}"
+        + f"{'s-r@10':>8}"
+        + (f"{'stale':>8}" if stale else "")
+        + f"{'p50ms':>9}{'p95ms':>9}"
     )
     out = [head]
     for r in rows:
@@ -347,6 +436,7 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
             + "".join(f"{r[f'recall@{k}']:>8.3f}" for k in KS)
             + "".join(f"{r[f'hit@{k}']:>8.3f}" for k in KS)
             + f"{r['session_recall@10']:>8.3f}"
-            + (f"{r['p50_ms']:>8.2f}{r['p95_ms']:>8.2f}" if "p50_ms" in r else "")
+            + ((f"{r['stale_first']:>8.3f}" if "stale_first" in r else " " * 8) if stale else "")
+            + (f"{r['p50_ms']:>9.2f}{r['p95_ms']:>9.2f}" if "p50_ms" in r else "")
         )
     return "\n".join(out)

@@ -1,4 +1,5 @@
-"""`memstrata bench ops | search | locomo | append | fresh | serve | teams | agent`."""
+"""`memstrata bench ops | search | locomo | paraphrase | append | fresh | serve | teams | agent
+| import`."""
 
 from __future__ import annotations
 
@@ -25,13 +26,22 @@ def register(sub: Any) -> None:
     loc = bsub.add_parser(
         "locomo", help="LoCoMo retrieval recall@k against FTS5 and MiniLM baselines"
     )
-    loc.add_argument("path", help="LoCoMo-format JSON file")
+    loc.add_argument(
+        "path",
+        help="LoCoMo-format JSON file (.json or .json.gz), or a bundled set: "
+        "techconv-dev, techconv-heldout (held out: report it, never tune on it)",
+    )
     loc.add_argument(
         "--mode",
-        default="lexical",
-        choices=("lexical", "hybrid"),
-        help="memstrata's search mode (default lexical)",
+        default="all",
+        choices=("lexical", "semantic", "hybrid", "all"),
+        help="memstrata's search mode; all (default): lexical, semantic and hybrid rows "
+        "side by side (semantic and hybrid are skipped when no embedder is installed)",
     )
+    loc.add_argument(
+        "--embedder", default="local", help="[search] embedder of the semantic and hybrid rows"
+    )
+    loc.add_argument("--no-log-rows", action="store_true", help="skip the memstrata-log rows")
     loc.add_argument(
         "--no-baselines", action="store_true", help="skip the FTS5 and MiniLM baseline rows"
     )
@@ -41,6 +51,31 @@ def register(sub: Any) -> None:
         help="keep each conversation's truth in PostgreSQL (a scratch schema)",
     )
     loc.set_defaults(func=run_locomo)
+    par = bsub.add_parser(
+        "paraphrase",
+        help="paraphrased questions over agent memories: top-1/3/5/10, per layer, dev and held-out",
+    )
+    par.add_argument(
+        "--mode",
+        default="all",
+        choices=("lexical", "semantic", "hybrid", "all"),
+        help="memstrata's search mode (default all: lexical, semantic and hybrid rows)",
+    )
+    par.add_argument(
+        "--embedder", default="local", help="[search] embedder of the semantic and hybrid rows"
+    )
+    par.add_argument("--no-baselines", action="store_true", help="skip FTS5 and MiniLM rows")
+    par.add_argument(
+        "--split",
+        default="all",
+        choices=("dev", "heldout", "all"),
+        help="which part to print (rows are computed for both; never tune on heldout)",
+    )
+    par.add_argument("--by-layer", action="store_true", help="also print a row per answer layer")
+    par.add_argument(
+        "--data", default=None, help="a data file in the bundled paraphrase.txt format"
+    )
+    par.set_defaults(func=run_paraphrase)
     app = bsub.add_parser("append", help="LOG append p50/p95 with the compaction trigger on vs off")
     app.add_argument("--appends", type=int, default=2000, help="appends per side")
     app.set_defaults(func=run_append)
@@ -106,6 +141,12 @@ def register(sub: Any) -> None:
         help="also list each context's missing items and each question's ranks",
     )
     ag.set_defaults(func=run_agent)
+    im = bsub.add_parser("import", help="import time per member at 1k/10k/30k members")
+    im.add_argument("--sizes", default="1000,10000,30000", help="comma-separated member counts")
+    im.add_argument(
+        "--dir", default=None, help="where archives and stores go (default: the temp folder)"
+    )
+    im.set_defaults(func=run_import_bench)
 
 
 def run_agent(args: argparse.Namespace) -> int:
@@ -154,6 +195,16 @@ def run_teams(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_import_bench(args: argparse.Namespace) -> int:
+    from memstrata.bench.imports import format_table, run_import_bench
+    from memstrata.cli.main import emit
+
+    sizes = tuple(int(x) for x in args.sizes.split(","))
+    rows = run_import_bench(sizes, args.dir, progress=_progress)
+    emit(args, rows, format_table(rows))
+    return 0
+
+
 def run_ops(args: argparse.Namespace) -> int:
     from memstrata.bench.ops import format_table, run_ops
     from memstrata.cli.main import emit
@@ -176,13 +227,16 @@ def run_append(args: argparse.Namespace) -> int:
 def run_locomo(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from memstrata.bench.locomo import format_rows, run
+    from memstrata.bench.locomo import MODES, available_modes, format_rows, run
     from memstrata.cli.main import emit
 
+    modes = _modes(args.mode, args.embedder, available_modes, MODES)
     rows = run(
         Path(args.path),
         baselines=not args.no_baselines,
-        mode=args.mode,
+        modes=modes,
+        log_rows=not args.no_log_rows,
+        embedder=args.embedder,
         progress=_progress,
         database_url=args.database_url,
     )
@@ -192,6 +246,45 @@ def run_locomo(args: argparse.Namespace) -> int:
                 sys.stdout.write(json.dumps(r) + "\n")
         return 0
     emit(args, rows, format_rows(rows))
+    return 0
+
+
+def _modes(mode: str, embedder: str, available: Any, all_modes: tuple[str, ...]) -> tuple[str, ...]:
+    """The modes to run: `all` less what the installed embedder cannot do (said so)."""
+    if mode != "all":
+        return (mode,)
+    modes = available(all_modes, embedder)
+    if modes != all_modes:
+        _progress(f"no {embedder!r} embedder installed: semantic and hybrid rows skipped")
+    return tuple(modes)
+
+
+def run_paraphrase(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from memstrata.bench.locomo import available_modes
+    from memstrata.bench.paraphrase import MODES, format_rows, run
+    from memstrata.bench.paraphrase_data import DATA
+    from memstrata.cli.main import emit
+
+    modes = _modes(args.mode, args.embedder, available_modes, MODES)
+    rows = run(
+        path=Path(args.data) if args.data else DATA,
+        modes=modes,
+        baselines=not args.no_baselines,
+        embedder=args.embedder,
+        progress=_progress,
+    )
+    shown = [
+        r
+        for r in rows
+        if args.split in ("all", r["split"]) and (args.by_layer or r["layer"] == "all")
+    ]
+    if args.json:
+        for r in shown:
+            sys.stdout.write(json.dumps(r) + "\n")
+        return 0
+    emit(args, shown, format_rows(shown))
     return 0
 
 

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from memstrata.layers.agent import AgentMemory
     from memstrata.store.view import Store
 
-DEFAULT_AGENT = "agent"  # the same default as `memstrata mcp` and `memstrata hook`
+from memstrata.model import DEFAULT_AGENT as DEFAULT_AGENT  # every surface's default agent
+
 _json_stderr = False  # under --json every line on stderr is one JSON object (`main` sets it)
 
 

@@ -38,7 +38,17 @@ def run_config(args: argparse.Namespace) -> int:
     cfg = load_config(home)
     rows = cfg.effective()
     who = [
-        ("home", str(home), _origin("--home", "MEMSTRATA_HOME", args.home, "./.memstrata")),
+        (
+            "home",
+            str(home),
+            _origin(
+                "--home",
+                "MEMSTRATA_HOME",
+                args.home,
+                "the project's .memstrata, found upward from $CLAUDE_PROJECT_DIR or the "
+                "working directory (files.layout.find_home)",
+            ),
+        ),
         (
             "agent",
             args.agent,

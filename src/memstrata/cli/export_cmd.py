@@ -20,7 +20,7 @@ def register(sub: Any) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from memstrata.cli.common import open_store
+    from memstrata.cli.common import open_store, say
     from memstrata.cli.main import emit
     from memstrata.errors import NotFound
     from memstrata.files.layout import resolve_home
@@ -31,6 +31,8 @@ def run_export(args: argparse.Namespace) -> int:
         raise NotFound(f"no store at {home}")
     with open_store(args, as_agent=False, sync=False) as store:
         report = export_store(store, args.target)
+    for path, why in report.skipped:
+        say("warning", f"not exported: {path}: its name {why}; rename it and export again")
     emit(
         args,
         report.to_dict(),

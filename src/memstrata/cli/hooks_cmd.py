@@ -1,15 +1,18 @@
 """`memstrata hook EVENT`: Claude Code hooks (the hook's JSON input arrives on stdin).
 
-Install (`.claude/settings.json`; add `--home DIR` to point at a store):
+Install (`.claude/settings.json`). The store is the project's: `$MEMSTRATA_HOME`, else the
+`.memstrata` found upward from `$CLAUDE_PROJECT_DIR` (or the working directory) like git
+finds its repository (`files.layout.find_home`); `--home DIR` names one. The agent is the
+default one every surface uses (`agent`), unless `--agent NAME` / `$MEMSTRATA_AGENT`:
 
     {"hooks": {
-      "SessionStart":     [{"hooks": [{"type": "command", "command": "memstrata --agent me hook session-start"}]}],
-      "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "memstrata --agent me hook user-prompt-submit"}]}],
-      "PostToolUse":      [{"matcher": "*", "hooks": [{"type": "command", "command": "memstrata --agent me hook post-tool-use"}]}],
-      "PostToolUseFailure": [{"matcher": "*", "hooks": [{"type": "command", "command": "memstrata --agent me hook post-tool-use-failure"}]}],
-      "PreCompact":       [{"hooks": [{"type": "command", "command": "memstrata --agent me hook pre-compact"}]}],
-      "Stop":             [{"hooks": [{"type": "command", "command": "memstrata --agent me hook stop"}]}],
-      "SessionEnd":       [{"hooks": [{"type": "command", "command": "memstrata --agent me hook session-end"}]}]
+      "SessionStart":     [{"hooks": [{"type": "command", "command": "memstrata hook session-start"}]}],
+      "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "memstrata hook user-prompt-submit"}]}],
+      "PostToolUse":      [{"matcher": "*", "hooks": [{"type": "command", "command": "memstrata hook post-tool-use"}]}],
+      "PostToolUseFailure": [{"matcher": "*", "hooks": [{"type": "command", "command": "memstrata hook post-tool-use-failure"}]}],
+      "PreCompact":       [{"hooks": [{"type": "command", "command": "memstrata hook pre-compact"}]}],
+      "Stop":             [{"hooks": [{"type": "command", "command": "memstrata hook stop"}]}],
+      "SessionEnd":       [{"hooks": [{"type": "command", "command": "memstrata hook session-end"}]}]
     }}
 
 A memory hook must never get in the agent's way. In Claude Code exit code 2 is

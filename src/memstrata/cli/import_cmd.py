@@ -1,4 +1,4 @@
-"""`memstrata import SOURCE [--force] [--unverified]`: load an export into this store.
+"""`memstrata import SOURCE [--force] [--unverified] [--merge-tombstones [--yes]]`.
 
 SOURCE is a folder or `.tar.gz`/`.tgz`/`.tar` written by `memstrata export`. The
 work is `memstrata.operations.transfer.import_archive`, all or nothing: the manifest must list
@@ -8,8 +8,11 @@ file/folder collisions and archives over the `[import]` caps are refused; settin
 (`config.toml`, roles included) are never imported. Files identical to the store's
 are left as they are; files that differ refuse the import unless --force, which
 replaces them. What a purge removed (`purged.jsonl`, the store's or the archive's)
-is kept out, and reported. The derived index is never imported: the store catches up
-afterwards.
+is kept out of what is imported, and reported; the archive's tombstones are never the
+store's (their author is whoever made the archive): `--merge-tombstones` lists those
+the store lacks and what adopting them would purge from the store, and with `--yes`
+adopts them (each purge runs now, as you). The derived index is never imported: the
+store catches up afterwards.
 """
 
 from __future__ import annotations
@@ -27,6 +30,12 @@ def register(sub: Any) -> None:
         action="store_true",
         help="accept an archive without a manifest (every other check still holds)",
     )
+    p.add_argument(
+        "--merge-tombstones",
+        action="store_true",
+        help="show the archive's tombstones and what they would purge; with --yes, adopt them",
+    )
+    p.add_argument("--yes", action="store_true", help="confirm --merge-tombstones")
     p.set_defaults(func=run_import)
 
 
@@ -44,14 +53,40 @@ def run_import(args: argparse.Namespace) -> int:
             bar = Progress("import", total, enabled=not args.json)
         bar(done)
 
+    preview = args.merge_tombstones and not args.yes
     with open_store(args, as_agent=False) as store:
         report = import_archive(
-            store, args.source, force=args.force, unverified=args.unverified, progress=progress
+            store,
+            args.source,
+            force=args.force,
+            unverified=args.unverified,
+            adopt_tombstones=args.merge_tombstones and args.yes,
+            dry_run=preview,
+            progress=progress,
         )
     for path, reason in report.skipped:
         say("warning", f"skipped {path}: {reason}")
     for path, tombstone in report.purged:
         say("notice", f"purged content kept out of {path}: {tombstone}")
+    for uid in report.doubted:
+        say(
+            "warning",
+            f"the store's tombstone {uid} was not applied: the store still holds what it says "
+            "was purged (check purged.jsonl: was it planted?)",
+        )
+    for t in report.tombstones:
+        if t.adopted:
+            say("notice", f"adopted the archive's tombstone {t.id}, as you")
+        else:
+            say("warning", f"the archive's tombstone {t.line()}: not adopted")
+    if preview:
+        from memstrata.errors import MalformedInput
+
+        raise MalformedInput(
+            f"nothing was imported: --merge-tombstones would adopt the {len(report.tombstones)} "
+            "tombstone(s) listed above as yours (those the store holds content of purge it "
+            "now); add --yes to import and adopt them"
+        )
     text = (
         f"imported {report.files} files into {report.home} ({report.written} written, "
         f"{report.identical} already identical, {report.replaced} replaced"

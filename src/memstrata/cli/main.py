@@ -45,6 +45,7 @@ COMMAND_MODULES = (
     "memstrata.cli.tasks_cmd",
     "memstrata.cli.sessions_cmd",
     "memstrata.cli.ledger_cmd",
+    "memstrata.cli.decisions_cmd",
     "memstrata.cli.search_cmd",
     "memstrata.cli.context_cmd",
     "memstrata.cli.reindex_cmd",
@@ -119,7 +120,8 @@ def _common(p: argparse.ArgumentParser, *, top: bool) -> None:
     p.add_argument(
         "--home",
         default=d(os.environ.get("MEMSTRATA_HOME")),
-        help="store folder (default ./.memstrata or $MEMSTRATA_HOME)",
+        help="store folder ($MEMSTRATA_HOME; default: the project's .memstrata, found "
+        "upward from the working directory like git)",
     )
     p.add_argument(
         "--agent",

@@ -23,10 +23,10 @@ def register(sub: Any) -> None:
         description="Serve one store to MCP clients, acting as --agent (default 'agent') in "
         "--room. stdio by default; --http serves streamable HTTP on --host:--port.",
         epilog="examples:\n"
-        "  memstrata --agent me mcp                      # stdio, for a client config\n"
-        "  memstrata --agent me mcp --http --port 8765   # http://127.0.0.1:8765/mcp\n"
+        "  memstrata mcp                                 # stdio, for a client config\n"
+        "  memstrata mcp --http --port 8765              # http://127.0.0.1:8765/mcp\n"
         "  memstrata mcp --list-tools                    # what an agent will see\n"
-        "  memstrata --agent me mcp --tools default,tasks # more tools, by group",
+        "  memstrata mcp --tools default,tasks           # more tools, by group",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
@@ -95,9 +95,10 @@ def _names(args: argparse.Namespace) -> list[str] | None:
 def run_mcp(args: argparse.Namespace) -> int:
     from memstrata.cli.common import warn_config
     from memstrata.mcp.server import select_tools
+    from memstrata.model import DEFAULT_AGENT
     from memstrata.store.view import Store
 
-    agent = args.agent or "agent"
+    agent = args.agent or DEFAULT_AGENT
     # No index work before the handshake: the first tool call starts watching the store
     # folder (other processes' writes, hand edits) and then catches the index up, so
     # nothing written in between is missed. HTTP watches from the start.

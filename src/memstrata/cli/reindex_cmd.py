@@ -43,6 +43,7 @@ def run_reindex(args: argparse.Namespace) -> int:
             bar(done)
 
         report = store.reindex(progress=tick)
+        skipped = store.engine.misnamed.found
         docs = store.doc_count()
         home = str(store.home)
         embedded = None
@@ -63,6 +64,11 @@ def run_reindex(args: argparse.Namespace) -> int:
     text = f"reindexed {home}: {report.scanned} sources, {docs} docs in {seconds} s"
     if report.bad_lines:
         text += f"; {report.bad_lines} unreadable lines skipped (see `memstrata doctor`)"
+    if skipped:
+        text += (
+            f"; skipped {len(skipped)} file(s) whose names memstrata refuses "
+            "(see `memstrata doctor`)"
+        )
     if embedded is not None:
         text += f"; {embedded} embedded"
     emit(args, data, text)

@@ -1,5 +1,8 @@
 """`memstrata search [TEXT] [--layer L]... [filters] [-k N] [--explain]`: one search over every layer.
 
+`--layer` takes a layer name or one of seed 004's search scopes (`memory`, `items`,
+`sessions`, `sources`), as `SearchQuery.layers` does.
+
 Builds one `SearchQuery` from the options and prints the ranked hits. Without
 --agent the search runs as admin over the whole store; with --agent it sees
 only what that agent may read. Empty TEXT gives the newest matching memories.
@@ -10,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memstrata.search.query import LAYERS
+from memstrata.search.query import LAYERS, SCOPES
 
 
 def register(sub: Any) -> None:
@@ -20,8 +23,9 @@ def register(sub: Any) -> None:
         "--layer",
         action="append",
         default=[],
-        choices=LAYERS,
-        help="restrict to a layer (repeatable)",
+        choices=(*SCOPES, *LAYERS),
+        metavar="LAYER",
+        help=f"restrict to a layer or a seed 004 scope (repeatable): {', '.join((*SCOPES, *LAYERS))}",
     )
     p.add_argument("--kind", help="ledger kind, log type, fact category, task status, role...")
     p.add_argument("--tag", action="append", default=[], help="a tag (repeatable; any matches)")

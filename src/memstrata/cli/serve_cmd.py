@@ -69,6 +69,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from memstrata.cli.common import warn_config
     from memstrata.cli.mcp_cmd import connect_hints
     from memstrata.mcp.server import select_tools
+    from memstrata.model import DEFAULT_AGENT
     from memstrata.store.view import Store
     from memstrata.web.context import ServeContext
     from memstrata.web.identity import Identities
@@ -122,10 +123,22 @@ def run_serve(args: argparse.Namespace) -> int:
         if identities.open
         else f"{len(identities.entries)} token(s); browsers log in at {base}/login"
     )
+    # Said out loud: MCP tools act for an agent, and the hooks and `memstrata mcp` default to
+    # the same one, so one user's memory is not split between two agents (issue 19).
+    mcp_agent = args.agent or DEFAULT_AGENT
+    mcp_who = f"MCP at {base}/mcp acts as agent '{mcp_agent}'" + (
+        "" if identities.open else " (or as the agent of the token a client sends)"
+    )
+    same = (
+        "the agent `memstrata hook` and `memstrata mcp` use by default"
+        if mcp_agent == DEFAULT_AGENT
+        else "give the hooks and `memstrata mcp` the same --agent"
+    )
     sys.stderr.write(
         f"memstrata serve on {base} (store {store.home}; requests act as {who}; {auth})\n"
         f"  web app: {base}/   API: {base}/api (schema {base}/api/openapi.json, try it at "
         f"{base}/api/docs)   MCP: {base}/mcp\n"
+        f"  {mcp_who}: {same}\n"
         + connect_hints(f"{base}/mcp", token or (None if identities.open else TOKEN_PLACEHOLDER))
         + (
             f"  ({TOKEN_PLACEHOLDER}: the token of a [serve] tokens entry)\n"

@@ -33,7 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memstrata.config import recall as recallconfig
 from memstrata.config.aliases import MEMORY_CONFIG_ALIASES, memory_path, sessions_path
+from memstrata.config.serve_tokens import serve_tokens as _serve_tokens
 from memstrata.errors import MalformedInput
 
 DEFAULT_HALF_LIVES: dict[str, float] = {
@@ -138,33 +140,6 @@ def _strings(v: Any) -> tuple[str, ...]:
     if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
         raise ValueError(f"must be a list of strings, got {v!r}")
     return tuple(v)
-
-
-def _serve_tokens(v: Any) -> tuple[tuple[str, str | None, str | None], ...]:
-    """`{agent = "token"}` or `[{token = "...", agent = "finn", room = "room-042"}]` ->
-    ((token, agent, room), ...); a token may be given as "sha256:<hex>" of itself."""
-    rows: list[tuple[str, str | None, str | None]] = []
-    if isinstance(v, dict):
-        entries: list[Any] = [{"agent": a, "token": t} for a, t in v.items()]
-    elif isinstance(v, list):
-        entries = v
-    else:
-        raise ValueError("must be a table {agent = \"token\"} or a list of "
-                         "{token = ..., agent = ..., room = ...}")
-    for e in entries:
-        if not isinstance(e, dict) or not isinstance(e.get("token"), str) or not e["token"]:
-            raise ValueError(f"each token entry needs a non-empty string token, got {e!r}")
-        extra = set(e) - {"token", "agent", "room"}
-        if extra:
-            raise ValueError(f"unknown key {sorted(extra)[0]!r} in a token entry "
-                             "(keys: token, agent, room)")
-        for key in ("agent", "room"):
-            if e.get(key) is not None and not isinstance(e[key], str):
-                raise ValueError(f"{key} must be a string, got {e[key]!r}")
-        rows.append((e["token"], e.get("agent") or None, e.get("room") or None))
-    if len({t for t, _, _ in rows}) != len(rows):
-        raise ValueError("the same token is given twice")
-    return tuple(rows)
 
 
 @dataclass(frozen=True)
@@ -315,6 +290,7 @@ MAP_SECTIONS: dict[str, tuple[str, Callable[[Any], Any], str]] = {
     "kinds": ("half-life in hours", _float(0.001), "ledger kinds and their half-lives in hours"),
     "decay": ("half-life in hours, 0 = no decay", _float(0.0),
               "half-lives (hours) of non-ledger layers: log, archive, channel, ..."),
+    "recall": ("weight", _float(0.0), recallconfig.HELP),
 }
 
 
@@ -375,6 +351,7 @@ class Config:
     backend_url: str = ""
     backend_retry_seconds: float = 10.0
     backend_pool_size: int = 8
+    recall_weights: dict[str, float] = field(default_factory=recallconfig.defaults)  # [recall]
     # What was read, and from where: "section.key" -> "default" | file name | "env VAR".
     origins: dict[str, str] = field(default_factory=dict)
     problems: tuple[str, ...] = ()
@@ -419,6 +396,7 @@ class Config:
             rows.append((f"kinds.{kind}", hours, self.origins.get("kinds", "default")))
         for layer, decay in self.layer_half_lives.items():
             rows.append((f"decay.{layer}", decay or 0, self.origins.get(f"decay.{layer}", "default")))
+        rows += recallconfig.rows(self.recall_weights, self.origins)
         return rows
 
 
@@ -518,6 +496,9 @@ def load_config(home: Path, *, strict: bool = False, env: Mapping[str, str] | No
                 for key, hours in parsed.items():
                     layer_half_lives[key] = hours or None
                     origins[f"decay.{key}"] = str(name)
+            elif section == "recall":
+                values["recall_weights"] = recallconfig.merged(
+                    parsed, where, problems, origins, str(name))
             continue
         known = by_section[section]
         for key, raw in body.items():
@@ -573,6 +554,7 @@ def commented_template() -> str:
     for section, (_, _, help_text) in MAP_SECTIONS.items():
         lines.append(f"# [{section}]  # {help_text}")
         defaults = DEFAULT_HALF_LIVES if section == "kinds" else DEFAULT_LAYER_HALF_LIVES
+        defaults = recallconfig.defaults() if section == "recall" else defaults
         lines.extend(f"# {k} = {v:g}" for k, v in defaults.items() if v is not None)
         lines.append("")
     sections: dict[str, list[Setting]] = {}  # rows appended later join their section

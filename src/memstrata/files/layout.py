@@ -1,6 +1,6 @@
 """Where every layer lives on disk. The folder listing of a store is its documentation:
 
-<home>/                       default ./.memstrata, or $MEMSTRATA_HOME
+<home>/                       $MEMSTRATA_HOME, else .memstrata found upward (`find_home`)
   config.toml                 optional settings (kinds, roles, thresholds)
   ledger.jsonl                shared cross-agent ledger (seed 000)
   items.json                  extracted knowledge (seed 004)
@@ -53,13 +53,52 @@ ALIASES: dict[str, tuple[str, ...]] = {
 }
 
 
+# A folder holding one of these is a project's root: the walk up for a store stops there.
+PROJECT_MARKERS = (".git", ".hg", ".claude")
+
+
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
+    """The store home: `home`, else `$MEMSTRATA_HOME`, else `find_home` from
+    `$CLAUDE_PROJECT_DIR` (Claude Code names the project to its hooks and servers) or
+    the working directory."""
     if home is not None:
         return Path(home).expanduser().absolute()
     env = os.environ.get("MEMSTRATA_HOME")
     if env:
         return Path(env).expanduser().absolute()
-    return Path.cwd() / DEFAULT_HOME
+    project = os.environ.get("CLAUDE_PROJECT_DIR")
+    start = Path(project) if project and os.path.isdir(project) else None
+    return find_home(start)
+
+
+def find_home(start: str | os.PathLike[str] | None = None) -> Path:
+    """The project's store, found the way git finds its repository.
+
+    From `start` (default: the working directory) up: the first folder holding a
+    `.memstrata` folder wins. The walk stops at a project root (a folder holding
+    `.git`, `.hg` or `.claude`), at the filesystem root, and before `$HOME` (a
+    store in the home folder is not every project's store; it is found only from
+    `$HOME` itself). With no store found, the store is created at the project
+    root if there is one, else in `start`. So a hook fired from `proj/app` uses
+    `proj/.memstrata`, never a second, empty store in `proj/app`.
+
+    Example:
+        >>> find_home("/srv/proj/app")  # doctest: +SKIP
+        PosixPath('/srv/proj/.memstrata')
+    """
+    here = Path(start if start is not None else os.getcwd()).expanduser().absolute()
+    user = os.environ.get("HOME")
+    ceiling = Path(user).absolute() if user else None
+    folder = here
+    while True:
+        if (folder / DEFAULT_HOME).is_dir():
+            return folder / DEFAULT_HOME
+        if any(os.path.lexists(folder / marker) for marker in PROJECT_MARKERS):
+            return folder / DEFAULT_HOME  # the project's root: its store goes here
+        parent = folder.parent
+        if parent in (folder, ceiling):
+            return here / DEFAULT_HOME
+        folder = parent
 
 
 @dataclass(frozen=True)

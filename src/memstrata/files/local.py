@@ -42,6 +42,7 @@ from memstrata.files.truth import (
     Appended,
     Content,
     Entry,
+    Misnamed,
     is_local_only,
 )
 from memstrata.files.watch import ChangeWatcher, default_watcher
@@ -68,6 +69,7 @@ class LocalTruth:
         self._root = str(root)
         self.locks = locks
         self.location = str(root)
+        self.misnamed = Misnamed()
 
     def path(self, rel: str) -> Path:
         """The file of a store-relative path (refusing any way out of the root)."""
@@ -149,22 +151,30 @@ class LocalTruth:
 
     def list(self, folder: str = "", *, recursive: bool = True) -> list[Entry]:
         """Files and folders below `folder`, sorted; a symlink is followed only when it
-        stays inside `folder` (never out of it, not even for a size)."""
+        stays inside `folder` (never out of it, not even for a size). A file or folder
+        whose name is no valid name (made by hand) is left out and noted in `misnamed`."""
         base = self.path(folder) if folder else self.root
         try:
             real_base = Path(os.path.realpath(base))
         except OSError:
             return []
         prefix = f"{folder.strip('/')}/" if folder.strip("/") else ""
+        if not prefix and recursive:
+            self.misnamed.found.clear()  # a full listing finds them all again
         out: list[Entry] = []
         for dirpath, dirnames, filenames in os.walk(base):
             here = Path(dirpath)
             rel_here = here.relative_to(base).as_posix()
             rel_here = "" if rel_here == "." else f"{rel_here}/"
-            dirnames[:] = sorted(d for d in dirnames if not is_local_only(prefix + rel_here + d))
+            dirnames[:] = sorted(
+                d
+                for d in dirnames
+                if not is_local_only(prefix + rel_here + d)
+                and not self.misnamed.skips(prefix + rel_here + d, d)
+            )
             for name in [*dirnames, *filenames]:
                 rel = prefix + rel_here + name
-                if is_local_only(rel):
+                if is_local_only(rel) or self.misnamed.skips(rel, name):
                     continue
                 found = _lstat_inside(here / name, real_base)
                 if found is not None:

@@ -3,8 +3,9 @@
 A path is accepted only if, after resolving symlinks, it is the root itself or
 lies strictly below it. Checked on the resolved path, so a symlink inside the
 store that leads out is refused as well as `..`, absolute paths, NUL bytes and
-sibling-prefix tricks (`/store-evil` is not inside `/store`); control characters
-(`notes\n.md`) are refused so every memory file name stays printable.
+sibling-prefix tricks (`/store-evil` is not inside `/store`). A path must also be a
+valid name (`model.name_problem`: valid UTF-8, no control or bidirectional formatting
+character, NFC), so every memory file name stays printable, encodable and unambiguous.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from memstrata import limits
 from memstrata.errors import PathOutsideStore
-from memstrata.model import has_control
+from memstrata.model import check_unicode_name
 
 MAX_PATH_CHARS = limits.PATH_CHARS
 
@@ -32,8 +33,7 @@ def safe_join(root: Path, rel: str, *, allow_root: bool = False) -> Path:
         raise PathOutsideStore(f"path longer than {MAX_PATH_CHARS} characters")
     if "\x00" in rel:
         raise PathOutsideStore("path contains a NUL byte")
-    if has_control(rel):
-        raise PathOutsideStore(f"path contains a control character (newline, tab, ...): {rel!r}")
+    check_unicode_name(rel, "memory path")
     cleaned = rel.strip().replace("\\", "/")
     if cleaned.startswith("/memories/"):
         # Anthropic memory-tool and seed 001 style paths are rooted at /memories.

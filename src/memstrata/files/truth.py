@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from memstrata.files.watch import ChangeWatcher
+from memstrata.model import name_problem, shown
 
 MISSING = ""  # `rewrite(expected=MISSING)`: only if the source does not exist yet
 
@@ -66,6 +67,41 @@ def is_local_only(rel: str) -> bool:
     if parts[0] in LOCAL_TOP or (len(parts) == 1 and EVENTS.match(parts[0])):
         return True
     return any(p.startswith(".") or p.endswith((".tmp", "-journal")) for p in parts if p)
+
+
+class Misnamed:
+    """Sources left out of listings because their names are no valid names (a file made
+    by hand as `n\\xff.md`: `model.name_problem`). Nothing memstrata writes has such a
+    name, and one such file must not make every command fail: listings skip it, the
+    store says so in a notice and `doctor` names it, until someone renames it."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, str] = {}  # path, shown escaped -> why it is no valid name
+        self._said: str | None = None
+
+    def skips(self, rel: str, name: str | None = None) -> bool:
+        """True (and noted) if `rel` must be left out: its last part `name` (default:
+        every part) is no valid name."""
+        problem = name_problem(rel if name is None else name)
+        if problem is None:
+            return False
+        self.found[shown(rel)[1:-1]] = problem
+        return True
+
+    def tell(self, notices: list[str]) -> None:
+        """Put one notice naming what the last listing skipped in `notices` (in place of
+        the one said before)."""
+        if self._said in notices:
+            notices.remove(self._said)
+        self._said = None
+        if self.found:
+            path, why = min(self.found.items())
+            more = f" (and {len(self.found) - 1} more)" if len(self.found) > 1 else ""
+            self._said = (
+                f"skipped {len(self.found)} file(s) whose names memstrata refuses: {path} "
+                f"{why}{more}; rename or remove them (`memstrata doctor` lists them)"
+            )
+            notices.append(self._said)
 
 
 @dataclass(frozen=True)
@@ -106,6 +142,7 @@ class Truth(Protocol):
     """The operations a store's sources support (module docstring)."""
 
     location: str  # for messages: a folder, or the database (without credentials)
+    misnamed: Misnamed  # sources the listings left out (names no valid names)
 
     def append(
         self, path: str, data: bytes, *, blank_line: bool = False, record_id: str | None = None

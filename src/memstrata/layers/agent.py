@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.archives import LogArchives, archive_spec
+from memstrata.layers.decisions import Decisions
 from memstrata.layers.episodes import Episodes, Scratch
 from memstrata.layers.facts import Facts
 from memstrata.layers.files import MemoryFiles
@@ -80,10 +81,15 @@ class AgentMemory:
         return Episodes(self.acting, self.name)
 
     @cached_property
+    def decisions(self) -> Decisions:
+        """Decisions, constraints and preferences in force (the ledger's records)."""
+        return Decisions(self.acting, self.name)
+
+    @cached_property
     def compactions(self) -> CompactionHistory:
         return CompactionHistory(self.acting, self.name)
 
-    def ensure_files(self) -> None:
+    def _ensure_files(self) -> None:
         """Seed 002: initialising an agent creates NOW.md with default content and LOG.md
         with a header (not in seed 003's agent-controlled mode: a blank slate), each only
         if the principal may write it and it is missing."""

@@ -19,7 +19,7 @@ from memstrata.errors import EntryTooLarge, MalformedInput
 from memstrata.files.jsondoc import RecordList
 from memstrata.files.jsonl import Decoded, decode
 from memstrata.index import queries
-from memstrata.model import Principal, has_control
+from memstrata.model import Principal, check_utf8, name_problem
 from memstrata.policy.scope import Gate
 from memstrata.policy.secrets import screen, screen_json
 
@@ -126,7 +126,7 @@ def check_text(value: object, what: str, max_bytes: int, *, allow_empty: bool = 
         raise MalformedInput(f"{what} contains a NUL byte")
     if not allow_empty and not value.strip():
         raise MalformedInput(f"{what} must not be empty")
-    size = len(value.encode("utf-8"))
+    size = len(check_utf8(value, what).encode("utf-8"))
     if size > max_bytes:
         raise EntryTooLarge(f"{what} is {size} bytes; the limit is {max_bytes} bytes")
     return value
@@ -154,10 +154,16 @@ def check_tags(tags: object, max_tags: int = limits.TAGS_PER_ENTRY) -> tuple[str
         raise EntryTooLarge(f"{len(tags)} tags; at most {max_tags} tags per entry")
     out: dict[str, None] = {}
     for t in tags:
-        if not isinstance(t, str) or not t.strip() or len(t) > limits.TAG_CHARS or has_control(t):
+        if (
+            not isinstance(t, str)
+            or not t.strip()
+            or len(t) > limits.TAG_CHARS
+            or name_problem(t) is not None
+        ):
             raise MalformedInput(
                 f"invalid tag {t!r}: tags are non-empty one-line strings of "
-                f"<= {limits.TAG_CHARS} chars"
+                f"<= {limits.TAG_CHARS} chars, valid UTF-8 in NFC, without control or "
+                "bidirectional formatting characters"
             )
         out[t.strip()] = None
     return tuple(out)

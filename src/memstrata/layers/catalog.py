@@ -43,6 +43,8 @@ def source_for(
     parts = tuple(p for p in rel.split("/") if p)
     if not parts or any(p.startswith(".") or p.endswith(".tmp") for p in parts):
         return None
+    if engine.misnamed.skips(rel):  # made by hand: never a key, never a crash
+        return None
     path = Path(f"{engine.home}/{'/'.join(parts)}")
     cache = handles if handles is not None else {}
     acting = cache.get(("acting", ""))
@@ -81,6 +83,7 @@ def all_sources(engine: Engine) -> list[SourceSpec]:
             specs.setdefault(str(spec.path), spec)
         if len(specs) > MAX_WALK_FILES:
             break
+    engine.misnamed.tell(engine.notices)  # files skipped for their names, if any
     out = list(specs.values())
     out.extend(project_sources(engine))  # indexed project folders (seed 004 `sources`)
     return out

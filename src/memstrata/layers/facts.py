@@ -39,6 +39,7 @@ from memstrata.model import (
     FACT_CATEGORIES,
     Fact,
     check_plain,
+    check_utf8,
     iso,
     now_ts,
     parse_ts,
@@ -131,6 +132,7 @@ class Facts(Layer):
         return SourceSpec(self.path, "append", lambda d, b: parse_facts(d, b, path, owner))
 
     def _row(self, key: str) -> dict[str, Any] | None:
+        check_utf8(key, "fact key")  # (no fact has such a key: a clear refusal, not a crash)
         self.engine.fresh(self._spec())
         row = queries.row_of(self.engine.db, f"fact:{self.owner}:{key}")
         return row.record() if row is not None else None

@@ -88,6 +88,9 @@ def render_now(state: NowState) -> str:
     parts.append("")
     if state.blockers:
         parts += ["## Blockers"] + [f"- {b.strip()}" for b in state.blockers] + [""]
+    for title, body in state.extra.items():  # further sections, e.g. a hook's "Last turn"
+        if body.strip():
+            parts += [f"## {title}", body.strip(), ""]
     parts.append(f"_Updated: {state.updated or iso(now_ts())}_")
     return "\n".join(parts) + "\n"
 

@@ -28,7 +28,15 @@ from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.base import Acting, Layer, check_tags, check_text
 from memstrata.layers.rooms import Room
-from memstrata.model import LedgerEntry, check_name, check_plain, iso, now_ts, parse_ts
+from memstrata.model import (
+    RECORD_KINDS,
+    LedgerEntry,
+    check_name,
+    check_plain,
+    iso,
+    now_ts,
+    parse_ts,
+)
 from memstrata.policy.secrets import secret_mark
 from memstrata.search.query import SearchQuery
 
@@ -128,7 +136,7 @@ class Ledger(Layer):
         """Append an entry; acknowledged (returned) only once it is on disk."""
         self._check("write")
         cfg = self.engine.config
-        if kind not in cfg.half_lives:
+        if kind not in cfg.half_lives and kind not in RECORD_KINDS:
             raise UnknownKind(f"unknown kind {kind!r}; known kinds: {', '.join(cfg.kinds)}")
         check_text(summary, "summary", cfg.bounds.summary_bytes)
         if detail is not None:
@@ -263,7 +271,8 @@ class Ledger(Layer):
             include_superseded=include_superseded,
             k=limit,
         )
-        if q.kind is not None and q.kind not in self.engine.config.half_lives:
+        known = self.engine.config.half_lives
+        if q.kind is not None and q.kind not in known and q.kind not in RECORD_KINDS:
             raise UnknownKind(
                 f"unknown kind {q.kind!r}; known kinds: {', '.join(self.engine.config.kinds)}"
             )

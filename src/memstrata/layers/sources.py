@@ -35,7 +35,7 @@ from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec, SyncReport, sync_sources
 from memstrata.layers.base import Acting, Layer
 from memstrata.layers.mdparse import TEXT_SUFFIXES
-from memstrata.model import iso, now_ts
+from memstrata.model import iso, name_problem, now_ts
 
 if TYPE_CHECKING:
     pass
@@ -120,10 +120,18 @@ def walk_source(root: Path) -> list[Path]:
     """The files of a project folder that are indexed, sorted."""
     out: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if d not in SKIP_DIRS and not d.startswith(".") and name_problem(d) is None
+        )
         for name in sorted(filenames):
             p = Path(dirpath) / name
-            if name.startswith(".") or p.suffix.lower() not in TEXT_SUFFIXES:
+            if (
+                name.startswith(".")
+                or p.suffix.lower() not in TEXT_SUFFIXES
+                or name_problem(name) is not None  # (an undecodable name is never a key)
+            ):
                 continue
             try:
                 if p.is_symlink() or p.stat().st_size > MAX_FILE_BYTES:

@@ -49,14 +49,21 @@ def record_error(store: Store, agent: str, exc: BaseException) -> None:
     _recovery_now(store, agent, message)
 
 
-def record_tool_failure(store: Store, agent: str, tool: str, detail: str, **meta: Any) -> None:
+def record_tool_failure(
+    store: Store, agent: str, tool: str, detail: str, *, recovery: bool = True, **meta: Any
+) -> None:
     """A failed tool execution (a coding agent's hook reports it; there is no traceback):
-    an ERROR entry naming the tool and the failure, and the recovery NOW.md."""
+    one ERROR entry naming the tool and the failure (`meta`: its arguments, call id,
+    session), and the recovery NOW.md unless `recovery` is False (the agent set NOW in
+    this turn: `lifecycle.outcome`)."""
     message = f"Error: tool {tool} failed: {_one_line(detail or 'no detail given')}"
     store.agent(agent).log.append(
-        "ERROR", message, {"tool": tool, "error": detail[:MAX_TRACEBACK_CHARS], **meta}
+        "ERROR",
+        message,
+        {"tool": tool, "outcome": "error", "error": detail[:MAX_TRACEBACK_CHARS], **meta},
     )
-    _recovery_now(store, agent, message)
+    if recovery:
+        _recovery_now(store, agent, message)
 
 
 def _recovery_now(store: Store, agent: str, message: str) -> None:

@@ -21,7 +21,13 @@ line, each category in the order things happened:
                         summarised into the room left
 
 Tool output is never classified by its text (a pytest "warning" is not a safety
-constraint); metadata `{"kind": "decision" | "constraint" | "blocker" | "phase"}`
+constraint), nor is tool text a transcript holds (`tool_call` / `tool_result` messages,
+and the "[tool_use ...]" / "[tool_result] ..." lines earlier captures folded into
+messages); hook bookkeeping (capture notices) is dropped; a final response is read
+without its "Final response:" label, so it is a decision only when it states one; the
+objective is the user's goal (NOW.md's, with `AgentLoop`'s "Task complete: " and the
+recovery status read back to the goal they carry). Metadata `{"kind": "decision" |
+"constraint" | "blocker" | "phase"}`
 overrides the text rules, and an optional `LineClassifier` (a model, see
 `llm.base`) may label lines the rules left as narrative. A previous digest's
 bullets are read back into their categories, so decisions survive any number of
@@ -75,6 +81,50 @@ _TOOL_LINE = re.compile(r"^- (?:Tool use|Errors)(?: \(earlier\))?: ")
 _FAILED = re.compile(r"\b(?:failed|failure|error|exception|traceback|denied|timed? ?out)\b", re.I)
 _PASSED = re.compile(r"\b(?:passed|ok|success|succeeded|done|0 failed)\b", re.I)
 _WORD = re.compile(r"[^\W_]{3,}")
+_TOOL_TEXT = ("[tool_use ", "[tool_result]")
+# Words that carry no content of their own in a durable item ("yes, go ahead", "LGTM").
+_CONSENT_WORDS = frozenset(
+    [
+        "yes",
+        "yep",
+        "yeah",
+        "sure",
+        "ok",
+        "okay",
+        "alright",
+        "right",
+        "fine",
+        "good",
+        "great",
+        "perfect",
+        "sounds",
+        "looks",
+        "go",
+        "ahead",
+        "do",
+        "it",
+        "please",
+        "thanks",
+        "thank",
+        "you",
+        "lgtm",
+        "ship",
+        "proceed",
+        "agreed",
+        "approved",
+        "that",
+        "works",
+        "for",
+        "me",
+        "let",
+        "us",
+        "let's",
+        "the",
+        "this",
+        "one",
+        "option",
+    ]
+)
 _SHAPE = re.compile(r"\d+")
 
 
@@ -127,12 +177,18 @@ def _tool_name(meta: dict[str, Any], text: str) -> str:
 
 
 def log_records(entries: Iterable[LogEntry]) -> list[Record]:
-    """LOG entries (or archived ones) as digest records."""
+    """LOG entries (or archived ones) as digest records (bookkeeping left out)."""
+    from memstrata.lifecycle.activity import final_text, is_bookkeeping, is_final_response
+
     out: list[Record] = []
     for e in entries:
         meta = e.metadata or {}
         forced = meta.get("kind") if meta.get("kind") in (*PINNED, "preference") else None
-        if e.entry_type == "TOOL_USE" and forced is None:
+        if is_bookkeeping(e):
+            continue
+        if is_final_response(e) and forced is None:
+            out.append(Record("text", final_text(e)))  # its label is no decision
+        elif e.entry_type == "TOOL_USE" and forced is None:
             out.append(
                 Record("tool", e.content, _tool_name(meta, e.content), _outcome(meta, e.content))
             )
@@ -159,8 +215,15 @@ def message_records(messages: Iterable[SessionMessage | dict[str, Any]]) -> list
             out.append(Record("tool", content, "tool results", _outcome({}, content)))
         elif role == "summary":
             out.append(Record("digest", content))
-        else:
-            out.append(Record("text", content, speaker="user" if role == "user" else None))
+        elif role in ("user", "assistant"):
+            said = [x for x in content.splitlines() if not x.startswith(_TOOL_TEXT)]
+            tools = len(content.splitlines()) - len(said)
+            if tools:  # an earlier capture folded tool blocks into the message: counted
+                out.extend(Record("tool", "", "tool calls", "done") for _ in range(tools))
+            text = "\n".join(said).strip()
+            if text:
+                out.append(Record("text", text, speaker="user" if role == "user" else None))
+        # "system" (the harness's own notes in a transcript) states nothing of the work
     return out
 
 
@@ -290,6 +353,13 @@ def _strip_label(category: str, text: str) -> str:
     return label.sub("", text, count=1).strip() or text
 
 
+def _goal(now: NowState | None) -> str:
+    """The user's goal NOW.md states (not "Task complete: ...", not the recovery status)."""
+    from memstrata.lifecycle.outcome import previous_goal
+
+    return (previous_goal(now) or "") if now is not None else ""
+
+
 @dataclass(frozen=True)
 class Sections:
     """A digest before it is fitted to a budget: each part in policy order."""
@@ -310,7 +380,7 @@ def sections(
     narrative = [line for line, _ in s.narrative]
     resolutions = [x for x in [*narrative, *s.pinned["decision"]] if _RESOLVED.search(x)]
     heads: list[str] = []
-    objective = now.objective.strip() if now else ""
+    objective = _goal(now)
     if objective.lower() not in PLACEHOLDER_OBJECTIVES:
         heads.append(one_line(objective))
     elif s.pinned["objective"]:
@@ -354,13 +424,23 @@ def pinned_bullets(
     return [*sec.heads, *items, *sec.counts, *sec.earlier], sec.narrative
 
 
+def _says_something(item: str) -> bool:
+    """False for an item that is only consent or filler ("ok", "yes, go ahead"): with its
+    context gone it tells long-term memory nothing."""
+    words = [w.lower() for w in re.findall(r"[^\W_]+", item)]
+    return len([w for w in words if w not in _CONSENT_WORDS]) >= 2
+
+
 def durable_items(records: Sequence[Record]) -> list[str]:
-    """What a pre-compaction flush keeps for long-term memory: decisions, constraints, preferences."""
+    """What a pre-compaction flush keeps for long-term memory: decisions, constraints,
+    preferences that say something on their own."""
     s = _sort(records)
     out = []
     for category in ("decision", "constraint", "preference"):
         for item in _dedupe(s.pinned[category]):
-            out.append(f"- {LABELS[category]}: {_strip_label(category, item)}")
+            text = _strip_label(category, item)
+            if _says_something(text):
+                out.append(f"- {LABELS[category]}: {text}")
     return out
 
 

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 from memstrata.errors import MalformedInput, NotFound, ProviderError
 from memstrata.files.paths import safe_join
 from memstrata.lifecycle.providers import default_extractor, usage_delta, usage_snapshot
-from memstrata.model import check_name
+from memstrata.model import check_name, name_problem
 
 if TYPE_CHECKING:
     from memstrata.llm.base import Extractor
@@ -85,9 +85,15 @@ def _candidates(root: Path, home: Path) -> list[Path]:
     for dirpath, dirnames, filenames in os.walk(root):
         here = Path(dirpath)
         dirnames[:] = sorted(
-            d for d in dirnames if d not in SKIP_DIRS and (here / d).resolve() != home
+            d
+            for d in dirnames
+            if d not in SKIP_DIRS and (here / d).resolve() != home and name_problem(d) is None
         )
-        out += [here / n for n in sorted(filenames) if Path(n).suffix.lower() in TEXT_SUFFIXES]
+        out += [
+            here / n
+            for n in sorted(filenames)
+            if Path(n).suffix.lower() in TEXT_SUFFIXES and name_problem(n) is None
+        ]
     return out
 
 

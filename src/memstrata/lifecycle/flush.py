@@ -28,6 +28,7 @@ flush writes nothing (the agent alone decides what CONTEXT.md holds).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from memstrata.store.view import Store
 
 SECTION = "## Session Summaries"
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 MAX_FLUSH_ITEMS = 30
 
 
@@ -68,6 +70,11 @@ def session_row(store: Store, agent: str, sid: str) -> dict[str, Any]:
     return store.agent(agent).sessions._read_index().find(sid) or {}
 
 
+def _item_text(item: str) -> str:
+    """'- Decision: use X' -> 'use X'."""
+    return item.split(": ", 1)[1] if ": " in item else item
+
+
 def _fresh(existing: str, items: list[str]) -> list[str]:
     return [i for i in items if i not in existing]
 
@@ -82,7 +89,10 @@ def _merge(existing: str, sid: str, items: list[str], limit: int) -> tuple[str, 
         base = "# Agent Memory"
     if SECTION not in base:
         base += f"\n\n{SECTION}"
-    head = f"\n\n### {iso(now_ts())[:10]} (session {sid}, memory flush)\n"
+    # A session named by a person is named; a UUID (Claude Code's ids) is noise in the file
+    # the user curates and every prompt loads (issue 19): sessions.json keeps the link.
+    named = "" if _UUID.search(sid) else f"session {sid}, "
+    head = f"\n\n### {iso(now_ts())[:10]} ({named}memory flush)\n"
     kept: list[str] = []
     for item in fresh:
         if len(base) + len(head) + sum(len(k) + 1 for k in kept) + len(item) + 2 > limit:
@@ -103,7 +113,12 @@ def flush_session(
         )
     mem = store.agent(agent)
     msgs = messages if messages is not None else current_cycle(mem.sessions.messages(session_id))
-    items = durable_items(message_records(msgs))[:MAX_FLUSH_ITEMS]
+    # What is a record already (stated in a prompt and recorded by the hooks, or by the
+    # agent) stays out: CONTEXT.md cannot be superseded, so a decision there would outlive
+    # the record that replaced it.
+    items = [
+        i for i in durable_items(message_records(msgs)) if not mem.decisions.known(_item_text(i))
+    ][:MAX_FLUSH_ITEMS]
     kept: list[str] = []
     fresh: list[str] = []
     path = ""

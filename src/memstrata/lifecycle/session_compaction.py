@@ -152,7 +152,8 @@ def compact_session(
         if store.config.session_flush_enabled:
             flush_session(store, agent, sid, [to_message(r) for _, r in older])
         if store.config.automatic_writes:
-            last = "\n".join(f"- {_line(r)}" for _, r in older[-FLUSH_TAIL:])
+            said = [r for _, r in older if r.get("role") in ("user", "assistant")]
+            last = "\n".join(f"- {_line(r)}" for r in said[-FLUSH_TAIL:])  # no tool pairs
             store.agent(agent).log.append(
                 "SYSTEM",
                 f"Session {sid} compacted: {len(older)} message(s) summarised, "

@@ -73,7 +73,7 @@ class ToolSpec:
 # "claude"): every tool listed costs an agent context tokens at every session start.
 GROUPS: dict[str, str] = {
     "core": "seed 002 skills and recall: recall_memory, memory_get, log_activity, "
-            "update_status, save_fact, get_fact",
+            "update_status, save_fact, get_fact, record_decision",
     "files": "seed 003 memory files: memory_read, memory_write, memory_replace, memory_insert, "
              "memory_list (off with [tools.memory] enabled = false)",
     "ledger": "seed 000 shared ledger: memory_publish, memory_query, memory_search, "
@@ -165,8 +165,9 @@ def build_tools(store: Store) -> list[ToolSpec]:
     agent = _AgentHandle(store)  # resolved at the first call: the owner may use the ledger
     kinds = store.config.kinds
     bounds = store.config.bounds
+    from memstrata.mcp.decisions import build_decision_tools
     from memstrata.mcp.episodic import build_episodic_tools
-    from memstrata.search.query import LAYERS
+    from memstrata.search.query import LAYERS, SCOPES
 
     def where(source: str) -> str:
         return store.rel(Path(source))
@@ -261,11 +262,12 @@ def build_tools(store: Store) -> list[ToolSpec]:
         return Reply(f"logged {e.id} ({e.entry_type})",
                      {"id": e.id, "entry_type": e.entry_type, "ts": e.ts})
 
-    def recall_memory(query: str, n_results: int, layers: list[str] | None,
-                      explain: bool) -> Reply:
+    def recall_memory(query: str, n_results: int, layers: list[str] | None, kind: str | None,
+                      since: str | None, until: str | None, explain: bool) -> Reply:
         from memstrata.search.query import SearchQuery
 
-        return search(SearchQuery(text=query, k=n_results, layers=tuple(layers or ())), explain)
+        return search(SearchQuery(text=query, k=n_results, layers=tuple(layers or ()), kind=kind,
+                                  since=since, until=until), explain)
 
     def save_fact(key: str, value: str, category: str, citations: list[str] | None) -> Reply:
         f = agent.facts.set(key, value, category, citations=citations)
@@ -413,8 +415,12 @@ def build_tools(store: Store) -> list[ToolSpec]:
                  "layers names \"session\". Returns ranked hits.",
                  (_req("query", "string", "a question or keywords"),
                   _p("n_results", "integer", "number of hits", 5, minimum=1, maximum=k_max),
-                  _p("layers", "array", "only these layers (default: all but session)",
-                     items="string", item_enum=LAYERS), explain),
+                  _p("layers", "array", "only these layers or scopes (default: all but session)",
+                     items="string", item_enum=(*SCOPES, *LAYERS)),
+                  _p("kind", "string", "only this kind (LOG type, ledger kind, fact category...)"),
+                  _p("since", "string", "not older than this ISO 8601 time"),
+                  _p("until", "string", "not newer than this ISO 8601 time"),
+                  explain),
                  hits_out, idempotent=True),
         ToolSpec("save_fact", save_fact,
                  "Save or update a durable key/value fact; repo facts (user, feedback, "
@@ -475,6 +481,7 @@ def build_tools(store: Store) -> list[ToolSpec]:
                   _p("old_path", "string", "rename: from"), _p("new_path", "string", "rename: to"),
                   _p("view_range", "array", "view: [first, last] line", items="integer")),
                  None, read_only=False, destructive=True, group="claude"),
+        *build_decision_tools(agent),  # decisions, constraints, preferences (issue 19)
         *build_episodic_tools(store, agent),  # seed 001 task-episodic + promotion, rooms
     ]
 

@@ -5,8 +5,9 @@ compares, source by source, the docs the files yield with the rows the index
 holds: missing, stale and changed docs, docs of files that no longer exist, and the
 superseded flags of the ledger. It also lists what the files hold that could not be
 read cleanly (torn or hand-mangled records, LOG blocks with a cut footer or a copied
-id, JSON entries the code does not understand, a damaged session index: each skipped
-or kept as said, never fatal) and runs SQLite's and FTS5's integrity checks. It
+id, JSON entries the code does not understand, a damaged session index, a file whose
+name memstrata refuses: each skipped or kept as said, never fatal) and runs SQLite's
+and FTS5's integrity checks. It
 changes neither the files nor the index rows. The files are the store's truth,
 read through its backend: with `[backend] url` naming PostgreSQL this compares
 this host's index with the database, and also lists every source whose version
@@ -117,6 +118,8 @@ def examine(store: Store) -> Findings:
                     "truth_version": versions[rel],
                 }
             )
+    for path, why in store.engine.misnamed.found.items():  # (noted by the listing above)
+        bad[(path, 0)] = f"file skipped: its name {why}; rename or remove it"
     for agent in store.agents():  # the session index is no index source, but a file people edit
         sessions = store.agent(agent).sessions
         with contextlib.suppress(ScopeDenied):

@@ -2,22 +2,31 @@
 
     SessionStart      -> the assembled memory context (`additionalContext`); with
                          `source` "resume" or "compact", the session's last captured
-                         messages too, so the agent picks up where the transcript was cut
-    UserPromptSubmit  -> logs the user's intent (seed 002) and injects NOW + the last
-                         LOG entries; "ignore memory" (seed 001) injects no memory at all
-    PostToolUse       -> one compact TOOL_USE entry per tool execution (seed 002 auto-log);
-                         a failed one (error, non-zero exit, interrupted) also self-anneals:
-                         an ERROR entry and the recovery steps in NOW.md
+                         user and assistant messages too, so the agent picks up where the
+                         transcript was cut
+    UserPromptSubmit  -> logs the user's intent (seed 002), records the turn's start
+                         (`lifecycle.outcome`), and injects NOW + the last meaningful LOG
+                         entries; "ignore memory" (seed 001) injects no memory at all
+    PostToolUse       -> one compact TOOL_USE entry per tool execution (seed 002 auto-log,
+                         with the call's `tool_use_id`); a failed one (error, non-zero exit,
+                         interrupted) is one ERROR entry instead, with its arguments and
+                         call id, and self-anneals: recovery steps in NOW.md, unless
+                         NOW.md is the agent's
     PostToolUseFailure-> the same for a tool Claude Code reports as failed
     PreCompact        -> capture the transcript's new messages, then the seed 004 memory
                          flush: their durable items go to CONTEXT.md / MEMORY.md
                          (`lifecycle.flush`), `memory:flush` is emitted
     Stop              -> capture the transcript's new messages; log the turn's final
                          response (`last_assistant_message`, else the transcript's last
-                         assistant text) and set NOW.md to "Task complete: <prompt>",
-                         once per response
-    (capture: into the memstrata session of the same id, in transcript order; one
-    SYSTEM entry in LOG.md only when something new was captured)
+                         assistant text), record what the turn's prompts and response
+                         clearly state (a decision, constraint, preference: first-class
+                         records, unless the agent recorded that kind itself), leave NOW.md
+                         to the agent: a NOW it set stays, else the outcome is recorded
+                         without claiming any work complete
+                         (`lifecycle.outcome.record_outcome`), once per response
+    (capture: into the memstrata session of the same id, in transcript order: text as
+    user/assistant messages, each tool call and result as `tool_call` / `tool_result`
+    messages carrying the call's id; no LOG entry, the transcript is the record)
     SessionEnd        -> the conversation ended (seed 001): the rest of the transcript is
                          captured, the session marked ended, session scratch cleared
                          (moved to the archive)
@@ -103,26 +112,46 @@ def session_start(
         sid = session_id_of(hook)
         sessions = store.agent(agent).sessions
         if store.engine.exists(sessions._spec(sid).path):
-            msgs = [m for m in sessions.messages(sid) if m.role in ("user", "assistant", "summary")]
-            lines = [f"- {m.role}: {_one_line(m.content)}" for m in msgs[-RESUME_MESSAGES:]]
+            said = [
+                (m.role, _without_tool_text(m.content))
+                for m in sessions.messages(sid)
+                if m.role in ("user", "assistant", "summary")
+            ]
+            said = [(role, text) for role, text in said if text]
+            lines = [f"- {role}: {_one_line(text)}" for role, text in said[-RESUME_MESSAGES:]]
             if lines:
                 tail = (
                     f"\n## This session before the {'compaction' if source == 'compact' else 'break'}"
-                    f" (session {sid}, last {len(lines)} captured)\n" + "\n".join(lines) + "\n"
+                    f" (its last {len(lines)} messages)\n" + "\n".join(lines) + "\n"
                 )
     budget = max(200, budget_chars - len(tail))
-    ctx = assemble_context(store, agent, budget_chars=budget)
+    cwd = hook.get("cwd")  # the agent's workspace, as Claude Code reports it
+    ctx = assemble_context(
+        store, agent, budget_chars=budget, workspace=cwd if isinstance(cwd, str) else None
+    )
     return _output("SessionStart", ctx.text + tail)
 
 
-def prompt_context(store: Store, agent: str, *, log_entries: int = PROMPT_LOG_ENTRIES) -> str:
-    """NOW.md and the last LOG entries: what seed 002 reads before every LLM call."""
+def prompt_context(
+    store: Store,
+    agent: str,
+    *,
+    log_entries: int = PROMPT_LOG_ENTRIES,
+    skip: str | None = None,
+) -> str:
+    """NOW.md and the last meaningful LOG entries (seed 002 reads NOW + LOG before every
+    LLM call): tool traces and bookkeeping are left out, and so is the entry `skip` (the
+    prompt just logged: it never answers itself)."""
+    from memstrata.lifecycle.activity import is_bookkeeping, is_call
+
     mem = store.agent(agent)
     parts = []
     now = mem.now.read().strip()
     if now:
         parts.append(f'<memory source="{store.rel(mem.now.path)}">\n{now}\n</memory>')
-    entries = mem.log.tail(log_entries) if log_entries else []
+    recent = mem.log.tail(max(50, log_entries)) if log_entries else []
+    entries = [e for e in recent if e.id != skip and not (is_call(e) or is_bookkeeping(e))]
+    entries = entries[-log_entries:] if log_entries else []
     if entries:
         parts.append(
             "Recent activity (LOG.md):\n"
@@ -137,46 +166,50 @@ def prompt_context(store: Store, agent: str, *, log_entries: int = PROMPT_LOG_EN
 def user_prompt_submit(store: Store, agent: str, hook: dict[str, Any]) -> dict[str, Any] | None:
     """Log the prompt as the user's intent; inject NOW + LOG, or nothing on "ignore memory"."""
     from memstrata.assembly.context import wants_no_memory
+    from memstrata.lifecycle.outcome import turn_started
     from memstrata.operations.loop import log_intent
 
     prompt = str(hook.get("prompt") or "")
     ignore = wants_no_memory(prompt)
-    meta: dict[str, Any] = {"session": session_id_of(hook)} if hook.get("session_id") else {}
+    sid = session_id_of(hook) if hook.get("session_id") else None
+    meta: dict[str, Any] = {"session": sid} if sid else {}
     if ignore:
         meta["ignore_memory"] = True
-    log_intent(store, agent, prompt, **meta)
+    logged = log_intent(store, agent, prompt, **meta)
+    if logged is not None and sid is not None:  # writes allowed
+        turn_started(store, agent, sid)
     if ignore:
         return None  # seed 001: memory is not consulted for this turn
-    text = prompt_context(store, agent)
+    text = prompt_context(store, agent, skip=logged.id if logged is not None else None)
     return _output("UserPromptSubmit", text) if text else None
 
 
 def post_tool_use(store: Store, agent: str, hook: dict[str, Any]) -> None:
-    """One TOOL_USE entry: tool, clipped parameters, result size and outcome. A failed
-    tool also self-anneals (seed 002): an ERROR entry and recovery steps in NOW.md."""
-    from memstrata.operations.loop import log_tool
+    """One TOOL_USE entry: tool, clipped parameters, result size, outcome and call id. A
+    failed tool is one ERROR entry instead, and self-anneals (seed 002)."""
+    from memstrata.operations.loop import log_tool, outcome_of, writes_allowed
 
     name = str(hook.get("tool_name") or "tool")
-    if name.startswith(SKIPPED_TOOL_PREFIX):
+    if name.startswith(SKIPPED_TOOL_PREFIX) or not writes_allowed(store):
         return
     meta = _tool_meta(hook)
-    entry = log_tool(store, agent, name, hook.get("tool_input"), hook.get("tool_response"), **meta)
-    if entry is not None and entry.metadata.get("outcome") == "error":
-        _anneal(store, agent, name, _failure_detail(hook.get("tool_response")), meta)
+    result = hook.get("tool_response")
+    if outcome_of(result) == "error":
+        _anneal(store, agent, name, _failure_detail(result), hook, meta)
+        return
+    log_tool(store, agent, name, hook.get("tool_input"), result, **meta)
 
 
 def post_tool_use_failure(store: Store, agent: str, hook: dict[str, Any]) -> None:
-    """Claude Code's PostToolUseFailure (`error`, `is_interrupt`): the TOOL_USE entry with
-    outcome error, then the ERROR entry and recovery steps (seed 002 self-annealing)."""
-    from memstrata.operations.loop import log_tool
+    """Claude Code's PostToolUseFailure (`error`, `is_interrupt`): one ERROR entry with the
+    tool, its arguments and call id, and the recovery steps (seed 002 self-annealing)."""
+    from memstrata.operations.loop import writes_allowed
 
     name = str(hook.get("tool_name") or "tool")
-    if name.startswith(SKIPPED_TOOL_PREFIX):
+    if name.startswith(SKIPPED_TOOL_PREFIX) or not writes_allowed(store):
         return
     detail = str(hook.get("error") or ("interrupted" if hook.get("is_interrupt") else "failed"))
-    meta = _tool_meta(hook)
-    if log_tool(store, agent, name, hook.get("tool_input"), None, error=detail, **meta):
-        _anneal(store, agent, name, detail, meta)
+    _anneal(store, agent, name, detail, hook, _tool_meta(hook))
 
 
 def _tool_meta(hook: dict[str, Any]) -> dict[str, Any]:
@@ -186,10 +219,20 @@ def _tool_meta(hook: dict[str, Any]) -> dict[str, Any]:
     return meta
 
 
-def _anneal(store: Store, agent: str, tool: str, detail: str, meta: dict[str, Any]) -> None:
+def _anneal(
+    store: Store, agent: str, tool: str, detail: str, hook: dict[str, Any], meta: dict[str, Any]
+) -> None:
+    """A failed tool, recorded once: the ERROR entry (with the call's clipped arguments and
+    id), and recovery steps in NOW.md unless NOW.md is the agent's (`lifecycle.outcome`)."""
     from memstrata.lifecycle.anneal import record_tool_failure
+    from memstrata.lifecycle.outcome import agent_owns_now
+    from memstrata.operations.loop import compact_args
 
-    record_tool_failure(store, agent, tool, detail[:MAX_CONTENT], **meta)
+    agents = agent_owns_now(store, agent, meta.get("session"))
+    args = compact_args(hook.get("tool_input"))
+    record_tool_failure(
+        store, agent, tool, detail[:MAX_CONTENT], recovery=not agents, args=args, **meta
+    )
 
 
 def _failure_detail(result: Any) -> str:
@@ -212,10 +255,13 @@ def stop(
     store: Store, agent: str, hook: dict[str, Any], *, max_capture: int | None = None
 ) -> dict[str, Any]:
     """Claude finished its response (seed 002 "after execution"): capture the transcript,
-    log the final response and set NOW.md to "Task complete". Once per response: the
-    response's key (the prompt's transcript uuid + a hash of the text) is recorded in
-    sessions.json, and a Stop hook that sees the same response again writes nothing."""
-    from memstrata.operations.loop import log_final_response, mark_complete, writes_allowed
+    log the final response, record what the turn clearly states, and record the outcome in
+    NOW.md unless the agent set NOW (`lifecycle.outcome`: NOW belongs to the agent; `AgentLoop`, which owns NOW, still says "Task complete"). Once per
+    response: the response's key (the prompt's transcript uuid + a hash of the text) is
+    recorded in sessions.json, and a Stop hook that sees the same response again writes
+    nothing."""
+    from memstrata.lifecycle.outcome import record_outcome, record_statements, turn_prompts
+    from memstrata.operations.loop import log_final_response, writes_allowed
 
     got = capture_transcript(store, agent, hook, event="stop", max_capture=max_capture)
     out: dict[str, Any] = {**got.__dict__, "final_response": False}
@@ -227,7 +273,9 @@ def stop(
     if (sessions._read_index().find(got.session_id) or {}).get("responded") == key:
         return out
     log_final_response(store, agent, _compact(text), session=got.session_id)
-    mark_complete(store, agent, intent)
+    prompts = turn_prompts(store, agent, got.session_id, intent)
+    record_statements(store, agent, got.session_id, prompts, text)
+    out["now"] = record_outcome(store, agent, got.session_id, intent, text)
     sessions._update_index(got.session_id, responded=key)
     out["final_response"] = True
     return out
@@ -319,45 +367,98 @@ def session_end(store: Store, agent: str, hook: dict[str, Any]) -> dict[str, Any
     return {"cleared": end_conversation(store, agent, sid), "session": sid}
 
 
+_TOOL_TEXT = ("[tool_use ", "[tool_result]")  # how earlier versions captured tool blocks
+
+
+def _without_tool_text(text: str) -> str:
+    """A captured message without the tool lines earlier versions folded into it."""
+    return "\n".join(x for x in text.splitlines() if not x.startswith(_TOOL_TEXT)).strip()
+
+
 def _text(content: Any) -> str:
+    """The text blocks of a message's content (tool blocks are messages of their own)."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, dict):
-                if block.get("type") == "text":
-                    parts.append(str(block.get("text", "")))
-                elif block.get("type") == "tool_use":
-                    parts.append(
-                        f"[tool_use {block.get('name')}] {json.dumps(block.get('input'))[:500]}"
-                    )
-                elif block.get("type") == "tool_result":
-                    parts.append(f"[tool_result] {_text(block.get('content'))[:500]}")
+        parts = [
+            str(b.get("text", ""))
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text"
+        ]
         return "\n".join(p for p in parts if p)
     return "" if content is None else json.dumps(content)[:MAX_CONTENT]
 
 
-def _messages(transcript: Path) -> list[dict[str, Any]]:
-    out = []
+def _messages(transcript: Path) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Each transcript record's uuid and the messages it becomes, in order: its text as a
+    user / assistant message (a meta record, Claude Code's own notes, as `system`), each
+    `tool_use` block as a `tool_call` and each `tool_result` as a `tool_result`, both with
+    the call's id (seed 004: a call and its result share one; DESIGN-recall: the LOG's
+    TOOL_USE entry of the call carries it too as `tool_use_id`)."""
+    from memstrata.operations.loop import _json_input
+
+    out: list[tuple[str, list[dict[str, Any]]]] = []
+    names: dict[str, str] = {}
     for off, rec in read_records(transcript).records:
         inner = rec.get("message")
         msg: dict[str, Any] = inner if isinstance(inner, dict) else rec
         role = msg.get("role") or rec.get("type")
         if role not in ("user", "assistant"):
             continue
+        rid = str(rec.get("uuid") or f"t{off}")
+        when = rec.get("timestamp")
+        got: list[dict[str, Any]] = []
         text = _text(msg.get("content")).strip()
-        if not text:
-            continue
-        out.append(
-            {
-                "id": str(rec.get("uuid") or f"t{off}"),
-                "role": role,
-                "content": text[:MAX_CONTENT],
-                "timestamp": rec.get("timestamp"),
-            }
-        )
+        if text:
+            got.append(
+                {
+                    "id": rid,
+                    "role": "system" if rec.get("isMeta") else role,
+                    "content": text[:MAX_CONTENT],
+                    "timestamp": when,
+                }
+            )
+        content = msg.get("content")
+        blocks: list[Any] = content if isinstance(content, list) else []
+        for n, b in enumerate(blocks):
+            if not isinstance(b, dict):
+                continue
+            if b.get("type") == "tool_use":
+                call = str(b.get("id") or f"{rid}-tool{n}")[:200]
+                names[call] = str(b.get("name") or "tool")[:200]
+                got.append(
+                    {
+                        "id": call,
+                        "role": "tool_call",
+                        "name": names[call],
+                        "input": _json_input(b.get("input")),
+                        "content": "",
+                        "timestamp": when,
+                    }
+                )
+            elif b.get("type") == "tool_result" and b.get("tool_use_id"):
+                call = str(b["tool_use_id"])[:200]
+                result = _text(b.get("content"))
+                if b.get("is_error"):
+                    result = f"error: {result}"
+                got.append(
+                    {
+                        "id": call,
+                        "role": "tool_result",
+                        "name": names.get(call, "tool"),
+                        "content": result[:MAX_CONTENT],
+                        "timestamp": when,
+                    }
+                )
+        if got:
+            out.append((rid, got))
     return out
+
+
+def _key(role: str, mid: str) -> tuple[str, str]:
+    """What identifies a captured message: a text message by its record's uuid (whatever
+    its role), a tool call or result by its role and the call's id (which they share)."""
+    return (role if role in ("tool_call", "tool_result") else "text", mid)
 
 
 def capture_transcript(
@@ -375,23 +476,22 @@ def capture_transcript(
     if not writes_allowed(store):
         return Captured(sid, 0, 0)
     path = hook.get("transcript_path")
-    msgs = _messages(Path(path)) if path and Path(path).is_file() else []
+    records = _messages(Path(path)) if path and Path(path).is_file() else []
     sessions = store.agent(agent).sessions
-    have = (
-        {m.id for m in sessions.messages(sid)} if store.engine.exists(sessions._spec(sid).path) else set()
-    )
-    pending = [m for m in msgs if m["id"] not in have]
+    stored = sessions.messages(sid) if store.engine.exists(sessions._spec(sid).path) else []
+    keys = {_key(m.role, m.id) for m in stored}
+    # Earlier versions stored one message per record, tool blocks folded into its text:
+    # such a record was captured whole. Otherwise each message is new unless its key is.
+    folded = {m.id for m in stored if any(x.startswith(_TOOL_TEXT) for x in m.content.splitlines())}
+    msgs = [m for rid, got in records if rid not in folded for m in got]
+    pending = [m for m in msgs if _key(m["role"], m["id"]) not in keys]
+    total = sum(len(got) for _, got in records)
     new = pending[:limit]  # the oldest first: a later call appends the rest after them
     for m in new:
         if m["timestamp"] is None:
             del m["timestamp"]
     for start in range(0, len(new), CHUNK):
         sessions.append_many(sid, new[start : start + CHUNK])
-    if new:
-        tail = " | ".join(f"{m['role']}: {' '.join(m['content'].split())[:160]}" for m in new[-3:])
-        store.agent(agent).log.append(
-            "SYSTEM",
-            f"{event} hook: captured {len(new)} new message(s) of session {sid}; last: {tail}",
-            {"session": sid, "event": event, "captured": len(new)},
-        )
-    return Captured(sid, len(new), len(msgs) - len(pending), len(pending) - len(new))
+    # No LOG entry says so: the transcript is the record, and a capture notice in LOG.md
+    # served nobody (it only came back as noise in recall and the context, issue 19).
+    return Captured(sid, len(new), total - len(pending), len(pending) - len(new))

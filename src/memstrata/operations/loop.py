@@ -355,7 +355,7 @@ class AgentLoop:
         as `MemoryManager` does (seed 002)."""
         given = kw.pop("store", None)
         store = given or Store(home, agent=agent, room=kw.get("room"), role=kw.get("role"))
-        store.agent(agent, create=True).ensure_files()
+        store.agent(agent, create=True)._ensure_files()
         loop = cls(store, agent)
         loop._owned = True
         return loop

@@ -8,6 +8,7 @@
     m.append_log("TOOL_USE", "loaded prices.csv", {"rows": 1200})
     m.save_fact("preferred_currency", "USD", "preference")
     m.get_fact("preferred_currency")        # -> "USD"
+    m.record_decision("Use ReportLab for PDFs", replaces="WeasyPrint")  # supersedes it
     m.recall_memory("what stocks did the user ask about?", n_results=3)
     prompt_block = m.format_context_for_prompt()
 
@@ -54,7 +55,7 @@ class MemoryManager:
         self.store = store or Store(home, agent=agent_name, room=room, role=role)
         self.agent_name = agent_name
         self.memory = self.store.agent(agent_name, create=True)  # seed 002: init creates
-        self.memory.ensure_files()
+        self.memory._ensure_files()
 
     # -- seed 002 methods --------------------------------------------------
     def update_now(
@@ -111,6 +112,27 @@ class MemoryManager:
             return self.memory.facts.get(key).value
         except NotFound:
             return None
+
+    def record_decision(
+        self,
+        text: str,
+        kind: str = "decision",
+        *,
+        replaces: str | None = None,
+        tags: list[str] | None = None,
+        detail: str | None = None,
+    ) -> str:
+        """Record a decision (or a `constraint`, a `preference`) in one call; `replaces`
+        names the one it replaces, by id or by text, which is then never presented as
+        current (seed 000's supersede; see `layers.decisions`). Returns the new id.
+
+        Example:
+            >>> m.record_decision("Use ReportLab for PDFs", replaces="WeasyPrint")  # doctest: +SKIP
+            'mem-...'
+        """
+        return self.memory.decisions.record(
+            text, kind, replaces=replaces, tags=tags, detail=detail
+        ).id
 
     def recall_memory(self, query: str, n_results: int = 5, **kw: Any) -> list[Hit]:
         """Search this agent's memory (all its layers, archives included) plus shared layers."""

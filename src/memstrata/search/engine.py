@@ -9,6 +9,8 @@
     score      = relevance(bm25) x decay(age_hours, half_life(layer, kind)), relevance
                  relative to the best candidate (1.0); `matched` on each hit tells
                  which query words it holds, which compares across queries
+    worth      = score x prior(record), after exclusions and collapse, over the whole
+                 pool, then the top k (`search.worth.rank_pool`, `search.priors`)
 
 Scope comes from `Gate.sql_filter`, added to every statement here: there is no
 read path that skips it. Superseded entries are filtered in SQL unless the query
@@ -20,14 +22,17 @@ from __future__ import annotations
 import json
 import re
 import time
+from dataclasses import replace
 from typing import Any
 
 from memstrata.errors import UnknownKind
+from memstrata.model import RECORD_KINDS
 from memstrata.search import scoring
 from memstrata.search.expand import IdentifierWords, Phrase, plan
 from memstrata.search.query import OPT_IN_LAYERS, Hit, Searchable, SearchQuery
 from memstrata.search.terms import TermStat, essential_terms, stems
 from memstrata.search.text import mentioned, query_terms, tokenize
+from memstrata.search.worth import exclusions, rank_pool
 
 COLUMN_WEIGHTS = (2.0, 1.0, 1.5, 0.5)  # title, body, tags, context
 # Transcript-like layers: messages with an author (title) and thread neighbours.
@@ -66,6 +71,7 @@ def _filters(store: Searchable, q: SearchQuery) -> tuple[list[str], list[Any]]:
             "ledger" in (q.layers or ("ledger",))
             and q.layers == ("ledger",)
             and q.kind not in store.config.half_lives
+            and q.kind not in RECORD_KINDS  # decision, constraint, preference: always kinds
         ):
             raise UnknownKind(
                 f"unknown kind {q.kind!r}; known kinds: {', '.join(store.config.kinds)}"
@@ -113,14 +119,23 @@ def search(store: Searchable, q: SearchQuery) -> list[Hit]:
     return hits
 
 
-def lexical_search(store: Searchable, q: SearchQuery, *, fetch: int | None = None) -> list[Hit]:
+def lexical_search(
+    store: Searchable,
+    q: SearchQuery,
+    *,
+    fetch: int | None = None,
+    dropped: dict[str, str] | None = None,
+) -> list[Hit]:
+    """Ranked hits of `q` (newest first without text). With `fetch`, the `fetch` best
+    candidates by relevance, before priors (hybrid's lexical pool); `dropped` receives the
+    candidates never shown (`search.worth.exclusions`)."""
     where, params = _filters(store, q)
     if not q.text.strip():
         return _structured(store, q, where, params)
     terms = query_terms(q.text)
     if not terms:
         return []  # only punctuation or symbols: nothing to match on
-    return _ranked(store, q, terms, where, params, fetch)
+    return _ranked(store, q, terms, where, params, fetch, dropped)
 
 
 def _structured(store: Searchable, q: SearchQuery, where: list[str], params: list[Any]) -> list[Hit]:
@@ -184,6 +199,7 @@ def _ranked(
     where: list[str],
     params: list[Any],
     wanted: int | None = None,
+    dropped: dict[str, str] | None = None,
 ) -> list[Hit]:
     kept, prune_info, extra, total = _plan(store, terms)
     if not any(p.df for p in kept):
@@ -214,6 +230,11 @@ def _ranked(
             break  # stage 1 already saw every match
         fetch *= 8
     rows = rows[:fetch]
+    found = {r[1]: _hit(r, 0.0, {}, terms) for r in rows}
+    gone = exclusions(store, q, list(found.values()))  # never hits: not the best's yardstick
+    rows = [r for r in rows if r[1] not in gone]
+    if dropped is not None:
+        dropped.update(gone)
     bonus = scoring_extra(rows, extra, total) if extra else [0.0] * len(rows)
     now = q.now if q.now is not None else time.time()
     scored = []
@@ -245,12 +266,14 @@ def _ranked(
         }
         scored.append((score, r, explain))
     scored.sort(key=lambda x: (-x[0], -x[1][7]))
-    top_k = scored[: wanted or q.k]
+    pool = [replace(found[r[1]], score=s, explain=e) for s, r, e in scored[: wanted or None]]
+    # the final ranking; hybrid fuses this pool first and ranks its own
+    hits = pool if wanted is not None else rank_pool(store, q, pool, gone)
     words = [(p.word, tuple(p.stems)) for p in kept] + [(w, tuple(st)) for w, st, _ in extra]
-    for _s, r, e in top_k:
-        tokens = set(tokenize(f"{r[8]} {r[9]} {r[6]}"))
-        e["matched"] = [w for w, st in words if any(t.startswith(st) for t in tokens)]
-    return [_hit(r, s, e, terms) for s, r, e in top_k]
+    for h in hits:
+        tokens = set(tokenize(f"{h.title} {h.text} {' '.join(h.tags)}"))
+        h.explain["matched"] = [w for w, st in words if any(t.startswith(st) for t in tokens)]
+    return hits
 
 
 def scoring_extra(

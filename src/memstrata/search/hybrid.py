@@ -5,6 +5,7 @@
               best `fetch`, then the same scope and filters in SQL
     final   = fusion x decay(age, half-life), fusion = `scoring.weighted_fusion`
               (w_vec x minmax(cos) + w_text x minmax(bm25)) or `scoring.rrf`
+    worth   = final x prior(record) over the whole pool, then the top k (`search.worth`)
 
 Vectors are kept beside the index (table `vectors`: uid, model id, dim, content
 hash); documents added or changed since the last search are embedded first,
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from memstrata.search import scoring
 from memstrata.search.query import MAX_K, Hit, Searchable, SearchQuery
+from memstrata.search.worth import exclusions, rank_pool
 
 if TYPE_CHECKING:
     from memstrata.embed.base import Embedder
@@ -39,8 +41,9 @@ def hybrid_search(
 
     sync_vectors(store, embedder)
     fetch = max(FETCH, q.k * 5)
+    gone: dict[str, str] = {}  # candidates never shown (`search.worth.exclusions`)
     lexical = (
-        lexical_search(store, replace(q, k=MAX_K, mode="lexical"), fetch=fetch)
+        lexical_search(store, replace(q, k=MAX_K, mode="lexical"), fetch=fetch, dropped=gone)
         if q.mode == "hybrid"
         else []
     )
@@ -58,7 +61,9 @@ def hybrid_search(
                 [json.dumps([u for u, _ in nearest]), *params],
             ):
                 by_uid[r[1]] = r
-    cos = {u: s for u, s in nearest if u in by_uid}
+    dense = {u: _hit(r, 0.0, {}, []) for u, r in by_uid.items()}
+    gone.update(exclusions(store, q, [h for u, h in dense.items() if u not in gone]))
+    cos = {u: s for u, s in nearest if u in by_uid and u not in gone}
     # the author bonus is added after fusion, on the fused scale, not stretched by it
     bonus = {h.uid: float(h.explain.get("author_named", 0.0)) for h in lexical}
     text = {h.uid: h.explain.get("relevance", h.score) - bonus[h.uid] for h in lexical}
@@ -85,8 +90,8 @@ def hybrid_search(
         dec = scoring.decay((now - ts) / 3600.0, cfg.half_life(layer, kind))
         scored.append((f * dec, ts, uid, dec))
     scored.sort(key=lambda x: (-x[0], -x[1]))
-    out: list[Hit] = []
-    for final, _ts, uid, dec in scored[: q.k]:
+    pool: list[Hit] = []
+    for final, _ts, uid, dec in scored:
         explain = {
             "fusion": cfg.fusion,
             "fused": round(fused[uid], 6),
@@ -99,6 +104,6 @@ def hybrid_search(
             "formula": "(w_vec x norm(cos) + w_text x norm(bm25)) x decay",
         }
         base = lex_hits.get(uid)
-        hit = base if base is not None else _hit(by_uid[uid], 0.0, {}, [])
-        out.append(replace(hit, score=final, explain=explain))
-    return out
+        hit = base if base is not None else dense[uid]
+        pool.append(replace(hit, score=final, explain=explain))
+    return rank_pool(store, q, pool, gone)  # the top k by worth = score x prior (`search.priors`)

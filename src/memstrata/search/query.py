@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from memstrata.errors import MalformedInput, UnknownLayer
 from memstrata.limits import TAGS_PER_ENTRY
-from memstrata.model import parse_ts
+from memstrata.model import check_utf8, parse_ts
 
 if TYPE_CHECKING:
     from memstrata.config import Config
@@ -110,6 +110,7 @@ class SearchQuery:
         object.__setattr__(self, "room", self.in_room)
         if not isinstance(self.text, str):
             raise MalformedInput("query text must be a string")
+        check_utf8(self.text, "query text")
         if len(self.text) > MAX_QUERY_CHARS:
             object.__setattr__(self, "text", self.text[:MAX_QUERY_CHARS])
         if isinstance(self.layers, str):

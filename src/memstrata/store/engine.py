@@ -52,7 +52,7 @@ from memstrata.files.backends import open_truth
 from memstrata.files.diskerrors import is_read_only
 from memstrata.files.layout import Layout, resolve_home
 from memstrata.files.locks import LockTable
-from memstrata.files.truth import Appended, Content, Entry, Truth
+from memstrata.files.truth import Appended, Content, Entry, Misnamed, Truth
 from memstrata.index.access import IndexAccess
 from memstrata.index.db import INDEX_LAG, Database
 from memstrata.index.freshness import Freshness
@@ -328,6 +328,11 @@ class Engine:
     def listing(self, where: Where, *, recursive: bool = True) -> list[Entry]:
         """Every source and folder below a folder (or only those directly in it), sorted."""
         return self.truth.list(self._name(where), recursive=recursive)
+
+    @property
+    def misnamed(self) -> Misnamed:
+        """Sources the truth's listings left out: names no valid name (made by hand)."""
+        return self.truth.misnamed
 
     def lock(self, name: str, timeout: float = 30.0) -> contextlib.AbstractContextManager[None]:
         """A named cross-process lock (a source's name: appends and rewrites of it wait)."""

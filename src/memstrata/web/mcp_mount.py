@@ -16,10 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
+from memstrata.model import DEFAULT_AGENT  # what `memstrata mcp` and the CLI act as too
 from memstrata.web.context import IDENTITY_KEY, ServeContext
 from memstrata.web.identity import Identity
-
-DEFAULT_AGENT = "agent"  # what `memstrata mcp` and the CLI act as without --agent
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup

@@ -192,6 +192,20 @@ def _one(headers: dict[bytes, list[bytes]], name: bytes) -> bytes | None:
     return values[0] if values and len(values) == 1 else None
 
 
+def _utf8_path(raw: object) -> bool:
+    """True unless the raw request path percent-decodes to bytes that are no UTF-8 (the
+    server would hand the app U+FFFD in their place, and a file name made of it)."""
+    if not isinstance(raw, bytes):
+        return True
+    from urllib.parse import unquote_to_bytes
+
+    try:
+        unquote_to_bytes(raw).decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 async def _reply(
     send: Any, status: int, code: str, message: str, extra: Iterable[tuple[bytes, bytes]] = ()
 ) -> None:
@@ -241,6 +255,16 @@ def guard(app: ASGIApp, policy: HttpPolicy) -> ASGIApp:
                 )
                 return
         cors = _cors(origin)
+        if not _utf8_path(scope.get("raw_path")):
+            await _reply(
+                send,
+                400,
+                "malformed_input",
+                "the request path is not valid UTF-8 (a percent-encoded byte such as %FF "
+                "that decodes to no text): names never are",
+                cors,
+            )
+            return
         if has_control(str(scope.get("path", ""))):
             await _reply(
                 send,

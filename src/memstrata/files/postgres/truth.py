@@ -53,7 +53,15 @@ from memstrata.errors import (
 )
 from memstrata.files.postgres import schema as pgschema
 from memstrata.files.postgres.watch import changes_since, feed_position, prune_feed
-from memstrata.files.truth import MISSING, Appended, Content, Entry, is_local_only, parent_folders
+from memstrata.files.truth import (
+    MISSING,
+    Appended,
+    Content,
+    Entry,
+    Misnamed,
+    is_local_only,
+    parent_folders,
+)
 
 if TYPE_CHECKING:
     from memstrata.config import Config
@@ -109,6 +117,7 @@ class PostgresTruth:
                  retry_seconds: float | None = None, pool_size: int | None = None) -> None:
         self.url = url
         self.location = redact(url)
+        self.misnamed = Misnamed()
         self.retry_s = (retry_seconds if retry_seconds is not None
                         else config.backend_retry_seconds if config is not None else 10.0)
         self.pool_size = (pool_size if pool_size is not None
@@ -459,7 +468,10 @@ class PostgresTruth:
                                     (_like_prefix(folder),))
             else:
                 rows = conn.execute(f"{_SOURCE} ORDER BY path")
-            return [e for e in map(_entry, rows) if not is_local_only(e.path)]
+            if not folder and recursive:
+                self.misnamed.found.clear()  # a full listing finds them all again
+            return [e for e in map(_entry, rows)
+                    if not is_local_only(e.path) and not self.misnamed.skips(e.path)]
 
         return self._run(op, "list")
 

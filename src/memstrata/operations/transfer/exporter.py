@@ -5,7 +5,8 @@ the store's truth (so a store kept in PostgreSQL exports the same plain files as
 one kept in a folder), plus this host's settings and audit trail for the record,
 plus `memstrata-export.json` (path, size, sha256 of every member), written last.
 The derived index and what is private to running processes (`.locks/`,
-`.imports/`, temp files) are never exported. No lock is taken: each source is
+`.imports/`, temp files) are never exported, nor a file whose name memstrata refuses
+(made by hand; the report names it). No lock is taken: each source is
 read whole, as one state (a rewrite is copied old or new; an append caught
 mid-write leaves at most a torn last line, which the importing store reports and
 repairs like any torn tail). Purged content is gone from the truth, so it is in
@@ -40,9 +41,16 @@ class ExportReport:
     target: str
     files: int
     bytes: int
+    skipped: tuple[tuple[str, str], ...] = ()  # (path, why): files whose names are refused
 
     def to_dict(self) -> dict[str, Any]:
-        return {"home": self.home, "target": self.target, "files": self.files, "bytes": self.bytes}
+        return {
+            "home": self.home,
+            "target": self.target,
+            "files": self.files,
+            "bytes": self.bytes,
+            "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
+        }
 
 
 Source = tuple[str, "Truth"]  # (store-relative path, where to read it)
@@ -109,14 +117,22 @@ def export_store(
     if dest.exists():
         dest.rmdir()  # an empty folder, checked above
     os.replace(tmp, dest)
-    return ExportReport(str(home), str(dest), len(manifest), sum(m["size"] for m in manifest))
+    return ExportReport(
+        str(home),
+        str(dest),
+        len(manifest),
+        sum(m["size"] for m in manifest),
+        tuple(sorted(store.engine.misnamed.found.items())),  # no import would take them
+    )
 
 
 class _Hashing:
-    """The bytes of one source as read once, hashed."""
+    """The bytes of one source as read once, hashed, and when it was last modified (an
+    import keeps content written after a purge: `transfer.tombstones`)."""
 
-    def __init__(self, data: bytes) -> None:
+    def __init__(self, data: bytes, mtime: float) -> None:
         self.data, self.pos, self.sha = data, 0, hashlib.sha256(data)
+        self.mtime = mtime
 
     def read(self, n: int = -1) -> bytes:
         end = len(self.data) if n < 0 else min(len(self.data), self.pos + n)
@@ -129,7 +145,13 @@ def _opened(files: list[Source]) -> Iterator[tuple[str, int, _Hashing]]:
         found = truth.read(rel)
         if found is None:
             continue  # deleted or moved since the listing
-        yield rel, len(found.data), _Hashing(found.data)
+        yield rel, len(found.data), _Hashing(found.data, found.entry.mtime)
+
+
+def _row(rel: str, size: int, reader: _Hashing) -> dict[str, Any]:
+    """A manifest row; `mtime` to the full precision a tar header lacks (an import keeps
+    what was written after a purge, and a second is long)."""
+    return {"path": rel, "size": size, "sha256": reader.sha.hexdigest(), "mtime": reader.mtime}
 
 
 def _manifest(home: str, manifest: list[dict[str, Any]]) -> bytes:
@@ -150,19 +172,19 @@ def _write_tar(
     import tarfile
     import time
 
-    def info(name: str, size: int) -> tarfile.TarInfo:
+    def info(name: str, size: int, mtime: float) -> tarfile.TarInfo:
         ti = tarfile.TarInfo(name)
-        ti.size, ti.mtime, ti.mode = size, int(time.time()), 0o644
+        ti.size, ti.mtime, ti.mode = size, int(mtime), 0o644
         return ti
 
     with tarfile.open(tmp, mode) as tar:  # type: ignore[call-overload]
         for n, (rel, size, reader) in enumerate(_opened(files), start=1):
-            tar.addfile(info(rel, size), reader)
-            manifest.append({"path": rel, "size": size, "sha256": reader.sha.hexdigest()})
+            tar.addfile(info(rel, size, reader.mtime), reader)
+            manifest.append(_row(rel, size, reader))
             if progress:
                 progress(n, len(files))
         data = _manifest(home, manifest)
-        tar.addfile(info(MANIFEST, len(data)), io.BytesIO(data))
+        tar.addfile(info(MANIFEST, len(data), time.time()), io.BytesIO(data))
 
 
 def _write_folder(
@@ -179,7 +201,8 @@ def _write_folder(
         with open(out, "wb") as fh:
             while chunk := reader.read(CHUNK):
                 fh.write(chunk)
-        manifest.append({"path": rel, "size": size, "sha256": reader.sha.hexdigest()})
+        os.utime(out, (reader.mtime, reader.mtime))
+        manifest.append(_row(rel, size, reader))
         if progress:
             progress(n, len(files))
     (tmp / MANIFEST).write_bytes(_manifest(home, manifest))

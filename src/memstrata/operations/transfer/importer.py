@@ -5,7 +5,8 @@
                 [import] caps are checked before a member's bytes are read
     2. verify   every member listed in the manifest with its sha256, nothing missing,
                 then keep purged content out: the store's and the archive's tombstones
-                applied to what was staged (`tombstones`), quotes of it scrubbed
+                applied to what was staged (`tombstones`), quotes of it scrubbed; the
+                archive's tombstones are never imported (`adopt`: only on request)
     3. plan     compare with the store: identical files are left alone, other
                 clashes refuse the import (unless `force`), a file where the import
                 needs a folder (or the reverse) always does
@@ -28,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import shutil
 import time
@@ -46,6 +48,12 @@ from memstrata.errors import (
 )
 from memstrata.files.atomic import atomic_write_bytes, fsync_dir
 from memstrata.files.truth import MISSING
+from memstrata.operations.transfer.adopt import (
+    ArchiveTombstone,
+    adopt,
+    describe,
+    foreign_tombstones,
+)
 from memstrata.operations.transfer.members import (
     MANIFEST,
     STAGING,
@@ -79,6 +87,11 @@ class ImportReport:
     docs: int = 0
     bad_lines: int = 0
     purged: tuple[tuple[str, str], ...] = ()  # (member, tombstone that kept content out)
+    # the archive's tombstones the store lacks: what they claim, whether adopted
+    tombstones: tuple[ArchiveTombstone, ...] = ()
+    dry_run: bool = False  # nothing was written: what an import would do
+    # the store's tombstones not applied: the store still holds what they say was purged
+    doubted: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -93,6 +106,9 @@ class ImportReport:
             "bad_lines": self.bad_lines,
             "skipped": [{"path": p, "reason": r} for p, r in self.skipped],
             "purged": [{"path": p, "tombstone": t} for p, t in self.purged],
+            "tombstones": [t.to_dict() for t in self.tombstones],
+            "dry_run": self.dry_run,
+            "doubted_tombstones": list(self.doubted),
         }
 
 
@@ -100,6 +116,9 @@ class ImportReport:
 class _Staged:
     hashes: dict[str, tuple[str, int]] = field(default_factory=dict)  # every file member
     memory: list[str] = field(default_factory=list)  # staged, to import
+    mtimes: dict[str, float] = field(default_factory=dict)  # the archive's word for them
+    tombstones: list[dict[str, Any]] = field(default_factory=list)  # the archive's
+    doubted: list[str] = field(default_factory=list)  # the store's, disproved by the store
     skipped: list[tuple[str, str]] = field(default_factory=list)
     manifest: bytes | None = None
 
@@ -110,14 +129,23 @@ def import_archive(
     *,
     force: bool = False,
     unverified: bool = False,
+    adopt_tombstones: bool = False,
+    dry_run: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> ImportReport:
     """Load an export (folder or tarball) into `store`, all or nothing. Admins only.
 
-    Raises MalformedInput (tampered, unlisted, duplicate or colliding members, no
-    manifest without `unverified`), PathOutsideStore (absolute or `..` names),
-    EntryTooLarge (over an `[import]` cap) or AlreadyExists (files that differ from
-    the store's, unless `force`); in every case the store is unchanged.
+    The archive's tombstones keep purged content out of its own members only; the
+    report lists those the store lacks, with the author they claim (never trusted).
+    `adopt_tombstones` makes them the store's purges, run now as this admin (`adopt`).
+    `dry_run` stages and checks everything and reports what would happen, writing
+    nothing.
+
+    Raises MalformedInput (tampered, unlisted, duplicate, case-clashing or colliding
+    members, no manifest without `unverified`, not a readable archive),
+    PathOutsideStore (absolute or `..` names), EntryTooLarge (over an `[import]`
+    cap) or AlreadyExists (files that differ from the store's, unless `force`); in
+    every case the store is unchanged.
 
     Example:
         >>> import_archive(Store(role="admin"), "backup.tar.gz")  # doctest: +SKIP
@@ -129,13 +157,19 @@ def import_archive(
         )
     src = Path(source).expanduser().absolute()
     stage = store.home / STAGING / f"{int(time.time() * 1000)}-{os.getpid()}-{os.urandom(3).hex()}"
-    (stage / "files").mkdir(parents=True)
+    # Locked before it exists: an opener's `recover_imports` never takes it for the
+    # folder of an importer that died.
     with store.engine.locks.hold(str(stage)):
         try:
+            _make_stage(stage / "files")
             staged = _stage(store, src, stage / "files")
             verified = _verify(src, staged, unverified)
             purged = _keep_purged_out(store, stage / "files", staged)
             moves, identical, replaced = _plan(store.engine.truth, src, staged, force)
+            foreign = foreign_tombstones(staged.tombstones, _store_tombstones(store))
+            planned = moves
+            if dry_run:
+                moves = []
             if moves:
                 _commit(stage, moves, force)
         except BaseException:
@@ -147,30 +181,56 @@ def import_archive(
         else:
             shutil.rmtree(stage, ignore_errors=True)
     _tidy(store.home)
-    scrubbing = bool(purged) or TOMBSTONES in moves
-    if scrubbing:  # what the replaced files held leaves the index as a purge's does
-        from memstrata.index import scrub
+    bad_lines = 0
+    if not dry_run:
+        if purged:  # what the replaced files held leaves the index as a purge's does
+            from memstrata.index import scrub
 
-        scrub.secure_deletes(store.db)
-    report = store.sync()
-    if scrubbing:
-        scrub.drop_vectors(store.db, ())
-        scrub.compact(store.db)
+            scrub.secure_deletes(store.db)
+        bad_lines = store.sync().bad_lines
+        if purged:
+            scrub.drop_vectors(store.db, ())
+            scrub.compact(store.db)
+        store.events.emit("memory:write", {"type": "import", "path": str(src), "delta": len(moves)})
+    shown = tuple(
+        adopt(store, rec, src.name) if adopt_tombstones and not dry_run else describe(store, rec)
+        for rec in foreign
+    )
     docs = store.doc_count()
-    store.events.emit("memory:write", {"type": "import", "path": str(src), "delta": len(moves)})
     return ImportReport(
         str(store.home),
         str(src),
         len(staged.memory),
-        len(moves),
+        len(planned),
         len(identical),
         len(replaced),
         verified,
         tuple(staged.skipped),
         docs,
-        report.bad_lines,
+        bad_lines,
         tuple(purged),
+        shown,
+        dry_run,
+        tuple(staged.doubted),
     )
+
+
+def _make_stage(folder: Path) -> None:
+    """Create the staging folder; another process's `_tidy` may remove an empty
+    `.imports/` between the two `mkdir`s of `parents=True`: then try again."""
+    for _ in range(100):
+        try:
+            folder.mkdir(parents=True)
+            return
+        except FileNotFoundError:
+            continue
+    folder.mkdir(parents=True)
+
+
+def _store_tombstones(store: Store) -> list[dict[str, Any]]:
+    from memstrata.operations.purge import tombstones
+
+    return tombstones(store)
 
 
 def recover_imports(home: Path, locks: LockTable, truth: Truth) -> list[str]:
@@ -207,6 +267,7 @@ def _stage(store: Store, src: Path, root: Path) -> _Staged:
     cfg = store.config
     out = _Staged()
     dirs: set[str] = set()
+    folded: dict[str, str] = {}  # casefolded path -> the name the archive gave it
     count = total = 0
     for m in iter_members(src):
         count += 1
@@ -218,6 +279,7 @@ def _stage(store: Store, src: Path, root: Path) -> _Staged:
         if m.is_dir and m.name.strip("./") == "":
             continue  # the archive's own root (`tar -C store -czf x.tgz .`)
         name = member_name(m.name, src)
+        _one_case(folded, name, src)
         if m.is_dir:
             if name in out.hashes:
                 raise MalformedInput(f"{src}: {name!r} is both a file and a folder")
@@ -249,11 +311,33 @@ def _stage(store: Store, src: Path, root: Path) -> _Staged:
         target = root.joinpath(*name.split("/")) if reason is None else None
         with m.open() as fh:
             out.hashes[name] = _copy(fh, m.size, target, src, name)
+        out.mtimes[name] = m.mtime
         if reason is None:
             out.memory.append(name)
         else:
             out.skipped.append((name, reason))
     return out
+
+
+def _one_case(folded: dict[str, str], name: str, src: Path) -> None:
+    """Refuse two names (or folders on their paths) that differ only by case: on a
+    case-insensitive file system (macOS, Windows) they are one file, and one import
+    would silently write over the other."""
+    parts = name.split("/")
+    for i in range(len(parts), 0, -1):
+        path = "/".join(parts[:i])
+        seen = folded.get(path.casefold())
+        if seen is None:
+            folded[path.casefold()] = path
+            continue
+        if seen == path:
+            if i < len(parts):
+                return  # a folder seen before: the folders above it were checked then
+            continue
+        raise MalformedInput(
+            f"{src}: {seen!r} and {path!r} differ only by case (one file on a case-insensitive "
+            "file system); nothing was imported"
+        )
 
 
 def _read_exactly(fh: IO[bytes], size: int, src: Path, name: str) -> bytes:
@@ -317,6 +401,8 @@ def _verify(src: Path, staged: _Staged, unverified: bool) -> bool:
             if path in listed:
                 raise MalformedInput(f"{src}: the manifest lists {path!r} twice")
             listed[path] = (str(row["sha256"]), int(row["size"]))
+            if isinstance(row.get("mtime"), int | float) and path in staged.mtimes:
+                staged.mtimes[path] = float(row["mtime"])  # (a tar header keeps whole seconds)
     except (ValueError, KeyError, TypeError) as exc:
         if isinstance(exc, MalformedInput):
             raise
@@ -341,10 +427,9 @@ def _verify(src: Path, staged: _Staged, unverified: bool) -> bool:
 def _keep_purged_out(store: Store, root: Path, staged: _Staged) -> list[tuple[str, str]]:
     """Apply every tombstone (the store's, and the archive's it lacks) to the staged
     files; returns (member, tombstone id or what was scrubbed) for each change."""
-    from memstrata.files.jsonl import encode
     from memstrata.operations.purge import TOMBSTONES, tombstones
     from memstrata.operations.purge_copies import Quotes, derived_edit
-    from memstrata.operations.transfer.tombstones import Tombstones, parse
+    from memstrata.operations.transfer.tombstones import Tombstones, contradicted, parse
 
     def path(name: str) -> Path:
         return root.joinpath(*name.split("/"))
@@ -358,18 +443,29 @@ def _keep_purged_out(store: Store, root: Path, staged: _Staged) -> list[tuple[st
             staged.hashes[name] = (hashlib.sha256(data).hexdigest(), len(data))
 
     records = tombstones(store)
-    if TOMBSTONES in staged.memory:
-        known = {_canonical(r) for r in records}
-        fresh = [r for r in parse(path(TOMBSTONES).read_bytes()) if _canonical(r) not in known]
-        records += fresh
-        replace(TOMBSTONES, b"".join(encode(r) for r in fresh) if fresh else None)
+    doubted = contradicted(store, records, staged.memory)
+    if doubted:  # a tombstone the live store disproves never costs the store what it holds
+        records = [r for r in records if r["id"] not in doubted]
+        staged.doubted = sorted(doubted)
+    if TOMBSTONES in staged.memory:  # the archive's: they apply to its own members only
+        staged.tombstones = parse(path(TOMBSTONES).read_bytes())
+        records += staged.tombstones
+        replace(TOMBSTONES, None)
+        staged.skipped.append(
+            (
+                TOMBSTONES,
+                f"its {len(staged.tombstones)} tombstone(s) kept purged content out of this "
+                "archive only; an archive's tombstones are never the store's (--merge-tombstones "
+                "shows what adopting them would purge)",
+            )
+        )
     rules = Tombstones(store, records)
     out: list[tuple[str, str]] = []
     needles: dict[str, set[str]] = {}
     for name in list(staged.memory):
         if name == TOMBSTONES or not rules.concerns(name):
             continue
-        verdict = rules.apply(name, path(name).read_bytes())
+        verdict = rules.apply(name, path(name).read_bytes(), staged.mtimes.get(name, -math.inf))
         if verdict is None:
             continue
         replace(name, verdict.data)
@@ -392,10 +488,6 @@ def _keep_purged_out(store: Store, root: Path, staged: _Staged) -> list[tuple[st
     return out
 
 
-def _canonical(record: dict[str, Any]) -> str:
-    return json.dumps(record, sort_keys=True, ensure_ascii=False)
-
-
 # -- 3. plan -------------------------------------------------------------------------
 
 
@@ -409,9 +501,6 @@ def _plan(
     identical: list[str] = []
     clashes: list[str] = []
     for rel in staged.memory:
-        if rel == TOMBSTONES:  # only the archive's tombstones the store lacks: merged
-            moves.append(rel)
-            continue
         parts = rel.split("/")
         for i in range(1, len(parts)):
             p = truth.stat("/".join(parts[:i]))
@@ -468,36 +557,13 @@ def _apply(truth: Truth, stage: Path, progress: Callable[[int, int], None] | Non
 
 def _place(truth: Truth, staged: Path, rel: str, force: bool) -> None:
     data = staged.read_bytes()
-    if rel == TOMBSTONES:
-        _merge_tombstones(truth, data)
-        staged.unlink(missing_ok=True)
-        return
     # Never over a file written since the plan was made, unless forced: a racing writer's
-    # file (or our own, before a kill) is kept.
-    with contextlib.suppress(StaleWrite):
-        truth.rewrite(rel, data, expected=None if force else MISSING)
+    # file (or our own, before a kill) is kept. Never the store's tombstones (a plan
+    # staged by an earlier version may name them): an archive's carry no authority.
+    if rel != TOMBSTONES:
+        with contextlib.suppress(StaleWrite):
+            truth.rewrite(rel, data, expected=None if force else MISSING)
     staged.unlink(missing_ok=True)
-
-
-def _merge_tombstones(truth: Truth, data: bytes) -> None:
-    """Add the tombstones the store lacks (idempotent: a recovery may run it again)."""
-    from memstrata.operations.transfer.tombstones import parse
-
-    found = truth.read(TOMBSTONES)
-    have = found.data if found is not None else b""
-    known = {_canonical(r) for r in parse(have)}
-    fresh = [
-        line.rstrip(b"\n") + b"\n"
-        for line in data.splitlines()
-        if any(_canonical(r) not in known for r in parse(line))
-    ]
-    if fresh:
-        base = have if not have or have.endswith(b"\n") else have + b"\n"
-        truth.rewrite(
-            TOMBSTONES,
-            base + b"".join(fresh),
-            expected=found.entry.version if found is not None else MISSING,
-        )
 
 
 def _tidy(home: Path) -> None:

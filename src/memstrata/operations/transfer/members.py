@@ -12,12 +12,13 @@ one, and following one would import a file from outside the export).
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     import tarfile
@@ -29,7 +30,7 @@ from memstrata.errors import (
     NotFound,
     PathOutsideStore,
 )
-from memstrata.model import check_name
+from memstrata.model import check_name, name_problem, shown
 
 MANIFEST = "memstrata-export.json"
 DERIVED = frozenset({"index.db", "index.db-wal", "index.db-shm", "index.db-journal"})
@@ -42,7 +43,6 @@ MAX_NAME_CHARS = 1024
 MAX_HEADER_BYTES = 64 * 1024  # extended header bodies: per member, and global ones in all
 MAX_HEADER_CHAIN = 8  # extended headers before one member (GNU tar writes at most two)
 _EVENTS = re.compile(r"^events(\.\d+)?\.jsonl$")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,7 @@ class Member:
     size: int  # declared (tar header) or observed (folder) size in bytes
     is_dir: bool
     open: Callable[[], IO[bytes]]
+    mtime: float = 0.0  # when the archive says the member was last modified (epoch seconds)
 
 
 def is_tarball(name: str) -> bool:
@@ -61,29 +62,32 @@ def member_name(raw: str, source: object) -> str:
     """A member's name as a plain relative path, or PathOutsideStore / MalformedInput.
 
     `./` prefixes and a directory's trailing `/` are dropped; absolute names (also
-    `/memories/...`), `..`, empty parts, backslashes, drive letters and control
-    characters are refused: a member lands exactly where its name says, or nowhere.
+    `/memories/...`), `..`, empty parts, backslashes, drive letters and names that are
+    no valid names (`model.name_problem`: undecodable bytes, control or bidirectional
+    formatting characters, not NFC) are refused: a member lands exactly where its name
+    says, or nowhere.
     """
     name = raw
     while name.startswith("./"):
         name = name[2:]
     name = name.rstrip("/") if name != "/" else name
     if name.startswith("/") or re.match(r"^[A-Za-z]:", name):
-        raise PathOutsideStore(f"{source}: refusing absolute member name {raw!r}")
-    if "\\" in name or _CONTROL.search(name):
-        raise MalformedInput(
-            f"{source}: refusing member name {raw!r} (backslash or control character)"
-        )
+        raise PathOutsideStore(f"{source}: refusing absolute member name {shown(raw)}")
+    if "\\" in name:
+        raise MalformedInput(f"{source}: refusing member name {shown(raw)} (backslash)")
+    problem = name_problem(name)
+    if problem is not None:
+        raise MalformedInput(f"{source}: refusing member name {shown(raw)}: it {problem}")
     parts = name.split("/")
     if any(p == ".." for p in parts):
-        raise PathOutsideStore(f"{source}: refusing {raw!r}: it would land outside the store")
+        raise PathOutsideStore(f"{source}: refusing {shown(raw)}: it would land outside the store")
     if (
         not name
         or any(p in ("", ".") for p in parts)
         or len(name) > MAX_NAME_CHARS
         or any(len(p.encode("utf-8", "surrogateescape")) > 255 for p in parts)
     ):
-        raise MalformedInput(f"{source}: refusing malformed member name {raw!r}")
+        raise MalformedInput(f"{source}: refusing malformed member name {shown(raw)}")
     return name
 
 
@@ -144,7 +148,8 @@ def _folder(root: Path) -> Iterator[Member]:
                 continue  # private to a running store, never part of an export
             if path.is_symlink() or not path.is_file():
                 raise MalformedInput(f"{root}: {rel!r} is not a plain file")
-            yield Member(rel, path.stat().st_size, False, _opener(path))
+            st = path.stat()
+            yield Member(rel, st.st_size, False, _opener(path), st.st_mtime)
 
 
 def _opener(path: Path) -> Callable[[], IO[bytes]]:
@@ -170,11 +175,15 @@ def _tar(source: Path) -> Iterator[Member]:
                     continue
                 if not info.isfile() or info.issparse():
                     raise MalformedInput(f"{source}: {info.name!r} is not a plain file")
-                yield Member(info.name, info.size, False, _tar_opener(tar, info))
+                yield Member(
+                    info.name, info.size, False, _tar_opener(tar, info, source), float(info.mtime)
+                )
     except MemstrataError:
         raise
     except (tarfile.TarError, EOFError, OSError, ValueError, zlib.error) as exc:
-        raise MalformedInput(f"{source}: not a readable tar archive: {exc}") from None
+        raise MalformedInput(
+            f"{source}: not a readable archive ({exc}); nothing was imported"
+        ) from None
 
 
 def _bounded_tarinfo(source: Path) -> type[tarfile.TarInfo]:
@@ -232,10 +241,40 @@ def _no_bytes() -> IO[bytes]:
     return io.BytesIO(b"")
 
 
-def _tar_opener(tar: object, info: object) -> Callable[[], IO[bytes]]:
+def _tar_opener(tar: object, info: object, source: Path) -> Callable[[], IO[bytes]]:
     def opener() -> IO[bytes]:
         fh = tar.extractfile(info)  # type: ignore[attr-defined]
         assert fh is not None
-        return fh  # type: ignore[no-any-return]
+        return cast(IO[bytes], _Checked(fh, source))
 
     return opener
+
+
+class _Checked(io.RawIOBase):
+    """A member's bytes; an archive that ends (or breaks) inside them is a typed error,
+    as it is between members (`_tar`), not tarfile's ReadError."""
+
+    def __init__(self, inner: IO[bytes], source: Path) -> None:
+        super().__init__()
+        self._inner, self._source = inner, source
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        import tarfile
+        import zlib
+
+        try:
+            data = self._inner.read(len(buffer))
+        except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+            raise MalformedInput(
+                f"{self._source}: not a readable archive (it breaks off inside a member: "
+                f"{exc}); nothing was imported"
+            ) from None
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._inner.close()
+        super().close()

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
-from memstrata.search.query import LAYERS, MAX_K, MAX_QUERY_CHARS, SearchQuery
+from memstrata.search.query import LAYERS, MAX_K, MAX_QUERY_CHARS, SCOPES, SearchQuery
 from memstrata.web.context import identity_of, store_of
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ def placed(store: Store, hit: Hit) -> Hit:
 
 
 router = APIRouter(tags=["search"])
-Layer = Literal[LAYERS]  # type: ignore[valid-type]
+Layer = Literal[(*SCOPES, *LAYERS)]  # type: ignore[valid-type]  # seed 004 scopes too
 Mode = Literal["lexical", "hybrid", "semantic"]
 Room = Annotated[str, Field(max_length=64)]
 MODE_HELP = "lexical, hybrid or semantic; unset: the store's `[search] provider`"
@@ -35,7 +35,7 @@ class SearchBody(BaseModel):
     """A search: empty `text` is a structured query (newest first)."""
 
     text: str = Field("", max_length=MAX_QUERY_CHARS)
-    layers: list[Layer] = Field(default_factory=list, max_length=len(LAYERS))
+    layers: list[Layer] = Field(default_factory=list, max_length=len(LAYERS) + len(SCOPES))
     kind: str | None = Field(None, max_length=200)
     tags: list[Annotated[str, Field(max_length=100)]] = Field(default_factory=list, max_length=32)
     tags_match: Literal["any", "all"] = "any"
@@ -83,7 +83,7 @@ def run_search(request: Request, body: SearchBody) -> dict[str, Any]:
 def search_get(
     request: Request,
     q: Annotated[str, Query(max_length=MAX_QUERY_CHARS, description="query text")] = "",
-    layers: Annotated[list[Layer], Query(max_length=len(LAYERS))] = [],  # noqa: B006
+    layers: Annotated[list[Layer], Query(max_length=len(LAYERS) + len(SCOPES))] = [],  # noqa: B006
     kind: Annotated[str | None, Query(max_length=200)] = None,
     tags: Annotated[list[Annotated[str, Query(max_length=100)]], Query(max_length=32)] = [],  # noqa: B006
     tags_match: Literal["any", "all"] = "any",

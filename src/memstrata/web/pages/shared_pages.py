@@ -13,8 +13,7 @@ from starlette.responses import Response
 
 from memstrata.assembly.ledger_pages import LedgerRow, ledger_page, supersede_chain
 from memstrata.model import ITEM_TYPES
-from memstrata.search.query import LAYERS, SearchQuery
-from memstrata.store.events import recent_events
+from memstrata.search.query import LAYERS, SCOPES, SearchQuery
 from memstrata.web.api.search import placed
 from memstrata.web.context import context_of, identity_of, store_of
 from memstrata.web.identity import REVEAL_COOKIE, REVEAL_SECONDS, SESSION_COOKIE, SESSION_SECONDS
@@ -193,7 +192,7 @@ def ledger_supersede(
 def search(
     request: Request,
     q: Annotated[str, Query(max_length=4000)] = "",
-    layers: Annotated[list[str], Query(max_length=len(LAYERS))] = [],  # noqa: B006
+    layers: Annotated[list[str], Query(max_length=len(LAYERS) + len(SCOPES))] = [],  # noqa: B006
     kind: Short = None,
     agent: Short = None,
     room: Short = None,
@@ -235,7 +234,7 @@ def search(
         "search.html",
         hits=hits,
         q=q,
-        all_layers=LAYERS,
+        all_layers=(*SCOPES, *LAYERS),
         chosen=chosen,
         kind=kind or "",
         agent=agent or "",
@@ -287,6 +286,7 @@ def items_remove(
 
 @router.get("/events")
 def events(request: Request) -> Response:
+    from memstrata.store.events import recent_events
 
     store = store_of(request)
     recs, _ = recent_events(store.layout.events, limit=100, agents=store.gate.event_actors())

@@ -1,0 +1,141 @@
+"""The session-start context's sections by value (issue 19): what stands, then what happened.
+
+    open tasks        status, priority, what blocks them
+    decisions         decisions and constraints in force (`layers.decisions`: never a
+                      superseded one), each with its id, so `record_decision` can replace it
+    preferences       the user's preferences in force
+    open errors       failures nothing later resolved, each once (`lifecycle.activity`)
+    activity          one line per session: when, the user's goal(s), counts of reads,
+                      edits and test runs (and failures), the outcome; under it the
+                      agent's own notes. Never a raw tool trace, UUID or capture notice.
+
+Each builder returns plain lines for `assembly.context`, which fits them to the budget.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memstrata.layers.decisions import RULE_KINDS
+from memstrata.lifecycle.activity import (
+    NOTE_CHARS,
+    failure_line,
+    is_trace,
+    one_line,
+    open_errors,
+    sessions,
+)
+
+if TYPE_CHECKING:
+    from memstrata.layers.agent import AgentMemory
+    from memstrata.model import LedgerEntry, LogEntry, Task
+
+MAX_SESSIONS = 12
+MAX_NOTES = 5
+MAX_FAILURES = 2  # what a session ran into, told under its line
+_ORDER = {"in_progress": 0, "blocked": 1, "pending": 2}
+
+
+def recent_entries(mem: AgentMemory, n: int) -> list[LogEntry]:
+    """The last `n` LOG entries, after the entries of the latest compaction archive when
+    LOG.md starts with its summary: a compaction must not cut a session in two (its goal
+    on one side, its outcome on the other) nor hide a failure nothing resolved yet."""
+    tail = mem.log.tail(n) if n else []
+    latest = next((e for e in reversed(tail) if (e.metadata or {}).get("compacted")), None)
+    archive = (latest.metadata or {}).get("archive_id") if latest is not None else None
+    if not isinstance(archive, str):
+        return tail
+    from memstrata.errors import MemstrataError
+
+    try:
+        before = mem.archives.entries(archive)
+    except MemstrataError:
+        return tail  # a missing or unreadable archive costs its part of the summary only
+    return [*before[-n:], *tail]
+
+
+def task_line(t: Task) -> str:
+    first = t.description.splitlines()[0] if t.description else ""
+    line = f"- {t.id} [{t.status}] (P{t.priority}) {first}"
+    if t.blocked_by:
+        line += f" (blocked by {', '.join(t.blocked_by)})"
+    return line
+
+
+def open_tasks(tasks: list[Task]) -> list[Task]:
+    """Tasks not done or cancelled: in progress first, then blocked, then pending."""
+    live = [t for t in tasks if t.status in _ORDER]
+    return sorted(live, key=lambda t: _ORDER[t.status])  # stable: priority order kept
+
+
+def record_line(e: LedgerEntry) -> str:
+    kind = "" if e.kind == "decision" else f"{e.kind}: "
+    room = f", room {e.room_id}" if e.room_id else ""
+    return f"- {kind}{one_line(e.summary, 400)} ({e.id}, {e.ts[:10]}{room})"
+
+
+def decision_lines(mem: AgentMemory) -> list[str]:
+    """Decisions and constraints in force: constraints (rules) first, then decisions."""
+    rules = mem.decisions.in_force(("constraint", *RULE_KINDS))
+    decisions = mem.decisions.in_force(("decision",))
+    return [record_line(e) for e in [*rules, *decisions]]
+
+
+def preference_lines(mem: AgentMemory) -> list[str]:
+    return [record_line(e) for e in mem.decisions.in_force(("preference",))]
+
+
+def error_lines(entries: list[LogEntry]) -> list[str]:
+    return [err.line() for err in open_errors(entries)]
+
+
+def _when(start: str, end: str) -> str:
+    day, first, last = start[:10], start[11:16], end[11:16]
+    if end[:10] != day:
+        return f"{day} {first} to {end[:10]} {last}"
+    return f"{day} {first}" + (f"-{last}" if last != first else "")
+
+
+def _compaction(e: LogEntry) -> str:
+    meta = e.metadata or {}
+    objective = next((x[2:] for x in e.content.splitlines() if x.startswith("- Objective: ")), None)
+    where = f"archive {meta['archive_id']}" if meta.get("archive_id") else "the archive"
+    told = f"; {objective}" if objective else ""
+    when = e.ts[:16].replace("T", " ")
+    return f"- before {when}: {meta.get('entries', '?')} entries compacted into {where}{told}"
+
+
+def activity_lines(entries: list[LogEntry]) -> list[str]:
+    """One line per session (and under it the agent's notes and what failed, unless it is
+    still an open error: told once), oldest first; a compaction whose archived entries
+    are among `entries` (`recent_entries`) is told by them."""
+    still_open = {i for err in open_errors(entries) for i in err.ids}
+    summaries = [e for e in entries if (e.metadata or {}).get("compacted")]
+    own = [e for e in summaries if not e.compacted]  # LOG.md's own summary entries
+    expanded = own[-1] if own and any(e.compacted for e in entries) else None
+    lines = [_compaction(e) for e in summaries if e is not expanded]
+    for s in sessions(entries)[-MAX_SESSIONS:]:
+        parts = [_when(s.start, s.end)]
+        if s.goals:
+            parts.append("goal: " + " / then: ".join(one_line(g, 160) for g in s.goals[:3]))
+        elif s.asked:
+            parts.append("user: " + one_line(s.asked[-1], 160))
+        counts = s.summary()
+        if counts:
+            parts.append(counts)
+        if s.outcome:
+            parts.append(f"outcome: {s.outcome}")
+        if len(parts) == 1 and not s.notes and not s.failed:
+            continue
+        lines.append("- " + "; ".join(parts))
+        for note in s.notes[-MAX_NOTES:]:
+            label = "TOOL_USE" if is_trace(note) else note.entry_type
+            lines.append(f"  - {note.ts[11:16]} {label}: {one_line(note.content, NOTE_CHARS)}")
+        told: set[str] = set()
+        for e, detail in s.failed:
+            said = failure_line(e, detail)
+            if e.id in still_open or said in told or len(told) == MAX_FAILURES:
+                continue
+            told.add(said)
+            lines.append(f"  - {e.ts[11:16]} {said}")
+    return lines

@@ -1,0 +1,334 @@
+"""What LOG.md says happened, told by meaning: sessions, goals, outcomes, counts, open errors.
+
+LOG.md holds three sorts of entries. Tool traces are what the hooks, `AgentLoop` and the
+MCP auto-log write for every tool call (`loop.describe_tool`: metadata `tool` and
+`outcome`, text like `Read(file_path="a.py") -> ok, 120 chars`), and TOOL_USE entries an
+agent writes by hand in the same shape: they are counted, never shown. Bookkeeping (the capture notices earlier versions wrote, "stop hook: captured 26
+new message(s) of session <uuid>", and anything tagged `bookkeeping`) is dropped.
+Everything else is meaning and is kept: the user's prompts, the final responses, the
+agent's own THOUGHT entries and hand-written entries, errors, compaction summaries.
+
+`sessions(entries)` groups the entries by the session they name (metadata `session`; an
+entry without one, such as the agent's own `log_activity` note, joins the group of the
+entry before it, a user prompt without one starts a turn, and an agent that names
+neither gets one group a day) and gives each
+group its goals (`statements.goal_of` of its prompts), its outcome (the last final
+response), counts of reads, edits and test runs (and failures) and its notes.
+`open_errors(entries)` lists the failures nothing later resolved: a failed tool is
+resolved by a later successful call of the same tool on the same target (the same
+command, file or path), another error by a later final response or a passing test run;
+repeats of one failure are one line with a count. Pure functions over `LogEntry` values.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from memstrata.lifecycle.statements import goal_of, is_continuation
+
+if TYPE_CHECKING:
+    from memstrata.model import LogEntry
+
+READ_TOOLS = frozenset(
+    {"Read", "Grep", "Glob", "LS", "NotebookRead", "WebFetch", "WebSearch", "read_file"}
+)
+EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "write_file", "edit_file"})
+_TEST_RUN = re.compile(
+    r"\b(?:pytest|py\.test|unittest|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest|"
+    r"(?:npm|pnpm|yarn|bun)(?: run)? test|go test|cargo test|make (?:test|check)|"
+    r"mvn test|gradle(?:w)? test|dotnet test)\b"
+)
+_CAPTURE = re.compile(r"^[\w-]+ hook: captured \d+ new message")
+BOOKKEEPING = "bookkeeping"
+OUTCOME_CHARS = 200
+NOTE_CHARS = 300
+
+
+def one_line(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+# A TOOL_USE entry written in the shape of a call, `Bash(command="pytest") -> ok, ...`,
+# whoever wrote it (the harness's `describe_tool`, or an agent imitating it by hand).
+_CALL = re.compile(r"^\s*([A-Za-z_][\w.:-]*)\((.*?)\)\s*->\s*(\S[^\n]*)?$", re.S)
+_PARAM = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+
+
+def _call(e: LogEntry) -> re.Match[str] | None:
+    return _CALL.match(e.content) if e.entry_type == "TOOL_USE" else None
+
+
+def is_trace(e: LogEntry) -> bool:
+    """A tool call as the harness logs it, or in its shape (counted, never shown)."""
+    meta = e.metadata or {}
+    if e.entry_type != "TOOL_USE":
+        return False
+    return ("tool" in meta and "outcome" in meta) or _call(e) is not None
+
+
+def is_bookkeeping(e: LogEntry) -> bool:
+    meta = e.metadata or {}
+    tags = meta.get("tags")
+    if isinstance(tags, list) and BOOKKEEPING in tags:
+        return True
+    return e.entry_type == "SYSTEM" and (
+        bool(_CAPTURE.match(e.content)) or (meta.get("captured") is not None and "event" in meta)
+    )
+
+
+def is_final_response(e: LogEntry) -> bool:
+    return (e.metadata or {}).get("event") == "final_response"
+
+
+def final_text(e: LogEntry) -> str:
+    return e.content.removeprefix("Final response:").strip()
+
+
+def _args(e: LogEntry) -> dict[str, Any]:
+    args = (e.metadata or {}).get("args")
+    if isinstance(args, dict):
+        return args
+    call = _call(e)
+    if call is None:
+        return {}
+    named = dict(_PARAM.findall(call.group(2)))
+    return named or ({"args": call.group(2).strip()} if call.group(2).strip() else {})
+
+
+def target(e: LogEntry) -> str:
+    """What a tool call acted on: its command (a test run of another file is another
+    target), or its file, path or pattern."""
+    args = _args(e)
+    command = args.get("command")
+    if isinstance(command, str) and command.strip():
+        return one_line(command, 80)
+    for key in ("file_path", "path", "notebook_path", "pattern", "url", "query", "args"):
+        value = args.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return ""
+
+
+def tool_of(e: LogEntry) -> str | None:
+    tool = (e.metadata or {}).get("tool")
+    if isinstance(tool, str) and tool:
+        return tool
+    call = _call(e)
+    return call.group(1) if call is not None else None
+
+
+def kind_of_call(e: LogEntry) -> str:
+    """'read', 'edit', 'test' or 'other' for a tool call (a trace or a failed call)."""
+    tool = tool_of(e) or ""
+    if tool in READ_TOOLS:
+        return "read"
+    if tool in EDIT_TOOLS:
+        return "edit"
+    command = _args(e).get("command")
+    if isinstance(command, str) and _TEST_RUN.search(command):
+        return "test"
+    return "other"
+
+
+def failed(e: LogEntry) -> bool:
+    if e.entry_type == "ERROR" or (e.metadata or {}).get("outcome") == "error":
+        return True
+    call = _call(e)
+    said = (call.group(3) or "") if call is not None else ""
+    return "outcome" not in (e.metadata or {}) and said.lower().startswith(("error", "failed"))
+
+
+def is_call(e: LogEntry) -> bool:
+    """A tool call: a trace, or the ERROR entry a failed call leaves (it names its tool)."""
+    return is_trace(e) or (e.entry_type == "ERROR" and tool_of(e) is not None)
+
+
+@dataclass
+class Session:
+    """One session's (or, without sessions, one turn's) entries, told by meaning."""
+
+    key: str
+    start: str
+    end: str
+    goals: list[str] = field(default_factory=list)
+    asked: list[str] = field(default_factory=list)
+    outcome: str = ""
+    counts: dict[str, int] = field(default_factory=dict)  # read/edit/test/other
+    failures: dict[str, int] = field(default_factory=dict)
+    others: dict[str, int] = field(default_factory=dict)  # "other" calls by tool name
+    notes: list[LogEntry] = field(default_factory=list)
+    failed: list[tuple[LogEntry, str]] = field(default_factory=list)  # failures, what went wrong
+
+    def summary(self) -> str:
+        def n(word: str, count: int, plural: str | None = None) -> str:
+            return f"{count} {word if count == 1 else plural or word + 's'}"
+
+        parts = []
+        names = (("read", "read"), ("edit", "edit"), ("test", "test run"), ("other", "other call"))
+        for key, word in names:
+            count = self.counts.get(key, 0)
+            if count:
+                bad = self.failures.get(key, 0)
+                said = [f"{bad} failed"] if bad else []
+                if key == "other":
+                    ranked = sorted(self.others.items(), key=lambda kv: -kv[1])
+                    said.append(", ".join(t + (f" ×{c}" if c > 1 else "") for t, c in ranked[:4]))
+                parts.append(n(word, count) + (f" ({'; '.join(said)})" if said else ""))
+        return ", ".join(parts)
+
+
+def _session_key(e: LogEntry, current: str) -> str:
+    sid = (e.metadata or {}).get("session")
+    return f"s:{sid}" if isinstance(sid, str) and sid else current
+
+
+def echoed(entries: Sequence[LogEntry], i: int) -> bool:
+    """An ERROR entry repeating the failed TOOL_USE just before it (stores written before
+    a failed tool became one ERROR entry; an agent logging a failure twice): counted and
+    shown once, as the trace, with the ERROR's text as what went wrong."""
+    e = entries[i]
+    if e.entry_type != "ERROR" or i == 0:
+        return False
+    before = entries[i - 1]
+    ids = [(x.metadata or {}).get("tool_use_id") for x in (e, before)]
+    return (
+        is_trace(before)
+        and failed(before)
+        and tool_of(e) in (None, tool_of(before))  # an agent's own ERROR names no tool
+        and (None in ids or ids[0] == ids[1])
+    )
+
+
+def _echo_detail(entries: Sequence[LogEntry], i: int) -> str:
+    """What the ERROR echoing entry `i` (a failed call) says went wrong, if there is one."""
+    if i + 1 < len(entries) and echoed(entries, i + 1):
+        echo = entries[i + 1]
+        return str((echo.metadata or {}).get("error") or echo.content)
+    return ""
+
+
+def sessions(entries: Sequence[LogEntry]) -> list[Session]:
+    """The entries grouped by session (see module docstring), oldest group first."""
+    groups: dict[str, Session] = {}
+    order: list[str] = []
+    last = "t:0"  # an entry naming no session belongs with the one before it
+    for i, e in enumerate(entries):
+        if is_bookkeeping(e) or (e.metadata or {}).get("compacted") or echoed(entries, i):
+            continue
+        named = (e.metadata or {}).get("session")
+        if (
+            not named
+            and (
+                e.entry_type == "USER_FEEDBACK"  # a turn of a loop without sessions starts here
+                or (
+                    not last.startswith("s:")
+                    and last in groups
+                    and groups[last].start[:10] < e.ts[:10]
+                )
+            )
+        ):
+            last = f"t:{i}"  # and an agent without sessions or turns: one group a day
+        key = last = _session_key(e, last)
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = Session(key, e.ts, e.ts)
+            order.append(key)
+        g.end = e.ts
+        if is_call(e):
+            kind = kind_of_call(e)
+            g.counts[kind] = g.counts.get(kind, 0) + 1
+            if kind == "other":
+                name = one_line(tool_of(e) or "tool", 40)
+                g.others[name] = g.others.get(name, 0) + 1
+            if failed(e):
+                g.failures[kind] = g.failures.get(kind, 0) + 1
+                g.failed.append((e, _echo_detail(entries, i)))
+        elif e.entry_type == "USER_FEEDBACK":
+            goal = goal_of(e.content)
+            if goal and goal not in g.goals:
+                g.goals.append(goal)
+            elif goal is None and not is_continuation(e.content) and e.content.strip():
+                g.asked.append(one_line(e.content, 120))
+        elif is_final_response(e):
+            g.outcome = one_line(final_text(e), OUTCOME_CHARS)
+        elif e.entry_type == "ERROR":
+            g.failed.append((e, ""))  # told once: an open error, or what the session ran into
+        elif (e.metadata or {}).get("flush") and (e.metadata or {}).get("sessionId"):
+            continue  # a transcript compaction's record: its summary is the transcript's
+        else:
+            g.notes.append(e)
+    return [groups[k] for k in order]
+
+
+def _resolves(later: LogEntry, error: LogEntry) -> bool:
+    if tool_of(error) is None:  # an error of the work itself: a turn ended, or tests pass
+        return is_final_response(later) or (
+            is_trace(later) and not failed(later) and kind_of_call(later) == "test"
+        )
+    return (
+        is_trace(later)
+        and not failed(later)
+        and tool_of(later) == tool_of(error)
+        and target(later) == target(error)
+    )
+
+
+_GIST = re.compile(
+    r"\b[A-Z]\w*(?:Error|Exception|Denied|Refused)\b|\bFAILED\b|\berror:|\bfatal:|^E\s{2,}|"
+    r"\bHTTP \d{3}\b|\bpermission denied\b|\bnot found\b",
+    re.I,
+)
+_EXIT = re.compile(r"^(?:exit (?:code|status)|returned|exited with)\s*:?\s*-?\d+\.?$", re.I)
+
+
+def gist(detail: str, limit: int = 160) -> str:
+    """The telling line of an error's text (the exception, the FAILED line, the HTTP status),
+    one line; a bare "Exit code 1" only when nothing else is said."""
+    lines = [x.strip() for x in detail.splitlines() if x.strip()]
+    said = [x for x in lines if not _EXIT.match(x)] or lines
+    told = next((x for x in said if _GIST.search(x)), said[0] if said else "")
+    return one_line(told, limit)
+
+
+def failure_line(e: LogEntry, detail: str = "") -> str:
+    """'Bash (pytest -q) failed: OSError: ...' for a failed call; an error's own text."""
+    tool, where = tool_of(e), target(e)
+    said = (e.metadata or {}).get("error") or detail
+    if tool is None:
+        return one_line(e.content, 240)
+    what = f"{tool} ({one_line(where, 60)})" if where else tool
+    return f"{what} failed" + (f": {gist(str(said))}" if said else "")
+
+
+@dataclass(frozen=True)
+class OpenError:
+    entry: LogEntry  # the latest occurrence
+    count: int
+    detail: str = ""  # what went wrong, when the entry itself does not say
+    ids: tuple[str, ...] = ()  # every occurrence's entry id
+
+    def line(self) -> str:
+        e = self.entry
+        text = failure_line(e, self.detail)
+        times = f" (×{self.count})" if self.count > 1 else ""
+        return f"- {e.ts[:16].replace('T', ' ')} {text}{times}"
+
+
+def open_errors(entries: Sequence[LogEntry]) -> list[OpenError]:
+    """Failures nothing later resolved, each once (its latest occurrence and a count)."""
+    out: dict[tuple[str | None, str, str], OpenError] = {}
+    for i, e in enumerate(entries):
+        if not (e.entry_type == "ERROR" or (is_trace(e) and failed(e))) or echoed(entries, i):
+            continue
+        if any(_resolves(later, e) for later in entries[i + 1 :]):
+            continue
+        key = (tool_of(e), target(e), "" if tool_of(e) else e.content)
+        seen = out.pop(key, None)
+        detail = _echo_detail(entries, i)
+        ids = (*(seen.ids if seen else ()), e.id)
+        out[key] = OpenError(e, (seen.count if seen else 0) + 1, detail, ids)
+    return list(out.values())

@@ -1,0 +1,196 @@
+"""What a prompt or a final response clearly states: a decision, a constraint, a preference,
+or the user's goal. Deterministic rules, no model, tuned for precision.
+
+The hooks record a stated decision as a first-class record (`layers.decisions`) and
+take the user's goal for NOW.md; a wrong record is worse than a missed one (the agent
+can always call `record_decision`), so only explicit statements count:
+
+    decision    "Decision: ...", "we decided ...", "decided: ...", "we chose / settled on /
+                opted for / went with ...", "we'll go with ..."; from the user also
+                "let's go with / use / switch to ...", "we'll use ...", "use X instead of Y"
+    constraint  "Constraint: / Rule: / Policy: ..."; from the user also a sentence that
+                opens with "never", "always", "from now on", "going forward",
+                "under no circumstances", "must never"
+    preference  from the user only: "I prefer ...", "my preference is ...", "I'd rather ...",
+                "I like X better"
+
+Questions state nothing. Openers ("OK,", "also", "remember that") are dropped from the
+recorded text. What a decision replaces is read from "instead of X", "rather than X",
+"switch from X", "replace X with", "no longer X" (`Statement.replaces`).
+
+`goal_of(prompt)` is the user's goal: the prompt's first sentences that ask for work, by
+an imperative verb ("Add ...", "Fix ...") or a request ("can you ...", "we need to ...",
+"let's ..."), and are not a statement above; None when the prompt sets no new goal (a
+continuation, a question, a report such as "the host said no").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from memstrata.lifecycle.english import expand_contractions
+
+GOAL_CHARS = 200
+
+_SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
+_OPENERS = re.compile(
+    r"^(?:(?:ok|okay|so|also|and|alright|all right|right|great|good|fine|yes|yeah|yep|sure|"
+    r"well|btw|by the way|then|now|please|oh|hey|one more thing|just so you know|"
+    r"(?:please )?(?:remember|note|keep in mind|for the record)(?: that)?)\b[\s,;:!.\-]*)+",
+    re.I,
+)
+_ANY = (
+    r"^(?:the )?(?:final |our )?decision(?: is| was)?\s*[:\-\u2013]\s*\S",
+    r"^decided\s*[:\-\u2013]\s*\S",
+    r"^(?:we|i|the team|team|everyone|they)\s+(?:have |has |had )?(?:finally |just |now |all )?"
+    r"decided\b",
+    r"^(?:we|i)\s+(?:chose|picked|settled on|opted for|went with|are going with|am going with)\b",
+    r"^we\s+(?:will|shall|are going to)\s+(?:go with|stick with)\b",
+)
+_USER = (
+    r"^let us\s+(?:go with|use|switch to|stick with|keep|adopt|pick|choose|move to)\b",
+    r"^(?:we|i)\s+(?:will|shall|are going to)\s+(?:use|switch to|adopt|keep|move to)\b",
+    r"^(?:go with|use|switch to|stick with|move to)\s+.+\b(?:instead of|rather than)\b",
+)
+_DECISION_ANY = re.compile("|".join(_ANY))
+_DECISION_USER = re.compile("|".join(_USER))
+_CONSTRAINT_ANY = re.compile(
+    r"^(?:safety )?(?:constraint|rule|policy|requirement|hard rule)\s*[:\-\u2013]\s*\S"
+)
+_CONSTRAINT_USER = re.compile(
+    r"^(?:never|always|from now on|going forward|in (?:the )?future|under no circumstances|"
+    r"(?:we|you) must (?:never|always)|must (?:never|always)|do not ever)\b(?! mind\b)"
+)
+_PREFERENCE_USER = re.compile(
+    r"^(?:i|we)\s+(?:really |always |generally |strongly |much )?prefer\b|^my preference is\b|"
+    r"^i would (?:rather|prefer)\b|^i (?:really )?like \S+(?: \S+){0,3} better\b"
+)
+_REPLACES = re.compile(
+    r"\b(?:instead of|rather than|no longer(?: use| using)?|"
+    r"(?:switch|switching|switched|move|moving|moved|migrate|migrating|migrated|change|"
+    r"changing|changed|go|going) (?:away )?from|replac(?:e|es|ed|ing)|drop(?:s|ped|ping)?)"
+    r"\s+(?:the |a |an |using |our )?([\w.+#-]{2,})"
+)
+_CONTINUE = re.compile(
+    r"^(?:please )?(?:continue|go on|keep going|carry on|proceed|resume|next|go ahead|do it|"
+    r"yes|yep|yeah|ok|okay|sure|sounds good|looks good|lgtm|thanks|thank you|great|perfect|"
+    r"fine|done|cool|nice|go|ship it|that works|works for me|agreed|right)\b[\s\w,.!']{0,24}$"
+)
+_REQUEST = re.compile(
+    r"^(?:(?:can|could|would|will) you|please|how about|let us|help me|"
+    r"(?:i|we) (?:need|want|would like|have) (?:you )?to|i want you to|your task is|"
+    r"the (?:goal|task|next step) is|next,? )\b"
+)
+# Verbs a goal opens with ("Add pagination", "Fix the flaky test"): a prompt sentence that
+# opens otherwise ("I haven't had time", "The host says no") reports, it sets no goal.
+_VERBS = frozenset(
+    ["add", "adapt", "adjust", "allow", "analyse", "analyze", "apply", "audit", "automate", "backfill", "benchmark", "build", "bump", "cache", "calculate", "change", "check", "clean", "clear", "compare", "compute", "configure", "convert", "create", "debug", "define", "delete", "deploy", "design", "document", "draft", "drop", "edit", "email", "enable", "ensure", "estimate", "evaluate", "explain", "export", "extend", "extract", "figure", "find", "finish", "fix", "format", "generate", "get", "handle", "harden", "implement", "import", "improve", "include", "increase", "install", "integrate", "introduce", "investigate", "keep", "limit", "list", "load", "log", "look", "lower", "make", "map", "measure", "merge", "migrate", "monitor", "move", "name", "normalise", "normalize", "open", "optimise", "optimize", "paginate", "parse", "patch", "pin", "plan", "polish", "port", "prepare", "prevent", "profile", "prototype", "publish", "put", "raise", "read", "rebase", "record", "reduce", "refactor", "register", "reload", "remove", "rename", "render", "reorganise", "reorganize", "repair", "replace", "report", "reproduce", "research", "reset", "resolve", "restore", "restructure", "retry", "return", "revert", "review", "rewrite", "roll", "run", "save", "scaffold", "schedule", "search", "secure", "send", "separate", "set", "setup", "ship", "show", "simplify", "sort", "speed", "split", "start", "stop", "store", "summarise", "summarize", "support", "switch", "sync", "test", "throttle", "tidy", "translate", "trim", "try", "tune", "turn", "undo", "unify", "update", "upgrade", "upload", "use", "validate", "verify", "wire", "wrap", "write"]
+)
+_WORD = re.compile(r"[^\W_]+")
+
+
+@dataclass(frozen=True)
+class Statement:
+    kind: str  # "decision" | "constraint" | "preference"
+    text: str  # the sentence as said, openers dropped
+    replaces: tuple[str, ...] = ()  # words naming what it replaces ("WeasyPrint")
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCES.split(text.strip()) if s and s.strip()]
+
+
+def _norm(text: str) -> str:
+    return expand_contractions(text.lower().replace("\u2019", "'").replace("\u2018", "'"))
+
+
+def _open(sentence: str) -> str:
+    """The sentence without its openers ("OK, also, remember that ...")."""
+    return _OPENERS.sub("", sentence.strip()).strip()
+
+
+def kind_of(sentence: str, speaker: str) -> str | None:
+    """The kind a sentence states ("decision", "constraint", "preference"), or None."""
+    body = _open(sentence)
+    low = _norm(body)
+    if not low or low.endswith("?") or len(_WORD.findall(low)) < 3:
+        return None
+    user = speaker == "user"
+    if _CONSTRAINT_ANY.search(low) or (user and _CONSTRAINT_USER.search(low)):
+        return "constraint"
+    if _DECISION_ANY.search(low) or (user and _DECISION_USER.search(low)):
+        return "decision"
+    if user and _PREFERENCE_USER.search(low):
+        return "preference"
+    return None
+
+
+_LABEL = re.compile(
+    r"^(?:the )?(?:final )?(?:decision|decided|constraint|rule|policy|requirement|preference)"
+    r"\s*[:\-\u2013]\s*",
+    re.I,
+)
+
+
+def statements(text: str, speaker: str) -> list[Statement]:
+    """The decisions, constraints and preferences `text` clearly states, in order.
+
+    Example:
+        >>> statements("OK, we decided: 15-minute access tokens. Thanks!", "user")
+        [Statement(kind='decision', text='We decided: 15-minute access tokens.', replaces=())]
+    """
+    out: list[Statement] = []
+    for sentence in sentences(text):
+        kind = kind_of(sentence, speaker)
+        if kind is None:
+            continue
+        body = _open(sentence)
+        words = tuple(dict.fromkeys(m.group(1) for m in _REPLACES.finditer(_norm(body))))
+        said = _LABEL.sub("", body).strip() or body  # "Decision: X" is recorded as "X"
+        out.append(
+            Statement(kind, said[:1].upper() + said[1:], words if kind == "decision" else ())
+        )
+    return out
+
+
+def is_continuation(prompt: str) -> bool:
+    """True for a prompt that only says to go on ("continue", "ok, go ahead", "yes")."""
+    return bool(_CONTINUE.match(_norm(_open(prompt)) or _norm(prompt.strip())))
+
+
+def _is_goal(text: str) -> bool:
+    low = _norm(text)
+    if not low or _CONTINUE.match(low):
+        return False
+    if low.endswith("?") and not _REQUEST.match(low):
+        return False  # a question is asked, not a goal set
+    words = _WORD.findall(low)
+    return len(words) >= 2 and (words[0] in _VERBS or bool(_REQUEST.match(low)))
+
+
+def goal_of(prompt: str) -> str | None:
+    """The user's goal in `prompt` (its first one or two goal sentences), or None.
+
+    Example:
+        >>> goal_of("Start the PDF export. Also, remember that I prefer dark mode.")
+        'Start the PDF export.'
+    """
+    if not prompt.strip() or is_continuation(prompt):
+        return None
+    kept: list[str] = []
+    for sentence in sentences(prompt):
+        if kind_of(sentence, "user") is not None:
+            continue
+        body = _open(sentence)
+        _, sep, rest = body.partition(": ")
+        for part in (body, rest) if sep else (body,):  # "While we wait: fix the page"
+            if _is_goal(part):
+                kept.append(part[:1].upper() + part[1:])
+                break
+        if len(kept) == 2:
+            break
+    if not kept:
+        return None
+    flat = " ".join(" ".join(kept).split())
+    return flat if len(flat) <= GOAL_CHARS else flat[: GOAL_CHARS - 1].rsplit(" ", 1)[0] + "…"

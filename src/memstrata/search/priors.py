@@ -1,0 +1,479 @@
+"""What a hit is worth after relevance: record signals, their weights, exclusions, collapse.
+
+    worth(hit) = score(hit) x prior(hit)          score: relevance x decay (engine, hybrid)
+    prior(hit) = weight[signal(hit)] x (asked if the question asks about signal(hit), else 1)
+
+    dropped    bookkeeping (tag `bookkeeping`, capture notices, session-id lines); the
+               question being asked (an intent or user message with the query's words,
+               or the open prompt: the newest intent that no final response followed);
+               a superseded record the query did not ask for; a signal of weight 0
+    collapsed  the records of one tool call (LOG TOOL_USE, transcript tool_use and
+               tool_result, the ERROR of a failed call) by `tool_use_id`, by the message
+               id a tool_call shares with its tool_result, else (stores older than the id)
+               by session, tool name, first argument and time; the highest worth stays
+    order      worth descending; ties: newer first, then uid
+
+A record's signal comes from its layer and kind, then its tags and metadata, then (for
+records that carry none, as old stores do) the shape of its text: a hook's TOOL_USE line
+`Read(file_path="a.py") -> ok, 12 chars`, a capture notice, "Decision: ..." (the speech-act
+rules of `lifecycle.classify`). Weights are configuration (`[recall]`, `recallconfig`);
+`explain` on each hit names the signal, why, its weight and the config key, and the first
+hit lists what was dropped. Pure functions over `Hit` values: no SQL, no store, no model.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from memstrata.config.recall import (
+    ASKED_KEY,
+    DEFAULT_ASKED,
+    DEFAULT_REPLACED,
+    DEFAULT_WEIGHTS,
+    REPLACED_KEY,
+)
+from memstrata.search.query import Hit
+from memstrata.search.text import query_terms, tokenize
+from memstrata.search.toolcalls import (
+    LOG_LAYERS,
+    TOOL_ROLES,
+    TRACE,
+    TRANSCRIPT_TOOL,
+    clues_of,
+    first_line,
+    group_calls,
+    log_metadata,
+)
+
+BOOKKEEPING = "bookkeeping"
+MD_LAYERS = frozenset({"context", "identity", "file", "scratch", "episode", "artifact", "archive"})
+EXPLICIT_KINDS = frozenset({"decision", "constraint", "preference"})
+LEDGER_SIGNALS = {"convention": "constraint", "warning": "constraint", "interface": "fact"}
+ITEM_SIGNALS = {"task": "task", "note": "note"}
+LAYER_SIGNALS = {  # layers whose records all have one signal: layer -> (signal, why)
+    "now": ("status", "NOW.md"),
+    "source": ("source", "project file"),
+    "compaction": ("digest", "LOG compaction record"),
+    "channel": ("message", "room channel message"),
+    "gate": ("activity", "gate event"),
+}
+CLASSIFIED = {  # `lifecycle.classify` kinds -> signal
+    "decision": "decision",
+    "constraint": "constraint",
+    "blocker": "status",
+    "objective": "status",
+    "phase": "status",
+}
+# Words that say which kind of record a question is after (query tokens, case-folded).
+_ASKED = {
+    "decision": "decide decided decides deciding decision decisions chose choose chosen choice "
+    "settled agreed",
+    "constraint": "constraint constraints rule rules allowed forbidden prohibited convention "
+    "conventions",
+    "preference": "prefer prefers preferred preference preferences favourite favorite",
+    "status": "status blocked blocker blockers progress",
+    "task": "task tasks todo todos",
+    # what went wrong, said as an event: "error" alone also asks about error formats
+    "error": "fail fails failed failing failure failures crash crashed crashes bug bugs broke "
+    "broken",
+}
+ASKED_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in _ASKED.items()}
+_CAPTURE = re.compile(r"^[\w-]+ hook: captured \d+ new message\(s\) of session \S+")
+_SESSION_LINE = re.compile(r"^(?:session(?:[ _-]?id)?)\s*[:=]?\s*(?=[\w-]*\d)[\w-]{8,}\.?$", re.I)
+_DIGEST = re.compile(r"^(?:LOG compacted: |Session \S+ compacted: )")
+_FINAL = re.compile(r"^Final response:\s*")
+_PREFERENCE = re.compile(
+    r"^\W*preference\s*[:\-]|\b(?:i|the user|user)\s+(?:always\s+)?prefers?\b", re.I
+)
+# "replace WeasyPrint with ReportLab", "ReportLab instead of WeasyPrint": what is replaced.
+_REPLACES = re.compile(
+    r"\b(?:replac(?:e|es|ed|ing)|swap(?:s|ped|ping)?(?: out)?|instead of|no longer (?:use|using)|"
+    r"(?:switch|migrat|mov)\w* (?:away )?from|drop(?:s|ped|ping)?)\s+(?:the |our |using )?"
+    r"([^\W\d_][\w.+#-]{2,})",
+    re.I,
+)
+_WORDS = re.compile(r"[^\W_]+")
+_LABEL_WORDS = frozenset({"decision", "decided", "decide", "we", "use", "uses", "using"})
+_HEADINGS = (
+    ("digest", re.compile(r"\bmemory flush\b|\bcompacted\b|\bsummary of\b", re.I)),
+    ("decision", re.compile(r"\bdecisions?\b|\bdecided\b", re.I)),
+    ("constraint", re.compile(r"\b(?:constraints?|rules?|conventions?|warnings?)\b", re.I)),
+    ("preference", re.compile(r"\bpreferences?\b", re.I)),
+    ("task", re.compile(r"\b(?:tasks?|todos?|to-dos?)\b", re.I)),
+)
+
+
+@dataclass(frozen=True)
+class Signal:
+    """What kind of record a hit is, and the clue that said so."""
+
+    name: str
+    why: str
+
+
+@dataclass(frozen=True)
+class PriorSettings:
+    """The `[recall]` weights: signal -> weight, and `asked`."""
+
+    weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    asked: float = DEFAULT_ASKED
+    replaced: float = DEFAULT_REPLACED
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, float]) -> PriorSettings:
+        weights = {k: v for k, v in table.items() if k not in (ASKED_KEY, REPLACED_KEY)}
+        return cls(
+            {**DEFAULT_WEIGHTS, **weights},
+            table.get(ASKED_KEY, DEFAULT_ASKED),
+            table.get(REPLACED_KEY, DEFAULT_REPLACED),
+        )
+
+
+@dataclass(frozen=True)
+class _Seen:
+    """One hit and what the rules read of it, read once."""
+
+    hit: Hit
+    meta: Mapping[str, Any]  # a LOG entry's own metadata; {} for other records
+    head: str  # the first line of its text
+    tags: frozenset[str]
+
+
+def _see(hit: Hit) -> _Seen:
+    meta = log_metadata(hit)
+    tags = {t.lower() for t in hit.tags}
+    extra = meta.get("tags")
+    if isinstance(extra, str):
+        extra = extra.split()
+    if isinstance(extra, list):
+        tags.update(str(t).lower() for t in extra)
+    return _Seen(hit, meta, first_line(hit.text), frozenset(tags))
+
+
+@functools.lru_cache(maxsize=4096)  # the same entries come back query after query
+def _speech_act(head: str, speaker: str | None) -> str | None:
+    """decision / constraint / status / preference from a text's first line, or None."""
+    from memstrata.lifecycle.classify import classify_line
+
+    head = _FINAL.sub("", head)
+    if not head:
+        return None
+    kind = classify_line(head, speaker)
+    if kind in CLASSIFIED:
+        return CLASSIFIED[kind]
+    return "preference" if _PREFERENCE.search(head) else None
+
+
+def bookkeeping_reason(hit: Hit) -> str | None:
+    """Why `hit` is hook bookkeeping (never a hit), or None."""
+    return _bookkeeping(_see(hit))
+
+
+def _bookkeeping(r: _Seen) -> str | None:
+    if BOOKKEEPING in r.tags or r.meta.get("kind") == BOOKKEEPING:
+        return "tagged bookkeeping"
+    if r.hit.layer not in LOG_LAYERS:
+        return None
+    if "captured" in r.meta and r.meta.get("event") in ("stop", "pre-compact", "session-end"):
+        return f"capture notice of the {r.meta['event']} hook"
+    if _CAPTURE.match(r.head):
+        return "capture notice (text shape)"
+    if _SESSION_LINE.match(r.head) and len(r.hit.text.strip()) == len(r.head):
+        return "a session id line"
+    return None
+
+
+def is_intent(hit: Hit) -> bool:
+    """A user's prompt as the prompt hook (or AgentLoop) logged it."""
+    return hit.kind == "USER_FEEDBACK" and log_metadata(hit).get("event") == "user_intent"
+
+
+def _log_signal(r: _Seen) -> Signal:
+    meta, head, kind = r.meta, r.head, r.hit.kind or ""
+    forced = meta.get("kind")
+    if forced in EXPLICIT_KINDS:
+        return Signal(str(forced), f"metadata kind {forced}")
+    if kind == "TOOL_USE" and ("tool" in meta or TRACE.match(head)):
+        return Signal("tool", "TOOL_USE trace" + (" (metadata.tool)" if "tool" in meta else ""))
+    if kind == "USER_FEEDBACK" and meta.get("event") == "user_intent":
+        act = _speech_act(head, "user")  # "For the record: I prefer httpx" is not a question
+        if act in ("decision", "constraint", "preference"):
+            return Signal(act, f"the user's prompt states a {act}")
+        return Signal("intent", "USER_FEEDBACK logged as the user's intent")
+    if meta.get("compacted") or meta.get("archive_id") or meta.get("flush") or _DIGEST.match(head):
+        return Signal("digest", "compaction digest")
+    if kind == "ERROR":
+        return Signal("error", "ERROR entry")
+    act = _speech_act(head, "user" if kind == "USER_FEEDBACK" else None)
+    if act is not None:
+        return Signal(act, f"{kind or 'LOG'} text reads as a {act}")
+    if meta.get("event") == "final_response" or _FINAL.match(head):
+        return Signal("message", "final response")
+    return Signal("activity", f"{kind or 'LOG'} entry")
+
+
+def _session_signal(r: _Seen) -> Signal:
+    role = r.hit.kind or ""
+    if role in TOOL_ROLES:
+        return Signal("tool", f"transcript {role}")
+    if role == "summary":
+        return Signal("digest", "transcript summary")
+    if TRANSCRIPT_TOOL.match(r.head):  # Claude Code's blocks as the hooks capture them
+        return Signal("tool", "transcript tool_use / tool_result text")
+    return Signal("message", f"transcript {role or 'message'}")
+
+
+def _md_signal(hit: Hit) -> Signal:
+    for name, pattern in _HEADINGS:
+        if pattern.search(hit.title or ""):
+            return Signal(name, f"section '{hit.title}'")
+    return Signal("note", f"{hit.layer} section")
+
+
+def signal_of(hit: Hit) -> Signal:
+    """The signal of one record: layer and kind first, then tags and metadata, then text shape.
+
+    Example:
+        >>> signal_of(Hit("fact:f:db", "fact", 1.0, "db_engine", "PostgreSQL 16", "", 0.0,
+        ...               "facts.jsonl", kind="config")).name
+        'fact'
+    """
+    return _signal(_see(hit))
+
+
+def _signal(r: _Seen) -> Signal:
+    hit = r.hit
+    kind, layer = hit.kind or "", hit.layer
+    if kind in EXPLICIT_KINDS and layer not in LOG_LAYERS and layer != "session":
+        return Signal(kind, f"{layer} kind {kind}")
+    for name in ("decision", "constraint", "preference"):
+        if name in r.tags:
+            return Signal(name, f"tag {name}")
+    if layer == "ledger":
+        return Signal(LEDGER_SIGNALS.get(kind, "note"), f"ledger kind {kind}")
+    if layer == "fact":
+        return Signal("fact", f"fact ({kind or 'general'})")
+    if layer == "item":
+        return Signal(ITEM_SIGNALS.get(kind, "fact"), f"extracted item ({kind})")
+    if layer in LAYER_SIGNALS:
+        return Signal(*LAYER_SIGNALS[layer])
+    if layer == "task":
+        return Signal("task", f"task ({kind})")
+    if layer == "session":
+        return _session_signal(r)
+    if layer in LOG_LAYERS and hit.meta.get("entry_type") is not None:
+        return _log_signal(r)
+    if layer in MD_LAYERS:
+        return _md_signal(hit)
+    return Signal("note", f"{layer} record")
+
+
+def asked_signals(query: str) -> frozenset[str]:
+    """The signals a question asks about, by its words ("what did we decide" -> decision)."""
+    words = set(tokenize(query))
+    return frozenset(name for name, cue in ASKED_WORDS.items() if words & cue)
+
+
+def same_words(query: str, text: str) -> bool:
+    """True when `text` says exactly the query's words (case, spacing, punctuation aside)."""
+    q = _words_of(query)
+    return bool(q) and q == _words_of(text)
+
+
+def _words_of(text: str) -> str:
+    return " ".join(_WORDS.findall(text.casefold()))
+
+
+def replaced_decisions(decisions: Sequence[Hit]) -> dict[str, tuple[str, str]]:
+    """Decisions a newer decision among `decisions` says it replaces: uid -> (newer uid, term).
+
+    The newer one names what it replaces ("replace X with Y", "Y instead of X", "switched
+    from X", "no longer use X", "drop X"); an older decision is replaced when it mentions X
+    and shares another content word with the newer one (so "drop Python 3.8" does not
+    replace "Python 3.11 for the API"). A decision that itself replaces X is not replaced
+    by a later mention of X.
+    """
+    out: dict[str, tuple[str, str]] = {}
+    ordered = sorted(decisions, key=lambda h: (h.ts, h.uid))
+    words: dict[str, set[str]] = {}  # content words, read only where a replacement is said
+
+    def content(h: Hit) -> set[str]:
+        if h.uid not in words:
+            words[h.uid] = _content_words(h.text)
+        return words[h.uid]
+
+    for n, newer in enumerate(ordered):
+        for term in {m.group(1).lower() for m in _REPLACES.finditer(newer.text)}:
+            for older in ordered[:n]:
+                if older.uid in out or older.ts >= newer.ts or term not in older.text.lower():
+                    continue
+                if term not in content(older):
+                    continue
+                shared = (content(older) & content(newer)) - {term}
+                replaces_too = any(
+                    m.group(1).lower() == term for m in _REPLACES.finditer(older.text)
+                )
+                if shared and not replaces_too:
+                    out[older.uid] = (newer.uid, term)
+    return out
+
+
+def _content_words(text: str) -> set[str]:
+    """Words that name something: no stopwords, numbers, short words or decision labels."""
+    return {w for w in query_terms(text) if len(w) > 2 and not w.isdigit()} - _LABEL_WORDS
+
+
+# -- the pool ---------------------------------------------------------------------------------
+
+
+@dataclass
+class _Worth:
+    hit: Hit
+    signal: Signal
+    factor: float
+    prior: dict[str, Any]
+
+    @property
+    def worth(self) -> float:
+        return self.hit.score * self.factor
+
+
+def apply_priors(
+    pool: Sequence[Hit],
+    query: str,
+    settings: PriorSettings | None = None,
+    *,
+    open_prompts: Iterable[str] = (),
+    include_superseded: bool = False,
+    limit: int | None = None,
+    dropped: Mapping[str, str] | None = None,
+) -> list[Hit]:
+    """The scored pool as hits worth showing, best first: all of them, or the first `limit`.
+
+    Each kept hit's score becomes its worth; its explain gains `before_prior` (the score
+    relevance gave it), `prior` (signal, why, weight and config key; `asked` and
+    `replaced` when they apply; `value`, the product) and, when it stands for other
+    records of its tool call, `collapsed`. The first hit's explain lists what was
+    `dropped`, by reason, with those the caller took out before (`dropped`: uid -> why).
+
+    Example:
+        >>> fact = Hit("fact:f:db", "fact", 0.8, "db_engine", "PostgreSQL 16", "", 0.0, "f")
+        >>> trace = Hit("log:f:1", "log", 1.0, "TOOL_USE", 'Read(file_path="db.py") -> ok, 9 chars',
+        ...             "", 0.0, "LOG.md", kind="TOOL_USE", meta={"entry_type": "TOOL_USE"})
+        >>> [h.uid for h in apply_priors([trace, fact], "database engine")]
+        ['fact:f:db', 'log:f:1']
+    """
+    cfg = settings or PriorSettings()
+    asked = asked_signals(query)
+    current = set(open_prompts)
+    gone_before = dict(dropped or {})
+    dropped_by: dict[str, list[str]] = {}
+    for uid, why in gone_before.items():
+        dropped_by.setdefault(why, []).append(uid)
+    kept: list[_Worth] = []
+    said = _words_of(query)
+    for hit in pool:
+        seen = _see(hit)
+        reason = _excluded(seen, said, current, include_superseded)
+        signal = _signal(seen) if reason is None else Signal(BOOKKEEPING, reason)
+        weight = float(cfg.weights.get(signal.name, 1.0))
+        if reason is None and weight <= 0:
+            reason = f"weight 0 (recall.{signal.name})"
+        if reason is not None:
+            dropped_by.setdefault(reason, []).append(hit.uid)
+            continue
+        prior = {
+            "signal": signal.name,
+            "why": signal.why,
+            "weight": weight,
+            "key": f"recall.{signal.name}",
+        }
+        item = _Worth(hit, signal, weight, prior)
+        if signal.name in asked and cfg.asked != 1.0:
+            item.factor *= cfg.asked
+            prior.update(asked=cfg.asked, asked_key=f"recall.{ASKED_KEY}")
+        kept.append(item)
+    _demote_replaced(kept, cfg.replaced)
+    kept.sort(key=lambda w: (-w.worth, -w.hit.ts, w.hit.uid))
+    gone, collapsed = _collapse(kept)
+    out: list[Hit] = []
+    for n, w in enumerate(kept):
+        if n in gone:
+            continue
+        if limit is not None and len(out) >= limit:
+            break
+        w.prior["value"] = round(w.factor, 6)
+        explain = {
+            **w.hit.explain,
+            "before_prior": round(w.hit.score, 6),
+            "prior": w.prior,
+            "score": round(w.worth, 6),
+        }
+        if n in collapsed:
+            explain["collapsed"] = collapsed[n]
+        out.append(replace(w.hit, score=w.worth, explain=explain))
+    if out and (dropped_by or gone):
+        out[0].explain["dropped"] = {
+            why: uids[:5] + ([f"+{len(uids) - 5} more"] if len(uids) > 5 else [])
+            for why, uids in dropped_by.items()
+        }
+        out[0].explain["collapsed_in_pool"] = len(gone)
+    return out
+
+
+def _demote_replaced(kept: list[_Worth], factor: float) -> None:
+    if factor == 1.0:
+        return
+    replaced = replaced_decisions([w.hit for w in kept if w.signal.name == "decision"])
+    for w in kept:
+        if w.hit.uid in replaced:
+            by, term = replaced[w.hit.uid]
+            w.factor *= factor
+            w.prior.update(
+                replaced=factor,
+                replaced_key=f"recall.{REPLACED_KEY}",
+                replaced_by=by,
+                replaced_term=term,
+            )
+
+
+def _collapse(kept: list[_Worth]) -> tuple[set[int], dict[int, list[dict[str, str]]]]:
+    """Positions (in worth order) of the records another record of their tool call stands
+    for, and, for each record kept, the ones it stands for."""
+    clues = [c for n, w in enumerate(kept) if (c := clues_of(n, w.hit, w.signal.name))]
+    gone: set[int] = set()
+    collapsed: dict[int, list[dict[str, str]]] = {}
+    for best, *rest in group_calls(clues):
+        gone.update(rest)
+        collapsed[best] = [{"uid": kept[n].hit.uid, "why": "same tool call"} for n in rest]
+    return gone, collapsed
+
+
+def excluded(
+    hit: Hit, query: str, open_prompts: Iterable[str] = (), *, include_superseded: bool = False
+) -> str | None:
+    """Why `hit` is never shown for `query`, or None: superseded (unless asked for),
+    bookkeeping, the open prompt (`open_prompts`), the question's own words."""
+    return _excluded(_see(hit), _words_of(query), set(open_prompts), include_superseded)
+
+
+def _excluded(r: _Seen, said: str, open_prompts: set[str], include_superseded: bool) -> str | None:
+    """Why a record is never shown for a query whose words are `said`, or None."""
+    hit = r.hit
+    if hit.superseded and not include_superseded:
+        return "superseded"
+    reason = _bookkeeping(r)
+    if reason is not None:
+        return f"bookkeeping: {reason}"
+    if hit.uid in open_prompts:
+        return "the prompt being asked (the newest intent, no final response yet)"
+    asked_by_user = (hit.kind == "USER_FEEDBACK" and r.meta.get("event") == "user_intent") or (
+        hit.layer == "session" and hit.kind == "user"
+    )
+    if asked_by_user and said and _words_of(hit.text) == said:
+        return "the question being asked (same words)"
+    return None

@@ -1,0 +1,84 @@
+"""The priors' inputs from the store, and their one call site (`rank_pool`).
+
+    candidates - exclusions -> relevance (engine / hybrid) -> rank_pool: worth, collapse -> top k
+
+Both the lexical and the hybrid path take `exclusions` out of their candidates before they
+normalise relevance, and hand their whole scored pool (more than k candidates) to
+`rank_pool` right before the cut to k, so every read surface (CLI, MCP, HTTP, web, the
+Python API) ranks alike. The ranking itself is `search.priors` (pure);
+this module reads what it needs from the store: the `[recall]` weights, and the prompt
+being asked.
+
+The prompt being asked: the UserPromptSubmit hook logs each prompt as an intent
+(USER_FEEDBACK, `event: user_intent`) and the Stop hook logs the turn's final response
+(`event: final_response`). An agent's newest LOG entry of either kind, when it is an
+intent, is the prompt the agent is answering now: it never answers itself, whatever
+words the agent searches with. Intents of finished turns stay searchable (at the
+`intent` weight), except one with the query's own words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from memstrata.search.priors import PriorSettings, apply_priors, excluded, is_intent
+from memstrata.search.query import Hit, Searchable, SearchQuery
+
+
+def exclusions(store: Searchable, q: SearchQuery, candidates: Sequence[Hit]) -> dict[str, str]:
+    """The candidates that are never a hit for `q` (uid -> why): bookkeeping, the question
+    being asked, superseded records (`priors.excluded`).
+
+    The paths take them out of the pool before relevance is normalised: a record that is
+    never shown must not be the yardstick of the others (the prompt just logged holds every
+    word of the question and would otherwise make every real answer look weak, or drop it
+    under the floor of `engine.MIN_RELEVANCE`).
+    """
+    prompts = open_prompts(store, candidates)
+    out: dict[str, str] = {}
+    for h in candidates:
+        why = excluded(h, q.text, prompts, include_superseded=q.include_superseded)
+        if why is not None:
+            out[h.uid] = why
+    return out
+
+
+def rank_pool(
+    store: Searchable, q: SearchQuery, pool: Sequence[Hit], dropped: Mapping[str, str] | None = None
+) -> list[Hit]:
+    """The top `q.k` of the pool by worth, after exclusions and collapse
+    (`priors.apply_priors`). `dropped`: what `exclusions` already took out of the pool
+    (shown in the first hit's explain); None: find the exclusions here."""
+    if not pool:
+        return []
+    if dropped is None:
+        dropped = exclusions(store, q, pool)
+    return apply_priors(
+        [h for h in pool if h.uid not in dropped],
+        q.text,
+        PriorSettings.from_config(store.config.recall_weights),
+        include_superseded=q.include_superseded,
+        limit=q.k,
+        dropped=dropped,
+    )
+
+
+def open_prompts(store: Searchable, pool: Sequence[Hit]) -> set[str]:
+    """The uids of the intents in `pool` that are their agent's prompt being answered now."""
+    owners = sorted({h.owner for h in pool if h.owner and is_intent(h)})
+    if not owners:
+        return set()
+    scope_sql, params = store.gate.sql_filter("d")
+    event = "json_extract(d.meta, '$.metadata.event')"
+    sql = (
+        f"SELECT d.uid, {event} FROM docs d WHERE d.owner = ? AND d.layer = 'log' "
+        f"AND d.kind IN ('USER_FEEDBACK', 'SYSTEM') AND {event} IN ('user_intent', "
+        f"'final_response') AND {scope_sql} ORDER BY d.ts DESC, d.id DESC LIMIT 1"
+    )
+    found: set[str] = set()
+    with store.db.read() as conn:
+        for owner in owners:
+            row = conn.execute(sql, [owner, *params]).fetchone()
+            if row is not None and row[1] == "user_intent":
+                found.add(str(row[0]))
+    return found

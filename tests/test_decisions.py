@@ -1,0 +1,46 @@
+"""Decisions, constraints and preferences from Python: one call, one rule (the ledger's
+supersede, seed 000), with its scope (issue 19 item 2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memstrata import MemoryManager, Store
+from memstrata.errors import SupersedeDenied, UnknownKind
+
+
+def test_memory_manager_records_and_replaces_a_decision(home: Path) -> None:
+    with MemoryManager("finn", home) as m:
+        old = m.record_decision("Store money as float")
+        new = m.record_decision("Store money as integer cents", replaces=old)
+        m.record_decision("Round half up on invoices", "constraint")
+        m.record_decision("Dark mode in every UI", kind="preference")
+        context = m.format_context_for_prompt()
+        hits = m.recall_memory("how do we store money", n_results=10)
+    assert "Store money as integer cents" in context and "Store money as float" not in context
+    assert context.index("## Decisions and constraints in force") < context.index("## Preferences")
+    assert next(h.uid for h in hits if h.layer == "ledger") == f"ledger:{new}"
+    assert f"ledger:{old}" not in [h.uid for h in hits]
+    with pytest.raises(UnknownKind):
+        MemoryManager("finn", home).record_decision("no", kind="rumour")
+
+
+def test_record_kinds_hold_whatever_kinds_the_config_lists(home: Path) -> None:
+    """A `[kinds]` table replaces seed 000's six; the three record kinds stay usable."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text("[kinds]\nincident = 24\n")
+    with Store(home, agent="finn") as s:
+        e = s.agent().decisions.record("Never page the on-call twice", "constraint")
+        assert [x.id for x in s.agent().decisions.in_force()] == [e.id]
+
+
+def test_an_agent_cannot_replace_another_agents_decision(home: Path) -> None:
+    with Store(home, agent="finn") as finn:
+        theirs = finn.agent().decisions.record("Use bcrypt for passwords")
+    with Store(home, agent="ada") as ada:
+        assert [e.id for e in ada.agent().decisions.in_force()] == [theirs.id]  # shared
+        with pytest.raises(SupersedeDenied):
+            ada.agent().decisions.record("Use argon2", replaces="bcrypt")
+        assert [e.id for e in ada.agent().decisions.in_force()] == [theirs.id]
