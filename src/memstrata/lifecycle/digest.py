@@ -5,7 +5,7 @@
     Emits: compact summary in deterministic bullets before proceeding.
 
 Every line of what is compacted (LOG entries, transcript messages) becomes a
-`Record`; `lifecycle.classify` reads each line's speech act (an approval, a
+`Record`; `reading.classify` reads each line's speech act (an approval, a
 prohibition, a dependency on someone else ...; a user's own words weigh more) and
 puts it in one category. The bullets always come out in this order, each on one
 line, each category in the order things happened:
@@ -45,8 +45,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import ProviderError
-from memstrata.lifecycle.classify import classify_line
 from memstrata.llm.extractive import ExtractiveSummarizer
+from memstrata.reading.classify import classify_line
 
 if TYPE_CHECKING:
     from memstrata.layers.hot import NowState
@@ -147,7 +147,7 @@ def one_line(text: str, limit: int = ITEM_CHARS) -> str:
 
 def classify(line: str, speaker: str | None = None) -> str | None:
     """The category of one line of text ("decision", "constraint", "blocker", "phase",
-    "objective", "preference"), or None (narrative). See `lifecycle.classify`."""
+    "objective", "preference"), or None (narrative). See `reading.classify`."""
     kind = classify_line(line, speaker)
     if kind is None and _PREFERENCE.search(line):
         return "preference"

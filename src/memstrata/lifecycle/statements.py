@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memstrata.lifecycle.english import expand_contractions
+from memstrata.reading.english import expand_contractions
 
 GOAL_CHARS = 200
 

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import re
 
-from memstrata.lifecycle.english import expand_contractions
+from memstrata.reading.english import expand_contractions
 
 KINDS = ("objective", "phase", "blocker", "decision", "constraint")
 

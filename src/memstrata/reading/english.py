@@ -1,6 +1,6 @@
 """Plain-English normalisation shared by the rule-based readers of memory text.
 
-The compaction classifier (`lifecycle.classify`) and the ignore-memory reader
+The compaction classifier (`reading.classify`) and the ignore-memory reader
 (`assembly.ignore`) both match cue phrases ("do not touch", "don't use your
 memory"). Matching one spelling is only possible once contractions are expanded,
 so both expand them with this one table: "don't" and "dont" -> "do not",
