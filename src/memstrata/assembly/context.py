@@ -40,7 +40,10 @@ from typing import TYPE_CHECKING
 
 from memstrata.assembly import standing
 from memstrata.assembly.budget import Section, fit
+from memstrata.assembly.ignore import asks_to_ignore_memory
+from memstrata.assembly.predecessor import predecessor_lines
 from memstrata.errors import MalformedInput, MemstrataError
+from memstrata.policy.secrets import fact_findings, kinds, mask
 
 if TYPE_CHECKING:
     from memstrata.layers.agent import AgentMemory
@@ -67,7 +70,6 @@ INSTRUCTIONS = (
 def wants_no_memory(message: str) -> bool:
     """True when a user message asks to ignore memory for this turn (seed 001), by
     meaning: see `assembly.ignore`."""
-    from memstrata.assembly.ignore import asks_to_ignore_memory
 
     return asks_to_ignore_memory(message)
 
@@ -192,7 +194,6 @@ def assemble_context(
     )
     here = room or store.principal.room
     if brief or here:
-        from memstrata.assembly.predecessor import predecessor_lines
 
         build.add(
             "ledger",
@@ -313,7 +314,6 @@ def _summary(problems: list[str], one: str, many: str) -> str:
 
 
 def _fact_value(key: str, value: str) -> str:
-    from memstrata.policy.secrets import fact_findings, kinds
 
     found = fact_findings(key, value)
     if found:
@@ -324,7 +324,6 @@ def _fact_value(key: str, value: str) -> str:
 def _masked(section: Section) -> Section:
     from dataclasses import replace
 
-    from memstrata.policy.secrets import mask
 
     text = "\n".join(section.lines)
     clean = mask(text)

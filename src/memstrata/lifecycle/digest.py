@@ -45,6 +45,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import ProviderError
+from memstrata.lifecycle.activity import final_text, is_bookkeeping, is_final_response
+from memstrata.lifecycle.outcome import previous_goal
 from memstrata.llm.extractive import ExtractiveSummarizer
 from memstrata.reading.classify import classify_line
 
@@ -178,7 +180,6 @@ def _tool_name(meta: dict[str, Any], text: str) -> str:
 
 def log_records(entries: Iterable[LogEntry]) -> list[Record]:
     """LOG entries (or archived ones) as digest records (bookkeeping left out)."""
-    from memstrata.lifecycle.activity import final_text, is_bookkeeping, is_final_response
 
     out: list[Record] = []
     for e in entries:
@@ -355,7 +356,6 @@ def _strip_label(category: str, text: str) -> str:
 
 def _goal(now: NowState | None) -> str:
     """The user's goal NOW.md states (not "Task complete: ...", not the recovery status)."""
-    from memstrata.lifecycle.outcome import previous_goal
 
     return (previous_goal(now) or "") if now is not None else ""
 

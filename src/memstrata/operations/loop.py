@@ -39,6 +39,7 @@ from collections.abc import Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from memstrata.assembly.context import assemble_context, wants_no_memory
 from memstrata.errors import MalformedInput, MemstrataError
 from memstrata.lifecycle.anneal import record_error, store_and_agent
 from memstrata.store.view import Store
@@ -214,7 +215,6 @@ class Turn:
     """One agent turn: a user message in, a final response out (see module docstring)."""
 
     def __init__(self, loop: AgentLoop, message: str, *, session_id: str | None = None) -> None:
-        from memstrata.assembly.context import wants_no_memory
 
         self.loop = loop
         self.message = message
@@ -254,7 +254,6 @@ class Turn:
 
         Keyword arguments go to `assemble_context` (budget_chars, brief, log_entries...).
         """
-        from memstrata.assembly.context import assemble_context
 
         kw.setdefault("ignore_memory", self.ignore_memory)
         return assemble_context(self.store, self.agent, **kw).text

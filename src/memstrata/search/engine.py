@@ -25,7 +25,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from memstrata.errors import UnknownKind
+from memstrata.errors import NotFound, UnknownKind
 from memstrata.model import RECORD_KINDS
 from memstrata.search import scoring
 from memstrata.search.expand import IdentifierWords, Phrase, plan
@@ -342,7 +342,6 @@ def fetch(store: Searchable, uid: str) -> Hit:
     NotFound if no memory has that uid or the principal may not read it (the two
     are not told apart, so a uid reveals nothing about memory out of scope).
     """
-    from memstrata.errors import NotFound
 
     where, params = store.gate.sql_filter("d")
     with store.db.read() as conn:

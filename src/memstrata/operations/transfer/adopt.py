@@ -22,6 +22,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import InvalidInput, NotFound
+from memstrata.files.jsonl import encode
+from memstrata.model import iso, now_ts
+from memstrata.operations import purge
+from memstrata.operations.transfer.tombstones import contradicted, purged_at
 
 if TYPE_CHECKING:
     from memstrata.store.view import Store
@@ -88,7 +92,6 @@ def describe(store: Store, rec: dict[str, Any]) -> ArchiveTombstone:
 def _holds(store: Store, rec: dict[str, Any]) -> bool:
     """Does the store hold content written before the purge `rec` records, in the
     sources it names? (Read-only.)"""
-    from memstrata.operations.transfer.tombstones import contradicted
 
     uid = str(rec["id"])
     layer, _, rest = uid.partition(":")
@@ -115,10 +118,6 @@ def _holds(store: Store, rec: dict[str, Any]) -> bool:
 
 def adopt(store: Store, rec: dict[str, Any], source: str) -> ArchiveTombstone:
     """Make an archive's tombstone one of the store's purges (module docstring)."""
-    from memstrata.files.jsonl import encode
-    from memstrata.model import iso, now_ts
-    from memstrata.operations import purge
-    from memstrata.operations.transfer.tombstones import purged_at
 
     shown = describe(store, rec)
     reason = f"adopted from {source}: {shown.reason or '(no reason given)'}"

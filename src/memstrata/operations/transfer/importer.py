@@ -48,6 +48,9 @@ from memstrata.errors import (
 )
 from memstrata.files.atomic import atomic_write_bytes, fsync_dir
 from memstrata.files.truth import MISSING
+from memstrata.index import scrub
+from memstrata.operations.purge import TOMBSTONES, tombstones
+from memstrata.operations.purge_copies import Quotes, derived_edit
 from memstrata.operations.transfer.adopt import (
     ArchiveTombstone,
     adopt,
@@ -61,8 +64,7 @@ from memstrata.operations.transfer.members import (
     iter_members,
     member_name,
 )
-
-TOMBSTONES = "purged.jsonl"  # memstrata.operations.purge.TOMBSTONES (imported lazily there)
+from memstrata.operations.transfer.tombstones import Tombstones, contradicted, parse
 
 if TYPE_CHECKING:
     from memstrata.files.locks import LockTable
@@ -184,7 +186,6 @@ def import_archive(
     bad_lines = 0
     if not dry_run:
         if purged:  # what the replaced files held leaves the index as a purge's does
-            from memstrata.index import scrub
 
             scrub.secure_deletes(store.db)
         bad_lines = store.sync().bad_lines
@@ -228,7 +229,6 @@ def _make_stage(folder: Path) -> None:
 
 
 def _store_tombstones(store: Store) -> list[dict[str, Any]]:
-    from memstrata.operations.purge import tombstones
 
     return tombstones(store)
 
@@ -427,9 +427,6 @@ def _verify(src: Path, staged: _Staged, unverified: bool) -> bool:
 def _keep_purged_out(store: Store, root: Path, staged: _Staged) -> list[tuple[str, str]]:
     """Apply every tombstone (the store's, and the archive's it lacks) to the staged
     files; returns (member, tombstone id or what was scrubbed) for each change."""
-    from memstrata.operations.purge import TOMBSTONES, tombstones
-    from memstrata.operations.purge_copies import Quotes, derived_edit
-    from memstrata.operations.transfer.tombstones import Tombstones, contradicted, parse
 
     def path(name: str) -> Path:
         return root.joinpath(*name.split("/"))

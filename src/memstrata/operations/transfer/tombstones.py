@@ -36,7 +36,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput
+from memstrata.files.jsondoc import RecordList
+from memstrata.layers.ledger import PURGED_SUMMARY
+from memstrata.layers.log import _unescape
+from memstrata.layers.logblocks import split_blocks
 from memstrata.model import parse_ts
+from memstrata.operations.purge import ledger_stub
 
 if TYPE_CHECKING:
     from memstrata.store.view import Store
@@ -274,8 +279,6 @@ class Tombstones:
         )
 
     def _log(self, owner: str, data: bytes) -> Verdict | None:
-        from memstrata.layers.log import _unescape
-        from memstrata.layers.logblocks import split_blocks
 
         ids = self.logs.get(owner, set())
         hits = [b for b in split_blocks(data, final=True).blocks if b.entry_id in ids]
@@ -318,7 +321,6 @@ class Tombstones:
         return Verdict(out, sorted(ids_gone), texts)
 
     def _session_index(self, owner: str, data: bytes) -> Verdict | None:
-        from memstrata.files.jsondoc import RecordList
 
         sids = self.sessions.get(owner, {})
 
@@ -336,8 +338,6 @@ class Tombstones:
         return Verdict(doc.dumps().encode("utf-8"), [f"session:{owner}:{s}" for s in gone])
 
     def _ledger(self, data: bytes) -> Verdict | None:
-        from memstrata.layers.ledger import PURGED_SUMMARY
-        from memstrata.operations.purge import ledger_stub
 
         found: list[dict[str, Any]] = []
 

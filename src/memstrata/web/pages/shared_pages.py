@@ -14,6 +14,7 @@ from starlette.responses import Response
 from memstrata.assembly.ledger_pages import LedgerRow, ledger_page, supersede_chain
 from memstrata.model import ITEM_TYPES
 from memstrata.search.query import LAYERS, SCOPES, SearchQuery
+from memstrata.store.events import recent_events
 from memstrata.web.api.search import placed
 from memstrata.web.context import context_of, identity_of, store_of
 from memstrata.web.identity import REVEAL_COOKIE, REVEAL_SECONDS, SESSION_COOKIE, SESSION_SECONDS
@@ -286,7 +287,6 @@ def items_remove(
 
 @router.get("/events")
 def events(request: Request) -> Response:
-    from memstrata.store.events import recent_events
 
     store = store_of(request)
     recs, _ = recent_events(store.layout.events, limit=100, agents=store.gate.event_actors())
