@@ -1,4 +1,4 @@
-"""MCP `record_decision` (group `core`): a decision, constraint or preference in one call.
+"""`record_decision` (group `core`): a decision, constraint or preference in one call.
 
 The tool translates and never decides: `layers.decisions` records it as a ledger entry
 and resolves `replaces` (an id, or text matching one record in force) into seed 000's
@@ -13,30 +13,30 @@ from typing import TYPE_CHECKING, Any
 from memstrata.mcp import shapes
 from memstrata.mcp.schema import REQUIRED, Param
 from memstrata.mcp.shapes import Reply
+from memstrata.mcp.tools.spec import Caller, ToolSpec
 from memstrata.model import RECORD_KINDS
 
 if TYPE_CHECKING:
-    from memstrata.mcp.tools import ToolSpec
+    from memstrata.config import Config
 
 
-def build_decision_tools(agent: Any) -> list[ToolSpec]:
-    """`agent` is the caller's `AgentMemory` handle (resolved on first use)."""
-    from memstrata.mcp.tools import ToolSpec
+def record_decision(
+    caller: Caller, text: str, kind: str, replaces: str | None, detail: str | None
+) -> Reply:
+    decisions = caller.agent.decisions
+    old = decisions.resolve(replaces, kind) if replaces else None
+    e = decisions.record(text, kind, replaces=old.id if old is not None else None, detail=detail)
+    said = f"recorded {e.id} ({e.kind})" + (
+        f"; it replaces {old.id}: {old.summary[:120]}" if old is not None else ""
+    )
+    data: dict[str, Any] = {"entry": shapes.entry(e)}
+    if old is not None:
+        data["replaced"] = old.id
+    return Reply(said, data)
 
-    def record_decision(text: str, kind: str, replaces: str | None, detail: str | None) -> Reply:
-        decisions = agent.decisions
-        old = decisions.resolve(replaces, kind) if replaces else None
-        e = decisions.record(
-            text, kind, replaces=old.id if old is not None else None, detail=detail
-        )
-        said = f"recorded {e.id} ({e.kind})" + (
-            f"; it replaces {old.id}: {old.summary[:120]}" if old is not None else ""
-        )
-        data: dict[str, Any] = {"entry": shapes.entry(e)}
-        if old is not None:
-            data["replaced"] = old.id
-        return Reply(said, data)
 
+def tools(config: Config) -> list[ToolSpec]:
+    """The declarations, in catalogue order."""
     return [
         ToolSpec(
             "record_decision",
@@ -51,5 +51,5 @@ def build_decision_tools(agent: Any) -> list[ToolSpec]:
             ),
             shapes._obj({"entry": shapes.ENTRY, "replaced": shapes.S}, ["entry"]),
             read_only=False,
-        )
+        ),
     ]
