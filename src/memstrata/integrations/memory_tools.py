@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from memstrata.errors import MemstrataError
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 RECALL_MAX = 20
 

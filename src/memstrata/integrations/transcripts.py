@@ -28,7 +28,7 @@ from memstrata.errors import NotFound
 if TYPE_CHECKING:
     from memstrata.layers.sessions import Sessions
     from memstrata.model import SessionMessage
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 
 @dataclass(frozen=True)
