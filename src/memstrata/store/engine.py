@@ -330,6 +330,11 @@ class Engine:
         return self.truth.list(self._name(where), recursive=recursive)
 
     @property
+    def location(self) -> str:
+        """Where the truth is, for messages: a folder, or the database (no credentials)."""
+        return self.truth.location
+
+    @property
     def misnamed(self) -> Misnamed:
         """Sources the truth's listings left out: names no valid name (made by hand)."""
         return self.truth.misnamed

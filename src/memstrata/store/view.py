@@ -323,4 +323,4 @@ def _finish_imports(engine: Engine) -> None:
     if os.path.isdir(engine.home / ".imports"):
         from memstrata.operations.transfer.importer import recover_imports  # rare: only then
 
-        recover_imports(engine.home, engine.locks, engine.truth)
+        recover_imports(engine)

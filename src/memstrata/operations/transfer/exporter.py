@@ -22,14 +22,14 @@ import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memstrata.errors import AlreadyExists, ScopeDenied
 from memstrata.files.local import LocalTruth
 from memstrata.operations.transfer.members import MANIFEST, is_tarball
 
 if TYPE_CHECKING:
-    from memstrata.files.truth import Truth
+    from memstrata.files.truth import Content
     from memstrata.store.view import Store
 
 CHUNK = 1024 * 1024
@@ -53,16 +53,20 @@ class ExportReport:
         }
 
 
-Source = tuple[str, "Truth"]  # (store-relative path, where to read it)
+class Readable(Protocol):
+    def read(self, path: str) -> Content | None: ...
+
+
+Source = tuple[str, Readable]  # (store-relative path, where to read it)
 
 
 def store_files(store: Store) -> list[Source]:
-    """(store-relative path, truth holding it) of every file to export, sorted."""
-    truth = store.engine.truth  # (an export reads the truth whole, as a backup does)
-    out: list[Source] = [(e.path, truth) for e in truth.list("") if not e.is_dir]
-    host = (
-        truth if isinstance(truth, LocalTruth) else LocalTruth(store.home, store.engine.locks)
-    )
+    """(store-relative path, where to read it) of every file to export, sorted: the
+    truth's sources (through the engine, whatever the backend), and this host's settings
+    and audit trail from its folder."""
+    engine = store.engine
+    out: list[Source] = [(e.path, engine) for e in engine.listing("") if not e.is_dir]
+    host = LocalTruth(store.home, engine.locks)  # (reads only)
     out += [(rel, host) for rel in host.host_files()]
     return sorted(out, key=lambda s: s[0])
 
@@ -141,8 +145,8 @@ class _Hashing:
 
 
 def _opened(files: list[Source]) -> Iterator[tuple[str, int, _Hashing]]:
-    for rel, truth in files:
-        found = truth.read(rel)
+    for rel, source in files:
+        found = source.read(rel)
         if found is None:
             continue  # deleted or moved since the listing
         yield rel, len(found.data), _Hashing(found.data, found.entry.mtime)

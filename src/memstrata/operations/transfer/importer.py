@@ -67,8 +67,7 @@ from memstrata.operations.transfer.members import (
 from memstrata.operations.transfer.tombstones import Tombstones, contradicted, parse
 
 if TYPE_CHECKING:
-    from memstrata.files.locks import LockTable
-    from memstrata.files.truth import Truth
+    from memstrata.store.engine import Engine
     from memstrata.store.view import Store
 
 CHUNK = 1024 * 1024
@@ -167,7 +166,7 @@ def import_archive(
             staged = _stage(store, src, stage / "files")
             verified = _verify(src, staged, unverified)
             purged = _keep_purged_out(store, stage / "files", staged)
-            moves, identical, replaced = _plan(store.engine.truth, src, staged, force)
+            moves, identical, replaced = _plan(store.engine, src, staged, force)
             foreign = foreign_tombstones(staged.tombstones, _store_tombstones(store))
             planned = moves
             if dry_run:
@@ -179,7 +178,7 @@ def import_archive(
             _tidy(store.home)
             raise
         if moves:
-            _apply(store.engine.truth, stage, progress)
+            _apply(store.engine, stage, progress)
         else:
             shutil.rmtree(stage, ignore_errors=True)
     _tidy(store.home)
@@ -233,11 +232,12 @@ def _store_tombstones(store: Store) -> list[dict[str, Any]]:
     return tombstones(store)
 
 
-def recover_imports(home: Path, locks: LockTable, truth: Truth) -> list[str]:
+def recover_imports(engine: Engine) -> list[str]:
     """Finish (after COMMIT) or discard (before it) every import whose process died.
 
     Returns the staging folders handled; an import still running is left alone.
     """
+    home, locks = engine.home, engine.locks
     root = home / STAGING
     done: list[str] = []
     try:
@@ -248,7 +248,7 @@ def recover_imports(home: Path, locks: LockTable, truth: Truth) -> list[str]:
         try:
             with locks.hold(str(stage), timeout=0.05):
                 if (stage / COMMIT).is_file():
-                    _apply(truth, stage, None)
+                    _apply(engine, stage, None)
                 else:
                     shutil.rmtree(stage, ignore_errors=True) if stage.is_dir() else stage.unlink()
                 done.append(stage.name)
@@ -489,7 +489,7 @@ def _keep_purged_out(store: Store, root: Path, staged: _Staged) -> list[tuple[st
 
 
 def _plan(
-    truth: Truth,
+    engine: Engine,
     src: Path,
     staged: _Staged,
     force: bool,
@@ -500,19 +500,19 @@ def _plan(
     for rel in staged.memory:
         parts = rel.split("/")
         for i in range(1, len(parts)):
-            p = truth.stat("/".join(parts[:i]))
+            p = engine.stat("/".join(parts[:i]))
             if p is not None and not p.is_dir:
                 raise AlreadyExists(
                     f"{src}: {rel} needs a folder where the store has the file "
                     f"{'/'.join(parts[:i])}; nothing was imported"
                 )
-        dst = truth.stat(rel)
+        dst = engine.stat(rel)
         if dst is not None and dst.is_dir:
             raise AlreadyExists(
                 f"{src}: {rel} is a folder (or a link) in the store; nothing was imported"
             )
         if dst is not None:
-            found = truth.read(rel)
+            found = engine.read(rel)
             if (
                 found is not None
                 and hashlib.sha256(found.data).hexdigest() == staged.hashes[rel][0]
@@ -523,7 +523,7 @@ def _plan(
         moves.append(rel)
     if clashes and not force:
         raise AlreadyExists(
-            f"{len(clashes)} file(s) already exist in {truth.location} with other content (e.g. "
+            f"{len(clashes)} file(s) already exist in {engine.location} with other content (e.g. "
             f"{', '.join(clashes[:SHOW])}); nothing was imported; use --force to replace them"
         )
     return moves, identical, clashes
@@ -539,27 +539,27 @@ def _commit(stage: Path, moves: list[str], force: bool) -> None:
     atomic_write_bytes(stage / COMMIT, json.dumps({"force": force, "files": moves}).encode())
 
 
-def _apply(truth: Truth, stage: Path, progress: Callable[[int, int], None] | None) -> None:
+def _apply(engine: Engine, stage: Path, progress: Callable[[int, int], None] | None) -> None:
     plan = json.loads((stage / COMMIT).read_text(encoding="utf-8"))
     moves: list[str] = plan["files"]
     for n, rel in enumerate(moves, start=1):
         staged = stage.joinpath("files", *rel.split("/"))
         if staged.exists():  # else placed by an earlier, interrupted run
-            with truth.lock(rel):
-                _place(truth, staged, rel, bool(plan["force"]))
+            with engine.lock(rel):
+                _place(engine, staged, rel, bool(plan["force"]))
         if progress:
             progress(n, len(moves))
     shutil.rmtree(stage, ignore_errors=True)
 
 
-def _place(truth: Truth, staged: Path, rel: str, force: bool) -> None:
+def _place(engine: Engine, staged: Path, rel: str, force: bool) -> None:
     data = staged.read_bytes()
     # Never over a file written since the plan was made, unless forced: a racing writer's
     # file (or our own, before a kill) is kept. Never the store's tombstones (a plan
     # staged by an earlier version may name them): an archive's carry no authority.
     if rel != TOMBSTONES:
         with contextlib.suppress(StaleWrite):
-            truth.rewrite(rel, data, expected=None if force else MISSING)
+            engine.put(rel, data, expected=None if force else MISSING)
     staged.unlink(missing_ok=True)
 
 
