@@ -104,21 +104,6 @@ def _filters(store: Searchable, q: SearchQuery) -> tuple[list[str], list[Any]]:
     return where, params
 
 
-def search(store: Searchable, q: SearchQuery) -> list[Hit]:
-    if q.mode is None:  # seed 004 searchProvider: "fts5" (lexical) or "hybrid"
-        from dataclasses import replace
-
-        q = replace(q, mode="hybrid" if store.config.search_provider == "hybrid" else "lexical")
-    if q.mode != "lexical" and q.text.strip():
-        from memstrata.search.hybrid import hybrid_search
-
-        hits = hybrid_search(store, q, store.embedder())
-    else:
-        hits = lexical_search(store, q)
-    store.events.emit("memory:search", {"query": q.text, "results": [h.uid for h in hits]})
-    return hits
-
-
 def lexical_search(
     store: Searchable,
     q: SearchQuery,

@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from memstrata.search import scoring
+from memstrata.search.engine import _COLUMNS, _filters, _hit, lexical_search
 from memstrata.search.query import MAX_K, Hit, Searchable, SearchQuery
 from memstrata.search.worth import exclusions, rank_pool
 
@@ -37,8 +38,6 @@ def sync_vectors(store: Searchable, embedder: Embedder) -> int:
 def hybrid_search(
     store: Searchable, q: SearchQuery, embedder: Embedder, *, query_vector: list[float] | None = None
 ) -> list[Hit]:
-    from memstrata.search.engine import _COLUMNS, _filters, _hit, lexical_search
-
     sync_vectors(store, embedder)
     fetch = max(FETCH, q.k * 5)
     gone: dict[str, str] = {}  # candidates never shown (`search.worth.exclusions`)

@@ -41,6 +41,7 @@ from memstrata.lifecycle import triggers
 from memstrata.model import Principal, check_name
 from memstrata.policy.scope import Gate, resolve_role
 from memstrata.search import engine as search_engine
+from memstrata.search import recall
 from memstrata.search.query import Hit, SearchQuery
 from memstrata.store.engine import Engine
 
@@ -204,7 +205,7 @@ class Store:
         """Wait for the background work started after acknowledged writes."""
         self.engine.drain(timeout)
 
-    # -- what a search reads through (`search.engine.Searchable`) ---------------
+    # -- what a search reads through (`search.query.Searchable`) ---------------
     @property
     def db(self) -> Database:
         """The index (every read catches it up with the files first)."""
@@ -304,7 +305,7 @@ class Store:
     def search(self, query: SearchQuery | str, **kw: Any) -> list[Hit]:
         """One search over every layer the principal may read (see `memstrata.search`)."""
         q = query if isinstance(query, SearchQuery) else SearchQuery(text=query, **kw)
-        return search_engine.search(self, q)  # its index reads catch up first
+        return recall.search(self, q)  # its index reads catch up first
 
     def get(self, uid: str) -> Hit:
         """One memory by the uid a search hit carries: full text and metadata, scope-checked."""
