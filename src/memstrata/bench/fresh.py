@@ -29,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import memstrata.index.db as dbmod
 from memstrata.bench.synth import Writer, p50_p95, populate
 from memstrata.index.freshness import SETTLE_S
 from memstrata.store.view import Store
@@ -127,8 +128,6 @@ def _after_edits(store: Any, home: Path, edits: int, qs: list[str]) -> list[floa
 
 
 def run_wal(writes: int = 10_000, progress: Progress | None = None) -> list[dict[str, Any]]:
-    import memstrata.index.db as dbmod
-
     rows = []
     policies = {
         "sqlite defaults": (1000, -1),

@@ -67,6 +67,7 @@ from pathlib import Path
 from typing import Any
 
 from memstrata.bench.teams import scratch_schema
+from memstrata.embed import make_embedder
 from memstrata.errors import MalformedInput, MemstrataError
 from memstrata.search.hybrid import sync_vectors
 from memstrata.search.query import SearchQuery
@@ -343,7 +344,6 @@ def run_fts5_baseline(convs: Iterable[tuple[str, list[Turn], list[Question]]]) -
 
 def run_dense_baseline(convs: Iterable[tuple[str, list[Turn], list[Question]]]) -> Tally | None:
     try:
-        from memstrata.embed import make_embedder
 
         emb = make_embedder("local")
     except Exception:
@@ -371,7 +371,6 @@ def available_modes(modes: Iterable[str], embedder: str = "local") -> tuple[str,
     if all(m == "lexical" for m in modes):
         return modes
     try:
-        from memstrata.embed import make_embedder
 
         make_embedder(embedder)
     except MemstrataError:

@@ -34,6 +34,7 @@ from typing import Any
 
 from memstrata.bench.locomo import percentile
 from memstrata.bench.paraphrase_data import DATA, WRITE_LAYERS, Pair, Record, filler, load
+from memstrata.embed import make_embedder
 from memstrata.search.hybrid import sync_vectors
 from memstrata.search.query import SearchQuery
 from memstrata.store.view import Store
@@ -236,7 +237,6 @@ def run_fts5(pairs: list[Pair], records: list[Record]) -> Ranks:
 
 def run_minilm(pairs: list[Pair], records: list[Record]) -> Ranks | None:
     try:
-        from memstrata.embed import make_embedder
 
         emb = make_embedder("local")
     except Exception:  # the extra is not installed: no MiniLM row

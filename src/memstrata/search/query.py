@@ -14,9 +14,9 @@ if TYPE_CHECKING:
     from memstrata.config import Config
     from memstrata.embed.base import Embedder
     from memstrata.index.db import Database
+    from memstrata.index.frequencies import DocFrequencies
     from memstrata.index.vectors import VectorIndex
     from memstrata.policy.scope import Gate
-    from memstrata.search.terms import DocFrequencies
     from memstrata.store.events import EventBus
 
 

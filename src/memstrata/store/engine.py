@@ -55,6 +55,7 @@ from memstrata.files.locks import LockTable
 from memstrata.files.truth import Appended, Content, Entry, Misnamed, Truth
 from memstrata.index.access import IndexAccess
 from memstrata.index.db import INDEX_LAG, Database
+from memstrata.index.frequencies import DocFrequencies
 from memstrata.index.freshness import Freshness
 from memstrata.index.reconcile import (
     Origin,
@@ -66,7 +67,6 @@ from memstrata.index.reconcile import (
     index_whole,
     sync_sources,
 )
-from memstrata.search.terms import DocFrequencies
 from memstrata.store.catchup import (
     FEED_KEY,
     catch_up_by_feed,

@@ -50,8 +50,8 @@ if TYPE_CHECKING:
 
     from memstrata.embed.base import Embedder
     from memstrata.index.db import Database
+    from memstrata.index.frequencies import DocFrequencies
     from memstrata.index.vectors import VectorIndex
-    from memstrata.search.terms import DocFrequencies
     from memstrata.store.events import EventBus
 
 
