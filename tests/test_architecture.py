@@ -49,8 +49,12 @@ DEFERRED_FOR_START_UP: tuple[tuple[str, str, str], ...] = (
         "memstrata.reading.classify",
         "14 ms of rules, only for a ranked search",
     ),
-    ("memstrata.store.engine", "memstrata.embed.select", "the embedder, on first semantic use"),
-    ("memstrata.store.engine", "memstrata.index.vectors", "vectors, on first semantic use"),
+    (
+        "memstrata.store.semantic",
+        "memstrata.embed",
+        "the embedder (and its daemon), on first semantic use",
+    ),
+    ("memstrata.store.semantic", "memstrata.index.vectors", "vectors, on first semantic use"),
     (
         "memstrata.store.view",
         "memstrata.operations.transfer.importer",

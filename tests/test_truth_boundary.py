@@ -17,7 +17,8 @@ ALLOWED = {
     "index/generations.py": "the derived index's generations folder",
     "index/access.py": "the derived index, or its private copy in a temporary folder",
     "index/vectors.py": "the derived index",
-    "store/engine.py:Store.__init__": "the home folder (this host's index, settings, locks)",
+    "store/engine.py:Engine.__init__": "the home folder (this host's index, settings, locks)",
+    "store/view.py:_finish_imports": "this host's import staging folder (.imports/)",
     "store/events.py": "this host's audit trail (events.jsonl), not part of the truth",
     "web/api/admin.py:events_stream": "streams this host's audit trail",
     "config/__init__.py": "this host's settings (config.toml)",
@@ -49,6 +50,8 @@ ALLOWED = {
     "cli/init_cmd.py:run_init": "this host's settings file (config.toml)",
     "embed/daemon.py": "the embedding daemon's runtime folder and socket, not store data",
     "operations/transfer/migrate.py:migrate": "names a local destination folder",
+    "agentconfig/": "a coding agent's settings files in a project, and the memstrata program "
+    "they run (`memstrata setup`); the store itself is only named, never touched",
 }
 OS_FILE_CALLS = frozenset(
     {
@@ -107,10 +110,11 @@ PATH_METHODS = frozenset(
     }
 )
 # Receivers whose methods of those names are memstrata's own, not the filesystem's: the
-# truth, the store and its layer handles (`files.read_text` would be `MemoryFiles`').
+# truth, the store, its engine and layer handles (`files.read_text` would be `MemoryFiles`').
 HANDLES = frozenset(
     {
         "truth",
+        "engine",
         "origin",
         "store",
         "files",

@@ -26,7 +26,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-GUIDES = sorted((ROOT / "docs" / "integrations").glob("*.md"))
 BLOCK = re.compile(r"^```(\w+)\n(.*?)^```", re.S | re.M)
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 FRAMEWORKS = ("langgraph", "langchain_core", "agents", "openai", "pydantic_ai")
@@ -35,6 +34,9 @@ EXTRAS = {
     "openai-agents.md": "openai-agents",
     "pydantic-ai.md": "pydantic-ai",
 }
+# the framework guides (the coding-agent guides beside them, claude-code.md and cursor.md,
+# are executed by tests/test_integration_guides.py)
+GUIDES = sorted(p for p in (ROOT / "docs" / "integrations").glob("*.md") if p.name in EXTRAS)
 
 
 def _blocks(path: Path, lang: str) -> list[str]:

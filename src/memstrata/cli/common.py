@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from memstrata.errors import Conflict
     from memstrata.layers.agent import AgentMemory
     from memstrata.store.view import Store
 
@@ -58,6 +59,18 @@ def command_name() -> str:
     return "memstrata"
 
 
+def port_taken(host: str, port: int, exc: OSError) -> Conflict:
+    """The error of a port another process holds, naming both ways to choose another:
+    `--port` on the command line and `PORT=` for `make run` (which passes it on)."""
+    from memstrata.errors import Conflict
+
+    other = port + 1 if 0 < port < 65535 else 8766
+    return Conflict(
+        f"cannot listen on {host}:{port}: {exc.strerror or exc} (another server there? "
+        f"pick another port: --port {other}, or with make: make run PORT={other})"
+    )
+
+
 def open_store(args: argparse.Namespace, *, as_agent: bool = True, sync: bool = True) -> Store:
     """The store named by --home, acting as --agent (default "agent") in --room.
 
@@ -71,7 +84,21 @@ def open_store(args: argparse.Namespace, *, as_agent: bool = True, sync: bool = 
     store = Store(args.home, agent=agent, room=args.room, role=args.role, sync=sync)
     warn_config(store, named=args.agent is not None)
     store.notice_sink = _print_warning  # secrets policy `warn`: one stderr line each
+    build_via_daemon(store)
     return store
+
+
+DAEMON_BUILT = ("local", "minilm")  # embedders whose model is slow to load in every process
+
+
+def build_via_daemon(store: Store) -> None:
+    """Vectors of what a CLI write changed are built by the embedding daemon after the
+    command returns (the CLI process ends at once), for embedders that load a model."""
+    from memstrata.embed import DEFAULT_SPEC, daemon
+
+    spec = store.config.embedder or DEFAULT_SPEC
+    if spec.split(":", 1)[0] in DAEMON_BUILT and daemon.enabled():
+        store.semantic.builds = "daemon"
 
 
 def _print_warning(message: str) -> None:

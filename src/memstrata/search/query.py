@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from memstrata.index.vectors import VectorIndex
     from memstrata.policy.scope import Gate
     from memstrata.store.events import EventBus
+    from memstrata.store.semantic import Semantic
 
 
 class Searchable(Protocol):
@@ -42,6 +43,13 @@ class Searchable(Protocol):
     def embedder(self) -> Embedder: ...
 
     def vectors(self, embedder: Embedder) -> VectorIndex: ...
+
+    @property
+    def semantic(self) -> Semantic: ...
+
+    def semantic_embedder(self) -> Embedder | None: ...
+
+    def build_vectors_later(self) -> None: ...
 
 LAYERS: tuple[str, ...] = (
     "ledger",

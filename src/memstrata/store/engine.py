@@ -77,6 +77,7 @@ from memstrata.store.catchup import (
 from memstrata.store.editing import Edit, sha256_text
 from memstrata.store.events import EventBus
 from memstrata.store.jobs import Jobs
+from memstrata.store.semantic import Semantic
 from memstrata.store.signals import Signals
 
 if TYPE_CHECKING:
@@ -164,8 +165,7 @@ class Engine:
         self._watch_mode = self.config.index_watch if watch is None else ("on" if watch else "off")
         self._keeper: Freshness | None = None
         self.df_cache = DocFrequencies()
-        self._embedder: Embedder | None = None
-        self._vector_indexes: dict[str, VectorIndex] = {}
+        self.semantic = Semantic(self)
         # Where `warn`-policy secret notices go (adapters set it; None: Python warnings).
         self.notice_sink: Callable[[str], None] | None = None
         self.jobs = Jobs()
@@ -268,6 +268,7 @@ class Engine:
         return self._keeper.start()
 
     def close(self) -> None:
+        self.semantic.stop()
         self.drain()
         if self._keeper is not None:
             self._keeper.close()
@@ -323,7 +324,7 @@ class Engine:
 
     def exists(self, where: Where) -> bool:
         """True if the truth holds a source or folder there."""
-        return self.stat(where) is not None
+        return self.truth.stat(self._name(where)) is not None
 
     def listing(self, where: Where, *, recursive: bool = True) -> list[Entry]:
         """Every source and folder below a folder (or only those directly in it), sorted."""
@@ -354,6 +355,7 @@ class Engine:
         except INDEX_LAG:
             # The bytes are durable: the write stands. The next read catches the index up.
             self._stale = True
+        self.semantic.later()
         return app
 
     def append_raw(self, where: Where, data: bytes) -> Appended:
@@ -420,6 +422,7 @@ class Engine:
             index_whole(self.db, self.origin, spec, force=True)
         except INDEX_LAG:
             self._stale = True
+        self.semantic.later()
 
     def fresh(self, spec: SourceSpec) -> None:
         """Catch the index up with an append source another process may have grown."""
@@ -501,28 +504,21 @@ class Engine:
     def embedder(self) -> Embedder:
         """The embedder of `[search] embedder`; unset: all-MiniLM-L6-v2 in NumPy (see
         `memstrata.embed.select`). Raises MalformedInput ("none") or ProviderError."""
-        if self._embedder is None:
-            from memstrata.embed.select import configured_embedder  # numpy, on first use
-
-            self._embedder = configured_embedder(self.config, notice=self.notice_sink)
-        return self._embedder
+        return self.semantic.embedder()
 
     def semantic_embedder(self) -> Embedder | None:
         """The embedder if semantic recall works here without a download (else None)."""
-        from memstrata.embed.select import available
-
-        return self.embedder() if self._embedder is not None or available(self.config) else None
+        return self.semantic.available()
 
     def use_embedder(self, embedder: Embedder) -> None:
-        self._embedder = embedder
+        self.semantic.use(embedder)
 
     def vectors(self, embedder: Embedder) -> VectorIndex:
-        from memstrata.index.vectors import VectorIndex  # numpy, on first use
+        return self.semantic.index(embedder)
 
-        key = embedder.model_id
-        if key not in self._vector_indexes:
-            self._vector_indexes[key] = VectorIndex(self.db, embedder)
-        return self._vector_indexes[key]
+    def build_vectors_later(self) -> None:
+        """Build the vectors of what changed in the background (`memstrata.semantic`)."""
+        self.semantic.later()
 
     # -- who has memory here ---------------------------------------------------
     def agents(self) -> list[str]:

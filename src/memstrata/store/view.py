@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from memstrata.index.frequencies import DocFrequencies
     from memstrata.index.vectors import VectorIndex
     from memstrata.store.events import EventBus
+    from memstrata.store.semantic import Semantic
 
 
 class Store:
@@ -217,6 +218,15 @@ class Store:
 
     def vectors(self, embedder: Embedder) -> VectorIndex:
         return self.engine.vectors(embedder)
+
+    @property
+    def semantic(self) -> Semantic:
+        """The engine's embedder, vector indexes and builds after writes."""
+        return self.engine.semantic
+
+    def build_vectors_later(self) -> None:
+        """Build the vectors of what changed in the background (`store.semantic`)."""
+        self.engine.build_vectors_later()
 
     def doc_count(self) -> int:
         """How many memories (index rows) the store holds, whoever may read them."""
