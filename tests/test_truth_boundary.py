@@ -23,6 +23,8 @@ ALLOWED = {
     "web/api/admin.py:events_stream": "streams this host's audit trail",
     "config/__init__.py": "this host's settings (config.toml)",
     "operations/transfer/members.py": "reads an export archive (outside the store)",
+    "operations/transfer/histories.py:Staged": "file versions in this host's import staging "
+    "folder (.imports/), as importer.py; the store's are written through the engine (place)",
     "operations/transfer/exporter.py:export_store": "writes the export archive (outside the store)",
     "operations/transfer/exporter.py:_write_tar": "writes the export archive",
     "operations/transfer/exporter.py:_write_folder": "writes the export archive",

@@ -24,6 +24,7 @@ from memstrata.layers.log import Log
 from memstrata.layers.mdparse import is_text_file, markdown_spec
 from memstrata.layers.sessions import Sessions
 from memstrata.layers.tasks import Tasks
+from memstrata.layers.versions import Versions
 from memstrata.model import check_name
 
 if TYPE_CHECKING:
@@ -100,6 +101,11 @@ class AgentMemory:
             self.now.update("No active objective yet", [])
         if gate.allows("write", "log", self.name) and not self.engine.exists(self.log.path):
             self.log._ensure_header()
+
+    @cached_property
+    def versions(self) -> Versions:
+        """Earlier contents of NOW, CONTEXT, identity and memory files: history, restore."""
+        return Versions(self.acting, self.name, self)
 
     def _beside_identity(self) -> list[Path]:
         """Long-term memory kept beside AGENT.md (seed 004's `<agent>/MEMORY.md`, or where

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import InvalidInput
+from memstrata.files.versions import history_folder
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.agent import AgentMemory
 from memstrata.layers.base import Acting
@@ -75,7 +76,7 @@ def all_sources(engine: Engine) -> list[SourceSpec]:
     path classified by `source_for`."""
     specs: dict[str, SourceSpec] = {}
     handles: dict[tuple[str, str], Any] = {}
-    for entry in engine.listing(""):
+    for entry in engine.listing("", skip=history_folder):  # file versions: no index source
         if entry.is_dir or (entry.path.count("/") == 0 and entry.path not in TOP_SOURCES):
             continue
         spec = source_for(engine, entry.path, handles)

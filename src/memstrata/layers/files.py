@@ -152,7 +152,12 @@ class MemoryFiles(Layer):
             if problem is not None:
                 raise Refused(f"{relp}: {problem}")
         before = old.size if old is not None else 0
-        self.engine.rewrite(self._spec_for(path, relp), content, expected_sha=expected_sha)
+        self.engine.rewrite(
+            self._spec_for(path, relp),
+            content,
+            expected_sha=expected_sha,
+            by=self.gate.principal,
+        )
         self._write_event(path, len(content.encode("utf-8")) - before)
         return self._info(relp, self._entry(relp), content)
 
@@ -180,7 +185,7 @@ class MemoryFiles(Layer):
         if in_repo(relp):
             raise _no_edit(relp)
         spec = self._spec_for(path, relp)
-        with self.engine.editing(spec) as edit:
+        with self.engine.editing(spec, by=self.gate.principal) as edit:
             if not edit.exists:
                 raise NotFound(f"no memory file {relp!r}")
             text = edit.text

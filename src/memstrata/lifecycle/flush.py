@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import StaleWrite
+from memstrata.files.versions import surface
 from memstrata.lifecycle.digest import durable_items, message_records
 from memstrata.model import SessionMessage, estimate_tokens, iso, now_ts
 from memstrata.store.editing import sha256_text
@@ -132,7 +133,8 @@ def flush_session(
             if not kept:
                 break
             try:
-                mem.context.write(text, expected_sha=sha256_text(current))
+                with surface("flush"):  # what CONTEXT.md's version records
+                    mem.context.write(text, expected_sha=sha256_text(current))
                 path = store.rel(mem.context.path)
                 break
             except StaleWrite:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import ScopeDenied
+from memstrata.files.versions import history_folder
 from memstrata.index import queries
 
 if TYPE_CHECKING:
@@ -106,7 +107,8 @@ def examine(store: Store) -> Findings:
         )
     for source, offset, reason in queries.every_bad_line(db):
         bad.setdefault((store.rel(Path(source)), offset), reason)
-    versions = {e.path: e.version for e in engine.listing("") if not e.is_dir}
+    listed = engine.listing("", skip=history_folder)  # file versions: no index source
+    versions = {e.path: e.version for e in listed if not e.is_dir}
     for source, version in queries.source_versions(db).items():
         rel = store.rel(Path(source))
         if rel in versions and versions[rel] != version:

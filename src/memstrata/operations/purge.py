@@ -40,14 +40,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memstrata.errors import MalformedInput, NotFound, ScopeDenied
+from memstrata.errors import MalformedInput, NotFound, Refused, ScopeDenied
 from memstrata.files.jsonl import decode, encode
+from memstrata.files.versions import ID_CHARS, sha256
 from memstrata.index import queries, scrub
 from memstrata.layers.ledger import PURGED_SUMMARY
 from memstrata.layers.log import _unescape
 from memstrata.layers.logblocks import split_blocks
 from memstrata.model import LedgerEntry, check_name, iso, now_ts
 from memstrata.operations.purge_copies import Quotes, derived_edits
+from memstrata.operations.purge_versions import (
+    drop_history,
+    has_history,
+    history_texts,
+    own_lines,
+    scrub_histories,
+)
 from memstrata.policy.secrets import find_secrets, redact
 from memstrata.search.text import QUERY_STOPWORDS, tokenize
 from memstrata.store.events import scrub_audit
@@ -91,6 +99,7 @@ class PurgeReport:
     vectors: int  # stored embeddings deleted
     wal_truncated: bool  # False: another process held the index open; see `notes`
     notes: tuple[str, ...] = ()
+    versions: tuple[str, ...] = ()  # file versions changed or removed (`purge_versions`)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -101,6 +110,7 @@ class PurgeReport:
             "vectors": self.vectors,
             "wal_truncated": self.wal_truncated,
             "notes": list(self.notes),
+            "versions": list(self.versions),
         }
 
 
@@ -117,6 +127,7 @@ class _Purge:
         self.owners: set[str] = {owner} if owner else set()  # whose derived copies to scrub
         self.rewritten: list[str] = []
         self.removed: list[str] = []
+        self.versions: list[str] = []  # file versions changed or removed
 
     def rewrite(self, path: Path, transform: Transform) -> int:
         """Rewrite `path` line by line under its lock; returns how many lines changed."""
@@ -187,6 +198,7 @@ class _Purge:
         store = self.store
         scrub.secure_deletes(store.db)  # deletes overwrite, whatever SQLite's build default
         copies = [str(store.home / rel) for rel in self.scrub_copies()]
+        self.versions += scrub_histories(store, self.owners, Quotes(self.needles))
         before = _bodies(store, copies)
         store.sync()  # rewritten sources are re-parsed (new inode), removed ones dropped
         after = _bodies(store, copies)
@@ -230,6 +242,7 @@ class _Purge:
             vectors,
             truncated,
             tuple(notes),
+            tuple(self.versions),
         )
 
 
@@ -335,7 +348,7 @@ def purge_file(store: Store, path: str, *, agent: str | None = None, reason: str
         copies += _files(
             store, archive / "scratch", lambda p: "/" in p and p.split("/", 1)[1] == name
         )
-    if not copies:
+    if not copies and not has_history(store, store.rel(target)):
         raise NotFound(f"no memory file {relp!r} of {owner} (nor an archived copy)")
     job = _Purge(store, f"file:{owner}:{relp}", "file", owner, reason)
     for p in copies:
@@ -344,8 +357,10 @@ def purge_file(store: Store, path: str, *, agent: str | None = None, reason: str
             job.needles.add(content.data.decode("utf-8", "replace"))
     for p in copies:
         job.uids.update(queries.uids_of(store.db, str(p)))
+    job.needles.update(history_texts(store, store.rel(target)))  # what its versions held
     for p in copies:
         job.remove(p)
+    job.versions += drop_history(store, store.rel(target))
     return job.finish()
 
 
@@ -487,3 +502,38 @@ def _owner(store: Store, agent: str | None) -> str:
     if who is None:
         raise MalformedInput("say whose memory to purge (agent)")
     return store.agent(who).name
+
+
+def purge_version(
+    store: Store, path: str, version: str, *, agent: str | None = None, reason: str
+) -> PurgeReport:
+    """Remove one version (by id or prefix) from a file's history, for good.
+
+    Refused for the file's content now (write the file anew, or purge the file).
+    Quotes of the version's text in other versions of the agent's files are scrubbed
+    as every purge's are.
+
+    Example:
+        >>> purge_version(store, "CONTEXT.md", "3f2a91c0", reason="pasted a key")  # doctest: +SKIP
+    """
+    owner = _owner(store, agent)
+    versions = store.agent(owner).versions
+    target = versions._resolve(path)
+    store.gate.check("write", versions._layer_of(target), owner)
+    sha, data = versions._content(target, version)
+    hist = store.engine.history(target)
+    job = _Purge(store, f"version:{owner}:{target.name}:{sha[:ID_CHARS]}", "version", owner, reason)
+    with store.engine.lock(target.rel):
+        live = store.engine.read(target.rel)
+        if live is not None and sha256(live.data) == sha:
+            raise Refused(
+                f"{sha[:ID_CHARS]} is what {target.name} holds now: write the file anew first, "
+                "or purge the whole file"
+            )
+        changed = hist.rewrite(lambda r, d: None if r.sha256 == sha else d)
+    if not changed:
+        raise NotFound(f"version {version!r} of {target.name} is no longer kept")
+    job.versions += [f"{target.rel}@{r.id} -> {new}" for r, new in changed]
+    job.rewritten.append(target.log)
+    job.needles.update(own_lines(data, hist, live.data if live is not None else b""))
+    return job.finish()

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from memstrata.files.jsonl import encode
+from memstrata.files.versions import history_folder  # versions: `purge_versions`
 from memstrata.layers.log import RESERVED_META, _metadata, _unescape, encode_entry
 from memstrata.layers.logblocks import split_blocks
 from memstrata.model import LogEntry
@@ -215,8 +216,9 @@ def _merge(where: list[int], flat: str, spans: list[tuple[int, int]]) -> list[tu
 
 def derived_edits(store: Store, owner: str, quotes: Quotes) -> list[tuple[str, Edit]]:
     """(store-relative source, edit) for every source of `owner` that may hold derived text."""
+    agent = store.layout.agent(owner)
     listed = sorted(
-        e.path for e in store.engine.listing(store.layout.agent(owner)) if not e.is_dir
+        e.path for e in store.engine.listing(agent, skip=history_folder) if not e.is_dir
     )
     return [
         (rel, change)

@@ -15,10 +15,13 @@ caller's to catch up).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from typing import TYPE_CHECKING
 
+from memstrata.errors import StaleWrite
 from memstrata.files.truth import MISSING, Content
+from memstrata.files.versions import Author, FileHistory, versioned
 
 if TYPE_CHECKING:
     from memstrata.index.reconcile import SourceSpec
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
 
 
 _UNREAD = object()
+NOBODY = Author(None, None)  # a write no principal asked for (purge, maintenance)
 
 
 def sha256_text(text: str) -> str:
@@ -40,8 +44,10 @@ class Edit:
     writes (a plain `rewrite`) passes the version it finds without reading the bytes.
     """
 
-    def __init__(self, engine: Engine, spec: SourceSpec | None, rel: str) -> None:
-        self.engine, self.spec, self.rel = engine, spec, rel
+    def __init__(
+        self, engine: Engine, spec: SourceSpec | None, rel: str, author: Author = NOBODY
+    ) -> None:
+        self.engine, self.spec, self.rel, self.author = engine, spec, rel, author
         self._current: object = _UNREAD
 
     @property
@@ -69,7 +75,8 @@ class Edit:
         return self.data.decode("utf-8", "replace")
 
     def __call__(self, text: str | bytes) -> None:
-        """Replace the source with `text` (if it is still the version read) and index it."""
+        """Replace the source with `text` (if it is still the version read) and index it;
+        an overwritable memory file keeps the content it replaced (`files.versions`)."""
         data = text.encode("utf-8") if isinstance(text, str) else text
         if self._current is _UNREAD:
             entry = self.engine.truth.stat(self.rel)
@@ -77,7 +84,22 @@ class Edit:
         else:
             current = self.current
             expected = current.entry.version if current is not None else MISSING
-        written = self.engine.truth.rewrite(self.rel, data, expected=expected)
+        engine = self.engine
+        target = versioned(self.rel, engine.config.memory_path)
+        if target is None:
+            written = engine.truth.rewrite(self.rel, data, expected=expected)
+        else:
+            history = engine.history(target)
+            written = history.replace(
+                data, expected=expected, current=lambda: self.current, author=self.author
+            )
+            if history.due:  # retention, after the acknowledgement (never slows the write)
+                engine.after_ack(f"versions {self.rel}", lambda: _prune(engine, history))
         self._current = Content(data, written)
         if self.spec is not None:
-            self.engine.index_file(self.spec)
+            engine.index_file(self.spec)
+
+
+def _prune(engine: Engine, history: FileHistory) -> None:
+    with engine.lock(history.target.rel), contextlib.suppress(StaleWrite):
+        history.prune()

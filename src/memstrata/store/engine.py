@@ -53,6 +53,13 @@ from memstrata.files.diskerrors import is_read_only
 from memstrata.files.layout import Layout, resolve_home
 from memstrata.files.locks import LockTable
 from memstrata.files.truth import Appended, Content, Entry, Misnamed, Truth
+from memstrata.files.versions import (
+    Author,
+    FileHistory,
+    Retention,
+    Versioned,
+    agent_histories,
+)
 from memstrata.index.access import IndexAccess
 from memstrata.index.db import INDEX_LAG, Database
 from memstrata.index.frequencies import DocFrequencies
@@ -74,7 +81,7 @@ from memstrata.store.catchup import (
     feed_position,
     remember,
 )
-from memstrata.store.editing import Edit, sha256_text
+from memstrata.store.editing import NOBODY, Edit, sha256_text
 from memstrata.store.events import EventBus
 from memstrata.store.jobs import Jobs
 from memstrata.store.semantic import Semantic
@@ -83,6 +90,7 @@ from memstrata.store.signals import Signals
 if TYPE_CHECKING:
     from memstrata.embed.base import Embedder
     from memstrata.index.vectors import VectorIndex
+    from memstrata.model import Principal
 
 # watch="auto": an engine read this long after it finished opening starts watching (its
 # first catch-up after that is a full one, so nothing written before is missed). Short
@@ -326,9 +334,25 @@ class Engine:
         """True if the truth holds a source or folder there."""
         return self.truth.stat(self._name(where)) is not None
 
-    def listing(self, where: Where, *, recursive: bool = True) -> list[Entry]:
-        """Every source and folder below a folder (or only those directly in it), sorted."""
-        return self.truth.list(self._name(where), recursive=recursive)
+    def listing(
+        self,
+        where: Where,
+        *,
+        recursive: bool = True,
+        skip: Callable[[str], bool] | None = None,
+    ) -> list[Entry]:
+        """Every source and folder below a folder (or only those directly in it), sorted;
+        a folder whose path `skip` accepts is left out with everything below it."""
+        return self.truth.list(self._name(where), recursive=recursive, skip=skip)
+
+    def history(self, target: Versioned) -> FileHistory:
+        """The kept versions of one memory file, with the `[versions]` retention."""
+        c = self.config
+        return FileHistory(self.truth, target, Retention(c.versions_keep, c.versions_max_age_days))
+
+    def histories(self, agent: str) -> list[str]:
+        """The history logs (store-relative) of every file of `agent` that has versions."""
+        return agent_histories(self.truth, agent)
 
     @property
     def location(self) -> str:
@@ -364,23 +388,32 @@ class Engine:
         return self.truth.append(self._name(where), data, record_id=os.urandom(12).hex())
 
     @contextlib.contextmanager
-    def editing(self, target: SourceSpec | Where) -> Iterator[Edit]:
+    def editing(self, target: SourceSpec | Where, *, by: Principal | None = None) -> Iterator[Edit]:
         """Hold a whole source's lock across a read-modify-write.
 
         Yields an `Edit`: its `text` is the source as read under the lock ('' if it
         does not exist), and calling it with new text atomically replaces the source
         (only if it is still the version read) and, for an index source (a
         `SourceSpec`), re-indexes it. A journal named by its path is not re-indexed:
-        the caller catches the index up (`sync`, `reparse`).
+        the caller catches the index up (`sync`, `reparse`). A memory file keeps the
+        content it replaced as a version, written `by` that principal (`files.versions`).
         """
         spec = target if isinstance(target, SourceSpec) else None
         rel = self._name(target.path if isinstance(target, SourceSpec) else target)
+        author = Author(by.agent, by.role) if by is not None else NOBODY
         with self.truth.lock(rel):
-            yield Edit(self, spec, rel)
+            yield Edit(self, spec, rel, author)
 
-    def rewrite(self, spec: SourceSpec, text: str, *, expected_sha: str | None = None) -> None:
+    def rewrite(
+        self,
+        spec: SourceSpec,
+        text: str,
+        *,
+        expected_sha: str | None = None,
+        by: Principal | None = None,
+    ) -> None:
         """Atomically replace a whole source; refuse if it changed since `expected_sha`."""
-        with self.editing(spec) as edit:
+        with self.editing(spec, by=by) as edit:
             if expected_sha is not None and sha256_text(edit.text) != expected_sha:
                 raise StaleWrite(
                     f"{spec.path.name} changed since it was read; read it again and retry"

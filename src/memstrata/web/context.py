@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import ScopeDenied
+from memstrata.files.versions import set_surface
 from memstrata.web.identity import Identities, Identity
 
 if TYPE_CHECKING:
@@ -56,5 +57,7 @@ def identity_of(request: Request) -> Identity:
 
 
 def store_of(request: Request) -> Store:
-    """The store acting as this request's principal."""
+    """The store acting as this request's principal (its writes' versions say "api" or
+    "web": `files.versions.surface`)."""
+    set_surface("api" if request.url.path.startswith("/api/") else "web")
     return context_of(request).store_for(identity_of(request))

@@ -8,6 +8,7 @@
     sessions   seed 004: session_append, session_read
     claude     Anthropic's memory tool: memory
     decisions  record_decision
+    versions   memory_history, memory_restore (earlier versions of memory files)
     episodes   seed 001: task folders, verified items, gate events, phases, promotion,
                audit and verify
     rooms      seed 000: room_channel, room_artifact, room_close, room_upstream
@@ -35,6 +36,7 @@ from memstrata.mcp.tools import (
     sessions,
     skills,
     tasks,
+    versions,
 )
 from memstrata.mcp.tools.call import NOT_AUTO_LOGGED, auto_log_target, run
 from memstrata.mcp.tools.spec import Caller, ToolSpec
@@ -73,10 +75,24 @@ GROUPS: dict[str, str] = {
     "scratch_promote, memory_promote, memory_audit, memory_verify",
     "admin": "seed 004 skill hand-off: skill_handoff (admins; others are refused)",
     "claude": "Anthropic's memory tool (memory_20250818): memory",
+    "versions": "earlier versions of memory files: memory_history, memory_restore (off by "
+    "default: restoring is rare, and every listed tool costs tokens)",
 }
 DEFAULT_GROUPS = ("core", "files")
 
-MODULES = (files, ledger, skills, tasks, sessions, claude, decisions, episodes, rooms, handoff)
+MODULES = (
+    files,
+    ledger,
+    skills,
+    tasks,
+    sessions,
+    claude,
+    decisions,
+    versions,
+    episodes,
+    rooms,
+    handoff,
+)
 
 
 def declarations(config: Config) -> list[ToolSpec]:

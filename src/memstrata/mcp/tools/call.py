@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MemstrataError
+from memstrata.files.versions import surface
 from memstrata.mcp.schema import validate
 from memstrata.mcp.shapes import Reply
 from memstrata.operations.loop import log_tool
@@ -44,7 +45,7 @@ def run(
     """
     kwargs = validate(spec.params, arguments)
     start = time.perf_counter()
-    with collect_notices() as notices:
+    with collect_notices() as notices, surface(f"mcp {spec.name}"):
         try:
             reply = spec.fn(**kwargs)
         except MemstrataError as exc:

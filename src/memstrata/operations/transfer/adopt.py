@@ -25,6 +25,7 @@ from memstrata.errors import InvalidInput, NotFound
 from memstrata.files.jsonl import encode
 from memstrata.model import iso, now_ts
 from memstrata.operations import purge
+from memstrata.operations.purge_versions import holds_version
 from memstrata.operations.transfer.tombstones import contradicted, purged_at
 
 if TYPE_CHECKING:
@@ -109,6 +110,9 @@ def _holds(store: Store, rec: dict[str, Any]) -> bool:
         elif layer == "session":
             sid = what.partition(":")[0]
             names = [layout.session(owner, sid), layout.session_index(owner)]
+        elif layer == "version":  # the store's history of the file still holds it
+            name, _, vid = what.rpartition(":")
+            return holds_version(store, owner, name, vid)
         else:
             return False
     except InvalidInput:  # names no agent or session memstrata could hold
@@ -137,6 +141,9 @@ def adopt(store: Store, rec: dict[str, Any], source: str) -> ArchiveTombstone:
         elif layer == "session":
             sid, _, msg = what.partition(":")
             purge.purge_session(store, sid, agent=owner, message_id=msg or None, reason=reason)
+        elif layer == "version":
+            name, _, vid = what.rpartition(":")
+            purge.purge_version(store, name, vid, agent=owner, reason=reason)
         else:
             raise NotFound(f"unknown tombstone {shown.id!r}")
     except (NotFound, InvalidInput):

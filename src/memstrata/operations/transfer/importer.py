@@ -47,10 +47,10 @@ from memstrata.errors import (
     StaleWrite,
 )
 from memstrata.files.atomic import atomic_write_bytes, fsync_dir
-from memstrata.files.truth import MISSING
 from memstrata.index import scrub
 from memstrata.operations.purge import TOMBSTONES, tombstones
 from memstrata.operations.purge_copies import Quotes, derived_edit
+from memstrata.operations.transfer import histories
 from memstrata.operations.transfer.adopt import (
     ArchiveTombstone,
     adopt,
@@ -165,8 +165,9 @@ def import_archive(
             _make_stage(stage / "files")
             staged = _stage(store, src, stage / "files")
             verified = _verify(src, staged, unverified)
+            histories.check_blobs(src, staged.hashes)
             purged = _keep_purged_out(store, stage / "files", staged)
-            moves, identical, replaced = _plan(store.engine, src, staged, force)
+            moves, identical, replaced = _plan(store.engine, src, staged, force, stage / "files")
             foreign = foreign_tombstones(staged.tombstones, _store_tombstones(store))
             planned = moves
             if dry_run:
@@ -469,8 +470,11 @@ def _keep_purged_out(store: Store, root: Path, staged: _Staged) -> list[tuple[st
         out += [(name, tomb) for tomb in verdict.ids]
         for owner, texts in verdict.needles.items():
             needles.setdefault(owner, set()).update(texts)
-    for owner, texts in sorted(needles.items()):
-        quotes = Quotes(texts)
+    kept_out = {owner: Quotes(texts) for owner, texts in needles.items()}
+    staging = histories.Staged(root, staged.memory, staged.hashes, atomic_write_bytes)
+    out += histories.keep_purged_out(store, staging, records, kept_out)
+    for owner in sorted(needles):
+        quotes = kept_out[owner]
         for name in list(staged.memory):
             change = (
                 derived_edit(store, owner, name, quotes)
@@ -493,6 +497,7 @@ def _plan(
     src: Path,
     staged: _Staged,
     force: bool,
+    root: Path,
 ) -> tuple[list[str], list[str], list[str]]:
     moves: list[str] = []
     identical: list[str] = []
@@ -511,6 +516,13 @@ def _plan(
             raise AlreadyExists(
                 f"{src}: {rel} is a folder (or a link) in the store; nothing was imported"
             )
+        if dst is not None and histories.is_blob(rel):
+            identical.append(rel)  # named by its content: the same bytes
+            continue
+        if dst is not None and histories.is_history_log(rel):  # merged, never replaced
+            data = root.joinpath(*rel.split("/")).read_bytes()
+            (moves if histories.adds_to(engine, rel, data) else identical).append(rel)
+            continue
         if dst is not None:
             found = engine.read(rel)
             if (
@@ -559,7 +571,7 @@ def _place(engine: Engine, staged: Path, rel: str, force: bool) -> None:
     # staged by an earlier version may name them): an archive's carry no authority.
     if rel != TOMBSTONES:
         with contextlib.suppress(StaleWrite):
-            engine.put(rel, data, expected=None if force else MISSING)
+            histories.place(engine, rel, data, force)
     staged.unlink(missing_ok=True)
 
 
