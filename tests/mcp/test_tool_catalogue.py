@@ -48,7 +48,7 @@ def test_every_tool_is_a_function_of_its_own_module(store: Store) -> None:
             assert spec.fn is getattr(module, spec.name), spec.name
             assert next(iter(inspect.signature(spec.fn).parameters)) == "caller", spec.name
             names.append(spec.name)
-    assert len(names) == len(set(names)) == len(declarations(store.config)) == 37
+    assert len(names) == len(set(names)) == len(declarations(store.config)) == 39
 
 
 def test_a_tool_is_called_on_its_own_without_a_catalogue(store: Store) -> None:
