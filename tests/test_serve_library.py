@@ -31,7 +31,9 @@ def root(home: Path) -> Store:
 def test_acting_as_shares_the_store_and_keeps_each_principal(root: Store) -> None:
     finn = root.acting_as("finn", "room-1")
     mira = root.acting_as("mira", "room-2")
-    assert finn.db is root.db and mira.engine.locks is root.engine.locks  # one index, one lock table
+    assert (
+        finn.db is root.db and mira.engine.locks is root.engine.locks
+    )  # one index, one lock table
     assert (finn.principal.agent, finn.principal.role, finn.principal.room) == (
         "finn",
         "project",

@@ -130,7 +130,9 @@ def test_retention_keeps_the_newest_by_count_and_drops_old_ones_but_never_the_ne
         lines = [json.loads(x) for x in log.data.splitlines()]
         for rec in lines[:-1]:
             rec["ts"] = "2020-01-01T00:00:00.000Z"
-        store.engine.truth.rewrite(target.log, b"".join((json.dumps(r) + "\n").encode() for r in lines))
+        store.engine.truth.rewrite(
+            target.log, b"".join((json.dumps(r) + "\n").encode() for r in lines)
+        )
         mem.files.write("notes/x.md", "version 20\n")  # a write past the age prunes
         store.drain(60)
         left = [

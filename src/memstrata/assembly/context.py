@@ -194,7 +194,6 @@ def assemble_context(
     )
     here = room or store.principal.room
     if brief or here:
-
         build.add(
             "ledger",
             "## Knowledge from other rooms (shared ledger)",
@@ -323,7 +322,6 @@ def _fact_value(key: str, value: str) -> str:
 
 def _masked(section: Section) -> Section:
     from dataclasses import replace
-
 
     text = "\n".join(section.lines)
     clean = mask(text)

@@ -225,7 +225,6 @@ def run_memstrata(
     """
     import contextlib
 
-
     modes = tuple(modes)
     semantic = any(m != "lexical" for m in modes)
     tallies = {m: Tally() for m in modes}
@@ -240,7 +239,6 @@ def run_memstrata(
                 extra = os.environ.get("MEMSTRATA_BENCH_SEARCH_CONFIG", "")
                 config += f'[search]\nembedder = "{embedder}"\n{extra}\n'
             if database_url:
-
                 config += (
                     f'[backend]\nurl = "{scratch.enter_context(scratch_schema(database_url))}"\n'
                 )
@@ -265,7 +263,6 @@ def run_memstrata(
             n_turns += len(turns)
             spent["ingest_s"] += time.perf_counter() - t
             if semantic:
-
                 t = time.perf_counter()
                 sync_vectors(store, store.embedder())  # embedding is part of ingest
                 spent["embed_s"] += time.perf_counter() - t
@@ -344,7 +341,6 @@ def run_fts5_baseline(convs: Iterable[tuple[str, list[Turn], list[Question]]]) -
 
 def run_dense_baseline(convs: Iterable[tuple[str, list[Turn], list[Question]]]) -> Tally | None:
     try:
-
         emb = make_embedder("local")
     except Exception:
         return None
@@ -371,7 +367,6 @@ def available_modes(modes: Iterable[str], embedder: str = "local") -> tuple[str,
     if all(m == "lexical" for m in modes):
         return modes
     try:
-
         make_embedder(embedder)
     except MemstrataError:
         return tuple(m for m in modes if m == "lexical")

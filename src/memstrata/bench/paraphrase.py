@@ -189,7 +189,6 @@ def run_memstrata(
         if progress:
             progress(f"ingested {len(records)} records in {time.perf_counter() - t:.1f}s")
         if any(m != "lexical" for m in modes):
-
             t = time.perf_counter()
             sync_vectors(store, store.embedder())
             if progress:
@@ -237,7 +236,6 @@ def run_fts5(pairs: list[Pair], records: list[Record]) -> Ranks:
 
 def run_minilm(pairs: list[Pair], records: list[Record]) -> Ranks | None:
     try:
-
         emb = make_embedder("local")
     except Exception:  # the extra is not installed: no MiniLM row
         return None

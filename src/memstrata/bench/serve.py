@@ -105,7 +105,6 @@ def run_serve_bench(
 ) -> dict[str, Any]:
     import httpx
 
-
     tmp = Path(tempfile.mkdtemp(prefix="memstrata-bench-serve-"))
     proc = None
     try:

@@ -411,7 +411,8 @@ def sources_below(db: Database, prefix: str) -> list[str]:
     """The index sources whose path starts with `prefix` (a folder and a separator)."""
     with db.read() as conn:
         return [
-            str(r[0]) for r in conn.execute("SELECT path FROM sources WHERE path LIKE ?", (f"{prefix}%",))
+            str(r[0])
+            for r in conn.execute("SELECT path FROM sources WHERE path LIKE ?", (f"{prefix}%",))
         ]
 
 
@@ -419,7 +420,8 @@ def drop_sources_below(db: Database, prefix: str) -> int:
     """Forget every source below `prefix` and its rows; returns how many sources."""
     with db.write() as conn:
         paths = [
-            str(r[0]) for r in conn.execute("SELECT path FROM sources WHERE path LIKE ?", (f"{prefix}%",))
+            str(r[0])
+            for r in conn.execute("SELECT path FROM sources WHERE path LIKE ?", (f"{prefix}%",))
         ]
         for p in paths:
             delete_source(conn, p, superseding=False)

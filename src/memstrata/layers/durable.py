@@ -112,8 +112,6 @@ def durable_fact_problem(text: str, citations: Sequence[str]) -> str | None:
     return None
 
 
-
-
 def split_repo_file(content: str) -> tuple[str, list[str]]:
     """A `repo/` memory file as (fact text, citations): a `Citations: a, b` (or
     `Source: a`) line gives the citations; Markdown headings are titles, not the fact.

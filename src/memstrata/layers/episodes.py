@@ -112,7 +112,9 @@ class Episodes(Layer):
         self.root: Path = acting.engine.layout.episodes_dir(owner)
 
     def _spec_for(self, path: Path) -> SourceSpec:
-        return markdown_spec(self.engine, path, "episode", owner=self.owner, thread=path.parent.name)
+        return markdown_spec(
+            self.engine, path, "episode", owner=self.owner, thread=path.parent.name
+        )
 
     def _source_for(self, path: Path) -> SourceSpec | None:
         """The index source a file under `episodes/` is: a gate event log, a task file, or none."""

@@ -57,9 +57,7 @@ class MarkdownLayer(Layer):
         text = self._screen(text, self.path.name)
         old = self._stat(self.path)
         before = old.size if old is not None else 0
-        self.engine.rewrite(
-            self._spec(), text, expected_sha=expected_sha, by=self.gate.principal
-        )
+        self.engine.rewrite(self._spec(), text, expected_sha=expected_sha, by=self.gate.principal)
         self._write_event(self.path, len(text.encode("utf-8")) - before)
 
     def exists(self) -> bool:

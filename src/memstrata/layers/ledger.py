@@ -73,7 +73,6 @@ def parse_ledger(data: bytes, base: int, path: str) -> Parsed:
             entry = LedgerEntry.from_dict(rec)
             ts = parse_ts(entry.ts)
         except (KeyError, MalformedInput) as exc:
-
             out.bad.append(BadLine(path, off, f"not a ledger entry: {exc}", json.dumps(rec)[:200]))
             continue
         out.docs.append(
@@ -332,9 +331,7 @@ class Ledger(Layer):
     def entries(self, *, include_superseded: bool = False) -> list[LedgerEntry]:
         """Every entry straight from the file, in file order (audit view)."""
         self._check("read")
-        parsed = parse_ledger(
-            self.engine.read_from(self.path), 0, str(self.path)
-        )
+        parsed = parse_ledger(self.engine.read_from(self.path), 0, str(self.path))
         hidden = {d.supersedes for d in parsed.docs if d.supersedes}
         gate = self.gate
         return [

@@ -317,7 +317,9 @@ class Versions(Layer):
         for log in self.engine.histories(self.owner or ""):
             found = self.engine.read(log)
             records = parse_log(found.data) if found is not None else []
-            target = versioned(records[-1].path, self.engine.config.memory_path) if records else None
+            target = (
+                versioned(records[-1].path, self.engine.config.memory_path) if records else None
+            )
             if target is None or target.agent != self.owner or target.log != log:
                 continue
             if self.gate.allows("write", self._layer_of(target), self.owner):

@@ -181,7 +181,6 @@ def _compact_locked(
     usage = None
     archive_id = "arc-" + os.urandom(4).hex()  # named by the digest's "+N more ..." lines
     if summary is None:
-
         chosen = summarizer if summarizer is not None else default_summarizer(store)
         classifier = default_classifier(store)
         provider_name = type(chosen).__name__

@@ -285,7 +285,6 @@ def _ask(s: _Sorted, classifier: LineClassifier | None) -> None:
     lines = [line for line, _ in s.narrative]
     labels = list(classifier.classify_lines(lines))
     if len(labels) != len(lines):
-
         raise ProviderError(f"line classifier returned {len(labels)} labels for {len(lines)} lines")
     kept = []
     for (line, speaker), label in zip(s.narrative, labels, strict=True):
@@ -540,7 +539,6 @@ def digest(
     if not lines or room < 40:
         return "\n".join(head)
     if narrative is None:
-
         narrative = ExtractiveSummarizer()
     if bulletize:  # whole lines picked: repeats folded first, so 200 alike take one line
         text = narrative.summarize(fold_repeats(lines), max_chars=max(40, room - room // 10))

@@ -72,6 +72,7 @@ _REFERENCE = re.compile(
     re.I,
 )
 
+
 def classify_fact(text: str) -> str:
     """Taxonomy category for a fact by the keyword rule in the module docstring.
 
@@ -230,7 +231,6 @@ def require(verdict: ChecklistC) -> None:
     failed = verdict.failed
     if failed is not None:
         raise Refused(failed.why)
-
 
 
 def promote_scratch(

@@ -39,9 +39,7 @@ def register(engine: Engine, view_of: Callable[[Principal], Store]) -> None:
     `view_of` gives the store of the principal whose write crossed a limit: the
     maintenance runs as that principal, as if it had asked for it.
     """
-    engine.signals.connect(
-        LogAppended, lambda s: after_log_append(view_of(s.principal), s.owner)
-    )
+    engine.signals.connect(LogAppended, lambda s: after_log_append(view_of(s.principal), s.owner))
     engine.signals.connect(
         SessionGrew, lambda s: after_session_append(view_of(s.principal), s.owner, s.session)
     )

@@ -139,7 +139,6 @@ def select_tools(store: Store, names: list[str] | None) -> list[ToolSpec]:
 def build_server(store: Store, tools: list[str] | None = None) -> MCPServer:
     from mcp.server.mcpserver import MCPServer
 
-
     server: MCPServer = MCPServer(
         name="memstrata",
         version=__version__,

@@ -93,7 +93,9 @@ def examine(store: Store) -> Findings:
     out.index_docs = queries.doc_count(db)
     for source, n in queries.rows_by_source(db).items():
         if source not in seen:
-            out.drift.append({"source": store.rel(Path(source)), "problem": "file gone", "stale": n})
+            out.drift.append(
+                {"source": store.rel(Path(source)), "problem": "file gone", "stale": n}
+            )
     hidden = queries.superseded_uids(db)
     should_hide &= queries.layer_uids(db, "ledger")
     if hidden != should_hide:

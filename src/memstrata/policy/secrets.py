@@ -84,6 +84,7 @@ class Policed(Protocol):
     config: Config
     notice_sink: Callable[[str], None] | None
 
+
 POLICIES = ("warn", "redact", "refuse")
 ENTROPY_MIN_LEN = 32
 ENTROPY_BITS = 4.0

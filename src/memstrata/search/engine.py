@@ -112,7 +112,9 @@ def lexical_search(store: Searchable, q: SearchQuery, *, fetch: int | None = Non
     return _ranked(store, q, terms, where, params, fetch)
 
 
-def _structured(store: Searchable, q: SearchQuery, where: list[str], params: list[Any]) -> list[Hit]:
+def _structured(
+    store: Searchable, q: SearchQuery, where: list[str], params: list[Any]
+) -> list[Hit]:
     sql = f"SELECT {_COLUMNS} FROM docs d WHERE {' AND '.join(where)} ORDER BY d.ts DESC, d.id DESC LIMIT ?"
     with store.db.read() as conn:
         rows = conn.execute(sql, [*params, q.k]).fetchall()

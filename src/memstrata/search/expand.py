@@ -179,7 +179,6 @@ def plan(
         out.append(Phrase(w, quote(w), n, st, "word"))
     found = abbreviations(words, id_words) if id_words else {}
     if found:
-
         seen = {p.word for p in out}
         stems = {**stems, **stem_words(sorted({a for v in found.values() for a in v}))}
         for abbrevs in found.values():

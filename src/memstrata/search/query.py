@@ -51,6 +51,7 @@ class Searchable(Protocol):
 
     def build_vectors_later(self) -> None: ...
 
+
 LAYERS: tuple[str, ...] = (
     "ledger",
     "log",

@@ -301,7 +301,6 @@ def scrub_audit(
             return encode({**rec, "payload": {**rec["payload"], "query": digest}})
         return line
 
-
     changed = 0
     with locks.hold(str(path)):
         for p in audit_files(path):

@@ -36,7 +36,6 @@ def room_channel(
     r = caller.store.room(room)
     if action == "post":
         if content is None:
-
             raise MalformedInput("room_channel post needs content")
         rec = r.post(content, type=type, to=to, ref=ref, tags=tags)
         return Reply(f"posted {rec['id']} to {r.name}", {"room": r.name, "messages": [rec]})

@@ -186,7 +186,6 @@ def import_archive(
     bad_lines = 0
     if not dry_run:
         if purged:  # what the replaced files held leaves the index as a purge's does
-
             scrub.secure_deletes(store.db)
         bad_lines = store.sync().bad_lines
         if purged:

@@ -14,7 +14,6 @@ if TYPE_CHECKING:
 def require_csrf(request: Request, token: str) -> None:
     from fastapi import HTTPException
 
-
     if not context_of(request).identities.check_csrf(request.scope.get(IDENTITY_KEY), token):
         raise HTTPException(403, "the form's CSRF token is missing or wrong: reload the page")
 

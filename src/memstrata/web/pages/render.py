@@ -106,7 +106,6 @@ def page(
 ) -> Response:
     from fastapi.responses import HTMLResponse
 
-
     ctx = context_of(request)
     who = request.scope.get(IDENTITY_KEY)
     principal = ctx.store_for(who).principal if who is not None else None
