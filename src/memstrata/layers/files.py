@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memstrata import limits
 from memstrata.errors import (
     AlreadyExists,
     EntryTooLarge,
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from memstrata.files.truth import Entry
     from memstrata.index.reconcile import SourceSpec
 
-MAX_FILE_BYTES = 1024 * 1024
+MAX_FILE_BYTES = limits.MEMORY_FILE_BYTES
 RESERVED = frozenset({"LOG.md"})
 REPO_DIR = "repo"  # seed 001 /memories/repo/: create-only durable facts
 

@@ -50,7 +50,7 @@ class MarkdownLayer(Layer):
 
     def write(self, text: str, *, expected_sha: str | None = None) -> None:
         self._check("write")
-        check_text(text, f"{self.path.name} content", 1024 * 1024, allow_empty=True)
+        check_text(text, f"{self.path.name} content", limits.MEMORY_FILE_BYTES, allow_empty=True)
         if "[withheld: " in text:  # edited from a withheld view: keep the secrets it hid
             found = self.engine.read(self.path)
             text = restore_withheld(text, found.text if found is not None else "")
@@ -146,11 +146,11 @@ class Now(MarkdownLayer):
         phase: str | None = None,
     ) -> NowState:
         """Overwrite NOW.md with a new objective and next steps (seed 002 `update_now`)."""
-        check_text(status, "status", 16 * 1024)
+        check_text(status, "status", limits.NOW_STATUS_BYTES)
         steps = _check_list(next_steps, "next_steps")
         block = _check_list(blockers, "blockers")
         if phase is not None:
-            check_text(phase, "phase", 1000)
+            check_text(phase, "phase", limits.NOW_PHASE_CHARS)
         state = NowState(status, steps, block, phase, iso(now_ts()))
         self.write(render_now(state))
         return state

@@ -281,7 +281,7 @@ class Room(Layer):
     def write_artifact(self, rel: str, content: str) -> str:
         self.gate.check("write", "artifact", None, self.name)
         path = safe_join(self.artifacts_dir, rel)
-        check_text(content, "artifact", 4 * 1024 * 1024, allow_empty=True)
+        check_text(content, "artifact", limits.ARTIFACT_BYTES, allow_empty=True)
         self.check_open()
         content = self._screen(content, "artifact")
         self.engine.rewrite(self._artifact_spec(path), content)

@@ -412,17 +412,6 @@ def sections(
     return Sections(heads, kept, counts, earlier, [*narrative, *prefs])
 
 
-def pinned_bullets(
-    records: Sequence[Record], now: NowState | None = None
-) -> tuple[list[str], list[str]]:
-    """(every bullet in policy order, narrative lines) for `records`, with no budget."""
-    sec = sections(records, now)
-    items = [
-        f"- {LABELS[c]}: {x}" for c in ("blocker", "decision", "constraint") for x in sec.kept[c]
-    ]
-    return [*sec.heads, *items, *sec.counts, *sec.earlier], sec.narrative
-
-
 def _says_something(item: str) -> bool:
     """False for an item that is only consent or filler ("ok", "yes, go ahead"): with its
     context gone it tells long-term memory nothing."""

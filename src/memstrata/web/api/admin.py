@@ -12,6 +12,7 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
+from memstrata import limits
 from memstrata.lifecycle.compaction import compact_log
 from memstrata.lifecycle.hygiene import audit as run_audit
 from memstrata.lifecycle.hygiene import prune as run_prune
@@ -54,7 +55,7 @@ class CompactRequest(BaseModel):
 def items(
     request: Request,
     type: ItemType | None = None,
-    source_file: Annotated[str | None, Query(max_length=512)] = None,
+    source_file: Annotated[str | None, Query(max_length=limits.PATH_CHARS)] = None,
     before: Annotated[str | None, Query(max_length=64)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> dict[str, Any]:
