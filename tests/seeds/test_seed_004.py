@@ -13,6 +13,7 @@ from tests.seeds.conftest import cli_json
 from memstrata import Store
 from memstrata.config import load_config
 from memstrata.errors import EntryTooLarge, ScopeDenied
+from memstrata.files.versions import FOLDER
 
 
 def _files(home: Path) -> dict[str, bytes]:
@@ -216,7 +217,12 @@ def test_storage_is_jsonl_markdown_json_and_a_derived_sqlite_index(home: Path) -
         m.context.write("long-term\n")
         m.tasks.add("a task")
         m.facts.set("k", "v")
-    kinds = {p.suffix for p in (home / "agents/finn").rglob("*") if p.is_file()}
+    agent = home / "agents/finn"
+    kinds = {  # (file versions are content-addressed blobs beside them: `files.versions`)
+        p.suffix
+        for p in agent.rglob("*")
+        if p.is_file() and p.relative_to(agent).parts[0] != FOLDER
+    }
     assert kinds <= {".jsonl", ".md", ".json"} and {".jsonl", ".md", ".json"} <= kinds
     assert list((home / "index").rglob("*.db"))  # FTS5 + metadata, derived
 
