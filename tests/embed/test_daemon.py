@@ -125,7 +125,7 @@ def test_a_build_request_returns_at_once_and_the_daemon_builds_the_store(
     import sqlite3
 
     from memstrata.index.generations import live_database
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
     home.mkdir(parents=True)
     (home / "config.toml").write_text('[search]\nembedder = "fake:16"\n')
@@ -166,7 +166,7 @@ def test_a_hook_leaves_the_vectors_of_its_writes_to_the_daemon(
 
     from memstrata.cli.main import main
     from memstrata.embed import model_files
-    from memstrata.semantic import Semantic
+    from memstrata.store.semantic import Semantic
 
     if not model_files.runtime_installed() or model_files.find() is None:
         pytest.skip("numpy, tokenizers or the all-MiniLM-L6-v2 files are not installed")
