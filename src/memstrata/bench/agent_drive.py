@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from memstrata.cli.main import build_parser
+from memstrata.embed import daemon
 from memstrata.lifecycle.maintain import start_maintenance
 from memstrata.mcp.server import build_server, select_tools
 from memstrata.model import iso
@@ -148,8 +149,6 @@ def default_environment() -> Iterator[None]:
     move the figures, or the data); the local time zone is UTC, so the contexts'
     "current date and time" line reads the same on every machine; and no embedding
     daemon is asked to build vectors (the bench builds them, `ScenarioRun.embed`)."""
-    from memstrata.embed import daemon
-
     saved = {k: v for k, v in os.environ.items() if k.startswith("MEMSTRATA_") or k == "TZ"}
     for key in saved:
         del os.environ[key]
