@@ -243,7 +243,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("import", "max_total_bytes", "import_max_total_bytes", 1024 * 1024 * 1024, _int(1),
             "largest uncompressed size of a whole import, in bytes"),
     Setting("events", "record_queries", "events_record_queries", False, _bool,
-            "write search query text to events.jsonl (default: only its sha256)"),
+            "write search query text to events.jsonl (default: only its HMAC-SHA256 under "
+            "this host's key)"),
     Setting("events", "max_bytes", "events_max_bytes", 8 * 1024 * 1024, _int(4096),
             "rotate events.jsonl when it grows past this many bytes"),
     Setting("events", "keep", "events_keep", 3, _int(0),
