@@ -1,9 +1,10 @@
 """Every test a document names exists: docs/seeds.md says "done" only where a named test
-proves it, and the README points at tests for its claims, so a renamed or deleted test
+proves it, and the README and the guides point at tests for their claims, so a renamed or deleted test
 must fail the build, not leave a claim pointing at nothing.
 
 A reference is `` `path.py::name` `` (path relative to tests/, or starting with tests/),
-or `` `::name` `` continuing the last file named before it on the same line."""
+or `` `::name` `` continuing the last file named before it in the same table row, list item
+or paragraph."""
 
 from __future__ import annotations
 
@@ -31,8 +32,10 @@ def broken_references(text: str, doc: str) -> tuple[int, list[str]]:
     """(references checked, the ones naming no test) in one document's text."""
     cache: dict[Path, set[str]] = {}
     bad, checked = [], 0
+    last: Path | None = None
     for lineno, line in enumerate(text.splitlines(), 1):
-        last: Path | None = None
+        if not line.strip() or re.match(r"^\s*(\||[-*] |\d+\. )", line):
+            last = None  # a new paragraph, list item or table row names its own file
         for m in TOKEN.finditer(line):
             file, test = m.group(1), m.group(2)
             if not file and not test:
@@ -55,13 +58,46 @@ def broken_references(text: str, doc: str) -> tuple[int, list[str]]:
     return checked, bad
 
 
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
 def test_every_test_named_in_the_docs_exists() -> None:
     total = 0
-    for doc in ("docs/seeds.md", "README.md", "docs/scale.md"):
-        checked, bad = broken_references((ROOT / doc).read_text(encoding="utf-8"), doc)
+    for path in DOCS:
+        doc = str(path.relative_to(ROOT))
+        checked, bad = broken_references(path.read_text(encoding="utf-8"), doc)
         assert bad == [], "\n".join(bad)
         total += checked
     assert total > 100  # the seeds table alone names more than a hundred
+
+
+def _anchors(path: Path) -> set[str]:
+    """The anchors GitHub makes of a page's headings."""
+    out = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#") and not line.startswith("#!"):
+            title = line.lstrip("#").strip().lower()
+            out.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return out
+
+
+def test_every_link_between_the_docs_resolves() -> None:
+    """A guide moved or a section renamed leaves no link pointing at nothing."""
+    bad, checked = [], 0
+    for path in DOCS:
+        for target in LINK.findall(path.read_text(encoding="utf-8")):
+            if re.match(r"^[a-z]+:", target):  # http:, https:, mailto:
+                continue
+            file, _, anchor = target.partition("#")
+            dest = (path.parent / file).resolve() if file else path
+            checked += 1
+            if not dest.exists():
+                bad.append(f"{path.relative_to(ROOT)}: {target}: no such file")
+            elif anchor and dest.suffix == ".md" and anchor not in _anchors(dest):
+                bad.append(f"{path.relative_to(ROOT)}: {target}: no such section")
+    assert bad == [], "\n".join(bad)
+    assert checked > 50
 
 
 def test_a_renamed_test_is_reported() -> None:

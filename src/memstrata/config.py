@@ -172,7 +172,7 @@ SETTINGS: tuple[Setting, ...] = (
             "compact LOG.md when it grows past this many bytes (seed 002: 50 KB)"),
     Setting("log", "compact_entries", "log_compact_entries", 100, _int(1),
             "compact LOG.md when it holds more entries than this (seed 002: 100)"),
-    # Off by default: on LoCoMo turns logged one per entry it lifts r@10 (README), but on
+    # Off by default: on LoCoMo turns logged one per entry it lifts r@10 (docs/benchmarks.md), but on
     # an agent's own log it returns entries that only sit next to a match (the labelled
     # agent questions, tests/search/agent_questions.py, lose MRR 0.875 -> 0.829).
     Setting("log", "neighbour_context", "log_neighbour_context", 0, _int(0, 10),
