@@ -9,6 +9,7 @@ or paragraph."""
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 from pathlib import Path
 
@@ -116,3 +117,41 @@ def test_a_renamed_test_is_reported() -> None:
         "doc:1: tests/test_docs_refs.py has no broken_references",
         "doc:1: no file tests/no_such_script.py",
     ]
+
+
+MODULE = re.compile(r"`(memstrata(?:\.[A-Za-z_]\w*)+)(?:\(|`)")
+SOURCE = re.compile(r"`(memstrata/[\w/]+\.py)`")
+
+
+def _resolves(dotted: str) -> bool:
+    """`memstrata.a.b.C.d`: the longest importable module prefix, then attributes."""
+    parts = dotted.split(".")
+    for n in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:n]))
+        except ImportError:
+            continue
+        for attr in parts[n:]:
+            if not hasattr(obj, attr):
+                return False
+            obj = getattr(obj, attr)
+        return True
+    return False
+
+
+def test_every_module_the_docs_name_exists() -> None:
+    """Packages move (issue 21); a guide naming `memstrata.x.y` or `memstrata/x.py` must
+    follow, or say it another way."""
+    bad, checked = [], 0
+    for path in DOCS:
+        text = path.read_text(encoding="utf-8")
+        for dotted in MODULE.findall(text):
+            checked += 1
+            if not _resolves(dotted):
+                bad.append(f"{path.relative_to(ROOT)}: {dotted}")
+        for source in SOURCE.findall(text):
+            checked += 1
+            if not (ROOT / "src" / source).exists():
+                bad.append(f"{path.relative_to(ROOT)}: {source}")
+    assert bad == [], "\n".join(bad)
+    assert checked > 5
