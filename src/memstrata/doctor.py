@@ -159,3 +159,70 @@ def _compare(out: Findings, rel: str, fresh: dict[str, Any], held: dict[str, Any
                 "examples": (missing + stale + changed)[:SHOW_UIDS],
             }
         )
+
+
+@dataclass(frozen=True)
+class Health:
+    """One agent's memory at a glance (the web app's home page): how current its index is,
+    what could not be read cleanly, how big it is. Cheap: one listing of the agent's
+    folder and three index queries, never a parse (`examine` does that, store-wide)."""
+
+    files: int  # the agent's files (sources and others)
+    bytes: int
+    docs: int  # index records of the agent
+    indexed: int  # sources the index has a record of
+    behind: tuple[str, ...]  # sources changed since the index read them (store-relative)
+    bad_lines: tuple[dict[str, Any], ...]  # the first of what could not be read cleanly
+    problems: int  # how many such records the index holds
+    notices: tuple[str, ...] = ()  # the store's own: an index that could not catch up
+
+    @property
+    def current(self) -> bool:
+        return not self.behind and not self.notices
+
+
+def agent_health(store: Store, agent: str, *, show: int = SHOW_UIDS) -> Health:
+    """`agent`'s `Health` (see there); a read of the agent's memory, scope-checked."""
+    from pathlib import Path
+
+    from memstrata.model import check_name
+
+    check_name(agent, "agent")
+    store.gate.check("read", "log", agent)
+    folder = store.rel(store.layout.agent(agent))
+    entries = [e for e in store.truth.list(folder) if not e.is_dir]
+    now = {e.path: e for e in entries}
+    prefix = f"{store.layout.agent(agent)}/"
+    with store.db.read() as conn:
+        known = conn.execute(
+            "SELECT path, size, version FROM sources WHERE path >= ? AND path < ?",
+            (prefix, prefix[:-1] + "0"),  # '0' follows '/': every path below the folder
+        ).fetchall()
+        docs = conn.execute("SELECT count(*) FROM docs WHERE owner = ?", (agent,)).fetchone()[0]
+        below = "source >= ? AND source < ?"
+        bad = conn.execute(
+            f"SELECT source, offset, reason FROM bad_lines WHERE {below} "
+            "ORDER BY source, offset LIMIT ?",
+            (prefix, prefix[:-1] + "0", show),
+        ).fetchall()
+        problems = conn.execute(
+            f"SELECT count(*) FROM bad_lines WHERE {below}", (prefix, prefix[:-1] + "0")
+        ).fetchone()[0]
+    behind = []
+    for path, size, version in known:
+        rel = store.rel(Path(path))
+        e = now.get(rel)
+        if e is not None and ((version is not None and version != e.version) or size != e.size):
+            behind.append(rel)
+    return Health(
+        files=len(entries),
+        bytes=sum(e.size for e in entries),
+        docs=int(docs),
+        indexed=len(known),
+        behind=tuple(sorted(behind)),
+        bad_lines=tuple(
+            {"source": store.rel(Path(s)), "offset": o, "reason": r} for s, o, r in bad
+        ),
+        problems=int(problems),
+        notices=tuple(store.notices),
+    )

@@ -202,3 +202,16 @@ MIGRATIONS.append(
         """,
     )
 )
+
+# An archived LOG entry's uid names its archive by the store-relative path
+# (`archive:agents/<a>/archive/LOG-....md:<id>`), no longer by the path on this host's disk:
+# forgetting the LOG archives makes the next sync re-parse them under the new uids (the
+# whole-file re-parse deletes the old rows first).
+MIGRATIONS.append(
+    (
+        "webapp_relative_archive_uids",
+        """
+        DELETE FROM sources WHERE path LIKE '%/archive/LOG-%';
+        """,
+    )
+)

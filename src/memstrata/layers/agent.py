@@ -156,6 +156,7 @@ def archive_spec(store: Store, path: object, owner: str) -> SourceSpec:
                 final=True,
                 mtime=when,
                 neighbour_radius=store.config.log_neighbour_context,
+                name=rel,
             ),
         )
     return markdown_spec(store, path, "archive", owner=owner)

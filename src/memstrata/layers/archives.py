@@ -94,7 +94,14 @@ class LogArchives(Layer):
         data = self.store.truth.read_from(archive.path)
         path = self.store.home / archive.path
         parsed = parse_log(
-            data, 0, str(path), owner=self.owner, layer="archive", final=True, mtime=lambda: 0.0
+            data,
+            0,
+            str(path),
+            owner=self.owner,
+            layer="archive",
+            final=True,
+            mtime=lambda: 0.0,
+            name=archive.path,
         )
         self._read_event(path, len(data), "archive")
         return [to_entry(d.meta or {}) for d in parsed.docs]

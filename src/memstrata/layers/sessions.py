@@ -41,16 +41,28 @@ if TYPE_CHECKING:
 
 MAX_MESSAGE_BYTES = limits.SESSION_MESSAGE_BYTES
 NEIGHBOUR_RADIUS = 2  # each message is also found by the words of the 2 around it
+SUMMARY_CHARS = 600  # of a first prompt or last answer read for a session's summary
+SAID_CHARS = 160  # ... and kept, as one line
 
 
 @dataclass(frozen=True)
 class SessionInfo:
+    """A session as `sessions.json` lists it, with what its transcript says (`Transcript`)."""
+
     id: str
     title: str | None
     created: str
     ended: str | None = None
     archived: bool = False
     messages: int = 0
+    first_prompt: str | None = None  # the user's first message: what the session was for
+    last_active: str | None = None  # its last message's time (a session is rarely "ended")
+    tool_calls: int = 0
+
+    @property
+    def heading(self) -> str:
+        """What to call it: its title, else its first prompt, else its id."""
+        return self.title or self.first_prompt or self.id
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -60,7 +72,24 @@ class SessionInfo:
             "ended": self.ended,
             "archived": self.archived,
             "messages": self.messages,
+            "first_prompt": self.first_prompt,
+            "last_active": self.last_active,
+            "tool_calls": self.tool_calls,
         }
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """What one session's transcript holds, from the index: its first prompt, last answer,
+    span and counts (a tool call and its result count as one call)."""
+
+    id: str
+    messages: int = 0
+    tool_calls: int = 0
+    start: float | None = None
+    end: float | None = None
+    first_prompt: str | None = None
+    last_answer: str | None = None
 
 
 def to_message(rec: dict[str, Any]) -> SessionMessage:
@@ -233,7 +262,7 @@ class Sessions(Layer):
         out += doc.problems()
         for row in doc.records():
             try:
-                _info(row, doc.path, 0)
+                _info(row, doc.path, None)
             except MalformedInput as exc:
                 out.append(str(exc))
         return out
@@ -266,20 +295,64 @@ class Sessions(Layer):
             raise NotFound(f"no session {sid!r}")
 
     def list(self, *, include_archived: bool = False) -> list[SessionInfo]:
+        """The sessions of `sessions.json`, each with its transcript's first prompt, last
+        activity and counts."""
         self._check("read")
-        counts: dict[str, int] = {}
-        with self.store.db.read() as conn:
-            for thread, n in conn.execute(
-                "SELECT thread, count(*) FROM docs WHERE layer='session' AND owner=? GROUP BY thread",
-                (self.owner,),
-            ):
-                counts[thread] = n
         doc = self._read_index()
+        rows = [r for r in doc.records() if include_archived or not r.get("archived")]
+        told = self.transcripts([str(r.get("id")) for r in rows])
         out = []
-        for row in doc.records():
+        for row in rows:
             with contextlib.suppress(MalformedInput):  # named by problems()
-                out.append(_info(row, doc.path, counts.get(row["id"], 0)))
-        return [s for s in out if include_archived or not s.archived]
+                out.append(_info(row, doc.path, told.get(str(row.get("id")))))
+        return out
+
+    def latest(self) -> Transcript | None:
+        """The session with the newest message (from the index), or None."""
+        self._check("read")
+        with self.store.db.read() as conn:
+            row = conn.execute(
+                "SELECT thread FROM docs WHERE owner = ? AND layer = 'session' "
+                "ORDER BY ts DESC LIMIT 1",
+                (self.owner,),
+            ).fetchone()
+        return self.transcripts([row[0]]).get(row[0]) if row else None
+
+    def transcripts(self, ids: Iterable[str]) -> dict[str, Transcript]:
+        """What the index holds of each session in `ids` (those with messages): counts,
+        span, first prompt and last answer. Costs the sessions' messages, not the agent's."""
+        self._check("read")
+        wanted = sorted({i for i in ids if isinstance(i, str)})
+        out: dict[str, Transcript] = {}
+        with self.store.db.read() as conn:
+            for start in range(0, len(wanted), 500):
+                chunk = wanted[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                where = f"layer = 'session' AND owner = ? AND thread IN ({marks})"
+                args = [self.owner, *chunk]
+                said: dict[tuple[str, str], str] = {}
+                for role, pick in (("user", "min"), ("assistant", "max")):
+                    for thread, _, body in conn.execute(
+                        f"SELECT thread, {pick}(pos), substr(body, 1, {SUMMARY_CHARS}) FROM docs "
+                        f"WHERE {where} AND kind = ? GROUP BY thread",
+                        [*args, role],
+                    ):
+                        said[(thread, role)] = body
+                for thread, n, calls, lo, hi in conn.execute(
+                    "SELECT thread, count(*), sum(kind IN ('tool_call', 'tool_use')), min(ts), "
+                    f"max(ts) FROM docs WHERE {where} GROUP BY thread",
+                    args,
+                ):
+                    out[thread] = Transcript(
+                        thread,
+                        n,
+                        int(calls or 0),
+                        lo,
+                        hi,
+                        _said(said.get((thread, "user"))),
+                        _said(said.get((thread, "assistant"))),
+                    )
+        return out
 
     # -- transcripts ---------------------------------------------------------
     def append(self, session_id: str, role: str, content: str, **kw: Any) -> SessionMessage:
@@ -343,6 +416,14 @@ class Sessions(Layer):
         """A page of one transcript's messages in order, from the index: `after` is the
         cursor a previous page returned (-1: from the start); returns the messages and the
         next cursor (None at the end). A page costs the same at 100 or 100,000 messages."""
+        found, nxt = self.numbered(session_id, after=after, limit=limit)
+        return [m for _, m in found], nxt
+
+    def numbered(
+        self, session_id: str, *, after: int = -1, limit: int = 100
+    ) -> tuple[builtins.list[tuple[int, SessionMessage]], int | None]:
+        """`page`, each message with its position (a message's place in the transcript: the
+        cursor that follows it, and what a search hit's uid ends with)."""
         self._check("read")
         self._require(session_id)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 500:
@@ -357,9 +438,23 @@ class Sessions(Layer):
                 "ORDER BY pos LIMIT ?",
                 (session_id, str(spec.path), after, limit + 1),
             ).fetchall()
-        msgs = [to_message(json.loads(meta)) for _, meta in rows[:limit]]
-        self._read_event(spec.path, sum(len(m.content) for m in msgs))
+        msgs = [(int(pos), to_message(json.loads(meta))) for pos, meta in rows[:limit]]
+        self._read_event(spec.path, sum(len(m.content) for _, m in msgs))
         return msgs, (rows[limit - 1][0] if len(rows) > limit else None)
+
+    def cursor_before(self, session_id: str, pos: int, n: int = 3) -> int:
+        """The `after` cursor of the page that shows `n` messages before the one at `pos`
+        first (a message among its neighbours); -1 when that is the transcript's start."""
+        self._check("read")
+        self._require(session_id)
+        spec = self._spec(session_id)
+        with self.store.db.read() as conn:
+            rows = conn.execute(
+                "SELECT pos FROM docs WHERE thread = ? AND source = ? AND pos < ? "
+                "ORDER BY pos DESC LIMIT ?",
+                (session_id, str(spec.path), pos, n + 1),
+            ).fetchall()
+        return int(rows[n][0]) if len(rows) > n else -1
 
     def ids(self) -> builtins.list[str]:
         """The ids of the transcripts on disk."""
@@ -391,16 +486,28 @@ class Sessions(Layer):
             return iso(entry.mtime) if entry is not None else ""
 
 
-def _info(row: dict[str, Any], path: str, messages: int) -> SessionInfo:
+def _info(row: dict[str, Any], path: str, told: Transcript | None) -> SessionInfo:
     f = Fields(row, f"{path}: session {row.get('id')!r}")
+    told = told or Transcript(str(row.get("id")))
     return SessionInfo(
         f.text("id"),
         f.optional_text("title"),
         f.text("created"),
         f.optional_text("ended"),
         f.flag("archived"),
-        messages,
+        told.messages,
+        told.first_prompt,
+        iso(told.end) if told.end is not None else None,
+        told.tool_calls,
     )
+
+
+def _said(body: str | None) -> str | None:
+    """A message as one line (a heading, an outcome), or None when it says nothing."""
+    flat = " ".join((body or "").split())
+    if not flat:
+        return None
+    return flat if len(flat) <= SAID_CHARS else flat[: SAID_CHARS - 1].rsplit(" ", 1)[0] + "…"
 
 
 def _new_id() -> str:

@@ -13,7 +13,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
 from memstrata.events import EVENT_NAMES, recent_events, tail_events
-from memstrata.model import ITEM_TYPES
+from memstrata.model import ITEM_TYPES, iso
 from memstrata.web.context import context_of, store_of
 
 router = APIRouter()
@@ -123,7 +123,15 @@ def events(
         agents=store.gate.event_actors(),
         names=tuple(names),
     )
-    return {"events": recs, "next": nxt}
+    return {"events": [dated(r) for r in recs], "next": nxt}
+
+
+def dated(rec: dict[str, Any]) -> dict[str, Any]:
+    """An event record with its time in ISO 8601 (the file keeps epoch seconds)."""
+    ts = rec.get("ts")
+    if isinstance(ts, int | float) and not isinstance(ts, bool):
+        return {**rec, "ts": iso(float(ts))}
+    return rec
 
 
 @router.get(
@@ -164,7 +172,7 @@ async def events_stream(
                     continue
                 yield (
                     f"id: {rec['offset']}\nevent: {rec.get('event')}\n"
-                    f"data: {json.dumps(rec, ensure_ascii=False)}\n\n"
+                    f"data: {json.dumps(dated(rec), ensure_ascii=False)}\n\n"
                 )
                 quiet = 0.0
             if quiet >= KEEPALIVE_S:

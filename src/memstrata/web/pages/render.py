@@ -24,6 +24,7 @@ from memstrata.secretscan import KINDS, holds_secrets, mask
 from memstrata.web.context import context_of
 from memstrata.web.identity import REVEAL_COOKIE
 from memstrata.web.notices import QUERY_KEY
+from memstrata.web.pages.links import anchor, href
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -74,7 +75,12 @@ def environment() -> Environment:
         finalize=_finalize,
     )
     env.globals["holds_secrets"] = holds_secrets
+    env.globals["anchor"] = anchor
+    env.globals["href"] = href
     env.filters["when"] = _when
+    env.filters["clock"] = lambda ts: _when(ts)[11:19]
+    env.filters["day"] = lambda ts: _when(ts)[:10]
+    env.filters["bytes"] = _bytes
     env.filters["ago"] = _ago
     env.filters["pct"] = lambda v: f"{100 * float(v):.0f}%"
     env.filters["tojson_pretty"] = lambda v: json.dumps(
@@ -89,7 +95,22 @@ def _when(ts: Any) -> str:
     return str(ts or "")[:19].replace("T", " ")
 
 
-def _ago(ts: float) -> str:
+def _bytes(n: int) -> str:
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def _ago(ts: float | str) -> str:
+    if isinstance(ts, str):
+        from memstrata.errors import MalformedInput
+        from memstrata.model import parse_ts
+
+        try:
+            ts = parse_ts(ts)
+        except MalformedInput:
+            return str(ts)
     s = max(0.0, time.time() - float(ts))
     for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
         if s >= size:
