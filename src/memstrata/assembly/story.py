@@ -28,6 +28,7 @@ the only reads are the timeline page and the sessions' summaries.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +48,8 @@ from memstrata.model import LogEntry, iso
 from memstrata.search.query import Hit
 from memstrata.search.timeline import (
     TimelineItem,
+    TimelinePage,
+    cursor_of,
     newer_cursor,
     position_of,
     timeline,
@@ -69,6 +72,7 @@ KINDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "compactions": (("compaction",), ("compaction",)),
 }
 RECORDS = 150  # timeline records read for one page of the story
+LOOKAHEAD = 12  # records read below a page for the rest of an event the cut split
 AROUND = 30  # records shown above the one a link points at (the rest of its session)
 TITLE_CHARS = 160
 DETAIL_CHARS = 1200
@@ -178,23 +182,20 @@ def tell(
     chosen = tuple(kinds) or tuple(KINDS)
     types = tuple(dict.fromkeys(t for k in chosen for t in KINDS[k][0]))
     shown = {kind for k in chosen for kind in KINDS[k][1]}
+    window: dict[str, Any] = {"types": types, "since": since, "until": until}
     if at is not None:
         here = position_of(store, agent, at)
-        above = newer_cursor(store, agent, here, AROUND, types=types, since=since, until=until)
-        before = above or here
-    page = timeline(store, agent, limit=limit, before=before, types=types, since=since, until=until)
-    newer = (
-        newer_cursor(store, agent, before, limit, types=types, since=since, until=until)
-        if before
-        else None
-    )
+        before = newer_cursor(store, agent, here, AROUND, **window) or here
+    page = timeline(store, agent, limit=limit, before=before, **window)
+    records, after = _whole_events(store, agent, page, **window)
+    newer = newer_cursor(store, agent, before, limit, **window) if before else None
     lines = [
         line
-        for line in lines_of(page.items)
+        for line in lines_of(records)
         if line.kind in shown or ("errors" in chosen and line.failed)
     ]
     groups = _headed(store, agent, _grouped(lines))
-    return Story(tuple(groups), page.next, newer, len(page.items), at)
+    return Story(tuple(groups), after, newer, len(records), at)
 
 
 # -- records -> lines --------------------------------------------------------------------
@@ -259,6 +260,21 @@ def _hit(item: TimelineItem) -> Hit:
 def lines_of(items: tuple[TimelineItem, ...] | list[TimelineItem]) -> list[StoryLine]:
     """The records of a timeline page as lines, each event once, newest first."""
     roles = [_role(i) for i in items]
+    joined = _events(items, roles)
+    out: list[StoryLine] = []
+    done: set[int] = set()
+    for n in range(len(items)):
+        if n in done:
+            continue
+        members = joined.get(n, [n])
+        done.update(members)
+        out.append(_line([items[m] for m in members], roles[n]))
+    return out
+
+
+def _events(items: Sequence[TimelineItem], roles: list[str]) -> dict[int, list[int]]:
+    """Position -> the positions of the records of its event (the records of one tool call,
+    a prompt's or answer's LOG entry and message), for records that are not alone."""
     clues = []
     for n, (item, role) in enumerate(zip(items, roles, strict=True)):
         if role == "call":
@@ -279,15 +295,31 @@ def lines_of(items: tuple[TimelineItem, ...] | list[TimelineItem]) -> list[Story
         told = [m for m in members if items[m].layer == "session"]
         for a, b in zip(logged, told, strict=False):  # one LOG entry, one message: one line
             joined[a] = joined[b] = [a, b]
-    out: list[StoryLine] = []
-    done: set[int] = set()
-    for n in range(len(items)):
-        if n in done:
-            continue
-        members = joined.get(n, [n])
-        done.update(members)
-        out.append(_line([items[m] for m in members], roles[n]))
-    return out
+    return joined
+
+
+def _whole_events(
+    store: Store, agent: str, page: TimelinePage, **window: Any
+) -> tuple[list[TimelineItem], str | None]:
+    """The page's records and its `next` cursor, moved past the records just below the cut
+    that belong to an event on the page (a tool call's tool_use, older than its result and
+    LOG entry): a page never splits an event, so the next one never repeats half of it."""
+    items = list(page.items)
+    if page.next is None:
+        return items, None
+    below = timeline(store, agent, before=page.next, limit=LOOKAHEAD, **window)
+    both = items + list(below.items)
+    joined = _events(both, [_role(i) for i in both])
+    taken = 0
+    for n in range(len(items), len(both)):
+        if not any(m < len(items) for m in joined.get(n, [])):
+            break
+        taken += 1
+    if not taken:
+        return items, page.next
+    items += below.items[:taken]
+    rest = taken < len(below.items) or below.next is not None
+    return items, cursor_of(items[-1]) if rest else None
 
 
 def _line(records: list[TimelineItem], role: str) -> StoryLine:

@@ -255,7 +255,7 @@ def _docs(
                     title,
                     body,
                     store.rel(Path(source)),
-                    thread,
+                    store.rel(Path(thread)) if thread and thread.startswith("/") else thread,
                     rid,
                     _meta(raw),
                 )
