@@ -376,6 +376,8 @@ def _call_line(
     said = result.text if result is not None else ""
     failed = entry.entry_type == "ERROR" or outcome == "error" or said.lower().startswith("error")
     what = target(entry)
+    if isinstance(args, dict) and isinstance(args.get("pattern"), str) and args.get("path"):
+        what = f"{args['pattern']} in {args['path']}"  # Grep(pattern, path): what, then where
     title = f"{name or 'tool'} {one_line(what, 100)}".strip()
     if failed:
         why = meta.get("error") or (said.removeprefix("error:").strip() if said else "")

@@ -85,9 +85,8 @@ def _parent(path: str) -> str:
 
 def _entry(row: Any) -> Entry:
     path, is_dir, size, mtime, generation, version = row
-    return Entry(
-        path, int(size), float(mtime), int(generation), f"{generation}-{version}", bool(is_dir)
-    )
+    return Entry(path, int(size), float(mtime), int(generation), f"{generation}-{version}",
+                 bool(is_dir))
 
 
 def _like_prefix(folder: str) -> str:
@@ -107,39 +106,22 @@ def _driver() -> Any:
     except ImportError:
         raise BackendUnavailable(
             "[backend] url names PostgreSQL, but psycopg is not installed: "
-            "pip install 'memstrata[postgres]'"
-        ) from None
+            "pip install 'memstrata[postgres]'") from None
     return psycopg
 
 
 class PostgresTruth:
     """A store's sources in the PostgreSQL database at `url` (see the module docstring)."""
 
-    def __init__(
-        self,
-        url: str,
-        config: Config | None = None,
-        *,
-        retry_seconds: float | None = None,
-        pool_size: int | None = None,
-    ) -> None:
+    def __init__(self, url: str, config: Config | None = None, *,
+                 retry_seconds: float | None = None, pool_size: int | None = None) -> None:
         self.url = url
         self.location = redact(url)
         self.misnamed = Misnamed()
-        self.retry_s = (
-            retry_seconds
-            if retry_seconds is not None
-            else config.backend_retry_seconds
-            if config is not None
-            else 10.0
-        )
-        self.pool_size = (
-            pool_size
-            if pool_size is not None
-            else config.backend_pool_size
-            if config is not None
-            else 8
-        )
+        self.retry_s = (retry_seconds if retry_seconds is not None
+                        else config.backend_retry_seconds if config is not None else 10.0)
+        self.pool_size = (pool_size if pool_size is not None
+                          else config.backend_pool_size if config is not None else 8)
         self._pool: Any = None
         self._ready = False
         self._guard = threading.Lock()
@@ -164,14 +146,9 @@ class PostgresTruth:
             with self._guard:
                 if self._pool is None:
                     self._pool = ConnectionPool(
-                        self.url,
-                        min_size=1,
-                        max_size=self.pool_size,
-                        open=False,
+                        self.url, min_size=1, max_size=self.pool_size, open=False,
                         kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_S},
-                        num_workers=1,
-                        name="memstrata",
-                    )
+                        num_workers=1, name="memstrata")
                     self._pool.open(wait=False)
         return self._pool
 
@@ -208,8 +185,7 @@ class PostgresTruth:
                     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
                     self._down_why = (
                         f"PostgreSQL at {self.location} is unreachable ({type(exc).__name__}: "
-                        f"{first}); retried for {self.retry_s:g}s; nothing was stored"
-                    )
+                        f"{first}); retried for {self.retry_s:g}s; nothing was stored")
                     self._down_until = time.monotonic() + FAIL_FAST_S
                     raise BackendUnavailable(self._down_why) from exc
                 time.sleep(delay)
@@ -219,10 +195,8 @@ class PostgresTruth:
         """Apply the named migrations this database lacks (once, whichever host is first)."""
         conn.execute("SELECT pg_advisory_lock(%s)", (pgschema.MIGRATION_LOCK,))
         try:
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS memstrata_migrations "
-                "(name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
-            )
+            conn.execute("CREATE TABLE IF NOT EXISTS memstrata_migrations "
+                         "(name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())")
             done = {r[0] for r in conn.execute("SELECT name FROM memstrata_migrations")}
             for name, sql in pgschema.MIGRATIONS:
                 if name in done:
@@ -237,17 +211,12 @@ class PostgresTruth:
 
     def migrations(self) -> list[str]:
         """The names of the migrations applied to this database, in order."""
-        return self._run(
-            lambda c: [
-                r[0] for r in c.execute("SELECT name FROM memstrata_migrations ORDER BY name")
-            ],
-            "migrations",
-        )
+        return self._run(lambda c: [r[0] for r in c.execute(
+            "SELECT name FROM memstrata_migrations ORDER BY name")], "migrations")
 
     # -- writes ---------------------------------------------------------------
-    def append(
-        self, path: str, data: bytes, *, blank_line: bool = False, record_id: str | None = None
-    ) -> Appended:
+    def append(self, path: str, data: bytes, *, blank_line: bool = False,
+               record_id: str | None = None) -> Appended:
         if not data.endswith(b"\n"):
             raise ValueError("appended data must end with a newline")
         rid = record_id or os.urandom(12).hex()
@@ -267,25 +236,17 @@ class PostgresTruth:
                     "INSERT INTO memstrata_chunks (source_id, start, stop, data, record_id) "
                     "VALUES (%s, %s, %s, %s, %s) "
                     "ON CONFLICT (record_id) WHERE record_id IS NOT NULL DO NOTHING",
-                    (sid, size, size + len(chunk), chunk, rid),
-                ).rowcount
+                    (sid, size, size + len(chunk), chunk, rid)).rowcount
                 if not inserted:  # a retry: the first attempt committed
                     return self._appended_before(conn, path, rid, len(data))
                 version = conn.execute(
                     "UPDATE memstrata_sources SET version = version + 1, size = %s, tail = %s, "
                     "mtime = extract(epoch from clock_timestamp()) WHERE id = %s "
-                    "RETURNING version",
-                    (size + len(chunk), (tail + chunk)[-2:], sid),
+                    "RETURNING version", (size + len(chunk), (tail + chunk)[-2:], sid),
                 ).fetchone()[0]
                 self._announce(conn, path)
-            return Appended(
-                path,
-                size + len(fix),
-                size + len(chunk),
-                bool(fix),
-                generation,
-                f"{generation}-{version}",
-            )
+            return Appended(path, size + len(fix), size + len(chunk), bool(fix), generation,
+                            f"{generation}-{version}")
 
         return self._run(op, "append")
 
@@ -302,27 +263,20 @@ class PostgresTruth:
             conn.execute(
                 "SELECT pg_advisory_xact_lock_shared(%s) "
                 "FROM (SELECT set_config('lock_timeout', %s, true)) AS t",
-                (lock_key(path), f"{int(APPEND_LOCK_WAIT_S * 1000)}ms"),
-            )
+                (lock_key(path), f"{int(APPEND_LOCK_WAIT_S * 1000)}ms"))
         except _driver().errors.LockNotAvailable as exc:
-            raise LockTimeout(
-                f"timed out after {APPEND_LOCK_WAIT_S:g}s waiting for lock on {path}"
-            ) from exc
+            raise LockTimeout(f"timed out after {APPEND_LOCK_WAIT_S:g}s waiting for lock on "
+                              f"{path}") from exc
 
     def _source_for_update(self, conn: Any, path: str) -> tuple[int, int, int, bytes]:
         """(id, generation, size, tail) of a file source, locked; created if missing."""
-        sql = (
-            "SELECT id, generation, size, tail, is_dir FROM memstrata_sources "
-            "WHERE path = %s FOR UPDATE"
-        )
+        sql = ("SELECT id, generation, size, tail, is_dir FROM memstrata_sources "
+               "WHERE path = %s FOR UPDATE")
         row = conn.execute(sql, (path,)).fetchone()
         if row is None:
             self._ensure_parents(conn, path)
-            conn.execute(
-                "INSERT INTO memstrata_sources (path, parent) VALUES (%s, %s) "
-                "ON CONFLICT (path) DO NOTHING",
-                (path, _parent(path)),
-            )
+            conn.execute("INSERT INTO memstrata_sources (path, parent) VALUES (%s, %s) "
+                         "ON CONFLICT (path) DO NOTHING", (path, _parent(path)))
             row = conn.execute(sql, (path,)).fetchone()
         if row[4]:
             raise MalformedInput(f"{path} is a folder, not a file")
@@ -332,8 +286,7 @@ class PostgresTruth:
         row = conn.execute(
             "SELECT c.stop, s.generation, s.version FROM memstrata_chunks c "
             "JOIN memstrata_sources s ON s.id = c.source_id WHERE c.record_id = %s",
-            (rid,),
-        ).fetchone()
+            (rid,)).fetchone()
         stop, generation, version = int(row[0]), int(row[1]), int(row[2])
         return Appended(path, stop - length, stop, False, generation, f"{generation}-{version}")
 
@@ -341,21 +294,18 @@ class PostgresTruth:
         folders = list(parent_folders(path))
         if not folders:
             return
-        if conn.execute(
-            "SELECT is_dir FROM memstrata_sources WHERE path = %s", (folders[-1],)
-        ).fetchone() == (True,):
+        if conn.execute("SELECT is_dir FROM memstrata_sources WHERE path = %s",
+                        (folders[-1],)).fetchone() == (True,):
             return  # the common case: the folder is there already
         rows = conn.execute(
-            "SELECT path FROM memstrata_sources WHERE path = ANY(%s) AND NOT is_dir", (folders,)
-        ).fetchall()
+            "SELECT path FROM memstrata_sources WHERE path = ANY(%s) AND NOT is_dir",
+            (folders,)).fetchall()
         if rows:
             raise MalformedInput(f"{rows[0][0]} is a file, so {path} cannot be below it")
         conn.execute(
             "INSERT INTO memstrata_sources (path, parent, is_dir) "
             "SELECT p, q, true FROM unnest(%s::text[], %s::text[]) AS t(p, q) "
-            "ON CONFLICT (path) DO NOTHING",
-            (folders, [_parent(f) for f in folders]),
-        )
+            "ON CONFLICT (path) DO NOTHING", (folders, [_parent(f) for f in folders]))
 
     def _announce(self, conn: Any, path: str) -> None:
         """One row of the change feed, in commit order (FEED_LOCK is held to the commit),
@@ -364,8 +314,7 @@ class PostgresTruth:
             "WITH l AS (SELECT pg_advisory_xact_lock(%s)), "
             "c AS (INSERT INTO memstrata_changes (path) SELECT %s FROM l RETURNING seq) "
             "SELECT pg_notify(%s, c.seq::text || ' ' || %s) FROM c",
-            (pgschema.FEED_LOCK, path, pgschema.CHANNEL, path),
-        )
+            (pgschema.FEED_LOCK, path, pgschema.CHANNEL, path))
 
     def rewrite(self, path: str, data: bytes, *, expected: str | None = None) -> Entry:
         if path.endswith("/"):
@@ -377,9 +326,7 @@ class PostgresTruth:
                 self._wait_for_lock(conn, path)
                 row = conn.execute(
                     "SELECT id, generation, version, is_dir, write_id FROM memstrata_sources "
-                    "WHERE path = %s FOR UPDATE",
-                    (path,),
-                ).fetchone()
+                    "WHERE path = %s FOR UPDATE", (path,)).fetchone()
                 if row is not None and row[4] == wid:  # a retry: the first attempt committed
                     return self._stat(conn, path) or Entry(path, 0, 0.0, 0, MISSING)
                 if row is not None and row[3]:
@@ -387,16 +334,14 @@ class PostgresTruth:
                 if expected is not None:
                     current = MISSING if row is None else f"{row[1]}-{row[2]}"
                     if current != expected:
-                        raise StaleWrite(
-                            f"{path} changed since it was read; read it again and retry"
-                        )
+                        raise StaleWrite(f"{path} changed since it was read; read it again "
+                                         "and retry")
                 if row is None:
                     self._ensure_parents(conn, path)
                     sid = conn.execute(
                         "INSERT INTO memstrata_sources (path, parent, version, size, tail, "
                         "write_id) VALUES (%s, %s, 1, %s, %s, %s) RETURNING id",
-                        (path, _parent(path), len(data), data[-2:], wid),
-                    ).fetchone()[0]
+                        (path, _parent(path), len(data), data[-2:], wid)).fetchone()[0]
                 else:
                     sid = row[0]
                     conn.execute("DELETE FROM memstrata_chunks WHERE source_id = %s", (sid,))
@@ -404,14 +349,10 @@ class PostgresTruth:
                         "UPDATE memstrata_sources SET generation = nextval('memstrata_generation'), "
                         "version = version + 1, size = %s, tail = %s, write_id = %s, "
                         "mtime = extract(epoch from clock_timestamp()) WHERE id = %s",
-                        (len(data), data[-2:], wid, sid),
-                    )
+                        (len(data), data[-2:], wid, sid))
                 if data:
-                    conn.execute(
-                        "INSERT INTO memstrata_chunks (source_id, start, stop, data) "
-                        "VALUES (%s, 0, %s, %s)",
-                        (sid, len(data), data),
-                    )
+                    conn.execute("INSERT INTO memstrata_chunks (source_id, start, stop, data) "
+                                 "VALUES (%s, 0, %s, %s)", (sid, len(data), data))
                 self._announce(conn, path)
                 entry = self._stat(conn, path)
             assert entry is not None
@@ -425,9 +366,7 @@ class PostgresTruth:
                 self._ensure_parents(conn, path)
                 made = conn.execute(
                     "INSERT INTO memstrata_sources (path, parent, is_dir) VALUES (%s, %s, true) "
-                    "ON CONFLICT (path) DO NOTHING",
-                    (path, _parent(path)),
-                ).rowcount
+                    "ON CONFLICT (path) DO NOTHING", (path, _parent(path))).rowcount
                 if made:
                     self._announce(conn, path)
                 entry = self._stat(conn, path)
@@ -445,25 +384,18 @@ class PostgresTruth:
                 if dest is None:
                     gone = conn.execute(
                         "DELETE FROM memstrata_sources WHERE path = %s OR path LIKE %s "
-                        "RETURNING path",
-                        (src, below),
-                    ).fetchall()
+                        "RETURNING path", (src, below)).fetchall()
                     if gone:
                         self._announce(conn, src)
                     return
-                target = conn.execute(
-                    "SELECT write_id FROM memstrata_sources WHERE path = %s", (dest,)
-                ).fetchone()
+                target = conn.execute("SELECT write_id FROM memstrata_sources WHERE path = %s",
+                                      (dest,)).fetchone()
                 if target is not None:
                     if target[0] == wid:
                         return  # a retry: the first attempt committed
                     raise AlreadyExists(f"{dest!r} already exists")
-                if (
-                    conn.execute(
-                        "SELECT 1 FROM memstrata_sources WHERE path = %s FOR UPDATE", (src,)
-                    ).fetchone()
-                    is None
-                ):
+                if conn.execute("SELECT 1 FROM memstrata_sources WHERE path = %s FOR UPDATE",
+                                (src,)).fetchone() is None:
                     raise NotFound(f"no {src!r} in the store")
                 self._ensure_parents(conn, dest)
                 n = len(src) + 1
@@ -473,15 +405,8 @@ class PostgresTruth:
                     "parent = CASE WHEN path = %(src)s THEN %(parent)s "
                     "ELSE %(dest)s || substr(parent, %(n)s) END, write_id = %(wid)s "
                     "WHERE path = %(src)s OR path LIKE %(below)s",
-                    {
-                        "dest": dest,
-                        "n": n,
-                        "src": src,
-                        "parent": _parent(dest),
-                        "wid": wid,
-                        "below": below,
-                    },
-                )
+                    {"dest": dest, "n": n, "src": src, "parent": _parent(dest), "wid": wid,
+                     "below": below})
                 self._announce(conn, src)
                 self._announce(conn, dest)
 
@@ -498,14 +423,12 @@ class PostgresTruth:
                 "SELECT c.start, c.data FROM memstrata_chunks c "
                 "JOIN memstrata_sources s ON s.id = c.source_id "
                 "WHERE s.path = %s AND c.stop > %s AND (%s::bigint IS NULL OR c.start < %s) "
-                "ORDER BY c.start",
-                (path, offset, stop, stop),
-            ).fetchall()
+                "ORDER BY c.start", (path, offset, stop, stop)).fetchall()
             if not rows:
                 return b""
             data = b"".join(bytes(r[1]) for r in rows)
             cut = offset - int(rows[0][0])
-            return data[cut:] if stop is None else data[cut : cut + (stop - offset)]
+            return data[cut:] if stop is None else data[cut:cut + (stop - offset)]
 
         return self._run(op, "read_from")
 
@@ -514,16 +437,13 @@ class PostgresTruth:
             rows = conn.execute(
                 "SELECT s.path, s.is_dir, s.size, s.mtime, s.generation, s.version, c.data "
                 "FROM memstrata_sources s LEFT JOIN memstrata_chunks c ON c.source_id = s.id "
-                "WHERE s.path = %s ORDER BY c.start",
-                (path,),
-            ).fetchall()
+                "WHERE s.path = %s ORDER BY c.start", (path,)).fetchall()
             if not rows:
                 return None
             if rows[0][1]:
                 raise MalformedInput(f"{path} is a folder, not a file")
-            return Content(
-                b"".join(bytes(r[6]) for r in rows if r[6] is not None), _entry(rows[0][:6])
-            )
+            return Content(b"".join(bytes(r[6]) for r in rows if r[6] is not None),
+                           _entry(rows[0][:6]))
 
         return self._run(op, "read")
 
@@ -544,18 +464,14 @@ class PostgresTruth:
             if not recursive:
                 rows = conn.execute(f"{_SOURCE} WHERE parent = %s ORDER BY path", (folder,))
             elif folder:
-                rows = conn.execute(
-                    f"{_SOURCE} WHERE path LIKE %s ORDER BY path", (_like_prefix(folder),)
-                )
+                rows = conn.execute(f"{_SOURCE} WHERE path LIKE %s ORDER BY path",
+                                    (_like_prefix(folder),))
             else:
                 rows = conn.execute(f"{_SOURCE} ORDER BY path")
             if not folder and recursive:
                 self.misnamed.found.clear()  # a full listing finds them all again
-            return [
-                e
-                for e in map(_entry, rows)
-                if not is_local_only(e.path) and not self.misnamed.skips(e.path)
-            ]
+            return [e for e in map(_entry, rows)
+                    if not is_local_only(e.path) and not self.misnamed.skips(e.path)]
 
         return self._run(op, "list")
 
