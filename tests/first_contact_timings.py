@@ -2,7 +2,8 @@
 
     PYTHONPATH=src .venv/bin/python tests/first_contact_timings.py [stdio] [context] [semantic]
 
-* stdio: spawn `memstrata mcp` -> `initialize` + `tools/list` answered, median of 7;
+* stdio: spawn `memstrata mcp` -> `tools/list` answered, median of 7, at each protocol
+  era: after `initialize` (2025-11-25), and after `server/discover` (2026-07-28);
 * context: `memstrata context` on a store with a 50-entry LOG, 20 runs: wall and CPU
   (the process's user + system time) at p50 and p95;
 * semantic: `memstrata search --mode semantic` with `[search] embedder = "local"`: the
@@ -25,7 +26,7 @@ import time
 from pathlib import Path
 
 EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memstrata"
-MESSAGES = "".join(
+HANDSHAKE = "".join(
     json.dumps(m) + "\n"
     for m in [
         {
@@ -40,6 +41,18 @@ MESSAGES = "".join(
         },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+)
+ENVELOPE = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "timings", "version": "1"},
+}
+STATELESS = "".join(  # 2026-07-28: discover (as mode="auto" clients probe), then tools/list
+    json.dumps(m) + "\n"
+    for m in [
+        {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": ENVELOPE}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": ENVELOPE}},
     ]
 )
 
@@ -61,8 +74,19 @@ def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
 
 
 def stdio(home: Path, env: dict[str, str]) -> None:
-    runs = []
+    for name, messages in (
+        ("2025-11-25 initialize", HANDSHAKE),
+        ("2026-07-28 discover", STATELESS),
+    ):
+        _stdio(home, env, name, messages)
+
+
+def _stdio(home: Path, env: dict[str, str], name: str, messages: str) -> None:
+    """Wall time from spawn to the tools/list answer, and the CPU the server process used
+    in all (start, answers, exit: steadier than wall time on a loaded machine)."""
+    runs, cpus = [], []
     for _ in range(7):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         with subprocess.Popen(
             [EXE, "--home", str(home), "--agent", "finn", "mcp"],
@@ -73,17 +97,22 @@ def stdio(home: Path, env: dict[str, str]) -> None:
             text=True,
         ) as proc:
             assert proc.stdin is not None and proc.stdout is not None
-            proc.stdin.write(MESSAGES)
+            proc.stdin.write(messages)
             proc.stdin.flush()
             for line in proc.stdout:
-                if json.loads(line).get("id") == 2:
+                reply = json.loads(line)
+                if reply.get("id") == 2:
+                    assert "tools" in reply["result"], reply
                     runs.append(time.perf_counter() - start)
                     break
             proc.stdin.close()
             proc.wait(timeout=60)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append((after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime))
     print(
-        f"stdio spawn -> tools/list: median {statistics.median(runs):.3f} s "
-        f"(runs {', '.join(f'{r:.3f}' for r in runs)})"
+        f"stdio spawn -> {name} + tools/list: median {statistics.median(runs):.3f} s "
+        f"(runs {', '.join(f'{r:.3f}' for r in runs)}); process CPU median "
+        f"{statistics.median(cpus):.3f} s"
     )
 
 

@@ -24,7 +24,7 @@ D | context:Constraints | 0 | Another constraint about licences
 G t04 dev | file:notes.md:Runbook | 0 | Pistachio runbook axolotl step || pistachio runbook axolotl step
 G t05 heldout | log:ERROR | 5 | Cinnamon error pangolin trace || cinnamon error pangolin trace
 D | log:SYSTEM | 4 | Deploy finished without errors
-G t06 dev | session:s-one:user | 3 | Saffron session okapi message || saffron session okapi message
+G t06 dev | session:s-one:user | 3 | Saffron session okapi message || the saffron okapi session
 D | session:s-one:assistant | 3 | Noted, I will look at it tomorrow
 """
 

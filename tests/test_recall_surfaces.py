@@ -291,6 +291,13 @@ async def _build(home: Path) -> None:
         )
         auth.say("Login issues 15-minute access tokens and a refresh token.")
         auth.stop()
+    with Store(home, agent=AGENT) as s:  # a store from before the hooks stopped writing notices
+        s.agent().log.append(
+            "SYSTEM",
+            "stop hook: captured 26 new message(s) of session s1-db; last: assistant: OK, we "
+            "decided the database last week",
+            {"session": "s1-db", "event": "stop", "captured": 26},
+        )
     ClaudeSession(home, "s10-now").prompt(QUESTION)  # asked now: the prompt hook logged it
 
 
@@ -319,11 +326,12 @@ KNOWN = {  # name -> the records it names, as a condition on the index's docs ta
     "question": "kind = 'USER_FEEDBACK' AND body = :question",
     "notice": "layer IN ('log', 'archive') AND body LIKE '% hook: captured % of session %' "
     "AND body NOT LIKE 'LOG compacted%'",
-    "postgres": "body LIKE '%PostgreSQL 16%' AND layer IN ('log', 'archive', 'fact', 'context') "
+    "postgres": "(body LIKE '%PostgreSQL 16%' OR title LIKE '%PostgreSQL 16%') AND layer IN ('log', 'archive', 'fact', 'context', 'ledger') "
     "AND kind IS NOT 'TOOL_USE'",
     "thought": "kind = 'THOUGHT' AND body LIKE 'Decision: PostgreSQL 16%'",
-    "trace": "kind = 'TOOL_USE' OR (layer = 'session' AND body LIKE '[tool%')",
-    "db_test_call": "body LIKE '%test_db.py%' AND (kind = 'TOOL_USE' OR body LIKE '[tool%')",
+    "trace": "kind = 'TOOL_USE' OR (layer = 'session' AND kind IN ('tool_call', 'tool_result'))",
+    "db_test_call": "(body LIKE '%test_db.py%' OR title LIKE '%test_db.py%') "
+    "AND kind IN ('TOOL_USE', 'tool_call', 'tool_result')",
     "digest": "layer = 'compaction' OR body LIKE 'LOG compacted:%'",
     "new_pdf": "body LIKE 'Decision: replace WeasyPrint with ReportLab%'",
     "old_pdf": "body LIKE 'Decision: the PDF export uses WeasyPrint%'",

@@ -49,6 +49,8 @@ ALLOWED = {
     "cli/init_cmd.py:run_init": "this host's settings file (config.toml)",
     "embed/daemon.py": "the embedding daemon's runtime folder and socket, not store data",
     "transfer/migrate.py:migrate": "names a local destination folder",
+    "agentconfig/": "a coding agent's settings files in a project, and the memstrata program "
+    "they run (`memstrata setup`); the store itself is only named, never touched",
 }
 OS_FILE_CALLS = frozenset(
     {

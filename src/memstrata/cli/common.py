@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from memstrata.errors import Conflict
     from memstrata.layers.agent import AgentMemory
     from memstrata.store import Store
 
@@ -56,6 +57,18 @@ def command_name() -> str:
     if os.path.basename(me).startswith("memstrata"):
         return os.path.abspath(sys.argv[0])
     return "memstrata"
+
+
+def port_taken(host: str, port: int, exc: OSError) -> Conflict:
+    """The error of a port another process holds, naming both ways to choose another:
+    `--port` on the command line and `PORT=` for `make run` (which passes it on)."""
+    from memstrata.errors import Conflict
+
+    other = port + 1 if 0 < port < 65535 else 8766
+    return Conflict(
+        f"cannot listen on {host}:{port}: {exc.strerror or exc} (another server there? "
+        f"pick another port: --port {other}, or with make: make run PORT={other})"
+    )
 
 
 def open_store(args: argparse.Namespace, *, as_agent: bool = True, sync: bool = True) -> Store:

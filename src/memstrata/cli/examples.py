@@ -12,6 +12,7 @@ EXAMPLES: dict[str, str] = {
     "init": "memstrata init finn",
     "config": "memstrata config",
     "serve": "memstrata serve --port 8765",
+    "setup": "memstrata setup claude-code --dry-run",
     "completion": "memstrata completion bash > ~/.local/share/bash-completion/completions/memstrata",
     "now": "memstrata --agent finn now",
     "now show": "memstrata --agent finn now show",

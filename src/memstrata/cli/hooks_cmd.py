@@ -1,6 +1,8 @@
 """`memstrata hook EVENT`: Claude Code hooks (the hook's JSON input arrives on stdin).
 
-Install (`.claude/settings.json`). The store is the project's: `$MEMSTRATA_HOME`, else the
+Install: `memstrata setup claude-code` writes these into `.claude/settings.json` with the
+program's and the store's absolute paths (`agentconfig.clients`), or by hand as below. The
+store is the project's: `$MEMSTRATA_HOME`, else the
 `.memstrata` found upward from `$CLAUDE_PROJECT_DIR` (or the working directory) like git
 finds its repository (`files.layout.find_home`); `--home DIR` names one. The agent is the
 default one every surface uses (`agent`), unless `--agent NAME` / `$MEMSTRATA_AGENT`:

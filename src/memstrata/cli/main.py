@@ -61,6 +61,7 @@ COMMAND_MODULES = (
     "memstrata.cli.demo_cmd",
     "memstrata.cli.mcp_cmd",
     "memstrata.cli.hooks_cmd",
+    "memstrata.cli.setup_cmd",
     "memstrata.cli.maintain_cmd",
     "memstrata.cli.purge_cmd",
     "memstrata.cli.serve_cmd",

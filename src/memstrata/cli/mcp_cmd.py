@@ -154,8 +154,7 @@ def run_mcp(args: argparse.Namespace) -> int:
 def _serve_http(args: argparse.Namespace, store: Any, names: list[str] | None, agent: str) -> int:
     import socket
 
-    from memstrata.cli.common import command_name
-    from memstrata.errors import Conflict
+    from memstrata.cli.common import command_name, port_taken
 
     try:
         from memstrata.mcp.server import build_server, http_app
@@ -183,10 +182,7 @@ def _serve_http(args: argparse.Namespace, store: Any, names: list[str] | None, a
         sock.bind((args.host, args.port))
     except OSError as exc:
         sock.close()
-        raise Conflict(
-            f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc} "
-            "(another server there? pick one with --port)"
-        ) from None
+        raise port_taken(args.host, args.port, exc) from None
     sock.listen(128)
     start_maintenance(store, _report_upkeep)  # seed 004 retention and archival, in the background
     # A wildcard bind is reached locally through 127.0.0.1: print a URL that works.
@@ -213,16 +209,16 @@ def _serve_http(args: argparse.Namespace, store: Any, names: list[str] | None, a
 
 def connect_hints(url: str, token: str | None) -> str:
     """How to connect a client, carrying the bearer header when a token is set, so the
-    hint works exactly as printed."""
-    import json
+    hint works exactly as printed (the config is `agentconfig.clients.http_entry`, the
+    one place it is made)."""
     import shlex
 
-    config: dict[str, Any] = {"type": "http", "url": url}
+    from memstrata.agentconfig.clients import client_config, http_entry
+
     cmd = ["claude", "mcp", "add", "--transport", "http", "memstrata", url]
     if token:
-        config["headers"] = {"Authorization": f"Bearer {token}"}
         cmd += ["--header", f"Authorization: Bearer {token}"]
     return (
         f"connect: {shlex.join(cmd)}\n"
-        f"   or an MCP client config: {json.dumps({'mcpServers': {'memstrata': config}})}\n"
+        f"   or an MCP client config: {client_config(http_entry(url, token))}\n"
     )

@@ -164,7 +164,8 @@ def _bind(host: str, port: int) -> Any:
     leaves proto at 0)."""
     import socket
 
-    from memstrata.errors import Conflict, MalformedInput
+    from memstrata.cli.common import port_taken
+    from memstrata.errors import MalformedInput
 
     try:
         family, kind, proto, _, addr = socket.getaddrinfo(
@@ -185,8 +186,5 @@ def _bind(host: str, port: int) -> Any:
     except OSError as exc:
         if sock is not None:
             sock.close()
-        raise Conflict(
-            f"cannot listen on {host}:{port}: {exc.strerror or exc} "
-            "(another server there? pick one with --port)"
-        ) from None
+        raise port_taken(host, port, exc) from None
     return sock

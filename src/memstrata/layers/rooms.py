@@ -298,6 +298,33 @@ class Room(Layer):
         self._read_event(path, len(text), "artifact")
         return text
 
+    def delete_artifact(self, rel: str) -> str:
+        """Move an artifact to the room's archive; returns its archive path.
+
+        Soft, as `MemoryFiles.delete` is: nothing is destroyed, the file goes to
+        `rooms/<room>/archive/deleted/<ms>/<rel>` (kept on disk, out of search).
+        Only the room's agents (and admins) may, and not once the room is closed.
+        """
+        self.store.gate.check("write", "artifact", None, self.name)
+        path = safe_join(self.artifacts_dir, rel)
+        self.check_open()
+        relp = path.relative_to(self.artifacts_dir.resolve()).as_posix()
+        truth = self.store.truth
+        where = self.store.rel(self.artifacts_dir / relp)
+        entry = truth.stat(where)
+        if entry is None or entry.is_dir:
+            raise NotFound(f"no artifact {rel!r} in room {self.name}")
+        deleted = self.store.layout.room(self.name) / "archive" / "deleted"
+        stamp = int(now_ts() * 1000)
+        while truth.stat(self.store.rel(deleted / str(stamp) / relp)) is not None:
+            stamp += 1
+        dest = self.store.rel(deleted / str(stamp) / relp)
+        with truth.lock(where):
+            truth.move(where, dest)
+        self.store.index_file(self._artifact_spec(self.artifacts_dir / relp))
+        self._write_event(path, -entry.size, "artifact")
+        return dest
+
     def artifacts(self) -> list[str]:
         self.store.gate.check("read", "artifact", None, self.name)
         return [

@@ -4,14 +4,15 @@ An agent starts its MCP servers at every session start and waits for them, so
 time to the first `tools/list` matters. Importing the MCP SDK costs about 1.1 s
 of CPU on the reference machine (most of it building the SDK's protocol models),
 more than the whole budget; pydantic alone costs 0.25 s. This module speaks the
-stdio transport itself: newline-delimited JSON-RPC 2.0 on stdin/stdout, the
-initialize handshake (protocol revisions 2024-11-05 to 2025-11-25), `ping`,
-`tools/list`, `tools/call`, `resources/list`, `resources/read` and
-`resources/templates/list`. Everything else is "method not found", which is also
-how a client probing the 2026 `server/discover` learns to fall back to
-`initialize`. The tools, their schemas and the call path are the same objects
-the SDK's HTTP server uses (`mcp.tools.ToolSpec`, `mcp.tools.run`); a test holds
-the two listings equal.
+stdio transport itself: newline-delimited JSON-RPC 2.0 on stdin/stdout, in both eras
+of the protocol (`mcp.revisions`): the initialize handshake (revisions 2024-11-05 to
+2025-11-25, plus `ping`) and the stateless 2026-07-28 (`server/discover`, the
+per-request envelope, `subscriptions/listen`); in both, `tools/list`, `tools/call`,
+`resources/list`, `resources/read` and `resources/templates/list`. Everything else is
+"method not found". The client's first request decides the era, as in the SDK's own
+stdio server. The tools, their schemas and the call path are the same objects the
+SDK's HTTP server uses (`mcp.tools.ToolSpec`, `mcp.tools.run`); tests hold the two
+listings equal at both revisions.
 
 One message is one line of at most `limits.MCP_LINE_CHARS` characters (64 Mi): a
 longer line is read past in chunks and answered with -32600, and a message nested
@@ -31,13 +32,14 @@ from typing import IO, TYPE_CHECKING, Any
 
 from memstrata import limits
 from memstrata.errors import MemstrataError
+from memstrata.mcp import revisions
 
 if TYPE_CHECKING:
     from memstrata.mcp.resources import Resource
     from memstrata.mcp.tools import ToolSpec
     from memstrata.store import Store
 
-PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+PROTOCOL_VERSIONS = revisions.HANDSHAKE_VERSIONS
 DRAIN_CHARS = 1024 * 1024  # an over-long line is read past this much at a time
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 RESOURCE_NOT_FOUND = -32002
@@ -71,6 +73,8 @@ class StdioServer:
         self.name, self.version, self.instructions = name, version, instructions
         self.resources = {r.uri: r for r in resources}
         self._synced = False
+        self._modern: bool | None = None  # the era, decided by the first request
+        self._listening: set[Any] = set()  # open `subscriptions/listen` streams, by request id
 
     # -- the loop ----------------------------------------------------------------
     def serve(
@@ -149,17 +153,48 @@ class StdioServer:
             )
         method, mid = msg["method"], msg.get("id")
         if "id" not in msg:  # a notification (initialized, cancelled, ...): no answer
+            if method == "notifications/cancelled" and isinstance(msg.get("params"), dict):
+                self._listening.discard(msg["params"].get("requestId"))  # a stream ends
             return None
+        params = msg.get("params") or {}
+        if self._modern is None:  # the first request decides the connection's era
+            self._modern = revisions.opens_modern(method, params)
+        if self._modern:
+            return self._handle_modern(mid, method, params)
+        if revisions.has_envelope(params) and method != "initialize":
+            return _refused(mid, revisions.envelope_refused())
         handler = self._methods().get(method)
         if handler is None:
             return _error(mid, METHOD_NOT_FOUND, f"Method not found: {method}")
-        params = msg.get("params") or {}
         if not isinstance(params, dict):
             return _error(mid, INVALID_PARAMS, "params must be an object")
         try:
             return {"jsonrpc": "2.0", "id": mid, "result": handler(params)}
         except _RpcError as exc:
             return _error(mid, exc.code, str(exc))
+
+    def _handle_modern(self, mid: Any, method: str, params: Any) -> dict[str, Any]:
+        """A request on a 2026-07-28 connection: the envelope checked on every request
+        (there is no session to remember it), the result shaped for the revision."""
+        try:
+            if method == "initialize":
+                raise revisions.initialize_refused(params)
+            revisions.check_envelope(params)
+            if method == "subscriptions/listen":  # the answer is a stream: its ack, no result
+                ack = revisions.listen_ack(mid, params)
+                self._listening.add(mid)
+                return ack
+        except revisions.EnvelopeError as exc:
+            return _refused(mid, exc)
+        handler = self._modern_methods().get(method)
+        if handler is None:
+            return _error(mid, METHOD_NOT_FOUND, f"Method not found: {method}")
+        try:
+            result = handler(params)
+        except _RpcError as exc:
+            return _error(mid, exc.code, str(exc))
+        info = {"name": self.name, "version": self.version}
+        return {"jsonrpc": "2.0", "id": mid, "result": revisions.complete(method, result, info)}
 
     def _methods(self) -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
         return {
@@ -173,6 +208,14 @@ class StdioServer:
             "resources/templates/list": lambda p: {"resourceTemplates": []},
             "resources/read": self._read,
         }
+
+    def _modern_methods(self) -> dict[str, Callable[[dict[str, Any]], dict[str, Any]]]:
+        """2026-07-28: the handshake and `ping` are gone, `server/discover` is new
+        (`subscriptions/listen` is answered in `_handle_modern`)."""
+        methods = self._methods()
+        del methods["initialize"], methods["ping"]
+        methods["server/discover"] = lambda p: revisions.discover(self.instructions)
+        return methods
 
     # -- methods -----------------------------------------------------------------
     def _initialize(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -231,6 +274,13 @@ class StdioServer:
         except MemstrataError as exc:
             raise _RpcError(INVALID_PARAMS, f"{exc.code}: {exc}") from exc
         return {"contents": [{"uri": uri, "mimeType": res.mime_type, "text": text}]}
+
+
+def _refused(mid: Any, exc: revisions.EnvelopeError) -> dict[str, Any]:
+    reply = _error(mid, exc.code, str(exc))
+    if exc.data is not None:
+        reply["error"]["data"] = exc.data
+    return reply
 
 
 def _tool_error(text: str) -> dict[str, Any]:
