@@ -164,10 +164,11 @@ def _compare(out: Findings, rel: str, fresh: dict[str, Any], held: dict[str, Any
 @dataclass(frozen=True)
 class Health:
     """One agent's memory at a glance (the web app's home page): how current its index is,
-    what could not be read cleanly, how big it is. Cheap: one listing of the agent's
-    folder and three index queries, never a parse (`examine` does that, store-wide)."""
+    what could not be read cleanly, how big it is. Cheap: a few index queries and, when
+    `compared`, one listing of the agent's folder; never a parse (`examine` does that,
+    store-wide)."""
 
-    files: int  # the agent's files (sources and others)
+    files: int  # the agent's files (when compared; else the sources the index holds)
     bytes: int
     docs: int  # index records of the agent
     indexed: int  # sources the index has a record of
@@ -175,14 +176,24 @@ class Health:
     bad_lines: tuple[dict[str, Any], ...]  # the first of what could not be read cleanly
     problems: int  # how many such records the index holds
     notices: tuple[str, ...] = ()  # the store's own: an index that could not catch up
+    compared: bool = True  # the index was compared with the files (else: the index's word)
 
     @property
     def current(self) -> bool:
         return not self.behind and not self.notices
 
 
-def agent_health(store: Store, agent: str, *, show: int = SHOW_UIDS) -> Health:
-    """`agent`'s `Health` (see there); a read of the agent's memory, scope-checked."""
+def agent_health(
+    store: Store, agent: str, *, show: int = SHOW_UIDS, compare: bool = True
+) -> Health:
+    """`agent`'s `Health` (see there); a read of the agent's memory, scope-checked.
+
+    `compare=False` takes the index's word for the files (their count and size as last
+    indexed) instead of listing the folder: a long-running server catches its index up
+    before every read (`index.freshness`), so what it would find behind is only what
+    changed in the last instant, while the listing costs a stat per file. The store's
+    notices still say when catching up failed.
+    """
     from pathlib import Path
 
     from memstrata.model import check_name
@@ -190,7 +201,7 @@ def agent_health(store: Store, agent: str, *, show: int = SHOW_UIDS) -> Health:
     check_name(agent, "agent")
     store.gate.check("read", "log", agent)
     folder = store.rel(store.layout.agent(agent))
-    entries = [e for e in store.truth.list(folder) if not e.is_dir]
+    entries = [e for e in store.truth.list(folder) if not e.is_dir] if compare else []
     now = {e.path: e for e in entries}
     prefix = f"{store.layout.agent(agent)}/"
     with store.db.read() as conn:
@@ -209,14 +220,15 @@ def agent_health(store: Store, agent: str, *, show: int = SHOW_UIDS) -> Health:
             f"SELECT count(*) FROM bad_lines WHERE {below}", (prefix, prefix[:-1] + "0")
         ).fetchone()[0]
     behind = []
+    home = f"{store.home}/"
     for path, size, version in known:
-        rel = store.rel(Path(path))
+        rel = path.removeprefix(home)  # (every row is below the agent's folder)
         e = now.get(rel)
         if e is not None and ((version is not None and version != e.version) or size != e.size):
             behind.append(rel)
     return Health(
-        files=len(entries),
-        bytes=sum(e.size for e in entries),
+        files=len(entries) if compare else len(known),
+        bytes=sum(e.size for e in entries) if compare else sum(k[1] or 0 for k in known),
         docs=int(docs),
         indexed=len(known),
         behind=tuple(sorted(behind)),
@@ -225,4 +237,5 @@ def agent_health(store: Store, agent: str, *, show: int = SHOW_UIDS) -> Health:
         ),
         problems=int(problems),
         notices=tuple(store.notices),
+        compared=compare,
     )

@@ -50,7 +50,7 @@ def test_home_page_shows_where_the_agent_is(
     assert "Never log raw passwords" in card.locator("[data-part=in-force]").inner_text()
     last = card.locator("[data-part=last-session]").inner_text()
     assert "Prepare the release notes for 1.4" in last and "Outcome:" in last
-    assert "Index current" in card.locator("[data-part=health]").inner_text()
+    assert "Index caught up" in card.locator("[data-part=health]").inner_text()
     _fits(page)
     page.screenshot(path=str(shots / f"home-{width}.png"), full_page=True)
     assert errors == []  # the favicon too: no 404 in the console

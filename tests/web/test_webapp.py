@@ -54,7 +54,7 @@ def test_home_page_says_where_each_agent_is(coding: Coding) -> None:
     assert "Outcome: Done: prepare the release notes for 1.4. All 12 tests pass." in said
     assert "2 reads, 1 edit, 1 test run" in said  # its calls counted, never a raw trace
     assert "Read(" not in said and "toolu_" not in said
-    assert "Index current" in said and "No problems" in said and "KB in" in said
+    assert "Index caught up" in said and "No problems" in said and "KB in" in said
     assert "No secrets in what agents see" in said
     # each item links to where it lives
     assert 'href="/a/finn/edit/now"' in card
@@ -103,6 +103,14 @@ def test_timeline_tells_each_tool_call_once(coding: Coding) -> None:
     assert sum(kind == "prompt" for kind, _ in lines) == len(prompts)  # LOG + transcript: once
     assert len({i for _, i in lines}) == len(lines)
     assert [k for k, _ in only_calls] == ["call"] * len(calls)  # the kind filter
+    with server.client("finn") as c:  # Older, then Newer: back above where page 2 starts
+        first = c.get("/a/finn/timeline?kinds=calls").text
+        older = unescape(re.search(r'id="older" href="([^"]+)"', first).group(1))  # type: ignore[union-attr]
+        second = c.get(urljoin("/a/finn/timeline", older)).text
+        newer = unescape(re.search(r'id="newer" href="([^"]+)"', second).group(1))  # type: ignore[union-attr]
+        back = c.get(urljoin("/a/finn/timeline", newer)).text
+    assert LINE.findall(first)[-1] in LINE.findall(back)
+    assert not set(LINE.findall(second)) & set(LINE.findall(back))
 
 
 def test_timeline_groups_by_session_with_goal_and_outcome_and_folds_traces(

@@ -13,7 +13,8 @@
 The same meaning-first view as the session-start context (`assembly.standing`, issue 19):
 NOW as the agent left it, open tasks with status, decisions and constraints in force
 (never a replaced one), the last session told by its goal and outcome, with calls
-counted, never a raw trace. Memory health is `doctor.agent_health` (cheap: no parse) and
+counted, never a raw trace. Memory health is `doctor.agent_health` (the index's word: no
+listing, no parse; the health page compares the files) and
 the secrets withheld from what agents see in NOW, CONTEXT, identity and facts. Scope:
 only the agents and rooms the principal may read; each read is a layer's own.
 """
@@ -114,19 +115,19 @@ def agent_view(store: Store, name: str) -> AgentView:
     live = [t for t in tasks if t.status in OPEN]
     live.sort(key=lambda t: OPEN.index(t.status))  # stable: priority order kept
     counts = {s: sum(t.status == s for t in tasks) for s in OPEN}
-    rules = _guarded(problems, "decisions", lambda: _in_force(mem)) or []
-    by_kind: dict[str, int] = {}
-    for e in rules:
-        by_kind[e.kind] = by_kind.get(e.kind, 0) + 1
+    kinds = ("constraint", *RULE_KINDS, "decision")
+    rules, by_kind = _guarded(
+        problems, "decisions", lambda: mem.decisions.tally(kinds, SHOW_RECORDS)
+    ) or ([], {})
     return AgentView(
         name,
         now,
         {s: n for s, n in counts.items() if n},
         tuple(live[:SHOW_TASKS]),
-        tuple(rules[:SHOW_RECORDS]),
+        tuple(rules),
         by_kind,
         _guarded(problems, "sessions", lambda: last_session(mem)),
-        _guarded(problems, "index", lambda: agent_health(store, name)),
+        _guarded(problems, "index", lambda: agent_health(store, name, compare=False)),
         _guarded(problems, "secrets", lambda: withheld(mem)) or {},
         tuple(problems),
     )
@@ -140,11 +141,6 @@ def _guarded(problems: list[str], what: str, read: Callable[[], T]) -> T | None:
     except MemstrataError as exc:  # one unreadable layer: said, the rest still shown
         problems.append(f"{what}: {exc}")
         return None
-
-
-def _in_force(mem: AgentMemory) -> list[LedgerEntry]:
-    rules = mem.decisions.in_force(("constraint", *RULE_KINDS))
-    return [*rules, *mem.decisions.in_force(("decision",))]
 
 
 def last_session(mem: AgentMemory) -> LastSession | None:

@@ -147,7 +147,7 @@ class StoryGroup:
 class Story:
     groups: tuple[StoryGroup, ...]
     next: str | None  # cursor of the older page
-    newer: str | None  # cursor of the newer page (None at the top)
+    newer: str | None  # where this page starts, for `tell(newer=...)`; None at the top
     records: int  # timeline records this page tells
     at: str | None = None  # the uid the page was opened at, when it was
 
@@ -164,13 +164,16 @@ def tell(
     since: float | str | None = None,
     until: float | str | None = None,
     before: str | None = None,
+    newer: str | None = None,
     at: str | None = None,
     limit: int = RECORDS,
 ) -> Story:
     """A page of `agent`'s story, newest session first (every kind when `kinds` is empty).
 
-    `before` is the `next` of the page before; `at` a record's uid: the page then starts
-    a few records above it, so the record is seen among its neighbours.
+    `before` is the `next` of the older page's predecessor; `newer` the `newer` of a page:
+    the page above it (found when asked for, so a page costs no look upwards); `at` a
+    record's uid: the page then starts a few records above it, so the record is seen among
+    its neighbours.
 
     Raises:
         MalformedInput: an unknown kind or a bad cursor. NotFound: `at` names no record of
@@ -186,16 +189,17 @@ def tell(
     if at is not None:
         here = position_of(store, agent, at)
         before = newer_cursor(store, agent, here, AROUND, **window) or here
+    elif newer is not None:
+        before = newer_cursor(store, agent, newer, limit, **window)  # None: the top page
     page = timeline(store, agent, limit=limit, before=before, **window)
     records, after = _whole_events(store, agent, page, **window)
-    newer = newer_cursor(store, agent, before, limit, **window) if before else None
     lines = [
         line
         for line in lines_of(records)
         if line.kind in shown or ("errors" in chosen and line.failed)
     ]
     groups = _headed(store, agent, _grouped(lines))
-    return Story(tuple(groups), after, newer, len(records), at)
+    return Story(tuple(groups), after, before, len(records), at)
 
 
 # -- records -> lines --------------------------------------------------------------------
@@ -443,6 +447,18 @@ def _grouped(lines: list[StoryLine]) -> list[list[StoryLine]]:
     return groups[::-1]
 
 
+def _goals(prompts: list[StoryLine], most: int = 3) -> list[str]:
+    """The user's goals among a group's first prompts (`statements.goal_of`), at most `most`."""
+    goals: list[str] = []
+    for x in prompts[: 2 * most]:
+        goal = goal_of(x.detail or x.title)
+        if goal and goal not in goals:
+            goals.append(goal)
+        if len(goals) == most:
+            break
+    return goals
+
+
 def _headed(store: Store, agent: str, groups: list[list[StoryLine]]) -> list[StoryGroup]:
     ids = {g[-1].session for g in groups if g[-1].session}
     told = store.agent(agent).sessions.transcripts(ids) if ids else {}
@@ -452,7 +468,7 @@ def _headed(store: Store, agent: str, groups: list[list[StoryLine]]) -> list[Sto
         t = told.get(sid) if sid else None
         prompts = [x for x in lines if x.kind == "prompt"]
         answers = [x for x in lines if x.kind == "answer"]
-        goals = list(dict.fromkeys(g for x in prompts if (g := goal_of(x.detail or x.title))))
+        goals = _goals(prompts)
         first = (t.first_prompt if t else None) or (prompts[0].title if prompts else None)
         title = "Outside any session" if sid is None else (first or f"Session {sid[:8]}")
         goal = " / then: ".join(one_line(g, 120) for g in goals[:3])

@@ -5,7 +5,8 @@ agent), one `memstrata serve` process on 127.0.0.1, in one run:
 
 * API search p50/p95 against the same queries through `Store.search` in this process,
   alternating query by query, reported with the ratio API / library;
-* page loads (full HTML) of the timeline and ledger views, first page and a deep page;
+* page loads (full HTML) of every page kind: home, timeline (first page and 4,000 records
+  deep), ledger, search, sessions, a transcript at a hit, a memory, health;
 * held load: closed-loop clients (search, timeline, ledger API calls) at rising
   concurrency; the highest request rate whose p95 stays under 100 ms.
 
@@ -140,12 +141,20 @@ def run_serve_bench(
                 progress(f"search: library p50 {lp50:.2f} ms, API p50 {ap50:.2f} ms")
             first = c.get("/ledger").text
             deep_cursor = re.search(r'before=([^"&]+)', first)
+            hit = c.get("/api/search", params={"q": qs[1], "layers": "sessions"}).json()["hits"]
             views = {
+                "home": "/",
                 "timeline": "/a/bench/timeline",
                 "ledger": "/ledger",
                 "ledger room": "/ledger?room=room-3",
                 "search page": "/search?q=" + qs[0].replace(" ", "+"),
+                "sessions": "/a/bench/sessions",
+                "health": "/a/bench/health",
             }
+            if hit:  # a hit clicked through: its transcript at the message, and the record
+                sid, pos = hit[0]["uid"].split(":")[2:4]
+                views["session at a hit"] = f"/a/bench/sessions/{sid}?at={pos}"
+                views["memory page"] = f"/memory?uid={hit[0]['uid']}"
             tl = c.get("/api/agents/bench/timeline", params={"limit": 200})
             cursor = tl.json()["next"]
             for _ in range(20):  # 4,000 entries deep

@@ -215,3 +215,14 @@ MIGRATIONS.append(
         """,
     )
 )
+
+# Records of some kinds in force, counted and paged (`layers.decisions.Decisions.tally`, the
+# web app's home page): an index walk, not a pass over every ledger entry.
+MIGRATIONS.append(
+    (
+        "webapp_ledger_kinds",
+        """
+        CREATE INDEX IF NOT EXISTS docs_layer_kind ON docs(layer, kind, superseded, room, ts);
+        """,
+    )
+)

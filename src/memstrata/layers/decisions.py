@@ -111,6 +111,41 @@ class Decisions:
         """Live records of `kinds`, room-less or of the agent's room, newest first."""
         return self._records(kinds, include_replaced=False)
 
+    def tally(
+        self, kinds: tuple[str, ...] = RECORD_KINDS, limit: int = 6
+    ) -> tuple[list[LedgerEntry], dict[str, int]]:
+        """The first `limit` records in force (those `in_force` lists), in the order of
+        `kinds` and newest first within a kind, and how many of each kind are in force:
+        one count and one page from the index, whatever the ledger's size."""
+        import json
+
+        self._check("read")
+        known = set(self.store.config.kinds) | set(RECORD_KINDS)
+        wanted = [k for k in kinds if k in known]
+        if not wanted:
+            return [], {}
+        scope_sql, scope_params = self.store.gate.sql_filter("d")
+        marks = ",".join("?" * len(wanted))
+        where = (
+            f"d.layer = 'ledger' AND d.superseded = 0 AND d.kind IN ({marks}) "
+            f"AND (d.room IS NULL OR d.room = ?) AND {scope_sql}"
+        )
+        args = [*wanted, self.store.principal.room, *scope_params]
+        order = " ".join(f"WHEN ? THEN {n}" for n in range(len(wanted)))
+        with self.store.db.read() as conn:
+            counts = dict(
+                conn.execute(
+                    f"SELECT d.kind, count(*) FROM docs d WHERE {where} GROUP BY d.kind", args
+                )
+            )
+            rows = conn.execute(
+                f"SELECT d.meta FROM docs d WHERE {where} "
+                f"ORDER BY CASE d.kind {order} END, d.ts DESC LIMIT ?",
+                [*args, *wanted, limit],
+            ).fetchall()
+        shown = [LedgerEntry.from_dict(json.loads(r[0])) for r in rows]
+        return shown, {k: int(counts[k]) for k in wanted if counts.get(k)}
+
     def history(
         self, kinds: tuple[str, ...] = RECORD_KINDS
     ) -> list[tuple[LedgerEntry, str | None]]:
@@ -121,20 +156,32 @@ class Decisions:
         return [(e, after.get(e.id)) for e in entries]
 
     def _records(self, kinds: tuple[str, ...], *, include_replaced: bool) -> list[LedgerEntry]:
+        """Every record of `kinds`, room-less or of the agent's room, newest first, from the
+        index (`docs_layer_kind`): not the newest ledger entries of every room filtered
+        afterwards, which lost a record behind 50 newer entries of other rooms."""
+        return self._page(kinds, include_replaced=include_replaced, limit=None)
+
+    def _page(
+        self, kinds: tuple[str, ...], *, include_replaced: bool, limit: int | None
+    ) -> list[LedgerEntry]:
+        import json
+
         self._check("read")
-        room = self.store.principal.room
         known = set(self.store.config.kinds) | set(RECORD_KINDS)
-        out: list[LedgerEntry] = []
-        for kind in kinds:
-            if kind not in known:
-                continue
-            for e in self.store.ledger.query(
-                kind=kind, include_own_room=True, include_superseded=include_replaced
-            ):
-                if e.room_id is None or e.room_id == room:
-                    out.append(e)
-        out.sort(key=lambda e: e.ts, reverse=True)
-        return out
+        wanted = [k for k in kinds if k in known]
+        if not wanted:
+            return []
+        scope_sql, scope_params = self.store.gate.sql_filter("d")
+        marks = ",".join("?" * len(wanted))
+        live = "" if include_replaced else "AND d.superseded = 0 "
+        with self.store.db.read() as conn:
+            rows = conn.execute(
+                f"SELECT d.meta FROM docs d WHERE d.layer = 'ledger' {live}"
+                f"AND d.kind IN ({marks}) AND (d.room IS NULL OR d.room = ?) AND {scope_sql} "
+                "ORDER BY d.ts DESC LIMIT ?",
+                [*wanted, self.store.principal.room, *scope_params, -1 if limit is None else limit],
+            ).fetchall()
+        return [LedgerEntry.from_dict(json.loads(r[0])) for r in rows]
 
     def resolve(self, replaces: str, kind: str | None = None) -> LedgerEntry:
         """The record in force that `replaces` names: an entry id, else the one record whose

@@ -345,18 +345,23 @@ class Ledger(Layer):
             and not (d.secret and gate.hides_secret(d.room))
         ]
 
-    def active_rooms(self, n: int = 12) -> list[str]:
+    def active_rooms(self, n: int = 12, *, scan: int = 5000) -> list[str]:
         """The rooms whose live entries this principal may read, the most recently written
-        first, then rooms with a folder but no entry it may read, at most `n` in all."""
+        first, then rooms with a folder but no entry it may read, at most `n` in all. A
+        walk of the newest entries (at most `scan` of them), not a pass over the ledger."""
         self._check("read")
         scope_sql, scope_params = self.store.gate.sql_filter("d")
+        rooms: list[str] = []
         with self.store.db.read() as conn:
             rows = conn.execute(
                 "SELECT d.room FROM docs d WHERE d.layer = 'ledger' AND d.room IS NOT NULL "
-                f"AND d.superseded = 0 AND {scope_sql} GROUP BY d.room "
-                "ORDER BY max(d.ts) DESC LIMIT ?",
-                [*scope_params, n],
-            ).fetchall()
-        rooms = [str(r[0]) for r in rows]
+                f"AND d.superseded = 0 AND {scope_sql} ORDER BY d.ts DESC LIMIT ?",
+                [*scope_params, scan],
+            )
+            for (room,) in rows:
+                if room not in rooms:
+                    rooms.append(str(room))
+                    if len(rooms) == n:
+                        break
         quiet = [r for r in self.store.rooms() if r not in rooms]
         return [*rooms, *quiet][:n]

@@ -320,38 +320,38 @@ class Sessions(Layer):
 
     def transcripts(self, ids: Iterable[str]) -> dict[str, Transcript]:
         """What the index holds of each session in `ids` (those with messages): counts,
-        span, first prompt and last answer. Costs the sessions' messages, not the agent's."""
+        span, first prompt and last answer. Each is a walk of that session's messages by
+        the thread index (`+owner`, `+layer`: never a scan of all the agent's messages)."""
         self._check("read")
         wanted = sorted({i for i in ids if isinstance(i, str)})
         out: dict[str, Transcript] = {}
+        mine = "thread = ? AND +owner = ? AND +layer = 'session'"
         with self.store.db.read() as conn:
-            for start in range(0, len(wanted), 500):
-                chunk = wanted[start : start + 500]
-                marks = ",".join("?" * len(chunk))
-                where = f"layer = 'session' AND owner = ? AND thread IN ({marks})"
-                args = [self.owner, *chunk]
-                said: dict[tuple[str, str], str] = {}
-                for role, pick in (("user", "min"), ("assistant", "max")):
-                    for thread, _, body in conn.execute(
-                        f"SELECT thread, {pick}(pos), substr(body, 1, {SUMMARY_CHARS}) FROM docs "
-                        f"WHERE {where} AND kind = ? GROUP BY thread",
-                        [*args, role],
-                    ):
-                        said[(thread, role)] = body
-                for thread, n, calls, lo, hi in conn.execute(
-                    "SELECT thread, count(*), sum(kind IN ('tool_call', 'tool_use')), min(ts), "
-                    f"max(ts) FROM docs WHERE {where} GROUP BY thread",
-                    args,
-                ):
-                    out[thread] = Transcript(
-                        thread,
-                        n,
-                        int(calls or 0),
-                        lo,
-                        hi,
-                        _said(said.get((thread, "user"))),
-                        _said(said.get((thread, "assistant"))),
-                    )
+            for sid in wanted:
+                n, calls, lo, hi = conn.execute(
+                    "SELECT count(*), sum(kind IN ('tool_call', 'tool_use')), min(ts), max(ts) "
+                    f"FROM docs WHERE {mine}",
+                    (sid, self.owner),
+                ).fetchone()
+                if not n:
+                    continue
+                said = [
+                    conn.execute(
+                        f"SELECT substr(body, 1, {SUMMARY_CHARS}) FROM docs WHERE {mine} "
+                        f"AND +kind = ? ORDER BY pos {order} LIMIT 1",
+                        (sid, self.owner, role),
+                    ).fetchone()
+                    for role, order in (("user", "ASC"), ("assistant", "DESC"))
+                ]
+                out[sid] = Transcript(
+                    sid,
+                    int(n),
+                    int(calls or 0),
+                    lo,
+                    hi,
+                    _said(said[0][0] if said[0] else None),
+                    _said(said[1][0] if said[1] else None),
+                )
         return out
 
     # -- transcripts ---------------------------------------------------------

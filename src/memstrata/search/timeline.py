@@ -219,6 +219,13 @@ def _docs(
     oldest first)."""
     scope_sql, scope_params = store.gate.sql_filter("d")
     out: list[TimelineItem] = []
+    rel: dict[str, str] = {}  # a page's records share a few sources
+
+    def placed(path: str) -> str:
+        if path not in rel:
+            rel[path] = store.rel(Path(path))
+        return rel[path]
+
     with store.db.read() as conn:
         for layer in (layer for t in wanted for layer in TIMELINE_TYPES[t]):
             where = ["d.owner = ?", "d.layer = ?", scope_sql]
@@ -254,8 +261,8 @@ def _docs(
                     ts,
                     title,
                     body,
-                    store.rel(Path(source)),
-                    store.rel(Path(thread)) if thread and thread.startswith("/") else thread,
+                    placed(source),
+                    placed(thread) if thread and thread.startswith("/") else thread,
                     rid,
                     _meta(raw),
                 )

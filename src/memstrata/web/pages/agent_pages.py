@@ -44,6 +44,7 @@ def timeline_page(
     since: Annotated[str | None, Query(max_length=64)] = None,
     until: Annotated[str | None, Query(max_length=64)] = None,
     before: Annotated[str | None, Query(max_length=64)] = None,
+    newer: Annotated[str | None, Query(max_length=64)] = None,
     at: Annotated[str | None, Query(max_length=2000)] = None,
 ) -> Response:
     """The agent's story: one line per event, by session (`assembly.story`)."""
@@ -55,6 +56,7 @@ def timeline_page(
         since=since or None,
         until=until or None,
         before=before or None,
+        newer=newer or None,
         at=at or None,
     )
     return _agent_page(

@@ -15,7 +15,7 @@ import functools
 import json
 import time
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -41,20 +41,26 @@ class _Showing:
 
     reveal: bool = False
     withheld: int = 0
+    clean: set[str] = field(default_factory=set)  # values printed already, seen to hold none
 
 
 _showing: ContextVar[_Showing | None] = ContextVar("memstrata_page_showing", default=None)
+SHORTEST_SECRET = 8  # `a://:p@h`, a URL password, is the shortest span `secretscan` withholds
 
 
 def _finalize(value: Any) -> Any:
-    """Every printed value: secrets withheld unless this page is revealed."""
-    if not isinstance(value, str):
+    """Every printed value: secrets withheld unless this page is revealed. A page prints
+    many values twice (a badge, an agent, a link), and many short ones (a time, an id):
+    those are looked at once, or not at all."""
+    if not isinstance(value, str) or len(value) < SHORTEST_SECRET:
         return value
     showing = _showing.get()
-    if showing is not None and showing.reveal:
+    if showing is not None and (showing.reveal or value in showing.clean):
         return value
     masked = mask(value)
     if masked == value:
+        if showing is not None:
+            showing.clean.add(value)
         return value
     if showing is not None:
         showing.withheld += 1
