@@ -44,7 +44,7 @@ def test_wrong_types_and_ranges(tmp_path: Path) -> None:
     assert (cfg.log_compact_bytes, cfg.session_retention_days, cfg.fusion) == (
         51200,
         30,
-        "weighted",
+        "zsum",
     )
     text = "\n".join(cfg.problems)
     for needle in ("compact_bytes", "retention_days", "fusion", "decision"):

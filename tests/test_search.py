@@ -50,7 +50,8 @@ def test_ledger_search_bm25_times_decay_with_explain(ledger_store: Store) -> Non
     assert hits[0].title == "Chose bcrypt for password hashing"
     for h in hits:
         e = h.explain
-        assert e["score"] == pytest.approx(e["relevance"] * e["decay"], rel=1e-4)
+        assert e["recency"] == pytest.approx(1 - e["recency_bound"] * (1 - e["decay"]), rel=1e-4)
+        assert e["score"] == pytest.approx(e["relevance"] * e["recency"], rel=1e-4)
         assert e["bm25_relevance"] == -e["bm25"]
         assert e["half_life_hours"] in (336.0, 72.0)
     code = next(h for h in hits if h.kind == "code")

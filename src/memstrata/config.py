@@ -47,14 +47,15 @@ DEFAULT_HALF_LIVES: dict[str, float] = {
     "code": 72.0,
 }
 
-# Decay for non-ledger layers (hours; None = evergreen). Identity, CONTEXT.md,
-# NOW.md, facts, tasks, items and memory files are what the agent currently holds
-# true, so they do not fade; the activity log and room chatter do. Transcripts do
-# not decay by default: what was said stays what was said.
+# Decay for non-ledger layers (hours; None = evergreen). Identity, CONTEXT.md, NOW.md,
+# facts, tasks, items and memory files are what the agent holds true now; the activity
+# log, transcripts and room chatter fade. Bounded (`[search] recency_bound`): it orders
+# near-ties (a fact's later statement first) and never buries a strong match.
 DEFAULT_LAYER_HALF_LIVES: dict[str, float | None] = {
     "log": 336.0,
     "archive": 720.0,
     "channel": 168.0,
+    "session": 720.0,
 }
 
 CONFIG_FILES = ("config.toml", "config.yaml", "config.yml")
@@ -94,12 +95,13 @@ def _int(minimum: int = 0, maximum: int | None = None) -> Callable[[Any], int]:
     return parse
 
 
-def _float(minimum: float = 0.0) -> Callable[[Any], float]:
+def _float(minimum: float = 0.0, maximum: float | None = None) -> Callable[[Any], float]:
     def parse(v: Any) -> float:
         if isinstance(v, bool) or not isinstance(v, int | float):
             raise ValueError(f"must be a number, got {v!r}")
-        if v < minimum:
-            raise ValueError(f"must be >= {minimum:g}, got {v}")
+        if v < minimum or (maximum is not None and v > maximum):
+            top = f" and <= {maximum:g}" if maximum is not None else ""
+            raise ValueError(f"must be >= {minimum:g}{top}, got {v}")
         return float(v)
 
     return parse
@@ -192,12 +194,14 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("search", "embedder", "embedder", None, _opt_str,
             'unset: all-MiniLM-L6-v2 in NumPy ("minilm", no torch); "none", "local" (torch), '
             '"fake" or "openai:<model>@<url>"', env="MEMSTRATA_EMBEDDER"),
-    Setting("search", "fusion", "fusion", "weighted", _choice("weighted", "rrf"),
-            "how hybrid search fuses text and vector scores"),
+    Setting("search", "fusion", "fusion", "zsum", _choice("zsum", "weighted", "rrf"),
+            'hybrid fusion: "zsum" (sum of z-scores, no weights), "weighted" or "rrf"'),
     Setting("search", "text_weight", "text_weight", 0.7, _float(0.0),
-            "weight of the BM25 side in weighted fusion"),
+            'weight of the BM25 side in fusion = "weighted"'),
     Setting("search", "vector_weight", "vector_weight", 0.3, _float(0.0),
-            "weight of the cosine side in weighted fusion"),
+            'weight of the cosine side in fusion = "weighted"'),
+    Setting("search", "recency_bound", "recency_bound", 0.1, _float(0.0, 1.0),
+            "the largest share of a hit's relevance its age can take (1 = plain decay)"),
     Setting("search", "postings_budget", "postings_budget", 6000, _int(1),
             "candidate generation keeps the rarest query terms up to this many postings"),
     Setting("search", "model_path", "model_path", None, _opt_str, "folder with all-MiniLM-L6-v2"
@@ -244,6 +248,10 @@ SETTINGS: tuple[Setting, ...] = (
             "rotate events.jsonl when it grows past this many bytes"),
     Setting("events", "keep", "events_keep", 3, _int(0),
             "rotated events files kept (events.1.jsonl is the newest)"),
+    Setting("versions", "keep", "versions_keep", 50, _int(1),
+            "versions kept per overwritable memory file (NOW, CONTEXT, identity, memory files)"),
+    Setting("versions", "max_age_days", "versions_max_age_days", 90.0, _float(0.0),
+            "drop versions older than this many days (0: no age limit; the newest 3 stay)"),
     Setting("secrets", "policy", "secrets_policy", "warn", _choice("warn", "redact", "refuse"),
             "what a write that looks like a secret does: warn (store, warn, keep it out of "
             "context), redact ([REDACTED:<kind>]) or refuse"),
@@ -254,9 +262,9 @@ SETTINGS: tuple[Setting, ...] = (
             '"auto" starts watching once a store is still read a second after opening',
             env="MEMSTRATA_WATCH"),
     # -- seed 004 MemoryConfig keys memstrata had no setting for ------------------------
-    Setting("search", "provider", "search_provider", "fts5", _choice("fts5", "hybrid"),
-            'seed 004 searchProvider: the default search mode, "fts5" (lexical) or "hybrid" '
-            "(text + vectors; needs [search] embedder)"),
+    Setting("search", "provider", "search_provider", "auto", _choice("auto", "fts5", "hybrid"),
+            'seed 004 searchProvider, the default mode: "auto" (hybrid once the store has '
+            'vectors or names its embedder), "fts5" (lexical only) or "hybrid" (always)'),
     Setting("search", "sessions_by_default", "search_sessions_by_default", False, _bool,
             "seed 004: session transcripts are searched only when asked for (scope "
             '"sessions"); true searches them by default too'),
@@ -317,11 +325,10 @@ class Config:
     embedder: str | None = None
     model_path: str | None = None
     model_download: bool = True
-    fusion: str = "weighted"
-    # Hybrid weights: chosen on the LoCoMo dev split among 0.5/0.5, 0.4/0.6 and 0.7/0.3
-    # (r@10 0.766, 0.734, 0.794): a small sentence model helps as a minority voice.
+    fusion: str = "zsum"  # weights below: "weighted" only (LoCoMo dev r@10 0.794 at 0.7/0.3)
     text_weight: float = 0.7
     vector_weight: float = 0.3
+    recency_bound: float = 0.1
     llm_summarizer: str | None = None
     llm_extractor: str | None = None
     llm_classifier: str | None = None
@@ -339,11 +346,13 @@ class Config:
     events_record_queries: bool = False
     events_max_bytes: int = 8 * 1024 * 1024
     events_keep: int = 3
+    versions_keep: int = 50
+    versions_max_age_days: float = 90.0
     secrets_policy: str = "warn"
     secrets_share_in_ledger: bool = False
     index_watch: str = "auto"
     serve_tokens: tuple[tuple[str, str | None, str | None], ...] = ()
-    search_provider: str = "fts5"
+    search_provider: str = "auto"
     search_sessions_by_default: bool = False
     source_paths: tuple[str, ...] = ()
     memory_path: str | None = None

@@ -69,6 +69,7 @@ from memstrata.index.reconcile import (
 from memstrata.model import Principal, check_name
 from memstrata.scope import Gate, resolve_role
 from memstrata.search.terms import DocFrequencies
+from memstrata.semantic import Semantic
 
 if TYPE_CHECKING:
     from memstrata.embed.base import Embedder
@@ -168,8 +169,7 @@ class Store:
         self._watch_mode = self.config.index_watch if watch is None else ("on" if watch else "off")
         self._keeper: Freshness | None = None
         self.df_cache = DocFrequencies()
-        self._embedder: Embedder | None = None
-        self._vector_indexes: dict[str, VectorIndex] = {}
+        self.semantic = Semantic(self)
         # Where `warn`-policy secret notices go (adapters set it; None: Python warnings).
         self.notice_sink: Callable[[str], None] | None = None
         self._jobs: dict[str, threading.Thread] = {}
@@ -277,6 +277,7 @@ class Store:
         return self._keeper.start()
 
     def close(self) -> None:
+        self.semantic.stop()
         self.drain()
         if self._keeper is not None:
             self._keeper.close()
@@ -360,6 +361,7 @@ class Store:
         except INDEX_LAG:
             # The bytes are durable: the write stands. The next read catches the index up.
             self._stale = True
+        self.semantic.later()
         return app
 
     @contextlib.contextmanager
@@ -388,6 +390,7 @@ class Store:
             index_whole(self.db, self.origin, spec, force=True)
         except INDEX_LAG:
             self._stale = True
+        self.semantic.later()
 
     def fresh(self, spec: SourceSpec) -> None:
         """Catch the index up with an append source another process may have grown."""
@@ -545,28 +548,21 @@ class Store:
     def embedder(self) -> Embedder:
         """The embedder of `[search] embedder`; unset: all-MiniLM-L6-v2 in NumPy (see
         `memstrata.embed.select`). Raises MalformedInput ("none") or ProviderError."""
-        if self._embedder is None:
-            from memstrata.embed.select import configured_embedder
-
-            self._embedder = configured_embedder(self.config, notice=self.notice_sink)
-        return self._embedder
+        return self.semantic.embedder()
 
     def semantic_embedder(self) -> Embedder | None:
         """The embedder if semantic recall works here without a download (else None)."""
-        from memstrata.embed.select import available
-
-        return self.embedder() if self._embedder is not None or available(self.config) else None
+        return self.semantic.available()
 
     def use_embedder(self, embedder: Embedder) -> None:
-        self._embedder = embedder
+        self.semantic.use(embedder)
 
     def vectors(self, embedder: Embedder) -> VectorIndex:
-        from memstrata.index.vectors import VectorIndex
+        return self.semantic.index(embedder)
 
-        key = embedder.model_id
-        if key not in self._vector_indexes:
-            self._vector_indexes[key] = VectorIndex(self.db, embedder)
-        return self._vector_indexes[key]
+    def build_vectors_later(self) -> None:
+        """Build the vectors of what changed in the background (`memstrata.semantic`)."""
+        self.semantic.later()
 
     def agents(self) -> list[str]:
         return self.layout.agents()

@@ -203,7 +203,7 @@ def test_config_shows_effective_values_and_origins(home: Path) -> None:
     settings = {s["name"]: (s["value"], s["origin"]) for s in out["settings"]}
     assert settings["search.text_weight"] == (0.5, "config.toml")
     assert settings["search.embedder"] == ("fake", "env MEMSTRATA_EMBEDDER")
-    assert settings["search.fusion"] == ("weighted", "default")
+    assert settings["search.fusion"] == ("zsum", "default")
     assert out["file"] == "config.toml" and out["problems"] == []
     shown = run("--home", str(home), "config").stdout
     assert "search.text_weight" in shown and "config.toml" in shown

@@ -111,3 +111,42 @@ def test_cli_semantic_search_keeps_the_model_in_the_daemon(runtime: Path, home: 
         assert times[1] < times[0]  # the second call found the model loaded
     finally:
         _stop(daemon.socket_path("local"))
+
+
+def test_a_build_request_returns_at_once_and_the_daemon_builds_the_store(
+    runtime: Path, home: Path
+) -> None:
+    """What a CLI write does (`cli.common.build_via_daemon`): ask and exit; the daemon
+    (started by the request) builds the store's vectors after the write."""
+    import sqlite3
+
+    from memstrata.index.generations import live_database
+    from memstrata.store import Store
+
+    home.mkdir(parents=True)
+    (home / "config.toml").write_text('[search]\nembedder = "fake:16"\n')
+    with Store(home, agent="a") as store:
+        store.semantic.builds = "off"
+        for i in range(5):
+            store.agent().log.append("THOUGHT", f"note number {i}")
+    t = time.perf_counter()
+    daemon.request_build("fake:16", home)
+    assert time.perf_counter() - t < 5  # never waits for the model or the build
+    path = daemon.socket_path("fake:16")
+    try:
+        deadline = time.monotonic() + 120
+        count = 0
+        while time.monotonic() < deadline:
+            db = live_database(home / "index")
+            if db is not None:
+                with sqlite3.connect(db) as conn:
+                    count = conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
+            if count == 5:
+                break
+            time.sleep(0.1)  # polling for the daemon's result, bounded by the deadline
+        assert count == 5
+    finally:
+        deadline = time.monotonic() + 60
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        _stop(path)

@@ -484,7 +484,7 @@ def test_memory_config_keys_by_the_seeds_names_with_the_seeds_defaults(home: Pat
         defaults.search_provider,
         defaults.embedder,
         defaults.tool_result_retention,
-    ) == (50000, 30, 100_000, 10, True, 80_000, "fts5", None, 5)
+    ) == (50000, 30, 100_000, 10, True, 80_000, "auto", None, 5)  # auto: fts5 until vectors
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text(
         '[memory]\nmemoryPath = "<agent>/MEMORY.md"\nmaxMemorySize = 1000\n'

@@ -84,7 +84,21 @@ def open_store(args: argparse.Namespace, *, as_agent: bool = True, sync: bool = 
     store = Store(args.home, agent=agent, room=args.room, role=args.role, sync=sync)
     warn_config(store, named=args.agent is not None)
     store.notice_sink = _print_warning  # secrets policy `warn`: one stderr line each
+    build_via_daemon(store)
     return store
+
+
+DAEMON_BUILT = ("local", "minilm")  # embedders whose model is slow to load in every process
+
+
+def build_via_daemon(store: Store) -> None:
+    """Vectors of what a CLI write changed are built by the embedding daemon after the
+    command returns (the CLI process ends at once), for embedders that load a model."""
+    from memstrata.embed import DEFAULT_SPEC, daemon
+
+    spec = store.config.embedder or DEFAULT_SPEC
+    if spec.split(":", 1)[0] in DAEMON_BUILT and daemon.enabled():
+        store.semantic.builds = "daemon"
 
 
 def _print_warning(message: str) -> None:

@@ -17,7 +17,8 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--vectors",
         action="store_true",
-        help="also embed every memory with the configured [search] embedder",
+        help="also build the vectors of every memory with the configured [search] embedder "
+        "(only text not embedded before; a killed run resumes where it stopped)",
     )
     p.set_defaults(func=run_reindex)
 
@@ -30,7 +31,7 @@ def run_reindex(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     with Store(args.home, agent=args.agent, room=args.room, role=args.role, sync=False) as store:
         if args.vectors:  # fail before the rebuild, not after it (no embedder configured)
-            from memstrata.cli.common import embed_via_daemon, progress
+            from memstrata.cli.common import embed_via_daemon
 
             embed_via_daemon(store)  # the local model stays in the daemon
             store.embedder()
@@ -49,9 +50,18 @@ def run_reindex(args: argparse.Namespace) -> int:
         embedded = None
         if args.vectors:
             emb = store.embedder()
-            if not args.quiet:
-                progress(f"embedding {docs} memories with {emb.model_id}...")
-            embedded = store.vectors(emb).sync_all()
+            vbar: Progress | None = None
+
+            def vtick(done: int, total: int) -> None:
+                nonlocal vbar
+                if vbar is None:
+                    label = f"vectors ({emb.model_id})"
+                    vbar = Progress(label, total, unit="memories", enabled=not args.quiet)
+                vbar(done)
+
+            # resumable: a killed run left its finished steps stored, and the vectors of
+            # unchanged text are carried into the new index, so only the rest is embedded
+            embedded = store.vectors(emb).sync_all(progress=vtick)
     seconds = round(time.perf_counter() - started, 3)
     data = {
         "home": home,

@@ -15,11 +15,17 @@ long-running process that keeps the model, over a Unix socket:
   `$XDG_RUNTIME_DIR` or the temp dir; a stale socket (daemon gone) is replaced.
 * The daemon exits after `MEMSTRATA_EMBED_IDLE` seconds without a request
   (default 1200), and on SIGTERM.
-* Only the CLI uses it, and only for the `local` embedder (`[search] embedder`);
-  a library user or the MCP server is a long-running process already and loads
-  the model in-process. `MEMSTRATA_EMBED_DAEMON=0` turns it off.
+* Only the CLI uses it, for the `local` embedder (`[search] embedder`) to embed
+  queries, and for any embedder to build a store's vectors after a write; a library
+  user or the MCP server is a long-running process already and does both in-process.
+  `MEMSTRATA_EMBED_DAEMON=0` turns it off.
+* Building: `{"build": "<store folder>"}` queues a build of that store's vectors
+  (`VectorIndex.build`) and is answered at once; one builder thread works through the
+  queue (a store asked for again while queued is built once). The CLI sends it after
+  a write and never waits (`request_build`, which starts the daemon if none runs and
+  does not wait for that either). The daemon does not idle out while it builds.
 
-Run by hand: `python -m memstrata.embed.daemon SPEC SOCKET`.
+Run by hand: `python -m memstrata.embed.daemon SPEC SOCKET [STORE]`.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,6 +48,7 @@ from memstrata.errors import ProviderError
 
 IDLE_SECONDS = 1200.0
 START_TIMEOUT = 300.0  # the first start loads torch and the model
+ASK_BUILD_TIMEOUT = 5.0  # a build request is answered at once (after a running embed)
 MAX_LINE = 64 * 1024 * 1024
 
 
@@ -109,6 +117,14 @@ class DaemonEmbedder:
             with contextlib.suppress(FileNotFoundError, ConnectionRefusedError, OSError):
                 _ask(self.path, {"texts": []}, 5.0)
                 return  # someone else started it meanwhile
+            if _starting(self.path):  # started by `request_build`: wait for it to listen
+                deadline = time.monotonic() + START_TIMEOUT
+                while _starting(self.path) and not self.path.exists():
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.05)
+                if self.path.exists():
+                    return
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()  # a stale socket of a daemon that is gone
             log = open(self.path.with_suffix(".log"), "ab")  # noqa: SIM115 - handed to the child
@@ -151,8 +167,109 @@ class DaemonEmbedder:
         return vectors
 
 
-def serve(spec: str, path: Path, idle: float | None = None) -> None:
-    """Bind `path`, load the embedder, answer requests until idle for `idle` seconds."""
+def request_build(spec: str, home: Path) -> None:
+    """Ask the daemon of `spec` to build the vectors of the store at `home`; never waits
+    for the build, nor for a daemon it has to start (the new daemon builds `home` first)."""
+    import fcntl
+
+    path = socket_path(spec)
+    with contextlib.suppress(FileNotFoundError, ConnectionRefusedError, OSError, ProviderError):
+        _ask(path, {"build": str(home)}, ASK_BUILD_TIMEOUT)
+        return
+    with open(path.with_suffix(".lock"), "w") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return  # a daemon is being started: the next write or search asks again
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()  # a stale socket of a daemon that is gone
+        _spawn(spec, path, home)
+
+
+def _starting(path: Path) -> bool:
+    """Is a daemon for `path` loading its model (its `<socket>.<pid>.tmp`, pid alive)?"""
+    for tmp in path.parent.glob(f"{path.stem}.*.tmp"):
+        pid = tmp.suffixes[-2].lstrip(".") if len(tmp.suffixes) >= 2 else ""
+        if pid.isdigit():
+            try:
+                os.kill(int(pid), 0)
+            except OSError:
+                continue
+            return True
+    return False
+
+
+def _spawn(spec: str, path: Path, home: Path | None = None) -> None:
+    log = open(path.with_suffix(".log"), "ab")  # noqa: SIM115 - handed to the child
+    subprocess.Popen(
+        [sys.executable, "-m", "memstrata.embed.daemon", spec, str(path)]
+        + ([str(home)] if home is not None else []),
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+        start_new_session=True,
+        close_fds=True,
+    )
+    log.close()
+
+
+class _Builder:
+    """Builds the vectors of the stores asked for, one at a time, in a thread."""
+
+    def __init__(self, embedder: Any, lock: threading.Lock) -> None:
+        self.embedder, self.lock = embedder, lock
+        self.queue: list[str] = []
+        self.cond = threading.Condition()
+        self.busy = False
+        threading.Thread(target=self._run, name="memstrata vectors", daemon=True).start()
+
+    def ask(self, home: str) -> None:
+        with self.cond:
+            if home not in self.queue:
+                self.queue.append(home)
+            self.cond.notify()
+
+    def working(self) -> bool:
+        with self.cond:
+            return self.busy or bool(self.queue)
+
+    def _run(self) -> None:
+        while True:
+            with self.cond:
+                while not self.queue:
+                    self.busy = False
+                    self.cond.wait()
+                home, self.busy = self.queue.pop(0), True
+            try:
+                self._build(Path(home))
+            except Exception as exc:  # one store's failure must not end the daemon
+                sys.stderr.write(f"memstrata: building the vectors of {home} failed: {exc}\n")
+
+    def _build(self, home: Path) -> None:
+        from memstrata.index.vectors import VectorIndex
+        from memstrata.store import Store
+
+        with Store(home) as store:
+            store.semantic.builds = "off"
+            VectorIndex(store.db, _Locked(self.embedder, self.lock), batch_size=16).build()
+
+
+class _Locked:
+    """The daemon's embedder, one caller at a time (queries wait at most one batch)."""
+
+    def __init__(self, embedder: Any, lock: threading.Lock) -> None:
+        self.inner, self.lock = embedder, lock
+        self.model_id, self.dim = embedder.model_id, embedder.dim
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        with self.lock:
+            out: list[list[float]] = self.inner.embed(texts)
+            return out
+
+
+def serve(spec: str, path: Path, idle: float | None = None, home: Path | None = None) -> None:
+    """Bind `path`, load the embedder, answer requests until idle for `idle` seconds
+    (and no build is running); build `home`'s vectors first if given."""
     import signal
 
     from memstrata.embed import make_embedder
@@ -165,6 +282,10 @@ def serve(spec: str, path: Path, idle: float | None = None) -> None:
     server.listen(16)
     embedder = make_embedder(spec)  # loads the model: clients wait in the backlog meanwhile
     embedder.embed(["warm up"])
+    lock = threading.Lock()
+    builder = _Builder(embedder, lock)
+    if home is not None:
+        builder.ask(str(home))
     os.replace(tmp, path)  # visible only once it can answer
     mine = os.stat(path).st_ino
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -174,16 +295,22 @@ def serve(spec: str, path: Path, idle: float | None = None) -> None:
             try:
                 conn, _ = server.accept()
             except TimeoutError:
+                if builder.working():
+                    continue
                 return
             with conn, conn.makefile("rwb") as f:
                 try:
                     req = json.loads(f.readline(MAX_LINE) or b"{}")
                     texts = req.get("texts") or []
+                    if isinstance(req.get("build"), str):
+                        builder.ask(req["build"])
+                    with lock:
+                        vectors = embedder.embed(texts) if texts else []
                     reply: dict[str, Any] = {
                         "model_id": embedder.model_id,
                         "dim": embedder.dim,
                         "pid": os.getpid(),
-                        "vectors": embedder.embed(texts) if texts else [],
+                        "vectors": vectors,
                     }
                 except Exception as exc:  # one bad request must not end the daemon
                     reply = {"error": f"{type(exc).__name__}: {exc}"}
@@ -197,4 +324,4 @@ def serve(spec: str, path: Path, idle: float | None = None) -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover - started by DaemonEmbedder
-    serve(sys.argv[1], Path(sys.argv[2]))
+    serve(sys.argv[1], Path(sys.argv[2]), home=Path(sys.argv[3]) if len(sys.argv) > 3 else None)

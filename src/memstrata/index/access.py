@@ -193,6 +193,9 @@ def _carry_vectors(build: Database, old: Path) -> None:
         build.conn.execute("ATTACH DATABASE ? AS old", (f"file:{old}?mode=ro",))
         try:
             with build.write() as conn:
-                conn.execute("INSERT OR IGNORE INTO vectors SELECT * FROM old.vectors")
+                conn.execute(
+                    "INSERT OR IGNORE INTO vectors(uid, model, unit, dim, content_hash, vector) "
+                    "SELECT uid, model, unit, dim, content_hash, vector FROM old.vectors"
+                )
         finally:
             build.conn.execute("DETACH DATABASE old")

@@ -203,6 +203,45 @@ MIGRATIONS.append(
     )
 )
 
+# Vectors per unit (issue 22): a record is embedded whole or as chunks (`index.units`),
+# one row per (uid, model, unit). Row ids only grow (AUTOINCREMENT), so a search reads
+# just the rows added since it last looked; `vectors_hash` finds a stored vector by the
+# hash of its text, so text already embedded under another uid is never embedded again.
+# Existing vectors become unit 0 of their record (the same text: not embedded again).
+MIGRATIONS.append(
+    (
+        "015_vector_units",
+        """
+        CREATE TABLE vectors_units (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            uid TEXT NOT NULL,
+            model TEXT NOT NULL,
+            unit INTEGER NOT NULL DEFAULT 0,
+            dim INTEGER NOT NULL,
+            content_hash TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            UNIQUE (uid, model, unit)
+        );
+        INSERT INTO vectors_units(uid, model, unit, dim, content_hash, vector)
+            SELECT uid, model, 0, dim, content_hash, vector FROM vectors;
+        DROP TABLE vectors;
+        ALTER TABLE vectors_units RENAME TO vectors;
+        CREATE INDEX vectors_hash ON vectors(model, content_hash);
+        """,
+    )
+)
+
+# Neighbour context now joins short messages only (`docs.SHORT_MESSAGE_CHARS`): forgetting
+# the transcripts' and channels' offsets makes the next sync re-parse them with it.
+MIGRATIONS.append(
+    (
+        "016_short_neighbour_context",
+        """
+        DELETE FROM sources WHERE path LIKE '%/sessions/%.jsonl' OR path LIKE '%/channel.jsonl';
+        """,
+    )
+)
+
 # An archived LOG entry's uid names its archive by the store-relative path
 # (`archive:agents/<a>/archive/LOG-....md:<id>`), no longer by the path on this host's disk:
 # forgetting the LOG archives makes the next sync re-parse them under the new uids (the

@@ -30,12 +30,13 @@ def secure_deletes(db: Database) -> None:
 def drop_vectors(db: Database, uids: Iterable[str]) -> int:
     """Delete the vectors of `uids` and of every doc that no longer exists."""
     with db.write() as conn:
+        models = [r[0] for r in conn.execute("SELECT DISTINCT model FROM vectors")]
         n = sum(conn.execute("DELETE FROM vectors WHERE uid = ?", (u,)).rowcount for u in uids)
         n += conn.execute("DELETE FROM vectors WHERE uid NOT IN (SELECT uid FROM docs)").rowcount
         if n:
-            conn.execute(
-                "UPDATE meta SET value = ? WHERE key LIKE 'vectors:%:generation'",
-                (uuid.uuid4().hex,),
+            conn.executemany(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                [(f"vectors:{m}:generation", uuid.uuid4().hex) for m in models],
             )
     return n
 

@@ -1,40 +1,49 @@
-"""Stored embeddings and exact cosine search over them.
+"""Stored embeddings of every memory's units, built in the background, searched exactly.
 
-Table `vectors` keeps one row per (uid, model id): the dimension, the sha256 of
-the embedded text and the float32 vector. Like simonw/llm, text whose hash did
-not change is never embedded again, and vectors of different models never mix.
+Table `vectors` keeps one row per (uid, model id, unit): the dimension, the
+sha256 of the unit's text and its float32 vector (`index.units` says what a unit
+is: the record whole, or one of its chunks). Like simonw/llm, a text whose hash is
+already stored is never embedded again, whatever record it belongs to (a LOG entry
+moved to an archive keeps its vector), and vectors of different models never mix.
 
-Search is exact, not approximate: at agent-memory sizes (1e4..1e6) one float32
-matrix product is a few milliseconds and gives perfect recall, with no ANN
-index to build, tune or corrupt. The matrix lives in memory, rows normalised
-once at load so that cosine is a dot product:
+Building (`build`) follows table `doc_changes` (a sequence number per uid, bumped by
+triggers when a doc is added, its text changes, it is (un)superseded or deleted):
+it takes the changes past its watermark a step at a time, embeds the unit texts
+whose hash is new, and commits the step's vectors together with the advanced
+watermark. A process killed mid-build loses at most the step it was embedding; the
+next build resumes after the last committed step, and the unique key (uid, model,
+unit) means a unit is never stored twice. One builder per index runs at a time (a
+lock file beside it); another process that asks meanwhile returns at once.
 
-    cos(q, d) = (q / ||q||) . (d / ||d||)        top-k by argpartition, O(n)
+A changed record's old vectors are never used: a search leaves out every record
+changed past the watermark (the "dirty" ones) until the build has caught up with
+it, and then uses its new vectors. Such a record is still found by its words.
 
-To notice other processes' writes without a table scan, each write stores a
-fresh random token in `meta['vectors:<model>:generation']`; a search compares
-(token, max(rowid)), two index lookups, with the cached pair and reloads on a
-difference. This object's own writes patch the matrix in place (amortised O(1)
-append, swap-remove) instead. Embedding runs outside any transaction.
-
-Which docs to look at comes from table `doc_changes` (a sequence number per uid,
-bumped by triggers when a doc's text changes, it is added, (un)superseded or
-deleted): `catch_up` reads the changes past its watermark, embeds the texts
-whose hash differs from the stored one and drops the vectors of deleted docs.
+Search is exact, not approximate: at agent-memory sizes one float32 matrix
+product over every unit is a few milliseconds and misses nothing, with no ANN
+index to build, tune or corrupt (`index.vector_matrix` scores units and windows).
+The matrix lives in memory; each search compares (generation token, newest row
+id, newest doc change, watermark) with what it loaded, four index lookups, and
+reads only the rows added since (row ids only grow: AUTOINCREMENT). A deletion
+changes the generation token, and the next search reloads everything.
 """
 
 from __future__ import annotations
 
 import array
+import contextlib
 import hashlib
-import itertools
 import sys
 import threading
 import uuid
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput, MemstrataError, ProviderError
+from memstrata.index.units import unit_texts
+from memstrata.index.vector_matrix import Dense, Matrix, Record
 
 if TYPE_CHECKING:
     import sqlite3
@@ -42,22 +51,31 @@ if TYPE_CHECKING:
     from memstrata.embed.base import Embedder
     from memstrata.index.db import Database
 
-BATCH = 64
-LOOKUP_CHUNK = 512
-State = tuple[str | None, int | None]
+BATCH = 64  # texts per embed call
+QUERY_CACHE = 64  # query vectors remembered
+STEP = 256  # doc changes per committed step of a build
+LOOKUP_CHUNK = 500  # bound on SQL parameters per statement
+Progress = Callable[[int, int], None]
 _SET_META = "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)"
+_GET_META = "SELECT value FROM meta WHERE key = ?"
 _UPSERT = (
-    "INSERT OR REPLACE INTO vectors(uid, model, dim, content_hash, vector) VALUES (?, ?, ?, ?, ?)"
+    "INSERT OR REPLACE INTO vectors(uid, model, unit, dim, content_hash, vector) "
+    "VALUES (?, ?, ?, ?, ?, ?)"
 )
-_LIVE_DOCS = "SELECT uid, title || char(10) || body FROM docs WHERE superseded = 0"
 _TOP_CHANGE = "SELECT coalesce(max(seq), 0) FROM doc_changes"
 _CHANGES = (
-    "SELECT c.seq, c.uid, d.title || char(10) || d.body, d.superseded FROM doc_changes c "
-    "LEFT JOIN docs d ON d.uid = c.uid WHERE c.seq > ? AND c.seq <= ? ORDER BY c.seq"
+    "SELECT c.seq, c.uid, d.title, d.body, d.superseded FROM doc_changes c "
+    "LEFT JOIN docs d ON d.uid = c.uid WHERE c.seq > ? ORDER BY c.seq LIMIT ?"
 )
-_STATE = "SELECT (SELECT value FROM meta WHERE key = ?), (SELECT max(rowid) FROM vectors)"
-_ROWS = "SELECT uid, vector FROM vectors WHERE model = ? AND dim = ?"
-_ORPHANS = "SELECT uid FROM vectors v WHERE model = ? AND NOT EXISTS (SELECT 1 FROM docs d WHERE d.uid = v.uid)"
+_PENDING = "SELECT count(*) FROM doc_changes WHERE seq > ?"
+_ROWS = (
+    "SELECT v.id, v.uid, v.unit, v.vector, coalesce(d.layer, ''), d.thread, d.pos FROM vectors v "
+    "LEFT JOIN docs d ON d.uid = v.uid WHERE v.model = ? AND v.dim = ?"
+)
+_ORPHANS = (
+    "SELECT DISTINCT uid FROM vectors v WHERE model = ? "
+    "AND NOT EXISTS (SELECT 1 FROM docs d WHERE d.uid = v.uid)"
+)
 
 
 def content_hash(text: str) -> str:
@@ -80,67 +98,12 @@ def _pack(vec: Sequence[float]) -> bytes:
     return a.tobytes()
 
 
-def _chunks(items: Iterable[tuple[str, str]], size: int) -> Iterator[list[tuple[str, str]]]:
-    it = iter(items)
-    while chunk := list(itertools.islice(it, size)):
-        yield chunk
+def _chunked(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
 
 
-class _Matrix:
-    """Row-normalised float32 matrix with uid <-> row maps and spare capacity."""
-
-    def __init__(self, np: Any, dim: int, state: State) -> None:
-        self.np, self.dim, self.state = np, dim, state
-        self.buf = np.zeros((0, dim), dtype=np.float32)
-        self.uids: list[str] = []
-        self.pos: dict[str, int] = {}
-
-    def _unit(self, blobs: list[bytes]) -> Any:
-        np = self.np
-        m = np.frombuffer(bytearray().join(blobs), dtype="<f4").reshape(-1, self.dim)
-        if m.dtype != np.float32:  # big-endian host
-            m = m.astype(np.float32)
-        sq = np.einsum("ij,ij->i", m, m)
-        bad = ~np.isfinite(sq)  # a broken row can never match
-        m[bad], sq[bad] = 0.0, 1.0
-        sq[sq == 0] = 1.0
-        m *= (1.0 / np.sqrt(sq))[:, None]
-        return m
-
-    def upsert(self, items: Iterable[tuple[str, bytes]]) -> None:
-        latest = {u: b for u, b in items if len(b) == 4 * self.dim}
-        if not latest:
-            return
-        uids, blobs = list(latest), list(latest.values())
-        unit = self._unit(blobs)
-        if not self.uids:  # a load: take the matrix as it is
-            self.buf, self.uids = unit, uids
-            self.pos = {u: i for i, u in enumerate(uids)}
-            return
-        fresh = [i for i, u in enumerate(uids) if u not in self.pos]
-        for i, u in enumerate(uids):
-            if u in self.pos:
-                self.buf[self.pos[u]] = unit[i]
-        n, need = len(self.uids), len(self.uids) + len(fresh)
-        if need > len(self.buf):
-            grown = self.np.empty((max(need, 2 * len(self.buf), 1024), self.dim), self.np.float32)
-            grown[:n] = self.buf[:n]
-            self.buf = grown
-        self.buf[n:need] = unit[fresh]
-        for j, i in enumerate(fresh):
-            self.pos[uids[i]] = n + j
-            self.uids.append(uids[i])
-
-    def remove(self, uids: Iterable[str]) -> None:
-        for uid in uids:
-            i = self.pos.pop(uid, None)
-            if i is None:
-                continue
-            last = self.uids.pop()
-            if last != uid:  # swap the last row into the hole
-                self.buf[i] = self.buf[len(self.uids)]
-                self.uids[i] = last
-                self.pos[last] = i
+Unit = tuple[str, int, str, str]  # uid, unit number, text, hash
 
 
 class VectorIndex:
@@ -149,7 +112,7 @@ class VectorIndex:
     Args:
         db: The index database (table `vectors`).
         embedder: Provides `model_id`, `dim` and `embed`.
-        batch_size: Texts per `embed` call during `sync`.
+        batch_size: Texts per `embed` call.
 
     Example:
         >>> vi = VectorIndex(db, FakeEmbedder(64)); vi.sync([("a", "red apple")])  # doctest: +SKIP
@@ -164,166 +127,351 @@ class VectorIndex:
         self.batch_size = max(1, batch_size)
         self._token_key = f"vectors:{self.model}:generation"
         self._seq_key = f"vectors:{self.model}:synced_change"
-        self._lock = threading.Lock()  # guards _cache; never held while waiting on the db
-        self._cache: _Matrix | None = None
+        self._lock = threading.Lock()  # guards the cache; taken inside the db lock, never around it
+        self._cache: _Cache | None = None
+        self.embedded = 0  # texts this object embedded (what a build cost)
+        self._queries: OrderedDict[str, list[float]] = OrderedDict()
 
-    def _changed(self, chunk: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
-        latest: dict[str, str] = {}
-        for uid, text in chunk:
-            if not isinstance(uid, str) or not isinstance(text, str):
-                raise MalformedInput(f"vector docs must be (uid, text) strings, got {uid!r}")
-            latest[uid] = text
-        sql = "SELECT uid, content_hash FROM vectors WHERE model = ? AND dim = ? AND uid IN "
-        with self.db.read() as conn:
-            args = [self.model, self.embedder.dim, *latest]
-            known = dict(conn.execute(sql + f"({','.join('?' * len(latest))})", args))
-        hashed = ((u, t, content_hash(t)) for u, t in latest.items())
-        return [(u, t, h) for u, t, h in hashed if known.get(u) != h]
-
-    def sync(self, docs: Iterable[tuple[str, str]]) -> int:
-        """Embed and store the `(uid, text)` docs whose text changed; return how many.
+    # -- building -----------------------------------------------------------
+    def sync(self, docs: Iterable[tuple[str, str | Sequence[str]]]) -> int:
+        """Embed and store the `(uid, text)` docs whose unit texts changed; return how
+        many texts were embedded. A text is cut into units (`index.units`); a sequence
+        of strings is taken as the units themselves.
 
         Raises:
-            ProviderError: the embedder failed or misbehaved (earlier batches stay stored).
+            ProviderError: the embedder failed or misbehaved (earlier steps stay stored).
         """
+        latest: dict[str, list[str]] = {}
+        for uid, text in docs:
+            if not isinstance(uid, str) or not isinstance(text, str | list | tuple):
+                raise MalformedInput(f"vector docs must be (uid, text) strings, got {uid!r}")
+            units = unit_texts("", text) if isinstance(text, str) else list(text)
+            if not all(isinstance(u, str) for u in units):
+                raise MalformedInput(f"vector units of {uid!r} must be strings")
+            latest[uid] = units
         done = 0
-        dim = self.embedder.dim
-        for chunk in _chunks(docs, LOOKUP_CHUNK):
-            todo = self._changed(chunk)
-            for i in range(0, len(todo), self.batch_size):
-                part = todo[i : i + self.batch_size]
-                vecs = self.embedder.embed([t for _, t, _ in part])
-                if len(vecs) != len(part) or any(len(v) != dim for v in vecs):
-                    msg = f"{len(vecs)} vectors for {len(part)} texts, or not of dim {dim}"
-                    raise ProviderError(f"{self.model}: {msg}")
-                rows = [(u, h, _pack(v)) for (u, _, h), v in zip(part, vecs, strict=True)]
-                self._write(rows, [])
-                done += len(part)
+        items = list(latest.items())
+        for part in _chunked(items, STEP):
+            done += self._step(dict(part), [], None)
         return done
 
     def remove(self, uids: Iterable[str]) -> int:
         """Delete this model's vectors for `uids`; return how many rows went."""
-        return self._write([], list(uids))
+        return self._write([], list(uids), [], None)
 
-    def sync_all(self) -> int:
-        """Embed every live doc of table `docs` and drop vectors of docs that are gone.
-
-        Also advances the change watermark of `catch_up` past every change seen.
-        """
+    def pending(self) -> int:
+        """Doc changes the vectors have not caught up with yet."""
         with self.db.read() as conn:
-            top = int(conn.execute(_TOP_CHANGE).fetchone()[0])
-            docs = conn.execute(_LIVE_DOCS).fetchall()
-            gone = [r[0] for r in conn.execute(_ORPHANS, (self.model,))]
-        n = self.sync(docs)
-        self.remove(gone)
-        self._set_watermark(top)
-        return n
+            return int(conn.execute(_PENDING, (self._watermark(conn),)).fetchone()[0])
 
-    def catch_up(self) -> int:
-        """Embed the docs whose text changed since the last catch-up; drop deleted ones.
-
-        Returns how many texts were embedded (unchanged text never is).
-        """
-        with self.db.read() as conn:
-            row = conn.execute("SELECT value FROM meta WHERE key = ?", (self._seq_key,)).fetchone()
-            since = int(row[0]) if row else 0
-            top = int(conn.execute(_TOP_CHANGE).fetchone()[0])
-            if top <= since:
-                return 0
-            changes = conn.execute(_CHANGES, (since, top)).fetchall()
-        live = [(uid, text) for _, uid, text, hidden in changes if text is not None and not hidden]
-        gone = [uid for _, uid, text, _ in changes if text is None]
-        n = self.sync(live)
-        self.remove(gone)
-        self._set_watermark(top)
-        return n
-
-    def _set_watermark(self, top: int) -> None:
-        with self.db.write() as conn:
-            row = conn.execute("SELECT value FROM meta WHERE key = ?", (self._seq_key,)).fetchone()
-            if row is None or int(row[0]) < top:  # another process may have gone further
-                conn.execute(_SET_META, (self._seq_key, str(top)))
-
-    def _write(self, rows: list[tuple[str, str, bytes]], gone: list[str]) -> int:
-        if not rows and not gone:
-            return 0
-        with self.db.write() as conn:
-            before = self._state(conn)
-            rows_sql = [(u, self.model, self.embedder.dim, h, b) for u, h, b in rows]
-            conn.executemany(_UPSERT, rows_sql)
-            sql = "DELETE FROM vectors WHERE uid = ? AND model = ?"
-            removed = conn.executemany(sql, [(u, self.model) for u in gone]).rowcount if gone else 0
-            if rows or removed:
-                conn.execute(_SET_META, (self._token_key, uuid.uuid4().hex))
-            after = self._state(conn)
-        with self._lock:
-            cache = self._cache
-            if cache is not None and cache.state == before:
-                cache.upsert((u, b) for u, _, b in rows)
-                cache.remove(gone)
-                cache.state = after
-            elif before != after:
-                self._cache = None
-        return removed
-
-    def _state(self, conn: sqlite3.Connection) -> State:
-        token, top = conn.execute(_STATE, (self._token_key,)).fetchone()
-        return token, top
-
-    def _load(self, np: Any) -> _Matrix:
-        dim = self.embedder.dim
-        with self.db.read() as conn:
-            state = self._state(conn)  # read first: a racing write can only make us reload again
-            rows = conn.execute(_ROWS, (self.model, dim)).fetchall()
-        matrix = _Matrix(np, dim, state)
-        matrix.upsert(rows)
-        return matrix
-
-    def search(
-        self, query_vector: Sequence[float], k: int, candidates: Collection[str] | None = None
-    ) -> list[tuple[str, float]]:
-        """The `k` stored docs most similar to `query_vector`, best first.
+    def build(
+        self,
+        *,
+        stop: Callable[[], bool] | None = None,
+        progress: Progress | None = None,
+        wait: bool = False,
+    ) -> int:
+        """Catch the vectors up with every doc change past the watermark, a committed
+        step at a time; return how many texts were embedded.
 
         Args:
-            query_vector: A vector of this model's dimension (normalised here).
-            k: How many results at most.
-            candidates: Restrict the search to these uids (others are ignored).
+            stop: Asked between steps; True ends the build early (resumable).
+            progress: Called with (changes done, changes pending at the start).
+            wait: Wait for another process's build to finish instead of returning 0.
+        """
+        with self._builder_lock(wait) as mine:
+            if not mine:
+                return 0
+            done_texts = 0
+            done = 0
+            total: int | None = None
+            while stop is None or not stop():
+                with self.db.read() as conn:
+                    since = self._watermark(conn)
+                    if total is None:
+                        total = int(conn.execute(_PENDING, (since,)).fetchone()[0])
+                        if progress is not None:
+                            progress(0, total)
+                    changes = conn.execute(_CHANGES, (since, STEP)).fetchall()
+                if not changes:
+                    break
+                live: dict[str, list[str]] = {}
+                gone: list[str] = []
+                for _seq, uid, title, body, superseded in changes:
+                    if title is None:
+                        gone.append(uid)
+                        live.pop(uid, None)
+                    elif not superseded:
+                        live[uid] = unit_texts(title, body)
+                    else:
+                        live.pop(uid, None)
+                done_texts += self._step(live, gone, int(changes[-1][0]))
+                done += len(changes)
+                if progress is not None:
+                    progress(min(done, max(total, done)), max(total, done))
+            return done_texts
 
-        Returns:
-            `(uid, cosine)` pairs sorted by cosine descending, then uid. Raises
-            MalformedInput if the query vector has the wrong dimension.
+    def catch_up(self) -> int:
+        """`build()` until nothing is pending; returns how many texts were embedded."""
+        return self.build()
+
+    def sync_all(self, progress: Progress | None = None) -> int:
+        """Drop the vectors of docs that are gone, then build from the first change.
+
+        Every live doc has a change row (docs are inserted through the triggers), so
+        this looks at every doc and embeds only the unit texts whose hash is new.
+        """
+        with self.db.read() as conn:
+            gone = [r[0] for r in conn.execute(_ORPHANS, (self.model,))]
+        self.remove(gone)
+        with self._builder_lock(True), self.db.write() as conn:
+            conn.execute(_SET_META, (self._seq_key, "0"))
+        return self.build(progress=progress, wait=True)
+
+    @contextlib.contextmanager
+    def _builder_lock(self, wait: bool) -> Iterator[bool]:
+        """One builder per index file: an flock on `<index>.vectors.lock` (True if ours)."""
+        import fcntl
+
+        path = Path(f"{self.db.path}.vectors.lock")
+        try:
+            f = open(path, "a+b")  # noqa: SIM115 - closed below
+        except OSError:
+            yield True  # a read-only folder: nothing to coordinate with
+            return
+        try:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                yield False
+                return
+            yield True
+        finally:
+            f.close()
+
+    def _step(self, live: dict[str, list[str]], gone: list[str], mark: int | None) -> int:
+        """Store `live` docs' units (embedding only new hashes), drop `gone` docs'
+        vectors and set the watermark to `mark`, in one transaction after embedding."""
+        dim = self.embedder.dim
+        want: list[Unit] = [
+            (uid, i, text, content_hash(text))
+            for uid, units in live.items()
+            for i, text in enumerate(units)
+        ]
+        have = self._stored(list(live))
+        todo = [u for u in want if have.get((u[0], u[1])) != u[3]]
+        reuse = self._by_hash(list({u[3] for u in todo}))
+        new_texts = list({u[3]: u[2] for u in todo if u[3] not in reuse}.items())
+        for part in _chunked(new_texts, self.batch_size):
+            vecs = self.embedder.embed([t for _, t in part])
+            if len(vecs) != len(part) or any(len(v) != dim for v in vecs):
+                msg = f"{len(vecs)} vectors for {len(part)} texts, or not of dim {dim}"
+                raise ProviderError(f"{self.model}: {msg}")
+            for (h, _), v in zip(part, vecs, strict=True):
+                reuse[h] = _pack(v)
+        self.embedded += len(new_texts)
+        rows = [(uid, i, h, reuse[h]) for uid, i, _t, h in todo]
+        extra = [(uid, len(units)) for uid, units in live.items()]
+        self._write(rows, gone, extra, mark)
+        return len(new_texts)
+
+    def _stored(self, uids: list[str]) -> dict[tuple[str, int], str]:
+        out: dict[tuple[str, int], str] = {}
+        sql = "SELECT uid, unit, content_hash FROM vectors WHERE model = ? AND dim = ? AND uid IN "
+        with self.db.read() as conn:
+            for part in _chunked(uids, LOOKUP_CHUNK):
+                args = [self.model, self.embedder.dim, *part]
+                for uid, unit, h in conn.execute(sql + f"({','.join('?' * len(part))})", args):
+                    out[(uid, int(unit))] = h
+        return out
+
+    def _by_hash(self, hashes: list[str]) -> dict[str, bytes]:
+        out: dict[str, bytes] = {}
+        sql = "SELECT content_hash, vector FROM vectors WHERE model = ? AND dim = ? AND content_hash IN "
+        with self.db.read() as conn:
+            for part in _chunked(hashes, LOOKUP_CHUNK):
+                args = [self.model, self.embedder.dim, *part]
+                out.update(conn.execute(sql + f"({','.join('?' * len(part))})", args))
+        return out
+
+    def _write(
+        self,
+        rows: list[tuple[str, int, str, bytes]],
+        gone: list[str],
+        extra: list[tuple[str, int]],
+        mark: int | None,
+    ) -> int:
+        """Upsert `rows`, delete `gone` uids and units past each `extra` (uid, count),
+        advance the watermark to `mark`; a deletion changes the generation token."""
+        dim = self.embedder.dim
+        with self.db.write() as conn:
+            conn.executemany(_UPSERT, [(u, self.model, i, dim, h, b) for u, i, h, b in rows])
+            removed = 0
+            for uid in gone:
+                removed += conn.execute(
+                    "DELETE FROM vectors WHERE uid = ? AND model = ?", (uid, self.model)
+                ).rowcount
+            for uid, count in extra:
+                removed += conn.execute(
+                    "DELETE FROM vectors WHERE uid = ? AND model = ? AND unit >= ?",
+                    (uid, self.model, count),
+                ).rowcount
+            if removed:
+                conn.execute(_SET_META, (self._token_key, uuid.uuid4().hex))
+            if mark is not None and mark > self._watermark(conn):
+                conn.execute(_SET_META, (self._seq_key, str(mark)))  # never backwards
+        return removed
+
+    def _watermark(self, conn: sqlite3.Connection) -> int:
+        row = conn.execute(_GET_META, (self._seq_key,)).fetchone()
+        return int(row[0]) if row else 0
+
+    # -- searching ----------------------------------------------------------
+    def _state(self, conn: sqlite3.Connection) -> tuple[Any, ...]:
+        return tuple(
+            conn.execute(
+                "SELECT (SELECT value FROM meta WHERE key = ?), "
+                "(SELECT coalesce(max(id), 0) FROM vectors), "
+                f"({_TOP_CHANGE}), (SELECT value FROM meta WHERE key = ?)",
+                (self._token_key, self._seq_key),
+            ).fetchone()
+        )
+
+    def matrix(self) -> Matrix:
+        """The records' vectors as of now (dirty records left out), loaded or refreshed."""
+        np = _numpy()
+        with self.db.read() as conn:
+            state = self._state(conn)
+            with self._lock:
+                cache = self._cache
+                if cache is not None and cache.state == state:
+                    return cache.matrix
+                if cache is None or cache.state[0] != state[0]:
+                    cache = _Cache(self.model, self.embedder.dim)
+                cache.refresh(np, conn, state)
+                self._cache = cache
+                return cache.matrix
+
+    def query_vector(self, query_vector: Sequence[float]) -> Any:
+        """`query_vector` as a unit float32 array, or None if it is zero or not finite.
+
+        Raises MalformedInput if it has the wrong dimension.
         """
         np = _numpy()
         q = np.asarray(query_vector, dtype=np.float32).ravel()
         if q.shape != (self.embedder.dim,):
             raise MalformedInput(f"query has dim {q.size}, {self.model} has {self.embedder.dim}")
         norm = float(np.linalg.norm(q))
-        if k <= 0 or not np.isfinite(norm) or norm == 0.0:
+        if not np.isfinite(norm) or norm == 0.0:
+            return None
+        return q / norm
+
+    def embed_query(self, text: str) -> list[float]:
+        """The query's vector (the last QUERY_CACHE queries are remembered)."""
+        with self._lock:
+            hit = self._queries.get(text)
+            if hit is not None:
+                self._queries.move_to_end(text)
+                return hit
+        vec = self.embedder.embed([text])[0]
+        with self._lock:
+            self._queries[text] = vec
+            while len(self._queries) > QUERY_CACHE:
+                self._queries.popitem(last=False)
+        return vec
+
+    def pending_records(self) -> int:
+        """Records left out of the last loaded matrix: changed past the watermark."""
+        cache = self._cache
+        return len(cache.dirty) if cache is not None else 0
+
+    def nearest(
+        self, query_vector: Sequence[float], k: int, *, layers: Iterable[str] | None = None
+    ) -> list[Dense]:
+        """The `k` records with the best dense score (`vector_matrix`), best first."""
+        q = self.query_vector(query_vector)
+        if q is None or k <= 0:
             return []
-        q = q / norm
-        with self.db.read() as conn:
-            state = self._state(conn)
-        cache = self._cache  # reading the pointer is atomic; rows change only under _lock
-        if cache is None or cache.state != state:
-            cache = self._load(np)
-            with self._lock:
-                self._cache = cache
-        with self._lock:  # patches mutate rows in place
-            if candidates is None:
-                idx = None
-                scores = cache.buf[: len(cache.uids)] @ q
-            else:
-                pos = cache.pos
-                idx = np.fromiter((pos[u] for u in candidates if u in pos), dtype=np.int64)
-                scores = cache.buf[idx] @ q
-            if scores.size == 0:
-                return []
-            top = np.argpartition(-scores, k - 1)[:k] if k < scores.size else np.arange(scores.size)
-            rows = top if idx is None else idx[top]
-            uids = cache.uids
-            out = [(uids[int(r)], float(scores[int(t)])) for r, t in zip(rows, top, strict=True)]
-        out.sort(key=lambda p: (-p[1], p[0]))
-        return out
+        m = self.matrix()
+        return m.top(q, k, allowed=m.mask(layers=layers) if layers is not None else None)
+
+    def search(
+        self, query_vector: Sequence[float], k: int, candidates: Iterable[str] | None = None
+    ) -> list[tuple[str, float]]:
+        """The `k` stored docs most similar to `query_vector`: `(uid, score)` pairs,
+        score descending, then uid; `candidates` restricts the search to those uids."""
+        q = self.query_vector(query_vector)
+        if q is None or k <= 0:
+            return []
+        m = self.matrix()
+        if candidates is None:
+            got = m.top(q, k)
+        else:
+            got = sorted(m.of(q, candidates).values(), key=lambda d: (-d.score, d.uid))[:k]
+        return [(d.uid, d.score) for d in got]
+
+
+class _Cache:
+    """The loaded matrix of one model, and what it was loaded from."""
+
+    def __init__(self, model: str, dim: int) -> None:
+        self.model, self.dim = model, dim
+        self.records: dict[str, Record] = {}
+        self.dirty: dict[str, int] = {}  # uid -> its newest change past the watermark
+        self.last_id = 0
+        self.last_change = 0
+        self.state: tuple[Any, ...] = (None, None, None, None)
+        self.matrix: Matrix = Matrix(_numpy(), dim, {})
+        self.loaded = False
+
+    def refresh(self, np: Any, conn: sqlite3.Connection, state: tuple[Any, ...]) -> None:
+        _token, top_id, top_change, mark = state
+        watermark = int(mark) if mark else 0
+        if not self.loaded:  # only changes past the watermark can make a record dirty
+            self.last_change = watermark
+            self._reload(np, conn, None)
+            self.last_id, self.loaded = int(top_id), True
+        elif top_id > self.last_id:
+            touched = {
+                r[0]
+                for r in conn.execute(
+                    "SELECT DISTINCT uid FROM vectors WHERE model = ? AND id > ?",
+                    (self.model, self.last_id),
+                )
+            }
+            self._reload(np, conn, touched)
+            self.last_id = int(top_id)
+        if top_change > self.last_change:
+            for seq, uid in conn.execute(
+                "SELECT seq, uid FROM doc_changes WHERE seq > ? AND seq <= ?",
+                (self.last_change, top_change),
+            ):
+                self.dirty[uid] = int(seq)
+            self.last_change = int(top_change)
+        self.dirty = {u: s for u, s in self.dirty.items() if s > watermark}
+        live = {u: r for u, r in self.records.items() if u not in self.dirty}
+        self.matrix = Matrix(np, self.dim, live)
+        self.state = state
+
+    def _reload(self, np: Any, conn: sqlite3.Connection, touched: set[str] | None) -> None:
+        """Re-read every row of the `touched` uids (None: every row, a first load)."""
+        first = touched is None
+        sql = _ROWS if first else _ROWS + " AND v.uid IN "
+        uids = sorted(touched or ())
+        parts: Iterable[Sequence[str]] = [()] if first else _chunked(uids, LOOKUP_CHUNK)
+        for u in uids:
+            self.records.pop(u, None)
+        for part in parts:
+            args: list[Any] = [self.model, self.dim, *part]
+            tail = "" if first else f"({','.join('?' * len(part))})"
+            for _id, uid, unit, blob, layer, thread, pos in conn.execute(sql + tail, args):
+                if len(blob) != 4 * self.dim:
+                    continue
+                vec = np.frombuffer(blob, dtype="<f4")
+                rec = self.records.get(uid)
+                if rec is None:
+                    rec = self.records[uid] = Record({}, layer, thread, pos)
+                rec.units[int(unit)] = vec
 
 
 __all__ = ["VectorIndex", "content_hash"]

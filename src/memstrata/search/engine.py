@@ -9,8 +9,6 @@
     score      = relevance(bm25) x decay(age_hours, half_life(layer, kind)), relevance
                  relative to the best candidate (1.0); `matched` on each hit tells
                  which query words it holds, which compares across queries
-    worth      = score x prior(record), after exclusions and collapse, over the whole
-                 pool, then the top k (`search.worth.rank_pool`, `search.priors`)
 
 Scope comes from `Gate.sql_filter`, added to every statement here: there is no
 read path that skips it. Superseded entries are filtered in SQL unless the query
@@ -22,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import UnknownKind
@@ -108,33 +106,46 @@ def _filters(store: Store, q: SearchQuery) -> tuple[list[str], list[Any]]:
 
 
 def search(store: Store, q: SearchQuery) -> list[Hit]:
+    """The one search every surface uses: lexical, or hybrid / semantic (`search.hybrid`).
+
+    Without a mode, `[search] provider` decides: "auto" (the default) is hybrid when
+    semantic recall is on (`Semantic.active`) and its embedder available, over the
+    vectors built so far (a search never waits for them: `Store.build_vectors_later`),
+    else lexical. A mode asked for by name catches the vectors up first.
+    """
+    catch_up = q.mode is not None
     if q.mode is None:  # seed 004 searchProvider: "fts5" (lexical) or "hybrid"
         from dataclasses import replace
 
-        q = replace(q, mode="hybrid" if store.config.search_provider == "hybrid" else "lexical")
+        provider = store.config.search_provider
+        semantic = provider == "hybrid" or (
+            provider == "auto"
+            and q.text.strip()
+            and store.semantic.active()
+            and store.semantic_embedder() is not None
+        )
+        q = replace(q, mode="hybrid" if semantic else "lexical")
     if q.mode != "lexical" and q.text.strip():
         from memstrata.search.hybrid import hybrid_search
 
-        hits = hybrid_search(store, q, store.embedder())
+        embedder = store.embedder()
+        if not catch_up:
+            store.build_vectors_later()
+        hits = hybrid_search(store, q, embedder, catch_up=catch_up)
     else:
         hits = lexical_search(store, q)
     store.events.emit("memory:search", {"query": q.text, "results": [h.uid for h in hits]})
     return hits
 
 
-def lexical_search(
-    store: Store, q: SearchQuery, *, fetch: int | None = None, dropped: dict[str, str] | None = None
-) -> list[Hit]:
-    """Ranked hits of `q` (newest first without text). With `fetch`, the `fetch` best
-    candidates by relevance, before priors (hybrid's lexical pool); `dropped` receives the
-    candidates never shown (`search.worth.exclusions`)."""
+def lexical_search(store: Store, q: SearchQuery, *, fetch: int | None = None) -> list[Hit]:
     where, params = _filters(store, q)
     if not q.text.strip():
         return _structured(store, q, where, params)
     terms = query_terms(q.text)
     if not terms:
         return []  # only punctuation or symbols: nothing to match on
-    return _ranked(store, q, terms, where, params, fetch, dropped)
+    return _ranked(store, q, terms, where, params, fetch)
 
 
 def _structured(store: Store, q: SearchQuery, where: list[str], params: list[Any]) -> list[Hit]:
@@ -191,18 +202,54 @@ def _df(conn: Any, term: str) -> int:
     return int(row[0]) if row else 0
 
 
-def _ranked(
+@dataclass
+class LexicalPool:
+    """The lexical candidates of a query, before scoring: what both paths start from.
+
+    `rows` are docs rows with FTS5's bm25 last; `raw` their BM25 relevance (pruned
+    common terms re-scored, `scoring_extra`), `named` the authors the query names,
+    `words` the (word, stems) pairs searched, `info` what explain says about them.
+    """
+
+    rows: list[Any]
+    raw: list[float]
+    named: set[str]
+    words: list[tuple[str, tuple[str, ...]]]
+    info: dict[str, Any]
+    gone: dict[str, str]  # candidates never shown (`search.worth.exclusions`)
+
+    def lexical(self) -> dict[str, float]:
+        """uid -> BM25 relevance / best + author bonus (the lexical relevance)."""
+        top = max(self.raw, default=0.0) or 1.0
+        floor = MIN_RELEVANCE if top >= MIN_RELEVANCE else 0.0
+        out: dict[str, float] = {}
+        for r, rel in zip(self.rows, self.raw, strict=True):
+            if rel < floor:
+                continue  # holds only words most memories hold, while others match better
+            out[r[1]] = rel / top + self.bonus(r)
+        return out
+
+    def bonus(self, r: Any) -> float:
+        return SPEAKER_BONUS if (r[2] in TRANSCRIPT_LAYERS and r[8] in self.named) else 0.0
+
+    def matched(self, r: Any) -> list[str]:
+        tokens = set(tokenize(f"{r[8]} {r[9]} {r[6]}"))
+        return [w for w, st in self.words if any(t.startswith(st) for t in tokens)]
+
+
+def lexical_pool(
     store: Store,
     q: SearchQuery,
     terms: list[str],
     where: list[str],
     params: list[Any],
     wanted: int | None = None,
-    dropped: dict[str, str] | None = None,
-) -> list[Hit]:
+) -> LexicalPool | None:
+    """The best `fetch` lexical candidates (FTS5 MATCH, scope and filters); None if no
+    query term occurs in any document."""
     kept, prune_info, extra, total = _plan(store, terms)
     if not any(p.df for p in kept):
-        return []  # no term occurs in any document
+        return None
     pruned = " OR ".join(p.match for p in kept)
     w = ", ".join(str(x) for x in COLUMN_WEIGHTS)
     # Stage 1 ranks inside FTS5 only; stage 2 joins the few best and applies
@@ -229,49 +276,64 @@ def _ranked(
             break  # stage 1 already saw every match
         fetch *= 8
     rows = rows[:fetch]
-    found = {r[1]: _hit(r, 0.0, {}, terms) for r in rows}
-    gone = exclusions(store, q, list(found.values()))  # never hits: not the best's yardstick
-    rows = [r for r in rows if r[1] not in gone]
-    if dropped is not None:
-        dropped.update(gone)
+    gone = exclusions(store, q, [_hit(r, 0.0, {}, terms) for r in rows])
+    rows = [r for r in rows if r[1] not in gone]  # never hits: not the best's yardstick
     bonus = scoring_extra(rows, extra, total) if extra else [0.0] * len(rows)
-    now = q.now if q.now is not None else time.time()
-    scored = []
     raw = [scoring.bm25_relevance(r[-1]) + add for r, add in zip(rows, bonus, strict=True)]
-    top = max(raw, default=0.0) or 1.0
     authors = {r[8] for r in rows if r[2] in TRANSCRIPT_LAYERS and r[8]}
     named = mentioned(q.text, authors) if authors else set()
-    floor = MIN_RELEVANCE if top >= MIN_RELEVANCE else 0.0
-    for r, rel in zip(rows, raw, strict=True):
-        if rel < floor:
-            continue  # holds only words most memories hold, while others match better
-        speaker = SPEAKER_BONUS if (r[2] in TRANSCRIPT_LAYERS and r[8] in named) else 0.0
-        relevance = rel / top + speaker
+    words = [(p.word, tuple(p.stems)) for p in kept] + [(w, tuple(st)) for w, st, _ in extra]
+    return LexicalPool(rows, raw, named, words, prune_info, gone)
+
+
+def _ranked(
+    store: Store,
+    q: SearchQuery,
+    terms: list[str],
+    where: list[str],
+    params: list[Any],
+    wanted: int | None = None,
+) -> list[Hit]:
+    pool = lexical_pool(store, q, terms, where, params, wanted)
+    if pool is None:
+        return []  # no term occurs in any document
+    now = q.now if q.now is not None else time.time()
+    lexical = pool.lexical()
+    raw = dict(zip((r[1] for r in pool.rows), pool.raw, strict=True))
+    bound = store.config.recency_bound
+    scored = []
+    for r in pool.rows:
+        relevance = lexical.get(r[1])
+        if relevance is None:
+            continue
         half_life = store.config.half_life(r[2], r[5])
         age_h = (now - r[7]) / 3600.0
         dec = scoring.decay(age_h, half_life)
-        score = relevance * dec
+        rec = scoring.recency(dec, bound)
+        score = relevance * rec
         explain = {
             "bm25": round(r[-1], 6),
-            "bm25_relevance": round(rel, 6),
+            "bm25_relevance": round(raw[r[1]], 6),
             "relevance": round(relevance, 6),
             "age_hours": round(max(age_h, 0.0), 3),
             "half_life_hours": half_life,
             "decay": round(dec, 6),
+            "recency_bound": bound,
+            "recency": round(rec, 6),
             "score": round(score, 6),
-            "formula": "(bm25 / best bm25 + author bonus) x exp(-ln2 / half_life x age_hours)",
-            **({"author_named": SPEAKER_BONUS} if speaker else {}),
-            **prune_info,
+            "formula": "(bm25 / best bm25 + author bonus) x recency, "
+            "recency = 1 - recency_bound x (1 - exp(-ln2 / half_life x age_hours))",
+            **({"author_named": SPEAKER_BONUS} if pool.bonus(r) else {}),
+            **pool.info,
         }
         scored.append((score, r, explain))
     scored.sort(key=lambda x: (-x[0], -x[1][7]))
-    pool = [replace(found[r[1]], score=s, explain=e) for s, r, e in scored[: wanted or None]]
-    # the final ranking; hybrid fuses this pool first and ranks its own
-    hits = pool if wanted is not None else rank_pool(store, q, pool, gone)
-    words = [(p.word, tuple(p.stems)) for p in kept] + [(w, tuple(st)) for w, st, _ in extra]
+    hits = [_hit(r, s, e, terms) for s, r, e in scored[: wanted or None]]
+    # the top k by worth = score x prior, after exclusions and collapse (`search.worth`)
+    hits = hits if wanted is not None else rank_pool(store, q, hits, pool.gone)
     for h in hits:
         tokens = set(tokenize(f"{h.title} {h.text} {' '.join(h.tags)}"))
-        h.explain["matched"] = [w for w, st in words if any(t.startswith(st) for t in tokens)]
+        h.explain["matched"] = [w for w, st in pool.words if any(t.startswith(st) for t in tokens)]
     return hits
 
 

@@ -1,15 +1,23 @@
-"""Hybrid and semantic search: lexical candidates + exact vector search, fused.
+"""Hybrid and semantic search: lexical and dense candidates, one fusion with no weights.
 
-    lexical = the lexical search, widened to `fetch` candidates (BM25 x decay)
-    dense   = exact cosine over every stored vector of the embedder's model,
-              best `fetch`, then the same scope and filters in SQL
-    final   = fusion x decay(age, half-life), fusion = `scoring.weighted_fusion`
-              (w_vec x minmax(cos) + w_text x minmax(bm25)) or `scoring.rrf`
-    worth   = final x prior(record) over the whole pool, then the top k (`search.worth`)
+    candidates = lexical pool (FTS5 BM25, `engine.lexical_pool`, best `fetch`)
+                 U dense pool (best `fetch` by dense score, then scope and filters in SQL)
+    lexical(d) = bm25(d) / best bm25 + author bonus      (0 outside the lexical pool)
+    dense(d)   = max over d's units and windows of cos(q, .)  (`index.vector_matrix`)
+                 (a candidate no query word reaches is kept if z_dense >= 1)
+    fused(d)   = z_lexical(d) + z_dense(d)     z = (x - mean) / sd over the candidates
+    relevance  = (fused - min) / (max - min)   over the candidates, best = 1
+    score      = relevance x recency,  recency = 1 - bound x (1 - decay(age, half-life))
 
-Vectors are kept beside the index (table `vectors`: uid, model id, dim, content
-hash); documents added or changed since the last search are embedded first,
-and text that did not change is never embedded again. Lexical-only stays the default.
+The z-scores put BM25 (unbounded, heavy-tailed) and cosine (crowded around 0.3) on
+one scale without a weight to tune: each says how far a candidate stands out from
+the other candidates on that feature. Semantic mode ranks by the dense score alone.
+
+Vectors are built in the background after writes (`VectorIndex.build`). A search in
+the default mode uses the vectors built so far: a record not embedded yet, or changed
+since, has no dense score (it counts as the candidates' average there) and is still
+found by its words. A search that asks for `hybrid` or `semantic` by name first
+catches the vectors up, on the read path.
 """
 
 from __future__ import annotations
@@ -20,91 +28,240 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from memstrata.search import scoring
-from memstrata.search.query import MAX_K, Hit, SearchQuery
+from memstrata.search.query import LAYERS, OPT_IN_LAYERS, Hit, SearchQuery
+from memstrata.search.text import query_terms
 from memstrata.search.worth import exclusions, rank_pool
 
 if TYPE_CHECKING:
     from memstrata.embed.base import Embedder
+    from memstrata.index.vector_matrix import Dense
     from memstrata.store import Store
 
 FETCH = 100
+MIN_DENSE_Z = 1.0  # a candidate no query word reaches must stand out this much on meaning
+WIDEN = 4  # times the dense pool is widened when filters leave too few
 
 
 def sync_vectors(store: Store, embedder: Embedder) -> int:
-    """Embed the documents whose text changed since the last sync (see `VectorIndex.catch_up`)."""
-    return store.vectors(embedder).catch_up()
+    """Catch the vectors up with every change (`VectorIndex.build`); texts embedded."""
+    return store.vectors(embedder).build(wait=True)
 
 
 def hybrid_search(
-    store: Store, q: SearchQuery, embedder: Embedder, *, query_vector: list[float] | None = None
+    store: Store,
+    q: SearchQuery,
+    embedder: Embedder,
+    *,
+    query_vector: list[float] | None = None,
+    catch_up: bool = True,
 ) -> list[Hit]:
-    from memstrata.search.engine import _COLUMNS, _filters, _hit, lexical_search
+    """Hybrid (`q.mode == "hybrid"`) or semantic search; `catch_up` embeds what
+    changed before searching (else only what the background build has done)."""
+    from memstrata.search.engine import _filters, _hit, lexical_pool
 
-    sync_vectors(store, embedder)
+    vi = store.vectors(embedder)
+    if catch_up:
+        vi.build(wait=True)
     fetch = max(FETCH, q.k * 5)
-    gone: dict[str, str] = {}  # candidates never shown (`search.worth.exclusions`)
-    lexical = (
-        lexical_search(store, replace(q, k=MAX_K, mode="lexical"), fetch=fetch, dropped=gone)
-        if q.mode == "hybrid"
-        else []
-    )
-    qv = query_vector if query_vector is not None else embedder.embed([q.text])[0]
-    nearest = store.vectors(embedder).search(qv, fetch)
     where, params = _filters(store, q)
-    by_uid: dict[str, Any] = {}
-    if nearest:
-        # json_each + CROSS JOIN makes SQLite look each uid up by its unique index;
-        # `uid IN (...)` next to the scope filter made it scan the scope indexes instead.
-        with store.db.read() as conn:
-            for r in conn.execute(
-                f"SELECT {_COLUMNS} FROM json_each(?) c CROSS JOIN docs d ON d.uid = c.value "
-                f"WHERE {' AND '.join(where)}",
-                [json.dumps([u for u, _ in nearest]), *params],
-            ):
-                by_uid[r[1]] = r
-    dense = {u: _hit(r, 0.0, {}, []) for u, r in by_uid.items()}
-    gone.update(exclusions(store, q, [h for u, h in dense.items() if u not in gone]))
-    cos = {u: s for u, s in nearest if u in by_uid and u not in gone}
-    # the author bonus is added after fusion, on the fused scale, not stretched by it
-    bonus = {h.uid: float(h.explain.get("author_named", 0.0)) for h in lexical}
-    text = {h.uid: h.explain.get("relevance", h.score) - bonus[h.uid] for h in lexical}
-    cfg = store.config
-    if cfg.fusion == "rrf":
-        fused = scoring.rrf([[h.uid for h in lexical], sorted(cos, key=lambda u: -cos[u])])
+    terms = query_terms(q.text) if q.mode == "hybrid" else []
+    pool = lexical_pool(store, q, terms, where, params, fetch) if terms else None
+    qv = vi.query_vector(query_vector if query_vector is not None else vi.embed_query(q.text))
+    matrix = vi.matrix()
+    dense: dict[str, Dense] = {}
+    rows: dict[str, Any] = {r[1]: r for r in pool.rows} if pool is not None else {}
+    if qv is not None and len(matrix):
+        scores = matrix.score(qv, allowed=matrix.mask(layers=_layers(store, q)))
+        for d in _dense_pool(store, matrix, scores, fetch, where, params, rows):
+            dense[d.uid] = d
+        known = [u for u in rows if u not in dense]
+        dense.update(matrix.pick(scores, known))
+    # candidates never shown (`search.worth.exclusions`): out of the pool before fusion
+    gone = dict(pool.gone) if pool is not None else {}
+    dense_only = [_hit(rows[u], 0.0, {}, []) for u in dense if u not in gone and u in rows]
+    gone.update(exclusions(store, q, [h for h in dense_only if h.uid not in (pool_uids(pool))]))
+    lexical = pool.lexical() if pool is not None else {}
+    cands = [u for u in rows if (u in lexical or u in dense) and u not in gone]
+    if q.mode == "hybrid":
+        cands = _reached(cands, lexical, dense)
+    if not cands:
+        return []
+    if q.mode == "semantic":
+        relevance = {u: dense[u].score for u in cands if u in dense}
+        z: dict[str, dict[str, float]] = {}
+        fused = relevance
     else:
-        fused = scoring.weighted_fusion(
-            text, cos, w_text=cfg.text_weight, w_vec=cfg.vector_weight, text_norm="max"
+        relevance, fused, z = _fuse(store, cands, lexical, dense)
+    hits = _rank(store, q, cands, rows, relevance, fused, z, lexical, dense, pool, vi)
+    hits = rank_pool(store, q, hits, gone)  # the top k by worth = score x prior
+    for h in hits:
+        if pool is not None and h.uid in lexical:
+            h.explain["matched"] = pool.matched(rows[h.uid])
+    return hits
+
+
+def pool_uids(pool: Any) -> set[str]:
+    return {r[1] for r in pool.rows} if pool is not None else set()
+
+
+def _reached(cands: list[str], lexical: dict[str, float], dense: dict[str, Dense]) -> list[str]:
+    """The candidates a query word reaches, and those no word reaches that stand out on
+    meaning: a dense score at least one sd above the candidates' mean (z >= MIN_DENSE_Z).
+    Without it a small store answered every query with all it holds, the unrelated last."""
+    z = scoring.zscores({u: dense[u].score for u in cands if u in dense})
+    return [u for u in cands if u in lexical or z.get(u, 0.0) >= MIN_DENSE_Z]
+
+
+def _layers(store: Store, q: SearchQuery) -> tuple[str, ...]:
+    if q.layers:
+        return q.layers
+    if store.config.search_sessions_by_default:
+        return LAYERS
+    return tuple(x for x in LAYERS if x not in OPT_IN_LAYERS)
+
+
+def _dense_pool(
+    store: Store,
+    matrix: Any,
+    scores: tuple[Any, Any, Any],
+    fetch: int,
+    where: list[str],
+    params: list[Any],
+    rows: dict[str, Any],
+) -> list[Dense]:
+    """The best `fetch` records by dense score that pass scope and filters (SQL);
+    their rows are added to `rows`."""
+    from memstrata.search.engine import _COLUMNS
+
+    want = fetch
+    picked: list[Dense] = []
+    for _ in range(WIDEN):
+        top = matrix.best(scores, want)
+        fresh = [d.uid for d in top if d.uid not in rows]
+        if fresh:
+            # json_each + CROSS JOIN makes SQLite look each uid up by its unique index;
+            # `uid IN (...)` next to the scope filter made it scan the scope indexes instead.
+            with store.db.read() as conn:
+                for r in conn.execute(
+                    f"SELECT {_COLUMNS} FROM json_each(?) c CROSS JOIN docs d ON d.uid = c.value "
+                    f"WHERE {' AND '.join(where)}",
+                    [json.dumps(fresh), *params],
+                ):
+                    rows[r[1]] = r
+        picked = [d for d in top if d.uid in rows]
+        if len(picked) >= fetch or len(top) < want:
+            break
+        want *= 4
+    return picked[:fetch]
+
+
+def _fuse(
+    store: Store, cands: list[str], lexical: dict[str, float], dense: dict[str, Dense]
+) -> tuple[dict[str, float], dict[str, float], dict[str, dict[str, float]]]:
+    features = {
+        "lexical": {u: lexical.get(u, 0.0) for u in cands},
+        "dense": {u: dense[u].score for u in dense if u in set(cands)},
+    }
+    cfg = store.config
+    z: dict[str, dict[str, float]] = {}
+    if cfg.fusion == "rrf":
+        fused = scoring.rrf(
+            [sorted(features[f], key=lambda u, f=f: -features[f][u]) for f in features]  # type: ignore[misc]
         )
-        fused = {u: f + bonus.get(u, 0.0) for u, f in fused.items()}
-    lex_hits = {h.uid: h for h in lexical}
+    elif cfg.fusion == "weighted":
+        fused = scoring.weighted_fusion(
+            features["lexical"],
+            features["dense"],
+            w_text=cfg.text_weight,
+            w_vec=cfg.vector_weight,
+            text_norm="max",
+        )
+    else:
+        z = {f: scoring.zscores(v) for f, v in features.items()}
+        fused = scoring.zsum(features, cands)
+    return scoring.unit_range(fused), fused, z
+
+
+def _rank(
+    store: Store,
+    q: SearchQuery,
+    cands: list[str],
+    rows: dict[str, Any],
+    relevance: dict[str, float],
+    fused: dict[str, float],
+    z: dict[str, dict[str, float]],
+    lexical: dict[str, float],
+    dense: dict[str, Dense],
+    pool: Any,
+    vi: Any,
+) -> list[Hit]:
+    from memstrata.search.engine import _hit
+
+    terms = query_terms(q.text)
+    cfg = store.config
     now = q.now if q.now is not None else time.time()
-    scored: list[tuple[float, float, str, float]] = []
-    for uid, f in fused.items():
-        base = lex_hits.get(uid)
-        row = by_uid.get(uid)
-        if base is not None:
-            layer, kind, ts = base.layer, base.kind, base.ts
-        elif row is not None:
-            layer, kind, ts = row[2], row[5], row[7]
-        else:
+    scored: list[tuple[float, float, str, float, float]] = []
+    for u in cands:
+        if u not in relevance:
             continue
-        dec = scoring.decay((now - ts) / 3600.0, cfg.half_life(layer, kind))
-        scored.append((f * dec, ts, uid, dec))
+        r = rows[u]
+        dec = scoring.decay((now - r[7]) / 3600.0, cfg.half_life(r[2], r[5]))
+        rec = scoring.recency(dec, cfg.recency_bound)
+        scored.append((relevance[u] * rec, r[7], u, dec, rec))
     scored.sort(key=lambda x: (-x[0], -x[1]))
-    pool: list[Hit] = []
-    for final, _ts, uid, dec in scored:
-        explain = {
-            "fusion": cfg.fusion,
-            "fused": round(fused[uid], 6),
-            "cosine": round(cos.get(uid, 0.0), 6),
-            "bm25_relevance": round(text.get(uid, 0.0), 6),
-            "decay": round(dec, 6),
-            "w_text": cfg.text_weight,
-            "w_vec": cfg.vector_weight,
-            "score": round(final, 6),
-            "formula": "(w_vec x norm(cos) + w_text x norm(bm25)) x decay",
-        }
-        base = lex_hits.get(uid)
-        hit = base if base is not None else dense[uid]
-        pool.append(replace(hit, score=final, explain=explain))
-    return rank_pool(store, q, pool, gone)  # the top k by worth = score x prior (`search.priors`)
+    pending = vi.pending_records()
+    out: list[Hit] = []
+    for final, ts, uid, dec, rec in scored:  # the whole pool: priors rank it (`rank_pool`)
+        r = rows[uid]
+        d = dense.get(uid)
+        explain: dict[str, Any] = {"fusion": cfg.fusion if q.mode == "hybrid" else "semantic"}
+        if q.mode == "hybrid":
+            explain["lexical"] = round(lexical.get(uid, 0.0), 6)
+            if uid in lexical:
+                explain["bm25"] = round(r[-1], 6) if len(r) > 16 else None
+        explain["dense"] = round(d.score, 6) if d is not None else None
+        if d is not None:
+            explain["dense_from"] = _from(d)
+        for f, zs in z.items():
+            explain[f"z_{f}"] = round(zs[uid], 6) if uid in zs else 0.0
+        explain.update(
+            {
+                "fused": round(fused[uid], 6),
+                "relevance": round(relevance[uid], 6),
+                "age_hours": round(max((now - ts) / 3600.0, 0.0), 3),
+                "half_life_hours": cfg.half_life(r[2], r[5]),
+                "decay": round(dec, 6),
+                "recency_bound": cfg.recency_bound,
+                "recency": round(rec, 6),
+                "score": round(final, 6),
+                "candidates": len(cands),
+                "formula": _formula(cfg.fusion if q.mode == "hybrid" else "semantic"),
+            }
+        )
+        if pending:
+            explain["vectors_pending"] = pending
+        if pool is not None and uid in lexical and pool.bonus(r):
+            explain["author_named"] = pool.bonus(r)
+        out.append(replace(_hit(r, final, {}, terms), explain=explain))
+    return out
+
+
+def _from(d: Dense) -> str:
+    if d.source == "window":
+        return f"window of +-{d.detail} messages"
+    return "whole record" if d.units == 1 else f"chunk {d.detail + 1} of {d.units}"
+
+
+def _formula(fusion: str) -> str:
+    tail = "score = relevance x recency, recency = 1 - recency_bound x (1 - decay)"
+    if fusion == "semantic":
+        return f"relevance = dense = max cos(query, unit or window); {tail}"
+    if fusion == "zsum":
+        return (
+            "relevance = (fused - min) / (max - min) over the candidates, "
+            "fused = z(lexical) + z(dense), z = (x - mean) / sd over the candidates, "
+            f"lexical = bm25 / best bm25 + author bonus, dense = max cos(query, unit or window); {tail}"
+        )
+    if fusion == "weighted":
+        return f"relevance = minmax(w_text x lexical / max + w_vec x minmax(dense)); {tail}"
+    return f"relevance = minmax(sum 1 / (60 + rank) over the lexical and dense rankings); {tail}"

@@ -7,8 +7,10 @@ modified.
 
 Search composes them as (see `search.engine` and `search.hybrid`):
 
-    text  = bm25_relevance(bm25) / best, + author bonus
-    final = weighted_fusion(text, cos) (or rrf) x decay(age, half_life)
+    lexical   = bm25_relevance(bm25) / best, + author bonus
+    relevance = lexical                                        (lexical search)
+              = unit_range(zsum({lexical, dense, ...}))        (hybrid search)
+    score     = relevance x recency(decay(age, half_life), bound)
 """
 
 from __future__ import annotations
@@ -124,3 +126,51 @@ def rrf(
         for rank, key in enumerate(ranking, start=1):
             out[key] += w / (k + rank)
     return dict(out)
+
+
+def zscores(values: Mapping[K, float]) -> dict[K, float]:
+    """(v - mean) / sd over the list (population sd); every entry 0 when sd is ~0.
+
+    A feature's z-score says how far a candidate stands out from the other
+    candidates on it, in that feature's own spread: BM25 (unbounded, heavy-tailed)
+    and cosine (crowded near 0.3) become comparable without a weight for either.
+    """
+    if not values:
+        return {}
+    n = len(values)
+    mean = math.fsum(values.values()) / n
+    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values.values()) / n)
+    if sd < 1e-9:
+        return {k: 0.0 for k in values}
+    return {k: (v - mean) / sd for k, v in values.items()}
+
+
+def zsum(features: Mapping[str, Mapping[K, float]], pool: Iterable[K]) -> dict[K, float]:
+    """sum_f z_f(d) over the `pool`: the fusion of features with no weights.
+
+    A candidate missing from a feature (no vector yet) is left out of that feature's
+    mean and sd and scores 0 there, the pool's average: neither helped nor hurt.
+    """
+    keys = list(pool)
+    out = dict.fromkeys(keys, 0.0)
+    for scores in features.values():
+        z = zscores({k: scores[k] for k in keys if k in scores})
+        for k, v in z.items():
+            out[k] += v
+    return out
+
+
+def unit_range(scores: Mapping[K, float]) -> dict[K, float]:
+    """(s - min) / (max - min): the pool's best 1.0, its worst 0.0 (all equal: 1.0)."""
+    return minmax(scores)
+
+
+def recency(decay_factor: float, bound: float) -> float:
+    """1 - bound x (1 - decay): the share of a score that age can take, at most `bound`.
+
+    With bound 0.1 a memory keeps at least 90% of its relevance however old it is,
+    so age orders near-ties (an updated fact before its older version) and never
+    buries a strong match under a weak recent one. bound 1 is plain decay.
+    """
+    b = min(1.0, max(0.0, bound))
+    return 1.0 - b * (1.0 - min(1.0, max(0.0, decay_factor)))

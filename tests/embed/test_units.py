@@ -1,0 +1,33 @@
+"""What a record is embedded as: whole when short, chunks on its own boundaries when long."""
+
+from __future__ import annotations
+
+from memstrata.index.units import CHUNK_CHARS, MAX_UNITS, chunks, unit_texts
+
+
+def test_a_short_record_is_one_unit_with_its_title() -> None:
+    assert unit_texts("Caroline", "I went to a support group.") == [
+        "Caroline\nI went to a support group."
+    ]
+    assert unit_texts("", "no title") == ["no title"]
+
+
+def test_a_long_record_is_cut_at_paragraphs_then_sentences_and_keeps_every_word() -> None:
+    para = "The invoice numbers follow a fixed scheme. " * 10  # ~430 characters
+    body = "\n\n".join([para.strip(), "Short aside.", para.strip(), "x" * 50])
+    units = unit_texts("Assistant", body)
+    assert len(units) > 1 and all(u.startswith("Assistant\n") for u in units)
+    assert all(len(u) - len("Assistant\n") <= CHUNK_CHARS for u in units)
+    words = [w for u in units for w in u.removeprefix("Assistant\n").split()]
+    assert words == body.split()  # nothing lost, nothing repeated
+
+    one = "word " * 400  # one paragraph of 2,000 characters, no sentence end
+    pieces = chunks(one.strip(), 600)
+    assert all(len(p) <= 600 for p in pieces) and " ".join(pieces).split() == one.split()
+    sentences = "A sentence that ends here. " * 40
+    assert all(p.endswith(".") for p in chunks(sentences.strip(), 600))
+
+
+def test_units_are_bounded() -> None:
+    huge = "\n\n".join(f"paragraph {i} " + "y" * 550 for i in range(100))
+    assert len(unit_texts("t", huge)) == MAX_UNITS
