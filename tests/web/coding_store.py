@@ -180,6 +180,10 @@ def build(home: Path) -> dict[str, Any]:
         for n, goal in enumerate(GOALS):
             out["sessions"].append(_session(store, folder, n, goal))
         mem.decisions.record("Never log raw passwords, even at debug level", "constraint")
+        mem.context.write(  # a second version: the history page has a diff to show
+            "# Finn\n\nThe auth service of the shop.\n\n- Prefers small PRs.\n"
+            "- Rate limit counters live in Redis.\n"
+        )
         mem.files.write("notes/plan.md", "# Plan\n\n- rate limit login\n- then the PDF export\n")
         out["decision"] = store.ledger.publish(
             "decision", "Use argon2id for new password hashes", tags=["auth"]

@@ -122,11 +122,52 @@ def test_search_hits_lead_to_their_place(
     page.context.close()
 
 
+@pytest.mark.parametrize("width", list(WIDTHS))
+def test_sessions_read_by_first_prompt_and_open_at_the_transcript(
+    browser: Any, coding: Coding, shots: Path, width: str
+) -> None:
+    server, ids = coding
+    page = _page(browser, server, width)
+    page.goto(f"{server.base}/a/finn/sessions")
+    rows = page.locator("#sessions tbody tr")
+    assert rows.count() == 10
+    newest = rows.first.locator("td a").first
+    assert newest.inner_text() == "Prepare the release notes for 1.4"  # not a UUID
+    assert rows.first.locator("td").nth(4).inner_text() == "4"  # its tool calls, counted
+    _fits(page)
+    page.screenshot(path=str(shots / f"sessions-{width}.png"), full_page=True)
+    newest.click()
+    page.wait_for_url(f"**/a/finn/sessions/{ids['sessions'][-1]}")
+    assert "Prepare the release notes for 1.4" in page.locator("main").inner_text()
+    _fits(page)
+    page.context.close()
+
+
+@pytest.mark.parametrize("width", list(WIDTHS))
+def test_history_of_context_md_shows_what_changed(
+    browser: Any, coding: Coding, shots: Path, width: str
+) -> None:
+    """The CONTEXT.md tab leads to its history; the last change is shown as a diff
+    (restoring is `test_browser_history.py`'s)."""
+    server, _ = coding
+    page = _page(browser, server, width)
+    page.goto(f"{server.base}/a/finn/edit/context")
+    page.click("#history-link")
+    assert page.locator("#versions li.version").count() == 2
+    added = page.locator("#diff li.d-add").inner_text()
+    assert "Rate limit counters live in Redis." in added
+    _fits(page)
+    page.screenshot(path=str(shots / f"history-{width}.png"), full_page=True)
+    page.context.close()
+
+
 PAGES = [  # one of each template
     "/",
     "/a/finn/timeline?kinds=errors&kinds=conversation",
     "/a/finn/edit/context?line=3",
     "/a/finn/files",
+    "/a/finn/history",
+    "/a/finn/history?path=CONTEXT.md&show=current",
     "/a/finn/file?path=notes/plan.md&line=3",
     "/a/finn/facts",
     "/a/finn/tasks",
@@ -141,6 +182,9 @@ PAGES = [  # one of each template
     "/api/docs",
     "/reveal",
 ]
+
+
+RUN_AXE = "axe.run(document, {resultTypes: ['violations']})"  # (passes not collected)
 
 
 def _every_page(server: Served, ids: dict[str, Any]) -> list[str]:
@@ -182,7 +226,7 @@ def test_every_page_passes_an_accessibility_check(browser: Any, coding: Coding) 
     found: dict[str, list[str]] = {}
     for path in _every_page(server, ids):
         page.goto(f"{server.base}{path}")
-        for v in page.evaluate("axe.run()")["violations"]:
+        for v in page.evaluate(RUN_AXE)["violations"]:
             if v["impact"] in ("serious", "critical"):
                 where = [n["target"] for n in v["nodes"]][:3]
                 found.setdefault(path, []).append(f"{v['id']} ({v['impact']}): {where}")
