@@ -132,6 +132,19 @@ def test_timeline_groups_by_session_with_goal_and_outcome_and_folds_traces(
     assert "Bash pytest -q tests/test_auth.py: failed: 1 failed: test_refresh" in _text(failed)
 
 
+def test_timeline_file_changes_link_to_their_history(coding: Coding) -> None:
+    """Why: the web app said whole files keep no earlier versions; each file's line in
+    the timeline (and the home card) now leads to its history page."""
+    server, _ = coding
+    with server.client("finn") as c:
+        page = c.get("/a/finn/timeline", params={"kinds": "files"}).text
+        links = re.findall(r'<a class="src" href="([^"]+)">earlier versions</a>', page)
+        assert "/a/finn/history?path=memory%2FCONTEXT.md" in links
+        context = c.get(unescape(links[links.index("/a/finn/history?path=memory%2FCONTEXT.md")]))
+        assert context.status_code == 200 and "Rate limit counters live in Redis." in context.text
+        assert '<a href="/a/finn/history">History</a>' in c.get("/").text
+
+
 def test_timeline_dates_are_inclusive(coding: Coding) -> None:
     """Why: its "to" date is exclusive (from = to = 2026-11-14 shows "Nothing in this
     range" over ~60 entries that day)."""

@@ -58,6 +58,18 @@ def href(place: Place) -> str:
     return f"/memory?{urlencode({'uid': place.key})}"
 
 
+VERSIONED_LAYERS = frozenset({"now", "context", "identity", "file"})
+
+
+def history_href(agent: str, layer: str, source: str) -> str | None:
+    """The history page of a whole memory file (`source` store-relative, under the
+    agent's folder), or None for a record of another kind."""
+    prefix = f"agents/{agent}/"
+    if layer not in VERSIONED_LAYERS or not source.startswith(prefix):
+        return None
+    return f"{_agent(agent)}/history?{urlencode({'path': source.removeprefix(prefix)})}"
+
+
 @dataclass(frozen=True)
 class ShownHit:
     """A search hit as the search page shows it: a title, a link to it in context, its

@@ -24,7 +24,7 @@ from memstrata.secretscan import KINDS, holds_secrets, mask
 from memstrata.web.context import context_of
 from memstrata.web.identity import REVEAL_COOKIE
 from memstrata.web.notices import QUERY_KEY
-from memstrata.web.pages.links import anchor, href
+from memstrata.web.pages.links import anchor, history_href, href
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -83,6 +83,7 @@ def environment() -> Environment:
     env.globals["holds_secrets"] = holds_secrets
     env.globals["anchor"] = anchor
     env.globals["href"] = href
+    env.globals["history_href"] = history_href
     env.filters["when"] = _when
     env.filters["clock"] = lambda ts: _when(ts)[11:19]
     env.filters["day"] = lambda ts: _when(ts)[:10]
