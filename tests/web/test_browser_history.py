@@ -25,6 +25,7 @@ WIDTHS = {"desktop": (1280, 900), "phone": (390, 844)}
 OLD = "# Context\r\nprefers tea  \r\nnaïve café ☕ — keep this\n\nlast line, no newline"
 MIDDLE = "# Context\r\nprefers coffee  \r\nnaïve café ☕ — keep this\n\nlast line, no newline"
 CLOBBER = "# Context\n(overwritten by a confused agent)\n"
+DB_URL = "postgres://app:%s@db.internal:5432/shop"  # a URL's password: withheld
 FILES = {"desktop": "CONTEXT.md", "phone": "notes/plan.md"}  # one file per width
 
 
@@ -55,6 +56,9 @@ def histories(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         for text in (OLD, MIDDLE, CLOBBER):
             mem.context.write(text)
             mem.files.write("notes/plan.md", text)
+        with pytest.warns(UserWarning):  # (stored as given: [secrets] policy = "warn")
+            for password in ("hunter2xyz", "hunter3xyz"):  # a word inside the secret changes
+                mem.files.write("notes/keys.md", f"# Keys\n\ndb: {DB_URL % password} (rotated)\n")
     server = start_server(home)
     try:
         yield server
@@ -158,6 +162,18 @@ def test_another_agent_sees_no_history_and_restores_nothing(histories: Served) -
     with histories.client("finn") as finn:
         assert finn.post("/a/finn/history/restore", data={**form, "csrf": "x"}).status_code == 403
     assert _on_disk(histories.home, "agents/finn/memory/notes/plan.md") == before
+
+
+def test_a_diff_withholds_the_secrets_it_shows(histories: Served) -> None:
+    """A line edited inside a secret is shown whole (its changed words unmarked), so the
+    page's secrets mask finds the secret and withholds it, as every page does."""
+    with histories.client("finn") as finn:
+        page = finn.get("/a/finn/history", params={"path": "notes/keys.md"})
+        shown = finn.get("/a/finn/history", params={"path": "notes/keys.md", "show": "current"})
+    assert page.status_code == 200 and '<li class="d-add">' in page.text
+    for html in (page.text, shown.text):
+        assert "hunter2xyz" not in html and "hunter3xyz" not in html
+        assert "[withheld: " in html
 
 
 def _csrf(html: str) -> str:

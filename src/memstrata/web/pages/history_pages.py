@@ -18,17 +18,18 @@ version, so the content it replaces is kept.
 
 from __future__ import annotations
 
-import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Form, Query, Request
+from markupsafe import Markup, escape
 from starlette.responses import Response
 
 from memstrata.errors import StaleWrite
 from memstrata.layers.versions import CURRENT, History
+from memstrata.secretscan import holds_secrets
 from memstrata.web.context import store_of
 from memstrata.web.pages.forms import back, require_csrf
 from memstrata.web.pages.render import page
@@ -105,20 +106,75 @@ def read_diff(unified: str) -> tuple[list[DiffLine], int, int]:
 def _changed_words(
     before: str, after: str
 ) -> tuple[tuple[tuple[str, bool], ...], tuple[tuple[str, bool], ...]]:
-    """Both lines in pieces, the words that differ marked (only when they share enough
-    to be one line edited, not two unrelated lines)."""
+    """Both lines in pieces, the words between their common beginning and common end
+    marked (only when those share enough to be one line edited, not two unrelated lines).
+    Linear in the line's length: a diff of hundreds of replaced lines stays cheap."""
     a, b = WORDS.findall(before), WORDS.findall(after)
-    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
-    if matcher.ratio() < 0.4:
+    n = min(len(a), len(b))
+    head = 0
+    while head < n and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < n - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
+        tail += 1
+    shared = sum(map(len, a[:head])) + sum(map(len, a[len(a) - tail :]))
+    if shared * 5 < 2 * max(len(before), len(after)):  # under 40% in common: unrelated
         return ((before, False),), ((after, False),)
-    left: list[tuple[str, bool]] = []
-    right: list[tuple[str, bool]] = []
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
-        if i2 > i1:
-            left.append(("".join(a[i1:i2]), op != "equal"))
-        if j2 > j1:
-            right.append(("".join(b[j1:j2]), op != "equal"))
-    return tuple(left), tuple(right)
+
+    def pieces(words: list[str]) -> tuple[tuple[str, bool], ...]:
+        mid = "".join(words[head : len(words) - tail])
+        end = "".join(words[len(words) - tail :])
+        parts = (("".join(words[:head]), False), (mid, True), (end, False))
+        return tuple(p for p in parts if p[0])
+
+    return pieces(a), pieces(b)
+
+
+SIGN = {"add": "+", "del": "\u2212", "same": " "}
+TAG = {"add": ("ins", "added: "), "del": ("del", "removed: ")}
+SHOWN_VERSIONS = 20  # the newest; "show all" lists the rest (each a restore form)
+MAX_DIFF_LINES = 3000  # a larger diff is cut (the versions are there whole: "View")
+
+
+def diff_html(lines: list[DiffLine], secrets: bool = False) -> Markup:
+    """The diff's lines as HTML list items, every text escaped. Built here rather than
+    in the template: a diff of a few hundred lines would otherwise be a few thousand
+    printed values, each looked at for secrets; the page masks this once, whole. So a
+    line that holds a secret (`secrets`: the diff holds one somewhere) is never cut into
+    marked words: the secret stays in one piece for the mask to find."""
+    out = []
+    for d in lines[:MAX_DIFF_LINES]:
+        if secrets and len(d.parts) > 1:
+            whole = "".join(t for t, _ in d.parts)
+            if holds_secrets(whole):
+                d = replace(d, parts=((whole, False),))
+        if d.kind == "hunk":
+            out.append(f'<li class="d-hunk"><span class="hunk">\u22ef at line {d.new}</span></li>')
+            continue
+        if d.kind == "note":
+            out.append('<li class="d-note"><span class="hint">(no newline at the end)</span></li>')
+            continue
+        nums = "".join(
+            f'<span class="n" aria-hidden="true">{"" if n is None else n}</span>'
+            for n in (d.old, d.new)
+        )
+        text = "".join(
+            f"<strong>{escape(t)}</strong>" if changed else str(escape(t)) for t, changed in d.parts
+        )
+        if d.kind in TAG:
+            tag, said = TAG[d.kind]
+            eol = ' <span class="eol">CRLF</span>' if d.crlf else ""
+            text = f'<{tag}><span class="sr">{said}</span>{text}{eol}</{tag}>'
+        else:
+            text = f"<span>{text}</span>"
+        sign = f'<span class="sign" aria-hidden="true">{SIGN[d.kind]}</span>'
+        out.append(f'<li class="d-{d.kind}">{nums}{sign}{text}</li>')
+    if len(lines) > MAX_DIFF_LINES:
+        more = len(lines) - MAX_DIFF_LINES
+        out.append(
+            f'<li class="d-note"><span class="hint">({more} more lines not shown: view the versions whole)</span></li>'
+        )
+    return Markup("\n".join(out))
 
 
 def _link(agent: str, path: str, **query: str) -> str:
@@ -148,6 +204,7 @@ def history_page(
     b: VersionId = None,
     show: VersionId = None,
     restored: VersionId = None,
+    all: bool = False,
 ) -> Response:
     store = store_of(request)
     mem = store.agent(agent)  # NotFound / MalformedInput before anything is shown
@@ -160,7 +217,7 @@ def history_page(
             files=mem.versions.files(),
             link=lambda p: _link(mem.name, p),
         )
-    return _file_page(request, mem, path, a=a, b=b, show=show, restored=restored)
+    return _file_page(request, mem, path, a=a, b=b, show=show, restored=restored, every=all)
 
 
 def _file_page(
@@ -173,6 +230,7 @@ def _file_page(
     show: str | None = None,
     restored: str | None = None,
     status: int = 200,
+    every: bool = False,
     **values: Any,
 ) -> Response:
     versions = mem.versions
@@ -187,10 +245,19 @@ def _file_page(
         a = listed[-1].id
     lines: list[DiffLine] = []
     added = removed = 0
+    unified = ""
     if a is not None and b is not None:
-        lines, added, removed = read_diff(versions.diff(hist.path, a, b))
+        unified = versions.diff(hist.path, a, b)
+        lines, added, removed = read_diff(unified)
     shown = versions.read(hist.path, show) if show else None
     a_id, b_id = _id_of(listed, a), _id_of(listed, b)
+    rows = _rows(listed, a_id, b_id)
+    if not every:  # the newest, and any older one the page compares or shows
+        rows = [
+            r
+            for i, r in enumerate(rows)
+            if i < SHOWN_VERSIONS or r.from_ or r.to or r.version.id == _id_of(listed, show)
+        ]
     return page(
         request,
         "history.html",
@@ -203,8 +270,10 @@ def _file_page(
         expected_sha=current.sha256 if current is not None else _sha(""),
         a=a_id,
         b=b_id,
-        rows=_rows(listed, a_id, b_id),
-        diff=lines,
+        rows=rows,
+        older=len(listed) - len(rows),
+        all_href=_link(mem.name, hist.path, a=a_id or "", b=b_id or "", all="1") + "#versions",
+        diff=diff_html(lines, holds_secrets(unified)) if lines else None,
         added=added,
         removed=removed,
         show=_id_of(listed, show),
@@ -219,12 +288,14 @@ def _file_page(
 @dataclass(frozen=True)
 class Row:
     """A version as the list shows it: an HTML id unique on the page (one content can
-    be a version more than once: restored), and whether its "from" / "to" is ticked."""
+    be a version more than once: restored), whether its "from" / "to" is ticked, how
+    many versions the list leaves out just before it."""
 
     version: Any
     html_id: str
     from_: bool
     to: bool
+    at: int  # its place, newest first
 
 
 def _rows(listed: Any, a: str | None, b: str | None) -> list[Row]:
@@ -237,7 +308,7 @@ def _rows(listed: Any, a: str | None, b: str | None) -> list[Row]:
     for i, v in enumerate(listed):
         html_id = f"v-{v.id}" if v.id not in seen else f"v-{v.id}-{i}"
         seen.add(v.id)
-        rows.append(Row(v, html_id, i == frm, i == to))
+        rows.append(Row(v, html_id, i == frm, i == to, i))
     return rows
 
 
