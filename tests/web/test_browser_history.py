@@ -164,6 +164,13 @@ def test_another_agent_sees_no_history_and_restores_nothing(histories: Served) -
     assert _on_disk(histories.home, "agents/finn/memory/notes/plan.md") == before
 
 
+def test_an_empty_history_says_how_it_fills(histories: Served) -> None:
+    with histories.client("wilco") as wilco:  # an agent that has written nothing yet
+        page = wilco.get("/a/wilco/history")
+    assert page.status_code == 200
+    assert "No versions yet. The first time NOW.md, CONTEXT.md, AGENT.md" in page.text
+
+
 def test_a_diff_withholds_the_secrets_it_shows(histories: Served) -> None:
     """A line edited inside a secret is shown whole (its changed words unmarked), so the
     page's secrets mask finds the secret and withholds it, as every page does."""
