@@ -158,13 +158,23 @@ def explain_in_words(explain: dict[str, Any]) -> list[str]:
     if isinstance(matched, list) and matched:
         out.append("Matches " + ", ".join(f"“{w}”" for w in matched[:8]) + ".")
     relevance = _number(explain.get("relevance"))
-    cosine = _number(explain.get("cosine"))
-    if cosine is not None:
-        fusion = explain.get("fusion") or "fusion"
-        out.append(
-            f"Meaning and words combined ({fusion}): similarity in meaning {cosine:.2f}, "
-            f"word match (BM25) {_number(explain.get('bm25_relevance')) or 0:.2f}."
+    fusion = explain.get("fusion")
+    if fusion:  # a hybrid (or semantic) search: `search.hybrid`
+        dense = _number(explain.get("dense"))
+        meaning = (
+            f"similarity in meaning {dense:.2f}"
+            + (f" ({explain['dense_from']})" if explain.get("dense_from") else "")
+            if dense is not None
+            else "no similarity in meaning found (no vector for it yet, or too far)"
         )
+        if fusion == "semantic":
+            out.append(f"Meaning only: {meaning}.")
+        else:
+            words = _number(explain.get("lexical"))
+            out.append(
+                f"Meaning and words combined ({fusion}): {meaning}, word match "
+                f"{words or 0:.2f}" + (f", together {relevance:.2f}" if relevance else "") + "."
+            )
     elif relevance is not None:
         bonus = _number(explain.get("author_named"))
         said = f"Word match: {_pct(min(relevance, 1.0))} of the best match in this search"
