@@ -58,14 +58,18 @@ def href(place: Place) -> str:
     return f"/memory?{urlencode({'uid': place.key})}"
 
 
-VERSIONED_LAYERS = frozenset({"now", "context", "identity", "file"})
-
-
 def history_href(agent: str, layer: str, source: str) -> str | None:
     """The history page of a whole memory file (`source` store-relative, under the
-    agent's folder), or None for a record of another kind."""
+    agent's folder), or None for a record of another kind or a file whose replaces keep
+    no versions (an episode's files, a scratch file)."""
+    from memstrata.files.versions import versioned
+
     prefix = f"agents/{agent}/"
-    if layer not in VERSIONED_LAYERS or not source.startswith(prefix):
+    if not source.startswith(prefix):
+        return None
+    if layer not in ("now", "context", "identity") and (
+        layer != "file" or versioned(source) is None
+    ):
         return None
     return f"{_agent(agent)}/history?{urlencode({'path': source.removeprefix(prefix)})}"
 
