@@ -56,6 +56,7 @@ def histories(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         for text in (OLD, MIDDLE, CLOBBER):
             mem.context.write(text)
             mem.files.write("notes/plan.md", text)
+        mem.files.write("notes/gone.md", "# Gone\n\nsoon deleted\n")
         with pytest.warns(UserWarning):  # (stored as given: [secrets] policy = "warn")
             for password in ("hunter2xyz", "hunter3xyz"):  # a word inside the secret changes
                 mem.files.write("notes/keys.md", f"# Keys\n\ndb: {DB_URL % password} (rotated)\n")
@@ -162,6 +163,28 @@ def test_another_agent_sees_no_history_and_restores_nothing(histories: Served) -
     with histories.client("finn") as finn:
         assert finn.post("/a/finn/history/restore", data={**form, "csrf": "x"}).status_code == 403
     assert _on_disk(histories.home, "agents/finn/memory/notes/plan.md") == before
+
+
+def test_a_deleted_file_comes_back_from_its_history(histories: Served) -> None:
+    """Deleting a memory file (the editor's "Move to archive") keeps its versions; its
+    history page says it is gone, and Restore writes it back (the form expects the
+    content the page showed: none)."""
+    rel = "agents/finn/memory/notes/gone.md"
+    with histories.client("finn", follow_redirects=True) as finn:
+        csrf = _csrf(finn.get("/a/finn/facts").text)
+        gone = finn.post("/a/finn/file/delete", data={"path": "notes/gone.md", "csrf": csrf})
+        assert gone.status_code == 200
+        page = finn.get("/a/finn/history", params={"path": "notes/gone.md"})
+        assert page.status_code == 200 and 'id="gone"' in page.text
+        form = {
+            "path": "memory/notes/gone.md",
+            "version": _id("# Gone\n\nsoon deleted\n"),
+            "expected_sha": _sha(""),
+            "csrf": csrf,
+        }
+        done = finn.post("/a/finn/history/restore", data=form)
+        assert done.status_code == 200 and 'id="restored"' in done.text
+    assert _on_disk(histories.home, rel) == b"# Gone\n\nsoon deleted\n"
 
 
 def test_an_empty_history_says_how_it_fills(histories: Served) -> None:
