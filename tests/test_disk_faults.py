@@ -222,8 +222,8 @@ def test_a_long_lived_store_opened_on_a_full_disk_returns_to_the_shared_index(
     filler = _fill_completely(disk)
     store = Store(home, agent="finn", watch=False)
     assert any("no space left" in n for n in store.notices)
-    assert store.index_access.private is not None
-    assert store.db.path.is_relative_to(store.index_access.private)
+    assert store.engine.index_access.private is not None
+    assert store.db.path.is_relative_to(store.engine.index_access.private)
     filler.unlink()
     store.ledger.publish("decision", "the koala decision")
     assert store.db.path.parent == home / "index"  # back on the shared index

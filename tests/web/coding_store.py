@@ -21,7 +21,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memstrata import Store, hooks
+from memstrata import Store
+from memstrata.operations import hooks
 
 CONFIG = """
 [roles]

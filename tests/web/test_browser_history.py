@@ -40,7 +40,7 @@ def _id(text: str) -> str:
 def _on_disk(home: Path, rel: str) -> bytes:
     """The file's bytes in the truth (on a local store: the file itself)."""
     with Store(home, sync=False, watch=False) as s:
-        found = s.truth.read(rel)
+        found = s.engine.truth.read(rel)
         assert found is not None, rel
         return found.data
 

@@ -25,18 +25,21 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
+from memstrata.assembly.health import agent_health
+from memstrata.assembly.ledger_pages import ledger_page
+from memstrata.assembly.standing import recent_entries
 from memstrata.errors import MemstrataError, ScopeDenied
 from memstrata.layers.decisions import RULE_KINDS
 from memstrata.layers.hot import NowState
 from memstrata.lifecycle.activity import Session, one_line, sessions
 from memstrata.model import iso
-from memstrata.secretscan import fact_findings, find_secrets
+from memstrata.policy.secrets import fact_findings, find_secrets
 
 if TYPE_CHECKING:
-    from memstrata.doctor import Health
+    from memstrata.assembly.health import Health
     from memstrata.layers.agent import AgentMemory
     from memstrata.model import LedgerEntry, Task
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 T = TypeVar("T")
 OPEN = ("in_progress", "blocked", "pending")
@@ -106,8 +109,6 @@ def readable_agents(store: Store) -> list[str]:
 
 def agent_view(store: Store, name: str) -> AgentView:
     """One agent at a glance; a layer that cannot be read costs its part only."""
-    from memstrata.doctor import agent_health
-
     mem = store.agent(name)
     problems: list[str] = []
     now = _guarded(problems, "NOW.md", lambda: mem.now.state() if mem.now.exists() else None)
@@ -146,8 +147,6 @@ def _guarded(problems: list[str], what: str, read: Callable[[], T]) -> T | None:
 def last_session(mem: AgentMemory) -> LastSession | None:
     """The latest session told by LOG.md (its goal, outcome and calls, as the context tells
     it), else by its transcript (first prompt, last answer)."""
-    from memstrata.assembly.standing import recent_entries
-
     found: list[Session] = sessions(recent_entries(mem, RECENT_ENTRIES))
     if found:
         s = found[-1]
@@ -201,8 +200,6 @@ def withheld(mem: AgentMemory) -> dict[str, int]:
 def room_views(store: Store) -> list[RoomView]:
     """The rooms this principal may read, most recently active first, with their latest
     ledger entries."""
-    from memstrata.layers.ledger_pages import ledger_page
-
     out = []
     for room in store.ledger.active_rooms(SHOW_ROOMS):
         page = ledger_page(store, room=room, limit=ROOM_ENTRIES)

@@ -32,6 +32,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from memstrata.assembly.timeline import (
+    TimelineItem,
+    TimelinePage,
+    cursor_of,
+    newer_cursor,
+    position_of,
+    timeline,
+)
 from memstrata.errors import MalformedInput
 from memstrata.lifecycle.activity import (
     final_text,
@@ -46,18 +54,10 @@ from memstrata.lifecycle.activity import (
 from memstrata.lifecycle.statements import goal_of
 from memstrata.model import LogEntry, iso
 from memstrata.search.query import Hit
-from memstrata.search.timeline import (
-    TimelineItem,
-    TimelinePage,
-    cursor_of,
-    newer_cursor,
-    position_of,
-    timeline,
-)
 from memstrata.search.toolcalls import TRANSCRIPT_TOOL, clues_of, group_calls
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 # What a person filters by -> (the timeline types it reads, the line kinds it shows).
 _TALK = ("log", "session", "archive")

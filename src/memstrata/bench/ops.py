@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from memstrata.bench.synth import Writer, p50_p95, populate
+from memstrata.lifecycle.compaction import compact_log
+from memstrata.store.view import Store
 
 TARGETS_MS = {
     "read NOW": 0.1,
@@ -55,7 +57,6 @@ def run_ops(
     progress: Callable[[str], None] | None = None,
     clock: Clock = time.perf_counter,
 ) -> list[dict[str, Any]]:
-    from memstrata.store import Store
 
     rows: list[dict[str, Any]] = []
     for size in sizes:
@@ -118,7 +119,6 @@ def _time_compaction(store: Any, rounds: int, clock: Clock) -> tuple[float, floa
     Each round starts from a freshly compacted LOG, appends 99 entries (the summary
     makes 100: under the trigger, so no background compaction races the timed one),
     then times one compaction."""
-    from memstrata.lifecycle.compaction import compact_log
 
     agent = store.agent().name
     log = store.agent().log

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from memstrata.bench.synth import Writer, p50_p95, populate
+from memstrata.store.view import Store
 
 P95_BUDGET_MS = 100.0
 VERSIONS = 50  # [versions] keep's default: a CONTEXT.md with a full history
@@ -39,8 +40,6 @@ VERSIONS = 50  # [versions] keep's default: a CONTEXT.md with a full history
 def _versions(home: Path, n: int = VERSIONS) -> None:
     """The bench agent's CONTEXT.md written `n` times (about 6 KB, a few lines changed
     each time), as an agent's memory_write calls would."""
-    from memstrata.store import Store
-
     lines = [f"- fact {i}: the service keeps setting {i} at value {i * 7}" for i in range(120)]
     with Store(home, agent="bench", sync=False, watch=False) as s:
         for v in range(n):
@@ -121,8 +120,6 @@ def run_serve_bench(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     import httpx
-
-    from memstrata.store import Store
 
     tmp = Path(tempfile.mkdtemp(prefix="memstrata-bench-serve-"))
     proc = None

@@ -195,7 +195,7 @@ def shown(args: argparse.Namespace, value: Any) -> Any:
     shell reads this output as its context; a person asks for the raw value)."""
     if getattr(args, "reveal", False):
         return value
-    from memstrata.secretscan import withhold
+    from memstrata.policy.secrets import withhold
 
     return withhold(value)
 

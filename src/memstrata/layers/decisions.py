@@ -19,7 +19,7 @@ seed 000's record of decisions, with every rule this needs, each in one place:
 append-only, never edited; soft delete by `supersedes`, checked under the ledger's lock
 with at most one live successor per entry (`AlreadySuperseded` names the head); the
 index's `superseded` flag, which every read path already leaves out; and the scope rule
-of who may hide what (`scope.Gate.may_supersede`: a project agent supersedes its own
+of who may hide what (`policy.scope.Gate.may_supersede`: a project agent supersedes its own
 room-less entries or its room's, never another agent's or an admin's). A LOG-based
 record would meet what the ledger never does: LOG entries are compacted into archives
 and digests, where a decision lives on as a "- Decision:" line that no supersede can
@@ -39,11 +39,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from memstrata.errors import NotUnique, UnknownSupersedes
+from memstrata.errors import NotFound, NotUnique, UnknownKind, UnknownSupersedes
+from memstrata.index import overview
+from memstrata.layers.ledger import Ledger
 from memstrata.model import RECORD_KINDS, LedgerEntry
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.layers.base import Acting
 
 # Ledger kinds that are rules in force too (seed 000's meaning kept): shown with the
 # constraints in the context, and named by `replaces` like the three record kinds.
@@ -70,14 +72,15 @@ def _flat(text: str) -> str:
 class Decisions:
     """The decisions, constraints and preferences in force for one agent (see module doc)."""
 
-    def __init__(self, store: Store, agent: str) -> None:
-        self.store = store
+    def __init__(self, acting: Acting, agent: str) -> None:
+        self.acting = acting
+        self.ledger = Ledger(acting)
         self.agent = agent
 
     def _check(self, action: str) -> None:
         """This handle acts for `agent`: its own principal (or an admin) only, like every
         per-agent layer; the ledger then applies its own rules (who may supersede what)."""
-        self.store.gate.check(action, "decisions", self.agent)
+        self.acting.gate.check(action, "decisions", self.agent)
 
     def record(
         self,
@@ -97,13 +100,11 @@ class Decisions:
             `replaces` matches no record in force, or several. SupersedeDenied: the
             replaced record is another agent's or room's.
         """
-        from memstrata.errors import UnknownKind
-
         self._check("write")
         if kind not in RECORD_KINDS:
             raise UnknownKind(f"unknown record kind {kind!r}; use {', '.join(RECORD_KINDS)}")
         target = self.resolve(replaces, kind).id if replaces is not None else None
-        return self.store.ledger.publish(
+        return self.ledger.publish(
             kind, text.strip(), tags=tags, detail=detail, ref=ref, supersedes=target
         )
 
@@ -117,34 +118,13 @@ class Decisions:
         """The first `limit` records in force (those `in_force` lists), in the order of
         `kinds` and newest first within a kind, and how many of each kind are in force:
         one count and one page from the index, whatever the ledger's size."""
-        import json
-
         self._check("read")
-        known = set(self.store.config.kinds) | set(RECORD_KINDS)
+        known = set(self.acting.engine.config.kinds) | set(RECORD_KINDS)
         wanted = [k for k in kinds if k in known]
-        if not wanted:
-            return [], {}
-        scope_sql, scope_params = self.store.gate.sql_filter("d")
-        marks = ",".join("?" * len(wanted))
-        where = (
-            f"d.layer = 'ledger' AND d.superseded = 0 AND d.kind IN ({marks}) "
-            f"AND (d.room IS NULL OR d.room = ?) AND {scope_sql}"
+        shown, counts = overview.ledger_tally(
+            self.acting.engine.db, self.acting.gate, wanted, self.acting.principal.room, limit
         )
-        args = [*wanted, self.store.principal.room, *scope_params]
-        order = " ".join(f"WHEN ? THEN {n}" for n in range(len(wanted)))
-        with self.store.db.read() as conn:
-            counts = dict(
-                conn.execute(
-                    f"SELECT d.kind, count(*) FROM docs d WHERE {where} GROUP BY d.kind", args
-                )
-            )
-            rows = conn.execute(
-                f"SELECT d.meta FROM docs d WHERE {where} "
-                f"ORDER BY CASE d.kind {order} END, d.ts DESC LIMIT ?",
-                [*args, *wanted, limit],
-            ).fetchall()
-        shown = [LedgerEntry.from_dict(json.loads(r[0])) for r in rows]
-        return shown, {k: int(counts[k]) for k in wanted if counts.get(k)}
+        return [LedgerEntry.from_dict(r) for r in shown], counts
 
     def history(
         self, kinds: tuple[str, ...] = RECORD_KINDS
@@ -164,24 +144,18 @@ class Decisions:
     def _page(
         self, kinds: tuple[str, ...], *, include_replaced: bool, limit: int | None
     ) -> list[LedgerEntry]:
-        import json
-
         self._check("read")
-        known = set(self.store.config.kinds) | set(RECORD_KINDS)
+        known = set(self.acting.engine.config.kinds) | set(RECORD_KINDS)
         wanted = [k for k in kinds if k in known]
-        if not wanted:
-            return []
-        scope_sql, scope_params = self.store.gate.sql_filter("d")
-        marks = ",".join("?" * len(wanted))
-        live = "" if include_replaced else "AND d.superseded = 0 "
-        with self.store.db.read() as conn:
-            rows = conn.execute(
-                f"SELECT d.meta FROM docs d WHERE d.layer = 'ledger' {live}"
-                f"AND d.kind IN ({marks}) AND (d.room IS NULL OR d.room = ?) AND {scope_sql} "
-                "ORDER BY d.ts DESC LIMIT ?",
-                [*wanted, self.store.principal.room, *scope_params, -1 if limit is None else limit],
-            ).fetchall()
-        return [LedgerEntry.from_dict(json.loads(r[0])) for r in rows]
+        found = overview.ledger_records(
+            self.acting.engine.db,
+            self.acting.gate,
+            wanted,
+            self.acting.principal.room,
+            live=not include_replaced,
+            limit=limit,
+        )
+        return [LedgerEntry.from_dict(r) for r in found]
 
     def resolve(self, replaces: str, kind: str | None = None) -> LedgerEntry:
         """The record in force that `replaces` names: an entry id, else the one record whose
@@ -190,10 +164,8 @@ class Decisions:
         self._check("read")
         wanted = replaces.strip()
         if _ID.fullmatch(wanted):
-            from memstrata.errors import NotFound
-
             try:
-                return self.store.ledger.get(wanted)
+                return self.ledger.get(wanted)
             except NotFound:
                 raise UnknownSupersedes(f"replaces: no ledger entry with id {wanted!r}") from None
         live = self.in_force((*RECORD_KINDS, *RULE_KINDS))

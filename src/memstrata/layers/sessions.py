@@ -17,15 +17,16 @@ import os
 from collections.abc import Callable, Iterable, Sized
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memstrata import limits
 from memstrata.errors import AlreadyExists, EntryTooLarge, MalformedInput, NotFound
 from memstrata.files.jsondoc import Fields, RecordList
 from memstrata.files.jsonl import BadLine, decode, encode
+from memstrata.index import overview, queries
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
-from memstrata.layers.base import Layer, check_json, check_text
+from memstrata.layers.base import Acting, Layer, check_json, check_text
 from memstrata.model import (
     SESSION_ROLES,
     SessionMessage,
@@ -35,9 +36,7 @@ from memstrata.model import (
     now_ts,
     parse_ts,
 )
-
-if TYPE_CHECKING:
-    from memstrata.store import Store
+from memstrata.store.signals import SessionGrew
 
 MAX_MESSAGE_BYTES = limits.SESSION_MESSAGE_BYTES
 NEIGHBOUR_RADIUS = 2  # each message is also found by the words of the 2 around it
@@ -143,14 +142,14 @@ def parse_session(data: bytes, base: int, path: str, owner: str, sid: str) -> Pa
 class Sessions(Layer):
     layer = "session"
 
-    def __init__(self, store: Store, owner: str) -> None:
-        super().__init__(store, owner)
-        self.dir: Path = store.layout.sessions_dir(owner)
-        self.index_path: Path = store.layout.session_index(owner)
+    def __init__(self, acting: Acting, owner: str) -> None:
+        super().__init__(acting, owner)
+        self.dir: Path = acting.engine.layout.sessions_dir(owner)
+        self.index_path: Path = acting.engine.layout.session_index(owner)
 
     def _spec(self, sid: str, path: Path | None = None) -> SourceSpec:
         """The transcript of session `sid` (at `path`, when the caller knows it)."""
-        path = path or self.store.layout.session(self.owner or "", sid)
+        path = path or self.engine.layout.session(self.owner or "", sid)
         owner, p = self.owner or "", str(path)
         return SourceSpec(path, "append", lambda d, b: parse_session(d, b, p, owner, sid))
 
@@ -181,7 +180,7 @@ class Sessions(Layer):
             for sid in self.ids()
         ]
         known = {r["id"] for r in rows}
-        archived = self.store.layout.archive_dir(self.owner or "") / "sessions"
+        archived = self.engine.layout.archive_dir(self.owner or "") / "sessions"
         for path in self._files_in(archived, ".jsonl"):
             sid = path.stem.rsplit("-", 1)[0]
             if sid not in known:
@@ -193,18 +192,18 @@ class Sessions(Layer):
                         "created": self._first_timestamp(path),
                         "ended": None,
                         "archived": True,
-                        "archive": self.store.rel(path),
+                        "archive": self.engine.rel(path),
                     }
                 )
         return RecordList(str(self.index_path), "sessions", {}, rows)
 
     def _edit_index(self, change: Callable[[RecordList], None]) -> None:
-        with self.store.editing(self._index_spec()) as edit:
+        with self.engine.editing(self._index_spec()) as edit:
             try:
                 doc = RecordList.parse(edit.data, str(self.index_path), key="sessions")
             except MalformedInput:
                 aside = self.index_path.with_name(f"{self.index_path.name}.broken-{_new_id()[2:]}")
-                self.store.truth.move(self.store.rel(self.index_path), self.store.rel(aside))
+                self.engine.move(self.index_path, aside, lock=False)  # (ours: held)
                 edit.current = None  # the index is written anew
                 doc = self._rebuilt()
             change(doc)
@@ -310,47 +309,25 @@ class Sessions(Layer):
     def latest(self) -> Transcript | None:
         """The session with the newest message (from the index), or None."""
         self._check("read")
-        with self.store.db.read() as conn:
-            row = conn.execute(
-                "SELECT thread FROM docs WHERE owner = ? AND layer = 'session' "
-                "ORDER BY ts DESC LIMIT 1",
-                (self.owner,),
-            ).fetchone()
-        return self.transcripts([row[0]]).get(row[0]) if row else None
+        sid = overview.latest_thread(self.engine.db, self.owner)
+        return self.transcripts([sid]).get(sid) if sid else None
 
     def transcripts(self, ids: Iterable[str]) -> dict[str, Transcript]:
         """What the index holds of each session in `ids` (those with messages): counts,
-        span, first prompt and last answer. Each is a walk of that session's messages by
-        the thread index (`+owner`, `+layer`: never a scan of all the agent's messages)."""
+        span, first prompt and last answer (`index.overview.transcript`)."""
         self._check("read")
-        wanted = sorted({i for i in ids if isinstance(i, str)})
         out: dict[str, Transcript] = {}
-        mine = "thread = ? AND +owner = ? AND +layer = 'session'"
-        with self.store.db.read() as conn:
-            for sid in wanted:
-                n, calls, lo, hi = conn.execute(
-                    "SELECT count(*), sum(kind IN ('tool_call', 'tool_use')), min(ts), max(ts) "
-                    f"FROM docs WHERE {mine}",
-                    (sid, self.owner),
-                ).fetchone()
-                if not n:
-                    continue
-                said = [
-                    conn.execute(
-                        f"SELECT substr(body, 1, {SUMMARY_CHARS}) FROM docs WHERE {mine} "
-                        f"AND +kind = ? ORDER BY pos {order} LIMIT 1",
-                        (sid, self.owner, role),
-                    ).fetchone()
-                    for role, order in (("user", "ASC"), ("assistant", "DESC"))
-                ]
+        for sid in sorted({i for i in ids if isinstance(i, str)}):
+            told = overview.transcript(self.engine.db, self.owner, sid, chars=SUMMARY_CHARS)
+            if told is not None:
                 out[sid] = Transcript(
                     sid,
-                    int(n),
-                    int(calls or 0),
-                    lo,
-                    hi,
-                    _said(said[0][0] if said[0] else None),
-                    _said(said[1][0] if said[1] else None),
+                    told.messages,
+                    told.tool_calls,
+                    told.start,
+                    told.end,
+                    _said(told.first_prompt),
+                    _said(told.last_answer),
                 )
         return out
 
@@ -383,23 +360,20 @@ class Sessions(Layer):
                     f"one append carries more than {limits.SESSION_APPEND_BYTES} "
                     "bytes of messages; append them in batches"
                 )
-        from memstrata.secretscan import screen_json
-
         for r in recs:
             r["content"] = self._screen(r["content"], "message content")
             if "input" in r:
-                r["input"] = screen_json(self.store, r["input"], "tool input")
+                r["input"] = self._screen_json(r["input"], "tool input")
         if not recs:
             return []
         spec = self._spec(sid)
         if self._stat(spec.path) is None and self._read_index().find(sid) is None:
             self._update_index(sid, created=recs[0]["timestamp"])
         data = b"".join(encode(r) for r in recs)
-        self.store.append(spec, data)
+        self.engine.append(spec, data)
         self._write_event(spec.path, len(data))
-        from memstrata.lifecycle.triggers import after_session_append
-
-        after_session_append(self.store, self.owner or "", sid)  # seed 004 thresholds
+        # a flush or compaction past seed 004's thresholds follows (`lifecycle.triggers`)
+        self.engine.signals.announce(SessionGrew(self.gate.principal, self.owner or "", sid))
         return [to_message(r) for r in recs]
 
     def messages(self, session_id: str) -> builtins.list[SessionMessage]:
@@ -431,16 +405,11 @@ class Sessions(Layer):
         if isinstance(after, bool) or not isinstance(after, int):
             raise MalformedInput("after must be an integer (a cursor from a previous page)")
         spec = self._spec(session_id)
-        self.store.fresh(spec)
-        with self.store.db.read() as conn:
-            rows = conn.execute(
-                "SELECT pos, meta FROM docs WHERE thread = ? AND source = ? AND pos > ? "
-                "ORDER BY pos LIMIT ?",
-                (session_id, str(spec.path), after, limit + 1),
-            ).fetchall()
-        msgs = [(int(pos), to_message(json.loads(meta))) for pos, meta in rows[:limit]]
+        self.engine.fresh(spec)
+        rows = queries.after_pos(self.engine.db, str(spec.path), session_id, after, limit + 1)
+        msgs = [(int(r.pos or 0), to_message(r.record())) for r in rows[:limit]]
         self._read_event(spec.path, sum(len(m.content) for _, m in msgs))
-        return msgs, (rows[limit - 1][0] if len(rows) > limit else None)
+        return msgs, (rows[limit - 1].pos if len(rows) > limit else None)
 
     def cursor_before(self, session_id: str, pos: int, n: int = 3) -> int:
         """The `after` cursor of the page that shows `n` messages before the one at `pos`
@@ -448,13 +417,7 @@ class Sessions(Layer):
         self._check("read")
         self._require(session_id)
         spec = self._spec(session_id)
-        with self.store.db.read() as conn:
-            rows = conn.execute(
-                "SELECT pos FROM docs WHERE thread = ? AND source = ? AND pos < ? "
-                "ORDER BY pos DESC LIMIT ?",
-                (session_id, str(spec.path), pos, n + 1),
-            ).fetchall()
-        return int(rows[n][0]) if len(rows) > n else -1
+        return overview.pos_before(self.engine.db, str(spec.path), session_id, pos, n)
 
     def ids(self) -> builtins.list[str]:
         """The ids of the transcripts on disk."""
@@ -469,20 +432,20 @@ class Sessions(Layer):
     def _files_in(self, folder: Path, suffix: str) -> builtins.list[Path]:
         """The sources directly in `folder` whose name ends in `suffix`, sorted."""
         return [
-            self.store.home / e.path
-            for e in self.store.truth.list(self.store.rel(folder), recursive=False)
+            self.engine.home / e.path
+            for e in self.engine.listing(folder, recursive=False)
             if not e.is_dir and e.path.endswith(suffix)
         ]
 
     def _first_timestamp(self, path: Path) -> str:
         """When a transcript started: its first message's timestamp, else the file's mtime."""
-        rel = self.store.rel(path)
-        head = self.store.truth.read_from(rel, 0, MAX_MESSAGE_BYTES + 4096)
+        rel = self.engine.rel(path)
+        head = self.engine.read_from(rel, 0, MAX_MESSAGE_BYTES + 4096)
         try:
             first = json.loads(head.split(b"\n", 1)[0])
             return iso(parse_ts(first["timestamp"]))
         except (ValueError, KeyError, TypeError, MalformedInput):
-            entry = self.store.truth.stat(rel)
+            entry = self.engine.stat(rel)
             return iso(entry.mtime) if entry is not None else ""
 
 

@@ -28,8 +28,10 @@ from markupsafe import Markup, escape
 from starlette.responses import Response
 
 from memstrata.errors import StaleWrite
+from memstrata.files.versions import surface
 from memstrata.layers.versions import CURRENT, History
-from memstrata.secretscan import holds_secrets
+from memstrata.policy.secrets import holds_secrets
+from memstrata.store.editing import sha256_text
 from memstrata.web.context import store_of
 from memstrata.web.pages.forms import back, require_csrf
 from memstrata.web.pages.render import page
@@ -324,8 +326,6 @@ def _id_of(listed: Any, version: str | None) -> str | None:
 
 
 def _sha(text: str) -> str:
-    from memstrata.store import sha256_text
-
     return sha256_text(text)
 
 
@@ -338,8 +338,6 @@ def history_restore(
     expected_sha: Annotated[str, Form(max_length=64, pattern="^[0-9a-f]{64}$")],
     csrf: Csrf,
 ) -> Response:
-    from memstrata.files.versions import surface
-
     require_csrf(request, csrf)
     mem = store_of(request).agent(agent)  # (names the surface "web")
     try:

@@ -15,6 +15,7 @@ import hashlib
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
+from memstrata.files.versions import versioned
 from memstrata.search.present import Place, explain_in_words, place_of, title_of
 from memstrata.search.query import Hit
 
@@ -62,8 +63,6 @@ def history_href(agent: str, layer: str, source: str) -> str | None:
     """The history page of a whole memory file (`source` store-relative, under the
     agent's folder), or None for a record of another kind or a file whose replaces keep
     no versions (an episode's files, a scratch file)."""
-    from memstrata.files.versions import versioned
-
     prefix = f"agents/{agent}/"
     if not source.startswith(prefix):
         return None
