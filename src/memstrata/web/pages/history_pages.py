@@ -239,6 +239,8 @@ def _file_page(
     hist: History = versions.history(path)
     listed = hist.versions
     current = next((v for v in listed if v.current), None)
+    if current is None:  # the file is gone (deleted meanwhile): nothing is "current"
+        a, b = (None if x is not None and x.lower() == CURRENT else x for x in (a, b))
     if a is None and b is None and len(listed) > 1:
         a, b = listed[1].id, listed[0].id  # what the last change did
     elif a is not None and b is None:
