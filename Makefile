@@ -48,7 +48,7 @@ demo: $(RUN_STAMP)
 	$(BIN)/memstrata demo
 
 test: lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check src tests
