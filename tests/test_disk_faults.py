@@ -143,9 +143,9 @@ def test_a_refused_append_stores_nothing_and_a_failing_audit_fails_no_write(
     monkeypatch.undo()
     assert store.layout.ledger.stat().st_size == size  # cut back: nothing half-written
 
-    monkeypatch.setattr(store.events, "_fd", 999_999)  # an fd whose writes fail
+    monkeypatch.setattr(store.engine.events, "_fd", 999_999)  # an fd whose writes fail
     third = store.ledger.publish("decision", "third")  # acknowledged despite the audit
-    assert store.events.dropped >= 1
+    assert store.engine.events.dropped >= 1
     assert [e.id for e in store.ledger.query()] == [third.id, first.id]
     store.close()
 

@@ -236,7 +236,7 @@ def test_touching_an_append_source_costs_no_reparse(home: Path) -> None:
     path = home / "ledger.jsonl"
     st = path.stat()
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000))  # a new version, same bytes
-    spec = source_for(store, "ledger.jsonl")
+    spec = source_for(store.engine, "ledger.jsonl")
     assert spec is not None
     report = SyncReport()
     catch_up_append(store.db, store.engine.origin, spec, report, False)
