@@ -187,10 +187,9 @@ def withheld(mem: AgentMemory) -> dict[str, int]:
         ("CONTEXT.md", mem.context),
         ("AGENT.md", mem.identity),
     ):
-        if layer.exists():
-            n = len(find_secrets(layer.read()))
-            if n:
-                out[label] = n
+        n = len(find_secrets(layer.read()))  # ('' when the file does not exist)
+        if n:
+            out[label] = n
     facts = sum(1 for f in mem.facts.list() if fact_findings(f.key, f.value))
     if facts:
         out["facts"] = facts
