@@ -17,10 +17,11 @@ asks for them. Structured queries (no text) return newest first.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import UnknownKind
@@ -49,6 +50,9 @@ MIN_FETCH = 100
 # 0.000s); when every query word is that common, those memories are all there is.
 MIN_RELEVANCE = 1e-3
 SNIPPET_CHARS = 200
+# In a large store (pruned MATCH), abbreviations of the query words get this fraction
+# of the postings budget once a query word matched (`_essential`).
+ABBREVIATION_SHARE = 10
 
 _COLUMNS = (
     "d.id, d.uid, d.layer, d.owner, d.room, d.kind, d.tags, d.ts, d.title, d.body, d.source,"
@@ -115,7 +119,6 @@ def search(store: Store, q: SearchQuery) -> list[Hit]:
     """
     catch_up = q.mode is not None
     if q.mode is None:  # seed 004 searchProvider: "fts5" (lexical) or "hybrid"
-        from dataclasses import replace
 
         provider = store.config.search_provider
         semantic = provider == "hybrid" or (
@@ -177,7 +180,8 @@ def _plan(
         ids = store.df_cache.per_scope(
             ("identifier words", scope_sql, tuple(params)), IdentifierWords
         ).get(conn, scope_sql, params)
-        phrases = plan(words, by_word, dfs, conn, ids)
+        term_df = (lambda t: store.df_cache.df(conn, t, total)) if large else None
+        phrases = plan(words, by_word, dfs, conn, ids, term_df)
     info: dict[str, Any] = {}
     prefixed = [p.word for p in phrases if p.why == "prefix"]
     abbrev = [p.word for p in phrases if p.why == "abbreviation"]
@@ -188,13 +192,33 @@ def _plan(
     if not large or len(phrases) < 2:
         return phrases, info, [], total
     by_match = {p.match: p for p in phrases}
-    kept, dropped = essential_terms(
-        [TermStat(p.match, p.df) for p in phrases], store.config.postings_budget
-    )
+    kept, dropped = _essential(phrases, store.config.postings_budget)
     if dropped:
         info["common_terms_rescored"] = [by_match[d.word].word for d in dropped]
     extra = [(by_match[d.word].word, list(by_match[d.word].stems), d.df) for d in dropped]
     return [by_match[k.word] for k in kept], info, extra, total
+
+
+def _essential(phrases: list[Phrase], budget: int) -> tuple[list[TermStat], list[TermStat]]:
+    """The phrases FTS5 ranks (kept) and those re-scored on the candidates (dropped).
+
+    The query's own words (and prefixes) come first, rarest first within the postings
+    budget (`terms.essential_terms`). Abbreviations are guesses: they share a tenth of
+    the budget (`ABBREVIATION_SHARE`) when a query word matched, or all of it when none
+    did. Before, all phrases shared one budget: at 100k entries with many short tag words
+    a query grew ten abbreviations that crowded its own words out of the MATCH and
+    multiplied the postings FTS5 scores by ten (5,000 rather than 500).
+    """
+    said = [TermStat(p.match, p.df) for p in phrases if p.why != "abbreviation"]
+    guessed = [TermStat(p.match, p.df) for p in phrases if p.why == "abbreviation"]
+    kept, dropped = essential_terms(said, budget)
+    share = budget // ABBREVIATION_SHARE if kept else budget
+    more, less = essential_terms(guessed, share, keep_rarest=not kept)
+    return _rarest_first(kept + more), _rarest_first(dropped + less)
+
+
+def _rarest_first(stats: list[TermStat]) -> list[TermStat]:
+    return sorted(stats, key=lambda t: (t.df, t.word))
 
 
 def _df(conn: Any, term: str) -> int:
@@ -217,6 +241,7 @@ class LexicalPool:
     words: list[tuple[str, tuple[str, ...]]]
     info: dict[str, Any]
     gone: dict[str, str]  # candidates never shown (`search.worth.exclusions`)
+    hits: dict[str, Hit] = field(default_factory=dict)  # uid -> the row as a Hit (score 0)
 
     def lexical(self) -> dict[str, float]:
         """uid -> BM25 relevance / best + author bonus (the lexical relevance)."""
@@ -276,14 +301,16 @@ def lexical_pool(
             break  # stage 1 already saw every match
         fetch *= 8
     rows = rows[:fetch]
-    gone = exclusions(store, q, [_hit(r, 0.0, {}, terms) for r in rows])
+    cands = [_hit(r, 0.0, {}, terms) for r in rows]
+    gone = exclusions(store, q, cands)
     rows = [r for r in rows if r[1] not in gone]  # never hits: not the best's yardstick
     bonus = scoring_extra(rows, extra, total) if extra else [0.0] * len(rows)
     raw = [scoring.bm25_relevance(r[-1]) + add for r, add in zip(rows, bonus, strict=True)]
     authors = {r[8] for r in rows if r[2] in TRANSCRIPT_LAYERS and r[8]}
     named = mentioned(q.text, authors) if authors else set()
     words = [(p.word, tuple(p.stems)) for p in kept] + [(w, tuple(st)) for w, st, _ in extra]
-    return LexicalPool(rows, raw, named, words, prune_info, gone)
+    hits = {h.uid: h for h in cands if h.uid not in gone}
+    return LexicalPool(rows, raw, named, words, prune_info, gone, hits)
 
 
 def _ranked(
@@ -311,30 +338,54 @@ def _ranked(
         dec = scoring.decay(age_h, half_life)
         rec = scoring.recency(dec, bound)
         score = relevance * rec
-        explain = {
-            "bm25": round(r[-1], 6),
-            "bm25_relevance": round(raw[r[1]], 6),
-            "relevance": round(relevance, 6),
-            "age_hours": round(max(age_h, 0.0), 3),
-            "half_life_hours": half_life,
-            "decay": round(dec, 6),
-            "recency_bound": bound,
-            "recency": round(rec, 6),
-            "score": round(score, 6),
-            "formula": "(bm25 / best bm25 + author bonus) x recency, "
-            "recency = 1 - recency_bound x (1 - exp(-ln2 / half_life x age_hours))",
-            **({"author_named": SPEAKER_BONUS} if pool.bonus(r) else {}),
-            **pool.info,
-        }
-        scored.append((score, r, explain))
+        scored.append((score, r, (raw[r[1]], relevance, age_h, half_life, dec, rec)))
     scored.sort(key=lambda x: (-x[0], -x[1][7]))
-    hits = [_hit(r, s, e, terms) for s, r, e in scored[: wanted or None]]
-    # the top k by worth = score x prior, after exclusions and collapse (`search.worth`)
-    hits = hits if wanted is not None else rank_pool(store, q, hits, pool.gone)
+    rows = {r[1]: (r, parts) for _s, r, parts in scored}
+    if wanted is not None:
+        hits = [
+            replace(pool.hits[r[1]], score=s, explain=_explain(r, s, parts, pool, bound))
+            for s, r, parts in scored[:wanted]
+        ]
+    else:
+        # The top k by worth = score x prior, after exclusions and collapse (`search.worth`).
+        # Only the hits shown get their explain: it costs more than ranking the pool.
+        pooled = [replace(pool.hits[r[1]], score=s, explain={}) for s, r, _parts in scored]
+        hits = rank_pool(store, q, pooled, pool.gone)
+        for h in hits:
+            r, parts = rows[h.uid]
+            lexical_why = _explain(r, float(h.explain["before_prior"]), parts, pool, bound)
+            given = {**lexical_why, **h.explain}  # the prior's score (worth) overrides
+            h.explain.clear()
+            h.explain.update(given)
     for h in hits:
-        tokens = set(tokenize(f"{h.title} {h.text} {' '.join(h.tags)}"))
-        h.explain["matched"] = [w for w, st in pool.words if any(t.startswith(st) for t in tokens)]
+        tokens = sorted(set(tokenize(f"{h.title} {h.text} {' '.join(h.tags)}")))
+        h.explain["matched"] = [w for w, st in pool.words if _count_prefixed(tokens, list(st))]
     return hits
+
+
+def _explain(
+    r: Any,
+    score: float,
+    parts: tuple[float, float, float, float, float, float],
+    pool: LexicalPool,
+    bound: float,
+) -> dict[str, Any]:
+    bm25_relevance, relevance, age_h, half_life, dec, rec = parts
+    return {
+        "bm25": round(r[-1], 6),
+        "bm25_relevance": round(bm25_relevance, 6),
+        "relevance": round(relevance, 6),
+        "age_hours": round(max(age_h, 0.0), 3),
+        "half_life_hours": half_life,
+        "decay": round(dec, 6),
+        "recency_bound": bound,
+        "recency": round(rec, 6),
+        "score": round(score, 6),
+        "formula": "(bm25 / best bm25 + author bonus) x recency, "
+        "recency = 1 - recency_bound x (1 - exp(-ln2 / half_life x age_hours))",
+        **({"author_named": SPEAKER_BONUS} if pool.bonus(r) else {}),
+        **pool.info,
+    }
 
 
 def scoring_extra(
@@ -346,13 +397,27 @@ def scoring_extra(
     lengths = [max(1, len(t.split())) for t in texts]
     avg = sum(lengths) / len(lengths) if lengths else 1.0
     out = [0.0] * len(rows)
-    for _word, stem_list, df in extra:
-        pat = re.compile(r"\b(?:" + "|".join(re.escape(s) for s in stem_list) + r")\w*")
-        for i, t in enumerate(texts):
-            tf = len(pat.findall(t))
+    # Each candidate's words sorted once; a term's tf is then the size of the ranges of
+    # words starting with its stems (what `\b(?:stems)\w*` found, one regex scan per
+    # term and candidate before).
+    for i, t in enumerate(texts):
+        words = sorted(_WORD.findall(t))
+        for _word, stem_list, df in extra:
+            tf = _count_prefixed(words, stem_list)
             if tf:
                 out[i] += scoring.bm25_term(tf, df, total, lengths[i], avg)
     return out
+
+
+def _count_prefixed(words: list[str], stems: list[str]) -> int:
+    """How many of the sorted `words` start with one of `stems`."""
+    if len(stems) == 1:
+        s = stems[0]
+        return bisect.bisect_left(words, s + "\U0010ffff") - bisect.bisect_left(words, s)
+    return sum(1 for w in words if w.startswith(tuple(stems)))
+
+
+_WORD = re.compile(r"\w+")
 
 
 def _hit(r: Any, score: float, explain: dict[str, Any], terms: list[str]) -> Hit:
