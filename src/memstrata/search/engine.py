@@ -21,6 +21,7 @@ import bisect
 import json
 import re
 import time
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -119,7 +120,6 @@ def search(store: Store, q: SearchQuery) -> list[Hit]:
     """
     catch_up = q.mode is not None
     if q.mode is None:  # seed 004 searchProvider: "fts5" (lexical) or "hybrid"
-
         provider = store.config.search_provider
         semantic = provider == "hybrid" or (
             provider == "auto"
@@ -241,7 +241,8 @@ class LexicalPool:
     words: list[tuple[str, tuple[str, ...]]]
     info: dict[str, Any]
     gone: dict[str, str]  # candidates never shown (`search.worth.exclusions`)
-    hits: dict[str, Hit] = field(default_factory=dict)  # uid -> the row as a Hit (score 0)
+    # uid -> the row as a Hit (score 0, no snippet: `_ranked` makes those of the hits shown)
+    hits: dict[str, Hit] = field(default_factory=dict)
 
     def lexical(self) -> dict[str, float]:
         """uid -> BM25 relevance / best + author bonus (the lexical relevance)."""
@@ -276,32 +277,11 @@ def lexical_pool(
     if not any(p.df for p in kept):
         return None
     pruned = " OR ".join(p.match for p in kept)
-    w = ", ".join(str(x) for x in COLUMN_WEIGHTS)
-    # Stage 1 ranks inside FTS5 only; stage 2 joins the few best and applies
-    # scope and filters. If filters leave too few, widen stage 1 and retry.
     fetch = max(MIN_FETCH, q.k * 5, wanted or 0)
-    rows: list[Any] = []
-    for _ in range(4):
-        sql = (
-            f"WITH top AS (SELECT rowid AS rid, bm25(docs_fts, {w}) AS rank FROM docs_fts "
-            "WHERE docs_fts MATCH ? ORDER BY rank LIMIT ?) "
-            f"SELECT {_COLUMNS}, top.rank FROM top JOIN docs d ON d.id = top.rid "
-            f"WHERE {' AND '.join(where)} ORDER BY top.rank"
-        )
-        with store.db.read() as conn:
-            rows = conn.execute(sql, [pruned, fetch * 4, *params]).fetchall()
-        if len(rows) >= fetch or (len(rows) >= q.k and fetch >= 4 * MIN_FETCH):
-            break
-        with store.db.read() as conn:
-            got = conn.execute(
-                "SELECT count(*) FROM (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? LIMIT ?)",
-                (pruned, fetch * 4 + 1),
-            ).fetchone()[0]
-        if got <= fetch * 4:
-            break  # stage 1 already saw every match
-        fetch *= 8
+    with store.db.read() as conn:
+        rows, fetch = _best_matches(conn, pruned, where, params, fetch, q.k)
     rows = rows[:fetch]
-    cands = [_hit(r, 0.0, {}, terms) for r in rows]
+    cands = [_hit(r, 0.0, {}, terms, snippet=False) for r in rows]
     gone = exclusions(store, q, cands)
     rows = [r for r in rows if r[1] not in gone]  # never hits: not the best's yardstick
     bonus = scoring_extra(rows, extra, total) if extra else [0.0] * len(rows)
@@ -360,7 +340,7 @@ def _ranked(
     for h in hits:
         tokens = sorted(set(tokenize(f"{h.title} {h.text} {' '.join(h.tags)}")))
         h.explain["matched"] = [w for w, st in pool.words if _count_prefixed(tokens, list(st))]
-    return hits
+    return [replace(h, snippet=make_snippet(h.text or h.title, terms)) for h in hits]
 
 
 def _explain(
@@ -397,13 +377,20 @@ def scoring_extra(
     lengths = [max(1, len(t.split())) for t in texts]
     avg = sum(lengths) / len(lengths) if lengths else 1.0
     out = [0.0] * len(rows)
-    # Each candidate's words sorted once; a term's tf is then the size of the ranges of
-    # words starting with its stems (what `\b(?:stems)\w*` found, one regex scan per
-    # term and candidate before).
+    # One scan of each candidate finds, at each word start, the longest stem the word
+    # starts with; the word then counts for every term owning that stem or a stem that
+    # prefixes it (what one `\b(?:stems)\w*` scan per term and candidate counted before).
+    union = sorted({st for _w, stem_list, _df in extra for st in stem_list}, key=len, reverse=True)
+    pat = re.compile(r"\b(" + "|".join(re.escape(st) for st in union) + ")")
+    covers = [
+        (df, {u for u in union if u.startswith(tuple(stem_list))}) for _w, stem_list, df in extra
+    ]
     for i, t in enumerate(texts):
-        words = sorted(_WORD.findall(t))
-        for _word, stem_list, df in extra:
-            tf = _count_prefixed(words, stem_list)
+        found = Counter(pat.findall(t))
+        if not found:
+            continue
+        for df, owned in covers:
+            tf = sum(n for st, n in found.items() if st in owned)
             if tf:
                 out[i] += scoring.bm25_term(tf, df, total, lengths[i], avg)
     return out
@@ -417,10 +404,55 @@ def _count_prefixed(words: list[str], stems: list[str]) -> int:
     return sum(1 for w in words if w.startswith(tuple(stems)))
 
 
-_WORD = re.compile(r"\w+")
+def _best_matches(
+    conn: Any, match: str, where: list[str], params: list[Any], fetch: int, k: int
+) -> tuple[list[Any], int]:
+    """The docs rows (bm25 last, best first) of the best `fetch * 4` FTS5 matches that
+    pass scope and filters, and the `fetch` they were found with.
+
+    Stage 1 ranks inside FTS5 only; stage 2 reads the docs rows of the best and applies
+    scope and filters. When filters leave fewer than `fetch` (transcripts are left out
+    by default, and they are most of a store), stage 1 widens eightfold, up to three
+    times. Stage 1 asks FTS5 for eight times what it needs at once: FTS5 scores every
+    match whatever the limit, so the first widening costs no second MATCH (it re-ran
+    the whole query, and counted the matches in a third, on a third of the queries of
+    the 100k benchmark).
+    """
+    weights = ", ".join(str(x) for x in COLUMN_WEIGHTS)
+    stage1 = (
+        f"SELECT rowid, bm25(docs_fts, {weights}) AS rank FROM docs_fts "
+        "WHERE docs_fts MATCH ? ORDER BY rank LIMIT ?"
+    )
+    stage2 = (
+        # json_each + CROSS JOIN: each id looked up by the primary key (an `IN` next to
+        # the scope filter made SQLite scan the scope's index instead)
+        f"SELECT {_COLUMNS} FROM json_each(?) c CROSS JOIN docs d ON d.id = c.value "
+        f"WHERE {' AND '.join(where)}"
+    )
+    top: list[Any] = []
+    asked = 0
+    rows: list[Any] = []
+    for _ in range(4):
+        need = fetch * 4
+        if need >= asked and len(top) == asked:  # not every match seen yet: ask for more
+            asked = need * 8 + 1
+            top = conn.execute(stage1, (match, asked)).fetchall()
+        best = top[:need]
+        rank = {rid: (n, r) for n, (rid, r) in enumerate(best)}
+        found = conn.execute(stage2, [json.dumps(list(rank)), *params]).fetchall()
+        found.sort(key=lambda row: rank[row[0]][0])
+        rows = [(*row, rank[row[0]][1]) for row in found]
+        if len(rows) >= fetch or (len(rows) >= k and fetch >= 4 * MIN_FETCH):
+            break
+        if len(top) <= need:
+            break  # stage 1 already saw every match
+        fetch *= 8
+    return rows, fetch
 
 
-def _hit(r: Any, score: float, explain: dict[str, Any], terms: list[str]) -> Hit:
+def _hit(
+    r: Any, score: float, explain: dict[str, Any], terms: list[str], *, snippet: bool = True
+) -> Hit:
     meta = json.loads(r[13]) if r[13] else {}
     return Hit(
         uid=r[1],
@@ -428,7 +460,7 @@ def _hit(r: Any, score: float, explain: dict[str, Any], terms: list[str]) -> Hit
         score=score,
         title=r[8],
         text=r[9],
-        snippet=make_snippet(r[9] or r[8], terms),
+        snippet=make_snippet(r[9] or r[8], terms) if snippet else "",
         ts=r[7],
         source=r[10],
         owner=r[3],
