@@ -346,7 +346,7 @@ def _ranked(
 def _explain(
     r: Any,
     score: float,
-    parts: tuple[float, float, float, float, float, float],
+    parts: tuple[float, float, float, float | None, float, float],
     pool: LexicalPool,
     bound: float,
 ) -> dict[str, Any]:
