@@ -85,15 +85,14 @@ class DocFrequencies:
 
 
 def essential_terms(
-    stats: list[TermStat], budget: int = DEFAULT_POSTINGS_BUDGET, *, keep_rarest: bool = True
+    stats: list[TermStat], budget: int = DEFAULT_POSTINGS_BUDGET
 ) -> tuple[list[TermStat], list[TermStat]]:
-    """Split terms into (kept, dropped): rarest first while sum(df) <= budget (the
-    rarest term kept whatever its df, unless `keep_rarest` is False). Pure."""
+    """Split terms into (kept, dropped): rarest first while sum(df) <= budget. Pure."""
     ranked = sorted((s for s in stats if s.df > 0), key=lambda s: (s.df, s.word))
     kept: list[TermStat] = []
     used = 0
     for s in ranked:
-        if (kept or not keep_rarest) and used + s.df > budget:
+        if kept and used + s.df > budget:
             continue
         kept.append(s)
         used += s.df
