@@ -385,15 +385,14 @@ def _best_matches(
     conn: Any, match: str, where: list[str], params: list[Any], fetch: int, k: int
 ) -> tuple[list[Any], int]:
     """The docs rows (bm25 last, best first) of the best `fetch * 4` FTS5 matches that
-    pass scope and filters, and the `fetch` they were found with.
+    pass scope and filters (at least the first `fetch` of them), and the `fetch` they
+    were found with.
 
     Stage 1 ranks inside FTS5 only; stage 2 reads the docs rows of the best and applies
     scope and filters. When filters leave fewer than `fetch` (transcripts are left out
     by default, and they are most of a store), stage 1 widens eightfold, up to three
-    times. Stage 1 asks FTS5 for eight times what it needs at once: FTS5 scores every
-    match whatever the limit, so the first widening costs no second MATCH (it re-ran
-    the whole query, and counted the matches in a third, on a third of the queries of
-    the 100k benchmark).
+    times. Stage 1 asks for one match more than it needs, which tells whether there
+    are more to widen to (a third query counted them before).
     """
     weights = ", ".join(str(x) for x in COLUMN_WEIGHTS)
     stage1 = (
@@ -412,19 +411,31 @@ def _best_matches(
     for _ in range(4):
         need = fetch * 4
         if need >= asked and len(top) == asked:  # not every match seen yet: ask for more
-            asked = need * 8 + 1
+            asked = need + 1
             top = conn.execute(stage1, (match, asked)).fetchall()
-        best = top[:need]
-        rank = {rid: (n, r) for n, (rid, r) in enumerate(best)}
-        found = conn.execute(stage2, [json.dumps(list(rank)), *params]).fetchall()
-        found.sort(key=lambda row: rank[row[0]][0])
-        rows = [(*row, rank[row[0]][1]) for row in found]
+        rows = _passing(conn, stage2, params, top[:need], fetch)
         if len(rows) >= fetch or (len(rows) >= k and fetch >= 4 * MIN_FETCH):
             break
         if len(top) <= need:
             break  # stage 1 already saw every match
         fetch *= 8
     return rows, fetch
+
+
+def _passing(conn: Any, stage2: str, params: list[Any], best: list[Any], fetch: int) -> list[Any]:
+    """The rows of `best` (rowid, bm25; best first) that pass stage 2, in that order,
+    bm25 appended: every one, or the first `fetch` and maybe a few more. The best
+    `2 * fetch` are read first, the others only if too few of those passed."""
+    rank = {rid: (n, r) for n, (rid, r) in enumerate(best)}
+    out: list[Any] = []
+    start, size = 0, 2 * fetch
+    while start < len(best) and len(out) < fetch:
+        ids = [rid for rid, _r in best[start : start + size]]
+        found = conn.execute(stage2, [json.dumps(ids), *params]).fetchall()
+        found.sort(key=lambda row: rank[row[0]][0])
+        out += [(*row, rank[row[0]][1]) for row in found]
+        start, size = start + size, len(best)
+    return out
 
 
 def _hit(
