@@ -236,8 +236,9 @@ class LexicalPool:
         return SPEAKER_BONUS if (r[2] in TRANSCRIPT_LAYERS and r[8] in self.named) else 0.0
 
     def matched(self, r: Any) -> list[str]:
-        tokens = set(tokenize(f"{r[8]} {r[9]} {r[6]}"))
-        return [w for w, st in self.words if any(t.startswith(st) for t in tokens)]
+        """The query words (`words`) a row holds, a word or one starting with its stems."""
+        tokens = sorted(set(tokenize(f"{r[8]} {r[9]} {r[6]}")))
+        return [w for w, st in self.words if _count_prefixed(tokens, list(st))]
 
 
 def lexical_pool(
