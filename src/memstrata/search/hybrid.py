@@ -78,10 +78,13 @@ def hybrid_search(
         dense.update(matrix.pick(scores, known))
     # candidates never shown (`search.worth.exclusions`): out of the pool before fusion
     gone = dict(pool.gone) if pool is not None else {}
+    lexical_uids = pool_uids(pool)
     dense_only = [
-        _hit(rows[u], 0.0, {}, [], snippet=False) for u in dense if u not in gone and u in rows
+        _hit(rows[u], 0.0, {}, [], snippet=False)
+        for u in dense
+        if u not in gone and u in rows and u not in lexical_uids
     ]
-    gone.update(exclusions(store, q, [h for h in dense_only if h.uid not in (pool_uids(pool))]))
+    gone.update(exclusions(store, q, dense_only))
     lexical = pool.lexical() if pool is not None else {}
     cands = [u for u in rows if (u in lexical or u in dense) and u not in gone]
     if q.mode == "hybrid":
