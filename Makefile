@@ -49,7 +49,7 @@ demo: $(RUN_STAMP)
 test: $(TEST_STAMP)
 	$(BIN)/ruff check src tests
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 lint: $(TEST_STAMP)
 	$(BIN)/ruff check src tests

@@ -153,7 +153,9 @@ def test_semantic_recall_finds_a_paraphrase_with_the_local_model(store: Store) -
     m.log.append("USER_FEEDBACK", "The user says their dog Rex is scared of thunderstorms")
     m.log.append("TOOL_USE", "ran the database migration for invoices")
     m.log.append("THOUGHT", "Quarterly revenue grew by twelve percent")
-    lexical = store.search(SearchQuery(text="which pet is afraid of storms?", layers=("log",)))
+    lexical = store.search(
+        SearchQuery(text="which pet is afraid of storms?", layers=("log",), mode="lexical")
+    )
     assert not any("Rex" in h.text for h in lexical)  # no shared words: lexical cannot find it
     hits = store.search(SearchQuery(text="which pet is afraid of storms?", mode="semantic", k=1))
     assert "Rex" in hits[0].text

@@ -22,6 +22,7 @@ import pytest
 
 from memstrata import Store
 from memstrata.errors import MalformedInput, NotFound, ScopeDenied
+from memstrata.files.versions import versioned
 from memstrata.purge import (
     purge_fact,
     purge_file,
@@ -210,7 +211,11 @@ def test_purge_clears_what_earlier_edits_left_in_free_pages(store: Store, home: 
     mem.files.write("notes/keys.md", "# keys\nrotated, see the vault\n")  # edited out...
     with store.db.read() as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    assert stored(home, SECRET) == [index_rel(home)]  # ...but still in the index's free pages
+    kept = mem.versions.history("notes/keys.md").versions[1]  # ...but still in its version
+    target = versioned("agents/finn/memory/notes/keys.md")
+    assert target is not None
+    # ...and in the index's free pages
+    assert stored(home, SECRET) == sorted([index_rel(home), target.blob(kept.sha256)])
     purge_file(store, "notes/keys.md", reason="it was there once")
     assert stored(home, SECRET) == []
 

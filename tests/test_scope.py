@@ -138,6 +138,9 @@ SAMPLE: dict[str, Any] = {
     "drafts": [],
     "archive_id": "arc-00000000",
     "replaces": "zebra",
+    "path": "CONTEXT.md",  # file versions (issue 24)
+    "version": "current",
+    "a": "current",
 }
 # Seed 000 layer 2: a room's artifacts, and where it sits in the DAG, are readable by
 # every agent (skills aside); everything else of a room is its agents' (and admins').

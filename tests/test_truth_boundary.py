@@ -22,6 +22,8 @@ ALLOWED = {
     "web/api/admin.py:events_stream": "streams this host's audit trail",
     "config.py": "this host's settings (config.toml)",
     "transfer/members.py": "reads an export archive (outside the store)",
+    "transfer/histories.py:Staged": "file versions in this host's import staging folder "
+    "(.imports/), as importer.py; the store's are written through the truth (place)",
     "transfer/exporter.py:export_store": "writes the export archive (outside the store)",
     "transfer/exporter.py:_write_tar": "writes the export archive",
     "transfer/exporter.py:_write_folder": "writes the export archive",

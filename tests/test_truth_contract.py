@@ -114,6 +114,27 @@ def test_list_folders_and_moves(truth: Truth) -> None:
     assert truth.stat("agents/finn/memory/b.md") is None
 
 
+def test_list_leaves_out_the_folders_skip_names(truth: Truth) -> None:
+    truth.rewrite("agents/finn/memory/a.md", b"a\n")
+    truth.rewrite("agents/finn/versions/x.1/log.jsonl", b"{}\n")
+    truth.rewrite("agents/finn/versions-not/b.md", b"b\n")
+
+    def skip(rel: str) -> bool:
+        return rel == "agents/finn/versions"
+
+    everything = {e.path for e in truth.list("")}
+    assert "agents/finn/versions/x.1/log.jsonl" in everything
+    assert {e.path for e in truth.list("", skip=skip)} == everything - {
+        "agents/finn/versions",
+        "agents/finn/versions/x.1",
+        "agents/finn/versions/x.1/log.jsonl",
+    }
+    assert [e.path for e in truth.list("agents/finn", recursive=False, skip=skip)] == [
+        "agents/finn/memory",
+        "agents/finn/versions-not",
+    ]
+
+
 def test_lock_excludes_other_holders(truth: Truth, tmp_path: Path) -> None:
     held, release = threading.Event(), threading.Event()
 

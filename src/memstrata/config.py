@@ -248,6 +248,10 @@ SETTINGS: tuple[Setting, ...] = (
             "rotate events.jsonl when it grows past this many bytes"),
     Setting("events", "keep", "events_keep", 3, _int(0),
             "rotated events files kept (events.1.jsonl is the newest)"),
+    Setting("versions", "keep", "versions_keep", 50, _int(1),
+            "versions kept per overwritable memory file (NOW, CONTEXT, identity, memory files)"),
+    Setting("versions", "max_age_days", "versions_max_age_days", 90.0, _float(0.0),
+            "drop versions older than this many days (0: no age limit; the newest 3 stay)"),
     Setting("secrets", "policy", "secrets_policy", "warn", _choice("warn", "redact", "refuse"),
             "what a write that looks like a secret does: warn (store, warn, keep it out of "
             "context), redact ([REDACTED:<kind>]) or refuse"),
@@ -342,6 +346,8 @@ class Config:
     events_record_queries: bool = False
     events_max_bytes: int = 8 * 1024 * 1024
     events_keep: int = 3
+    versions_keep: int = 50
+    versions_max_age_days: float = 90.0
     secrets_policy: str = "warn"
     secrets_share_in_ledger: bool = False
     index_watch: str = "auto"

@@ -110,7 +110,10 @@ def examine(store: Store) -> Findings:
             )
         for source, offset, reason in conn.execute("SELECT source, offset, reason FROM bad_lines"):
             bad.setdefault((store.rel(Path(source)), offset), reason)
-        versions = {e.path: e.version for e in store.truth.list("") if not e.is_dir}
+        from memstrata.files.versions import history_folder
+
+        listed = store.truth.list("", skip=history_folder)
+        versions = {e.path: e.version for e in listed if not e.is_dir}
         for source, version in conn.execute(
             "SELECT path, version FROM sources WHERE version IS NOT NULL"
         ):

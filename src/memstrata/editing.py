@@ -14,9 +14,12 @@ index catches up with the source.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
+from memstrata.errors import StaleWrite
 from memstrata.files.truth import MISSING, Content
+from memstrata.files.versions import Author, FileHistory, Retention, versioned
 
 if TYPE_CHECKING:
     from memstrata.index.reconcile import SourceSpec
@@ -62,7 +65,8 @@ class Edit:
         return self.data.decode("utf-8", "replace")
 
     def __call__(self, text: str | bytes) -> None:
-        """Replace the source with `text` (if it is still the version read) and index it."""
+        """Replace the source with `text` (if it is still the version read) and index it;
+        an overwritable memory file keeps the content it replaced (`files.versions`)."""
         data = text.encode("utf-8") if isinstance(text, str) else text
         if self._current is _UNREAD:
             entry = self.store.truth.stat(self.rel)
@@ -70,6 +74,27 @@ class Edit:
         else:
             current = self.current
             expected = current.entry.version if current is not None else MISSING
-        written = self.store.truth.rewrite(self.rel, data, expected=expected)
+        store = self.store
+        target = versioned(self.rel, store.config.memory_path)
+        if target is None:
+            written = store.truth.rewrite(self.rel, data, expected=expected)
+        else:
+            config, who = store.config, store.principal
+            history = FileHistory(
+                store.truth, target, Retention(config.versions_keep, config.versions_max_age_days)
+            )
+            written = history.replace(
+                data,
+                expected=expected,
+                current=lambda: self.current,
+                author=Author(who.agent, who.role),
+            )
+            if history.due:  # retention, after the acknowledgement (never slows the write)
+                store.after_ack(f"versions {self.rel}", lambda: _prune(store, history))
         self._current = Content(data, written)
-        self.store.index_file(self.spec)
+        store.index_file(self.spec)
+
+
+def _prune(store: Store, history: FileHistory) -> None:
+    with store.truth.lock(history.target.rel), contextlib.suppress(StaleWrite):
+        history.prune()

@@ -85,6 +85,7 @@ class PurgeReport:
     vectors: int  # stored embeddings deleted
     wal_truncated: bool  # False: another process held the index open; see `notes`
     notes: tuple[str, ...] = ()
+    versions: tuple[str, ...] = ()  # file versions changed or removed (`purge_versions`)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -95,6 +96,7 @@ class PurgeReport:
             "vectors": self.vectors,
             "wal_truncated": self.wal_truncated,
             "notes": list(self.notes),
+            "versions": list(self.versions),
         }
 
 
@@ -111,6 +113,7 @@ class _Purge:
         self.owners: set[str] = {owner} if owner else set()  # whose derived copies to scrub
         self.rewritten: list[str] = []
         self.removed: list[str] = []
+        self.versions: list[str] = []  # file versions changed or removed
 
     def rewrite(self, path: Path, transform: Transform) -> int:
         """Rewrite `path` line by line under its lock; returns how many lines changed."""
@@ -188,6 +191,10 @@ class _Purge:
         store = self.store
         scrub.secure_deletes(store.db)  # deletes overwrite, whatever SQLite's build default
         copies = [str(store.home / rel) for rel in self.scrub_copies()]
+        from memstrata.purge_copies import Quotes
+        from memstrata.purge_versions import scrub_histories
+
+        self.versions += scrub_histories(store, self.owners, Quotes(self.needles))
         before = _bodies(store, copies)
         store.sync()  # rewritten sources are re-parsed (new inode), removed ones dropped
         after = _bodies(store, copies)
@@ -232,6 +239,7 @@ class _Purge:
             vectors,
             truncated,
             tuple(notes),
+            tuple(self.versions),
         )
 
 
@@ -347,7 +355,9 @@ def purge_file(store: Store, path: str, *, agent: str | None = None, reason: str
         copies += _files(
             store, archive / "scratch", lambda p: "/" in p and p.split("/", 1)[1] == name
         )
-    if not copies:
+    from memstrata.purge_versions import drop_history, has_history, history_texts
+
+    if not copies and not has_history(store, store.rel(target)):
         raise NotFound(f"no memory file {relp!r} of {owner} (nor an archived copy)")
     job = _Purge(store, f"file:{owner}:{relp}", "file", owner, reason)
     for p in copies:
@@ -359,8 +369,10 @@ def purge_file(store: Store, path: str, *, agent: str | None = None, reason: str
             job.uids.update(
                 r[0] for r in conn.execute("SELECT uid FROM docs WHERE source = ?", (str(p),))
             )
+    job.needles.update(history_texts(store, store.rel(target)))  # what its versions held
     for p in copies:
         job.remove(p)
+    job.versions += drop_history(store, store.rel(target))
     return job.finish()
 
 

@@ -210,9 +210,10 @@ def _merge(where: list[int], flat: str, spans: list[tuple[int, int]]) -> list[tu
 
 def derived_edits(store: Store, owner: str, quotes: Quotes) -> list[tuple[str, Edit]]:
     """(store-relative source, edit) for every source of `owner` that may hold derived text."""
-    listed = sorted(
-        e.path for e in store.truth.list(store.rel(store.layout.agent(owner))) if not e.is_dir
-    )
+    from memstrata.files.versions import history_folder  # versions: `purge_versions`
+
+    agent = store.rel(store.layout.agent(owner))
+    listed = sorted(e.path for e in store.truth.list(agent, skip=history_folder) if not e.is_dir)
     return [
         (rel, change)
         for rel in listed

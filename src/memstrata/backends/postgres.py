@@ -457,7 +457,8 @@ class PostgresTruth:
         row = conn.execute(f"{_SOURCE} WHERE path = %s", (path,)).fetchone()
         return _entry(row) if row is not None else None
 
-    def list(self, folder: str = "", *, recursive: bool = True) -> list[Entry]:
+    def list(self, folder: str = "", *, recursive: bool = True,
+             skip: Callable[[str], bool] | None = None) -> list[Entry]:
         folder = folder.strip("/")
 
         def op(conn: Any) -> list[Entry]:
@@ -470,7 +471,11 @@ class PostgresTruth:
                 rows = conn.execute(f"{_SOURCE} ORDER BY path")
             if not folder and recursive:
                 self.misnamed.found.clear()  # a full listing finds them all again
-            return [e for e in map(_entry, rows)
+            entries = list(map(_entry, rows))
+            if skip is not None:
+                gone = tuple(f"{e.path}/" for e in entries if e.is_dir and skip(e.path))
+                entries = [e for e in entries if not f"{e.path}/".startswith(gone)]
+            return [e for e in entries
                     if not is_local_only(e.path) and not self.misnamed.skips(e.path)]
 
         return self._run(op, "list")

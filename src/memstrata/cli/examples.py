@@ -111,7 +111,10 @@ EXAMPLES: dict[str, str] = {
     "purge log": 'memstrata --agent finn purge log log-1a2b3c4d --reason "personal data" --yes',
     "purge ledger": 'memstrata purge ledger mem-1a2b3c4d --reason "wrong room" --yes',
     "purge session": 'memstrata --agent finn purge session s1 --reason "user asked" --yes',
+    "purge version": 'memstrata --agent finn purge version CONTEXT.md 3f2a91c0 --reason "a key" --yes',
     "purge list": "memstrata purge list",
+    "history": "memstrata --agent finn history CONTEXT.md --diff 3f2a91c0",
+    "restore": "memstrata --agent finn restore CONTEXT.md 3f2a91c0",
     "migrate": "memstrata migrate ./memstrata-home postgresql://memstrata@db.internal/team",
     "bench teams": "memstrata bench teams --database-url postgresql://localhost/bench --entries 10000",
 }

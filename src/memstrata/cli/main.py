@@ -41,6 +41,7 @@ COMMAND_MODULES = (
     "memstrata.cli.now_cmd",
     "memstrata.cli.log_cmd",
     "memstrata.cli.files_cmd",
+    "memstrata.cli.versions_cmd",
     "memstrata.cli.facts_cmd",
     "memstrata.cli.tasks_cmd",
     "memstrata.cli.sessions_cmd",
@@ -327,6 +328,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         logger = logging.getLogger("memstrata")
         logger.addHandler(handler)
         logger.propagate = False
+    from memstrata.files.versions import set_surface
+
+    if args.command not in ("mcp", "serve"):  # servers name their own surfaces
+        set_surface(f"cli {args.command}")  # what the versions of this process's writes say
     try:
         rc = args.func(args)
         return int(rc or 0)

@@ -1,4 +1,4 @@
-"""`memstrata purge fact|file|log|ledger|session ... --reason R --yes`: make content gone.
+"""`memstrata purge fact|file|log|ledger|session|version ... --reason R --yes`: make content gone.
 
 Unlike `facts forget` and `files delete` (soft: history and archive copies stay),
 a purge removes the content from every file, archive, index row, vector and audit
@@ -27,7 +27,10 @@ def register(sub: Any) -> None:
     s = psub.add_parser("session", help="a whole session, or one message with --message")
     s.add_argument("session_id", help="session id")
     s.add_argument("--message", help="purge only this message id")
-    for child in (f, m, lg, led, s):
+    v = psub.add_parser("version", help="one earlier version of a file (`memstrata history`)")
+    v.add_argument("path", help="the file, e.g. CONTEXT.md, NOW.md, AGENT.md or notes/a.md")
+    v.add_argument("version", help="the version's id (or a prefix of 4+ hex digits)")
+    for child in (f, m, lg, led, s, v):
         child.add_argument("--reason", required=True, help="why (kept in the tombstone)")
         child.add_argument("--yes", action="store_true", help="confirm: this cannot be undone")
         child.set_defaults(func=run_purge)
@@ -56,13 +59,18 @@ def run_purge(args: argparse.Namespace) -> int:
             report = purge.purge_log_entry(store, args.entry_id, reason=args.reason)
         elif what == "ledger":
             report = purge.purge_ledger_entry(store, args.id, reason=args.reason)
+        elif what == "version":
+            from memstrata.purge_versions import purge_version
+
+            report = purge_version(store, args.path, args.version, reason=args.reason)
         else:
             report = purge.purge_session(
                 store, args.session_id, message_id=args.message, reason=args.reason
             )
     lines = [
         f"purged {report.tombstone.id}: {len(report.rewritten)} file(s) rewritten, "
-        f"{len(report.removed)} removed, {report.events} audit record(s) dropped or hashed; "
+        f"{len(report.removed)} removed, {len(report.versions)} version(s) changed or "
+        f"dropped, {report.events} audit record(s) dropped or hashed; "
         "tombstone in purged.jsonl",
         *report.notes,
     ]

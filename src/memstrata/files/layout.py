@@ -29,6 +29,8 @@
     compactions.jsonl         compaction history (seed 002)
     episodes/<task-slug>/     task-episodic memory (seed 001 layer 2)
     sessions/sessions.json    session index; sessions/<id>.jsonl transcripts (seed 004)
+    versions/<file>.<hash8>/  earlier contents of NOW, CONTEXT, identity and memory
+                              files: log.jsonl and one blob per content (`files.versions`)
 """
 
 from __future__ import annotations

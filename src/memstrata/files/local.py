@@ -21,7 +21,7 @@ import os
 import shutil
 import stat as statmod
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from memstrata.errors import (
@@ -149,7 +149,13 @@ class LocalTruth:
         except (FileNotFoundError, NotADirectoryError):
             return None
 
-    def list(self, folder: str = "", *, recursive: bool = True) -> list[Entry]:
+    def list(
+        self,
+        folder: str = "",
+        *,
+        recursive: bool = True,
+        skip: Callable[[str], bool] | None = None,
+    ) -> list[Entry]:
         """Files and folders below `folder`, sorted; a symlink is followed only when it
         stays inside `folder` (never out of it, not even for a size). A file or folder
         whose name is no valid name (made by hand) is left out and noted in `misnamed`."""
@@ -171,10 +177,13 @@ class LocalTruth:
                 for d in dirnames
                 if not is_local_only(prefix + rel_here + d)
                 and not self.misnamed.skips(prefix + rel_here + d, d)
+                and not (skip is not None and skip(prefix + rel_here + d))
             )
             for name in [*dirnames, *filenames]:
                 rel = prefix + rel_here + name
                 if is_local_only(rel) or self.misnamed.skips(rel, name):
+                    continue
+                if skip is not None and not recursive and skip(rel):
                     continue
                 found = _lstat_inside(here / name, real_base)
                 if found is not None:

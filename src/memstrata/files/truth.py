@@ -42,7 +42,7 @@ turns into a `StaleWrite`, never into a lost update.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -170,8 +170,15 @@ class Truth(Protocol):
 
     def stat(self, path: str) -> Entry | None: ...
 
-    def list(self, folder: str = "", *, recursive: bool = True) -> list[Entry]:
-        """Every source and folder below `folder` (or only those directly in it), sorted."""
+    def list(
+        self,
+        folder: str = "",
+        *,
+        recursive: bool = True,
+        skip: Callable[[str], bool] | None = None,
+    ) -> list[Entry]:
+        """Every source and folder below `folder` (or only those directly in it), sorted;
+        a folder whose path `skip` accepts is left out with everything below it."""
         ...
 
     def move(self, src: str, dest: str | None) -> None:

@@ -12,6 +12,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memstrata.files.versions import history_folder
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.archives import LogArchives
 from memstrata.layers.catalog import source_for
@@ -25,6 +26,7 @@ from memstrata.layers.log import Log, parse_log
 from memstrata.layers.mdparse import is_text_file, markdown_spec
 from memstrata.layers.sessions import Sessions
 from memstrata.layers.tasks import Tasks
+from memstrata.layers.versions import Versions
 from memstrata.model import check_name
 
 if TYPE_CHECKING:
@@ -89,10 +91,15 @@ class AgentMemory:
     def compactions(self) -> CompactionHistory:
         return CompactionHistory(self.store, self.name)
 
+    @cached_property
+    def versions(self) -> Versions:
+        """Earlier contents of NOW, CONTEXT, identity and memory files: history, restore."""
+        return Versions(self.store, self.name)
+
     def _sources(self) -> list[SourceSpec]:
         """Every index source this agent has in the truth."""
         specs: dict[str, SourceSpec] = {}
-        for entry in self.store.truth.list(f"agents/{self.name}"):
+        for entry in self.store.truth.list(f"agents/{self.name}", skip=history_folder):
             spec = None if entry.is_dir else source_for(self.store, entry.path)
             if spec is not None:
                 specs.setdefault(str(spec.path), spec)

@@ -93,7 +93,9 @@ def all_sources(store: Store) -> list[SourceSpec]:
     path classified by `source_for`."""
     specs: dict[str, SourceSpec] = {}
     handles: dict[tuple[str, str], Any] = {}
-    for entry in store.truth.list(""):
+    from memstrata.files.versions import history_folder
+
+    for entry in store.truth.list("", skip=history_folder):  # file versions: no index source
         if entry.is_dir or (entry.path.count("/") == 0 and entry.path not in TOP_SOURCES):
             continue
         spec = source_for(store, entry.path, handles)

@@ -125,6 +125,7 @@ def flush_session(
     limit = store.config.max_memory_chars
     if items:
         for _ in range(5):  # read-modify-write; retried if someone wrote CONTEXT.md meanwhile
+            from memstrata.files.versions import surface
             from memstrata.store import sha256_text
 
             current = mem.context.read()
@@ -133,7 +134,8 @@ def flush_session(
             if not kept:
                 break
             try:
-                mem.context.write(text, expected_sha=sha256_text(current))
+                with surface("flush"):  # what CONTEXT.md's version records
+                    mem.context.write(text, expected_sha=sha256_text(current))
                 path = store.rel(mem.context.path)
                 break
             except StaleWrite:

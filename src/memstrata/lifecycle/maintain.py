@@ -11,7 +11,9 @@ For each agent the principal may write (all of them for an admin):
   archived: its tasks move from tasks.json to `archive/tasks-<milestone>-<stamp>.json`
   (written durably first, so a crash leaves a duplicate, never a loss) - seed 004
   "Tasks ... Archived: After milestone completion";
-* LOG.md is compacted if it is over its limits (normally the append trigger did it).
+* LOG.md is compacted if it is over its limits (normally the append trigger did it);
+* file versions past `[versions]` retention are dropped (normally the next write of
+  the file does it; a file no one writes again keeps them until this runs).
 
 One agent's failure is reported in its row and does not stop the others.
 """
@@ -42,6 +44,7 @@ class AgentUpkeep:
     sessions_archived: list[str] = field(default_factory=list)
     milestones_archived: list[str] = field(default_factory=list)
     log_compacted: bool = False
+    versions_dropped: int = 0  # file versions past `[versions]` retention
     problems: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -114,7 +117,11 @@ def maintain_agent(store: Store, agent: str) -> AgentUpkeep:
     def log() -> None:
         row.log_compacted = compact_log(store, agent, wait=0).compacted
 
-    for name, step in (("sessions", sessions), ("tasks", tasks), ("log", log)):
+    def versions() -> None:
+        row.versions_dropped = store.agent(agent).versions.prune()
+
+    steps = (("sessions", sessions), ("tasks", tasks), ("log", log), ("versions", versions))
+    for name, step in steps:
         try:
             step()
         except (MemstrataError, OSError) as exc:

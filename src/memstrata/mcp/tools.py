@@ -86,6 +86,8 @@ GROUPS: dict[str, str] = {
                 "scratch_promote, memory_promote, memory_audit, memory_verify",
     "admin": "seed 004 skill hand-off: skill_handoff (admins; others are refused)",
     "claude": "Anthropic's memory tool (memory_20250818): memory",
+    "versions": "earlier versions of memory files: memory_history, memory_restore (off by "
+                "default: restoring is rare, and every listed tool costs tokens)",
 }
 DEFAULT_GROUPS = ("core", "files")
 
@@ -114,7 +116,9 @@ def run(spec: ToolSpec, arguments: Mapping[str, Any] | None, *,
 
     kwargs = validate(spec.params, arguments)
     start = time.perf_counter()
-    with collect_notices() as notices:
+    from memstrata.files.versions import surface
+
+    with collect_notices() as notices, surface(f"mcp {spec.name}"):
         try:
             reply = spec.fn(**kwargs)
         except MemstrataError as exc:
@@ -167,6 +171,7 @@ def build_tools(store: Store) -> list[ToolSpec]:
     bounds = store.config.bounds
     from memstrata.mcp.decisions import build_decision_tools
     from memstrata.mcp.episodic import build_episodic_tools
+    from memstrata.mcp.versions import build_version_tools
     from memstrata.search.query import LAYERS, SCOPES
 
     def where(source: str) -> str:
@@ -482,6 +487,7 @@ def build_tools(store: Store) -> list[ToolSpec]:
                   _p("view_range", "array", "view: [first, last] line", items="integer")),
                  None, read_only=False, destructive=True, group="claude"),
         *build_decision_tools(agent),  # decisions, constraints, preferences (issue 19)
+        *build_version_tools(agent),  # earlier versions of memory files (issue 24)
         *build_episodic_tools(store, agent),  # seed 001 task-episodic + promotion, rooms
     ]
 

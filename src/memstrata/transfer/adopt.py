@@ -106,6 +106,11 @@ def _holds(store: Store, rec: dict[str, Any]) -> bool:
         elif layer == "session":
             sid = what.partition(":")[0]
             names = [layout.session(owner, sid), layout.session_index(owner)]
+        elif layer == "version":  # the store's history of the file still holds it
+            from memstrata.purge_versions import holds_version
+
+            name, _, vid = what.rpartition(":")
+            return holds_version(store, owner, name, vid)
         else:
             return False
     except InvalidInput:  # names no agent or session memstrata could hold
@@ -138,6 +143,11 @@ def adopt(store: Store, rec: dict[str, Any], source: str) -> ArchiveTombstone:
         elif layer == "session":
             sid, _, msg = what.partition(":")
             purge.purge_session(store, sid, agent=owner, message_id=msg or None, reason=reason)
+        elif layer == "version":
+            from memstrata.purge_versions import purge_version
+
+            name, _, vid = what.rpartition(":")
+            purge_version(store, name, vid, agent=owner, reason=reason)
         else:
             raise NotFound(f"unknown tombstone {shown.id!r}")
     except (NotFound, InvalidInput):

@@ -47,7 +47,7 @@ from memstrata.errors import (
     StaleWrite,
 )
 from memstrata.files.atomic import atomic_write_bytes, fsync_dir
-from memstrata.files.truth import MISSING
+from memstrata.transfer import histories
 from memstrata.transfer.adopt import ArchiveTombstone, adopt, describe, foreign_tombstones
 from memstrata.transfer.members import MANIFEST, STAGING, classify, iter_members, member_name
 
@@ -153,8 +153,9 @@ def import_archive(
             _make_stage(stage / "files")
             staged = _stage(store, src, stage / "files")
             verified = _verify(src, staged, unverified)
+            histories.check_blobs(src, staged.hashes)
             purged = _keep_purged_out(store, stage / "files", staged)
-            moves, identical, replaced = _plan(store.truth, src, staged, force)
+            moves, identical, replaced = _plan(store.truth, src, staged, force, stage / "files")
             foreign = foreign_tombstones(staged.tombstones, _store_tombstones(store))
             planned = moves
             if dry_run:
@@ -462,8 +463,11 @@ def _keep_purged_out(store: Store, root: Path, staged: _Staged) -> list[tuple[st
         out += [(name, tomb) for tomb in verdict.ids]
         for owner, texts in verdict.needles.items():
             needles.setdefault(owner, set()).update(texts)
-    for owner, texts in sorted(needles.items()):
-        quotes = Quotes(texts)
+    kept_out = {owner: Quotes(texts) for owner, texts in needles.items()}
+    staging = histories.Staged(root, staged.memory, staged.hashes, atomic_write_bytes)
+    out += histories.keep_purged_out(store, staging, records, kept_out)
+    for owner in sorted(needles):
+        quotes = kept_out[owner]
         for name in list(staged.memory):
             change = (
                 derived_edit(store, owner, name, quotes)
@@ -486,6 +490,7 @@ def _plan(
     src: Path,
     staged: _Staged,
     force: bool,
+    root: Path,
 ) -> tuple[list[str], list[str], list[str]]:
     moves: list[str] = []
     identical: list[str] = []
@@ -504,6 +509,13 @@ def _plan(
             raise AlreadyExists(
                 f"{src}: {rel} is a folder (or a link) in the store; nothing was imported"
             )
+        if dst is not None and histories.is_blob(rel):
+            identical.append(rel)  # named by its content: the same bytes
+            continue
+        if dst is not None and histories.is_history_log(rel):  # merged, never replaced
+            data = root.joinpath(*rel.split("/")).read_bytes()
+            (moves if histories.adds_to(truth, rel, data) else identical).append(rel)
+            continue
         if dst is not None:
             found = truth.read(rel)
             if (
@@ -552,7 +564,7 @@ def _place(truth: Truth, staged: Path, rel: str, force: bool) -> None:
     # staged by an earlier version may name them): an archive's carry no authority.
     if rel != TOMBSTONES:
         with contextlib.suppress(StaleWrite):
-            truth.rewrite(rel, data, expected=None if force else MISSING)
+            histories.place(truth, rel, data, force)
     staged.unlink(missing_ok=True)
 
 

@@ -56,5 +56,9 @@ def identity_of(request: Request) -> Identity:
 
 
 def store_of(request: Request) -> Store:
-    """The store acting as this request's principal."""
+    """The store acting as this request's principal (its writes' versions say "api" or
+    "web": `files.versions.surface`)."""
+    from memstrata.files.versions import set_surface
+
+    set_surface("api" if request.url.path.startswith("/api/") else "web")
     return context_of(request).store_for(identity_of(request))

@@ -18,9 +18,9 @@ if TYPE_CHECKING:
 def build_router() -> APIRouter:
     from fastapi import APIRouter
 
-    from memstrata.web.api import admin, agents, ledger, records, search
+    from memstrata.web.api import admin, agents, ledger, records, search, versions
 
     router = APIRouter(prefix="/api")
-    for module in (search, agents, records, ledger, admin):
+    for module in (search, agents, versions, records, ledger, admin):
         router.include_router(module.router)
     return router
