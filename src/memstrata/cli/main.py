@@ -72,8 +72,9 @@ COMMAND_MODULES = (
     "memstrata.cli.phases_cmd",
 )
 # The module registering each command: `main` builds the parser of the command asked for
-# only (building all of them was half of a `memstrata context` start).
-# tests/cli/test_lazy_parser.py checks this table against what the modules register.
+# only (building all of them was half of a `memstrata context` start). A command missing
+# here still works (all parsers are built for it); tests/cli/test_lazy_parser.py checks
+# this table against what the modules register.
 COMMANDS = {
     "init": "memstrata.cli.init_cmd",
     "config": "memstrata.cli.config_cmd",
@@ -111,6 +112,8 @@ COMMANDS = {
     "rooms": "memstrata.cli.rooms_cmd",
     "phase": "memstrata.cli.phases_cmd",
     "handoff": "memstrata.cli.phases_cmd",
+    "history": "memstrata.cli.versions_cmd",
+    "restore": "memstrata.cli.versions_cmd",
 }
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_CONFLICT = 0, 1, 2, 3, 4
