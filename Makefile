@@ -1,4 +1,5 @@
-# The README's two commands are `make run` and `make test`; CI runs `.ci/run` = `make test`.
+# The README's two commands are `make run` and `make test`; CI runs `.ci/run` = `make test`,
+# which runs `make lint` (ruff check, ruff format --check, mypy strict) before the suite.
 #
 # `make run` installs only what `memstrata serve` needs (`.[serve]`: the MCP endpoint,
 # the JSON API, the web app and semantic recall in NumPy), then the all-MiniLM-L6-v2 files
@@ -46,9 +47,7 @@ run: $(RUN_STAMP)
 demo: $(RUN_STAMP)
 	$(BIN)/memstrata demo
 
-test: $(TEST_STAMP)
-	$(BIN)/ruff check src tests
-	$(BIN)/mypy
+test: lint
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 lint: $(TEST_STAMP)

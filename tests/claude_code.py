@@ -151,8 +151,9 @@ class ClaudeSession:
         return r
 
     def call(self, event: str, payload: dict[str, Any]) -> Any:
-        """The same hook in process (`memstrata.hooks`), for the bulk of tool events."""
-        from memstrata import Store, hooks
+        """The same hook in process (`memstrata.operations.hooks`), for the bulk of tool events."""
+        from memstrata import Store
+        from memstrata.operations import hooks
 
         fn = {
             "post-tool-use": hooks.post_tool_use,

@@ -3,7 +3,7 @@
     PYTHONPATH=src python tests/context_noise.py [--sessions 10] [--show]
 
 Drives ten scripted Claude Code sessions of a small FastAPI project through the hook
-functions (`memstrata.hooks`, fed the JSON Claude Code sends and a real transcript
+functions (`memstrata.operations.hooks`, fed the JSON Claude Code sends and a real transcript
 file, as `tests/claude_code.py` writes them): prompts, 6-14 file reads, edits, pytest
 runs (some failing), a failed edit, stated decisions, the agent's own `update_status`
 now and then, final responses, a pre-compact flush every third session. Before every
@@ -48,7 +48,8 @@ OK = {"stdout": "", "stderr": "", "interrupted": False, "isImage": False}
 
 
 def run(sessions: int, show: bool) -> list[tuple[int, int, float]]:
-    from memstrata import Store, hooks
+    from memstrata import Store
+    from memstrata.operations import hooks
 
     rng = random.Random(19)
     home = Path(tempfile.mkdtemp()) / "store"

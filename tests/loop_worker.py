@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sys
 
-from memstrata.loop import AgentLoop
+from memstrata.operations.loop import AgentLoop
 
 
 def main() -> None:

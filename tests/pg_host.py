@@ -34,11 +34,11 @@ def writer(home: str, name: str, round_: str) -> None:
     from memstrata import Store
 
     store = Store(home, agent=f"w-{name}", room=f"room-{name}", watch=False)
-    stats = store.truth.stats  # type: ignore[attr-defined]
+    stats = store.engine.truth.stats  # type: ignore[attr-defined]
     history = store.rel(store.layout.compactions(f"w-{name}"))
 
     def compacted() -> int:
-        entry = store.truth.stat(history)
+        entry = store.engine.truth.stat(history)
         return entry.size if entry is not None else 0
 
     n = reported = 0
@@ -61,7 +61,7 @@ def writer(home: str, name: str, round_: str) -> None:
 
 def main() -> None:
     home, name = sys.argv[1], sys.argv[2]
-    import memstrata.store  # noqa: F401  (imported once, before any fork)
+    import memstrata.store.engine  # noqa: F401  (imported once, before any fork)
 
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # writers are reaped by the kernel
     out("ready")

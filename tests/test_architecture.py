@@ -1,4 +1,16 @@
-"""Architecture rules as tests: data flows files -> index -> search -> assembly -> adapters."""
+"""Architecture rules as tests: the flow the folder list shows, and what keeps it honest.
+
+    basics (errors, model, limits, config, policy, reading)
+      -> files (the truth) -> index -> store.engine (one per home: the only write doors)
+      -> layers -> search -> lifecycle -> store.view (a principal: layers, search, triggers)
+      -> assembly -> operations -> adapters (cli, mcp, web, integrations)
+
+Each part imports only what lies below it, with no cycle even counting the imports
+made inside functions: those are deferred only for start-up speed (the CLI starts
+on every agent hook), each listed in DEFERRED_FOR_START_UP with its reason. Only the
+index and the search engine run SQL; only the engine (and the truth's own package)
+reaches the truth.
+"""
 
 from __future__ import annotations
 
@@ -7,20 +19,177 @@ import subprocess
 import sys
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parents[1] / "src" / "memstrata"
+from importgraph import SRC, Edge, cycles, edges, modules
+
 CORE = ("files", "index", "search", "layers", "assembly", "embed", "llm", "lifecycle")
-ADAPTERS = ("memstrata.cli", "memstrata.mcp", "memstrata.web")
+ADAPTERS = ("memstrata.cli", "memstrata.mcp", "memstrata.web", "memstrata.integrations")
+
+# (importer, target, why): an import inside a function is allowed only here. A prefix
+# ends in "." for a package's modules; "" as target: whatever the importer needs.
+DEFERRED_FOR_START_UP: tuple[tuple[str, str, str], ...] = (
+    (
+        "memstrata.cli.",
+        "",
+        "every command module is imported to build the parser; a "
+        "command imports what it runs when it runs",
+    ),
+    (
+        "memstrata.operations.hooks",
+        "",
+        "a hook runs on every agent event: each hook loads "
+        "only what it answers with (the digest and classifier rules cost 30-70 ms)",
+    ),
+    (
+        "memstrata.lifecycle.triggers",
+        "memstrata.lifecycle.",
+        "compaction and flush load their rules only for the write that crosses a limit",
+    ),
+    (
+        "memstrata.search.priors",
+        "memstrata.reading.classify",
+        "14 ms of rules, only for a ranked search",
+    ),
+    (
+        "memstrata.store.semantic",
+        "memstrata.embed",
+        "the embedder (and its daemon), on first semantic use",
+    ),
+    ("memstrata.store.semantic", "memstrata.index.vectors", "vectors, on first semantic use"),
+    (
+        "memstrata.store.view",
+        "memstrata.operations.transfer.importer",
+        "only when an import died half done",
+    ),
+    (
+        "memstrata.files.backends",
+        "memstrata.files.postgres.",
+        "psycopg, only for a PostgreSQL truth",
+    ),
+    (
+        "memstrata.files.postgres.truth",
+        "memstrata.files.postgres.watch",
+        "a LISTEN connection, only when watching",
+    ),
+    (
+        "memstrata.embed",
+        "memstrata.embed.",
+        "a provider (NumPy, tokenizers, torch, HTTP) loads when it is the one configured",
+    ),
+    ("memstrata.llm", "memstrata.llm.", "a model provider (an HTTP client) loads when configured"),
+    ("memstrata.lifecycle.providers", "memstrata.llm", "the same"),
+    (
+        "memstrata.mcp.stdio",
+        "memstrata.mcp.tools",
+        "the stdio server answers initialize before it loads the catalogue",
+    ),
+    ("memstrata.mcp.server", "memstrata.web.bodies", "Starlette, only when serving HTTP"),
+    (
+        "memstrata.web.",
+        "memstrata.web.",
+        "FastAPI, Starlette, Jinja2 and the MCP SDK load "
+        "only when `memstrata serve` builds the app",
+    ),
+    ("memstrata.web.mcp_mount", "memstrata.mcp.server", "the MCP SDK, on the first /mcp request"),
+)
+
+# What lies above each part: it never imports these (prefixes; "memstrata.store." is
+# the store package's lower half, its view is "memstrata.store.view").
+ABOVE_ENGINE = (
+    "memstrata.layers",
+    "memstrata.search",
+    "memstrata.lifecycle",
+    "memstrata.assembly",
+    "memstrata.operations",
+    "memstrata.store.view",
+    *ADAPTERS,
+)
+NEVER_IMPORTS: dict[str, tuple[str, ...]] = {
+    "memstrata.files": ("memstrata.index", "memstrata.store", *ABOVE_ENGINE),
+    "memstrata.index": ("memstrata.store", *ABOVE_ENGINE),
+    "memstrata.store.engine": ABOVE_ENGINE,
+    "memstrata.store.catchup": ABOVE_ENGINE,
+    "memstrata.store.editing": ABOVE_ENGINE,
+    "memstrata.store.events": ABOVE_ENGINE,
+    "memstrata.store.jobs": ABOVE_ENGINE,
+    "memstrata.store.signals": ABOVE_ENGINE,
+    # layers use search's value types (SearchQuery, Hit) and are handed a search
+    "memstrata.layers": (
+        "memstrata.search.engine",
+        "memstrata.search.hybrid",
+        "memstrata.search.recall",
+        *ABOVE_ENGINE[2:],
+    ),
+    "memstrata.search": ("memstrata.layers", "memstrata.store", *ABOVE_ENGINE[2:]),
+    "memstrata.lifecycle": ("memstrata.assembly", "memstrata.operations", *ADAPTERS),
+    "memstrata.assembly": ("memstrata.operations", *ADAPTERS),
+    "memstrata.operations": ADAPTERS,
+    "memstrata.policy": ("memstrata.files", "memstrata.index", "memstrata.store", *ABOVE_ENGINE),
+    "memstrata.reading": ("memstrata.files", "memstrata.index", "memstrata.store", *ABOVE_ENGINE),
+}
+# Modules that run SQL of their own besides `index/` and the search engine.
+SQL_ELSEWHERE = {
+    "files/postgres/": "the truth in PostgreSQL: its own tables, not the index",
+    "bench/": "baselines measure raw FTS5 on scratch databases of their own",
+}
+# Modules that reach a truth object besides the store's engine and the truth's package.
+TRUTH_ELSEWHERE = {
+    "index/": "the index reads the sources it catches up with (`reconcile.Origin`)",
+    "bench/teams.py": "counts the PostgreSQL truth's own calls",
+}
+ROOT_BASICS = {"__init__.py", "__main__.py", "errors.py", "model.py", "limits.py"}
 
 
-def _imports(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    out: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            out.add(node.module)
-    return out
+def _starts(name: str, prefixes: tuple[str, ...]) -> bool:
+    return any(
+        name == p.rstrip(".") or name.startswith(p if p.endswith(".") else p + ".")
+        for p in prefixes
+    )
+
+
+def _allowed_deferral(edge: Edge) -> bool:
+    for importer, target, _why in DEFERRED_FOR_START_UP:
+        if _starts(edge.importer, (importer,)) and (not target or _starts(edge.target, (target,))):
+            return True
+    return False
+
+
+def test_no_import_cycle_counting_deferred_imports() -> None:
+    assert cycles((e.importer, e.target) for e in edges()) == []
+
+
+def test_the_cycle_detector_sees_a_cycle_through_a_deferred_import(tmp_path: Path) -> None:
+    pkg = tmp_path / "memstrata"
+    (pkg / "a").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a" / "__init__.py").write_text("")
+    (pkg / "a" / "low.py").write_text("def f():\n    from memstrata.a.high import g\n")
+    (pkg / "a" / "high.py").write_text("from memstrata.a import low\n")
+    found = edges(pkg)
+    assert Edge("memstrata.a.low", "memstrata.a.high", True, 2) in found
+    assert cycles((e.importer, e.target) for e in found) == [
+        ["memstrata.a.high", "memstrata.a.low"]
+    ]
+    assert not _allowed_deferral(Edge("memstrata.a.low", "memstrata.a.high", True, 2))
+
+
+def test_deferred_imports_are_only_for_start_up_speed() -> None:
+    """An import inside a function hides a dependency from a reader; each one left is
+    on the list above, with why the module must not load it when it is imported."""
+    offenders = [str(e) for e in edges() if e.deferred and not _allowed_deferral(e)]
+    assert offenders == []
+
+
+def test_each_part_imports_only_what_lies_below_it() -> None:
+    offenders = []
+    for e in edges():
+        for part, above in NEVER_IMPORTS.items():
+            if _starts(e.importer, (part,)) and _starts(e.target, above):
+                offenders.append(str(e))
+    assert offenders == []
+
+
+def test_the_package_root_holds_only_basics() -> None:
+    assert {p.name for p in SRC.glob("*.py")} == ROOT_BASICS
 
 
 def test_core_never_imports_adapters() -> None:
@@ -31,14 +200,6 @@ def test_core_never_imports_adapters() -> None:
                 if mod.startswith(ADAPTERS):
                     offenders.append(f"{path.relative_to(SRC)} imports {mod}")
     assert offenders == []
-
-
-def test_files_layer_depends_on_nothing_above_it() -> None:
-    for path in (SRC / "files").rglob("*.py"):
-        for mod in _imports(path):
-            assert not mod.startswith(
-                ("memstrata.index", "memstrata.layers", "memstrata.search", "memstrata.store")
-            ), f"{path.name} imports {mod}"
 
 
 def test_no_module_over_600_lines() -> None:
@@ -56,6 +217,17 @@ def test_import_is_cheap_and_pulls_no_optional_dependency() -> None:
     assert out.stdout.strip() == "[]"
 
 
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            out.add(node.module)
+    return out
+
+
 def _runs_sql(path: Path) -> list[str]:
     """Where a module imports sqlite3, or calls `.execute`/`.executemany`/`.executescript`."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -70,17 +242,43 @@ def _runs_sql(path: Path) -> list[str]:
     return found
 
 
-def test_adapters_never_run_sql() -> None:
-    """Adapters translate, never decide: CLI, MCP, HTTP and web share the library's
-    functions and none of them opens the index or runs SQL of its own."""
+def test_only_the_index_and_the_search_engine_run_sql() -> None:
+    """One module owns the queries layers, pages, doctor and purge ask (`index.queries`);
+    the search engine builds its ranked statements; adapters translate and run none."""
     offenders = []
-    for pkg in ("cli", "mcp", "web"):
-        for path in (SRC / pkg).rglob("*.py"):
-            offenders += [f"{path.relative_to(SRC)} {what}" for what in _runs_sql(path)]
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC).as_posix()
+        if rel.startswith(("index/", "search/", *SQL_ELSEWHERE)):
+            continue
+        offenders += [f"{rel} {what}" for what in _runs_sql(path)]
     assert offenders == []
 
 
 def test_the_sql_detector_sees_sql() -> None:
-    sample = SRC / "store.py"
-    assert any("sqlite3" in w for w in _runs_sql(sample))
+    assert any("sqlite3" in w for w in _runs_sql(SRC / "index" / "db.py"))
+    assert any(".execute()" in w for w in _runs_sql(SRC / "index" / "queries.py"))
     assert any(".execute()" in w for w in _runs_sql(SRC / "search" / "engine.py"))
+
+
+def _reaches_truth(path: Path) -> list[int]:
+    """Lines where a module reads an attribute named `truth` (a truth object)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "truth"]
+
+
+def test_only_the_engine_reaches_the_truth() -> None:
+    """Writes go through the engine's doors (append, editing, put, make_folder, move):
+    no layer, lifecycle step or operation holds the truth itself."""
+    offenders = []
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC).as_posix()
+        if rel.startswith(("files/", "store/", *TRUTH_ELSEWHERE)):
+            continue
+        offenders += [f"{rel}:{line}" for line in _reaches_truth(path)]
+    assert offenders == []
+    assert _reaches_truth(SRC / "store" / "engine.py")  # the detector sees the engine's
+
+
+def test_every_module_is_in_the_import_graph() -> None:
+    names = set(modules())
+    assert {e.importer for e in edges()} <= names and len(names) > 200

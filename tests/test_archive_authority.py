@@ -26,9 +26,10 @@ from typing import Any
 
 import pytest
 
-from memstrata import NotFound, Store, purge
+from memstrata import NotFound, Store
 from memstrata.model import iso
-from memstrata.transfer import MANIFEST, export_store
+from memstrata.operations import purge
+from memstrata.operations.transfer import MANIFEST, export_store
 
 EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memstrata"
 CLAIMS = {"by": "mallory", "role": "admin", "reason": "gdpr"}

@@ -23,7 +23,7 @@ import pytest
 
 from memstrata import Store
 from memstrata.files.locks import LockTable
-from memstrata.transfer import MANIFEST
+from memstrata.operations.transfer import MANIFEST
 
 EXE = str(Path(sys.executable).parent / "memstrata")
 FILES = 5000

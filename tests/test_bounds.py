@@ -1,6 +1,6 @@
 """Every caller-supplied size and count has a documented limit, checked before any work that
 grows with the input (issue 10 item 8), and the README's table says what the code does. On
-both truths (local files and PostgreSQL): what was stored is read through `store.truth`.
+both truths (local files and PostgreSQL): what was stored is read through `store.engine.truth`.
 
 "Before any work that grows with the input" is checked without a stopwatch where it can
 be: collections are passed as `Counting` lists, tuples and dicts that count the elements
@@ -88,7 +88,7 @@ def _on_both_truths(backend: str) -> str:
 
 def _stored(store: Store, path: Path) -> bytes | None:
     """A source's bytes as the truth holds them, or None if it does not exist."""
-    found = store.read(path)
+    found = store.engine.read(path)
     return None if found is None else found.data
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from memstrata.config import SETTINGS, commented_template, load_config
 from memstrata.errors import MalformedInput
-from memstrata.store import Store
+from memstrata.store.view import Store
 
 
 def _load(home: Path, text: str, name: str = "config.toml"):  # type: ignore[no-untyped-def]

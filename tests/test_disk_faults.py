@@ -143,9 +143,9 @@ def test_a_refused_append_stores_nothing_and_a_failing_audit_fails_no_write(
     monkeypatch.undo()
     assert store.layout.ledger.stat().st_size == size  # cut back: nothing half-written
 
-    monkeypatch.setattr(store.events, "_fd", 999_999)  # an fd whose writes fail
+    monkeypatch.setattr(store.engine.events, "_fd", 999_999)  # an fd whose writes fail
     third = store.ledger.publish("decision", "third")  # acknowledged despite the audit
-    assert store.events.dropped >= 1
+    assert store.engine.events.dropped >= 1
     assert [e.id for e in store.ledger.query()] == [third.id, first.id]
     store.close()
 
@@ -222,8 +222,8 @@ def test_a_long_lived_store_opened_on_a_full_disk_returns_to_the_shared_index(
     filler = _fill_completely(disk)
     store = Store(home, agent="finn", watch=False)
     assert any("no space left" in n for n in store.notices)
-    assert store.index_access.private is not None
-    assert store.db.path.is_relative_to(store.index_access.private)
+    assert store.engine.index_access.private is not None
+    assert store.db.path.is_relative_to(store.engine.index_access.private)
     filler.unlink()
     store.ledger.publish("decision", "the koala decision")
     assert store.db.path.parent == home / "index"  # back on the shared index

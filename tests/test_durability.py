@@ -237,7 +237,7 @@ def test_a_failed_index_update_never_fails_the_write_and_is_caught_up(
 ) -> None:
     import sqlite3
 
-    import memstrata.store as store_mod
+    import memstrata.store.engine as store_mod
 
     store = Store(home, agent="finn")
     real = store_mod.index_append

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from memstrata import Store
-from memstrata.events import audit_files, read_audit
+from memstrata.store.events import audit_files, read_audit
 
 QUERY = "where did I put the passport of aunt Ottilie"
 
@@ -45,7 +45,7 @@ def test_search_events_carry_a_hash_of_the_query_by_default(store: Store, home: 
 
 
 def test_the_audit_key_is_never_exported(store: Store, home: Path, tmp_path: Path) -> None:
-    from memstrata.transfer import export_store
+    from memstrata.operations.transfer import export_store
 
     store.search(QUERY)
     key = (home / ".events-key").read_bytes()

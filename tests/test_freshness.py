@@ -119,7 +119,7 @@ def test_every_read_path_honours_the_stale_flag(
 ) -> None:
     import sqlite3
 
-    import memstrata.store as store_mod
+    import memstrata.store.engine as store_mod
 
     store = Store(home, agent="finn", watch=False)
     real = store_mod.index_append
@@ -236,13 +236,13 @@ def test_touching_an_append_source_costs_no_reparse(home: Path) -> None:
     path = home / "ledger.jsonl"
     st = path.stat()
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000))  # a new version, same bytes
-    spec = source_for(store, "ledger.jsonl")
+    spec = source_for(store.engine, "ledger.jsonl")
     assert spec is not None
     report = SyncReport()
-    catch_up_append(store.db, store.origin, spec, report, False)
+    catch_up_append(store.db, store.engine.origin, spec, report, False)
     assert report.reparsed == [] and report.docs_written == 0  # the CRC matched
     _edit_in_place(path, "one record", "two record")
-    catch_up_append(store.db, store.origin, spec, report, False)
+    catch_up_append(store.db, store.engine.origin, spec, report, False)
     assert report.reparsed == [str(spec.path)] and report.docs_written == 1
     store.close()
 

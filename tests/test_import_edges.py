@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from memstrata.transfer import MANIFEST
+from memstrata.operations.transfer import MANIFEST
 
 EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memstrata"
 

@@ -18,7 +18,7 @@ from memstrata import (
     StaleWrite,
     Store,
 )
-from memstrata.store import sha256_text
+from memstrata.store.editing import sha256_text
 
 
 def test_now_is_overwritten_and_parsed(store: Store, home: Path) -> None:

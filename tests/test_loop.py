@@ -1,4 +1,4 @@
-"""Seed 002's engine integration (`memstrata.loop`): the "Automatic" list around one agent turn.
+"""Seed 002's engine integration (`memstrata.operations.loop`): the "Automatic" list around one agent turn.
 
 Also the seed's Amnesia test through the loop API with a real process SIGKILLed mid-task,
 seed 003's agent-controlled mode, and seed 001's "ignore memory" for one turn.
@@ -16,7 +16,7 @@ import pytest
 
 from memstrata import MemoryManager, Store
 from memstrata.lifecycle.anneal import RECOVERY_STATUS
-from memstrata.loop import AgentLoop, describe_tool
+from memstrata.operations.loop import AgentLoop, describe_tool
 
 
 class ToolCrashed(RuntimeError):

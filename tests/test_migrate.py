@@ -12,7 +12,7 @@ import pytest
 from memstrata import Store
 from memstrata.cli.main import main
 from memstrata.files.truth import is_local_only
-from memstrata.transfer import export_store, import_archive
+from memstrata.operations.transfer import export_store, import_archive
 
 HOST_LOCAL = ("config.toml", "memstrata-export.json")
 

@@ -139,7 +139,7 @@ def test_every_library_surface_applies_the_rule_on_both_truths(backend: str, hom
     with Store(home, agent="finn", room="room-1") as store:
         m = store.agent()
         m.facts.set("k", "v")
-        before = [e.path for e in store.truth.list("")]
+        before = [e.path for e in store.engine.truth.list("")]
         rlo = "\u202e"
         calls: dict[str, Callable[[], Any]] = {
             "file": lambda: m.files.write("n\udcff.md", "x"),
@@ -160,7 +160,7 @@ def test_every_library_surface_applies_the_rule_on_both_truths(backend: str, hom
             with pytest.raises(InvalidInput):
                 call()
                 pytest.fail(f"{name} accepted a bad name")
-        after = [e.path for e in store.truth.list("")]
+        after = [e.path for e in store.engine.truth.list("")]
         assert [p for p in after if "episodes" not in p] == before  # (the episode was made)
 
 

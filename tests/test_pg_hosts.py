@@ -174,7 +174,7 @@ def _log_places(store: Store, agent: str) -> tuple[Counter[str], dict[str, Count
     from memstrata.layers.log import parse_log
 
     def ids(rel: str) -> tuple[Counter[str], set[str]]:
-        parsed = parse_log(store.truth.read_from(rel), 0, rel, owner=agent, final=True)
+        parsed = parse_log(store.engine.truth.read_from(rel), 0, rel, owner=agent, final=True)
         metas = [d.meta or {} for d in parsed.docs]
         named = {
             str((m.get("metadata") or {}).get("archive"))
@@ -185,7 +185,7 @@ def _log_places(store: Store, agent: str) -> tuple[Counter[str], dict[str, Count
 
     live, named = ids(f"agents/{agent}/memory/LOG.md")
     archives: dict[str, Counter[str]] = {}
-    for e in store.truth.list(f"agents/{agent}/archive", recursive=False):
+    for e in store.engine.truth.list(f"agents/{agent}/archive", recursive=False):
         if not e.is_dir and e.path.rsplit("/", 1)[-1].startswith("LOG-"):
             archives[e.path], more = ids(e.path)
             named |= more
@@ -310,7 +310,7 @@ def test_unreachable_postgres_is_a_clear_error_and_search_is_served_stale(
 
 def _looked_at(store: Store) -> int:
     """How many times this host's store read or listed sources of the truth."""
-    stats = store.truth.stats  # type: ignore[attr-defined]
+    stats = store.engine.truth.stats  # type: ignore[attr-defined]
     return int(sum(stats[k] for k in ("stat", "list", "read", "read_from")))
 
 
@@ -368,8 +368,8 @@ def test_a_stale_index_catches_up_by_feed_once_not_on_every_read(
     monkeypatch.setenv("MEMSTRATA_DATABASE_URL", pg_url)
     with Store(tmp_path / "a", agent="alice", watch=False) as s:
         s.ledger.publish("decision", "the okapi service is read-only")
-        s._stale = True  # as after an index write that failed (a full disk)
-        before = s.truth.stats["feed"]  # type: ignore[attr-defined]
+        s.engine._stale = True  # as after an index write that failed (a full disk)
+        before = s.engine.truth.stats["feed"]  # type: ignore[attr-defined]
         for _ in range(3):
             assert [h.layer for h in s.search("okapi")] == ["ledger"]
-        assert s.truth.stats["feed"] - before == 1  # type: ignore[attr-defined]
+        assert s.engine.truth.stats["feed"] - before == 1  # type: ignore[attr-defined]

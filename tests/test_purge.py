@@ -23,15 +23,15 @@ import pytest
 from memstrata import Store
 from memstrata.errors import MalformedInput, NotFound, ScopeDenied
 from memstrata.files.versions import versioned
-from memstrata.purge import (
+from memstrata.operations.purge import (
     purge_fact,
     purge_file,
     purge_ledger_entry,
     purge_session,
     tombstones,
 )
+from memstrata.operations.transfer import export_store
 from memstrata.search.query import SearchQuery
-from memstrata.transfer import export_store
 
 # FTS5 stores the lower-cased token "qx7zebra9fluxt3blbkfjq9zx8qp2lm9vt4rw7": the byte
 # search is case-insensitive so that it finds the token as well as the original text.
@@ -96,7 +96,7 @@ def stored(home: Path, *texts: str) -> list[str]:
 def source_bytes(home: Path, rel: str) -> bytes:
     """A source as the store's truth holds it."""
     with Store(home, sync=False, watch=False) as s:
-        return s.truth.read_from(rel)
+        return s.engine.truth.read_from(rel)
 
 
 def index_db(home: Path) -> Path:
@@ -268,7 +268,7 @@ def test_purge_ledger_entry_is_admin_only_and_keeps_the_chain(hybrid_home: Path)
     with Store(home) as admin:
         purge_ledger_entry(admin, bad.id, reason="leaked key")
         assert stored(home, SECRET, OLD_SECRET) == []
-        stub = json.loads(admin.truth.read_from("ledger.jsonl").splitlines()[1])
+        stub = json.loads(admin.engine.truth.read_from("ledger.jsonl").splitlines()[1])
         assert list(stub) == [
             "id",
             "ts",
@@ -404,7 +404,7 @@ def test_search_of_a_purged_text_through_hybrid_finds_nothing(hybrid_home: Path)
 
 
 def test_purge_log_entry_from_log_md_and_its_compaction_archive(store: Store, home: Path) -> None:
-    from memstrata.purge import purge_log_entry
+    from memstrata.operations.purge import purge_log_entry
 
     log = insecure(store).agent().log
     log.append("THOUGHT", "before")
@@ -470,8 +470,8 @@ PASSPHRASE = "Quokka-Marmot-Heron"  # holders() also looks for its FTS token "he
 
 def test_purge_log_entry_scrubs_the_default_compaction_digest(hybrid_home: Path) -> None:
     from memstrata.lifecycle.compaction import compact_log
-    from memstrata.purge import purge_log_entry
-    from memstrata.purge_copies import PURGED
+    from memstrata.operations.purge import purge_log_entry
+    from memstrata.operations.purge_copies import PURGED
 
     home = hybrid_home
     store = insecure(Store(home, agent="finn"))
@@ -578,7 +578,7 @@ def test_purge_leaves_what_a_person_wrote_and_unrelated_summary_lines(
 
 def test_an_old_export_does_not_bring_purged_content_back(home: Path, tmp_path: Path) -> None:
     from memstrata.lifecycle.compaction import compact_log
-    from memstrata.purge import purge_log_entry
+    from memstrata.operations.purge import purge_log_entry
 
     gone = {
         "file": "Aardvark-Gnu-Okapi",
@@ -644,7 +644,7 @@ def test_an_archive_brings_its_tombstones_and_they_hold_in_the_next_import(
 ) -> None:
     """Only when the admin adopts them (issue 20 item 3: an archive's tombstones carry
     no authority; `test_archive_authority` shows the default)."""
-    from memstrata.transfer import import_archive
+    from memstrata.operations.transfer import import_archive
 
     a, b = tmp_path / "a", tmp_path / "b"
     with Store(a, agent="finn") as s:

@@ -19,7 +19,7 @@ import tarfile
 from pathlib import Path
 
 from memstrata import Store
-from memstrata.events import audit_files
+from memstrata.store.events import audit_files
 
 EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memstrata"
 STRINGS = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from memstrata.purge_copies import FRAGMENT, PURGED, Quotes
+from memstrata.operations.purge_copies import FRAGMENT, PURGED, Quotes
 
 TEXT = "We decided the vault passphrase is Quokka-Marmot-Heron, rotate it monthly."
 

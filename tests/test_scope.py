@@ -99,7 +99,7 @@ def test_project_agent_cannot_touch_another_project_agent(populated: Path) -> No
         with pytest.raises(ScopeDenied):
             fn()
             pytest.fail(f"{name} leaked")
-    assert alice.truth.read_from("agents/bob/memory/notes.md") == b"bob notes zebra"
+    assert alice.engine.truth.read_from("agents/bob/memory/notes.md") == b"bob notes zebra"
     alice.close()
 
 

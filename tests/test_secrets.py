@@ -20,7 +20,7 @@ from memstrata.assembly.context import assemble_context
 from memstrata.assembly.predecessor import predecessor_context
 from memstrata.errors import NotFound, SecretDetected
 from memstrata.files.jsonl import encode
-from memstrata.secretscan import SecretWarning, collect_notices, find_secrets, mask
+from memstrata.policy.secrets import SecretWarning, collect_notices, find_secrets, mask
 
 OPENAI = "sk-proj-T3BlbkFJq9Zx8Qp2Lm9Vt4Rw7Ks1Jd6Hf3Gb5Nc0Ya"
 AWS = "AKIAZ7Q4M2XK9LD3PB6W"
@@ -295,7 +295,7 @@ def test_mcp_caller_gets_the_warning_with_the_result_and_the_refusal_as_an_error
 
 
 def test_an_edit_from_a_withheld_view_gets_its_secrets_back() -> None:
-    from memstrata.secretscan import restore_withheld, withhold
+    from memstrata.policy.secrets import restore_withheld, withhold
 
     old = f"prod {AWS}\nstaging AKIAQ2W3E4R5T6Y7U8I9\nopenai {OPENAI}\n"
     view = withhold(old)

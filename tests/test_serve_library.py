@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from memstrata import Store
+from memstrata.assembly.ledger_pages import ledger_page, supersede_chain
+from memstrata.assembly.timeline import timeline
 from memstrata.errors import MalformedInput, NotFound, ScopeDenied
-from memstrata.events import recent_events, tail_events
-from memstrata.layers.ledger_pages import ledger_page, supersede_chain
-from memstrata.search.timeline import timeline
+from memstrata.store.events import recent_events, tail_events
 
 CONFIG = '[roles]\nadmin = ["wilco"]\nproject = ["finn", "mira"]\n'
 
@@ -31,7 +31,9 @@ def root(home: Path) -> Store:
 def test_acting_as_shares_the_store_and_keeps_each_principal(root: Store) -> None:
     finn = root.acting_as("finn", "room-1")
     mira = root.acting_as("mira", "room-2")
-    assert finn.db is root.db and mira.locks is root.locks  # one index, one lock table
+    assert (
+        finn.db is root.db and mira.engine.locks is root.engine.locks
+    )  # one index, one lock table
     assert (finn.principal.agent, finn.principal.role, finn.principal.room) == (
         "finn",
         "project",
@@ -249,7 +251,7 @@ def test_the_api_names_every_timeline_type() -> None:
     from typing import get_args
 
     pytest.importorskip("fastapi")
-    from memstrata.search.timeline import TIMELINE_TYPES
+    from memstrata.assembly.timeline import TIMELINE_TYPES
     from memstrata.web.api.agents import TimelineType
 
     assert set(get_args(TimelineType)) == set(TIMELINE_TYPES)

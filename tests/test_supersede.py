@@ -1,6 +1,6 @@
 """Who may supersede a ledger entry, who is its author, and which role a caller gets
 (issue 10 items 2 and 3): one rule in `scope.Gate`, the same over the API, the CLI and MCP,
-and on both truths (local files and PostgreSQL; the ledger is read through `store.truth`)."""
+and on both truths (local files and PostgreSQL; the ledger is read through `store.engine.truth`)."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def _on_both_truths(backend: str) -> str:
 def _ledger_text(home: Path) -> str:
     """ledger.jsonl as the store's truth holds it (a file, or PostgreSQL rows)."""
     with Store(home, sync=False, watch=False) as s:
-        return s.truth.read_from("ledger.jsonl").decode()
+        return s.engine.truth.read_from("ledger.jsonl").decode()
 
 
 @pytest.fixture
@@ -147,7 +147,7 @@ def test_a_hand_edited_line_that_supersedes_itself_stays_visible(home: Path) -> 
         "supersedes": "mem-0000abcd",
     }
     with Store(home, sync=False, watch=False) as s:  # by hand, past the library
-        s.truth.rewrite("ledger.jsonl", (json.dumps(line) + "\n").encode())
+        s.engine.truth.rewrite("ledger.jsonl", (json.dumps(line) + "\n").encode())
     with Store(home) as s:
         assert [e.id for e in s.ledger.query()] == ["mem-0000abcd"]
         assert s.ledger.is_superseded("mem-0000abcd") is False

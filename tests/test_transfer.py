@@ -22,7 +22,7 @@ import pytest
 
 from memstrata import Store
 from memstrata.errors import AlreadyExists, EntryTooLarge, MalformedInput, PathOutsideStore
-from memstrata.transfer import MANIFEST, export_store, import_archive
+from memstrata.operations.transfer import MANIFEST, export_store, import_archive
 
 EXE = str(Path(sys.executable).parent / "memstrata")
 Members = list[tuple[str, bytes | None]]  # (name, bytes) or (name, None) for a folder
@@ -511,7 +511,7 @@ def test_an_import_killed_at_a_random_moment_leaves_no_partial_store(
 # and half-way through moving the committed files into place.
 KILL_AT = """
 import os, signal, sys
-from memstrata.transfer import importer
+from memstrata.operations.transfer import importer
 where, after = sys.argv[1], int(sys.argv[2])
 if where == "commit":
     def commit(*a, **k):

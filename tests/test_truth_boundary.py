@@ -10,24 +10,25 @@ from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "memstrata"
 
-BOUNDARY = ("files/", "backends/")
+BOUNDARY = ("files/",)
 # module (or module:function) -> why it may use the filesystem: none of it is store data
 ALLOWED = {
     "index/db.py": "the derived SQLite index (this host's cache)",
     "index/generations.py": "the derived index's generations folder",
     "index/access.py": "the derived index, or its private copy in a temporary folder",
     "index/vectors.py": "the derived index",
-    "store.py:Store.__init__": "the home folder (this host's index, settings, locks)",
-    "events.py": "this host's audit trail (events.jsonl), not part of the truth",
+    "store/engine.py:Engine.__init__": "the home folder (this host's index, settings, locks)",
+    "store/view.py:_finish_imports": "this host's import staging folder (.imports/)",
+    "store/events.py": "this host's audit trail (events.jsonl), not part of the truth",
     "web/api/admin.py:events_stream": "streams this host's audit trail",
-    "config.py": "this host's settings (config.toml)",
-    "transfer/members.py": "reads an export archive (outside the store)",
-    "transfer/histories.py:Staged": "file versions in this host's import staging folder "
-    "(.imports/), as importer.py; the store's are written through the truth (place)",
-    "transfer/exporter.py:export_store": "writes the export archive (outside the store)",
-    "transfer/exporter.py:_write_tar": "writes the export archive",
-    "transfer/exporter.py:_write_folder": "writes the export archive",
-    "transfer/importer.py": "this host's import staging folder (.imports/); the store's "
+    "config/__init__.py": "this host's settings (config.toml)",
+    "operations/transfer/members.py": "reads an export archive (outside the store)",
+    "operations/transfer/histories.py:Staged": "file versions in this host's import staging "
+    "folder (.imports/), as importer.py; the store's are written through the engine (place)",
+    "operations/transfer/exporter.py:export_store": "writes the export archive (outside the store)",
+    "operations/transfer/exporter.py:_write_tar": "writes the export archive",
+    "operations/transfer/exporter.py:_write_folder": "writes the export archive",
+    "operations/transfer/importer.py": "this host's import staging folder (.imports/); the store's "
     "sources are written through the truth (_place)",
     "lifecycle/extraction.py": "reads a project's documents (extraction input)",
     "lifecycle/verify.py": "reads a codebase root (verify-before-use)",
@@ -36,9 +37,9 @@ ALLOWED = {
     "layers/sources.py:parse_source_file": "a project file's mtime (seed 004 `sources`)",
     "layers/sources.py:Sources.roots": "checks a registered project folder exists",
     "layers/sources.py:Sources.add": "checks a project folder exists before registering it",
-    "hooks.py:capture_transcript": "reads Claude Code's transcript file",
-    "hooks.py:_messages": "reads Claude Code's transcript file",
-    "hooks.py:_final_response": "reads Claude Code's transcript file",
+    "operations/hooks.py:capture_transcript": "reads Claude Code's transcript file",
+    "operations/hooks.py:_messages": "reads Claude Code's transcript file",
+    "operations/hooks.py:_final_response": "reads Claude Code's transcript file",
     "embed/local.py": "the embedding model's folder",
     "embed/model_files.py": "the embedding model's files, its caches and their download",
     "embed/numpy_bert.py": "the embedding model's folder",
@@ -50,7 +51,7 @@ ALLOWED = {
     "cli/demo_cmd.py:_folder": "picks the demo's own scratch folder",
     "cli/init_cmd.py:run_init": "this host's settings file (config.toml)",
     "embed/daemon.py": "the embedding daemon's runtime folder and socket, not store data",
-    "transfer/migrate.py:migrate": "names a local destination folder",
+    "operations/transfer/migrate.py:migrate": "names a local destination folder",
     "agentconfig/": "a coding agent's settings files in a project, and the memstrata program "
     "they run (`memstrata setup`); the store itself is only named, never touched",
 }
@@ -111,10 +112,11 @@ PATH_METHODS = frozenset(
     }
 )
 # Receivers whose methods of those names are memstrata's own, not the filesystem's: the
-# truth, the store and its layer handles (`files.read_text` would be `MemoryFiles`').
+# truth, the store, its engine and layer handles (`files.read_text` would be `MemoryFiles`').
 HANDLES = frozenset(
     {
         "truth",
+        "engine",
         "origin",
         "store",
         "files",

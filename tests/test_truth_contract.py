@@ -22,6 +22,7 @@ from typing import IO
 import pytest
 
 from memstrata import Store
+from memstrata.assembly.timeline import timeline
 from memstrata.errors import (
     AlreadyExists,
     AlreadySuperseded,
@@ -35,7 +36,6 @@ from memstrata.errors import (
 from memstrata.files.local import LocalTruth
 from memstrata.files.locks import LockTable
 from memstrata.files.truth import MISSING, Truth
-from memstrata.search.timeline import timeline
 
 # -- part 1: the protocol ------------------------------------------------------------
 
@@ -46,7 +46,7 @@ def truth(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Truth]:
         (tmp_path / "t").mkdir()  # a store's home always exists
         made: Truth = LocalTruth(tmp_path / "t", LockTable(tmp_path / "t" / ".locks"))
     else:
-        from memstrata.backends.postgres import PostgresTruth
+        from memstrata.files.postgres.truth import PostgresTruth
 
         made = PostgresTruth(request.getfixturevalue("pg_url"), retry_seconds=5)
     yield made
@@ -163,7 +163,7 @@ if kind == "local":
     from memstrata.files.locks import LockTable
     truth = LocalTruth(Path(where), LockTable(Path(where) / ".locks"))
 else:
-    from memstrata.backends.postgres import PostgresTruth
+    from memstrata.files.postgres.truth import PostgresTruth
     truth = PostgresTruth(where, retry_seconds=5)
 print("appending", flush=True)
 done = truth.append(path, b"from the other process\\n")
@@ -254,7 +254,7 @@ def test_watch_reports_changed_paths(truth: Truth) -> None:
 
 
 def test_postgres_append_retry_with_the_same_record_id_is_not_a_duplicate(pg_url: str) -> None:
-    from memstrata.backends.postgres import PostgresTruth
+    from memstrata.files.postgres.truth import PostgresTruth
 
     truth = PostgresTruth(pg_url, retry_seconds=5)
     first = truth.append("ledger.jsonl", b'{"id": "mem-1"}\n', record_id="rid-1")
@@ -351,14 +351,14 @@ def test_supersede_rules(backend: str, home: Path) -> None:
 def test_purge_is_gone_from_the_truth_and_the_index(
     backend: str, home: Path, tmp_path: Path
 ) -> None:
-    from memstrata.purge import purge_fact
-    from memstrata.transfer import export_store
+    from memstrata.operations.purge import purge_fact
+    from memstrata.operations.transfer import export_store
 
     with Store(home, agent="finn") as s:
         s.agent().facts.set("api_note", "the walrus password is hunter2", "general")
         s.agent().facts.set("keep", "kept value", "general")
         purge_fact(s, "api_note", reason="pasted by mistake")
-        assert b"walrus" not in s.truth.read_from("agents/finn/facts.jsonl")
+        assert b"walrus" not in s.engine.truth.read_from("agents/finn/facts.jsonl")
         assert s.search("walrus") == []
         with pytest.raises(NotFound):
             s.agent().facts.get("api_note")
@@ -374,7 +374,7 @@ def test_bounds_refuse_before_writing(backend: str, home: Path) -> None:
             s.ledger.publish("decision", "x" * 5000)
         with pytest.raises(EntryTooLarge):
             s.ledger.publish("decision", "ok", tags=[f"t{i}" for i in range(100)])
-        assert s.truth.stat("ledger.jsonl") is None
+        assert s.engine.truth.stat("ledger.jsonl") is None
 
 
 def test_memory_files_and_compaction(backend: str, home: Path) -> None:
@@ -427,7 +427,7 @@ def test_memory_files_and_compaction(backend: str, home: Path) -> None:
 def test_doctor_compares_this_hosts_index_with_the_truth(
     backend: str, tmp_path: Path, home: Path
 ) -> None:
-    from memstrata.doctor import examine
+    from memstrata.operations.doctor import examine
 
     if backend == "local":
         pytest.skip("one folder is one host: there is no other host's write to lag behind")
@@ -450,7 +450,7 @@ class _HandEditDuringSummary:
         self.store, self.rel, self.data = store, rel, data
 
     def summarize(self, texts: list[str], *, max_chars: int) -> str:
-        self.store.truth.rewrite(self.rel, self.data)
+        self.store.engine.truth.rewrite(self.rel, self.data)
         return "a summary nobody will keep"
 
 
@@ -464,13 +464,13 @@ def test_a_failed_compaction_leaves_no_archive_behind(backend: str, home: Path) 
         log = s.agent().log
         for i in range(5):
             log.append("THOUGHT", f"step {i} of the pangolin job")
-        edited = s.truth.read_from(log.rel).replace(b"step 0 of", b"step zero of")
+        edited = s.engine.truth.read_from(log.rel).replace(b"step 0 of", b"step zero of")
         with pytest.raises(StaleWrite):
             compact_log(
                 s, "finn", force=True, summarizer=_HandEditDuringSummary(s, log.rel, edited)
             )
-        assert s.truth.read_from(log.rel) == edited
-        assert [e.path for e in s.truth.list("agents/finn/archive") if not e.is_dir] == []
+        assert s.engine.truth.read_from(log.rel) == edited
+        assert [e.path for e in s.engine.truth.list("agents/finn/archive") if not e.is_dir] == []
         assert compaction_history(s, "finn") == []
         assert {h.layer for h in s.search("pangolin")} == {"log"}
         sessions = s.agent().sessions
@@ -481,4 +481,4 @@ def test_a_failed_compaction_leaves_no_archive_behind(backend: str, home: Path) 
             compact_session(
                 s, "finn", "s1", keep_recent=1, summarizer=_HandEditDuringSummary(s, rel, b"")
             )
-        assert [e.path for e in s.truth.list("agents/finn/archive") if not e.is_dir] == []
+        assert [e.path for e in s.engine.truth.list("agents/finn/archive") if not e.is_dir] == []

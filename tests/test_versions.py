@@ -22,10 +22,9 @@ from memstrata.errors import (
     StaleWrite,
 )
 from memstrata.files.versions import FOLDER, FileHistory, Retention, parse_log, versioned
-from memstrata.purge import purge_file, purge_log_entry
-from memstrata.purge_versions import purge_version
-from memstrata.store import sha256_text
-from memstrata.transfer import export_store, import_archive
+from memstrata.operations.purge import purge_file, purge_log_entry, purge_version
+from memstrata.operations.transfer import export_store, import_archive
+from memstrata.store.editing import sha256_text
 
 PASSPHRASE = "the vault passphrase is Quokka-Marmot-Heron-4471"
 WRONG = "the wrong customer list: Alice Zephyrine, Bob Quillfeather"
@@ -39,9 +38,9 @@ def _on_both_truths(backend: str) -> str:
 def version_files(store: Store, agent: str = "finn") -> dict[str, bytes]:
     """Every source below the agent's versions folder, as the truth holds it."""
     out = {}
-    for e in store.truth.list(f"agents/{agent}/{FOLDER}"):
+    for e in store.engine.truth.list(f"agents/{agent}/{FOLDER}"):
         if not e.is_dir:
-            found = store.truth.read(e.path)
+            found = store.engine.truth.read(e.path)
             assert found is not None
             out[e.path] = found.data
     return out
@@ -117,7 +116,7 @@ def test_retention_keeps_the_newest_by_count_and_drops_old_ones_but_never_the_ne
         assert 5 <= len(records) <= 5 + Retention(5).slack  # pruned as it went
         target = versioned("agents/finn/memory/notes/x.md")
         assert target is not None
-        hist = FileHistory(store.truth, target, Retention(5, 30))
+        hist = FileHistory(store.engine.truth, target, Retention(5, 30))
         hist.prune()
         kept = [
             mem.versions.read("notes/x.md", v.id)
@@ -126,12 +125,14 @@ def test_retention_keeps_the_newest_by_count_and_drops_old_ones_but_never_the_ne
         assert kept == [f"version {i}\n" for i in range(19, 14, -1)]
         assert sorted(blobs(store).values()) == sorted(t.encode() for t in kept)  # dropped: gone
         # Age: every record but the newest made 40 days old; the newest three stay anyway.
-        log = store.truth.read(target.log)
+        log = store.engine.truth.read(target.log)
         assert log is not None
         lines = [json.loads(x) for x in log.data.splitlines()]
         for rec in lines[:-1]:
             rec["ts"] = "2020-01-01T00:00:00.000Z"
-        store.truth.rewrite(target.log, b"".join((json.dumps(r) + "\n").encode() for r in lines))
+        store.engine.truth.rewrite(
+            target.log, b"".join((json.dumps(r) + "\n").encode() for r in lines)
+        )
         mem.files.write("notes/x.md", "version 20\n")  # a write past the age prunes
         store.drain(60)
         left = [
@@ -170,7 +171,7 @@ def test_a_restore_is_a_new_version_and_checks_the_content_the_caller_saw(store:
 def test_a_hand_edit_is_shown_as_current_and_kept_by_the_next_write(store: Store) -> None:
     mem = store.agent()
     mem.files.write("notes/x.md", "by the agent\n")
-    store.truth.rewrite("agents/finn/memory/notes/x.md", b"by hand\n")  # outside the doors
+    store.engine.truth.rewrite("agents/finn/memory/notes/x.md", b"by hand\n")  # outside the doors
     first = mem.versions.history("notes/x.md").versions[0]
     assert first.current and not first.kept and first.by is None
     assert mem.versions.read("notes/x.md", first.id) == "by hand\n"
@@ -224,7 +225,7 @@ def test_purge_file_drops_its_history_and_purge_version_drops_one_version(store:
     report = purge_file(store, "notes/keys.md", reason="leaked")
     assert (
         report.versions
-        and store.truth.stat(versioned("agents/finn/memory/notes/keys.md").folder) is None
+        and store.engine.truth.stat(versioned("agents/finn/memory/notes/keys.md").folder) is None
     )  # type: ignore[union-attr]
     assert not any(PASSPHRASE.encode() in d for d in version_files(store).values())
     # purge_version: one version out, the rest (and the file now) untouched
@@ -338,13 +339,13 @@ def test_the_history_log_is_plain_jsonl_one_record_per_version(store: Store) -> 
     store.agent().now.update("objective", ["step"])
     target = versioned("agents/finn/memory/NOW.md")
     assert target is not None and target.folder.startswith("agents/finn/versions/memory__NOW.md.")
-    found = store.truth.read(target.log)
+    found = store.engine.truth.read(target.log)
     assert found is not None
     (rec,) = parse_log(found.data)
     assert rec.path == "agents/finn/memory/NOW.md" and rec.by == "finn" and rec.truth
     assert (
-        store.truth.read(target.blob(rec.sha256)).data
-        == store.truth.read(  # type: ignore[union-attr]
+        store.engine.truth.read(target.blob(rec.sha256)).data
+        == store.engine.truth.read(  # type: ignore[union-attr]
             "agents/finn/memory/NOW.md"
         ).data
     )  # type: ignore[union-attr]

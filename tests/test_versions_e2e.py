@@ -59,7 +59,7 @@ def _mcp_write(home: Path, content: str) -> None:
 
 def _context_bytes(home: Path) -> bytes:
     with Store(home, sync=False, watch=False) as s:
-        found = s.truth.read("agents/finn/memory/CONTEXT.md")
+        found = s.engine.truth.read("agents/finn/memory/CONTEXT.md")
         assert found is not None
         return found.data
 
@@ -148,7 +148,7 @@ WRITER = textwrap.dedent(
     home, where = sys.argv[1], sys.argv[2]
     store = Store(home, agent="finn")
     live = "agents/finn/memory/CONTEXT.md"
-    real = {"append": store.truth.append, "rewrite": store.truth.rewrite}
+    real = {"append": store.engine.truth.append, "rewrite": store.engine.truth.rewrite}
     NEW = hashlib.sha256(b"new\\n").hexdigest().encode()  # its record names its sha256
 
     def stop(name, path):
@@ -165,8 +165,8 @@ WRITER = textwrap.dedent(
             stop("rewrite", path)
         return real["rewrite"](path, data, **kw)
 
-    store.truth.append = append
-    store.truth.rewrite = rewrite
+    store.engine.truth.append = append
+    store.engine.truth.rewrite = rewrite
     store.agent().context.write("old\\n")
     print("old written", flush=True)
     store.agent().context.write("new\\n")

@@ -43,9 +43,9 @@ _ERRORS = (
 )
 _WHERE: dict[str, str] = {
     **{name: "memstrata.errors" for name in _ERRORS},
-    "MemoryManager": "memstrata.manager",
-    "initialize_agent_memory": "memstrata.manager",
-    "Store": "memstrata.store",
+    "MemoryManager": "memstrata.operations.manager",
+    "initialize_agent_memory": "memstrata.operations.manager",
+    "Store": "memstrata.store.view",
     "SearchQuery": "memstrata.search.query",
     "Hit": "memstrata.search.query",
     **{
@@ -133,7 +133,7 @@ if TYPE_CHECKING:  # pragma: no cover
         UnknownLayer,
         UnknownSupersedes,
     )
-    from memstrata.manager import MemoryManager, initialize_agent_memory
     from memstrata.model import Fact, Item, LedgerEntry, LogEntry, SessionMessage, Task
+    from memstrata.operations.manager import MemoryManager, initialize_agent_memory
     from memstrata.search.query import Hit, SearchQuery
-    from memstrata.store import Store
+    from memstrata.store.view import Store

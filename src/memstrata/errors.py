@@ -120,7 +120,7 @@ class Refused(MemstrataError):
 
 
 class SecretDetected(Refused):
-    """`[secrets] policy` refused a value that looks like a secret (see `secretscan`)."""
+    """`[secrets] policy` refused a value that looks like a secret (see `policy.secrets`)."""
 
     code = "secret_detected"
 

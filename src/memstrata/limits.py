@@ -54,12 +54,18 @@ ITEM_TITLE_BYTES = 1 * KIB
 ITEM_CONTENT_BYTES = 16 * KIB
 ITEMS_PER_SOURCE = 10_000
 
+# Whole files written at once: NOW.md, CONTEXT.md, AGENT.md, a memory file.
+MEMORY_FILE_BYTES = 1 * MIB
+
 # NOW.md.
+NOW_STATUS_BYTES = 16 * KIB
 NOW_STEPS = 100
 NOW_STEP_CHARS = 1000
+NOW_PHASE_CHARS = 1000
 
 # Rooms.
 CHANNEL_MESSAGE_BYTES = 64 * KIB
+ARTIFACT_BYTES = 4 * MIB
 LABEL_CHARS = 256  # ledger ref, channel `to` and `ref`, a source file name
 
 # `memstrata mcp` over stdio: one JSON-RPC message per line. A longer line is drained

@@ -14,7 +14,7 @@ from tests.claude_code import noise_share
 
 from memstrata import Store
 from memstrata.assembly.context import assemble_context
-from memstrata.loop import log_tool
+from memstrata.operations.loop import log_tool
 
 TS = 1_800_000_000.0
 

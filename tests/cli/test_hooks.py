@@ -268,7 +268,7 @@ def test_capture_over_the_bound_keeps_transcript_order(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The library path with the module's own bound: older messages are never stored after newer."""
-    from memstrata import hooks
+    from memstrata.operations import hooks
 
     monkeypatch.setattr(hooks, "MAX_CAPTURE", 3)
     ids = _transcript(tmp_path / "t.jsonl", 8)

@@ -121,7 +121,7 @@ def test_a_build_request_returns_at_once_and_the_daemon_builds_the_store(
     import sqlite3
 
     from memstrata.index.generations import live_database
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
     home.mkdir(parents=True)
     (home / "config.toml").write_text('[search]\nembedder = "fake:16"\n')

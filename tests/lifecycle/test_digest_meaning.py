@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from memstrata import Store
-from memstrata.loop import AgentLoop
+from memstrata.operations.loop import AgentLoop
 
 EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memstrata"
 

@@ -20,8 +20,8 @@ from lifecycle_stub_llm import StubLLM
 
 from memstrata import Store
 from memstrata.lifecycle import compact_log
-from memstrata.lifecycle.classify import classify_line
 from memstrata.lifecycle.digest import Record, digest
+from memstrata.reading.classify import classify_line
 
 KINDS = ("decision", "constraint", "blocker", "phase")
 

@@ -98,7 +98,7 @@ def test_tool_results_and_resources_withhold_secrets_over_stdio(home: Path) -> N
 
 def test_edits_made_from_a_withheld_view_keep_the_secrets(home: Path) -> None:
     """An agent sees `[withheld: <kind>]`; what it writes back from that view keeps the
-    secret as stored (`secretscan.restore_withheld`), never the marker in its place."""
+    secret as stored (`policy.secrets.restore_withheld`), never the marker in its place."""
     seed(home)
 
     async def main() -> None:

@@ -415,7 +415,7 @@ def test_every_search_path_ranks_by_worth(home: Path, mode: str) -> None:
     below the decision."""
     from memstrata import SearchQuery, Store
     from memstrata.embed.base import FakeEmbedder
-    from memstrata.loop import log_intent, log_tool
+    from memstrata.operations.loop import log_intent, log_tool
 
     with Store(home, agent="coder") as store:
         store.use_embedder(FakeEmbedder(dim=64))

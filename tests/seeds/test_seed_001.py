@@ -467,7 +467,8 @@ def test_taxonomy_user_feedback_project_reference(store: Store) -> None:
 
 def test_promotion_session_to_task_to_repo_with_checklist_c(store: Store) -> None:
     from memstrata.lifecycle import promote_scratch
-    from memstrata.lifecycle.phases import checklist_c, phase_start, task_complete
+    from memstrata.lifecycle.phases import phase_start, task_complete
+    from memstrata.lifecycle.promotion import checklist_c
 
     mem = store.agent("finn")
     slug = mem.episodes.create("billing gateway")

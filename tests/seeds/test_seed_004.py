@@ -291,7 +291,7 @@ def test_scope_rules_admin_project_skill(roles: Path) -> None:
 
 
 def test_skill_reads_only_the_context_it_is_handed(roles: Path) -> None:
-    from memstrata.envelope import SkillContext, hand_off
+    from memstrata.operations.envelope import SkillContext, hand_off
 
     with Store(roles, agent="wilco") as admin:
         admin.agent().context.write("User prefers concise responses.\n")
@@ -313,8 +313,8 @@ def test_skill_handoff_on_the_command_line_and_over_mcp(roles: Path) -> None:
     reads exactly that."""
     from tests.seeds.conftest import call, cli, tool_names
 
-    from memstrata.envelope import SkillContext
     from memstrata.mcp.server import select_tools
+    from memstrata.operations.envelope import SkillContext
 
     with Store(roles, agent="wilco") as admin:
         admin.agent().facts.set("tone", "User prefers concise responses", "preference")

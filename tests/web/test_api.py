@@ -12,7 +12,7 @@ import anyio
 import httpx
 from tests.web.conftest import Served
 
-from memstrata.store import sha256_text
+from memstrata.store.editing import sha256_text
 
 Ids = dict[str, str]
 

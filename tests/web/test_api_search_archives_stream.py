@@ -106,7 +106,7 @@ def test_log_archives_are_listed_and_read(rich: Served) -> None:
 def _events_until(lines: Iterator[str], marker: str, home: Path) -> list[dict[str, Any]]:
     """Server-sent events from `lines` until the memory:search for `marker` (events
     record a query as an HMAC under the host's audit key), for at most a minute."""
-    from memstrata.events import audit_key, query_digest
+    from memstrata.store.events import audit_key, query_digest
 
     key = audit_key(home / "events.jsonl")
     assert key is not None

@@ -71,7 +71,7 @@ def test_a_server_takes_thousands_of_new_sessions_under_a_low_descriptor_limit(
     home = tmp_path / "store"
     with Store(home) as s:
         for i in range(AGENTS):
-            s.truth.rewrite(f"agents/a{i}/", b"")
+            s.engine.truth.rewrite(f"agents/a{i}/", b"")
     proc, base, log = _serve(home)
     try:
         with open(f"/proc/{proc.pid}/limits") as fh:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from memstrata.errors import MalformedInput
+from memstrata.files.layout import DEFAULT_HOME, find_home
 
 SERVER_NAME = "memstrata"  # the hooks skip the agent's calls of `mcp__memstrata__*` tools
 # Claude Code's hook events and the `memstrata hook` event each runs (`cli.hooks_cmd`).
@@ -94,7 +95,6 @@ def store_for(client: Client, project: Path) -> Path:
     finds from the project once setup is done. Claude Code's `.claude/` makes the project
     a root, so its own `.memstrata` (existing or not); Cursor's and VS Code's folders do
     not, so a store further up (a monorepo's) is found as the CLI run there finds it."""
-    from memstrata.files.layout import DEFAULT_HOME, find_home
 
     here = project / DEFAULT_HOME
     return here if client.marks_root else find_home(project)

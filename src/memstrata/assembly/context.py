@@ -20,7 +20,7 @@ A hard character budget (or tokens x 4) is enforced by `budget.fit`: lower
 priority parts shrink first, with a visible marker, and no line is ever cut.
 One bad file costs one section: a section whose file cannot be read is replaced
 by a one-line warning naming the file (`_Sections`), and the rest is served.
-Nothing that looks like a secret is injected (`secretscan.mask`): each such span
+Nothing that looks like a secret is injected (`policy.secrets.mask`): each such span
 reads `[withheld: <kind>]`, and a fact whose key names a credential is withheld
 whole (`get_fact` still returns it).
 With `ignore_memory=True` (seed 001 "ignore memory"), nothing is read from
@@ -40,13 +40,16 @@ from typing import TYPE_CHECKING
 
 from memstrata.assembly import standing
 from memstrata.assembly.budget import Section, fit
+from memstrata.assembly.ignore import asks_to_ignore_memory
+from memstrata.assembly.predecessor import predecessor_lines
 from memstrata.errors import MalformedInput, MemstrataError
+from memstrata.policy.secrets import fact_findings, kinds, mask
 
 if TYPE_CHECKING:
     from memstrata.layers.agent import AgentMemory
     from memstrata.layers.hot import MarkdownLayer
     from memstrata.model import LogEntry
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 DEFAULT_BUDGET_CHARS = 24_000
 MAX_TASK_FOLDERS = 20
@@ -67,7 +70,6 @@ INSTRUCTIONS = (
 def wants_no_memory(message: str) -> bool:
     """True when a user message asks to ignore memory for this turn (seed 001), by
     meaning: see `assembly.ignore`."""
-    from memstrata.assembly.ignore import asks_to_ignore_memory
 
     return asks_to_ignore_memory(message)
 
@@ -192,8 +194,6 @@ def assemble_context(
     )
     here = room or store.principal.room
     if brief or here:
-        from memstrata.assembly.predecessor import predecessor_lines
-
         build.add(
             "ledger",
             "## Knowledge from other rooms (shared ledger)",
@@ -313,7 +313,6 @@ def _summary(problems: list[str], one: str, many: str) -> str:
 
 
 def _fact_value(key: str, value: str) -> str:
-    from memstrata.secretscan import fact_findings, kinds
 
     found = fact_findings(key, value)
     if found:
@@ -323,8 +322,6 @@ def _fact_value(key: str, value: str) -> str:
 
 def _masked(section: Section) -> Section:
     from dataclasses import replace
-
-    from memstrata.secretscan import mask
 
     text = "\n".join(section.lines)
     clean = mask(text)

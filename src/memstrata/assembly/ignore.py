@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import re
 
-from memstrata.english import expand_contractions
+from memstrata.reading.english import expand_contractions
 
 WINDOW = 6  # words between a cue and the memory it applies to
 

@@ -7,18 +7,18 @@ from every room other than `room`; for a brief's keywords (BM25 x decay through
 the one search), else the newest ones; at most
 `bounds.context_entries` (15) entries and about `bounds.context_bytes` (10 KB)
 of Markdown, grouped by kind. Entries that look like they hold a secret are not
-shown to other rooms (`scope.Gate`), and any secret-looking span left is masked.
+shown to other rooms (`policy.scope.Gate`), and any secret-looking span left is masked.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from memstrata.policy.secrets import mask
 from memstrata.search.query import SearchQuery
-from memstrata.secretscan import mask
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 
 def predecessor_lines(
@@ -64,9 +64,7 @@ def predecessor_lines(
 def _upstream(store: Store, room: str | None) -> list[str]:
     if room is None:
         return []
-    from memstrata.layers.rooms import Room
-
-    return Room(store, room).ancestors()
+    return store.room(room).ancestors()
 
 
 def predecessor_context(

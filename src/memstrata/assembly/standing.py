@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from memstrata.errors import MemstrataError
 from memstrata.layers.decisions import RULE_KINDS
 from memstrata.lifecycle.activity import (
     NOTE_CHARS,
@@ -45,7 +46,6 @@ def recent_entries(mem: AgentMemory, n: int) -> list[LogEntry]:
     archive = (latest.metadata or {}).get("archive_id") if latest is not None else None
     if not isinstance(archive, str):
         return tail
-    from memstrata.errors import MemstrataError
 
     try:
         before = mem.archives.entries(archive)

@@ -53,6 +53,10 @@ from memstrata.bench.agent_steps import (
     find_decision_tool,
     work,
 )
+from memstrata.errors import MemstrataError
+from memstrata.lifecycle.compaction import compact_log
+from memstrata.lifecycle.thresholds import needs_compaction
+from memstrata.store.view import Store
 
 HELD_OUT_NOTE = (
     "held-out: a check of generalisation, reported apart; never tune ranking, context "
@@ -143,7 +147,6 @@ class ScenarioRun:
         self.keeper: Any = None
 
     async def run(self) -> None:
-        from memstrata.store import Store
 
         self.home.mkdir(parents=True, exist_ok=True)
         (self.home / "config.toml").write_text(BENCH_CONFIG, encoding="utf-8")
@@ -201,8 +204,6 @@ class ScenarioRun:
         files the step wrote dated by the virtual clock, and the index caught up with
         those dates at once, as the next process that opens the store would (a running
         server's watcher notices them only after its settle time: machine speed)."""
-        from memstrata.lifecycle.compaction import compact_log
-        from memstrata.lifecycle.triggers import needs_compaction
 
         keeper = self.keeper
         assert keeper is not None
@@ -355,7 +356,6 @@ class ScenarioRun:
             await io.call("memory_query", dict(step.get("query", {})))
 
     async def ask(self, io: SessionIO, session: dict[str, Any], q: dict[str, Any]) -> None:
-        from memstrata.store import Store
 
         query = q.get("query", q["q"])
         if io.transcript is not None:
@@ -384,7 +384,6 @@ class ScenarioRun:
     def checkpoint(
         self, label: str, session: dict[str, Any], text: str, gold: dict[str, Any], agent: str
     ) -> None:
-        from memstrata.store import Store
 
         items = [
             {**item, "covered": all(m.has(text, p) for p in item["phrases"])}
@@ -453,7 +452,6 @@ def _id_in(data: dict[str, Any]) -> str:
 
 def _record(store: Any, uid: str, hit: dict[str, Any]) -> m.Record:
     """A recall hit as a record with its full text (the hit shows a snippet only)."""
-    from memstrata.errors import MemstrataError
 
     try:
         h = store.get(uid)

@@ -36,7 +36,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from memstrata.cli.main import build_parser
+from memstrata.lifecycle.maintain import start_maintenance
+from memstrata.mcp.server import build_server, select_tools
 from memstrata.model import iso
+from memstrata.store.view import Store
 
 UUID_NAMESPACE = uuid.UUID("6f1d3c1e-5b0a-4c55-9a53-0c1f6b1e2a77")
 SKIP_DIRS = frozenset({"index", ".locks", ".imports"})
@@ -258,7 +262,6 @@ class HookRunner:
     """`memstrata --home H --agent A hook EVENT`, one call per hook, as Claude Code runs it."""
 
     def __init__(self, home: Path, agent: str, project: Path) -> None:
-        from memstrata.cli.main import build_parser
 
         self.home = home
         self.agent = agent
@@ -331,9 +334,6 @@ class McpAgent:
 
     async def __aenter__(self) -> McpAgent:
         from mcp import Client
-        from memstrata.lifecycle.maintain import start_maintenance
-        from memstrata.mcp.server import build_server
-        from memstrata.store import Store
 
         # As `memstrata mcp --http` opens it: watching its folder, caught up, upkeep started.
         self.store = Store(self.home, agent=self.agent, room=self.room, watch=True)
@@ -341,7 +341,6 @@ class McpAgent:
         self.store.sync()
         start_maintenance(self.store)
         self.store.drain()
-        from memstrata.mcp.server import select_tools
 
         self.unlisted = sorted(  # tools the server has but this agent's `--tools` leaves out
             {s.name for s in select_tools(self.store, ["all"])}

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from memstrata.bench.synth import p50_p95
+from memstrata.lifecycle.compaction import compaction_history
+from memstrata.store.view import Store
 
 
 def run_append(appends: int = 2000, entry_chars: int = 200) -> dict[str, Any]:
-    from memstrata.lifecycle.compaction import compaction_history
-    from memstrata.store import Store
 
     homes = {
         side: Path(tempfile.mkdtemp(prefix=f"memstrata-bench-{side}-")) for side in ("off", "on")

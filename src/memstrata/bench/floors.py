@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from memstrata.bench.synth import Writer, p50_p95
+from memstrata.search.text import query_terms
 
 Clock = Callable[[], float]
 TARGET_RATIO = {
@@ -41,8 +42,6 @@ def measure_floors(
     store: Any, home: Path, repeat: int, size: int, clock: Clock
 ) -> list[dict[str, Any]]:
     """One row per operation: its p50/p95, its floor's, the ratio and the target."""
-    from memstrata.search.text import query_terms
-
     mem = store.agent()
     floor_dir = Path(tempfile.mkdtemp(prefix="floor-", dir=home))
     log_file = store.layout.log_file(mem.name)

@@ -29,8 +29,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import memstrata.index.db as dbmod
 from memstrata.bench.synth import Writer, p50_p95, populate
 from memstrata.index.freshness import SETTLE_S
+from memstrata.store.view import Store
 
 Progress = Callable[[str], None]
 
@@ -42,7 +44,6 @@ def run_fresh(
     edits: int = 30,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    from memstrata.store import Store
 
     tmp = Path(tempfile.mkdtemp(prefix="memstrata-bench-fresh-"))
     try:
@@ -50,7 +51,7 @@ def run_fresh(
         (tmp / "config.toml").write_text("[search]\nsessions_by_default = true\n", encoding="utf-8")
         t = time.perf_counter()
         off = Store(tmp, agent="bench", watch=False)
-        sources = len(off._sources())
+        sources = len(off.engine.sources())
         if progress:
             progress(
                 f"{size} entries in {sources} sources indexed in {time.perf_counter() - t:.1f}s"
@@ -103,7 +104,7 @@ def _after_edits(store: Any, home: Path, edits: int, qs: list[str]) -> list[floa
     it, then time the next search (which catches that source up first)."""
     rng = random.Random(3)
     files = sorted((home / "agents" / "bench" / "sessions").glob("*.jsonl"))
-    keeper = store._keeper
+    keeper = store.engine._keeper
     out = []
     for i in range(edits):
         rec = {
@@ -127,9 +128,6 @@ def _after_edits(store: Any, home: Path, edits: int, qs: list[str]) -> list[floa
 
 
 def run_wal(writes: int = 10_000, progress: Progress | None = None) -> list[dict[str, Any]]:
-    import memstrata.index.db as dbmod
-    from memstrata.store import Store
-
     rows = []
     policies = {
         "sqlite defaults": (1000, -1),

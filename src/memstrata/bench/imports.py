@@ -25,6 +25,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from memstrata.operations.transfer import import_archive
+from memstrata.store.view import Store
+
 AGENTS = 50
 
 
@@ -76,8 +79,6 @@ def run_import_bench(
 
 
 def _import(archive: Path, home: Path, n: int) -> dict[str, Any]:
-    from memstrata.store import Store
-    from memstrata.transfer import import_archive
 
     peak = _open_fds()
     marks: dict[str, float] = {}

@@ -66,7 +66,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from memstrata.bench.teams import scratch_schema
+from memstrata.embed import make_embedder
 from memstrata.errors import MalformedInput, MemstrataError
+from memstrata.search.hybrid import sync_vectors
+from memstrata.search.query import SearchQuery
+from memstrata.store.view import Store
 
 KS = (5, 10, 20)
 CATEGORIES = (1, 2, 3, 4)
@@ -220,8 +225,6 @@ def run_memstrata(
     """
     import contextlib
 
-    from memstrata.store import Store
-
     modes = tuple(modes)
     semantic = any(m != "lexical" for m in modes)
     tallies = {m: Tally() for m in modes}
@@ -236,8 +239,6 @@ def run_memstrata(
                 extra = os.environ.get("MEMSTRATA_BENCH_SEARCH_CONFIG", "")
                 config += f'[search]\nembedder = "{embedder}"\n{extra}\n'
             if database_url:
-                from memstrata.bench.teams import scratch_schema
-
                 config += (
                     f'[backend]\nurl = "{scratch.enter_context(scratch_schema(database_url))}"\n'
                 )
@@ -262,8 +263,6 @@ def run_memstrata(
             n_turns += len(turns)
             spent["ingest_s"] += time.perf_counter() - t
             if semantic:
-                from memstrata.search.hybrid import sync_vectors
-
                 t = time.perf_counter()
                 sync_vectors(store, store.embedder())  # embedding is part of ingest
                 spent["embed_s"] += time.perf_counter() - t
@@ -290,8 +289,6 @@ def run_memstrata_log(
     search of the activity log and its archives as of the last turn: the ingest path an
     agent that logs every turn uses, compaction included. `config` is written to the
     temporary store's config.toml."""
-    from memstrata.search.query import SearchQuery
-    from memstrata.store import Store
 
     tally = Tally()
     for _sample, turns, qs in convs:
@@ -344,8 +341,6 @@ def run_fts5_baseline(convs: Iterable[tuple[str, list[Turn], list[Question]]]) -
 
 def run_dense_baseline(convs: Iterable[tuple[str, list[Turn], list[Question]]]) -> Tally | None:
     try:
-        from memstrata.embed import make_embedder
-
         emb = make_embedder("local")
     except Exception:
         return None
@@ -372,8 +367,6 @@ def available_modes(modes: Iterable[str], embedder: str = "local") -> tuple[str,
     if all(m == "lexical" for m in modes):
         return modes
     try:
-        from memstrata.embed import make_embedder
-
         make_embedder(embedder)
     except MemstrataError:
         return tuple(m for m in modes if m == "lexical")

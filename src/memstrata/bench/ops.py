@@ -20,7 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from memstrata.bench.floors import format_floors, measure_floors
 from memstrata.bench.synth import Writer, p50_p95, populate
+from memstrata.lifecycle.compaction import compact_log
+from memstrata.store.view import Store
 
 TARGETS_MS = {
     "read NOW": 0.1,
@@ -58,7 +61,6 @@ def run_ops(
 ) -> list[dict[str, Any]]:
     """The table's rows per size; with `floors`, then each hot operation against its
     bare primitive (`bench.floors`), rows with a `floor`."""
-    from memstrata.store import Store
 
     rows: list[dict[str, Any]] = []
     for size in sizes:
@@ -77,8 +79,6 @@ def run_ops(
                 mem.facts.set(f"key{i}", f"value {i}")
             rows.extend(_measure(store, repeat, size, clock))
             if floors:
-                from memstrata.bench.floors import measure_floors
-
                 store.drain(120)
                 rows.extend(measure_floors(store, tmp, repeat, size, clock))
             store.close()
@@ -126,7 +126,6 @@ def _time_compaction(store: Any, rounds: int, clock: Clock) -> tuple[float, floa
     Each round starts from a freshly compacted LOG, appends 99 entries (the summary
     makes 100: under the trigger, so no background compaction races the timed one),
     then times one compaction."""
-    from memstrata.lifecycle.compaction import compact_log
 
     agent = store.agent().name
     log = store.agent().log
@@ -152,7 +151,5 @@ def format_table(rows: list[dict[str, Any]]) -> str:
             f"{r['target_ms']:>8}  {'yes' if r['ok'] else 'NO'}"
         )
     if floors:
-        from memstrata.bench.floors import format_floors
-
         out += ["", "against the bare primitives, timed in turn:", format_floors(floors)]
     return "\n".join(out)

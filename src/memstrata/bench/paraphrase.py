@@ -34,6 +34,10 @@ from typing import Any
 
 from memstrata.bench.locomo import percentile
 from memstrata.bench.paraphrase_data import DATA, WRITE_LAYERS, Pair, Record, filler, load
+from memstrata.embed import make_embedder
+from memstrata.search.hybrid import sync_vectors
+from memstrata.search.query import SearchQuery
+from memstrata.store.view import Store
 
 KS = (1, 3, 5, 10)
 LAYERS = ("ledger", "log", "archive", "context", "file", "fact", "session")
@@ -168,8 +172,6 @@ def run_memstrata(
     embedder: str = "local",
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Ranks]:
-    from memstrata.search.query import SearchQuery
-    from memstrata.store import Store
 
     modes = tuple(modes)
     out = {m: Ranks() for m in modes}
@@ -187,8 +189,6 @@ def run_memstrata(
         if progress:
             progress(f"ingested {len(records)} records in {time.perf_counter() - t:.1f}s")
         if any(m != "lexical" for m in modes):
-            from memstrata.search.hybrid import sync_vectors
-
             t = time.perf_counter()
             sync_vectors(store, store.embedder())
             if progress:
@@ -236,8 +236,6 @@ def run_fts5(pairs: list[Pair], records: list[Record]) -> Ranks:
 
 def run_minilm(pairs: list[Pair], records: list[Record]) -> Ranks | None:
     try:
-        from memstrata.embed import make_embedder
-
         emb = make_embedder("local")
     except Exception:  # the extra is not installed: no MiniLM row
         return None

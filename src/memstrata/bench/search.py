@@ -18,6 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from memstrata.bench.synth import Writer, p50_p95, populate
+from memstrata.embed import make_embedder
+from memstrata.search.hybrid import hybrid_search
+from memstrata.search.query import SearchQuery
+from memstrata.store.view import Store
 
 HYBRID_MAX = 100_000  # exact vector search is specified up to 100k memories
 
@@ -28,8 +32,6 @@ def run_search(
     hybrid: bool = True,
     progress: Callable[[str], None] | None = None,
 ) -> list[dict[str, Any]]:
-    from memstrata.store import Store
-
     rows: list[dict[str, Any]] = []
     for size in sizes:
         tmp = Path(tempfile.mkdtemp(prefix="memstrata-bench-search-"))
@@ -68,13 +70,6 @@ def run_search(
 def _hybrid(
     store: Any, qs: list[str], size: int, progress: Callable[[str], None] | None
 ) -> list[dict[str, Any]]:
-    try:
-        from memstrata.search.hybrid import hybrid_search
-    except ImportError:
-        return []
-    from memstrata.embed import make_embedder
-    from memstrata.search.query import SearchQuery
-
     emb = make_embedder("fake:384")
     t = time.perf_counter()
     store.vectors(emb).sync_all()

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from memstrata.bench.synth import Writer, p50_p95, populate
+from memstrata.store.view import Store
 
 P95_BUDGET_MS = 100.0
 
@@ -103,8 +104,6 @@ def run_serve_bench(
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     import httpx
-
-    from memstrata.store import Store
 
     tmp = Path(tempfile.mkdtemp(prefix="memstrata-bench-serve-"))
     proc = None

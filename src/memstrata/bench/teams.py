@@ -31,6 +31,12 @@ from typing import Any
 from urllib.parse import quote
 
 from memstrata.bench.synth import Writer, p50_p95, populate
+from memstrata.files.local import LocalTruth
+from memstrata.files.locks import LockTable
+from memstrata.files.postgres.truth import PostgresTruth
+from memstrata.operations.transfer.migrate import migrate
+from memstrata.store.catchup import FEED_KEY
+from memstrata.store.view import Store
 
 
 @contextlib.contextmanager
@@ -50,7 +56,6 @@ def scratch_schema(url: str) -> Iterator[str]:
 
 
 def _host(root: Path, url: str, **kw: Any) -> Any:
-    from memstrata.store import Store
 
     root.mkdir(parents=True, exist_ok=True)
     (root / "config.toml").write_text(f'[backend]\nurl = "{url}"\n', encoding="utf-8")
@@ -77,11 +82,6 @@ def run_teams(
     progress: Callable[[str], None] | None = None,
     reopen_writes: int = 100,
 ) -> dict[str, Any]:
-    from memstrata.backends.postgres import PostgresTruth
-    from memstrata.files.local import LocalTruth
-    from memstrata.files.locks import LockTable
-    from memstrata.store import Store
-    from memstrata.transfer.migrate import migrate
 
     say = progress or (lambda _: None)
     tmp = Path(tempfile.mkdtemp(prefix="memstrata-bench-teams-"))
@@ -176,10 +176,9 @@ def _reopen(home: Path, url: str, writer: Any, writes: int) -> dict[str, Any]:
     """Host a reopens after `writes` publishes by host b: from its index's change feed
     position, and (the same writes again) looking at every source, as every open did
     before the position was kept."""
-    from memstrata.catchup import FEED_KEY
 
     def looked(store: Any) -> int:
-        return int(sum(store.truth.stats[k] for k in ("stat", "list", "read", "read_from")))
+        return int(sum(store.engine.truth.stats[k] for k in ("stat", "list", "read", "read_from")))
 
     out: dict[str, Any] = {"writes": writes}
     for how in ("feed", "every source"):

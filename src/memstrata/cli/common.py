@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from memstrata.errors import Conflict
     from memstrata.layers.agent import AgentMemory
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 from memstrata.model import DEFAULT_AGENT as DEFAULT_AGENT  # every surface's default agent
 
@@ -78,7 +78,7 @@ def open_store(args: argparse.Namespace, *, as_agent: bool = True, sync: bool = 
     is anonymous and therefore admin, which store-wide commands (ledger, search,
     reindex, doctor) need to see everything.
     """
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
     agent = (args.agent or DEFAULT_AGENT) if as_agent else args.agent
     store = Store(args.home, agent=agent, room=args.room, role=args.role, sync=sync)

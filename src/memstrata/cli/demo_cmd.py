@@ -22,8 +22,8 @@ CHILD = textwrap.dedent("""
     m.update_now("Write the blog post on Python decorators", ["Outline", "Draft intro"])
     m.append_log("TOOL_USE", "researched functools.wraps and decorator factories", {"sources": 3})
     m.save_fact("preferred_style", "short paragraphs, code first", "preference")
-    m.memory.store.ledger.publish("convention", "Blog code samples target Python 3.11",
-                                  tags=["blog", "python"])
+    m.store.ledger.publish("convention", "Blog code samples target Python 3.11",
+                           tags=["blog", "python"])
     print("written", flush=True)
     time.sleep(120)
 """)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memstrata.doctor import Findings, examine
+from memstrata.operations.doctor import Findings, examine
 
 __all__ = ["Findings", "examine", "register", "render", "run_doctor"]
 
@@ -75,14 +75,14 @@ def render(f: Findings, home: str) -> str:
 def run_doctor(args: argparse.Namespace) -> int:
     from memstrata.cli.common import warn_config
     from memstrata.cli.main import emit
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
     # Store-wide (every agent's files): the person at the terminal owns them, so doctor
     # runs as the store's owner whatever --agent says; over HTTP it is for admins only.
     with Store(args.home, room=args.room, sync=False) as store:
         warn_config(store)
         if args.fix:
-            store.index_access.check_rebuild()  # a read-only disk: refuse, fix nothing
+            store.engine.index_access.check_rebuild()  # a read-only disk: refuse, fix nothing
         findings = examine(store)
         fixed = False
         if args.fix and not findings.index_ok:  # a rebuild cannot fix the files themselves

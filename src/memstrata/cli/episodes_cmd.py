@@ -165,8 +165,7 @@ def run_promote(args: argparse.Namespace) -> int:
     from memstrata.cli.common import open_store
     from memstrata.cli.main import emit
     from memstrata.errors import Refused
-    from memstrata.lifecycle.phases import checklist_c
-    from memstrata.lifecycle.promotion import promote_fact
+    from memstrata.lifecycle.promotion import checklist_c, promote_fact
 
     if args.scratch is not None:
         return _promote_scratch(args)

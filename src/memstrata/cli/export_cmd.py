@@ -1,7 +1,7 @@
 """`memstrata export TARGET`: every layer's files, as plain Markdown/JSON/JSONL.
 
 TARGET is a new (or empty) folder, or a `.tar.gz`/`.tgz`/`.tar` file. The work is
-`memstrata.transfer.export_store`: the store's own files with their store-relative
+`memstrata.operations.transfer.export_store`: the store's own files with their store-relative
 paths, minus the derived index and what is private to running processes, plus a
 manifest (`memstrata-export.json`: path, size, sha256) that `memstrata import`
 requires. Run it without --agent (or as an admin agent): it reads every agent.
@@ -24,7 +24,7 @@ def run_export(args: argparse.Namespace) -> int:
     from memstrata.cli.main import emit
     from memstrata.errors import NotFound
     from memstrata.files.layout import resolve_home
-    from memstrata.transfer import export_store
+    from memstrata.operations.transfer import export_store
 
     home = resolve_home(args.home).resolve()
     if not home.is_dir():

@@ -75,9 +75,9 @@ def run_hook(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> dict[str, Any] | None:
-    from memstrata import hooks
     from memstrata.cli.common import DEFAULT_AGENT, warn_config
-    from memstrata.store import Store
+    from memstrata.operations import hooks
+    from memstrata.store.view import Store
 
     raw = sys.stdin.read() if sys.stdin is not None and not sys.stdin.isatty() else ""
     hook = hooks.parse_hook_input(raw)

@@ -1,7 +1,7 @@
 """`memstrata import SOURCE [--force] [--unverified] [--merge-tombstones [--yes]]`.
 
 SOURCE is a folder or `.tar.gz`/`.tgz`/`.tar` written by `memstrata export`. The
-work is `memstrata.transfer.import_archive`, all or nothing: the manifest must list
+work is `memstrata.operations.transfer.import_archive`, all or nothing: the manifest must list
 every member with its sha256 (`--unverified` accepts an archive without one, every
 other check still applies); names that would land outside the store, duplicates,
 file/folder collisions and archives over the `[import]` caps are refused; settings
@@ -43,7 +43,7 @@ def run_import(args: argparse.Namespace) -> int:
 
     from memstrata.cli.common import Progress, open_store, say
     from memstrata.cli.main import emit
-    from memstrata.transfer import import_archive
+    from memstrata.operations.transfer import import_archive
 
     bar: Progress | None = None
 

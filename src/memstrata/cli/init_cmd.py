@@ -30,7 +30,7 @@ def run_init(args: argparse.Namespace) -> int:
     from memstrata.config import CONFIG_FILES, commented_template
     from memstrata.files.atomic import atomic_write_bytes
     from memstrata.layers.starters import AGENT_STARTER, CONTEXT_STARTER
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
     name = args.name or args.agent or DEFAULT_AGENT
     with Store(args.home, agent=name, room=args.room, role=args.role) as store:
@@ -54,7 +54,7 @@ def run_init(args: argparse.Namespace) -> int:
         created: list[str] = []
         kept: list[str] = []
         for path, make in steps:
-            if store.exists(path):
+            if store.engine.exists(path):
                 kept.append(store.rel(path))
             else:
                 make()

@@ -28,6 +28,7 @@ No tracebacks for user mistakes.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import json
 import os
@@ -266,7 +267,7 @@ def shown(args: argparse.Namespace, value: Any) -> Any:
     shell reads this output as its context; a person asks for the raw value)."""
     if getattr(args, "reveal", False):
         return value
-    from memstrata.secretscan import withhold
+    from memstrata.policy.secrets import withhold
 
     return withhold(value)
 
@@ -331,12 +332,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         logger = logging.getLogger("memstrata")
         logger.addHandler(handler)
         logger.propagate = False
-    from memstrata.files.versions import set_surface
+    from memstrata.files.versions import surface
 
-    if args.command not in ("mcp", "serve"):  # servers name their own surfaces
-        set_surface(f"cli {args.command}")  # what the versions of this process's writes say
+    # What the versions of this command's writes say (servers name their own surfaces);
+    # scoped to the command, so a caller of `main` in-process keeps its own.
+    named = args.command not in ("mcp", "serve")
     try:
-        rc = args.func(args)
+        with surface(f"cli {args.command}") if named else contextlib.nullcontext():
+            rc = args.func(args)
         return int(rc or 0)
     except MemstrataError as exc:
         status = exit_code(exc)

@@ -96,7 +96,7 @@ def run_mcp(args: argparse.Namespace) -> int:
     from memstrata.cli.common import warn_config
     from memstrata.mcp.server import select_tools
     from memstrata.model import DEFAULT_AGENT
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
     agent = args.agent or DEFAULT_AGENT
     # No index work before the handshake: the first tool call starts watching the store

@@ -6,7 +6,7 @@ SOURCE and DEST are each a store folder or a `postgresql://` URL:
     memstrata migrate postgresql://memstrata@db/team ./restored     # and back
 
 Every source is copied with its bytes, then both sides' sha256 manifests are
-compared (`memstrata.transfer.migrate`); a destination source that differs is
+compared (`memstrata.operations.transfer.migrate`); a destination source that differs is
 refused unless --force. Afterwards point the hosts at the database with
 `[backend] url = "postgresql://..."` in their config.toml (or
 `MEMSTRATA_DATABASE_URL`); each keeps its index, settings and audit trail in its
@@ -34,7 +34,7 @@ def _truth(where: str, *, create: bool) -> Any:
     from memstrata.files.locks import LockTable
 
     if where.startswith(("postgresql://", "postgres://")):
-        from memstrata.backends.postgres import PostgresTruth
+        from memstrata.files.postgres.truth import PostgresTruth
 
         return PostgresTruth(where)
     folder = Path(where).expanduser().absolute()
@@ -47,7 +47,7 @@ def _truth(where: str, *, create: bool) -> Any:
 
 def run_migrate(args: argparse.Namespace) -> int:
     from memstrata.cli.main import emit
-    from memstrata.transfer.migrate import migrate
+    from memstrata.operations.transfer.migrate import migrate
 
     source = _truth(args.source, create=False)
     dest = _truth(args.dest, create=True)

@@ -161,7 +161,7 @@ def run_handoff(args: argparse.Namespace) -> int:
     import sys
 
     from memstrata.cli.common import open_store
-    from memstrata.envelope import hand_off
+    from memstrata.operations.envelope import hand_off
 
     with open_store(args, as_agent=bool(args.agent)) as store:
         envelope = hand_off(

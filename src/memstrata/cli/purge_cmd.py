@@ -39,10 +39,10 @@ def register(sub: Any) -> None:
 
 
 def run_purge(args: argparse.Namespace) -> int:
-    from memstrata import purge
     from memstrata.cli.common import open_store
     from memstrata.cli.main import emit
     from memstrata.errors import MalformedInput
+    from memstrata.operations import purge
 
     what = args.purge_action
     if not args.yes:
@@ -60,9 +60,7 @@ def run_purge(args: argparse.Namespace) -> int:
         elif what == "ledger":
             report = purge.purge_ledger_entry(store, args.id, reason=args.reason)
         elif what == "version":
-            from memstrata.purge_versions import purge_version
-
-            report = purge_version(store, args.path, args.version, reason=args.reason)
+            report = purge.purge_version(store, args.path, args.version, reason=args.reason)
         else:
             report = purge.purge_session(
                 store, args.session_id, message_id=args.message, reason=args.reason
@@ -81,7 +79,7 @@ def run_purge(args: argparse.Namespace) -> int:
 def run_list(args: argparse.Namespace) -> int:
     from memstrata.cli.common import open_store, table
     from memstrata.cli.main import emit
-    from memstrata.purge import tombstones
+    from memstrata.operations.purge import tombstones
 
     with open_store(args, as_agent=False, sync=False) as store:
         rows = tombstones(store)

@@ -26,7 +26,7 @@ def register(sub: Any) -> None:
 def run_reindex(args: argparse.Namespace) -> int:
     from memstrata.cli.common import Progress
     from memstrata.cli.main import emit
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
     started = time.perf_counter()
     with Store(args.home, agent=args.agent, room=args.room, role=args.role, sync=False) as store:
@@ -44,7 +44,7 @@ def run_reindex(args: argparse.Namespace) -> int:
             bar(done)
 
         report = store.reindex(progress=tick)
-        skipped = store.truth.misnamed.found
+        skipped = store.engine.misnamed.found
         docs = store.doc_count()
         home = str(store.home)
         embedded = None

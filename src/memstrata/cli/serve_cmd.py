@@ -70,7 +70,7 @@ def run_serve(args: argparse.Namespace) -> int:
     from memstrata.cli.mcp_cmd import connect_hints
     from memstrata.mcp.server import select_tools
     from memstrata.model import DEFAULT_AGENT
-    from memstrata.store import Store
+    from memstrata.store.view import Store
     from memstrata.web.context import ServeContext
     from memstrata.web.identity import Identities
     from memstrata.web.security import WILDCARDS, HttpPolicy, check_token, url_host

@@ -25,7 +25,9 @@ long-running process that keeps the model, over a Unix socket:
   a write and never waits (`request_build`, which starts the daemon if none runs and
   does not wait for that either). The daemon does not idle out while it builds.
 
-Run by hand: `python -m memstrata.embed.daemon SPEC SOCKET [STORE]`.
+The process is `python -m memstrata.store.vector_daemon SPEC SOCKET [STORE]`: it runs
+`serve` with the store builds (which open the store: its part, so that this package
+never imports the store).
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +52,8 @@ IDLE_SECONDS = 1200.0
 START_TIMEOUT = 300.0  # the first start loads torch and the model
 ASK_BUILD_TIMEOUT = 5.0  # a build request is answered at once (after a running embed)
 MAX_LINE = 64 * 1024 * 1024
+PROCESS = "memstrata.store.vector_daemon"  # the daemon's entry point (`python -m`)
+Build = Callable[[Path, Any], None]  # build the vectors of the store at a home with an embedder
 
 
 SUN_PATH_MAX = 100  # a Unix socket's path must fit in sun_path (108 bytes on Linux)
@@ -129,7 +133,7 @@ class DaemonEmbedder:
                 self.path.unlink()  # a stale socket of a daemon that is gone
             log = open(self.path.with_suffix(".log"), "ab")  # noqa: SIM115 - handed to the child
             subprocess.Popen(
-                [sys.executable, "-m", "memstrata.embed.daemon", self.spec, str(self.path)],
+                [sys.executable, "-m", PROCESS, self.spec, str(self.path)],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,
@@ -202,7 +206,7 @@ def _starting(path: Path) -> bool:
 def _spawn(spec: str, path: Path, home: Path | None = None) -> None:
     log = open(path.with_suffix(".log"), "ab")  # noqa: SIM115 - handed to the child
     subprocess.Popen(
-        [sys.executable, "-m", "memstrata.embed.daemon", spec, str(path)]
+        [sys.executable, "-m", PROCESS, spec, str(path)]
         + ([str(home)] if home is not None else []),
         stdin=subprocess.DEVNULL,
         stdout=log,
@@ -216,8 +220,8 @@ def _spawn(spec: str, path: Path, home: Path | None = None) -> None:
 class _Builder:
     """Builds the vectors of the stores asked for, one at a time, in a thread."""
 
-    def __init__(self, embedder: Any, lock: threading.Lock) -> None:
-        self.embedder, self.lock = embedder, lock
+    def __init__(self, embedder: Any, lock: threading.Lock, build: Build | None) -> None:
+        self.embedder, self.lock, self.build = embedder, lock, build
         self.queue: list[str] = []
         self.cond = threading.Condition()
         self.busy = False
@@ -246,12 +250,9 @@ class _Builder:
                 sys.stderr.write(f"memstrata: building the vectors of {home} failed: {exc}\n")
 
     def _build(self, home: Path) -> None:
-        from memstrata.index.vectors import VectorIndex
-        from memstrata.store import Store
-
-        with Store(home) as store:
-            store.semantic.builds = "off"
-            VectorIndex(store.db, _Locked(self.embedder, self.lock), batch_size=16).build()
+        if self.build is None:
+            raise RuntimeError("this daemon builds no stores (started without a builder)")
+        self.build(home, _Locked(self.embedder, self.lock))
 
 
 class _Locked:
@@ -267,9 +268,15 @@ class _Locked:
             return out
 
 
-def serve(spec: str, path: Path, idle: float | None = None, home: Path | None = None) -> None:
+def serve(
+    spec: str,
+    path: Path,
+    idle: float | None = None,
+    home: Path | None = None,
+    build: Build | None = None,
+) -> None:
     """Bind `path`, load the embedder, answer requests until idle for `idle` seconds
-    (and no build is running); build `home`'s vectors first if given."""
+    (and no build is running); build `home`'s vectors first if given, with `build`."""
     import signal
 
     from memstrata.embed import make_embedder
@@ -283,7 +290,7 @@ def serve(spec: str, path: Path, idle: float | None = None, home: Path | None = 
     embedder = make_embedder(spec)  # loads the model: clients wait in the backlog meanwhile
     embedder.embed(["warm up"])
     lock = threading.Lock()
-    builder = _Builder(embedder, lock)
+    builder = _Builder(embedder, lock, build)
     if home is not None:
         builder.ask(str(home))
     os.replace(tmp, path)  # visible only once it can answer
@@ -321,7 +328,3 @@ def serve(spec: str, path: Path, idle: float | None = None, home: Path | None = 
             if os.stat(path).st_ino == mine:  # not a successor's socket
                 path.unlink()
         server.close()
-
-
-if __name__ == "__main__":  # pragma: no cover - started by DaemonEmbedder
-    serve(sys.argv[1], Path(sys.argv[2]), home=Path(sys.argv[3]) if len(sys.argv) > 3 else None)

@@ -34,7 +34,7 @@ class Appended:
 
 
 def durable_append(
-    locks: LockTable, path: Path, data: bytes, *, fsync: bool = True, blank_line: bool = False
+    locks: LockTable, path: Path, data: bytes, *, blank_line: bool = False
 ) -> Appended:
     """Append `data` (which must end with a newline) to `path` durably.
 
@@ -49,14 +49,14 @@ def durable_append(
             fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
             try:
                 st = os.fstat(fd)
-                size, repaired = _append(fd, st.st_size, data, fsync=fsync, blank_line=blank_line)
+                size, repaired = _append(fd, st.st_size, data, blank_line=blank_line)
                 after = os.fstat(fd)
             finally:
                 os.close(fd)
     return Appended(path, size, size + len(data), repaired, st.st_ino, after.st_mtime_ns)
 
 
-def _append(fd: int, size: int, data: bytes, *, fsync: bool, blank_line: bool) -> tuple[int, bool]:
+def _append(fd: int, size: int, data: bytes, *, blank_line: bool) -> tuple[int, bool]:
     """Write `data` at the end of `fd` (size `size`); return where it starts and if repaired.
 
     On any failure the file is truncated back to `size`: nothing of this append stays.
@@ -79,8 +79,7 @@ def _append(fd: int, size: int, data: bytes, *, fsync: bool, blank_line: bool) -
         written = 0
         while written < len(data):
             written += os.write(fd, view[written:])
-        if fsync:
-            os.fdatasync(fd)
+        os.fdatasync(fd)
     except BaseException:
         with contextlib.suppress(OSError):
             os.ftruncate(fd, original)

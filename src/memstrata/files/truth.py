@@ -8,7 +8,7 @@ two implementations:
 
 * `files.local.LocalTruth`: the plain files of a folder (the default; the bytes
   on disk are exactly what they always were);
-* `backends.postgres.PostgresTruth`: PostgreSQL, shared by many hosts.
+* `files.postgres.truth.PostgresTruth`: PostgreSQL, shared by many hosts.
 
 Nine operations, each one a complete story:
 

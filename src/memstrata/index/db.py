@@ -48,6 +48,9 @@ WAL_SIZE_LIMIT = 1 << 20  # bytes the log is truncated to when it restarts
 OPEN_ATTEMPTS = 20
 T = TypeVar("T")
 Hook = Callable[[], None]
+# Failures after an acknowledged write, or of a catch-up before a read: the files
+# hold the truth, the index only lags; the engine is marked stale instead.
+INDEX_LAG = (sqlite3.Error, OSError, MemstrataError)
 
 
 class Database:

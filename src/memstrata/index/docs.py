@@ -39,7 +39,7 @@ class Doc:
     pos: int | None = None
     supersedes: str | None = None
     meta: dict[str, Any] | None = None
-    secret: str | None = None  # kinds of secret the text looks like it holds (secretscan)
+    secret: str | None = None  # kinds of secret the text looks like it holds (policy.secrets)
     hidden: bool = False  # never shown by default reads (a purged ledger entry's stub)
     offset: int | None = None
 

@@ -16,7 +16,7 @@ then the source is usually current and the check costs no write transaction
 watcher whose changes arrive only once complete (PostgreSQL's NOTIFY is sent at
 commit) says so with a `settle` attribute of 0, and its paths are caught up at once.
 
-    keeper = Freshness(store.truth.watch())   # changed store-relative paths
+    keeper = Freshness(engine.truth.watch())   # changed store-relative paths
     keeper.start()
     rescan, paths = keeper.drain()   # before each read
 """

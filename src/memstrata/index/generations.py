@@ -74,7 +74,7 @@ class IndexFiles:
     """The folder of generations and its CURRENT pointer.
 
     Example:
-        >>> files = IndexFiles(home / "index", store.locks)  # doctest: +SKIP
+        >>> files = IndexFiles(home / "index", engine.locks)  # doctest: +SKIP
         >>> files.path(files.ensure())  # doctest: +SKIP
         PosixPath('.../index/g18a2....db')
     """

@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memstrata.files.local import LocalTruth
+from memstrata.files.locks import LockTable
 from memstrata.files.truth import Content, Entry, Truth
 from memstrata.index.db import Database
 from memstrata.index.docs import Parsed, apply_parsed, delete_source, replace_source_docs
@@ -98,8 +100,6 @@ class Origin:
             return self.truth, path[len(home) + 1 :]  # (pathlib's relative_to costs more)
         if not spec.path.is_absolute():
             return self.truth, spec.path.as_posix()
-        from memstrata.files.local import LocalTruth
-        from memstrata.files.locks import LockTable
 
         folder = spec.path.parent  # read-only use: its lock table is never opened
         return LocalTruth(folder, LockTable(folder / ".locks")), spec.path.name

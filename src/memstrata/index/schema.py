@@ -141,7 +141,7 @@ MIGRATIONS.append(
     (
         "006_secret_marks",
         # `docs.secret`: the kinds of secret a doc's text looks like it holds (ledger
-        # entries; see memstrata.secretscan). Forgetting the ledger's offset makes the
+        # entries; see memstrata.policy.secrets). Forgetting the ledger's offset makes the
         # next sync re-parse it, so entries indexed before this column are marked too.
         """
         ALTER TABLE docs ADD COLUMN secret TEXT;
@@ -150,7 +150,7 @@ MIGRATIONS.append(
     )
 )
 
-# One agent's memory newest first, one layer at a time (the timeline, `search.timeline`):
+# One agent's memory newest first, one layer at a time (the timeline, `assembly.timeline`):
 # an ordered index walk per layer instead of sorting every row the agent owns.
 MIGRATIONS.append(
     (

@@ -1,4 +1,4 @@
-"""Making deleted index content unrecoverable (used by `memstrata.purge`).
+"""Making deleted index content unrecoverable (used by `memstrata.operations.purge`).
 
 Deleting rows is not enough for "gone": FTS5 keeps a deleted doc's tokens in its
 segments until they are merged, SQLite leaves deleted cells in free pages (unless

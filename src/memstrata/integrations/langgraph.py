@@ -74,7 +74,7 @@ from memstrata.search.query import MAX_K, SearchQuery
 if TYPE_CHECKING:
     from memstrata.layers.files import MemoryFiles
     from memstrata.layers.rooms import Room
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 ROOMS = "rooms"  # the first label of a shared (room) namespace
 

@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memstrata.errors import MemstrataError
+from memstrata.search.query import SearchQuery
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 RECALL_MAX = 20
 
@@ -37,7 +38,6 @@ class MemoryTools:
 
     def recall(self, query: str, max_results: int = 5) -> str:
         """Search memory (facts, notes, the log, the ledger, ...) for what the query asks."""
-        from memstrata.search.query import SearchQuery
 
         try:
             k = min(max(int(max_results), 1), RECALL_MAX)

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from agents.items import TResponseInputItem
 
     from memstrata.model import SessionMessage
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 TAG = "openai-agents"
 _ROLES = {"user": "user", "assistant": "assistant", "system": "system", "developer": "system"}

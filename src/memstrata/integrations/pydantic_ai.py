@@ -55,7 +55,7 @@ from memstrata.integrations.transcripts import text_of
 if TYPE_CHECKING:
     from memstrata.layers.sessions import Sessions
     from memstrata.model import SessionMessage
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 TAG = "pydantic-ai"
 RECORD = f"{TAG}:record"

@@ -24,11 +24,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import NotFound
+from memstrata.model import check_name
 
 if TYPE_CHECKING:
     from memstrata.layers.sessions import Sessions
     from memstrata.model import SessionMessage
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,6 @@ class Transcript:
         foreign: Callable[[SessionMessage], Any | None],
         agent: str | None = None,
     ) -> None:
-        from memstrata.model import check_name
 
         self.store = store
         self.session_id = check_name(session_id, "session id")

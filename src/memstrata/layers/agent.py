@@ -12,17 +12,15 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memstrata.files.versions import history_folder
 from memstrata.index.reconcile import SourceSpec
-from memstrata.layers.archives import LogArchives
-from memstrata.layers.catalog import source_for
+from memstrata.layers.archives import LogArchives, archive_spec
 from memstrata.layers.decisions import Decisions
 from memstrata.layers.episodes import Episodes, Scratch
 from memstrata.layers.facts import Facts
 from memstrata.layers.files import MemoryFiles
 from memstrata.layers.history import CompactionHistory
 from memstrata.layers.hot import Context, Identity, Now
-from memstrata.layers.log import Log, parse_log
+from memstrata.layers.log import Log
 from memstrata.layers.mdparse import is_text_file, markdown_spec
 from memstrata.layers.sessions import Sessions
 from memstrata.layers.tasks import Tasks
@@ -30,87 +28,91 @@ from memstrata.layers.versions import Versions
 from memstrata.model import check_name
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.layers.base import Acting
 
 
 class AgentMemory:
-    def __init__(self, store: Store, name: str) -> None:
-        self.store = store
+    def __init__(self, acting: Acting, name: str) -> None:
+        self.acting = acting
+        self.engine = acting.engine
         self.name = check_name(name, "agent")
 
     @cached_property
     def now(self) -> Now:
-        return Now(self.store, self.name)
+        return Now(self.acting, self.name)
 
     @cached_property
     def context(self) -> Context:
-        return Context(self.store, self.name)
+        return Context(self.acting, self.name)
 
     @cached_property
     def identity(self) -> Identity:
-        return Identity(self.store, self.name)
+        return Identity(self.acting, self.name)
 
     @cached_property
     def log(self) -> Log:
-        return Log(self.store, self.name)
+        return Log(self.acting, self.name)
 
     @cached_property
     def archives(self) -> LogArchives:
-        return LogArchives(self.store, self.name)
+        return LogArchives(self.acting, self.name)
 
     @cached_property
     def files(self) -> MemoryFiles:
-        return MemoryFiles(self.store, self.name)
+        return MemoryFiles(self.acting, self.name)
 
     @cached_property
     def facts(self) -> Facts:
-        return Facts(self.store, self.name)
+        return Facts(self.acting, self.name)
 
     @cached_property
     def tasks(self) -> Tasks:
-        return Tasks(self.store, self.name)
+        return Tasks(self.acting, self.name)
 
     @cached_property
     def sessions(self) -> Sessions:
-        return Sessions(self.store, self.name)
+        return Sessions(self.acting, self.name)
 
     @cached_property
     def scratch(self) -> Scratch:
-        return Scratch(self.store, self.name, self.files)
+        return Scratch(self.acting, self.name, self.files)
 
     @cached_property
     def episodes(self) -> Episodes:
-        return Episodes(self.store, self.name)
+        return Episodes(self.acting, self.name)
 
     @cached_property
     def decisions(self) -> Decisions:
         """Decisions, constraints and preferences in force (the ledger's records)."""
-        return Decisions(self.store, self.name)
+        return Decisions(self.acting, self.name)
 
     @cached_property
     def compactions(self) -> CompactionHistory:
-        return CompactionHistory(self.store, self.name)
+        return CompactionHistory(self.acting, self.name)
+
+    def _ensure_files(self) -> None:
+        """Seed 002: initialising an agent creates NOW.md with default content and LOG.md
+        with a header (not in seed 003's agent-controlled mode: a blank slate), each only
+        if the principal may write it and it is missing."""
+        if not self.engine.config.automatic_writes:
+            return
+        gate = self.acting.gate
+        if gate.allows("write", "now", self.name) and not self.now.exists():
+            self.now.update("No active objective yet", [])
+        if gate.allows("write", "log", self.name) and not self.engine.exists(self.log.path):
+            self.log._ensure_header()
 
     @cached_property
     def versions(self) -> Versions:
         """Earlier contents of NOW, CONTEXT, identity and memory files: history, restore."""
-        return Versions(self.store, self.name)
-
-    def _sources(self) -> list[SourceSpec]:
-        """Every index source this agent has in the truth."""
-        specs: dict[str, SourceSpec] = {}
-        for entry in self.store.truth.list(f"agents/{self.name}", skip=history_folder):
-            spec = None if entry.is_dir else source_for(self.store, entry.path)
-            if spec is not None:
-                specs.setdefault(str(spec.path), spec)
-        return list(specs.values())
+        return Versions(self.acting, self.name, self)
 
     def _beside_identity(self) -> list[Path]:
         """Long-term memory kept beside AGENT.md (seed 004's `<agent>/MEMORY.md`, or where
         `[memory] path` puts it): indexed as layer `context`."""
-        folder = self.store.layout.agent(self.name)
+        folder = self.engine.layout.agent(self.name)
         found = [folder / "MEMORY.md"]
-        ctx = self.store.layout.context_file(self.name)
+        ctx = self.engine.layout.context_file(self.name)
         if ctx.parent == folder and ctx not in found:
             found.append(ctx)
         return found
@@ -125,7 +127,7 @@ class AgentMemory:
         if rest in (("AGENT.md",), ("IDENTITY.md",)):
             return self.identity._spec()
         if len(rest) == 1 and path in self._beside_identity():
-            return markdown_spec(self.store, path, "context", owner=self.name)
+            return markdown_spec(self.engine, path, "context", owner=self.name)
         if rest == ("facts.jsonl",):
             return self.facts._spec()
         if rest == ("tasks.json",):
@@ -137,32 +139,5 @@ class AgentMemory:
         if rest == ("compactions.jsonl",):
             return self.compactions._spec()
         if head == "archive" and path.suffix == ".md":
-            return archive_spec(self.store, path, self.name)
+            return archive_spec(self.engine, path, self.name)
         return None
-
-
-def archive_spec(store: Store, path: object, owner: str) -> SourceSpec:
-    """Cold memory: compacted LOG archives (LOG format) and archived Markdown."""
-    assert isinstance(path, Path)
-    if path.name.startswith("LOG-") and path.parent == store.layout.archive_dir(owner):
-        p, rel = str(path), store.rel(path)
-
-        def when() -> float:
-            entry = store.truth.stat(rel)
-            return entry.mtime if entry is not None else 0.0
-
-        return SourceSpec(
-            path,
-            "whole",
-            lambda d, b: parse_log(
-                d,
-                b,
-                p,
-                owner=owner,
-                layer="archive",
-                final=True,
-                mtime=when,
-                neighbour_radius=store.config.log_neighbour_context,
-            ),
-        )
-    return markdown_spec(store, path, "archive", owner=owner)

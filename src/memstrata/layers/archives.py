@@ -18,15 +18,18 @@ from __future__ import annotations
 import builtins
 import re
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput, NotFound
-from memstrata.layers.base import Layer
+from memstrata.index.reconcile import SourceSpec
+from memstrata.layers.base import Acting, Layer
 from memstrata.layers.log import parse_log, to_entry
+from memstrata.layers.mdparse import markdown_spec
 from memstrata.model import LogEntry, iso
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Engine
 
 ARCHIVE_FILE = re.compile(r"^LOG-(\d{8}T\d{6}Z)-(arc-[0-9a-f]{1,32})\.md$")
 ARCHIVE_ID = re.compile(r"^arc-[0-9a-f]{1,32}$")
@@ -51,9 +54,9 @@ class LogArchives(Layer):
 
     layer = "log"
 
-    def __init__(self, store: Store, owner: str) -> None:
-        super().__init__(store, owner)
-        self.folder = store.layout.archive_dir(owner)
+    def __init__(self, acting: Acting, owner: str) -> None:
+        super().__init__(acting, owner)
+        self.folder = acting.engine.layout.archive_dir(owner)
 
     def list(self) -> builtins.list[LogArchive]:
         """Every LOG archive, oldest compaction first.
@@ -63,13 +66,13 @@ class LogArchives(Layer):
         """
         self._check("read")
         found = []
-        for e in self.store.truth.list(self.store.rel(self.folder), recursive=False):
+        for e in self.engine.listing(self.folder, recursive=False):
             m = ARCHIVE_FILE.match(e.path.rsplit("/", 1)[-1])
             if m and not e.is_dir:
                 found.append(LogArchive(m.group(2), e.path, m.group(1), e.size, iso(e.mtime)))
         if not found:
             return []
-        history = self._records(self.store.layout.compactions(self.owner or ""))
+        history = self._records(self.engine.layout.compactions(self.owner or ""))
         order = {str(r.get("archive_id")): n for n, (_, r) in enumerate(history.records)}
         found.sort(key=lambda a: (a.stamp, order.get(a.id, len(order)), a.modified, a.id))
         return found
@@ -91,10 +94,36 @@ class LogArchives(Layer):
         return [e for a in self.list() for e in self._entries(a)]
 
     def _entries(self, archive: LogArchive) -> builtins.list[LogEntry]:
-        data = self.store.truth.read_from(archive.path)
-        path = self.store.home / archive.path
+        data = self.engine.read_from(archive.path)
+        path = self.engine.home / archive.path
         parsed = parse_log(
             data, 0, str(path), owner=self.owner, layer="archive", final=True, mtime=lambda: 0.0
         )
         self._read_event(path, len(data), "archive")
         return [to_entry(d.meta or {}) for d in parsed.docs]
+
+
+def archive_spec(engine: Engine, path: Path, owner: str) -> SourceSpec:
+    """Cold memory: compacted LOG archives (LOG format) and archived Markdown."""
+    if path.name.startswith("LOG-") and path.parent == engine.layout.archive_dir(owner):
+        p, rel = str(path), engine.rel(path)
+
+        def when() -> float:
+            entry = engine.stat(rel)
+            return entry.mtime if entry is not None else 0.0
+
+        return SourceSpec(
+            path,
+            "whole",
+            lambda d, b: parse_log(
+                d,
+                b,
+                p,
+                owner=owner,
+                layer="archive",
+                final=True,
+                mtime=when,
+                neighbour_radius=engine.config.log_neighbour_context,
+            ),
+        )
+    return markdown_spec(engine, path, "archive", owner=owner)

@@ -1,8 +1,16 @@
-"""What every layer handle shares: its store, owner, scope checks and event helpers."""
+"""What every layer handle shares: what it acts with, its owner, scope checks, events.
+
+A layer is handed an `Acting`: the engine's doors and reads (never the truth
+itself), the gate of the principal acting, and that principal's face of the
+audit bus. Nothing else: a layer does not reach the store's other layers,
+search or lifecycle (what should follow a write is announced on the engine's
+signals, see `store.signals`).
+"""
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -10,11 +18,40 @@ from memstrata import limits
 from memstrata.errors import EntryTooLarge, MalformedInput
 from memstrata.files.jsondoc import RecordList
 from memstrata.files.jsonl import Decoded, decode
-from memstrata.model import check_utf8, name_problem
+from memstrata.index import queries
+from memstrata.model import Principal, check_utf8, name_problem
+from memstrata.policy.scope import Gate
+from memstrata.policy.secrets import screen, screen_json
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from memstrata.files.truth import Entry
-    from memstrata.store import Store
+    from memstrata.search.query import Hit, SearchQuery
+    from memstrata.store.engine import Engine
+    from memstrata.store.events import EventBus
+
+    # A ranked search as the store runs it (handed to the layers that offer one).
+    Find = Callable[[SearchQuery], list[Hit]]
+
+
+@dataclass(frozen=True)
+class Acting:
+    """What a layer acts with: the engine's doors, the gate, the event face."""
+
+    engine: Engine
+    gate: Gate
+    events: EventBus
+
+    @property
+    def principal(self) -> Principal:
+        return self.gate.principal
+
+    @classmethod
+    def plumbing(cls, engine: Engine) -> Acting:
+        """Index plumbing (which files are sources, how to parse them): the owner of
+        the files, reading nothing through the gate."""
+        return cls(engine, Gate(Principal(None, "admin", None), engine.config), engine.events)
 
 
 class Layer:
@@ -22,55 +59,56 @@ class Layer:
 
     layer = "layer"
 
-    def __init__(self, store: Store, owner: str | None = None, room: str | None = None) -> None:
-        self.store = store
+    def __init__(self, acting: Acting, owner: str | None = None, room: str | None = None) -> None:
+        self.acting = acting
+        self.engine = acting.engine
+        self.gate = acting.gate
+        self.events = acting.events
         self.owner = owner
         self.room = room
 
     def _check(self, action: str, layer: str | None = None) -> None:
-        self.store.gate.check(action, layer or self.layer, self.owner, self.room)
+        self.gate.check(action, layer or self.layer, self.owner, self.room)
 
     def _screen(self, text: str, what: str, *, shared: bool = False) -> str:
-        """Apply the store's secrets policy to text about to be written (see `secretscan`)."""
-        from memstrata.secretscan import screen
+        """Apply the store's secrets policy to text about to be written (see `policy.secrets`)."""
+        return screen(self.engine, text, what, shared=shared)
 
-        return screen(self.store, text, what, shared=shared)
+    def _screen_json(self, value: Any, what: str) -> Any:
+        """`_screen` every string inside a JSON-like value (metadata, tool input)."""
+        return screen_json(self.engine, value, what)
 
     def _read_event(self, path: Path, size: int, kind: str | None = None) -> None:
-        self.store.events.emit(
+        self.events.emit(
             "memory:read", {"type": kind or self.layer, "path": self._rel(path), "size": size}
         )
 
     def _write_event(self, path: Path, delta: int, kind: str | None = None) -> None:
-        self.store.events.emit(
+        self.events.emit(
             "memory:write", {"type": kind or self.layer, "path": self._rel(path), "delta": delta}
         )
 
     def _index_problems(self, path: Path) -> list[str]:
         """What the index could not read cleanly in one of this layer's files, one line each
         (`memstrata doctor` lists the same)."""
-        with self.store.db.read() as conn:
-            rows = conn.execute(
-                "SELECT offset, reason FROM bad_lines WHERE source = ? ORDER BY offset",
-                (str(path),),
-            ).fetchall()
+        rows = queries.bad_lines(self.engine.db, str(path))
         return [f"{path}: byte {offset}: {reason}" for offset, reason in rows]
 
     def _rel(self, path: Path) -> str:
-        return self.store.rel(path)
+        return self.engine.rel(path)
 
     def _stat(self, path: Path) -> Entry | None:
         """The truth's entry for a path below the home (None: it does not exist)."""
-        return self.store.truth.stat(self.store.rel(path))
+        return self.engine.stat(path)
 
     def _bytes(self, path: Path) -> bytes:
         """A whole source's bytes (b'' if it does not exist)."""
-        found = self.store.read(path)
+        found = self.engine.read(path)
         return found.data if found is not None else b""
 
     def _records(self, path: Path) -> Decoded:
         """The records of a JSONL source, torn or corrupt lines reported, not raised."""
-        return decode(self.store.truth.read_from(self.store.rel(path)), 0, str(path))
+        return decode(self.engine.read_from(path), 0, str(path))
 
     def _document(self, path: Path, key: str | None) -> RecordList:
         """A JSON source as a document that keeps what it does not understand."""

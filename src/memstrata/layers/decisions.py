@@ -19,7 +19,7 @@ seed 000's record of decisions, with every rule this needs, each in one place:
 append-only, never edited; soft delete by `supersedes`, checked under the ledger's lock
 with at most one live successor per entry (`AlreadySuperseded` names the head); the
 index's `superseded` flag, which every read path already leaves out; and the scope rule
-of who may hide what (`scope.Gate.may_supersede`: a project agent supersedes its own
+of who may hide what (`policy.scope.Gate.may_supersede`: a project agent supersedes its own
 room-less entries or its room's, never another agent's or an admin's). A LOG-based
 record would meet what the ledger never does: LOG entries are compacted into archives
 and digests, where a decision lives on as a "- Decision:" line that no supersede can
@@ -39,11 +39,12 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from memstrata.errors import NotUnique, UnknownSupersedes
+from memstrata.errors import NotFound, NotUnique, UnknownKind, UnknownSupersedes
+from memstrata.layers.ledger import Ledger
 from memstrata.model import RECORD_KINDS, LedgerEntry
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.layers.base import Acting
 
 # Ledger kinds that are rules in force too (seed 000's meaning kept): shown with the
 # constraints in the context, and named by `replaces` like the three record kinds.
@@ -70,14 +71,15 @@ def _flat(text: str) -> str:
 class Decisions:
     """The decisions, constraints and preferences in force for one agent (see module doc)."""
 
-    def __init__(self, store: Store, agent: str) -> None:
-        self.store = store
+    def __init__(self, acting: Acting, agent: str) -> None:
+        self.acting = acting
+        self.ledger = Ledger(acting)
         self.agent = agent
 
     def _check(self, action: str) -> None:
         """This handle acts for `agent`: its own principal (or an admin) only, like every
         per-agent layer; the ledger then applies its own rules (who may supersede what)."""
-        self.store.gate.check(action, "decisions", self.agent)
+        self.acting.gate.check(action, "decisions", self.agent)
 
     def record(
         self,
@@ -97,13 +99,11 @@ class Decisions:
             `replaces` matches no record in force, or several. SupersedeDenied: the
             replaced record is another agent's or room's.
         """
-        from memstrata.errors import UnknownKind
-
         self._check("write")
         if kind not in RECORD_KINDS:
             raise UnknownKind(f"unknown record kind {kind!r}; use {', '.join(RECORD_KINDS)}")
         target = self.resolve(replaces, kind).id if replaces is not None else None
-        return self.store.ledger.publish(
+        return self.ledger.publish(
             kind, text.strip(), tags=tags, detail=detail, ref=ref, supersedes=target
         )
 
@@ -122,13 +122,13 @@ class Decisions:
 
     def _records(self, kinds: tuple[str, ...], *, include_replaced: bool) -> list[LedgerEntry]:
         self._check("read")
-        room = self.store.principal.room
-        known = set(self.store.config.kinds) | set(RECORD_KINDS)
+        room = self.acting.principal.room
+        known = set(self.acting.engine.config.kinds) | set(RECORD_KINDS)
         out: list[LedgerEntry] = []
         for kind in kinds:
             if kind not in known:
                 continue
-            for e in self.store.ledger.query(
+            for e in self.ledger.query(
                 kind=kind, include_own_room=True, include_superseded=include_replaced
             ):
                 if e.room_id is None or e.room_id == room:
@@ -143,10 +143,8 @@ class Decisions:
         self._check("read")
         wanted = replaces.strip()
         if _ID.fullmatch(wanted):
-            from memstrata.errors import NotFound
-
             try:
-                return self.store.ledger.get(wanted)
+                return self.ledger.get(wanted)
             except NotFound:
                 raise UnknownSupersedes(f"replaces: no ledger entry with id {wanted!r}") from None
         live = self.in_force((*RECORD_KINDS, *RULE_KINDS))

@@ -22,14 +22,15 @@ from memstrata.errors import MalformedInput, NotFound
 from memstrata.files.jsonl import decode, encode
 from memstrata.files.paths import safe_join
 from memstrata.index.reconcile import SourceSpec
-from memstrata.layers.base import Layer, check_count, check_text
-from memstrata.layers.catalog import walk
+from memstrata.layers.archives import archive_spec
+from memstrata.layers.base import Acting, Layer, check_count, check_text
+from memstrata.layers.history import gate_record, gate_spec
 from memstrata.layers.mdparse import is_text_file, markdown_spec
+from memstrata.layers.walk import walk
 from memstrata.model import check_name, iso, now_ts
 
 if TYPE_CHECKING:
     from memstrata.layers.files import FileInfo, MemoryFiles
-    from memstrata.store import Store
 
 VERIFIED_FILE = "verified_items.md"
 SESSION_TEMPLATE = """# Session notes
@@ -59,10 +60,10 @@ class Scratch(Layer):
 
     layer = "scratch"
 
-    def __init__(self, store: Store, owner: str, files: MemoryFiles) -> None:
-        super().__init__(store, owner)
+    def __init__(self, acting: Acting, owner: str, files: MemoryFiles) -> None:
+        super().__init__(acting, owner)
         self.files = files
-        self.dir: Path = store.layout.scratch_dir(owner)
+        self.dir: Path = acting.engine.layout.scratch_dir(owner)
 
     def list(self) -> builtins.list[FileInfo]:
         self._check("read")
@@ -90,48 +91,36 @@ class Scratch(Layer):
             return None
         assert self.owner is not None
         dest = (
-            self.store.layout.archive_dir(self.owner) / "scratch" / iso(now_ts()).replace(":", "")
+            self.engine.layout.archive_dir(self.owner) / "scratch" / iso(now_ts()).replace(":", "")
         )
-        truth, folder = self.store.truth, self.store.rel(self.dir)
-        with truth.lock(folder):
-            truth.move(folder, self.store.rel(dest))
-        from memstrata.layers.agent import archive_spec
-
+        self.engine.move(self.dir, dest)
         for f in files:
             path = self.files.root / f.path
-            self.store.index_file(self.files._spec_for(path, f.path))
+            self.engine.index_file(self.files._spec_for(path, f.path))
             moved = dest / f.path.removeprefix("session/")
             if moved.suffix == ".md":
-                self.store.index_file(archive_spec(self.store, moved, self.owner))
+                self.engine.index_file(archive_spec(self.engine, moved, self.owner))
         self._write_event(self.dir, -sum(f.size for f in files))
-        return self.store.rel(dest)
+        return self.engine.rel(dest)
 
 
 class Episodes(Layer):
     layer = "episode"
 
-    def __init__(self, store: Store, owner: str) -> None:
-        super().__init__(store, owner)
-        self.root: Path = store.layout.episodes_dir(owner)
+    def __init__(self, acting: Acting, owner: str) -> None:
+        super().__init__(acting, owner)
+        self.root: Path = acting.engine.layout.episodes_dir(owner)
 
     def _spec_for(self, path: Path) -> SourceSpec:
-        return markdown_spec(self.store, path, "episode", owner=self.owner, thread=path.parent.name)
-
-    def _sources(self) -> builtins.list[SourceSpec]:
-        out = []
-        for p in walk(self.store, self.root):
-            spec = self._source_for(p)
-            if spec is not None:
-                out.append(spec)
-        return out
+        return markdown_spec(
+            self.engine, path, "episode", owner=self.owner, thread=path.parent.name
+        )
 
     def _source_for(self, path: Path) -> SourceSpec | None:
         """The index source a file under `episodes/` is: a gate event log, a task file, or none."""
         if path.suffix == ".ndjson":
             rel = path.relative_to(self.root).parts
             if len(rel) == 3 and rel[1] == "observability":
-                from memstrata.layers.history import gate_spec
-
                 assert self.owner is not None
                 return gate_spec(path, self.owner, rel[0])
             return None
@@ -146,10 +135,7 @@ class Episodes(Layer):
         check_text(title, "task title", limits.LABEL_CHARS)
         slug = slugify(title)
         folder = self._folder(slug)
-        rel = self.store.rel(folder)
-        made = self.store.truth.stat(rel) is None
-        self.store.truth.rewrite(rel + "/", b"")  # the folder exists now
-        if made:
+        if self.engine.make_folder(folder):
             self._write_event(folder, 0)
         return slug
 
@@ -157,7 +143,7 @@ class Episodes(Layer):
         self._check("read")
         return sorted(
             e.path.rsplit("/", 1)[-1]
-            for e in self.store.truth.list(self.store.rel(self.root), recursive=False)
+            for e in self.engine.listing(self.root, recursive=False)
             if e.is_dir
         )
 
@@ -167,7 +153,7 @@ class Episodes(Layer):
         entry = self._stat(folder)
         if entry is None or not entry.is_dir:
             raise NotFound(f"no task folder {slug!r}")
-        return [p.relative_to(folder).as_posix() for p in walk(self.store, folder)]
+        return [p.relative_to(folder).as_posix() for p in walk(self.engine, folder)]
 
     def write(self, slug: str, rel: str, content: str) -> str:
         self._check("write")
@@ -175,9 +161,9 @@ class Episodes(Layer):
         path = safe_join(folder, rel)
         check_text(content, "content", 1024 * 1024, allow_empty=True)
         content = self._screen(content, rel)
-        self.store.rewrite(self._spec_for(path), content)
+        self.engine.rewrite(self._spec_for(path), content)
         self._write_event(path, len(content))
-        return self.store.rel(path)
+        return self.engine.rel(path)
 
     def append(self, slug: str, rel: str, text: str) -> str:
         """Append a section to a task file (revision history, verified items...)."""
@@ -186,19 +172,19 @@ class Episodes(Layer):
         path = safe_join(folder, rel)
         check_text(text, "text", 256 * 1024)
         text = self._screen(text, rel)
-        with self.store.editing(self._spec_for(path)) as edit:
+        with self.engine.editing(self._spec_for(path)) as edit:
             old = edit.text
             sep = (
                 "" if not old or old.endswith("\n\n") else ("\n" if old.endswith("\n") else "\n\n")
             )
             edit(old + sep + text.rstrip("\n") + "\n")
         self._write_event(path, len(text))
-        return self.store.rel(path)
+        return self.engine.rel(path)
 
     def read(self, slug: str, rel: str) -> str:
         self._check("read")
         path = safe_join(self._folder(slug), rel)
-        found = self.store.read(path)
+        found = self.engine.read(path)
         if found is None:
             raise NotFound(f"no file {rel!r} in task {slug!r}")
         text = found.text
@@ -253,18 +239,15 @@ class Episodes(Layer):
         searchable (layer `gate`) once returned."""
         self._check("write")
         check_name(task_id, "task id")
-        from memstrata.layers.history import gate_record, gate_spec
-        from memstrata.secretscan import screen_json
-
-        rec = screen_json(self.store, gate_record(event), "gate event")
+        rec = self._screen_json(gate_record(event), "gate event")
         path = self._folder(slug) / "observability" / f"{task_id}.ndjson"
         assert self.owner is not None
         data = encode(rec)
-        self.store.append(gate_spec(path, self.owner, slug), data)
+        self.engine.append(gate_spec(path, self.owner, slug), data)
         self._write_event(path, len(data))
         return dict(rec)
 
     def gate_events(self, slug: str, task_id: str) -> builtins.list[dict[str, Any]]:
         self._check("read")
         path = self._folder(slug) / "observability" / f"{check_name(task_id, 'task id')}.ndjson"
-        return [r for _, r in decode(self.store.truth.read_from(self.store.rel(path))).records]
+        return [r for _, r in decode(self.engine.read_from(path)).records]

@@ -17,7 +17,7 @@ The two are different layers sharing one journal, kept apart by category:
   and create it again (the journal keeps both), or supersede it by a new key.
   Every one is cited, 1-2 sentences and no save exclusion (git history, ephemeral
   task state, derivable code state), on every path too (`Refused` with the reason,
-  `lifecycle.phases.durable_fact_problem`); promotion adds the rest of Checklist C.
+  `layers.durable.durable_fact_problem`); promotion adds the rest of Checklist C.
 """
 
 from __future__ import annotations
@@ -29,9 +29,11 @@ from typing import TYPE_CHECKING, Any
 from memstrata import limits
 from memstrata.errors import AlreadyExists, MalformedInput, NotFound, Refused
 from memstrata.files.jsonl import BadLine, decode, encode
+from memstrata.index import queries
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
-from memstrata.layers.base import Layer, check_count, check_text
+from memstrata.layers.base import Acting, Layer, check_count, check_text
+from memstrata.layers.durable import durable_fact_problem
 from memstrata.model import (
     DURABLE_CATEGORIES,
     FACT_CATEGORIES,
@@ -42,9 +44,10 @@ from memstrata.model import (
     now_ts,
     parse_ts,
 )
+from memstrata.policy.secrets import apply_policy, fact_findings
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    pass
 
 MAX_KEY_CHARS = limits.FACT_KEY_CHARS
 MAX_VALUE_BYTES = limits.FACT_VALUE_BYTES
@@ -120,9 +123,9 @@ def _as_time(value: Any) -> str:
 class Facts(Layer):
     layer = "fact"
 
-    def __init__(self, store: Store, owner: str) -> None:
-        super().__init__(store, owner)
-        self.path = store.layout.facts(owner)
+    def __init__(self, acting: Acting, owner: str) -> None:
+        super().__init__(acting, owner)
+        self.path = acting.engine.layout.facts(owner)
 
     def _spec(self) -> SourceSpec:
         path, owner = str(self.path), self.owner or ""
@@ -130,12 +133,9 @@ class Facts(Layer):
 
     def _row(self, key: str) -> dict[str, Any] | None:
         check_utf8(key, "fact key")  # (no fact has such a key: a clear refusal, not a crash)
-        self.store.fresh(self._spec())
-        with self.store.db.read() as conn:
-            row = conn.execute(
-                "SELECT meta FROM docs WHERE uid = ?", (f"fact:{self.owner}:{key}",)
-            ).fetchone()
-        return json.loads(row[0]) if row else None
+        self.engine.fresh(self._spec())
+        row = queries.row_of(self.engine.db, f"fact:{self.owner}:{key}")
+        return row.record() if row is not None else None
 
     def set(
         self,
@@ -160,23 +160,19 @@ class Facts(Layer):
             raise MalformedInput(
                 f"unknown fact category {category!r}; use one of {', '.join(FACT_CATEGORIES)}"
             )
-        from memstrata.secretscan import apply_policy, fact_findings
-
         key = self._screen(key, "fact key")
-        value = apply_policy(self.store, value, fact_findings(key, value), f"fact {key!r}")
+        value = apply_policy(self.engine, value, fact_findings(key, value), f"fact {key!r}")
         cites = tuple(check_count(citations or [], "citations", limits.FACT_CITATIONS))
         for c in cites:
             check_text(c, "citation", limits.CITATION_CHARS)
         if category in DURABLE_CATEGORIES:
-            from memstrata.lifecycle.phases import durable_fact_problem
-
             problem = durable_fact_problem(value, cites)
             if problem is not None:
                 raise Refused(problem)
         spec = self._spec()
         # The create-only check and the append happen under the journal's lock, so two
         # writers can never both create the same repo fact.
-        with self.store.locks.hold(str(self.path)):
+        with self.engine.locks.hold(str(self.path)):
             now = iso(now_ts())
             old = self._row(key)
             if old is not None and (
@@ -197,7 +193,7 @@ class Facts(Layer):
                 "updated_at": now,
             }
             data = encode(rec)
-            self.store.append(spec, data)
+            self.engine.append(spec, data)
         self._write_event(self.path, len(data))
         return to_fact(rec)
 
@@ -213,29 +209,23 @@ class Facts(Layer):
 
     def forget(self, key: str) -> None:
         """Hide a fact (soft: a `forget` record is appended, every earlier value stays in
-        facts.jsonl for history). `memstrata.purge.purge_fact` removes it everywhere."""
+        facts.jsonl for history). `memstrata.operations.purge.purge_fact` removes it everywhere."""
         self._check("write")
         if self._row(key) is None:
             raise NotFound(f"no fact {key!r}")
         data = encode({"op": "forget", "key": key, "ts": iso(now_ts())})
-        self.store.append(self._spec(), data)
+        self.engine.append(self._spec(), data)
         self._write_event(self.path, -len(data))
 
     def problems(self) -> list[str]:
         """Lines of facts.jsonl that could not be read (skipped, the rest still reads)."""
         self._check("read")
-        self.store.fresh(self._spec())
+        self.engine.fresh(self._spec())
         return self._index_problems(self.path)
 
     def list(self, category: str | None = None) -> list[Fact]:
         self._check("read")
-        self.store.fresh(self._spec())
-        sql = "SELECT meta FROM docs WHERE source = ? AND layer = 'fact'"
-        params: list[Any] = [str(self.path)]
-        if category is not None:
-            sql += " AND kind = ?"
-            params.append(category)
-        with self.store.db.read() as conn:
-            rows = conn.execute(sql + " ORDER BY title", params).fetchall()
-        self._read_event(self.path, sum(len(r[0]) for r in rows))
-        return [to_fact(json.loads(r[0])) for r in rows]
+        self.engine.fresh(self._spec())
+        rows = queries.of_source(self.engine.db, str(self.path), layer="fact", kind=category)
+        self._read_event(self.path, sum(len(r.meta or "") for r in rows))
+        return [to_fact(r.record()) for r in rows]

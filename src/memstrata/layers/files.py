@@ -10,7 +10,7 @@ follows a symlink out of the memory folder. LOG.md is append-only and cannot be 
 `repo/` is seed 001's `/memories/repo/`: durable codebase facts, where "only
 create is supported, no inline edits". A file there is created once, holding one
 cited fact of 1-2 sentences that is no save exclusion (`Citations: ...` line;
-`lifecycle.phases.repo_file_problem`); writing it again, replacing or inserting in
+`layers.durable.repo_file_problem`); writing it again, replacing or inserting in
 it, or renaming into or out of `repo/` is refused. Deleting it (archived) stays
 possible, as `forget` does for a fact.
 """
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memstrata import limits
 from memstrata.errors import (
     AlreadyExists,
     EntryTooLarge,
@@ -32,19 +33,20 @@ from memstrata.errors import (
     ReservedFile,
 )
 from memstrata.files.paths import safe_join
-from memstrata.layers.base import Layer, check_text
-from memstrata.layers.catalog import memory_layer_of
+from memstrata.layers.archives import archive_spec
+from memstrata.layers.base import Acting, Layer, check_text
+from memstrata.layers.durable import repo_file_problem
 from memstrata.layers.mdparse import markdown_spec
+from memstrata.layers.walk import memory_layer_of
 from memstrata.model import iso, now_ts
-from memstrata.secretscan import restore_withheld
-from memstrata.store import sha256_text
+from memstrata.policy.secrets import restore_withheld
+from memstrata.store.editing import sha256_text
 
 if TYPE_CHECKING:
     from memstrata.files.truth import Entry
     from memstrata.index.reconcile import SourceSpec
-    from memstrata.store import Store
 
-MAX_FILE_BYTES = 1024 * 1024
+MAX_FILE_BYTES = limits.MEMORY_FILE_BYTES
 RESERVED = frozenset({"LOG.md"})
 REPO_DIR = "repo"  # seed 001 /memories/repo/: create-only durable facts
 
@@ -74,9 +76,9 @@ class MemoryFiles(Layer):
 
     layer = "file"
 
-    def __init__(self, store: Store, owner: str) -> None:
-        super().__init__(store, owner)
-        self.root: Path = store.layout.memory_dir(owner)
+    def __init__(self, acting: Acting, owner: str) -> None:
+        super().__init__(acting, owner)
+        self.root: Path = acting.engine.layout.memory_dir(owner)
 
     # -- helpers -------------------------------------------------------------
     def _path(self, rel: str, *, writing: bool = False) -> tuple[Path, str]:
@@ -88,11 +90,11 @@ class MemoryFiles(Layer):
 
     def _where(self, relp: str) -> str:
         """The store-relative path of a memory file (the truth's name for it)."""
-        return f"{self.store.rel(self.root)}/{relp}" if relp else self.store.rel(self.root)
+        return f"{self.engine.rel(self.root)}/{relp}" if relp else self.engine.rel(self.root)
 
     def _spec_for(self, path: Path, relp: str) -> SourceSpec:
         assert self.owner is not None
-        return markdown_spec(self.store, path, memory_layer_of(relp), owner=self.owner)
+        return markdown_spec(self.engine, path, memory_layer_of(relp), owner=self.owner)
 
     def _info(self, relp: str, entry: Entry, text: str | None = None) -> FileInfo:
         return FileInfo(
@@ -105,7 +107,7 @@ class MemoryFiles(Layer):
 
     def _text(self, relp: str) -> tuple[str, Entry]:
         try:
-            found = self.store.truth.read(self._where(relp))
+            found = self.engine.read(self._where(relp))
         except MalformedInput:
             raise MalformedInput(f"{relp!r} is a directory") from None
         if found is None:
@@ -132,7 +134,7 @@ class MemoryFiles(Layer):
     def exists(self, rel: str) -> bool:
         self._check("read")
         _, relp = self._path(rel)
-        entry = self.store.truth.stat(self._where(relp))
+        entry = self.engine.stat(self._where(relp))
         return entry is not None and not entry.is_dir
 
     def write(self, rel: str, content: str, *, expected_sha: str | None = None) -> FileInfo:
@@ -141,25 +143,28 @@ class MemoryFiles(Layer):
         check_text(content, "content", MAX_FILE_BYTES, allow_empty=True)
         path, relp = self._path(rel, writing=True)
         content = self._screen(self._unwithheld(relp, content), relp)
-        old = self.store.truth.stat(self._where(relp))
+        old = self.engine.stat(self._where(relp))
         if old is not None and old.is_dir:
             raise MalformedInput(f"{relp!r} is a directory")
         if in_repo(relp):
             if old is not None:
                 raise AlreadyExists(f"{relp} exists: {_no_edit(relp)}")
-            from memstrata.lifecycle.phases import repo_file_problem
-
             problem = repo_file_problem(content)
             if problem is not None:
                 raise Refused(f"{relp}: {problem}")
         before = old.size if old is not None else 0
-        self.store.rewrite(self._spec_for(path, relp), content, expected_sha=expected_sha)
+        self.engine.rewrite(
+            self._spec_for(path, relp),
+            content,
+            expected_sha=expected_sha,
+            by=self.gate.principal,
+        )
         self._write_event(path, len(content.encode("utf-8")) - before)
         return self._info(relp, self._entry(relp), content)
 
     def _unwithheld(self, relp: str, text: str) -> str:
         """`text` with the secrets a withheld view of the file showed as `[withheld: <kind>]`
-        put back (`secretscan.restore_withheld`): an edit from an agent's or a page's view
+        put back (`policy.secrets.restore_withheld`): an edit from an agent's or a page's view
         keeps them."""
         if "[withheld: " not in text:
             return text
@@ -170,7 +175,7 @@ class MemoryFiles(Layer):
         return restore_withheld(text, current)
 
     def _entry(self, relp: str) -> Entry:
-        entry = self.store.truth.stat(self._where(relp))
+        entry = self.engine.stat(self._where(relp))
         if entry is None:
             raise NotFound(f"no memory file {relp!r}")  # deleted again meanwhile
         return entry
@@ -181,7 +186,7 @@ class MemoryFiles(Layer):
         if in_repo(relp):
             raise _no_edit(relp)
         spec = self._spec_for(path, relp)
-        with self.store.editing(spec) as edit:
+        with self.engine.editing(spec, by=self.gate.principal) as edit:
             if not edit.exists:
                 raise NotFound(f"no memory file {relp!r}")
             text = edit.text
@@ -237,8 +242,7 @@ class MemoryFiles(Layer):
         base = safe_join(self.root, rel, allow_root=True)
         root = self.root.resolve()
         relp = "" if base == root else base.relative_to(root).as_posix()
-        truth = self.store.truth
-        entry = truth.stat(self._where(relp))
+        entry = self.engine.stat(self._where(relp))
         if entry is None:
             if not relp:
                 return []  # an agent with no memory files yet: reading creates nothing
@@ -247,7 +251,7 @@ class MemoryFiles(Layer):
         cut = len(self._where("")) + 1
         found = [
             FileInfo(e.path[cut:], e.size, iso(e.mtime), e.is_dir)
-            for e in truth.list(self._where(""))
+            for e in self.engine.listing(self._where(""))
         ]
         if not entry.is_dir:
             match = [f for f in found if f.path == relp]
@@ -263,30 +267,26 @@ class MemoryFiles(Layer):
 
         Soft: nothing is destroyed, it goes to `archive/deleted/<ms>/<path>` (the
         same path below a folder per deletion, so any path that could be written
-        can be archived) and stays searchable there. `memstrata.purge.purge_file`
+        can be archived) and stays searchable there. `memstrata.operations.purge.purge_file`
         removes a file and every archived copy.
         """
         self._check("write")
         path, relp = self._path(rel, writing=True)
-        truth = self.store.truth
-        entry = truth.stat(self._where(relp))
+        entry = self.engine.stat(self._where(relp))
         if entry is None:
             raise NotFound(f"no memory file {relp!r}")
         assert self.owner is not None
-        deleted = self.store.layout.archive_dir(self.owner) / "deleted"
+        deleted = self.engine.layout.archive_dir(self.owner) / "deleted"
         stamp = int(now_ts() * 1000)
-        while truth.stat(self.store.rel(deleted / str(stamp) / relp)) is not None:
+        while self.engine.stat(deleted / str(stamp) / relp) is not None:
             stamp += 1
         dest = deleted / str(stamp) / relp
-        with truth.lock(self._where(relp)):
-            truth.move(self._where(relp), self.store.rel(dest))
-        self.store.index_file(self._spec_for(path, relp))
-        from memstrata.layers.agent import archive_spec
-
+        self.engine.move(self._where(relp), dest)
+        self.engine.index_file(self._spec_for(path, relp))
         if not entry.is_dir:
-            self.store.index_file(archive_spec(self.store, dest, self.owner))
+            self.engine.index_file(archive_spec(self.engine, dest, self.owner))
         self._write_event(path, -entry.size if not entry.is_dir else 0)
-        return self.store.rel(dest)
+        return self.engine.rel(dest)
 
     def rename(self, old: str, new: str) -> FileInfo:
         self._check("write")
@@ -294,14 +294,12 @@ class MemoryFiles(Layer):
         src, old_relp = self._path(old, writing=True)
         if in_repo(relp) or in_repo(old_relp):
             raise _no_edit(old_relp if in_repo(old_relp) else relp)
-        truth = self.store.truth
-        if truth.stat(self._where(old_relp)) is None:
+        if self.engine.stat(self._where(old_relp)) is None:
             raise NotFound(f"no memory file {old!r}")
-        if truth.stat(self._where(relp)) is not None:
+        if self.engine.stat(self._where(relp)) is not None:
             raise AlreadyExists(f"{relp!r} already exists")
-        with truth.lock(self._where(old_relp)), truth.lock(self._where(relp)):
-            truth.move(self._where(old_relp), self._where(relp))
-        self.store.index_file(self._spec_for(src, old))
-        self.store.index_file(self._spec_for(dst, relp))
+        self.engine.move(self._where(old_relp), self._where(relp))
+        self.engine.index_file(self._spec_for(src, old))
+        self.engine.index_file(self._spec_for(dst, relp))
         self._write_event(dst, 0)
         return self._info(relp, self._entry(relp))

@@ -22,11 +22,11 @@ from memstrata.errors import MalformedInput
 from memstrata.files.jsonl import BadLine, decode, encode
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
-from memstrata.layers.base import Layer, check_json
+from memstrata.layers.base import Acting, Layer, check_json
 from memstrata.model import iso, now_ts, parse_ts
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    pass
 
 GATE_EVENT_BYTES = limits.LOG_METADATA_BYTES
 
@@ -106,9 +106,9 @@ class CompactionHistory(Layer):
 
     layer = "compaction"
 
-    def __init__(self, store: Store, owner: str) -> None:
-        super().__init__(store, owner)
-        self.path = store.layout.compactions(owner)
+    def __init__(self, acting: Acting, owner: str) -> None:
+        super().__init__(acting, owner)
+        self.path = acting.engine.layout.compactions(owner)
 
     def _spec(self) -> SourceSpec:
         p, owner = str(self.path), self.owner or ""
@@ -118,12 +118,12 @@ class CompactionHistory(Layer):
         """Append one compaction record, durably, and index it."""
         self._check("write", "log")
         data = encode(rec)
-        self.store.append(self._spec(), data)
+        self.engine.append(self._spec(), data)
         self._write_event(self.path, len(data))
 
     def list(self) -> list[dict[str, Any]]:
         self._check("read", "log")
-        dec = decode(self.store.truth.read_from(self.store.rel(self.path)), 0, str(self.path))
+        dec = decode(self.engine.read_from(self.path), 0, str(self.path))
         self._read_event(self.path, dec.consumed)
         return [r for _, r in dec.records]
 

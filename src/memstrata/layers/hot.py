@@ -19,14 +19,13 @@ from typing import TYPE_CHECKING
 
 from memstrata import limits
 from memstrata.errors import EntryTooLarge, MalformedInput
-from memstrata.layers.base import Layer, check_count, check_text
+from memstrata.layers.base import Acting, Layer, check_count, check_text
 from memstrata.layers.mdparse import markdown_spec
 from memstrata.model import iso, now_ts
-from memstrata.secretscan import restore_withheld
+from memstrata.policy.secrets import restore_withheld
 
 if TYPE_CHECKING:
     from memstrata.index.reconcile import SourceSpec
-    from memstrata.store import Store
 
 MAX_STEP_CHARS = limits.NOW_STEP_CHARS
 
@@ -34,31 +33,31 @@ MAX_STEP_CHARS = limits.NOW_STEP_CHARS
 class MarkdownLayer(Layer):
     """A single Markdown file owned by one agent."""
 
-    def __init__(self, store: Store, owner: str, path: Path) -> None:
-        super().__init__(store, owner)
+    def __init__(self, acting: Acting, owner: str, path: Path) -> None:
+        super().__init__(acting, owner)
         self.path = path
 
     def _spec(self) -> SourceSpec:
-        return markdown_spec(self.store, self.path, self.layer, owner=self.owner)
+        return markdown_spec(self.engine, self.path, self.layer, owner=self.owner)
 
     def read(self) -> str:
         """The file's text ('' if it does not exist yet)."""
         self._check("read")
-        found = self.store.read(self.path)
+        found = self.engine.read(self.path)
         text = found.text if found is not None else ""
         self._read_event(self.path, len(text))
         return text
 
     def write(self, text: str, *, expected_sha: str | None = None) -> None:
         self._check("write")
-        check_text(text, f"{self.path.name} content", 1024 * 1024, allow_empty=True)
+        check_text(text, f"{self.path.name} content", limits.MEMORY_FILE_BYTES, allow_empty=True)
         if "[withheld: " in text:  # edited from a withheld view: keep the secrets it hid
-            found = self.store.read(self.path)
+            found = self.engine.read(self.path)
             text = restore_withheld(text, found.text if found is not None else "")
         text = self._screen(text, self.path.name)
         old = self._stat(self.path)
         before = old.size if old is not None else 0
-        self.store.rewrite(self._spec(), text, expected_sha=expected_sha)
+        self.engine.rewrite(self._spec(), text, expected_sha=expected_sha, by=self.gate.principal)
         self._write_event(self.path, len(text.encode("utf-8")) - before)
 
     def exists(self) -> bool:
@@ -135,8 +134,8 @@ class Now(MarkdownLayer):
 
     layer = "now"
 
-    def __init__(self, store: Store, owner: str) -> None:
-        super().__init__(store, owner, store.layout.now_file(owner))
+    def __init__(self, acting: Acting, owner: str) -> None:
+        super().__init__(acting, owner, acting.engine.layout.now_file(owner))
 
     def update(
         self,
@@ -147,11 +146,11 @@ class Now(MarkdownLayer):
         phase: str | None = None,
     ) -> NowState:
         """Overwrite NOW.md with a new objective and next steps (seed 002 `update_now`)."""
-        check_text(status, "status", 16 * 1024)
+        check_text(status, "status", limits.NOW_STATUS_BYTES)
         steps = _check_list(next_steps, "next_steps")
         block = _check_list(blockers, "blockers")
         if phase is not None:
-            check_text(phase, "phase", 1000)
+            check_text(phase, "phase", limits.NOW_PHASE_CHARS)
         state = NowState(status, steps, block, phase, iso(now_ts()))
         self.write(render_now(state))
         return state
@@ -178,11 +177,11 @@ class Context(MarkdownLayer):
 
     layer = "context"
 
-    def __init__(self, store: Store, owner: str) -> None:
-        super().__init__(store, owner, store.layout.context_file(owner))
+    def __init__(self, acting: Acting, owner: str) -> None:
+        super().__init__(acting, owner, acting.engine.layout.context_file(owner))
 
     def write(self, text: str, *, expected_sha: str | None = None) -> None:
-        limit = self.store.config.max_memory_chars
+        limit = self.engine.config.max_memory_chars
         if len(text) > limit:
             raise EntryTooLarge(
                 f"{self.path.name} would be {len(text)} characters; the limit is {limit} "
@@ -196,5 +195,5 @@ class Identity(MarkdownLayer):
 
     layer = "identity"
 
-    def __init__(self, store: Store, owner: str) -> None:
-        super().__init__(store, owner, store.layout.identity(owner))
+    def __init__(self, acting: Acting, owner: str) -> None:
+        super().__init__(acting, owner, acting.engine.layout.identity(owner))

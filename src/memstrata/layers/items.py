@@ -22,7 +22,6 @@ keeps a copy of each removed item in `items.removed.jsonl`.
 from __future__ import annotations
 
 import builtins
-import json
 import os
 from collections.abc import Iterable, Sized
 from pathlib import Path
@@ -31,14 +30,16 @@ from typing import TYPE_CHECKING, Any
 from memstrata import limits
 from memstrata.errors import EntryTooLarge, MalformedInput, NotFound
 from memstrata.files.jsondoc import Fields, RecordList, whole_file_problems
-from memstrata.files.jsonl import BadLine
+from memstrata.files.jsonl import BadLine, encode
+from memstrata.index import queries
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
-from memstrata.layers.base import Layer, check_count, check_text
+from memstrata.layers.base import Acting, Layer, check_count, check_text
 from memstrata.model import ITEM_TYPES, Item, check_name, check_plain, iso, now_ts, parse_ts
+from memstrata.search.query import SearchQuery
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.layers.base import Find
 
 
 def load_items(data: bytes, path: str) -> RecordList:
@@ -107,9 +108,10 @@ def parse_items(data: bytes, path: str) -> Parsed:
 class Items(Layer):
     layer = "item"
 
-    def __init__(self, store: Store) -> None:
-        super().__init__(store, None)
-        self.path = store.layout.items
+    def __init__(self, acting: Acting, *, search: Find | None = None) -> None:
+        super().__init__(acting, None)
+        self.path = acting.engine.layout.items
+        self._find = search
 
     def _spec(self) -> SourceSpec:
         p = str(self.path)
@@ -136,23 +138,19 @@ class Items(Layer):
     def projects(self) -> builtins.list[str]:
         """The projects items were extracted from ("" for items with none), sorted."""
         self._check("read")
-        self.store.fresh(self._spec())
-        with self.store.db.read() as conn:
-            rows = conn.execute(
-                "SELECT DISTINCT coalesce(thread, '') FROM docs WHERE layer = 'item'"
-            ).fetchall()
-        return sorted(r[0] for r in rows)
+        self.engine.fresh(self._spec())
+        return queries.threads(self.engine.db, layer="item")
 
     def search(
         self, text: str, *, project: str | None = None, type: str | None = None, k: int = 10
     ) -> builtins.list[Any]:
         """Ranked items for `text` (the store's search over layer `item`), only `project`'s
         when given: among the best `query_max` hits of every project."""
-        from memstrata.search.query import SearchQuery
-
         self._check("read")  # the search would filter them out too; a denial says so
-        wide = k if project is None else max(k, self.store.config.bounds.query_max)
-        hits = self.store.search(SearchQuery(text=text, layers=("item",), kind=type, k=wide))
+        if self._find is None:
+            raise MalformedInput("this items handle has no search (open it from a store)")
+        wide = k if project is None else max(k, self.engine.config.bounds.query_max)
+        hits = self._find(SearchQuery(text=text, layers=("item",), kind=type, k=wide))
         if project is not None:
             hits = [h for h in hits if ((h.meta or {}).get("project") or "") == project]
         return hits[:k]
@@ -220,7 +218,7 @@ class Items(Layer):
                     **({"project": project} if project else {}),
                 }
             )
-        with self.store.editing(self._spec()) as commit:
+        with self.engine.editing(self._spec()) as commit:
             doc = self._load()
             doc.remove(
                 lambda i: i.get("sourceFile") == source_file and (i.get("project") or "") == project
@@ -243,39 +241,25 @@ class Items(Layer):
         """One page of items from the index, newest extraction first, and the cursor of the
         next page (None at the end): a page costs the same with 10 or 100,000 items."""
         self._check("read")
-        from memstrata.search.timeline import parse_cursor
-
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 200:
             raise MalformedInput(f"limit must be an integer from 1 to 200, got {limit!r}")
-        scope_sql, params = self.store.gate.sql_filter("d")
-        where = ["d.layer = 'item'", scope_sql]
-        if type is not None:
-            where.append("d.kind = ?")
-            params.append(type)
-        if source_file is not None:
-            where.append("d.context = ?")
-            params.append(source_file)
-        if project is not None:
-            where.append("coalesce(d.thread, '') = ?")
-            params.append(project)
-        if before:
-            ts, rid = parse_cursor(before)
-            where.append("(d.ts < ? OR (d.ts = ? AND d.id < ?))")
-            params += [ts, ts, rid]
-        with self.store.db.read() as conn:
-            rows = conn.execute(
-                f"SELECT d.id, d.ts, d.meta FROM docs d WHERE {' AND '.join(where)} "
-                "ORDER BY d.ts DESC, d.id DESC LIMIT ?",
-                [*params, limit + 1],
-            ).fetchall()
+        wanted = queries.DocFilter(
+            self.gate,
+            layers=("item",),
+            kind=type,
+            context=source_file,
+            project=project,
+            before=queries.parse_cursor(before) if before else None,
+        )
+        rows = queries.newest(self.engine.db, wanted, limit + 1)
         items = []
-        for _, _, meta in rows[:limit]:
+        for row in rows[:limit]:
             try:
-                items.append(to_item(json.loads(meta), str(self.path)))
+                items.append(to_item(row.record(), str(self.path)))
             except MalformedInput:
                 continue  # named by problems()
-        more = len(rows) > limit
-        return items, (f"{rows[limit - 1][1]!r}:{rows[limit - 1][0]}" if more else None)
+        last = rows[limit - 1] if len(rows) > limit else None
+        return items, (queries.cursor(last.ts, last.id) if last is not None else None)
 
     def remove(self, ids: Iterable[str]) -> builtins.list[Item]:
         """Manual cleanup (seed 004): take the items `ids` out of items.json.
@@ -292,18 +276,16 @@ class Items(Layer):
         check_count(wanted, "item ids", limits.ITEMS_PER_SOURCE)
         for i in wanted:
             check_plain(i, "item id", limits.NAME_CHARS)
-        from memstrata.files.jsonl import encode
-
         drop = set(wanted)
-        with self.store.editing(self._spec()) as commit:
+        with self.engine.editing(self._spec()) as commit:
             doc = self._load()
             found = [r for r in doc.records() if r["id"] in drop]
             missing = drop - {r["id"] for r in found}
             if missing:
                 raise NotFound(f"no item with id {sorted(missing)[0]!r}")
-            stamp = {"removedAt": iso(now_ts()), "removedBy": self.store.principal.agent}
-            self.store.truth.append(
-                self.store.rel(self._removed_path), b"".join(encode({**r, **stamp}) for r in found)
+            stamp = {"removedAt": iso(now_ts()), "removedBy": self.gate.principal.agent}
+            self.engine.append_raw(
+                self._removed_path, b"".join(encode({**r, **stamp}) for r in found)
             )
             doc.remove(lambda r: r["id"] in drop)
             commit(doc.dumps())

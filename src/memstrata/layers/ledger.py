@@ -22,10 +22,12 @@ from memstrata.errors import (
     UnknownKind,
     UnknownSupersedes,
 )
-from memstrata.files.jsonl import decode, encode
+from memstrata.files.jsonl import BadLine, decode, encode
+from memstrata.index import queries
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
-from memstrata.layers.base import Layer, check_tags, check_text
+from memstrata.layers.base import Acting, Layer, check_tags, check_text
+from memstrata.layers.rooms import Room
 from memstrata.model import (
     RECORD_KINDS,
     LedgerEntry,
@@ -35,11 +37,12 @@ from memstrata.model import (
     now_ts,
     parse_ts,
 )
-from memstrata.secretscan import secret_mark
+from memstrata.policy.secrets import secret_mark
+from memstrata.search.query import SearchQuery
 
 if TYPE_CHECKING:
+    from memstrata.layers.base import Find
     from memstrata.search.query import Hit
-    from memstrata.store import Store
 
 MAX_REF_CHARS = limits.LABEL_CHARS
 MAX_AUTHOR_CHARS = limits.NAME_CHARS
@@ -70,8 +73,6 @@ def parse_ledger(data: bytes, base: int, path: str) -> Parsed:
             entry = LedgerEntry.from_dict(rec)
             ts = parse_ts(entry.ts)
         except (KeyError, MalformedInput) as exc:
-            from memstrata.files.jsonl import BadLine
-
             out.bad.append(BadLine(path, off, f"not a ledger entry: {exc}", json.dumps(rec)[:200]))
             continue
         out.docs.append(
@@ -109,9 +110,10 @@ class Ledger(Layer):
 
     layer = "ledger"
 
-    def __init__(self, store: Store) -> None:
-        super().__init__(store, None)
-        self.path = store.layout.ledger
+    def __init__(self, acting: Acting, *, search: Find | None = None) -> None:
+        super().__init__(acting, None)
+        self.path = acting.engine.layout.ledger
+        self._find = search
 
     def _spec(self) -> SourceSpec:
         path = str(self.path)
@@ -132,7 +134,7 @@ class Ledger(Layer):
     ) -> LedgerEntry:
         """Append an entry; acknowledged (returned) only once it is on disk."""
         self._check("write")
-        cfg = self.store.config
+        cfg = self.engine.config
         if kind not in cfg.half_lives and kind not in RECORD_KINDS:
             raise UnknownKind(f"unknown kind {kind!r}; known kinds: {', '.join(cfg.kinds)}")
         check_text(summary, "summary", cfg.bounds.summary_bytes)
@@ -146,25 +148,23 @@ class Ledger(Layer):
         tags_t = tuple(self._screen(t, "tag", shared=True) for t in check_tags(tags))
         if room_id is not None:
             check_name(room_id, "room")
-        room = self.store.gate.ledger_room(room_id)
+        room = self.gate.ledger_room(room_id)
         if ts is not None:
-            self.store.gate.check_backdate()
-        if room is not None and self.store.principal.role != "admin":
-            from memstrata.layers.rooms import Room
-
-            Room(self.store, room).check_open()  # a closed room publishes nothing more
+            self.gate.check_backdate()
+        if room is not None and self.gate.principal.role != "admin":
+            Room(self.acting, room).check_open()  # a closed room publishes nothing more
         if ref is not None:
             check_plain(ref, "ref", MAX_REF_CHARS)
         if author_role is not None:
             check_plain(author_role, "author_role", MAX_AUTHOR_CHARS)
-        author = self.store.gate.author(author_role)
+        author = self.gate.author(author_role)
         if supersedes is not None:
             check_plain(supersedes, "supersedes", MAX_ID_CHARS)
         when = now_ts() if ts is None else parse_ts(ts)
         spec = self._spec()
         # The supersede checks and the append happen under the ledger's lock, so two
         # writers can never both supersede the same entry.
-        with self.store.truth.lock(self.store.rel(self.path)):
+        with self.engine.lock(self.engine.rel(self.path)):
             if supersedes is not None:
                 self._check_supersede(spec, supersedes)
             entry = LedgerEntry(
@@ -180,17 +180,17 @@ class Ledger(Layer):
                 supersedes=supersedes,
             )
             data = encode(entry.to_dict())
-            self.store.append(spec, data)
+            self.engine.append(spec, data)
         self._write_event(self.path, len(data), "ledger")
         return entry
 
     def _check_supersede(self, spec: SourceSpec, target_id: str) -> None:
         """`target_id` exists, the principal may hide it, and it has no successor yet."""
-        self.store.fresh(spec)  # under the lock: the index now holds every entry
+        self.engine.fresh(spec)  # under the lock: the index now holds every entry
         target = self._lookup(target_id)
         if target is None:
             raise UnknownSupersedes(f"supersedes: no ledger entry with id {target_id!r}")
-        self.store.gate.check_supersede(target)
+        self.gate.check_supersede(target)
         head = self._successor(target_id)
         if head is not None:
             raise AlreadySuperseded(
@@ -200,19 +200,12 @@ class Ledger(Layer):
             )
 
     def _lookup(self, entry_id: str) -> LedgerEntry | None:
-        with self.store.db.read() as conn:
-            row = conn.execute(
-                "SELECT meta FROM docs WHERE uid = ? AND layer = 'ledger'", (f"ledger:{entry_id}",)
-            ).fetchone()
-        return LedgerEntry.from_dict(json.loads(row[0])) if row is not None else None
+        row = queries.row_of(self.engine.db, f"ledger:{entry_id}", layer="ledger")
+        return LedgerEntry.from_dict(row.record()) if row is not None else None
 
     def _successor(self, entry_id: str) -> str | None:
-        with self.store.db.read() as conn:
-            row = conn.execute(
-                "SELECT meta FROM docs WHERE supersedes = ? AND layer = 'ledger' ORDER BY ts LIMIT 1",
-                (f"ledger:{entry_id}",),
-            ).fetchone()
-        return str(json.loads(row[0])["id"]) if row else None
+        row = queries.successor(self.engine.db, f"ledger:{entry_id}", layer="ledger")
+        return str(row.record()["id"]) if row is not None else None
 
     def _new_id(self, avoid: str | None = None) -> str:
         for _ in range(16):
@@ -222,31 +215,23 @@ class Ledger(Layer):
         raise RuntimeError("could not allocate a unique ledger id")  # pragma: no cover
 
     def _in_index(self, entry_id: str) -> bool:
-        with self.store.db.read() as conn:
-            row = conn.execute("SELECT 1 FROM docs WHERE uid = ?", (f"ledger:{entry_id}",))
-            return row.fetchone() is not None
+        return queries.has_uid(self.engine.db, f"ledger:{entry_id}")
 
     def get(self, entry_id: str) -> LedgerEntry:
         """One entry by id, superseded or not (audit reads may name any id)."""
         self._check("read")
-        with self.store.db.read() as conn:
-            row = conn.execute(
-                "SELECT meta, secret, room FROM docs WHERE uid = ?", (f"ledger:{entry_id}",)
-            ).fetchone()
-        if row is None or (row[1] and self.store.gate.hides_secret(row[2])):
+        row = queries.row_of(self.engine.db, f"ledger:{entry_id}")
+        if row is None or (row.secret and self.gate.hides_secret(row.room)):
             raise NotFound(f"no ledger entry with id {entry_id!r}")
-        self._read_event(self.path, len(row[0]))
-        return LedgerEntry.from_dict(json.loads(row[0]))
+        self._read_event(self.path, len(row.meta or ""))
+        return LedgerEntry.from_dict(row.record())
 
     def is_superseded(self, entry_id: str) -> bool:
         self._check("read")
-        with self.store.db.read() as conn:
-            row = conn.execute(
-                "SELECT superseded FROM docs WHERE uid = ?", (f"ledger:{entry_id}",)
-            ).fetchone()
+        row = queries.row_of(self.engine.db, f"ledger:{entry_id}")
         if row is None:
             raise NotFound(f"no ledger entry with id {entry_id!r}")
-        return bool(row[0])
+        return bool(row.superseded)
 
     def query(
         self,
@@ -270,16 +255,12 @@ class Ledger(Layer):
         """
         self._check("read")
         exclude_room = self._view_excludes(in_room or room, exclude_room, include_own_room)
-        cap = self.store.config.bounds.query_max
+        cap = self.engine.config.bounds.query_max
         limit = cap if last_n is None else last_n
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
             raise MalformedInput(f"last_n must be a positive integer, got {last_n!r}")
         limit = min(limit, cap)
-        from memstrata.search.engine import lexical_search
-        from memstrata.search.query import SearchQuery
-
-        # One filter implementation: the search engine's structured (newest-first) path.
-        q = SearchQuery(
+        q = SearchQuery(  # the same checks as a search's filters
             layers=("ledger",),
             kind=kind,
             tags=check_tags(tags),
@@ -289,7 +270,24 @@ class Ledger(Layer):
             include_superseded=include_superseded,
             k=limit,
         )
-        out = [LedgerEntry.from_dict(h.meta) for h in lexical_search(self.store, q)]
+        known = self.engine.config.half_lives
+        if q.kind is not None and q.kind not in known and q.kind not in RECORD_KINDS:
+            raise UnknownKind(
+                f"unknown kind {q.kind!r}; known kinds: {', '.join(self.engine.config.kinds)}"
+            )
+        # One filter implementation (`index.queries`), newest first.
+        wanted = queries.DocFilter(
+            self.gate,
+            layers=q.layers,
+            kind=q.kind,
+            tags=q.tags,
+            tags_match=q.tags_match,
+            room=q.in_room,
+            exclude_room=q.exclude_room,
+            live=not q.include_superseded,
+        )
+        rows = queries.newest(self.engine.db, wanted, q.k)
+        out = [LedgerEntry.from_dict(r.record()) for r in rows]
         self._read_event(self.path, sum(len(e.summary) + len(e.detail or "") for e in out))
         return out
 
@@ -300,7 +298,7 @@ class Ledger(Layer):
         (seed 000: "it sees memories from all other rooms but not its own")."""
         if exclude_room is not None or room is not None or include_own_room:
             return exclude_room
-        return self.store.principal.room
+        return self.gate.principal.room
 
     def search(
         self,
@@ -316,9 +314,9 @@ class Ledger(Layer):
         """Full-text search (seed 000 `memory_search`): BM25 x per-kind time decay, default
         10 results, at most 50, through the same filtered view as `query`."""
         self._check("read")
-        from memstrata.search.query import SearchQuery
-
-        k = self.store.config.bounds.search_default if max_results is None else max_results
+        if self._find is None:
+            raise MalformedInput("this ledger handle has no search (open it from a store)")
+        k = self.engine.config.bounds.search_default if max_results is None else max_results
         q = SearchQuery(
             text=text,
             layers=("ledger",),
@@ -328,16 +326,14 @@ class Ledger(Layer):
             include_superseded=include_superseded,
             k=k,
         )
-        return self.store.search(q)
+        return self._find(q)
 
     def entries(self, *, include_superseded: bool = False) -> list[LedgerEntry]:
         """Every entry straight from the file, in file order (audit view)."""
         self._check("read")
-        parsed = parse_ledger(
-            self.store.truth.read_from(self.store.rel(self.path)), 0, str(self.path)
-        )
+        parsed = parse_ledger(self.engine.read_from(self.path), 0, str(self.path))
         hidden = {d.supersedes for d in parsed.docs if d.supersedes}
-        gate = self.store.gate
+        gate = self.gate
         return [
             LedgerEntry.from_dict(d.meta or {})
             for d in parsed.docs

@@ -14,7 +14,7 @@ the text shows as `edited`. Content lines that would read as a header or footer 
 that start with a backslash) are escaped with a leading backslash. The same
 format is used by compaction archives, so archived entries stay searchable. With `[log] neighbour_context = N` each entry
 is also indexed with the text of the N entries on either side (and its date), as
-transcript messages are; off by default (see `config.py` for what it measured).
+transcript messages are; off by default (see `config` for what it measured).
 
 LOG.md is also a file people edit. Whatever they save stays visible
 (`logblocks` has the grammar): CRLF endings, entries without a footer (the
@@ -39,14 +39,16 @@ from memstrata import limits
 from memstrata.errors import LockTimeout, MalformedInput, StaleWrite
 from memstrata.files.jsonl import BadLine
 from memstrata.files.truth import MISSING
+from memstrata.index import queries
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.base import Layer, check_json, check_text
 from memstrata.layers.logblocks import split_blocks
 from memstrata.model import LOG_TYPES, LogEntry, estimate_tokens, iso, now_ts, parse_ts
+from memstrata.store.signals import LogAppended
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.layers.base import Acting
 
 LOG_HEADER = "# LOG\n\nAppend-only activity log (warm memory). Newest entries at the bottom.\n\n"
 MAX_CONTENT_BYTES = limits.LOG_CONTENT_BYTES
@@ -240,20 +242,20 @@ class Log(Layer):
 
     layer = "log"
 
-    def __init__(self, store: Store, owner: str) -> None:
-        super().__init__(store, owner)
-        self.path: Path = store.layout.log_file(owner)
-        self.rel = store.rel(self.path)
+    def __init__(self, acting: Acting, owner: str) -> None:
+        super().__init__(acting, owner)
+        self.path: Path = acting.engine.layout.log_file(owner)
+        self.rel = acting.engine.rel(self.path)
 
     def _spec(self) -> SourceSpec:
         return SourceSpec(self.path, "append", self._parse)
 
     def _mtime(self) -> float:
-        entry = self.store.truth.stat(self.rel)
+        entry = self.engine.stat(self.rel)
         return entry.mtime if entry is not None else 0.0
 
     def _parse(self, data: bytes, base: int) -> Parsed:
-        path, radius = str(self.path), self.store.config.log_neighbour_context
+        path, radius = str(self.path), self.engine.config.log_neighbour_context
         out = parse_log(
             data,
             base,
@@ -286,30 +288,20 @@ class Log(Layer):
         died). No while an append is under way: its writer indexes the block
         right after its own write.
         """
-        truth = self.store.truth
-        after = truth.read_from(self.rel, end, 4)
+        engine = self.engine
+        after = engine.read_from(self.rel, end, 4)
         if after:
             return after == b"### " and data.endswith(b"\n")
         try:
-            with truth.lock(self.rel, timeout=0):
-                entry = truth.stat(self.rel)
+            with engine.lock(self.rel, timeout=0):
+                entry = engine.stat(self.rel)
                 return entry is not None and entry.size == end
         except LockTimeout:
             return False
 
     def _taken(self, uids: list[str], before: int) -> set[str]:
         """Which of `uids` an entry of this LOG before byte `before` already holds."""
-        held: set[str] = set()
-        with self.store.db.read() as conn:
-            for n in range(0, len(uids), 500):
-                chunk = uids[n : n + 500]
-                rows = conn.execute(
-                    f"SELECT uid FROM docs WHERE source = ? AND pos < ? AND uid IN "
-                    f"({','.join('?' * len(chunk))})",
-                    (str(self.path), before, *chunk),
-                )
-                held.update(r[0] for r in rows)
-        return held
+        return queries.held_before(self.engine.db, str(self.path), before, uids)
 
     def append(
         self,
@@ -332,10 +324,8 @@ class Log(Layer):
         if metadata and RESERVED_META in metadata:
             raise MalformedInput(f"metadata key {RESERVED_META!r} is reserved for log_metadata")
         check_json(metadata or {}, "metadata", limits.LOG_METADATA_BYTES)
-        from memstrata.secretscan import screen_json
-
         content = self._screen(content, "log content")
-        metadata = screen_json(self.store, metadata, "log metadata")
+        metadata = self._screen_json(metadata, "log metadata")
         when = now_ts() if ts is None else parse_ts(ts)
         text = content.strip("\n")
         entry = LogEntry(
@@ -350,16 +340,15 @@ class Log(Layer):
         if self._stat(self.path) is None:
             self._ensure_header()
         data = encode_entry(entry)
-        self.store.append(self._spec(), data, blank_line=True)
+        self.engine.append(self._spec(), data, blank_line=True)
         self._write_event(self.path, len(data))
-        from memstrata.lifecycle.triggers import after_log_append
-
-        after_log_append(self.store, self.owner or "")  # compaction, after this ack
+        # what follows (a compaction past the limits) is not the layer's business
+        self.engine.signals.announce(LogAppended(self.gate.principal, self.owner or ""))
         return entry
 
     def _ensure_header(self) -> None:
         with contextlib.suppress(StaleWrite):  # another writer made it first
-            self.store.truth.rewrite(self.rel, LOG_HEADER.encode(), expected=MISSING)
+            self.engine.put(self.rel, LOG_HEADER.encode(), expected=MISSING)
 
     def tail(self, n: int = 20) -> list[LogEntry]:
         """The last `n` entries, oldest first (seed 002: LOG tail read on every call)."""
@@ -367,20 +356,16 @@ class Log(Layer):
         if not isinstance(n, int) or n < 0:
             raise MalformedInput("n must be a non-negative integer")
         spec = self._spec()
-        self.store.fresh(spec)
-        with self.store.db.read() as conn:
-            rows = conn.execute(
-                "SELECT meta FROM docs WHERE source = ? ORDER BY pos DESC LIMIT ?",
-                (str(self.path), n),
-            ).fetchall()
-        entries = [to_entry(json.loads(r[0])) for r in reversed(rows)]
-        self._read_event(self.path, sum(len(r[0]) for r in rows))
+        self.engine.fresh(spec)
+        rows = queries.last_of_source(self.engine.db, str(self.path), n)
+        entries = [to_entry(r.record()) for r in rows]
+        self._read_event(self.path, sum(len(r.meta or "") for r in rows))
         return entries
 
     def entries(self) -> list[LogEntry]:
         """Every entry, straight from the file."""
         self._check("read")
-        data = self.store.truth.read_from(self.rel)
+        data = self.engine.read_from(self.rel)
         parsed = parse_log(data, 0, str(self.path), owner=self.owner, final=True, mtime=self._mtime)
         self._read_event(self.path, len(data))
         return [to_entry(d.meta or {}) for d in parsed.docs]
@@ -389,23 +374,21 @@ class Log(Layer):
         """Blocks of LOG.md kept but not read cleanly (torn footer, bad metadata or time,
         copied id): each is still an entry."""
         self._check("read")
-        self.store.fresh(self._spec())
+        self.engine.fresh(self._spec())
         return self._index_problems(self.path)
 
     def read_text(self) -> str:
         self._check("read")
-        data = self.store.truth.read_from(self.rel)
+        data = self.engine.read_from(self.rel)
         self._read_event(self.path, len(data))
         return data.decode("utf-8", "replace")
 
     def size(self) -> int:
         self._check("read")
-        entry = self.store.truth.stat(self.rel)
+        entry = self.engine.stat(self.rel)
         return entry.size if entry is not None else 0
 
     def count(self) -> int:
         self._check("read")
-        self.store.fresh(self._spec())
-        with self.store.db.read() as conn:
-            row = conn.execute("SELECT count(*) FROM docs WHERE source = ?", (str(self.path),))
-            return int(row.fetchone()[0])
+        self.engine.fresh(self._spec())
+        return queries.doc_count(self.engine.db, source=str(self.path))

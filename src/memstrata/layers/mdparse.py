@@ -17,7 +17,7 @@ from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.starters import is_untouched_starter
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Engine
 
 TEXT_SUFFIXES = frozenset(
     {
@@ -57,7 +57,7 @@ def is_text_file(path: Path) -> bool:
 
 
 def markdown_spec(
-    store: Store,
+    engine: Engine,
     path: Path,
     layer: str,
     *,
@@ -65,10 +65,10 @@ def markdown_spec(
     room: str | None = None,
     thread: str | None = None,
 ) -> SourceSpec:
-    rel = store.rel(path)
+    rel = engine.rel(path)
 
     def parse(data: bytes, base: int) -> Parsed:
-        entry = store.truth.stat(rel)  # a chunk is dated by its file's last change
+        entry = engine.stat(rel)  # a chunk is dated by its file's last change
         mtime = entry.mtime if entry is not None else 0.0
         text = data[:MAX_INDEXED_BYTES].decode("utf-8", "replace")
         if is_untouched_starter(text, layer, owner):  # init's boilerplate holds no memory

@@ -28,13 +28,13 @@ from memstrata.files.jsonl import BadLine, decode, encode
 from memstrata.files.paths import safe_join
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
-from memstrata.layers.base import Layer, check_count, check_tags, check_text
-from memstrata.layers.catalog import walk
+from memstrata.layers.base import Acting, Layer, check_count, check_tags, check_text
 from memstrata.layers.mdparse import is_text_file, markdown_spec
+from memstrata.layers.walk import walk
 from memstrata.model import check_name, check_plain, iso, now_ts, parse_ts
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.engine import Engine
 
 MESSAGE_TYPES = ("task", "done", "review", "verdict", "message", "question", "answer")
 
@@ -110,31 +110,31 @@ def _room_json(data: bytes, path: str) -> dict[str, Any]:
     return raw
 
 
-def read_room_info(store: Store, name: str) -> RoomInfo:
+def read_room_info(engine: Engine, name: str) -> RoomInfo:
     """A room's room.json, read through the store's truth."""
-    path = store.layout.room_info(name)
-    found = store.read(path)
+    path = engine.layout.room_info(name)
+    found = engine.read(path)
     return room_info_from(found.data if found is not None else None, str(path), name)
 
 
 class Room(Layer):
     layer = "channel"
 
-    def __init__(self, store: Store, name: str) -> None:
-        super().__init__(store, None, name)
+    def __init__(self, acting: Acting, name: str) -> None:
+        super().__init__(acting, None, name)
         self.name = name
-        self.channel_path: Path = store.layout.channel(name)
-        self.artifacts_dir: Path = store.layout.artifacts(name)
+        self.channel_path: Path = acting.engine.layout.channel(name)
+        self.artifacts_dir: Path = acting.engine.layout.artifacts(name)
 
     # -- the room itself: its place in the DAG, open or closed ----------------------
     @property
     def _info_path(self) -> Path:
-        return self.store.layout.room_info(self.name)
+        return self.engine.layout.room_info(self.name)
 
     def info(self) -> RoomInfo:
         """Upstream rooms and closed state (readable by every agent but skills)."""
-        self.store.gate.check("read", "artifact", None, self.name)
-        return read_room_info(self.store, self.name)
+        self.gate.check("read", "artifact", None, self.name)
+        return read_room_info(self.engine, self.name)
 
     def upstream(self) -> tuple[str, ...]:
         return self.info().upstream
@@ -148,7 +148,7 @@ class Room(Layer):
             if room in seen or room == self.name:
                 continue
             seen.append(room)
-            frontier.extend(read_room_info(self.store, room).upstream)
+            frontier.extend(read_room_info(self.engine, room).upstream)
         return seen
 
     def set_upstream(self, rooms: builtins.list[str] | tuple[str, ...]) -> RoomInfo:
@@ -166,7 +166,7 @@ class Room(Layer):
         if self.name in ups:
             raise MalformedInput(f"room {self.name} cannot be upstream of itself")
         for room in ups:
-            if self.name in Room(self.store, room).ancestors():
+            if self.name in Room(self.acting, room).ancestors():
                 raise MalformedInput(
                     f"{room} is downstream of {self.name}: declaring it upstream "
                     "would make a cycle (rooms form a DAG)"
@@ -176,17 +176,17 @@ class Room(Layer):
     def close(self) -> RoomInfo:
         """Close the room: its channel and artifacts stay, read-only (idempotent)."""
         self._check_room_write()
-        info = read_room_info(self.store, self.name)
+        info = read_room_info(self.engine, self.name)
         if info.closed:
             return info
-        return self._edit_info(closed=iso(now_ts()), closed_by=self.store.principal.agent)
+        return self._edit_info(closed=iso(now_ts()), closed_by=self.gate.principal.agent)
 
     def _check_room_write(self) -> None:
-        self.store.gate.check("write", "channel", None, self.name)
+        self.gate.check("write", "channel", None, self.name)
 
     def _edit_info(self, **changes: Any) -> RoomInfo:
         spec = SourceSpec(self._info_path, "whole", lambda d, b: Parsed(consumed=len(d)))
-        with self.store.editing(spec) as edit:
+        with self.engine.editing(spec) as edit:
             where = str(self._info_path)
             info = room_info_from(edit.data if edit.exists else None, where, self.name)
             data = {
@@ -199,7 +199,7 @@ class Room(Layer):
                 data = {**_room_json(edit.data, where), **data}  # unknown keys are kept
             edit(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         self._write_event(self._info_path, 0, "room")
-        return read_room_info(self.store, self.name)
+        return read_room_info(self.engine, self.name)
 
     def check_open(self) -> None:
         """Raise RoomClosed if the room is closed (channel and artifacts are read-only).
@@ -217,12 +217,12 @@ class Room(Layer):
         return SourceSpec(self.channel_path, "append", lambda d, b: parse_channel(d, b, p, room))
 
     def _artifact_spec(self, path: Path) -> SourceSpec:
-        return markdown_spec(self.store, path, "artifact", room=self.name)
+        return markdown_spec(self.engine, path, "artifact", room=self.name)
 
     def _sources(self) -> list[SourceSpec]:
         specs = [self._channel_spec()] if self._stat(self.channel_path) is not None else []
         specs += [
-            self._artifact_spec(p) for p in walk(self.store, self.artifacts_dir) if is_text_file(p)
+            self._artifact_spec(p) for p in walk(self.engine, self.artifacts_dir) if is_text_file(p)
         ]
         return specs
 
@@ -258,7 +258,7 @@ class Room(Layer):
             "id": "msg-" + os.urandom(4).hex(),
             "ts": iso(now_ts()),
             "room": self.name,
-            "from": self.store.principal.agent,
+            "from": self.gate.principal.agent,
             "to": to,
             "type": type,
             "ref": ref,
@@ -266,7 +266,7 @@ class Room(Layer):
             "content": content,
         }
         data = encode(rec)
-        self.store.append(self._channel_spec(), data)
+        self.engine.append(self._channel_spec(), data)
         self._write_event(self.channel_path, len(data))
         return rec
 
@@ -279,19 +279,19 @@ class Room(Layer):
 
     # -- artifacts -----------------------------------------------------------
     def write_artifact(self, rel: str, content: str) -> str:
-        self.store.gate.check("write", "artifact", None, self.name)
+        self.gate.check("write", "artifact", None, self.name)
         path = safe_join(self.artifacts_dir, rel)
-        check_text(content, "artifact", 4 * 1024 * 1024, allow_empty=True)
+        check_text(content, "artifact", limits.ARTIFACT_BYTES, allow_empty=True)
         self.check_open()
         content = self._screen(content, "artifact")
-        self.store.rewrite(self._artifact_spec(path), content)
+        self.engine.rewrite(self._artifact_spec(path), content)
         self._write_event(path, len(content), "artifact")
         return path.relative_to(self.artifacts_dir.resolve()).as_posix()
 
     def read_artifact(self, rel: str) -> str:
-        self.store.gate.check("read", "artifact", None, self.name)
+        self.gate.check("read", "artifact", None, self.name)
         path = safe_join(self.artifacts_dir, rel)
-        found = self.store.read(path)
+        found = self.engine.read(path)
         if found is None:
             raise NotFound(f"no artifact {rel!r} in room {self.name}")
         text = found.text
@@ -305,29 +305,27 @@ class Room(Layer):
         `rooms/<room>/archive/deleted/<ms>/<rel>` (kept on disk, out of search).
         Only the room's agents (and admins) may, and not once the room is closed.
         """
-        self.store.gate.check("write", "artifact", None, self.name)
+        self.gate.check("write", "artifact", None, self.name)
         path = safe_join(self.artifacts_dir, rel)
         self.check_open()
         relp = path.relative_to(self.artifacts_dir.resolve()).as_posix()
-        truth = self.store.truth
-        where = self.store.rel(self.artifacts_dir / relp)
-        entry = truth.stat(where)
+        where = self.engine.rel(self.artifacts_dir / relp)
+        entry = self.engine.stat(where)
         if entry is None or entry.is_dir:
             raise NotFound(f"no artifact {rel!r} in room {self.name}")
-        deleted = self.store.layout.room(self.name) / "archive" / "deleted"
+        deleted = self.engine.layout.room(self.name) / "archive" / "deleted"
         stamp = int(now_ts() * 1000)
-        while truth.stat(self.store.rel(deleted / str(stamp) / relp)) is not None:
+        while self.engine.stat(deleted / str(stamp) / relp) is not None:
             stamp += 1
-        dest = self.store.rel(deleted / str(stamp) / relp)
-        with truth.lock(where):
-            truth.move(where, dest)
-        self.store.index_file(self._artifact_spec(self.artifacts_dir / relp))
+        dest = self.engine.rel(deleted / str(stamp) / relp)
+        self.engine.move(where, dest)
+        self.engine.index_file(self._artifact_spec(self.artifacts_dir / relp))
         self._write_event(path, -entry.size, "artifact")
         return dest
 
     def artifacts(self) -> list[str]:
-        self.store.gate.check("read", "artifact", None, self.name)
+        self.gate.check("read", "artifact", None, self.name)
         return [
             p.relative_to(self.artifacts_dir).as_posix()
-            for p in walk(self.store, self.artifacts_dir)
+            for p in walk(self.engine, self.artifacts_dir)
         ]

@@ -17,15 +17,16 @@ import os
 from collections.abc import Callable, Iterable, Sized
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memstrata import limits
 from memstrata.errors import AlreadyExists, EntryTooLarge, MalformedInput, NotFound
 from memstrata.files.jsondoc import Fields, RecordList
 from memstrata.files.jsonl import BadLine, decode, encode
+from memstrata.index import queries
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
-from memstrata.layers.base import Layer, check_json, check_text
+from memstrata.layers.base import Acting, Layer, check_json, check_text
 from memstrata.model import (
     SESSION_ROLES,
     SessionMessage,
@@ -35,9 +36,7 @@ from memstrata.model import (
     now_ts,
     parse_ts,
 )
-
-if TYPE_CHECKING:
-    from memstrata.store import Store
+from memstrata.store.signals import SessionGrew
 
 MAX_MESSAGE_BYTES = limits.SESSION_MESSAGE_BYTES
 NEIGHBOUR_RADIUS = 2  # each message is also found by the words of the 2 around it
@@ -114,14 +113,14 @@ def parse_session(data: bytes, base: int, path: str, owner: str, sid: str) -> Pa
 class Sessions(Layer):
     layer = "session"
 
-    def __init__(self, store: Store, owner: str) -> None:
-        super().__init__(store, owner)
-        self.dir: Path = store.layout.sessions_dir(owner)
-        self.index_path: Path = store.layout.session_index(owner)
+    def __init__(self, acting: Acting, owner: str) -> None:
+        super().__init__(acting, owner)
+        self.dir: Path = acting.engine.layout.sessions_dir(owner)
+        self.index_path: Path = acting.engine.layout.session_index(owner)
 
     def _spec(self, sid: str, path: Path | None = None) -> SourceSpec:
         """The transcript of session `sid` (at `path`, when the caller knows it)."""
-        path = path or self.store.layout.session(self.owner or "", sid)
+        path = path or self.engine.layout.session(self.owner or "", sid)
         owner, p = self.owner or "", str(path)
         return SourceSpec(path, "append", lambda d, b: parse_session(d, b, p, owner, sid))
 
@@ -152,7 +151,7 @@ class Sessions(Layer):
             for sid in self.ids()
         ]
         known = {r["id"] for r in rows}
-        archived = self.store.layout.archive_dir(self.owner or "") / "sessions"
+        archived = self.engine.layout.archive_dir(self.owner or "") / "sessions"
         for path in self._files_in(archived, ".jsonl"):
             sid = path.stem.rsplit("-", 1)[0]
             if sid not in known:
@@ -164,18 +163,18 @@ class Sessions(Layer):
                         "created": self._first_timestamp(path),
                         "ended": None,
                         "archived": True,
-                        "archive": self.store.rel(path),
+                        "archive": self.engine.rel(path),
                     }
                 )
         return RecordList(str(self.index_path), "sessions", {}, rows)
 
     def _edit_index(self, change: Callable[[RecordList], None]) -> None:
-        with self.store.editing(self._index_spec()) as edit:
+        with self.engine.editing(self._index_spec()) as edit:
             try:
                 doc = RecordList.parse(edit.data, str(self.index_path), key="sessions")
             except MalformedInput:
                 aside = self.index_path.with_name(f"{self.index_path.name}.broken-{_new_id()[2:]}")
-                self.store.truth.move(self.store.rel(self.index_path), self.store.rel(aside))
+                self.engine.move(self.index_path, aside, lock=False)  # (ours: held)
                 edit.current = None  # the index is written anew
                 doc = self._rebuilt()
             change(doc)
@@ -267,13 +266,7 @@ class Sessions(Layer):
 
     def list(self, *, include_archived: bool = False) -> list[SessionInfo]:
         self._check("read")
-        counts: dict[str, int] = {}
-        with self.store.db.read() as conn:
-            for thread, n in conn.execute(
-                "SELECT thread, count(*) FROM docs WHERE layer='session' AND owner=? GROUP BY thread",
-                (self.owner,),
-            ):
-                counts[thread] = n
+        counts = queries.thread_counts(self.engine.db, layer="session", owner=self.owner)
         doc = self._read_index()
         out = []
         for row in doc.records():
@@ -310,23 +303,20 @@ class Sessions(Layer):
                     f"one append carries more than {limits.SESSION_APPEND_BYTES} "
                     "bytes of messages; append them in batches"
                 )
-        from memstrata.secretscan import screen_json
-
         for r in recs:
             r["content"] = self._screen(r["content"], "message content")
             if "input" in r:
-                r["input"] = screen_json(self.store, r["input"], "tool input")
+                r["input"] = self._screen_json(r["input"], "tool input")
         if not recs:
             return []
         spec = self._spec(sid)
         if self._stat(spec.path) is None and self._read_index().find(sid) is None:
             self._update_index(sid, created=recs[0]["timestamp"])
         data = b"".join(encode(r) for r in recs)
-        self.store.append(spec, data)
+        self.engine.append(spec, data)
         self._write_event(spec.path, len(data))
-        from memstrata.lifecycle.triggers import after_session_append
-
-        after_session_append(self.store, self.owner or "", sid)  # seed 004 thresholds
+        # a flush or compaction past seed 004's thresholds follows (`lifecycle.triggers`)
+        self.engine.signals.announce(SessionGrew(self.gate.principal, self.owner or "", sid))
         return [to_message(r) for r in recs]
 
     def messages(self, session_id: str) -> builtins.list[SessionMessage]:
@@ -350,16 +340,11 @@ class Sessions(Layer):
         if isinstance(after, bool) or not isinstance(after, int):
             raise MalformedInput("after must be an integer (a cursor from a previous page)")
         spec = self._spec(session_id)
-        self.store.fresh(spec)
-        with self.store.db.read() as conn:
-            rows = conn.execute(
-                "SELECT pos, meta FROM docs WHERE thread = ? AND source = ? AND pos > ? "
-                "ORDER BY pos LIMIT ?",
-                (session_id, str(spec.path), after, limit + 1),
-            ).fetchall()
-        msgs = [to_message(json.loads(meta)) for _, meta in rows[:limit]]
+        self.engine.fresh(spec)
+        rows = queries.after_pos(self.engine.db, str(spec.path), session_id, after, limit + 1)
+        msgs = [to_message(r.record()) for r in rows[:limit]]
         self._read_event(spec.path, sum(len(m.content) for m in msgs))
-        return msgs, (rows[limit - 1][0] if len(rows) > limit else None)
+        return msgs, (rows[limit - 1].pos if len(rows) > limit else None)
 
     def ids(self) -> builtins.list[str]:
         """The ids of the transcripts on disk."""
@@ -374,20 +359,20 @@ class Sessions(Layer):
     def _files_in(self, folder: Path, suffix: str) -> builtins.list[Path]:
         """The sources directly in `folder` whose name ends in `suffix`, sorted."""
         return [
-            self.store.home / e.path
-            for e in self.store.truth.list(self.store.rel(folder), recursive=False)
+            self.engine.home / e.path
+            for e in self.engine.listing(folder, recursive=False)
             if not e.is_dir and e.path.endswith(suffix)
         ]
 
     def _first_timestamp(self, path: Path) -> str:
         """When a transcript started: its first message's timestamp, else the file's mtime."""
-        rel = self.store.rel(path)
-        head = self.store.truth.read_from(rel, 0, MAX_MESSAGE_BYTES + 4096)
+        rel = self.engine.rel(path)
+        head = self.engine.read_from(rel, 0, MAX_MESSAGE_BYTES + 4096)
         try:
             first = json.loads(head.split(b"\n", 1)[0])
             return iso(parse_ts(first["timestamp"]))
         except (ValueError, KeyError, TypeError, MalformedInput):
-            entry = self.store.truth.stat(rel)
+            entry = self.engine.stat(rel)
             return iso(entry.mtime) if entry is not None else ""
 
 

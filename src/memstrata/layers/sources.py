@@ -30,14 +30,15 @@ from typing import TYPE_CHECKING, Any
 from memstrata.errors import MalformedInput, NotFound
 from memstrata.files.jsondoc import RecordList
 from memstrata.files.markdown import chunk_markdown
-from memstrata.index.docs import Doc, Parsed, delete_source
+from memstrata.index import queries
+from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec, SyncReport, sync_sources
-from memstrata.layers.base import Layer
+from memstrata.layers.base import Acting, Layer
 from memstrata.layers.mdparse import TEXT_SUFFIXES
 from memstrata.model import iso, name_problem, now_ts
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    pass
 
 SKIP_DIRS = frozenset(
     {
@@ -148,9 +149,9 @@ class Sources(Layer):
 
     layer = "source"
 
-    def __init__(self, store: Store) -> None:
-        super().__init__(store, None)
-        self.path = store.home / "sources.json"
+    def __init__(self, acting: Acting) -> None:
+        super().__init__(acting, None)
+        self.path = acting.engine.home / "sources.json"
 
     def _registry_spec(self) -> SourceSpec:
         return SourceSpec(self.path, "whole", lambda d, b: Parsed(consumed=len(d)))
@@ -158,10 +159,10 @@ class Sources(Layer):
     def roots(self) -> list[Path]:
         """Every registered folder that exists (the registry's, then the config's)."""
         out: list[Path] = []
-        for raw in [*self._registered(), *self.store.config.source_paths]:
+        for raw in [*self._registered(), *self.engine.config.source_paths]:
             p = Path(raw).expanduser()
-            p = (p if p.is_absolute() else self.store.home / p).resolve()
-            if p not in out and p.is_dir() and p != self.store.home:
+            p = (p if p.is_absolute() else self.engine.home / p).resolve()
+            if p not in out and p.is_dir() and p != self.engine.home:
                 out.append(p)
         return out
 
@@ -175,14 +176,11 @@ class Sources(Layer):
     def list(self) -> list[dict[str, Any]]:
         """The registered folders with how many files each holds in the index."""
         self._check("read")
-        out = []
-        with self.store.db.read() as conn:
-            for root in self.roots():
-                n = conn.execute(
-                    "SELECT count(*) FROM sources WHERE path LIKE ?", (f"{root}{os.sep}%",)
-                ).fetchone()[0]
-                out.append({"path": str(root), "files": int(n)})
-        return out
+        db = self.engine.db
+        return [
+            {"path": str(root), "files": len(queries.sources_below(db, f"{root}{os.sep}"))}
+            for root in self.roots()
+        ]
 
     def specs(self) -> builtins.list[SourceSpec]:
         """Every indexed file of every registered folder (for `Store.sources`)."""
@@ -194,9 +192,9 @@ class Sources(Layer):
         root = Path(folder).expanduser().resolve()
         if not root.is_dir():
             raise NotFound(f"{folder} is not a folder")
-        if root == self.store.home or self.store.home in root.parents:
+        if root == self.engine.home or self.engine.home in root.parents:
             raise MalformedInput(f"{root} is the store itself; its memory is indexed already")
-        with self.store.editing(self._registry_spec()) as edit:
+        with self.engine.editing(self._registry_spec()) as edit:
             doc = RecordList.parse(edit.data, str(self.path), key="sources")
             if not any(r.get("path") == str(root) for r in doc.records()):
                 doc.append(
@@ -204,7 +202,7 @@ class Sources(Layer):
                         "id": _root_id(root),
                         "path": str(root),
                         "added": iso(now_ts()),
-                        "added_by": self.store.principal.agent,
+                        "added_by": self.gate.principal.agent,
                     }
                 )
                 edit(doc.dumps())
@@ -216,7 +214,7 @@ class Sources(Layer):
         """Unregister a folder and drop its files from the index; returns how many."""
         self._check("write")
         root = str(Path(folder).expanduser().resolve())
-        with self.store.editing(self._registry_spec()) as edit:
+        with self.engine.editing(self._registry_spec()) as edit:
             doc = RecordList.parse(edit.data, str(self.path), key="sources")
             before = len(doc.records())
             doc.remove(lambda r: r.get("path") == root)
@@ -228,21 +226,12 @@ class Sources(Layer):
         return dropped
 
     def _drop_under(self, root: str) -> int:
-        with self.store.db.write() as conn:
-            paths = [
-                r[0]
-                for r in conn.execute(
-                    "SELECT path FROM sources WHERE path LIKE ?", (f"{root}{os.sep}%",)
-                )
-            ]
-            for p in paths:
-                delete_source(conn, p, superseding=False)
-                conn.execute("DELETE FROM sources WHERE path = ?", (p,))
-        return len(paths)
+        """Forget the index rows of every file below `root`; returns how many files."""
+        return queries.drop_sources_below(self.engine.db, f"{root}{os.sep}")
 
     def sync(self) -> SyncReport:
         """Catch the index up with the registered folders (new, changed, deleted files)."""
         self._check("read")
         return sync_sources(
-            self.store.db, replace(self.store.origin, with_home=False), self.specs()
+            self.engine.db, replace(self.engine.origin, with_home=False), self.specs()
         )

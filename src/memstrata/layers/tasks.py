@@ -13,7 +13,7 @@ from __future__ import annotations
 import builtins
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memstrata import limits
 from memstrata.errors import MalformedInput, NotFound
@@ -21,11 +21,8 @@ from memstrata.files.jsondoc import Fields, RecordList, whole_file_problems
 from memstrata.files.jsonl import BadLine
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
-from memstrata.layers.base import Layer, check_count, check_text
+from memstrata.layers.base import Acting, Layer, check_count, check_text
 from memstrata.model import TASK_STATUSES, Task, check_plain, iso, now_ts, parse_ts
-
-if TYPE_CHECKING:
-    from memstrata.store import Store
 
 _ID = re.compile(r"^TASK-(\d+)$")
 
@@ -96,9 +93,9 @@ def parse_tasks(data: bytes, path: str, owner: str) -> Parsed:
 class Tasks(Layer):
     layer = "task"
 
-    def __init__(self, store: Store, owner: str) -> None:
-        super().__init__(store, owner)
-        self.path: Path = store.layout.tasks(owner)
+    def __init__(self, acting: Acting, owner: str) -> None:
+        super().__init__(acting, owner)
+        self.path: Path = acting.engine.layout.tasks(owner)
 
     def _spec(self) -> SourceSpec:
         path, owner = str(self.path), self.owner or ""
@@ -159,13 +156,11 @@ class Tasks(Layer):
                 "blocked_by": blocked_by or [],
             }
         )
-        from memstrata.secretscan import screen_json
-
         fields = {
-            k: screen_json(self.store, v, f"task {k}") if k != "blocked_by" else v
+            k: self._screen_json(v, f"task {k}") if k != "blocked_by" else v
             for k, v in fields.items()
         }
-        with self.store.editing(self._spec()) as commit:
+        with self.engine.editing(self._spec()) as commit:
             doc = self._load()
             ids = {t["id"] for t in doc.records()}
             _check_blockers(fields["blocked_by"], ids, None)
@@ -209,13 +204,11 @@ class Tasks(Layer):
         checked = check_task_fields(
             {k: v for k, v in changes.items() if v is not None and k != "status"}
         )
-        from memstrata.secretscan import screen_json
-
         checked = {
-            k: screen_json(self.store, v, f"task {k}") if k != "blocked_by" else v
+            k: self._screen_json(v, f"task {k}") if k != "blocked_by" else v
             for k, v in checked.items()
         }
-        with self.store.editing(self._spec()) as commit:
+        with self.engine.editing(self._spec()) as commit:
             doc = self._load()
             t = doc.find(task_id)
             if t is None:

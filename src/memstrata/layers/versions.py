@@ -34,20 +34,19 @@ from memstrata.files.versions import (
     TOP_FILES,
     FileHistory,
     Record,
-    Retention,
     Versioned,
-    agent_histories,
     parse_log,
     sha256,
     surface,
     versioned,
 )
-from memstrata.layers.base import Layer
-from memstrata.layers.catalog import memory_layer_of
+from memstrata.layers.base import Acting, Layer
+from memstrata.layers.hot import MarkdownLayer
+from memstrata.layers.walk import memory_layer_of
 from memstrata.model import iso
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.layers.agent import AgentMemory
 
 CURRENT = "current"  # names the file's content now, wherever a version id is asked for
 UNRECORDED = (
@@ -105,19 +104,20 @@ class Versions(Layer):
 
     layer = "file"
 
-    def __init__(self, store: Store, owner: str) -> None:
-        super().__init__(store, owner)
+    def __init__(self, acting: Acting, owner: str, memory: AgentMemory) -> None:
+        super().__init__(acting, owner)
+        self.memory = memory  # the agent's handles: a restore writes through its file's
 
     # -- which file --------------------------------------------------------------
     def _versioned(self, path: Path) -> Versioned | None:
-        return versioned(self.store.rel(path), self.store.config.memory_path)
+        return versioned(self.engine.rel(path), self.engine.config.memory_path)
 
     def _resolve(self, name: str) -> Versioned:
         """The versioned file `name` names (module docstring), or MalformedInput."""
         if not isinstance(name, str) or not name.strip():
             raise MalformedInput("name a file: e.g. CONTEXT.md, NOW.md, AGENT.md or notes/a.md")
         assert self.owner is not None
-        layout, key = self.store.layout, name.strip()
+        layout, key = self.engine.layout, name.strip()
         layers = {
             "now": layout.now_file,
             "context": layout.context_file,
@@ -127,7 +127,7 @@ class Versions(Layer):
             found = self._versioned(layers[key.lower()](self.owner))
             assert found is not None
             return found
-        files = self.store.agent(self.owner).files
+        files = self.memory.files
         path, _ = files._path(key)  # refuses every way out of the memory folder
         candidates = [self._versioned(path)]
         plain = key.removeprefix("/memories/").strip("/")
@@ -146,16 +146,16 @@ class Versions(Layer):
         real = [c for c in candidates if c is not None]
         if not real:
             raise MalformedInput(f"{name!r} keeps no versions (LOG.md is append-only)")
-        truth = self.store.truth
+        engine = self.engine
         for c in real:
-            if truth.stat(c.rel) is not None or truth.stat(c.log) is not None:
+            if engine.stat(c.rel) is not None or engine.stat(c.log) is not None:
                 return c
         return real[0]
 
     def _layer_of(self, target: Versioned) -> str:
-        layout, owner = self.store.layout, self.owner
+        layout, owner = self.engine.layout, self.owner
         assert owner is not None
-        if target.rel == self.store.rel(layout.identity(owner)) or target.name in (
+        if target.rel == self.engine.rel(layout.identity(owner)) or target.name in (
             "AGENT.md",
             "IDENTITY.md",
         ):
@@ -165,10 +165,7 @@ class Versions(Layer):
         return "context"  # <agent>/MEMORY.md, or where [memory] path puts it
 
     def _history(self, target: Versioned) -> FileHistory:
-        c = self.store.config
-        return FileHistory(
-            self.store.truth, target, Retention(c.versions_keep, c.versions_max_age_days)
-        )
+        return self.engine.history(target)
 
     # -- reading ---------------------------------------------------------------------
     def files(self) -> list[dict[str, Any]]:
@@ -176,16 +173,16 @@ class Versions(Layer):
         versions (how many), latest (ISO 8601 time of the newest)."""
         self._check("read")
         out = []
-        for log in agent_histories(self.store.truth, self.owner or ""):
-            found = self.store.truth.read(log)
+        for log in self.engine.histories(self.owner or ""):
+            found = self.engine.read(log)
             records = parse_log(found.data) if found is not None else []
             if not records:
                 continue
-            target = versioned(records[-1].path, self.store.config.memory_path)
+            target = versioned(records[-1].path, self.engine.config.memory_path)
             if target is None or target.agent != self.owner or target.log != log:
                 continue
             layer = self._layer_of(target)
-            if not self.store.gate.allows("read", layer, self.owner):
+            if not self.gate.allows("read", layer, self.owner):
                 continue
             out.append(
                 {
@@ -211,7 +208,7 @@ class Versions(Layer):
         self._check("read", layer)
         hist = self._history(target)
         records = hist.records()
-        live = self.store.truth.read(target.rel)
+        live = self.engine.read(target.rel)
         rows: list[tuple[Record, bool, bool]] = [(r, False, True) for r in records]
         if live is not None:
             live_sha = sha256(live.data)
@@ -265,7 +262,7 @@ class Versions(Layer):
         if not isinstance(version, str) or not version.strip():
             raise MalformedInput("name a version: its id (or a prefix of 4+ hex digits)")
         v = version.strip().lower()
-        live = self.store.truth.read(target.rel)
+        live = self.engine.read(target.rel)
         if v == CURRENT:
             if live is None:
                 raise NotFound(f"{target.name} does not exist now")
@@ -317,14 +314,16 @@ class Versions(Layer):
         write does it for its own file); returns how many versions were dropped."""
         self._check("write")
         dropped = 0
-        for log in agent_histories(self.store.truth, self.owner or ""):
-            found = self.store.truth.read(log)
+        for log in self.engine.histories(self.owner or ""):
+            found = self.engine.read(log)
             records = parse_log(found.data) if found is not None else []
-            target = versioned(records[-1].path, self.store.config.memory_path) if records else None
+            target = (
+                versioned(records[-1].path, self.engine.config.memory_path) if records else None
+            )
             if target is None or target.agent != self.owner or target.log != log:
                 continue
-            if self.store.gate.allows("write", self._layer_of(target), self.owner):
-                with self.store.truth.lock(target.rel):
+            if self.gate.allows("write", self._layer_of(target), self.owner):
+                with self.engine.lock(target.rel):
                     dropped += len(self._history(target).prune(sweep=True))
         return dropped
 
@@ -347,10 +346,8 @@ class Versions(Layer):
         return self.history(target.name, limit=2, changes=False)
 
     def _write(self, target: Versioned, layer: str, text: str, expected_sha: str | None) -> None:
-        from memstrata.layers.hot import MarkdownLayer
-
-        mem = self.store.agent(self.owner)
-        path = self.store.home / target.rel
+        mem = self.memory
+        path = self.engine.home / target.rel
         for handle in (mem.now, mem.context, mem.identity):
             if handle.path == path:
                 handle.write(text, expected_sha=expected_sha)
@@ -358,7 +355,7 @@ class Versions(Layer):
         if target.name.startswith("memory/"):
             mem.files.write(target.name.removeprefix("memory/"), text, expected_sha=expected_sha)
             return
-        other = MarkdownLayer(self.store, self.owner or "", path)
+        other = MarkdownLayer(self.acting, self.owner or "", path)
         other.layer = layer
         other.write(text, expected_sha=expected_sha)
 

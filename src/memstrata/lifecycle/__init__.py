@@ -43,13 +43,13 @@ _WHERE: dict[str, str] = {
     "context_view": "memstrata.lifecycle.session_compaction",
     "extract_items": "memstrata.lifecycle.extraction",
     "flag_stale": "memstrata.lifecycle.verify",
-    "needs_compaction": "memstrata.lifecycle.triggers",
+    "needs_compaction": "memstrata.lifecycle.thresholds",
     "promote_fact": "memstrata.lifecycle.promotion",
     "promote_scratch": "memstrata.lifecycle.promotion",
     "prune": "memstrata.lifecycle.hygiene",
     "recall_verified": "memstrata.lifecycle.verify",
     "record_error": "memstrata.lifecycle.anneal",
-    "save_exclusion": "memstrata.lifecycle.promotion",
+    "save_exclusion": "memstrata.layers.durable",
     "session_context_view": "memstrata.lifecycle.session_compaction",
     "verify_citations": "memstrata.lifecycle.verify",
 }
@@ -95,6 +95,7 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:  # pragma: no cover
+    from memstrata.layers.durable import save_exclusion
     from memstrata.lifecycle.anneal import annealing, record_error
     from memstrata.lifecycle.compaction import (
         CompactionRecord,
@@ -103,12 +104,7 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from memstrata.lifecycle.extraction import ExtractReport, extract_items
     from memstrata.lifecycle.hygiene import AuditFinding, AuditReport, PruneReport, audit, prune
-    from memstrata.lifecycle.promotion import (
-        classify_fact,
-        promote_fact,
-        promote_scratch,
-        save_exclusion,
-    )
+    from memstrata.lifecycle.promotion import classify_fact, promote_fact, promote_scratch
     from memstrata.lifecycle.retention import archive_old_sessions
     from memstrata.lifecycle.session_compaction import (
         SessionCompaction,
@@ -116,5 +112,5 @@ if TYPE_CHECKING:  # pragma: no cover
         context_view,
         session_context_view,
     )
-    from memstrata.lifecycle.triggers import needs_compaction
+    from memstrata.lifecycle.thresholds import needs_compaction
     from memstrata.lifecycle.verify import Finding, flag_stale, recall_verified, verify_citations

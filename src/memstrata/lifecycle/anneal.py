@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 from memstrata.errors import MalformedInput, MemstrataError
 
 if TYPE_CHECKING:
-    from memstrata.manager import MemoryManager
-    from memstrata.store import Store
+    from memstrata.operations.manager import MemoryManager
+    from memstrata.store.view import Store
 
 RECOVERY_STATUS = "Error encountered - Recovery needed"
 RECOVERY_STEPS = ("Review LOG.md", "Analyze root cause", "Implement fix")
@@ -79,6 +79,17 @@ def _recovery_now(store: Store, agent: str, message: str) -> None:
     mem.now.update(RECOVERY_STATUS, list(RECOVERY_STEPS), blockers=blockers)
 
 
+def store_and_agent(target: Store | MemoryManager, agent: str | None) -> tuple[Store, str | None]:
+    """The store and agent of a `Store` (its own agent unless `agent` names one) or of a
+    `MemoryManager` (anything with `store` and `agent_name`: no import of the manager)."""
+    named = getattr(target, "agent_name", None)
+    if named is not None:
+        manager: Any = target
+        return manager.store, agent or named
+    store: Any = target
+    return store, agent or store.principal.agent
+
+
 @contextlib.contextmanager
 def annealing(target: Store | MemoryManager, agent: str | None = None) -> Iterator[None]:
     """Record any exception raised inside the block in memory, then re-raise it.
@@ -86,13 +97,7 @@ def annealing(target: Store | MemoryManager, agent: str | None = None) -> Iterat
     `target` is a `Store` (with `agent`, or the store's own agent) or a
     `MemoryManager`. Also usable as a decorator.
     """
-    from memstrata.manager import MemoryManager
-
-    who: str | None
-    if isinstance(target, MemoryManager):
-        store, who = target.store, agent or target.agent_name
-    else:
-        store, who = target, agent or target.principal.agent
+    store, who = store_and_agent(target, agent)
     if who is None:
         raise MalformedInput("annealing needs an agent: pass agent= or open the store as one")
     try:

@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import LockTimeout, MalformedInput
+from memstrata.layers.archives import archive_spec
 from memstrata.layers.base import check_text
 from memstrata.layers.log import LOG_HEADER, MAX_CONTENT_BYTES, encode_entry, parse_log, to_entry
 from memstrata.lifecycle.digest import digest, log_records
@@ -44,12 +45,13 @@ from memstrata.lifecycle.providers import (
     usage_sum,
 )
 from memstrata.lifecycle.splice import archived, splice, take_snapshot
-from memstrata.lifecycle.triggers import needs_compaction
+from memstrata.lifecycle.thresholds import needs_compaction
+from memstrata.llm.extractive import ExtractiveSummarizer
 from memstrata.model import LogEntry, iso, now_ts
 
 if TYPE_CHECKING:
     from memstrata.llm.base import Summarizer
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 DEFAULT_SUMMARY_CHARS = 2000
 
@@ -121,7 +123,7 @@ def compact_log(
         return CompactionRecord(False, "under the LOG.md size and entry limits")
     # One compaction per LOG at a time; appenders never take this lock.
     try:
-        with store.truth.lock(f"compact:{log.rel}", timeout=wait):
+        with store.engine.lock(f"compact:{log.rel}", timeout=wait):
             # Checked again under the lock: another process may just have compacted.
             reason = asked or needs_compaction(store, agent)
             if reason is None:
@@ -179,8 +181,6 @@ def _compact_locked(
     usage = None
     archive_id = "arc-" + os.urandom(4).hex()  # named by the digest's "+N more ..." lines
     if summary is None:
-        from memstrata.llm.extractive import ExtractiveSummarizer
-
         chosen = summarizer if summarizer is not None else default_summarizer(store)
         classifier = default_classifier(store)
         provider_name = type(chosen).__name__
@@ -206,8 +206,6 @@ def _compact_locked(
         f"# LOG archive {archive_id}\n\n{len(metas)} entries compacted out of "
         f"LOG.md at {iso(when)}. Same format as LOG.md.\n\n"
     ).encode()
-    from memstrata.layers.agent import archive_spec
-
     entry = LogEntry(
         "log-" + os.urandom(4).hex(),
         iso(when),
@@ -222,7 +220,7 @@ def _compact_locked(
     )
     prefix = snap.data[:first] or LOG_HEADER.encode()
     with archived(
-        store, head + snap.data[first:upto], archive, archive_spec(store, archive, agent)
+        store, head + snap.data[first:upto], archive, archive_spec(store.engine, archive, agent)
     ):
         old_size, tail = splice(store, snap, upto, prefix + encode_entry(entry), log._spec())
     new_size = log.size()

@@ -5,7 +5,7 @@
     Emits: compact summary in deterministic bullets before proceeding.
 
 Every line of what is compacted (LOG entries, transcript messages) becomes a
-`Record`; `lifecycle.classify` reads each line's speech act (an approval, a
+`Record`; `reading.classify` reads each line's speech act (an approval, a
 prohibition, a dependency on someone else ...; a user's own words weigh more) and
 puts it in one category. The bullets always come out in this order, each on one
 line, each category in the order things happened:
@@ -44,7 +44,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from memstrata.lifecycle.classify import classify_line
+from memstrata.errors import ProviderError
+from memstrata.lifecycle.activity import final_text, is_bookkeeping, is_final_response
+from memstrata.lifecycle.outcome import previous_goal
+from memstrata.llm.extractive import ExtractiveSummarizer
+from memstrata.reading.classify import classify_line
 
 if TYPE_CHECKING:
     from memstrata.layers.hot import NowState
@@ -145,7 +149,7 @@ def one_line(text: str, limit: int = ITEM_CHARS) -> str:
 
 def classify(line: str, speaker: str | None = None) -> str | None:
     """The category of one line of text ("decision", "constraint", "blocker", "phase",
-    "objective", "preference"), or None (narrative). See `lifecycle.classify`."""
+    "objective", "preference"), or None (narrative). See `reading.classify`."""
     kind = classify_line(line, speaker)
     if kind is None and _PREFERENCE.search(line):
         return "preference"
@@ -176,7 +180,6 @@ def _tool_name(meta: dict[str, Any], text: str) -> str:
 
 def log_records(entries: Iterable[LogEntry]) -> list[Record]:
     """LOG entries (or archived ones) as digest records (bookkeeping left out)."""
-    from memstrata.lifecycle.activity import final_text, is_bookkeeping, is_final_response
 
     out: list[Record] = []
     for e in entries:
@@ -282,8 +285,6 @@ def _ask(s: _Sorted, classifier: LineClassifier | None) -> None:
     lines = [line for line, _ in s.narrative]
     labels = list(classifier.classify_lines(lines))
     if len(labels) != len(lines):
-        from memstrata.errors import ProviderError
-
         raise ProviderError(f"line classifier returned {len(labels)} labels for {len(lines)} lines")
     kept = []
     for (line, speaker), label in zip(s.narrative, labels, strict=True):
@@ -354,7 +355,6 @@ def _strip_label(category: str, text: str) -> str:
 
 def _goal(now: NowState | None) -> str:
     """The user's goal NOW.md states (not "Task complete: ...", not the recovery status)."""
-    from memstrata.lifecycle.outcome import previous_goal
 
     return (previous_goal(now) or "") if now is not None else ""
 
@@ -410,17 +410,6 @@ def sections(
     earlier = [f"- Earlier: {e}" for e in _dedupe(s.earlier)]
     prefs = [f"Preference: {p}" for p in _dedupe(s.pinned["preference"])]
     return Sections(heads, kept, counts, earlier, [*narrative, *prefs])
-
-
-def pinned_bullets(
-    records: Sequence[Record], now: NowState | None = None
-) -> tuple[list[str], list[str]]:
-    """(every bullet in policy order, narrative lines) for `records`, with no budget."""
-    sec = sections(records, now)
-    items = [
-        f"- {LABELS[c]}: {x}" for c in ("blocker", "decision", "constraint") for x in sec.kept[c]
-    ]
-    return [*sec.heads, *items, *sec.counts, *sec.earlier], sec.narrative
 
 
 def _says_something(item: str) -> bool:
@@ -539,8 +528,6 @@ def digest(
     if not lines or room < 40:
         return "\n".join(head)
     if narrative is None:
-        from memstrata.llm.extractive import ExtractiveSummarizer
-
         narrative = ExtractiveSummarizer()
     if bulletize:  # whole lines picked: repeats folded first, so 200 alike take one line
         text = narrative.summarize(fold_repeats(lines), max_chars=max(40, room - room // 10))

@@ -37,7 +37,7 @@ from memstrata.model import check_name, name_problem
 
 if TYPE_CHECKING:
     from memstrata.llm.base import Extractor
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 TEXT_SUFFIXES = frozenset({".md", ".markdown", ".mdx", ".txt", ".rst", ".org", ".adoc"})
 SKIP_DIRS = frozenset(

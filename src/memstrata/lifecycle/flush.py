@@ -33,11 +33,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import StaleWrite
+from memstrata.files.versions import surface
 from memstrata.lifecycle.digest import durable_items, message_records
 from memstrata.model import SessionMessage, estimate_tokens, iso, now_ts
+from memstrata.store.editing import sha256_text
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 SECTION = "## Session Summaries"
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
@@ -65,7 +67,7 @@ def transcript_tokens(messages: list[SessionMessage]) -> int:
     return sum(estimate_tokens(m.content) for m in messages)
 
 
-def _session_row(store: Store, agent: str, sid: str) -> dict[str, Any]:
+def session_row(store: Store, agent: str, sid: str) -> dict[str, Any]:
     return store.agent(agent).sessions._read_index().find(sid) or {}
 
 
@@ -125,9 +127,6 @@ def flush_session(
     limit = store.config.max_memory_chars
     if items:
         for _ in range(5):  # read-modify-write; retried if someone wrote CONTEXT.md meanwhile
-            from memstrata.files.versions import surface
-            from memstrata.store import sha256_text
-
             current = mem.context.read()
             fresh = _fresh(current, items)
             text, kept = _merge(current, session_id, items, limit)
@@ -167,23 +166,3 @@ def flush_session(
         )
     # Flushed only when every durable item reached long-term memory.
     return FlushResult(not left, reason, session_id, tuple(kept), path, tuple(left), entry)
-
-
-def apply_session_thresholds(store: Store, agent: str, session_id: str) -> str:
-    """Flush and/or compact one transcript as seed 004's thresholds say; what was done."""
-    from memstrata.lifecycle.session_compaction import compact_session
-
-    config = store.config
-    cycle = current_cycle(store.agent(agent).sessions.messages(session_id))
-    tokens = transcript_tokens(cycle)
-    done = []
-    if config.session_flush_enabled and tokens >= config.session_flush_threshold:
-        flushed = _session_row(store, agent, session_id).get("flushed_upto")
-        if flushed not in {m.id for m in cycle}:
-            flush_session(store, agent, session_id, cycle)
-            done.append("flushed")
-    if tokens >= config.session_compaction_threshold:
-        result = compact_session(store, agent, session_id)
-        if result.compacted:
-            done.append("compacted")
-    return ", ".join(done) or f"{tokens} tokens: under the thresholds"

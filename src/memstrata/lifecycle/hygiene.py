@@ -25,13 +25,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memstrata.errors import NotFound
+from memstrata.layers.durable import save_exclusion
 from memstrata.layers.episodes import SESSION_TEMPLATE
+from memstrata.lifecycle.compaction import compact_log
 from memstrata.lifecycle.likeness import near_duplicate
-from memstrata.lifecycle.promotion import save_exclusion
 from memstrata.model import DURABLE_CATEGORIES, Fact, parse_ts
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 DAY = 86400.0
 
@@ -209,7 +210,7 @@ def audit(
             )
         )
     special = {now_rel, mem.context.path.name, "LOG.md"}
-    if store.exists(mem.files.root):
+    if store.engine.exists(mem.files.root):
         for info in mem.files.list():
             if info.is_dir or info.path in special:
                 continue
@@ -255,7 +256,6 @@ def prune(
     confirmed): the rest of the report is left alone, and so is a reviewed finding
     that is no longer in the report.
     """
-    from memstrata.lifecycle.compaction import compact_log
 
     mem = store.agent(agent)
     reviewed = None if only is None else set(only)

@@ -44,86 +44,143 @@ from __future__ import annotations
 import functools
 import re
 
-_STOP = frozenset(
-    ["a", "an", "the", "is", "are", "was", "were", "be", "to", "of", "in", "on", "at", "for",
-     "with", "and", "or", "by", "it", "this", "that", "as", "use", "uses", "used", "using",
-     "run", "runs", "via", "from", "into"])
 
-EXECUTABLES = frozenset(
-    ["npm", "npx", "yarn", "pnpm", "bun", "bunx", "deno", "node", "python", "python3", "pip",
-     "pip3", "uv", "poetry", "pipenv", "hatch", "pdm", "pytest", "py.test", "tox", "nox",
-     "make", "cmake", "ninja", "cargo", "go", "rustc", "gradle", "./gradlew", "gradlew", "mvn",
-     "dotnet", "docker", "docker-compose", "kubectl", "helm", "terraform", "bundle", "rake",
-     "rails", "mix", "ruby", "php", "composer", "just", "bash", "sh", "git", "ruff", "mypy",
-     "black", "eslint", "tsc", "jest", "vitest", "./mvnw", "mvnw"])
+def _words(text: str) -> frozenset[str]:
+    """A word list written as one string (one word per space)."""
+    return frozenset(text.split())
+
+
+_STOP = _words(
+    "a an the is are was were be to of in on at for with and or by it this that as use uses "
+    "used using run runs via from into"
+)
+
+EXECUTABLES = _words(
+    "npm npx yarn pnpm bun bunx deno node python python3 pip pip3 uv poetry pipenv hatch pdm "
+    "pytest py.test tox nox make cmake ninja cargo go rustc gradle ./gradlew gradlew mvn "
+    "dotnet docker docker-compose kubectl helm terraform bundle rake rails mix ruby php "
+    "composer just bash sh git ruff mypy black eslint tsc jest vitest ./mvnw mvnw"
+)
 # Also English words: a command only with one of its verbs after it ("go to evals", "just run").
-_NEEDS_ARGS = {"go": frozenset(["test", "build", "run", "vet", "mod", "get", "install", "fmt",
-                                "generate", "work", "tool", "list", "env", "clean", "doc",
-                                "version", "fix"]),
-               "just": None}
+_NEEDS_ARGS = {
+    "go": frozenset(
+        [
+            "test",
+            "build",
+            "run",
+            "vet",
+            "mod",
+            "get",
+            "install",
+            "fmt",
+            "generate",
+            "work",
+            "tool",
+            "list",
+            "env",
+            "clean",
+            "doc",
+            "version",
+            "fix",
+        ]
+    ),
+    "just": None,
+}
 # Words after which an executable is in command position.
-_INTRODUCERS = frozenset(
-    ["&&", "||", ";", "|", ":", "(", "run", "use", "using", "with", "via", "execute", "type",
-     "call", "invoke", "is", "then", "try", "and", "do", "command", "running", "executing",
-     "invoking", "launch", "launching", "start", "by", "requires", "followed", "typing",
-     "calling", "are", "was", "be", "runs", "&"])
+_INTRODUCERS = _words(
+    "&& || ; | : ( run use using with via execute type call invoke is then try and do command "
+    "running executing invoking launch launching start by requires followed typing calling "
+    "are was be runs &"
+)
 # Words that end a command's arguments: function words and the verbs that describe it.
-_ARG_STOP = frozenset(
-    ["to", "for", "from", "in", "inside", "into", "within", "under", "on", "at", "and", "then",
-     "or", "which", "that", "runs", "executes", "builds", "starts", "installs", "removes",
-     "checks", "creates", "generates", "deletes", "cleans", "is", "are", "was", "will",
-     "should", "can", "must", "the", "a", "an", "with", "via", "using", "if", "when",
-     "before", "after", "locally", "first", "again", "here", "there", "it", "them", "this",
-     "brings", "compiles", "produces", "stops", "launches", "serves", "tests", "does"])
+_ARG_STOP = _words(
+    "to for from in inside into within under on at and then or which that runs executes "
+    "builds starts installs removes checks creates generates deletes cleans is are was will "
+    "should can must the a an with via using if when before after locally first again here "
+    "there it them this brings compiles produces stops launches serves tests does"
+)
 MAX_ARGS = 6
 _ARG = re.compile(r"^(?:-{1,2}[\w-]+(?:=\S+)?|[a-z0-9@~.][\w:.=/@+~-]*)$")
 _TOKEN = re.compile(r"&&|\|\||[;|:()`]|[^\s;|:()`]+")
 _CD = re.compile(r"(?:^|[\s(`;&])cd\s+(?:into\s+|to\s+)?(?:the\s+)?([\w.~/-]+)")
 _DIR_NOUN = re.compile(
     r"\b(?:in|inside|from|under|within|into|to)\s+(?:the\s+)?[`'\"]?([\w.~/-]+?)/?[`'\"]?\s+"
-    r"(?:directory|dir|folder|subfolder|subdirectory|package|workspace)\b")
+    r"(?:directory|dir|folder|subfolder|subdirectory|package|workspace)\b"
+)
 _DIR_SLASH = re.compile(
     r"\b(?:in|inside|from|under|within|into|to)\s+(?:the\s+)?[`'\"]?((?:\./)?[\w.~-]+/|\./[\w.~-]+)"
-    r"(?=[\s`'\",.;)]|$)")
+    r"(?=[\s`'\",.;)]|$)"
+)
 _DIR_VERB = re.compile(
     r"\b(?:change|go|switch|move|navigate|step|descend|head|chdir)\s+(?:in)?(?:to|into)\s+"
     r"(?:the\s+)?[`'\"]?([\w.~/-]+?)/?[`'\"]?(?:\s+(?:directory|dir|folder)\b|(?=\s*(?:$|[,;.)]|"
-    r"\s(?:and|then|first)\b)))")
-_DIR_CWD = re.compile(r"\b(?:working\s+(?:directory|dir|folder)|cwd|workdir)\s*[:=]?\s*(?:is\s+)?"
-                      r"[`'\"]?([\w.~/-]+)")
+    r"\s(?:and|then|first)\b)))"
+)
+_DIR_CWD = re.compile(
+    r"\b(?:working\s+(?:directory|dir|folder)|cwd|workdir)\s*[:=]?\s*(?:is\s+)?"
+    r"[`'\"]?([\w.~/-]+)"
+)
 # A bare "in evals" names a folder only at the end of a phrase and when it is not one
 # of the words that follow "in" in prose about commands ("in parallel", "in CI").
 _DIR_BARE = re.compile(
     r"\b(?:in|inside|within|from|under|lives in|located in)\s+(?:the\s+)?([\w.~-]+)"
-    r"(?=\s*(?:$|[,;.)]|\s(?:and|then|with|using|via|by)\b))")
-_NOT_FOLDERS = frozenset(
-    ["parallel", "ci", "production", "prod", "staging", "dev", "development", "background",
-     "foreground", "watch", "order", "general", "practice", "isolation", "docker", "sequence",
-     "series", "place", "time", "future", "memory", "short", "detail", "full", "turn", "advance",
-     "case", "addition", "particular", "that", "this", "it", "them", "there", "here", "which",
-     "one", "use", "mind", "effect", "fact", "all", "every", "each", "any", "container",
-     "containers", "terminal", "shell", "repo", "ide", "editor", "browser", "seconds",
-     "minutes", "mode", "debug", "release"])
+    r"(?=\s*(?:$|[,;.)]|\s(?:and|then|with|using|via|by)\b))"
+)
+_NOT_FOLDERS = _words(
+    "parallel ci production prod staging dev development background foreground watch order "
+    "general practice isolation docker sequence series place time future memory short detail "
+    "full turn advance case addition particular that this it them there here which one use "
+    "mind effect fact all every each any container containers terminal shell repo ide editor "
+    "browser seconds minutes mode debug release"
+)
 _ROOT = frozenset([".", "root", "repo-root", "repository", "project", "top-level", "toplevel", "~"])
-_ROOT_PHRASE = re.compile(r"\b(?:repo(?:sitory)?|project|top[- ]level|workspace)\s+root\b|"
-                          r"\btop[- ]level\b")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])")
+_ROOT_PHRASE = re.compile(
+    r"\b(?:repo(?:sitory)?|project|top[- ]level|workspace)\s+root\b|"
+    r"\btop[- ]level\b"
+)
 # Prose names of a tool's script/target/task: "npm's test script", "the build target of make".
-_OWN_SCRIPT = re.compile(r"\b([\w.-]+)'s\s+([\w:.-]+)\s+(?:script|target|task|command|recipe)\b",
-                         re.I)
-_SCRIPT_OF = re.compile(r"\bthe\s+([\w:.-]+)\s+(?:script|target|task|recipe)\s+"
-                        r"(?:with|via|using|of|from|in)\s+([\w.-]+)\b", re.I)
+_OWN_SCRIPT = re.compile(
+    r"\b([\w.-]+)'s\s+([\w:.-]+)\s+(?:script|target|task|command|recipe)\b", re.I
+)
+_SCRIPT_OF = re.compile(
+    r"\bthe\s+([\w:.-]+)\s+(?:script|target|task|recipe)\s+"
+    r"(?:with|via|using|of|from|in)\s+([\w.-]+)\b",
+    re.I,
+)
 # Wrappers that run another command ("uv run pytest" runs pytest), and aliases.
-_WRAPPERS = {("python", "-m"), ("uv", "run"), ("poetry", "run"), ("pipenv", "run"),
-             ("hatch", "run"), ("pdm", "run"), ("rye", "run"), ("pnpm", "exec"), ("yarn", "dlx"),
-             ("bundle", "exec"), ("pnpm", "dlx")}
+_WRAPPERS = {
+    ("python", "-m"),
+    ("uv", "run"),
+    ("poetry", "run"),
+    ("pipenv", "run"),
+    ("hatch", "run"),
+    ("pdm", "run"),
+    ("rye", "run"),
+    ("pnpm", "exec"),
+    ("yarn", "dlx"),
+    ("bundle", "exec"),
+    ("pnpm", "dlx"),
+}
 _RUNNERS = frozenset(["npx", "bunx"])
-_EXE_NAMES = {"python3": "python", "py": "python", "py.test": "pytest", "mvnw": "mvn",
-              "gradlew": "gradle"}
+_EXE_NAMES = {
+    "python3": "python",
+    "py": "python",
+    "py.test": "pytest",
+    "mvnw": "mvn",
+    "gradlew": "gradle",
+}
 _SCRIPT_RUNNERS = frozenset(["npm", "pnpm", "yarn", "bun"])
 _ALIASES = {
-    "npm": {"t": "test", "tst": "test", "i": "install", "isntall": "install", "add": "install",
-            "run-script": "run", "rum": "run", "urn": "run"},
+    "npm": {
+        "t": "test",
+        "tst": "test",
+        "i": "install",
+        "isntall": "install",
+        "add": "install",
+        "run-script": "run",
+        "rum": "run",
+        "urn": "run",
+    },
     "pnpm": {"t": "test", "i": "install", "run-script": "run"},
     "yarn": {"run-script": "run"},
     "bun": {"t": "test", "i": "install"},
@@ -168,7 +225,8 @@ def working_folder(text: str) -> str | None:
 
 
 def _prose_to_command(text: str) -> str:
-    """"npm's test script" -> "npm run test"; "the build target of make" -> "make build"."""
+    """ "npm's test script" -> "npm run test"; "the build target of make" -> "make build"."""
+
     def own(m: re.Match[str]) -> str:
         tool, name = m.group(1).lower(), m.group(2)
         if tool not in EXECUTABLES:
@@ -246,8 +304,11 @@ def command_signature(text: str) -> Signature:
             continue
         # "Python 3.11 tests", "Make sure ...": a capitalised tool name is a proper noun
         # in prose; commands are written in lower case (or in a code span).
-        if w in EXECUTABLES and (prev is None or prev in _INTRODUCERS) and (
-                in_code or not spelled[i][:1].isupper()):
+        if (
+            w in EXECUTABLES
+            and (prev is None or prev in _INTRODUCERS)
+            and (in_code or not spelled[i][:1].isupper())
+        ):
             args: list[str] = []
             j = i + 1
             while j < len(words) and len(args) < MAX_ARGS:
@@ -310,7 +371,3 @@ def similarity(a: str, b: str) -> float:
 
 def near_duplicate(a: str, b: str, threshold: float = 0.8) -> bool:
     return similarity(a, b) >= threshold
-
-
-def sentences(text: str) -> int:
-    return len([s for s in _SENTENCE.split(text.strip()) if s.strip()])

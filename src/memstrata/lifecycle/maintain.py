@@ -28,12 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MemstrataError
 from memstrata.layers.tasks import load_tasks
-from memstrata.lifecycle.compaction import stamp
+from memstrata.lifecycle.compaction import compact_log, stamp
+from memstrata.lifecycle.retention import archive_old_sessions
 from memstrata.lifecycle.splice import durable_copy
 from memstrata.model import iso, now_ts
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 CLOSED = ("done", "cancelled")
 
@@ -71,7 +72,7 @@ def archive_completed_milestones(store: Store, agent: str) -> list[str]:
     tasks = store.agent(agent).tasks
     store.gate.check("write", "task", agent)
     done: list[str] = []
-    with store.editing(tasks._spec()) as commit:
+    with store.engine.editing(tasks._spec()) as commit:
         if not commit.exists:
             return []
         doc = load_tasks(commit.data, str(tasks.path))  # every entry kept, unknown ones too
@@ -103,9 +104,6 @@ def archive_completed_milestones(store: Store, agent: str) -> list[str]:
 
 
 def maintain_agent(store: Store, agent: str) -> AgentUpkeep:
-    from memstrata.lifecycle.compaction import compact_log
-    from memstrata.lifecycle.retention import archive_old_sessions
-
     row = AgentUpkeep(agent)
 
     def sessions() -> None:
@@ -134,7 +132,7 @@ def maintain(store: Store, agents: list[str] | None = None) -> list[AgentUpkeep]
     if agents is None:
         own = store.principal.agent
         agents = store.agents() if store.principal.role == "admin" else [own] if own else []
-        if own and own not in agents and store.truth.stat(f"agents/{own}") is not None:
+        if own and own not in agents and store.engine.stat(f"agents/{own}") is not None:
             agents.append(own)
     return [maintain_agent(store, a) for a in agents if store.gate.allows("write", "log", a)]
 
@@ -154,4 +152,4 @@ def start_maintenance(
         if report is not None:
             report(rows)
 
-    return store.after_ack("maintain", job)
+    return store.engine.after_ack("maintain", job)

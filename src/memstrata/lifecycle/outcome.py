@@ -41,7 +41,7 @@ from memstrata.model import iso, now_ts
 
 if TYPE_CHECKING:
     from memstrata.model import LedgerEntry, Task
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 LAST_TURN = "Last turn"  # the section only a hook's NOW carries
 PLACEHOLDERS = frozenset({"", "(none)", "no active objective yet"})

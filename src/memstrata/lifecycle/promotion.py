@@ -19,6 +19,18 @@ durable facts, and are refused with the reason (`Refused`):
 3. reference: commands and configuration (a `code span`, a shell command such as
    npm/pytest/make/pip/cargo/docker/git, a --flag, KEY=value, port, env var)
 4. project:   everything else (architecture, structure, conventions).
+
+`checklist_c` decides whether a fact goes to repo-persistent memory, check by
+check, so an agent (or the `memory_promote` tool's dry run) sees why:
+
+1. cited: at least one citation (the file, doc or task it came from);
+2. classified: one of user / feedback / project / reference (`classify_fact`);
+3. short: 1-2 sentences, at most 400 characters;
+4. not excluded: no git history, ephemeral task state or derivable code state;
+5. independently actionable: it stands alone (no "it is", "see above", "the
+   previous step") and is not about the current task only ("this task", its slug);
+6. new: no near-duplicate among the durable facts already stored (Checklist D's
+   likeness, `lifecycle.likeness`).
 """
 
 from __future__ import annotations
@@ -26,23 +38,22 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from memstrata.errors import AlreadyExists, NotFound, Refused
-from memstrata.layers.episodes import slugify
-from memstrata.lifecycle.likeness import (  # noqa: F401  (names kept for callers)
-    near_duplicate,
+from memstrata.errors import AlreadyExists, MalformedInput, NotFound, Refused
+from memstrata.layers.durable import (
+    MAX_FACT_CHARS,
+    MAX_SENTENCES,
+    save_exclusion,
     sentences,
-    similarity,
-    tokens,
 )
-from memstrata.model import Fact, check_name, iso, now_ts
+from memstrata.layers.episodes import slugify
+from memstrata.lifecycle.likeness import near_duplicate
+from memstrata.model import DURABLE_CATEGORIES, Fact, check_name, iso, now_ts
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
-
-MAX_FACT_CHARS = 400
-MAX_SENTENCES = 2
+    from memstrata.store.view import Store
 
 _FEEDBACK = re.compile(
     r"\b(never|don'?t|do not|avoid|must not|mustn'?t|should not|shouldn'?t|instead of|"
@@ -61,53 +72,6 @@ _REFERENCE = re.compile(
     re.I,
 )
 
-_GIT = [
-    (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"), "a commit hash"),
-    (
-        re.compile(
-            r"\b(committed|merged|rebased|cherry-picked|reverted)\b|\bmerge (commit|of)\b|"
-            r"\b(PR|pull request) #?\d+\b",
-            re.I,
-        ),
-        "a commit / merge record",
-    ),
-    (
-        re.compile(
-            r"\b(on|the|to|from|in) branch\b|\bbranch (named |called )?[\w./-]+/[\w./-]+|"
-            r"\b(feature|bugfix|hotfix|release)/[\w.-]+",
-            re.I,
-        ),
-        "a branch name",
-    ),
-]
-_EPHEMERAL = [
-    (re.compile(r"\b\d{1,2}:\d{2}(:\d{2})?\b"), "a clock time of a single turn"),
-    (re.compile(r"\b(iteration|attempt|run|step) #?\d+\b", re.I), "a per-iteration result"),
-    (
-        re.compile(
-            r"\b(currently|right now|just now|at the moment|in progress|this (turn|session)|"
-            r"is (still )?running|today|yesterday|so far)\b",
-            re.I,
-        ),
-        "ephemeral task state",
-    ),
-]
-_DERIVABLE = [
-    (re.compile(r"[\w./-]+\.\w{1,5}:\d+\b"), "a file:line location"),
-    (
-        re.compile(
-            r"\b(is|are) (defined|declared|implemented|located) (in|at)\b|\blives in\b", re.I
-        ),
-        "where code is defined",
-    ),
-    (
-        re.compile(
-            r"\b(has|have|contains?) \d+ (lines?|functions?|classes|methods?|files?|tests?)\b", re.I
-        ),
-        "a count of code that can be re-read",
-    ),
-]
-
 
 def classify_fact(text: str) -> str:
     """Taxonomy category for a fact by the keyword rule in the module docstring.
@@ -125,18 +89,148 @@ def classify_fact(text: str) -> str:
     return "project"
 
 
-def save_exclusion(text: str) -> str | None:
-    """Why `text` must not be saved as a durable fact (seed 001), or None."""
-    for group, label in (
-        (_GIT, "git history"),
-        (_EPHEMERAL, "ephemeral task state"),
-        (_DERIVABLE, "derivable code state"),
-    ):
-        for pattern, what in group:
-            m = pattern.search(text)
-            if m:
-                return f"{label}: {what} ({m.group(0)!r})"
-    return None
+_DANGLING = re.compile(
+    r"^(it|they|he|she|this|that|these|those)\s+(is|are|was|were|does|did|has|have|had|will|"
+    r"would|should|must|can|could|needs?|works?|fails?)\b|\bsee above\b|\bas (mentioned|discussed|"
+    r"noted|said) (above|earlier|before)\b|\bthe (previous|last|above|earlier) (step|phase|message|"
+    r"answer|turn|output)\b|\blike before\b",
+    re.I,
+)
+_THIS_TASK = re.compile(r"\b(this|the current) (task|ticket|iteration|phase|pr)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    passed: bool
+    why: str
+
+
+@dataclass(frozen=True)
+class ChecklistC:
+    """The verdict on one candidate fact: every check, in order."""
+
+    text: str
+    category: str | None
+    checks: tuple[Check, ...]
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks)
+
+    @property
+    def failed(self) -> Check | None:
+        return next((c for c in self.checks if not c.passed), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "category": self.category,
+            "passed": self.passed,
+            "checks": [{"name": c.name, "passed": c.passed, "why": c.why} for c in self.checks],
+        }
+
+
+def checklist_c(
+    store: Store,
+    agent: str,
+    text: str,
+    citations: Sequence[str],
+    category: str | None = None,
+    *,
+    task: str | None = None,
+) -> ChecklistC:
+    """Run Checklist C on a candidate durable fact; changes nothing (see the module doc).
+
+    Raises:
+        MalformedInput: bad types, or a category outside the durable taxonomy.
+    """
+
+    if not isinstance(text, str) or not text.strip() or "\x00" in text:
+        raise MalformedInput("a fact must be non-empty text")
+    text = " ".join(text.split())
+    if isinstance(citations, str) or not isinstance(citations, list | tuple):
+        raise MalformedInput("citations must be a list of strings")
+    cites = [c.strip() for c in citations if isinstance(c, str) and c.strip()]
+    if len(cites) != len(citations):
+        raise MalformedInput("every citation must be a non-empty string")
+    if category is not None and category not in DURABLE_CATEGORIES:
+        raise MalformedInput(
+            f"durable facts are one of {', '.join(DURABLE_CATEGORIES)}; got {category!r}"
+        )
+    chosen = category or classify_fact(text)
+    checks = [
+        Check(
+            "cited",
+            bool(cites),
+            f"cites {', '.join(cites)}"
+            if cites
+            else "a durable fact needs at least one citation (file, doc or task it came from)",
+        ),
+        Check("classified", True, f"{chosen}" + ("" if category else " (by the keyword rule)")),
+    ]
+    short = len(text) <= MAX_FACT_CHARS and sentences(text) <= MAX_SENTENCES
+    checks.append(
+        Check(
+            "short",
+            short,
+            "1-2 sentences"
+            if short
+            else f"a durable fact is 1-{MAX_SENTENCES} sentences and at most "
+            f"{MAX_FACT_CHARS} characters: split it or keep it in task notes",
+        )
+    )
+    reason = save_exclusion(text)
+    checks.append(
+        Check(
+            "not_excluded",
+            reason is None,
+            "no save exclusion"
+            if reason is None
+            else f"not saved as a durable fact, it is {reason}",
+        )
+    )
+    dangling = _DANGLING.search(text)
+    local = _THIS_TASK.search(text) or (task is not None and task.lower() in text.lower())
+    actionable = dangling is None and not local
+    checks.append(
+        Check(
+            "actionable",
+            actionable,
+            "stands alone"
+            if actionable
+            else (
+                f"it does not stand alone ({dangling.group(0)!r}): say what it refers to"
+                if dangling
+                else "it is about the current task only: keep it in the task folder"
+            ),
+        )
+    )
+    dup = next(
+        (
+            old
+            for old in store.agent(agent).facts.list()
+            if old.category in DURABLE_CATEGORIES and near_duplicate(old.value, text)
+        ),
+        None,
+    )
+    checks.append(
+        Check(
+            "new",
+            dup is None,
+            "no near-duplicate"
+            if dup is None
+            else f"duplicate of durable fact {dup.key!r}: {dup.value!r}",
+        )
+    )
+    return ChecklistC(text, chosen, tuple(checks))
+
+
+def require(verdict: ChecklistC) -> None:
+    """Raise Refused with the first failed check's reason."""
+    failed = verdict.failed
+    if failed is not None:
+        raise Refused(failed.why)
 
 
 def promote_scratch(
@@ -164,13 +258,11 @@ def promote_fact(
     """Task-episodic -> repo-persistent: save one durable, cited, classified fact.
 
     Raises:
-        Refused: a Checklist C check failed (`lifecycle.phases.checklist_c`: no
+        Refused: a Checklist C check failed (`checklist_c`: no
             citation, too long, a save exclusion, not standalone, or a near-duplicate
             of a durable fact already stored). AlreadyExists: `key` is taken.
         MalformedInput: bad types or an unknown category.
     """
-    from memstrata.lifecycle.phases import checklist_c, require
-
     verdict = checklist_c(store, agent, text, citations, category)
     require(verdict)  # Checklist C: cited, classified, short, not excluded, standalone, new
     text, category = verdict.text, verdict.category or "project"

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from memstrata.llm.base import Extractor, LineClassifier, Summarizer
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 
 def default_summarizer(store: Store) -> Summarizer:

@@ -22,7 +22,7 @@ from memstrata.model import iso, parse_ts
 
 if TYPE_CHECKING:
     from memstrata.layers.sessions import Sessions
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 DAY = 86400.0
 
@@ -38,15 +38,15 @@ def last_activity(sessions: Sessions, sid: str) -> float | None:
     """Newest message timestamp of a transcript (file mtime if none parse)."""
     path = sessions._spec(sid).path
     newest: float | None = None
-    store = sessions.store
-    for _, rec in decode(store.truth.read_from(store.rel(path))).records:
+    engine = sessions.engine
+    for _, rec in decode(engine.read_from(path)).records:
         try:
             ts = parse_ts(rec.get("timestamp"))
         except MalformedInput:
             continue
         newest = ts if newest is None else max(newest, ts)
     if newest is None:
-        entry = store.truth.stat(store.rel(path))
+        entry = engine.stat(path)
         newest = entry.mtime if entry is not None else None
     return newest
 
@@ -64,13 +64,13 @@ def archive_old_sessions(
     moved: list[ArchivedSession] = []
     for sid in sessions.ids():
         spec = sessions._spec(sid)
-        with store.truth.lock(store.rel(spec.path)):
+        with store.engine.lock(store.rel(spec.path)):
             last = last_activity(sessions, sid)
             if last is None or clock - last <= days * DAY:
                 continue
             dest = store.layout.archive_dir(agent) / "sessions" / f"{sid}-{stamp(clock)}.jsonl"
             move_durably(store, spec.path, dest)
-            store.index_file(spec)  # the transcript is gone: drop its docs
+            store.engine.index_file(spec)  # the transcript is gone: drop its docs
         moved.append(ArchivedSession(sid, iso(last), store.rel(dest)))
     if moved:
         sessions.mark_archived({m.id: m.archive_path for m in moved})

@@ -35,7 +35,15 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from memstrata.errors import MalformedInput, NotFound
 from memstrata.files.jsonl import decode, encode
 from memstrata.layers.base import check_text
+from memstrata.layers.sessions import to_message
 from memstrata.lifecycle.compaction import DEFAULT_SUMMARY_CHARS, stamp
+from memstrata.lifecycle.digest import digest, message_records
+from memstrata.lifecycle.flush import (
+    current_cycle,
+    flush_session,
+    session_row,
+    transcript_tokens,
+)
 from memstrata.lifecycle.providers import (
     default_classifier,
     default_summarizer,
@@ -44,11 +52,12 @@ from memstrata.lifecycle.providers import (
     usage_sum,
 )
 from memstrata.lifecycle.splice import archived, splice, take_snapshot
+from memstrata.llm.extractive import ExtractiveSummarizer
 from memstrata.model import SessionMessage, check_name, iso, now_ts
 
 if TYPE_CHECKING:
     from memstrata.llm.base import Summarizer
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 DEFAULT_TOOL_RESULT_RETENTION = 5  # Config.tool_result_retention; [sessions] in config.toml
 FLUSH_TAIL = 5
@@ -103,9 +112,9 @@ def compact_session(
     if summary is not None:
         check_text(summary, "summary", 64 * 1024)
     path = sessions._spec(sid).path
-    if store.truth.stat(store.rel(path)) is None:
+    if store.engine.stat(path) is None:
         raise NotFound(f"no transcript for session {sid!r}")
-    with store.truth.lock(f"compact:{store.rel(path)}", timeout=600):
+    with store.engine.lock(f"compact:{store.rel(path)}", timeout=600):
         snap = take_snapshot(store, path)
         dec = decode(snap.data, 0, str(path))
         records = [(off, r) for off, r in dec.records if "role" in r]
@@ -120,10 +129,6 @@ def compact_session(
         usage = None
         when = now_ts()
         if summary is None:
-            from memstrata.layers.sessions import to_message
-            from memstrata.lifecycle.digest import digest, message_records
-            from memstrata.llm.extractive import ExtractiveSummarizer
-
             chosen = summarizer if summarizer is not None else default_summarizer(store)
             classifier = default_classifier(store)
             before = [usage_snapshot(p) for p in (chosen, classifier)]
@@ -145,9 +150,6 @@ def compact_session(
         # Deterministic pre-compaction flush: what is about to leave the transcript
         # reaches long-term memory first, whether or not the agent saves anything itself.
         if store.config.session_flush_enabled:
-            from memstrata.layers.sessions import to_message
-            from memstrata.lifecycle.flush import flush_session
-
             flush_session(store, agent, sid, [to_message(r) for _, r in older])
         if store.config.automatic_writes:
             said = [r for _, r in older if r.get("role") in ("user", "assistant")]
@@ -239,3 +241,21 @@ def session_context_view(store: Store, agent: str, session_id: str) -> list[Sess
     """A transcript as the agent should see it (`[sessions] tool_result_retention`)."""
     messages = store.agent(agent).sessions.messages(session_id)
     return context_view(messages, store.config.tool_result_retention)
+
+
+def apply_session_thresholds(store: Store, agent: str, session_id: str) -> str:
+    """Flush and/or compact one transcript as seed 004's thresholds say; what was done."""
+    config = store.config
+    cycle = current_cycle(store.agent(agent).sessions.messages(session_id))
+    tokens = transcript_tokens(cycle)
+    done = []
+    if config.session_flush_enabled and tokens >= config.session_flush_threshold:
+        flushed = session_row(store, agent, session_id).get("flushed_upto")
+        if flushed not in {m.id for m in cycle}:
+            flush_session(store, agent, session_id, cycle)
+            done.append("flushed")
+    if tokens >= config.session_compaction_threshold:
+        result = compact_session(store, agent, session_id)
+        if result.compacted:
+            done.append("compacted")
+    return ", ".join(done) or f"{tokens} tokens: under the thresholds"

@@ -10,7 +10,7 @@ summary, and writers must not wait for it. So it works in three steps:
    that were compacted (else `StaleWrite`: someone rewrote it), and atomically
    replace it with `head + everything after the compacted prefix`, verbatim.
 
-Appends are serialised by the same lock (`truth.lock(path)`: the flock of
+Appends are serialised by the same lock (`Engine.lock(path)`: the flock of
 `files.appendlog`, or the advisory lock PostgreSQL appends wait on), so every
 append acknowledged before step 3 is in the carried-over tail, and every later
 one lands in the new file. `archived` removes the archive copy again when the
@@ -20,17 +20,16 @@ splice fails, so a refused compaction stores nothing twice.
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memstrata.errors import IndexError_, MemstrataError, StaleWrite
-from memstrata.index.reconcile import SourceSpec, SyncReport, catch_up_append
+from memstrata.errors import MemstrataError, StaleWrite
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.index.reconcile import SourceSpec
+    from memstrata.store.view import Store
 
 
 @dataclass(frozen=True)
@@ -41,9 +40,9 @@ class Snapshot:
 
 def take_snapshot(store: Store, path: Path) -> Snapshot:
     """The source's bytes, read under its lock so no append is seen half-written."""
-    rel = store.rel(path)
-    with store.truth.lock(rel):
-        return Snapshot(path, store.truth.read_from(rel))
+    engine = store.engine
+    with engine.lock(engine.rel(path)):
+        return Snapshot(path, engine.read_from(path))
 
 
 def splice(
@@ -58,35 +57,25 @@ def splice(
         StaleWrite: the compacted prefix changed since the snapshot (hand edit,
             another compaction); the source is left as it was.
     """
-    rel = store.rel(snap.path)
-    with store.truth.lock(rel):
-        found = store.truth.read(rel)
-        current = found.data if found is not None else b""
-        if found is None or current[:upto] != snap.data[:upto]:
+    engine = store.engine
+    with engine.editing(snap.path) as edit:
+        current = edit.data
+        if not edit.exists or current[:upto] != snap.data[:upto]:
             raise StaleWrite(
                 f"{snap.path.name} was rewritten while it was being compacted; nothing was "
                 "changed: compact again"
             )
         tail = current[upto:]
-        # The version check turns a lost lock (a database connection that dropped) into
-        # a StaleWrite instead of a lost append.
-        store.truth.rewrite(rel, head + tail, expected=found.entry.version)
-        reindex_append(store, spec)
+        # The edit passes the version it read: a lost lock (a database connection that
+        # dropped) ends in a StaleWrite instead of a lost append.
+        edit(head + tail)
+        engine.reparse(spec)  # its generation changed: re-parsed from scratch
     return len(current), tail
-
-
-def reindex_append(store: Store, spec: SourceSpec) -> None:
-    """Re-parse an append source from scratch (its generation changed); a failure only
-    leaves the index stale, which the next open repairs from the truth."""
-    try:
-        catch_up_append(store.db, store.origin, spec, SyncReport(), True)
-    except (sqlite3.Error, IndexError_):
-        store.sync()
 
 
 def durable_copy(store: Store, data: bytes, dest: Path) -> None:
     """Write `data` to a new source `dest`, durably."""
-    store.truth.rewrite(store.rel(dest), data)
+    store.engine.put(dest, data)
 
 
 @contextlib.contextmanager
@@ -102,17 +91,17 @@ def archived(
     """
     durable_copy(store, data, dest)
     if spec is not None:
-        store.index_file(spec)
+        store.engine.index_file(spec)
     try:
         yield
     except BaseException:
         with contextlib.suppress(MemstrataError):  # if this fails too: a duplicate, as above
-            store.truth.move(store.rel(dest), None)
+            store.engine.move(dest, None, lock=False)
             if spec is not None:
-                store.index_file(spec)  # the copy is gone: its docs go with it
+                store.engine.index_file(spec)  # the copy is gone: its docs go with it
         raise
 
 
 def move_durably(store: Store, src: Path, dest: Path) -> None:
     """Move the source `src` to `dest`, durably."""
-    store.truth.move(store.rel(src), store.rel(dest))
+    store.engine.move(src, dest, lock=False)

@@ -4,9 +4,11 @@
     transcript past sessions.flush_threshold tokens      -> flush_session     (seed 004 flushThreshold)
     transcript past sessions.compaction_threshold tokens -> compact_session   (seed 004 compactionThreshold)
 
-The layer calls `after_log_append` / `after_session_append` once its append is
-on disk and indexed. The check is cheap (a stat, and for LOG.md one indexed
-count); the work runs in a background thread (`Store.after_ack`), so the append
+A layer announces its append once it is on disk and indexed (`store.signals`:
+`LogAppended`, `SessionGrew`); `register`, called when a store opens, connects
+`after_log_append` / `after_session_append` to those signals. The check is cheap
+(a stat, and for LOG.md one indexed count); the work runs in a background
+thread (`Engine.after_ack`), so the append
 returns before any compaction starts and its latency does not include one. A
 job takes the compaction lock without waiting: if another process is already
 compacting the same file, this one skips (the other sees the same entries).
@@ -18,14 +20,29 @@ with `[log] auto_compact = false`.
 from __future__ import annotations
 
 import logging
-import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from memstrata.errors import MemstrataError
+from memstrata.index.db import INDEX_LAG
+from memstrata.lifecycle.thresholds import needs_compaction, session_token_floor
+from memstrata.store.signals import LogAppended, SessionGrew
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.model import Principal
+    from memstrata.store.engine import Engine
+    from memstrata.store.view import Store
+
+
+def register(engine: Engine, view_of: Callable[[Principal], Store]) -> None:
+    """Connect the triggers to what `engine`'s layers announce (when a store opens).
+
+    `view_of` gives the store of the principal whose write crossed a limit: the
+    maintenance runs as that principal, as if it had asked for it.
+    """
+    engine.signals.connect(LogAppended, lambda s: after_log_append(view_of(s.principal), s.owner))
+    engine.signals.connect(
+        SessionGrew, lambda s: after_session_append(view_of(s.principal), s.owner, s.session)
+    )
 
 
 def _never_raises(check: Callable[..., bool]) -> Callable[..., bool]:
@@ -34,26 +51,14 @@ def _never_raises(check: Callable[..., bool]) -> Callable[..., bool]:
     def guarded(store: Store, *args: str) -> bool:
         try:
             return check(store, *args)
-        except (MemstrataError, OSError, sqlite3.Error) as exc:
-            store.background_errors.append((check.__name__, exc))
+        except INDEX_LAG as exc:
+            store.engine.background_errors.append((check.__name__, exc))
             logging.getLogger("memstrata").warning("memstrata: %s: %s", check.__name__, exc)
             return False
 
     guarded.__name__ = check.__name__
     guarded.__doc__ = check.__doc__
     return guarded
-
-
-def needs_compaction(store: Store, agent: str) -> str | None:
-    """Why LOG.md should be compacted now (seed 002: over 50 KB or 100 entries), or None."""
-    log = store.agent(agent).log
-    size = log.size()
-    if size > store.config.log_compact_bytes:
-        return f"LOG.md is {size} bytes (> {store.config.log_compact_bytes})"
-    count = log.count()
-    if count > store.config.log_compact_entries:
-        return f"LOG.md has {count} entries (> {store.config.log_compact_entries})"
-    return None
 
 
 @_never_raises
@@ -66,20 +71,11 @@ def after_log_append(store: Store, agent: str) -> bool:
         return False
 
     def job() -> None:
-        from memstrata.lifecycle.compaction import compact_log  # imported only when needed
+        from memstrata.lifecycle.compaction import compact_log  # kept out of start-up
 
         compact_log(store, agent, wait=0)
 
-    return store.after_ack(f"compact-log:{agent}", job)
-
-
-def session_token_floor(store: Store) -> int:
-    """The smallest token count at which a transcript needs a flush or a compaction."""
-    config = store.config
-    floor = config.session_compaction_threshold
-    if config.session_flush_enabled:
-        floor = min(floor, config.session_flush_threshold)
-    return floor
+    return store.engine.after_ack(f"compact-log:{agent}", job)
 
 
 @_never_raises
@@ -87,7 +83,7 @@ def after_session_append(store: Store, agent: str, session_id: str) -> bool:
     """Start the seed 004 flush / compaction of a transcript that crossed a token threshold."""
     if not store.config.automatic_writes:
         return False
-    entry = store.truth.stat(store.rel(store.layout.session(agent, session_id)))
+    entry = store.engine.stat(store.layout.session(agent, session_id))
     if entry is None:
         return False
     size = entry.size
@@ -95,8 +91,8 @@ def after_session_append(store: Store, agent: str, session_id: str) -> bool:
     # file: below this size no threshold can have been crossed.
     if size < session_token_floor(store) * 4:
         return False
-    from memstrata.lifecycle.flush import apply_session_thresholds
+    from memstrata.lifecycle.session_compaction import apply_session_thresholds  # (start-up)
 
-    return store.after_ack(
+    return store.engine.after_ack(
         f"session:{agent}:{session_id}", lambda: apply_session_thresholds(store, agent, session_id)
     )

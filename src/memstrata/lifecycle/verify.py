@@ -27,10 +27,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memstrata.errors import NotFound
+from memstrata.search.query import SearchQuery
 
 if TYPE_CHECKING:
     from memstrata.search.query import Hit
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 CODE_SUFFIXES = (
     "py",
@@ -258,7 +259,6 @@ def recall_verified(
     store: Store, agent: str, query: str, root: str | os.PathLike[str], k: int = 10
 ) -> list[Hit]:
     """Search `agent`'s memory and flag hits whose code claims no longer hold."""
-    from memstrata.search.query import SearchQuery
 
     hits = store.search(SearchQuery(text=query, agent=agent, k=k))
     return flag_stale(hits, verify_citations(store, agent, root))

@@ -31,7 +31,7 @@ from typing import Any, Protocol
 from urllib.parse import unquote
 
 from memstrata.errors import AlreadyExists, InvalidInput, MemstrataError, NotFound, NotUnique
-from memstrata.secretscan import restore_withheld
+from memstrata.policy.secrets import restore_withheld
 
 ROOT = "/memories"
 MAX_LINES = 999_999

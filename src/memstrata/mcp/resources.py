@@ -6,10 +6,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from memstrata.assembly.context import assemble_context
 from memstrata.errors import MemstrataError
+from memstrata.policy.secrets import withhold
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 
 @dataclass(frozen=True)
@@ -32,9 +34,8 @@ class Resource:
 
 
 def build_resources(store: Store) -> list[Resource]:
-    """The resources, each read through `secretscan.withhold` (a resource enters the
+    """The resources, each read through `policy.secrets.withhold` (a resource enters the
     model's context as a tool result does)."""
-    from memstrata.secretscan import withhold
 
     def context_md() -> str:
         context = store.agent().context
@@ -54,7 +55,6 @@ def build_resources(store: Store) -> list[Resource]:
         return f"({name} is empty: nothing is auto-loaded.)"
 
     def prompt_context() -> str:
-        from memstrata.assembly.context import assemble_context
 
         # A file that cannot be read costs its section only (a warning line in its place).
         return assemble_context(store, store.principal.agent).text

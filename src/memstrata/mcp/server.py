@@ -20,14 +20,17 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from memstrata import __version__
 from memstrata.errors import MalformedInput, MemstrataError
+from memstrata.mcp.resources import build_resources
 from memstrata.mcp.schema import Param
 from memstrata.mcp.tools import DEFAULT_GROUPS, GROUPS, ToolSpec, auto_log_target, build_tools, run
+from memstrata.web.security import guard
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from memstrata.store import Store
+    from memstrata.store.view import Store
     from memstrata.web.security import ASGIApp, HttpPolicy
 
 INSTRUCTIONS = (
@@ -136,9 +139,6 @@ def select_tools(store: Store, names: list[str] | None) -> list[ToolSpec]:
 def build_server(store: Store, tools: list[str] | None = None) -> MCPServer:
     from mcp.server.mcpserver import MCPServer
 
-    from memstrata import __version__
-    from memstrata.mcp.resources import build_resources
-
     server: MCPServer = MCPServer(
         name="memstrata",
         version=__version__,
@@ -168,7 +168,6 @@ def http_app(server: MCPServer, host: str, policy: HttpPolicy) -> ASGIApp:
     from mcp.server.transport_security import TransportSecuritySettings
 
     from memstrata.web.bodies import cap_bodies, cap_for
-    from memstrata.web.security import guard
 
     # The SDK's own Host/Origin check is off: `guard` is the one place that decides.
     security = TransportSecuritySettings(enable_dns_rebinding_protection=False)

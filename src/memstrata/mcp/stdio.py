@@ -37,7 +37,7 @@ from memstrata.mcp import revisions
 if TYPE_CHECKING:
     from memstrata.mcp.resources import Resource
     from memstrata.mcp.tools import ToolSpec
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 PROTOCOL_VERSIONS = revisions.HANDSHAKE_VERSIONS
 DRAIN_CHARS = 1024 * 1024  # an over-long line is read past this much at a time

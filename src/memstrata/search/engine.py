@@ -23,19 +23,16 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from memstrata.errors import UnknownKind
+from memstrata.errors import NotFound, UnknownKind
 from memstrata.model import RECORD_KINDS
 from memstrata.search import scoring
 from memstrata.search.expand import IdentifierWords, Phrase, plan
-from memstrata.search.query import OPT_IN_LAYERS, Hit, SearchQuery
+from memstrata.search.query import OPT_IN_LAYERS, Hit, Searchable, SearchQuery
 from memstrata.search.terms import TermStat, essential_terms, stems
 from memstrata.search.text import mentioned, query_terms, tokenize
 from memstrata.search.worth import exclusions, rank_pool
-
-if TYPE_CHECKING:
-    from memstrata.store import Store
 
 COLUMN_WEIGHTS = (2.0, 1.0, 1.5, 0.5)  # title, body, tags, context
 # Transcript-like layers: messages with an author (title) and thread neighbours.
@@ -58,7 +55,7 @@ _COLUMNS = (
 )
 
 
-def _filters(store: Store, q: SearchQuery) -> tuple[list[str], list[Any]]:
+def _filters(store: Searchable, q: SearchQuery) -> tuple[list[str], list[Any]]:
     scope_sql, params = store.gate.sql_filter("d")
     where = [scope_sql]
     if not q.include_superseded:
@@ -107,38 +104,7 @@ def _filters(store: Store, q: SearchQuery) -> tuple[list[str], list[Any]]:
     return where, params
 
 
-def search(store: Store, q: SearchQuery) -> list[Hit]:
-    """The one search every surface uses: lexical, or hybrid / semantic (`search.hybrid`).
-
-    Without a mode, `[search] provider` decides: "auto" (the default) is hybrid when
-    semantic recall is on (`Semantic.active`) and its embedder available, over the
-    vectors built so far (a search never waits for them: `Store.build_vectors_later`),
-    else lexical. A mode asked for by name catches the vectors up first.
-    """
-    catch_up = q.mode is not None
-    if q.mode is None:  # seed 004 searchProvider: "fts5" (lexical) or "hybrid"
-        provider = store.config.search_provider
-        semantic = provider == "hybrid" or (
-            provider == "auto"
-            and q.text.strip()
-            and store.semantic.active()
-            and store.semantic_embedder() is not None
-        )
-        q = replace(q, mode="hybrid" if semantic else "lexical")
-    if q.mode != "lexical" and q.text.strip():
-        from memstrata.search.hybrid import hybrid_search
-
-        embedder = store.embedder()
-        if not catch_up:
-            store.build_vectors_later()
-        hits = hybrid_search(store, q, embedder, catch_up=catch_up)
-    else:
-        hits = lexical_search(store, q)
-    store.events.emit("memory:search", {"query": q.text, "results": [h.uid for h in hits]})
-    return hits
-
-
-def lexical_search(store: Store, q: SearchQuery, *, fetch: int | None = None) -> list[Hit]:
+def lexical_search(store: Searchable, q: SearchQuery, *, fetch: int | None = None) -> list[Hit]:
     where, params = _filters(store, q)
     if not q.text.strip():
         return _structured(store, q, where, params)
@@ -148,7 +114,9 @@ def lexical_search(store: Store, q: SearchQuery, *, fetch: int | None = None) ->
     return _ranked(store, q, terms, where, params, fetch)
 
 
-def _structured(store: Store, q: SearchQuery, where: list[str], params: list[Any]) -> list[Hit]:
+def _structured(
+    store: Searchable, q: SearchQuery, where: list[str], params: list[Any]
+) -> list[Hit]:
     sql = f"SELECT {_COLUMNS} FROM docs d WHERE {' AND '.join(where)} ORDER BY d.ts DESC, d.id DESC LIMIT ?"
     with store.db.read() as conn:
         rows = conn.execute(sql, [*params, q.k]).fetchall()
@@ -156,7 +124,7 @@ def _structured(store: Store, q: SearchQuery, where: list[str], params: list[Any
 
 
 def _plan(
-    store: Store, words: list[str]
+    store: Searchable, words: list[str]
 ) -> tuple[list[Phrase], dict[str, Any], list[tuple[str, list[str], int]], int]:
     """The phrases to match (`expand.plan`), pruned to the essential (rarest) ones
     within the postings budget.
@@ -242,7 +210,7 @@ class LexicalPool:
 
 
 def lexical_pool(
-    store: Store,
+    store: Searchable,
     q: SearchQuery,
     terms: list[str],
     where: list[str],
@@ -272,7 +240,7 @@ def lexical_pool(
 
 
 def _ranked(
-    store: Store,
+    store: Searchable,
     q: SearchQuery,
     terms: list[str],
     where: list[str],
@@ -483,14 +451,12 @@ def make_snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str
     return piece
 
 
-def fetch(store: Store, uid: str) -> Hit:
+def fetch(store: Searchable, uid: str) -> Hit:
     """One memory by uid, full text and metadata, through the scope filter.
 
     NotFound if no memory has that uid or the principal may not read it (the two
     are not told apart, so a uid reveals nothing about memory out of scope).
     """
-    from memstrata.errors import NotFound
-
     where, params = store.gate.sql_filter("d")
     with store.db.read() as conn:
         row = conn.execute(

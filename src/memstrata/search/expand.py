@@ -29,7 +29,8 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from memstrata.search.terms import MAX_SCOPES
+from memstrata.index.frequencies import MAX_SCOPES
+from memstrata.search.terms import stems as stem_words
 from memstrata.search.text import QUERY_STOPWORDS, quote, tokenize
 
 MIN_PREFIX = 3
@@ -202,8 +203,6 @@ def plan(
         out.append(Phrase(w, quote(w), n, st, "word"))
     found = abbreviations(words, id_words) if id_words else {}
     if found:
-        from memstrata.search.terms import stems as stem_words
-
         seen = {p.word for p in out}
         stems = {**stems, **stem_words(sorted({a for v in found.values() for a in v}))}
         for abbrevs in found.values():

@@ -28,27 +28,27 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from memstrata.search import scoring
-from memstrata.search.query import LAYERS, OPT_IN_LAYERS, Hit, SearchQuery
+from memstrata.search.engine import _COLUMNS, _filters, _hit, lexical_pool, make_snippet
+from memstrata.search.query import LAYERS, OPT_IN_LAYERS, Hit, Searchable, SearchQuery
 from memstrata.search.text import query_terms
 from memstrata.search.worth import exclusions, rank_pool
 
 if TYPE_CHECKING:
     from memstrata.embed.base import Embedder
     from memstrata.index.vector_matrix import Dense
-    from memstrata.store import Store
 
 FETCH = 100
 MIN_DENSE_Z = 1.0  # a candidate no query word reaches must stand out this much on meaning
 WIDEN = 4  # times the dense pool is widened when filters leave too few
 
 
-def sync_vectors(store: Store, embedder: Embedder) -> int:
+def sync_vectors(store: Searchable, embedder: Embedder) -> int:
     """Catch the vectors up with every change (`VectorIndex.build`); texts embedded."""
     return store.vectors(embedder).build(wait=True)
 
 
 def hybrid_search(
-    store: Store,
+    store: Searchable,
     q: SearchQuery,
     embedder: Embedder,
     *,
@@ -57,8 +57,6 @@ def hybrid_search(
 ) -> list[Hit]:
     """Hybrid (`q.mode == "hybrid"`) or semantic search; `catch_up` embeds what
     changed before searching (else only what the background build has done)."""
-    from memstrata.search.engine import _filters, _hit, lexical_pool, make_snippet
-
     vi = store.vectors(embedder)
     if catch_up:
         vi.build(wait=True)
@@ -118,7 +116,7 @@ def _reached(cands: list[str], lexical: dict[str, float], dense: dict[str, Dense
     return [u for u in cands if u in lexical or z.get(u, 0.0) >= MIN_DENSE_Z]
 
 
-def _layers(store: Store, q: SearchQuery) -> tuple[str, ...]:
+def _layers(store: Searchable, q: SearchQuery) -> tuple[str, ...]:
     if q.layers:
         return q.layers
     if store.config.search_sessions_by_default:
@@ -127,7 +125,7 @@ def _layers(store: Store, q: SearchQuery) -> tuple[str, ...]:
 
 
 def _dense_pool(
-    store: Store,
+    store: Searchable,
     matrix: Any,
     scores: tuple[Any, Any, Any],
     fetch: int,
@@ -137,8 +135,6 @@ def _dense_pool(
 ) -> list[Dense]:
     """The best `fetch` records by dense score that pass scope and filters (SQL);
     their rows are added to `rows`."""
-    from memstrata.search.engine import _COLUMNS
-
     want = fetch
     picked: list[Dense] = []
     for _ in range(WIDEN):
@@ -162,7 +158,7 @@ def _dense_pool(
 
 
 def _fuse(
-    store: Store, cands: list[str], lexical: dict[str, float], dense: dict[str, Dense]
+    store: Searchable, cands: list[str], lexical: dict[str, float], dense: dict[str, Dense]
 ) -> tuple[dict[str, float], dict[str, float], dict[str, dict[str, float]]]:
     features = {
         "lexical": {u: lexical.get(u, 0.0) for u in cands},
@@ -189,7 +185,7 @@ def _fuse(
 
 
 def _rank(
-    store: Store,
+    store: Searchable,
     q: SearchQuery,
     cands: list[str],
     rows: dict[str, Any],
@@ -201,8 +197,6 @@ def _rank(
     pool: Any,
     vi: Any,
 ) -> list[Hit]:
-    from memstrata.search.engine import _hit
-
     terms = query_terms(q.text)
     cfg = store.config
     now = q.now if q.now is not None else time.time()

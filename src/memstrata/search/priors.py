@@ -16,7 +16,7 @@
 A record's signal comes from its layer and kind, then its tags and metadata, then (for
 records that carry none, as old stores do) the shape of its text: a hook's TOOL_USE line
 `Read(file_path="a.py") -> ok, 12 chars`, a capture notice, "Decision: ..." (the speech-act
-rules of `lifecycle.classify`). Weights are configuration (`[recall]`, `recallconfig`);
+rules of `reading.classify`). Weights are configuration (`[recall]`, `recallconfig`);
 `explain` on each hit names the signal, why, its weight and the config key, and the first
 hit lists what was dropped. Pure functions over `Hit` values: no SQL, no store, no model.
 """
@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from memstrata.recallconfig import (
+from memstrata.config.recall import (
     ASKED_KEY,
     DEFAULT_ASKED,
     DEFAULT_REPLACED,
@@ -61,7 +61,7 @@ LAYER_SIGNALS = {  # layers whose records all have one signal: layer -> (signal,
     "channel": ("message", "room channel message"),
     "gate": ("activity", "gate event"),
 }
-CLASSIFIED = {  # `lifecycle.classify` kinds -> signal
+CLASSIFIED = {  # `reading.classify` kinds -> signal
     "decision": "decision",
     "constraint": "constraint",
     "blocker": "status",
@@ -157,7 +157,7 @@ def _see(hit: Hit) -> _Seen:
 @functools.lru_cache(maxsize=4096)  # the same entries come back query after query
 def _speech_act(head: str, speaker: str | None) -> str | None:
     """decision / constraint / status / preference from a text's first line, or None."""
-    from memstrata.lifecycle.classify import classify_line
+    from memstrata.reading.classify import classify_line
 
     head = _FINAL.sub("", head)
     if not head:

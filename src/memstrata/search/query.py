@@ -1,13 +1,56 @@
-"""The search value types: one `SearchQuery` in, a list of `Hit`s out."""
+"""The search value types: one `SearchQuery` in, a list of `Hit`s out, and what a
+search reads through (`Searchable`: a principal's view of a store provides it)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memstrata.errors import MalformedInput, UnknownLayer
 from memstrata.limits import TAGS_PER_ENTRY
 from memstrata.model import check_utf8, parse_ts
+
+if TYPE_CHECKING:
+    from memstrata.config import Config
+    from memstrata.embed.base import Embedder
+    from memstrata.index.db import Database
+    from memstrata.index.frequencies import DocFrequencies
+    from memstrata.index.vectors import VectorIndex
+    from memstrata.policy.scope import Gate
+    from memstrata.store.events import EventBus
+    from memstrata.store.semantic import Semantic
+
+
+class Searchable(Protocol):
+    """What one search reads through: the index and its caches, the principal's gate
+    (every statement adds its filter), the config, the embedder, the event face."""
+
+    @property
+    def gate(self) -> Gate: ...
+
+    @property
+    def events(self) -> EventBus: ...
+
+    @property
+    def config(self) -> Config: ...
+
+    @property
+    def db(self) -> Database: ...
+
+    @property
+    def df_cache(self) -> DocFrequencies: ...
+
+    def embedder(self) -> Embedder: ...
+
+    def vectors(self, embedder: Embedder) -> VectorIndex: ...
+
+    @property
+    def semantic(self) -> Semantic: ...
+
+    def semantic_embedder(self) -> Embedder | None: ...
+
+    def build_vectors_later(self) -> None: ...
+
 
 LAYERS: tuple[str, ...] = (
     "ledger",

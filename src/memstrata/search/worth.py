@@ -20,16 +20,12 @@ words the agent searches with. Intents of finished turns stay searchable (at the
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from memstrata.search.priors import PriorSettings, apply_priors, excluded, is_intent
-from memstrata.search.query import Hit, SearchQuery
-
-if TYPE_CHECKING:
-    from memstrata.store import Store
+from memstrata.search.query import Hit, Searchable, SearchQuery
 
 
-def exclusions(store: Store, q: SearchQuery, candidates: Sequence[Hit]) -> dict[str, str]:
+def exclusions(store: Searchable, q: SearchQuery, candidates: Sequence[Hit]) -> dict[str, str]:
     """The candidates that are never a hit for `q` (uid -> why): bookkeeping, the question
     being asked, superseded records (`priors.excluded`).
 
@@ -48,7 +44,7 @@ def exclusions(store: Store, q: SearchQuery, candidates: Sequence[Hit]) -> dict[
 
 
 def rank_pool(
-    store: Store, q: SearchQuery, pool: Sequence[Hit], dropped: Mapping[str, str] | None = None
+    store: Searchable, q: SearchQuery, pool: Sequence[Hit], dropped: Mapping[str, str] | None = None
 ) -> list[Hit]:
     """The top `q.k` of the pool by worth, after exclusions and collapse
     (`priors.apply_priors`). `dropped`: what `exclusions` already took out of the pool
@@ -67,7 +63,7 @@ def rank_pool(
     )
 
 
-def open_prompts(store: Store, pool: Sequence[Hit]) -> set[str]:
+def open_prompts(store: Searchable, pool: Sequence[Hit]) -> set[str]:
     """The uids of the intents in `pool` that are their agent's prompt being answered now."""
     owners = sorted({h.owner for h in pool if h.owner and is_intent(h)})
     if not owners:

@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import ScopeDenied
+from memstrata.files.versions import set_surface
 from memstrata.web.identity import Identities, Identity
 
 if TYPE_CHECKING:
     from starlette.requests import Request
 
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 IDENTITY_KEY = "memstrata.identity"
 
@@ -58,7 +59,5 @@ def identity_of(request: Request) -> Identity:
 def store_of(request: Request) -> Store:
     """The store acting as this request's principal (its writes' versions say "api" or
     "web": `files.versions.surface`)."""
-    from memstrata.files.versions import set_surface
-
     set_surface("api" if request.url.path.startswith("/api/") else "web")
     return context_of(request).store_for(identity_of(request))

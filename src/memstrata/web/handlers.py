@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MemstrataError
 from memstrata.web.errors import error_body, translate
+from memstrata.web.pages.render import error_page
 
 if TYPE_CHECKING:
     from fastapi import FastAPI, Request
@@ -34,7 +35,6 @@ def _answer(
 
     if request.url.path.startswith("/api"):
         return JSONResponse(body, status_code=status, headers=headers)
-    from memstrata.web.pages.render import error_page
 
     return error_page(request, status, body["error"]["code"], body["error"]["message"], headers)
 

@@ -1,7 +1,7 @@
 """What the secrets policy did, told to the HTTP caller: `report_notices`, an ASGI middleware.
 
 Every state-changing request to the API or the web app runs inside
-`secretscan.collect_notices`, so a write that stored something that looks like a
+`policy.secrets.collect_notices`, so a write that stored something that looks like a
 secret under `[secrets] policy = "warn"` is reported, as the CLI, the library and MCP
 report it:
 
@@ -9,7 +9,7 @@ report it:
   secret (openai-key); stored as given ...", ...]`;
 * a redirect (a web form's 303 after its save) gains `stored_secret=<kinds>` in its
   `Location`, and the page it leads to shows the notice (`pages.render`). Only kinds
-  travel in the URL, checked against `secretscan.KINDS`, so a link cannot put other
+  travel in the URL, checked against `policy.secrets.KINDS`, so a link cannot put other
   words on the page.
 
 Answers without a notice pass through untouched (nothing is buffered). `/mcp` is left
@@ -23,7 +23,7 @@ from collections.abc import MutableMapping
 from typing import Any
 from urllib.parse import quote
 
-from memstrata.secretscan import SecretNotice, collect_notices
+from memstrata.policy.secrets import SecretNotice, collect_notices
 from memstrata.web.security import ASGIApp
 
 UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})

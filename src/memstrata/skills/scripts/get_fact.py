@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from memstrata.operations.manager import MemoryManager
+
 SKILL_METADATA: dict[str, Any] = {
     "name": "get_fact",
     "description": "Retrieve a user fact by its key (None when there is none).",
@@ -18,7 +20,6 @@ SKILL_METADATA: dict[str, Any] = {
 
 def execute(agent_name: str, key: str, *, home: str | os.PathLike[str] | None = None) -> str | None:
     """The fact's value, or None."""
-    from memstrata.manager import MemoryManager
 
     with MemoryManager(agent_name, home) as m:
         return m.get_fact(key)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from memstrata.operations.manager import MemoryManager
+
 SKILL_METADATA: dict[str, Any] = {
     "name": "log_activity",
     "description": "Append to LOG.md: entry_type TOOL_USE, THOUGHT, USER_FEEDBACK, ERROR or SYSTEM.",
@@ -27,7 +29,6 @@ def execute(
     home: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Append one entry; returns its id once it is on disk."""
-    from memstrata.manager import MemoryManager
 
     with MemoryManager(agent_name, home) as m:
         entry = m.memory.log.append(entry_type, content, metadata)

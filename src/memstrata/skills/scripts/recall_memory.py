@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from memstrata.operations.manager import MemoryManager
+from memstrata.policy.secrets import withhold
+
 SKILL_METADATA: dict[str, Any] = {
     "name": "recall_memory",
     "description": "Search memory (LOG and its archive, files, facts, sessions, shared ledger).",
@@ -25,9 +28,7 @@ def execute(
     home: str | os.PathLike[str] | None = None,
 ) -> list[dict[str, Any]]:
     """The best `n_results` memories, best first (secrets withheld: a skill's result
-    enters the model's context, `secretscan.withhold`)."""
-    from memstrata.manager import MemoryManager
-    from memstrata.secretscan import withhold
+    enters the model's context, `policy.secrets.withhold`)."""
 
     with MemoryManager(agent_name, home) as m:
         hits: list[dict[str, Any]] = [

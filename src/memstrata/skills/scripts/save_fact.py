@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from memstrata.operations.manager import MemoryManager
+
 SKILL_METADATA: dict[str, Any] = {
     "name": "save_fact",
     "description": "Store a user fact or preference (category: general, preference, personal, config).",
@@ -33,7 +35,6 @@ def execute(
     home: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Create or update the fact `key`."""
-    from memstrata.manager import MemoryManager
 
     with MemoryManager(agent_name, home) as m:
         m.save_fact(key, value, category, citations=citations)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from memstrata.operations.manager import MemoryManager
+
 SKILL_METADATA: dict[str, Any] = {
     "name": "update_status",
     "description": "Update NOW.md: the current objective and the immediate next steps.",
@@ -25,7 +27,6 @@ def execute(
     home: str | os.PathLike[str] | None = None,
 ) -> dict[str, Any]:
     """Overwrite `agent_name`'s NOW.md; returns what was written."""
-    from memstrata.manager import MemoryManager
 
     with MemoryManager(agent_name, home) as m:
         m.update_now(new_status=new_status, next_steps=next_steps)

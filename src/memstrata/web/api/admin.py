@@ -12,8 +12,14 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
 
-from memstrata.events import EVENT_NAMES, recent_events, tail_events
+from memstrata import limits
+from memstrata.lifecycle.compaction import compact_log
+from memstrata.lifecycle.hygiene import audit as run_audit
+from memstrata.lifecycle.hygiene import prune as run_prune
+from memstrata.lifecycle.verify import verify_citations
 from memstrata.model import ITEM_TYPES
+from memstrata.operations.doctor import examine
+from memstrata.store.events import EVENT_NAMES, recent_events, tail_events
 from memstrata.web.context import context_of, store_of
 
 router = APIRouter()
@@ -49,7 +55,7 @@ class CompactRequest(BaseModel):
 def items(
     request: Request,
     type: ItemType | None = None,
-    source_file: Annotated[str | None, Query(max_length=512)] = None,
+    source_file: Annotated[str | None, Query(max_length=limits.PATH_CHARS)] = None,
     before: Annotated[str | None, Query(max_length=64)] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
 ) -> dict[str, Any]:
@@ -183,7 +189,6 @@ async def events_stream(
 # -- upkeep ---------------------------------------------------------------------------
 @router.get("/agents/{agent}/audit", tags=["upkeep"], summary="Memory pollution report")
 def audit(request: Request, agent: str) -> dict[str, Any]:
-    from memstrata.lifecycle.hygiene import audit as run_audit
 
     store = store_of(request)
     report = run_audit(store, store.agent(agent).name)
@@ -200,8 +205,6 @@ def audit(request: Request, agent: str) -> dict[str, Any]:
     summary="Act on the audit: a dry run unless dry_run is false; `only` the reviewed",
 )
 def prune(request: Request, agent: str, body: PruneRequest) -> dict[str, Any]:
-    from memstrata.lifecycle.hygiene import audit as run_audit
-    from memstrata.lifecycle.hygiene import prune as run_prune
 
     store = store_of(request)
     name = store.agent(agent).name
@@ -221,7 +224,6 @@ def prune(request: Request, agent: str, body: PruneRequest) -> dict[str, Any]:
     summary="Check the code claims in memory against the server's code folder",
 )
 def verify(request: Request, agent: str) -> dict[str, Any]:
-    from memstrata.lifecycle.verify import verify_citations
 
     store = store_of(request)
     root = context_of(request).verify_root
@@ -231,7 +233,6 @@ def verify(request: Request, agent: str) -> dict[str, Any]:
 
 @router.post("/agents/{agent}/compact", tags=["upkeep"], summary="Compact LOG.md (seed 002)")
 def compact(request: Request, agent: str, body: CompactRequest) -> dict[str, Any]:
-    from memstrata.lifecycle.compaction import compact_log
 
     store = store_of(request)
     return compact_log(
@@ -241,6 +242,5 @@ def compact(request: Request, agent: str, body: CompactRequest) -> dict[str, Any
 
 @router.get("/doctor", tags=["upkeep"], summary="Does the index agree with the files? (admin)")
 def doctor(request: Request) -> dict[str, Any]:
-    from memstrata.doctor import examine
 
     return examine(store_of(request)).to_dict()

@@ -12,16 +12,19 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Path, Query, Request
 from pydantic import BaseModel, Field
 
+from memstrata import limits
+from memstrata.assembly.context import assemble_context
+from memstrata.assembly.timeline import MAX_PAGE, TIMELINE_TYPES, timeline
+from memstrata.lifecycle.compaction import compaction_history
 from memstrata.model import LOG_TYPES
-from memstrata.search.timeline import MAX_PAGE, TIMELINE_TYPES, timeline
-from memstrata.store import sha256_text
+from memstrata.store.editing import sha256_text
 from memstrata.web.context import store_of
 
 router = APIRouter(prefix="/agents", tags=["agents"])
 TimelineType = Literal[
     "log", "session", "fact", "now", "context", "identity", "file", "task", "archive", "compaction"
 ]  # TIMELINE_TYPES (a test checks they agree)
-AgentName = Annotated[str, Field(max_length=64)]
+AgentName = Annotated[str, Field(max_length=limits.NAME_CHARS)]
 Sha = Annotated[
     str | None,
     Field(
@@ -34,29 +37,29 @@ Sha = Annotated[
 
 
 class TextWrite(BaseModel):
-    text: str = Field(max_length=1024 * 1024)
+    text: str = Field(max_length=limits.MEMORY_FILE_BYTES)
     expected_sha: Sha = None
 
 
 class FileWrite(BaseModel):
-    content: str = Field(max_length=1024 * 1024)
+    content: str = Field(max_length=limits.MEMORY_FILE_BYTES)
     expected_sha: Sha = None
 
 
 class StatusUpdate(BaseModel):
-    status: str = Field(max_length=16 * 1024)
-    next_steps: list[Annotated[str, Field(max_length=1000)]] = Field(
-        default_factory=list, max_length=100
+    status: str = Field(max_length=limits.NOW_STATUS_BYTES)
+    next_steps: list[Annotated[str, Field(max_length=limits.NOW_STEP_CHARS)]] = Field(
+        default_factory=list, max_length=limits.NOW_STEPS
     )
-    blockers: list[Annotated[str, Field(max_length=1000)]] = Field(
-        default_factory=list, max_length=100
+    blockers: list[Annotated[str, Field(max_length=limits.NOW_STEP_CHARS)]] = Field(
+        default_factory=list, max_length=limits.NOW_STEPS
     )
-    phase: str | None = Field(None, max_length=1000)
+    phase: str | None = Field(None, max_length=limits.NOW_PHASE_CHARS)
 
 
 class LogAppend(BaseModel):
     entry_type: Literal[LOG_TYPES]  # type: ignore[valid-type]
-    content: str = Field(max_length=64 * 1024)
+    content: str = Field(max_length=limits.LOG_CONTENT_BYTES)
     metadata: dict[str, Any] | None = None
 
 
@@ -124,7 +127,7 @@ def now_status(request: Request, agent: str, body: StatusUpdate) -> dict[str, An
 
 @router.get("/{agent}/memory-files", summary="Memory files below a folder")
 def files_list(
-    request: Request, agent: str, path: Annotated[str, Query(max_length=512)] = ""
+    request: Request, agent: str, path: Annotated[str, Query(max_length=limits.PATH_CHARS)] = ""
 ) -> dict[str, Any]:
     files = store_of(request).agent(agent).files.list(path)
     return {
@@ -236,7 +239,6 @@ def prompt(
     brief: Annotated[str | None, Query(max_length=4000)] = None,
     log_entries: Annotated[int, Query(ge=0, le=500)] = 20,
 ) -> dict[str, Any]:
-    from memstrata.assembly.context import assemble_context
 
     store = store_of(request)
     ctx = assemble_context(
@@ -263,7 +265,6 @@ def prompt(
 
 @router.get("/{agent}/compactions", summary="Every LOG compaction (seed 002 compaction_history)")
 def compactions(request: Request, agent: str) -> dict[str, Any]:
-    from memstrata.lifecycle.compaction import compaction_history
 
     store = store_of(request)
     return {"compactions": compaction_history(store, store.agent(agent).name)}

@@ -7,11 +7,13 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
-from memstrata.layers.ledger_pages import MAX_PAGE, ledger_page, supersede_chain
+from memstrata import limits
+from memstrata.assembly.ledger_pages import MAX_PAGE, ledger_page, supersede_chain
+from memstrata.assembly.predecessor import predecessor_context
 from memstrata.web.context import store_of
 
 router = APIRouter(prefix="/ledger", tags=["ledger"])
-Tag = Annotated[str, Field(max_length=100)]
+Tag = Annotated[str, Field(max_length=limits.TAG_CHARS)]
 
 
 class Publish(BaseModel):
@@ -21,10 +23,10 @@ class Publish(BaseModel):
         "warning, code (or a configured kind)",
     )
     summary: str = Field(max_length=4096)
-    tags: list[Tag] = Field(default_factory=list, max_length=32)
+    tags: list[Tag] = Field(default_factory=list, max_length=limits.TAGS_PER_ENTRY)
     detail: str | None = Field(None, max_length=16384)
-    ref: str | None = Field(None, max_length=256)
-    room_id: str | None = Field(None, max_length=64)
+    ref: str | None = Field(None, max_length=limits.LABEL_CHARS)
+    room_id: str | None = Field(None, max_length=limits.NAME_CHARS)
     author_role: str | None = Field(None, max_length=64)
     supersedes: str | None = Field(None, max_length=64)
 
@@ -32,18 +34,21 @@ class Publish(BaseModel):
 class Supersede(BaseModel):
     kind: str = Field(max_length=200)
     summary: str = Field(max_length=4096)
-    tags: list[Tag] = Field(default_factory=list, max_length=32)
+    tags: list[Tag] = Field(default_factory=list, max_length=limits.TAGS_PER_ENTRY)
     detail: str | None = Field(None, max_length=16384)
-    ref: str | None = Field(None, max_length=256)
+    ref: str | None = Field(None, max_length=limits.LABEL_CHARS)
 
 
 @router.get("", summary="Ledger entries newest first, with freshness and successors")
 def entries(
     request: Request,
-    room: Annotated[str | None, Query(max_length=64)] = None,
-    exclude_room: Annotated[str | None, Query(max_length=64)] = None,
+    room: Annotated[str | None, Query(max_length=limits.NAME_CHARS)] = None,
+    exclude_room: Annotated[str | None, Query(max_length=limits.NAME_CHARS)] = None,
     kind: Annotated[str | None, Query(max_length=200)] = None,
-    tags: Annotated[list[Annotated[str, Query(max_length=100)]], Query(max_length=32)] = [],  # noqa: B006
+    tags: Annotated[
+        list[Annotated[str, Query(max_length=limits.TAG_CHARS)]],
+        Query(max_length=limits.TAGS_PER_ENTRY),
+    ] = [],  # noqa: B006
     match: Literal["any", "all"] = "any",
     include_superseded: bool = False,
     before: Annotated[
@@ -83,11 +88,13 @@ def publish(request: Request, body: Publish) -> dict[str, Any]:
 @router.get("/context", summary="Seed 000 predecessor context: other rooms' entries as Markdown")
 def context(
     request: Request,
-    room: Annotated[str | None, Query(max_length=64)] = None,
-    keywords: Annotated[list[Annotated[str, Query(max_length=100)]], Query(max_length=32)] = [],  # noqa: B006
+    room: Annotated[str | None, Query(max_length=limits.NAME_CHARS)] = None,
+    keywords: Annotated[
+        list[Annotated[str, Query(max_length=limits.TAG_CHARS)]],
+        Query(max_length=limits.TAGS_PER_ENTRY),
+    ] = [],  # noqa: B006
     max_entries: Annotated[int, Query(ge=1, le=15)] = 15,
 ) -> dict[str, Any]:
-    from memstrata.assembly.predecessor import predecessor_context
 
     store = store_of(request)
     text = predecessor_context(

@@ -8,37 +8,38 @@ from typing import Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
+from memstrata import limits
 from memstrata.model import FACT_CATEGORIES, SESSION_ROLES, TASK_STATUSES
 from memstrata.web.context import store_of
 
 router = APIRouter(prefix="/agents", tags=["facts, tasks, sessions"])
 Category = Literal[FACT_CATEGORIES]  # type: ignore[valid-type]
 Status = Literal[TASK_STATUSES]  # type: ignore[valid-type]
-Line = Annotated[str, Field(max_length=4096)]
+Line = Annotated[str, Field(max_length=limits.TASK_CRITERION_BYTES)]
 
 
 class FactSet(BaseModel):
-    key: str = Field(max_length=200)
-    value: str = Field(max_length=16 * 1024)
+    key: str = Field(max_length=limits.FACT_KEY_CHARS)
+    value: str = Field(max_length=limits.FACT_VALUE_BYTES)
     category: Category = "general"
-    citations: list[Annotated[str, Field(max_length=1000)]] = Field(
-        default_factory=list, max_length=32
+    citations: list[Annotated[str, Field(max_length=limits.CITATION_CHARS)]] = Field(
+        default_factory=list, max_length=limits.FACT_CITATIONS
     )
 
 
 class FactValue(BaseModel):
-    value: str = Field(max_length=16 * 1024)
+    value: str = Field(max_length=limits.FACT_VALUE_BYTES)
     category: Category = "general"
-    citations: list[Annotated[str, Field(max_length=1000)]] = Field(
-        default_factory=list, max_length=32
+    citations: list[Annotated[str, Field(max_length=limits.CITATION_CHARS)]] = Field(
+        default_factory=list, max_length=limits.FACT_CITATIONS
     )
 
 
 class TaskAdd(BaseModel):
-    description: str = Field(max_length=16 * 1024)
-    milestone: str | None = Field(None, max_length=200)
-    priority: int = Field(3, ge=0, le=1000)
-    acceptance_criteria: list[Line] = Field(default_factory=list, max_length=64)
+    description: str = Field(max_length=limits.TASK_DESCRIPTION_BYTES)
+    milestone: str | None = Field(None, max_length=limits.TASK_MILESTONE_CHARS)
+    priority: int = Field(3, ge=0, le=limits.TASK_PRIORITY_MAX)
+    acceptance_criteria: list[Line] = Field(default_factory=list, max_length=limits.TASK_CRITERIA)
     blocked_by: list[Annotated[str, Field(max_length=64)]] = Field(
         default_factory=list, max_length=64
     )
@@ -46,10 +47,10 @@ class TaskAdd(BaseModel):
 
 class TaskChange(BaseModel):
     status: Status | None = None
-    priority: int | None = Field(None, ge=0, le=1000)
-    milestone: str | None = Field(None, max_length=200)
-    description: str | None = Field(None, max_length=16 * 1024)
-    acceptance_criteria: list[Line] | None = Field(None, max_length=64)
+    priority: int | None = Field(None, ge=0, le=limits.TASK_PRIORITY_MAX)
+    milestone: str | None = Field(None, max_length=limits.TASK_MILESTONE_CHARS)
+    description: str | None = Field(None, max_length=limits.TASK_DESCRIPTION_BYTES)
+    acceptance_criteria: list[Line] | None = Field(None, max_length=limits.TASK_CRITERIA)
     blocked_by: list[Annotated[str, Field(max_length=64)]] | None = Field(None, max_length=64)
 
 
@@ -60,10 +61,10 @@ class SessionStart(BaseModel):
 
 class Message(BaseModel):
     role: Literal[SESSION_ROLES]  # type: ignore[valid-type]
-    content: str = Field("", max_length=256 * 1024)
-    id: str | None = Field(None, max_length=200)
-    name: str | None = Field(None, max_length=200)
-    speaker: str | None = Field(None, max_length=200)
+    content: str = Field("", max_length=limits.SESSION_MESSAGE_BYTES)
+    id: str | None = Field(None, max_length=limits.SESSION_LABEL_CHARS)
+    name: str | None = Field(None, max_length=limits.SESSION_LABEL_CHARS)
+    speaker: str | None = Field(None, max_length=limits.SESSION_LABEL_CHARS)
     timestamp: str | None = Field(None, max_length=64)
 
 
@@ -115,7 +116,7 @@ def tasks_list(
     request: Request,
     agent: str,
     status: Status | None = None,
-    milestone: Annotated[str | None, Query(max_length=200)] = None,
+    milestone: Annotated[str | None, Query(max_length=limits.TASK_MILESTONE_CHARS)] = None,
 ) -> dict[str, Any]:
     tasks = store_of(request).agent(agent).tasks
     return {

@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
+from memstrata import limits
 from memstrata.search.query import LAYERS, MAX_K, MAX_QUERY_CHARS, SCOPES, SearchQuery
 from memstrata.web.context import identity_of, store_of
 
 if TYPE_CHECKING:
     from memstrata.search.query import Hit
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 
 def placed(store: Store, hit: Hit) -> Hit:
@@ -26,7 +27,7 @@ def placed(store: Store, hit: Hit) -> Hit:
 router = APIRouter(tags=["search"])
 Layer = Literal[(*SCOPES, *LAYERS)]  # type: ignore[valid-type]  # seed 004 scopes too
 Mode = Literal["lexical", "hybrid", "semantic"]
-Room = Annotated[str, Field(max_length=64)]
+Room = Annotated[str, Field(max_length=limits.NAME_CHARS)]
 MODE_HELP = "lexical, hybrid or semantic; unset: the store's `[search] provider`"
 NOW_HELP = "epoch seconds decay is measured against (default: the server's clock)"
 
@@ -37,14 +38,16 @@ class SearchBody(BaseModel):
     text: str = Field("", max_length=MAX_QUERY_CHARS)
     layers: list[Layer] = Field(default_factory=list, max_length=len(LAYERS) + len(SCOPES))
     kind: str | None = Field(None, max_length=200)
-    tags: list[Annotated[str, Field(max_length=100)]] = Field(default_factory=list, max_length=32)
+    tags: list[Annotated[str, Field(max_length=limits.TAG_CHARS)]] = Field(
+        default_factory=list, max_length=limits.TAGS_PER_ENTRY
+    )
     tags_match: Literal["any", "all"] = "any"
-    agent: str | None = Field(None, max_length=64)
-    room: str | None = Field(None, max_length=64)
+    agent: str | None = Field(None, max_length=limits.NAME_CHARS)
+    room: str | None = Field(None, max_length=limits.NAME_CHARS)
     rooms: list[Room] = Field(
         default_factory=list, max_length=32, description="only entries of these rooms"
     )
-    exclude_room: str | None = Field(None, max_length=64)
+    exclude_room: str | None = Field(None, max_length=limits.NAME_CHARS)
     since: float | str | None = Field(None, description="ISO 8601 time or epoch seconds")
     until: float | str | None = Field(None, description="ISO 8601 time or epoch seconds")
     include_superseded: bool = False
@@ -85,12 +88,18 @@ def search_get(
     q: Annotated[str, Query(max_length=MAX_QUERY_CHARS, description="query text")] = "",
     layers: Annotated[list[Layer], Query(max_length=len(LAYERS) + len(SCOPES))] = [],  # noqa: B006
     kind: Annotated[str | None, Query(max_length=200)] = None,
-    tags: Annotated[list[Annotated[str, Query(max_length=100)]], Query(max_length=32)] = [],  # noqa: B006
+    tags: Annotated[
+        list[Annotated[str, Query(max_length=limits.TAG_CHARS)]],
+        Query(max_length=limits.TAGS_PER_ENTRY),
+    ] = [],  # noqa: B006
     tags_match: Literal["any", "all"] = "any",
-    agent: Annotated[str | None, Query(max_length=64)] = None,
-    room: Annotated[str | None, Query(max_length=64)] = None,
-    rooms: Annotated[list[Annotated[str, Query(max_length=64)]], Query(max_length=32)] = [],  # noqa: B006
-    exclude_room: Annotated[str | None, Query(max_length=64)] = None,
+    agent: Annotated[str | None, Query(max_length=limits.NAME_CHARS)] = None,
+    room: Annotated[str | None, Query(max_length=limits.NAME_CHARS)] = None,
+    rooms: Annotated[
+        list[Annotated[str, Query(max_length=limits.NAME_CHARS)]],
+        Query(max_length=limits.TAGS_PER_ENTRY),
+    ] = [],  # noqa: B006
+    exclude_room: Annotated[str | None, Query(max_length=limits.NAME_CHARS)] = None,
     since: Annotated[str | None, Query(max_length=64)] = None,
     until: Annotated[str | None, Query(max_length=64)] = None,
     include_superseded: bool = False,

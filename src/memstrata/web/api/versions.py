@@ -18,6 +18,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
+from memstrata.files.versions import ID_CHARS, sha256, surface
 from memstrata.web.context import store_of
 
 router = APIRouter(prefix="/agents", tags=["versions"])
@@ -56,8 +57,6 @@ def version(
     version: Annotated[str, VersionId],
     path: FilePath,
 ) -> dict[str, Any]:
-    from memstrata.files.versions import ID_CHARS, sha256
-
     text = store_of(request).agent(agent).versions.read(path, version)
     sha = sha256(text.encode("utf-8"))
     return {"agent": agent, "path": path, "id": sha[:ID_CHARS], "sha256": sha, "text": text}
@@ -77,8 +76,6 @@ def diff(
 
 @router.post("/{agent}/restore", summary="Make a version current again (itself a new version)")
 def restore(request: Request, agent: str, body: Restore) -> dict[str, Any]:
-    from memstrata.files.versions import surface
-
     versions = store_of(request).agent(agent).versions  # (names the surface "api")
     with surface("restore"):
         done = versions.restore(body.path, body.version, expected_sha=body.expected_sha)

@@ -9,10 +9,12 @@ from urllib.parse import quote
 from fastapi import APIRouter, Form, Query, Request
 from starlette.responses import Response
 
-from memstrata.errors import StaleWrite
+from memstrata.assembly.context import assemble_context
+from memstrata.assembly.timeline import TIMELINE_TYPES, timeline
+from memstrata.errors import NotFound, StaleWrite
+from memstrata.lifecycle.hygiene import audit, prune
 from memstrata.model import FACT_CATEGORIES, TASK_STATUSES
-from memstrata.search.timeline import TIMELINE_TYPES, timeline
-from memstrata.store import sha256_text
+from memstrata.store.editing import sha256_text
 from memstrata.web.context import store_of
 from memstrata.web.pages.forms import back, require_csrf
 from memstrata.web.pages.render import page
@@ -134,7 +136,6 @@ def file_view(
     request: Request, agent: str, path: Annotated[str, Query(min_length=1, max_length=512)]
 ) -> Response:
     files = store_of(request).agent(agent).files
-    from memstrata.errors import NotFound
 
     try:
         text = files.read(path)
@@ -308,7 +309,6 @@ def prompt_page(
     budget_chars: Annotated[int, Query(ge=200, le=1_000_000)] = 24_000,
     brief: Annotated[str, Query(max_length=4000)] = "",
 ) -> Response:
-    from memstrata.assembly.context import assemble_context
 
     store = store_of(request)
     ctx = assemble_context(
@@ -325,7 +325,6 @@ def prompt_page(
 
 @router.get("/audit")
 def audit_page(request: Request, agent: str) -> Response:
-    from memstrata.lifecycle.hygiene import audit, prune
 
     store = store_of(request)
     name = store.agent(agent).name
@@ -342,7 +341,6 @@ def audit_prune(
     reviewed: Annotated[list[str], Form(max_length=1000)] = [],  # noqa: B006
 ) -> Response:
     """Apply the findings the person ticked on the dry run it was shown."""
-    from memstrata.lifecycle.hygiene import audit, prune
 
     require_csrf(request, csrf)
     store = store_of(request)

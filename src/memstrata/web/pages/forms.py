@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memstrata.web.context import context_of
+from memstrata.web.context import IDENTITY_KEY, context_of
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -13,8 +13,6 @@ if TYPE_CHECKING:
 
 def require_csrf(request: Request, token: str) -> None:
     from fastapi import HTTPException
-
-    from memstrata.web.context import IDENTITY_KEY
 
     if not context_of(request).identities.check_csrf(request.scope.get(IDENTITY_KEY), token):
         raise HTTPException(403, "the form's CSRF token is missing or wrong: reload the page")

@@ -2,11 +2,11 @@
 an entry may hold `<script>`) always reaches the browser as text; forms get the CSRF
 token; every page shows whom the request acts as (the scope the API enforces).
 
-Secrets: every value a template prints passes `secretscan.mask` (the environment's
+Secrets: every value a template prints passes `policy.secrets.mask` (the environment's
 `finalize`), so a page shows `[withheld: <kind>]` as an agent would see it, and says so
 with a link to `/reveal`; after a confirmed reveal (a signed cookie, `web.identity`)
 pages show values as stored, with a banner, for a few minutes. A form saved from a
-withheld view keeps the secrets it hid (`secretscan.restore_withheld`). After a save
+withheld view keeps the secrets it hid (`policy.secrets.restore_withheld`). After a save
 that stored something that looks like a secret (`web.notices`), the page says so."""
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from memstrata.model import iso
-from memstrata.secretscan import KINDS, holds_secrets, mask
-from memstrata.web.context import context_of
+from memstrata.policy.secrets import KINDS, holds_secrets, mask
+from memstrata.web.context import IDENTITY_KEY, context_of
 from memstrata.web.identity import REVEAL_COOKIE
 from memstrata.web.notices import QUERY_KEY
 
@@ -105,8 +105,6 @@ def page(
     **values: Any,
 ) -> Response:
     from fastapi.responses import HTMLResponse
-
-    from memstrata.web.context import IDENTITY_KEY
 
     ctx = context_of(request)
     who = request.scope.get(IDENTITY_KEY)

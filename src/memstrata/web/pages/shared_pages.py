@@ -11,9 +11,10 @@ from urllib.parse import quote
 from fastapi import APIRouter, Form, Query, Request
 from starlette.responses import Response
 
-from memstrata.layers.ledger_pages import LedgerRow, ledger_page, supersede_chain
+from memstrata.assembly.ledger_pages import LedgerRow, ledger_page, supersede_chain
 from memstrata.model import ITEM_TYPES
 from memstrata.search.query import LAYERS, SCOPES, SearchQuery
+from memstrata.store.events import recent_events
 from memstrata.web.api.search import placed
 from memstrata.web.context import context_of, identity_of, store_of
 from memstrata.web.identity import REVEAL_COOKIE, REVEAL_SECONDS, SESSION_COOKIE, SESSION_SECONDS
@@ -21,7 +22,7 @@ from memstrata.web.pages.forms import back, require_csrf
 from memstrata.web.pages.render import page
 
 if TYPE_CHECKING:
-    from memstrata.store import Store
+    from memstrata.store.view import Store
 
 router = APIRouter()
 Csrf = Annotated[str, Form(max_length=128)]
@@ -286,7 +287,6 @@ def items_remove(
 
 @router.get("/events")
 def events(request: Request) -> Response:
-    from memstrata.events import recent_events
 
     store = store_of(request)
     recs, _ = recent_events(store.layout.events, limit=100, agents=store.gate.event_actors())

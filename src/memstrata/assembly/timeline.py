@@ -1,0 +1,293 @@
+"""One agent's memory as a timeline, newest first, one page at a time.
+
+    page = timeline(store, "finn", types=("log", "fact"), limit=50)
+    page.items[0].title, page.next   # `next` is the cursor of the following page
+
+What an agent did and what changed: LOG entries, session messages, compaction
+archives and tasks from the index; every fact change (each `set` and `forget`) from
+the facts journal (`facts.jsonl`, read backwards from its end); the LOG compactions
+themselves (`compactions.jsonl`). NOW / CONTEXT / identity and memory files are
+whole files rewritten in place: no earlier version is kept, so each shows once, as
+it is now, at its last change (the writes themselves are in the audit trail, Events,
+which records when and how much, not the text). Each type is one ordered walk bounded
+by the page size, and the walks are merged, so a page costs the same at 100 or
+100,000 entries. Pages are keyset-paginated: the cursor is the (time, row) of the last
+item shown, so an entry written meanwhile never shifts a page. Scope: the gate's read
+check on the agent (and on its facts), and its SQL filter on every index row.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memstrata.errors import MalformedInput
+from memstrata.files.jsonl import records_backward
+from memstrata.index import queries
+from memstrata.layers.facts import to_fact
+from memstrata.lifecycle.compaction import compaction_history
+from memstrata.model import check_name, iso, parse_ts
+
+if TYPE_CHECKING:
+    from memstrata.store.view import Store
+
+# Timeline type -> the index layers it shows.
+TIMELINE_TYPES: dict[str, tuple[str, ...]] = {
+    "log": ("log",),
+    "session": ("session",),
+    "fact": (),  # every change, from the facts journal, not the index (live keys only)
+    "now": ("now",),
+    "context": ("context",),
+    "identity": ("identity",),
+    "file": ("file", "scratch", "episode"),
+    "task": ("task",),
+    "archive": ("archive",),
+    "compaction": (),  # from compactions.jsonl, not the index
+}
+# Whole-file Markdown layers: one item per file (its first chunk), at its last change.
+WHOLE_FILE_LAYERS = frozenset({"now", "context", "identity", "file", "scratch", "episode"})
+MAX_PAGE = 200
+TEXT_CHARS = 600
+
+
+@dataclass(frozen=True)
+class TimelineItem:
+    """One thing that happened in an agent's memory."""
+
+    uid: str
+    type: str  # a key of TIMELINE_TYPES
+    layer: str
+    kind: str | None
+    ts: float
+    title: str
+    text: str  # at most TEXT_CHARS characters; the full text of an index item: `store.get(uid)`
+    source: str  # store-relative path
+    thread: str | None = None  # session id, file path
+    row: int = 0  # index row id (0 for compactions): the cursor's tie-breaker
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "uid": self.uid,
+            "type": self.type,
+            "layer": self.layer,
+            "kind": self.kind,
+            "ts": self.ts,
+            "time": iso(self.ts),
+            "title": self.title,
+            "text": self.text,
+            "source": self.source,
+            "thread": self.thread,
+        }
+
+
+@dataclass(frozen=True)
+class TimelinePage:
+    items: tuple[TimelineItem, ...]
+    next: str | None  # cursor of the next (older) page, None at the end
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"items": [i.to_dict() for i in self.items], "next": self.next}
+
+
+def cursor_of(item: TimelineItem) -> str:
+    return queries.cursor(item.ts, item.row)
+
+
+def _type_of(layer: str) -> str:
+    return next(t for t, layers in TIMELINE_TYPES.items() if layer in layers)
+
+
+def timeline(
+    store: Store,
+    agent: str,
+    *,
+    types: tuple[str, ...] | list[str] = (),
+    since: float | str | None = None,
+    until: float | str | None = None,
+    before: str | None = None,
+    limit: int = 50,
+) -> TimelinePage:
+    """A page of `agent`'s timeline, newest first (all types when `types` is empty)."""
+    check_name(agent, "agent")
+    store.gate.check("read", "log", agent)
+    wanted = tuple(types) or tuple(TIMELINE_TYPES)
+    unknown = [t for t in wanted if t not in TIMELINE_TYPES]
+    if unknown:
+        raise MalformedInput(
+            f"unknown timeline type {unknown[0]!r}; types are {', '.join(TIMELINE_TYPES)}"
+        )
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
+        raise MalformedInput(f"limit must be an integer from 1 to {MAX_PAGE}, got {limit!r}")
+    lo = parse_ts(since) if since is not None else None
+    hi = parse_ts(until) if until is not None else None
+    cur = queries.parse_cursor(before) if before else None
+    found = _docs(store, agent, wanted, lo, hi, cur, limit + 1)
+    if "fact" in wanted and store.gate.allows("read", "fact", agent):
+        found += _fact_changes(store, agent, lo, hi, cur, limit + 1)
+    if "compaction" in wanted:
+        found += _compactions(store, agent, lo, hi, cur)
+    found.sort(key=lambda i: (-i.ts, -i.row))
+    page = _whole_file_text(store, found[:limit])
+    more = len(found) > limit
+    return TimelinePage(tuple(page), cursor_of(page[-1]) if more and page else None)
+
+
+def _docs(
+    store: Store,
+    agent: str,
+    wanted: tuple[str, ...],
+    lo: float | None,
+    hi: float | None,
+    cur: tuple[float, int] | None,
+    n: int,
+) -> list[TimelineItem]:
+    out: list[TimelineItem] = []
+    for layer in (layer for t in wanted for layer in TIMELINE_TYPES[t]):
+        wanted_rows = queries.DocFilter(
+            store.gate,
+            owner=agent,
+            layers=(layer,),
+            first_chunk=layer in WHOLE_FILE_LAYERS,
+            since=lo,
+            until=hi,
+            before=cur,
+        )
+        out += [
+            TimelineItem(
+                r.uid,
+                _type_of(r.layer),
+                r.layer,
+                r.kind,
+                r.ts,
+                r.title,
+                r.body,
+                store.rel(Path(r.source)),
+                r.thread,
+                r.id,
+            )
+            for r in queries.newest(store.db, wanted_rows, n, body_chars=TEXT_CHARS)
+        ]
+    return out
+
+
+def _compactions(
+    store: Store, agent: str, lo: float | None, hi: float | None, cur: tuple[float, int] | None
+) -> list[TimelineItem]:
+
+    out = []
+    for rec in compaction_history(store, agent):
+        try:
+            ts = parse_ts(rec.get("compacted_at"))
+        except MalformedInput:
+            continue
+        if (lo is not None and ts < lo) or (hi is not None and ts > hi):
+            continue
+        if cur is not None and (ts, 0) >= cur:
+            continue
+        title = f"LOG compacted: {rec.get('entries_count', '?')} entries archived"
+        text = json.dumps(
+            {
+                k: rec.get(k)
+                for k in (
+                    "reason",
+                    "archive_path",
+                    "original_size_kb",
+                    "new_size_kb",
+                    "carried_over",
+                )
+            }
+        )
+        out.append(
+            TimelineItem(
+                f"compaction:{agent}:{rec.get('archive_id', ts)}",
+                "compaction",
+                "compaction",
+                "compaction",
+                ts,
+                title,
+                text,
+                str(rec.get("archive_path") or ""),
+                None,
+                0,
+            )
+        )
+    return out
+
+
+def _fact_changes(
+    store: Store,
+    agent: str,
+    lo: float | None,
+    hi: float | None,
+    cur: tuple[float, int] | None,
+    n: int,
+) -> list[TimelineItem]:
+    """The newest `n` set/forget records of the facts journal in range, newest first.
+
+    The journal is in append order, so the walk back from its end stops after `n`
+    items, or at the first record older than `since`. Its `row` is the record's byte
+    offset (the cursor's tie-breaker within one timestamp).
+    """
+
+    rel = store.rel(store.layout.facts(agent))
+    engine = store.engine
+    entry = engine.stat(rel)
+    if entry is None or entry.is_dir:
+        return []
+    out: list[TimelineItem] = []
+    for off, rec in records_backward(lambda o, k: engine.read_from(rel, o, k), entry.size):
+        op, key = rec.get("op"), rec.get("key")
+        if op not in ("set", "forget") or not isinstance(key, str):
+            continue
+        try:
+            ts = parse_ts(rec.get("updated_at") if op == "set" else rec.get("ts"))
+        except MalformedInput:
+            continue
+        if lo is not None and ts < lo:
+            break
+        if (hi is not None and ts > hi) or (cur is not None and (ts, off) >= cur):
+            continue
+        if op == "set":
+            fact = to_fact(rec)
+            title, text = key, f"{fact.value}\n\n({fact.category})"
+        else:
+            title, text = key, "forgotten (the journal keeps its earlier values)"
+        out.append(
+            TimelineItem(
+                f"fact-change:{agent}:{off}",
+                "fact",
+                "fact",
+                op,
+                ts,
+                title,
+                text[:TEXT_CHARS],
+                rel,
+                key,
+                off,
+            )
+        )
+        if len(out) >= n:
+            break
+    return out
+
+
+def _whole_file_text(store: Store, items: list[TimelineItem]) -> list[TimelineItem]:
+    """Whole-file items carry the file's beginning (its first chunks), not only the
+    first chunk (for NOW.md that is just its title), under a title that says what
+    the item is: the file as it is now."""
+    from dataclasses import replace
+
+    if not any(i.layer in WHOLE_FILE_LAYERS for i in items):
+        return items
+    out = []
+    for item in items:
+        if item.layer not in WHOLE_FILE_LAYERS:
+            out.append(item)
+            continue
+        head = queries.file_head(store.db, item.uid, store.gate, chars=TEXT_CHARS, chunks=8)
+        text = "\n\n".join(head)[:TEXT_CHARS] or item.text
+        name = item.source.rsplit("/", 1)[-1]
+        out.append(replace(item, title=f"{name} (current version)", text=text))
+    return out

@@ -1,0 +1,1 @@
+"""The truth in PostgreSQL (the `postgres` extra): memstrata shared by many hosts."""

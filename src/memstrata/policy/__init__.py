@@ -1,0 +1,1 @@
+"""The rules every read and write passes: who may (scope) and what may be kept (secrets)."""

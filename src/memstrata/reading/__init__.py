@@ -1,0 +1,1 @@
+"""Rule-based readers of memory text: no model, no store, plain functions of strings."""

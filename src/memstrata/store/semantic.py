@@ -1,0 +1,100 @@
+"""A store's semantic side: its embedder, its vector indexes, and building them after writes.
+
+Vectors are derived data, like the rest of the index, and never on the write path:
+an acknowledged write asks for a build (`later`) and returns. Where the build runs:
+
+    "thread"   a background job of this process (`Engine.after_ack`): a library user,
+               the MCP and HTTP servers; it stops at a step boundary when the store
+               closes (the next build resumes: `VectorIndex.build`)
+    "daemon"   the per-user embedding daemon (`embed.daemon`): the CLI, whose process
+               ends right after the write, asks it and does not wait
+    "off"      no builds after writes (a search asking for hybrid by name still
+               catches up first)
+
+Builds happen when semantic recall is on (`active`): `[search] provider` is not
+"fts5" and the store names its embedder, was handed one, or has vectors already. A
+build embeds only the unit texts whose hash is new.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+from memstrata.index import queries
+
+if TYPE_CHECKING:
+    from memstrata.embed.base import Embedder
+    from memstrata.index.vectors import VectorIndex
+    from memstrata.store.engine import Engine
+
+
+class Semantic:
+    """The embedder and vector indexes of one store (one per engine)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.builds = "thread"
+        self._embedder: Embedder | None = None
+        self._indexes: dict[str, VectorIndex] = {}
+        self._stop = threading.Event()
+
+    def embedder(self) -> Embedder:
+        """The embedder of `[search] embedder` (unset: all-MiniLM-L6-v2 in NumPy, see
+        `memstrata.embed.select`). Raises MalformedInput ("none") or ProviderError."""
+        if self._embedder is None:
+            from memstrata.embed.select import configured_embedder
+
+            cfg = self.engine.config
+            self._embedder = configured_embedder(cfg, notice=self.engine.notice_sink)
+        return self._embedder
+
+    def available(self) -> Embedder | None:
+        """The embedder if semantic recall works here without a download (else None)."""
+        from memstrata.embed.select import available
+
+        if self._embedder is None and not available(self.engine.config):
+            return None
+        return self.embedder()
+
+    def active(self) -> bool:
+        """Is semantic recall on for this store: hybrid the default mode, vectors built
+        after writes? Yes unless `[search] provider = "fts5"`, once the store names its
+        embedder, was handed one, or has vectors (an explicit hybrid or semantic search
+        and `memstrata reindex --vectors` build them)."""
+        cfg = self.engine.config
+        if cfg.search_provider == "fts5" or (cfg.embedder or "").strip() == "none":
+            return False
+        if self._embedder is not None or cfg.embedder or cfg.search_provider == "hybrid":
+            return True
+        return queries.has_vectors(self.engine.db)
+
+    def use(self, embedder: Embedder) -> None:
+        self._embedder = embedder
+
+    def index(self, embedder: Embedder) -> VectorIndex:
+        from memstrata.index.vectors import VectorIndex
+
+        key = embedder.model_id
+        if key not in self._indexes:
+            self._indexes[key] = VectorIndex(self.engine.db, embedder)
+        return self._indexes[key]
+
+    def later(self) -> None:
+        """Build the vectors of what changed, after this write (never during it)."""
+        if self.builds == "off" or not self.active():
+            return
+        if self.builds == "daemon":  # the CLI: `cli.common.build_via_daemon`
+            from memstrata.embed import DEFAULT_SPEC, daemon
+
+            daemon.request_build(self.engine.config.embedder or DEFAULT_SPEC, self.engine.home)
+            return
+        self.engine.after_ack("vectors", self._build)
+
+    def _build(self) -> None:
+        if not self._stop.is_set():
+            self.index(self.embedder()).build(stop=self._stop.is_set)
+
+    def stop(self) -> None:
+        """End background builds at their next step (the store is closing)."""
+        self._stop.set()

@@ -1,0 +1,66 @@
+"""What layers announce after an acknowledged write, and who listens.
+
+A layer knows that it appended to LOG.md or to a transcript; it does not know
+what should follow (a compaction, a memory flush). So it announces the fact
+on the engine's `Signals`, and whoever cares registered for it when the store
+opened (`lifecycle.triggers.register`): the call points down, never up.
+
+    engine.signals.connect(LogAppended, on_log)          # when a store opens
+    engine.signals.announce(LogAppended(principal, "finn"))   # after the append
+
+Handlers run in the announcing thread, after the write was acknowledged: one
+that raises is logged and kept in `failures` (the engine's `background_errors`),
+never raised to the writer.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from memstrata.model import Principal
+
+
+@dataclass(frozen=True)
+class LogAppended:
+    """An entry was appended to `owner`'s LOG.md by `principal`."""
+
+    principal: Principal
+    owner: str
+
+
+@dataclass(frozen=True)
+class SessionGrew:
+    """Messages were appended to `owner`'s transcript `session` by `principal`."""
+
+    principal: Principal
+    owner: str
+    session: str
+
+
+S = TypeVar("S")
+
+
+class Signals:
+    """Handlers by signal type; `announce` calls each one registered for its type."""
+
+    def __init__(self, failures: list[tuple[str, BaseException]]) -> None:
+        self._handlers: dict[type, list[Callable[[Any], object]]] = {}
+        self._guard = threading.Lock()
+        self._failures = failures
+
+    def connect(self, kind: type[S], handler: Callable[[S], object]) -> None:
+        with self._guard:
+            self._handlers.setdefault(kind, []).append(handler)
+
+    def announce(self, signal: object) -> None:
+        for handler in list(self._handlers.get(type(signal), ())):
+            try:
+                handler(signal)
+            except Exception as exc:  # the write that announced it stands
+                name = getattr(handler, "__name__", repr(handler))
+                self._failures.append((name, exc))
+                logging.getLogger("memstrata").warning("memstrata: %s: %s", name, exc)
