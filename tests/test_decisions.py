@@ -44,3 +44,21 @@ def test_an_agent_cannot_replace_another_agents_decision(home: Path) -> None:
         with pytest.raises(SupersedeDenied):
             ada.agent().decisions.record("Use argon2", replaces="bcrypt")
         assert [e.id for e in ada.agent().decisions.in_force()] == [theirs.id]
+
+
+def test_a_record_in_force_is_found_behind_other_rooms_entries(home: Path) -> None:
+    """The records in force were the newest 50 ledger entries of every room filtered to the
+    agent's: a room-less decision behind 60 newer decisions of another room was lost (from
+    the session-start context and the web app's home page)."""
+    with Store(home, agent="me") as s:
+        s.agent().decisions.record("Use Postgres for storage")
+    with Store(home, agent="other", room="r2") as s:
+        for i in range(60):
+            s.ledger.publish("decision", f"room decision {i}")
+    with Store(home, agent="me") as s:
+        d = s.agent().decisions
+        assert [e.summary for e in d.in_force(("decision",))] == ["Use Postgres for storage"]
+        shown, counts = d.tally(("decision",))
+        assert [e.summary for e in shown] == ["Use Postgres for storage"]
+        assert counts == {"decision": 1}
+        assert [e.summary for e, _ in d.history(("decision",))] == ["Use Postgres for storage"]

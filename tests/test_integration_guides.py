@@ -2,7 +2,7 @@
 docs/integrations/claude-code.md and cursor.md runs command by command in one bash session, in a fresh folder,
 with the installed `memstrata` on PATH and no memstrata variables set, as a reader would
 type them; each command must succeed and print what the guide shows under it (`...`
-matches anything, whitespace is normalised), as README examples do (test_readme.py).
+matches anything, whitespace is normalised), as README examples do (test_docs_examples.py).
 So a guide whose commands stop working, or whose output changes, fails the build."""
 
 from __future__ import annotations

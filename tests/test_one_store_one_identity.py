@@ -89,7 +89,7 @@ def test_find_home_walks_up_like_git(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 
 def _readme_hook_commands() -> list[list[str]]:
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "coding-agents.md").read_text()
     block = readme.split("Hooks for Claude Code (`.claude/settings.json`):", 1)[1]
     settings = json.loads(block.split("```json", 1)[1].split("```", 1)[0])
     return [
@@ -105,9 +105,10 @@ def _agent_of(argv: list[str]) -> str | None:
 
 
 def test_make_run_banner_readme_and_mcp_agree_on_one_agent(home: Path, tmp_path: Path) -> None:
-    """`make run` serves MCP at /mcp as one agent; the banner says which; the README's hooks
-    and stdio MCP config act as that same agent, so what the agent writes over HTTP MCP is
-    what the hooks give back at the next session start."""
+    """`make run` serves MCP at /mcp as one agent; the banner says which; the hooks and the
+    stdio MCP config the docs show (docs/coding-agents.md, linked from the README) act as
+    that same agent, so what the agent writes over HTTP MCP is what the hooks give back at
+    the next session start."""
     from tests.web.conftest import start_server, stop_server
 
     from mcp import Client
@@ -118,7 +119,7 @@ def test_make_run_banner_readme_and_mcp_agree_on_one_agent(home: Path, tmp_path:
     assert serve_argv[0] == "serve" and "--agent" not in serve_argv
     hooks = _readme_hook_commands()
     assert hooks and all(argv[:1] == ["memstrata"] for argv in hooks)
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "coding-agents.md").read_text()
     stdio = json.loads(re.search(r'`(\{"command": "memstrata", "args": [^`]+\})`', readme)[1])
     agents = {_agent_of(argv) for argv in hooks} | {_agent_of(stdio["args"])}
     assert len(agents) == 1, agents  # the README's configs name one identity (or none)

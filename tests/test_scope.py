@@ -138,6 +138,7 @@ SAMPLE: dict[str, Any] = {
     "drafts": [],
     "archive_id": "arc-00000000",
     "replaces": "zebra",
+    "pos": 0,
     "path": "CONTEXT.md",  # file versions (issue 24)
     "version": "current",
     "a": "current",

@@ -29,6 +29,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+CODING_AGENTS = ROOT / "docs" / "coding-agents.md"  # where the README's hook setup moved
+DOCS = [README, *sorted((ROOT / "docs").rglob("*.md"))]
 EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memstrata"
 
 
@@ -43,8 +45,8 @@ def _env(**extra: str) -> dict[str, str]:
     return {**out, **extra}
 
 
-def _section(title: str) -> str:
-    text = README.read_text()
+def _section(title: str, doc: Path = README) -> str:
+    text = doc.read_text()
     start = text.index(f"## {title}")
     end = text.find("\n## ", start + 1)
     return text[start : end if end > 0 else len(text)]
@@ -61,12 +63,12 @@ def test_the_quick_start_names_the_setup_command_and_links_the_guide() -> None:
 
 
 def test_the_readmes_claude_code_setup_keeps_hooks_in_the_projects_store(tmp_path: Path) -> None:
-    """Follow the README's Claude Code instructions in a fresh project (its setup command,
-    or else the hook config it shows), then fire the prompt hook as Claude Code does after
+    """Follow the Claude Code instructions the README links (docs/coding-agents.md: its setup
+    command, or else the hook config it shows), then fire the prompt hook as Claude Code does after
     `cd app`: a shell in the subfolder, `$CLAUDE_PROJECT_DIR` naming the project."""
     proj = tmp_path / "proj"
     (proj / "app").mkdir(parents=True)
-    section = _section("MCP server and agent integrations")
+    section = CODING_AGENTS.read_text()
     blocks = re.findall(r"^```(\w+)\n(.*?)^```", section, re.S | re.M)
     setup = [
         line.split("#")[0].strip()
@@ -133,10 +135,13 @@ def test_the_readme_shows_the_mcp_config_the_banner_prints(tmp_path: Path) -> No
     (printed,) = _mcp_configs(banner)
     port = json.loads(printed)["mcpServers"]["memstrata"]["url"].split(":")[2].split("/")[0]
     assert printed.replace(f":{port}/", ":8765/") == quick
-    # and every config the README shows is what the one function makes for its URL and token
+    # and every config the README and the guides show is what the one function makes for
+    # its URL and token
     from memstrata.agentconfig.clients import client_config, http_entry
 
-    for config in _mcp_configs(README.read_text()):
+    shown = [c for doc in DOCS for c in _mcp_configs(doc.read_text())]
+    assert len(shown) >= 2, shown
+    for config in shown:
         entry = json.loads(config)["mcpServers"]["memstrata"]
         token = entry.get("headers", {}).get("Authorization", "").removeprefix("Bearer ")
         assert config == client_config(http_entry(entry["url"], token or None)), config

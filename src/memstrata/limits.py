@@ -1,4 +1,4 @@
-"""Every size and count limit on what callers write, in one place (README "Limits").
+"""Every size and count limit on what callers write, in one place (docs/configuration.md, "Limits").
 
 A limit is checked before any work that grows with the input: a list's length
 before its items are looked at, a string's length before it is encoded, and a

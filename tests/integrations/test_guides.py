@@ -4,7 +4,7 @@ For each guide under docs/integrations/: its ```python blocks run in order as sc
 one fresh folder (so `./.memstrata` is new; what a `print` is commented to show must be
 printed), then its ```console blocks run command by command in that folder through the
 CLI's `main` (each command's output must match what the guide shows; `...` matches
-anything), as tests/test_readme.py runs the README. Its ```sh install line must name an extra pyproject.toml defines.
+anything), as tests/test_docs_examples.py runs the README. Its ```sh install line must name an extra pyproject.toml defines.
 
 And `import memstrata` / `memstrata --help` import no framework; the extras exist, are
 in `dev` (so `make test` installs them) and not in `serve`.

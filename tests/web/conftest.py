@@ -303,3 +303,18 @@ def logged_in(
     page.click("button:has-text('Log in')")
     page.wait_for_url(f"**{start}")
     return page
+
+
+@pytest.fixture(scope="module")
+def coding(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, dict[str, Any]]]:
+    """A server over issue 24's store: ten sessions of a coding agent through the hooks
+    (`tests.web.coding_store`), and what `build` returned (session ids, task and entry ids)."""
+    from tests.web.coding_store import build
+
+    home = tmp_path_factory.mktemp("coding") / "store"
+    ids = build(home)
+    server = start_server(home)
+    try:
+        yield server, ids
+    finally:
+        stop_server(server)

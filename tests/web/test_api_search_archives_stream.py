@@ -46,10 +46,11 @@ def test_search_without_a_mode_uses_the_configured_provider(hybrid: Served) -> N
             "fusion" not in h["explain"] for h in lexical.json()["hits"]
         )
         page = c.get("/search", params={"q": "bcrypt passwords"})  # the page as well
-        assert page.status_code == 200 and "<th>fusion</th>" in page.text
+        assert page.status_code == 200 and '<th scope="row">fusion</th>' in page.text
+        assert "Meaning and words combined" in page.text  # the explain in words
         page = c.get("/search", params={"q": "bcrypt passwords", "mode": "lexical"})
-        assert page.status_code == 200 and "<th>fusion</th>" not in page.text
-        assert "<th>bm25</th>" in page.text
+        assert page.status_code == 200 and '<th scope="row">fusion</th>' not in page.text
+        assert '<th scope="row">bm25</th>' in page.text
 
 
 def test_search_takes_rooms_and_now(served: tuple[Served, Ids]) -> None:

@@ -22,7 +22,7 @@ def test_timeline_shows_memory_and_script_as_text(
     dialogs: list[str] = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.reload()
-    items = page.locator("#timeline li.item")
+    items = page.locator("#timeline li.line")
     assert items.count() >= 6
     text = page.locator("#timeline").inner_text()
     assert "bcrypt work factor 12 is enough" in text
@@ -31,11 +31,10 @@ def test_timeline_shows_memory_and_script_as_text(
     assert page.locator("#timeline script").count() == 0
     assert "acting as finn" in page.locator("#who").inner_text()
     page.screenshot(path=str(shots / "timeline.png"), full_page=True)
-    page.check("input[name=types][value=fact]")
+    page.check("input[name=kinds][value=facts]")
     page.click("#timeline-filters button")
-    assert {b.inner_text() for b in page.locator("#timeline .meta .badge:first-of-type").all()} == {
-        "fact"
-    }
+    kinds = {x.get_attribute("data-kind") for x in page.locator("#timeline li.line").all()}
+    assert kinds == {"fact"}
     assert dialogs == []
     page.context.close()
 

@@ -129,13 +129,12 @@ def test_prompt_page_shows_the_budget_cut(browser: Any, rich: Served, shots: Pat
 
 def test_timeline_shows_the_history_of_a_fact(browser: Any, rich: Served, shots: Path) -> None:
     page = logged_in(browser, rich)
-    page.goto(f"{rich.base}/a/finn/timeline?types=fact&types=now")
-    editor = page.locator("#timeline li.item.t-fact", has=page.locator(".title", has_text="editor"))
-    assert [e.locator(".badge.kind").inner_text() for e in editor.all()] == ["forget", "set", "set"]
-    assert "helix" in editor.nth(1).inner_text() and "vim" in editor.nth(2).inner_text()
-    now = page.locator("#timeline li.item.t-now")
+    page.goto(f"{rich.base}/a/finn/timeline?kinds=facts&kinds=files")
+    editor = page.locator("#timeline li.line.k-fact", has=page.locator(".title", has_text="editor"))
+    said = [e.locator(".title").first.inner_text() for e in editor.all()]  # oldest first
+    assert said == ["editor = vim", "editor = helix", "editor forgotten"]
+    now = page.locator("#timeline li.line.k-file", has_text="NOW.md")
     assert now.count() == 1 and "NOW.md (current version)" in now.inner_text()
-    assert "keep no earlier versions" in page.locator("#timeline-scope").inner_text()
     page.screenshot(path=str(shots / "timeline-facts.png"), full_page=True)
     page.context.close()
 

@@ -19,13 +19,14 @@ check on the agent (and on its facts), and its SQL filter on every index row.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memstrata.errors import MalformedInput
+from memstrata.errors import MalformedInput, NotFound
 from memstrata.files.jsonl import records_backward
-from memstrata.index import queries
+from memstrata.index import overview, queries
 from memstrata.layers.facts import to_fact
 from memstrata.lifecycle.compaction import compaction_history
 from memstrata.model import check_name, iso, parse_ts
@@ -46,10 +47,13 @@ TIMELINE_TYPES: dict[str, tuple[str, ...]] = {
     "archive": ("archive",),
     "compaction": (),  # from compactions.jsonl, not the index
 }
+# Layers whose records carry the metadata `TimelineItem.meta` holds (tool call ids, sessions).
+META_LAYERS = frozenset({"log", "archive", "session"})
 # Whole-file Markdown layers: one item per file (its first chunk), at its last change.
 WHOLE_FILE_LAYERS = frozenset({"now", "context", "identity", "file", "scratch", "episode"})
 MAX_PAGE = 200
 TEXT_CHARS = 600
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,9 @@ class TimelineItem:
     source: str  # store-relative path
     thread: str | None = None  # session id, file path
     row: int = 0  # index row id (0 for compactions): the cursor's tie-breaker
+    # What the record says about itself (LOG entries, session messages): the LOG entry's
+    # metadata, the message's id, name and input; None for other layers.
+    meta: dict[str, Any] | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -73,7 +80,7 @@ class TimelineItem:
             "type": self.type,
             "layer": self.layer,
             "kind": self.kind,
-            "ts": self.ts,
+            "ts": iso(self.ts),  # ISO 8601, as every surface gives times
             "time": iso(self.ts),
             "title": self.title,
             "text": self.text,
@@ -121,7 +128,7 @@ def timeline(
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_PAGE:
         raise MalformedInput(f"limit must be an integer from 1 to {MAX_PAGE}, got {limit!r}")
     lo = parse_ts(since) if since is not None else None
-    hi = parse_ts(until) if until is not None else None
+    hi = end_of(until) if until is not None else None
     cur = queries.parse_cursor(before) if before else None
     found = _docs(store, agent, wanted, lo, hi, cur, limit + 1)
     if "fact" in wanted and store.gate.allows("read", "fact", agent):
@@ -134,6 +141,54 @@ def timeline(
     return TimelinePage(tuple(page), cursor_of(page[-1]) if more and page else None)
 
 
+def end_of(until: float | str) -> float:
+    """The last moment `until` names: a bare day ("2026-11-14") is the whole day, so a range
+    from = to = one day shows that day; a time or epoch seconds is itself."""
+    if isinstance(until, str) and _DAY.fullmatch(until.strip()):
+        return parse_ts(until.strip()) + 86400 - 0.001  # times are kept to the millisecond
+    return parse_ts(until)
+
+
+def position_of(store: Store, agent: str, uid: str) -> str:
+    """The cursor of the page that starts at the record `uid` (it included).
+
+    Raises:
+        NotFound: no such record of `agent` that this principal may read.
+    """
+    check_name(agent, "agent")
+    store.gate.check("read", "log", agent)
+    found = overview.place_of(store.db, store.gate, uid, agent)
+    if found is None:
+        raise NotFound(f"no record {uid!r} in the timeline of {agent}")
+    return queries.cursor(found[0], found[1] + 1)
+
+
+def newer_cursor(
+    store: Store,
+    agent: str,
+    cursor: str,
+    n: int,
+    *,
+    types: tuple[str, ...] | list[str] = (),
+    since: float | str | None = None,
+    until: float | str | None = None,
+) -> str | None:
+    """The cursor of the page that shows first the `n` records just newer than the page
+    `cursor` starts (index records: fact changes and compactions are not counted), or None
+    when nothing is newer: the timeline's "newer" link, and a record among its neighbours."""
+    check_name(agent, "agent")
+    store.gate.check("read", "log", agent)
+    wanted = tuple(types) or tuple(TIMELINE_TYPES)
+    lo = parse_ts(since) if since is not None else None
+    hi = end_of(until) if until is not None else None
+    newer = _docs(store, agent, wanted, lo, hi, queries.parse_cursor(cursor), n, newer=True)
+    if not newer:
+        return None
+    newer.sort(key=lambda i: (i.ts, i.row))
+    last = newer[min(n, len(newer)) - 1]
+    return f"{last.ts!r}:{last.row + 1}"
+
+
 def _docs(
     store: Store,
     agent: str,
@@ -142,8 +197,19 @@ def _docs(
     hi: float | None,
     cur: tuple[float, int] | None,
     n: int,
+    *,
+    newer: bool = False,
 ) -> list[TimelineItem]:
+    """Up to `n` index records per layer below the cursor, newest first (`newer`: above it,
+    oldest first)."""
     out: list[TimelineItem] = []
+    rel: dict[str, str] = {}  # a page's records share a few sources
+
+    def placed(path: str) -> str:
+        if path not in rel:
+            rel[path] = store.rel(Path(path))
+        return rel[path]
+
     for layer in (layer for t in wanted for layer in TIMELINE_TYPES[t]):
         wanted_rows = queries.DocFilter(
             store.gate,
@@ -152,7 +218,12 @@ def _docs(
             first_chunk=layer in WHOLE_FILE_LAYERS,
             since=lo,
             until=hi,
-            before=cur,
+            before=None if newer else cur,
+        )
+        rows = (
+            overview.oldest_after(store.db, wanted_rows, cur, n, body_chars=TEXT_CHARS)
+            if newer and cur is not None
+            else queries.newest(store.db, wanted_rows, n, body_chars=TEXT_CHARS)
         )
         out += [
             TimelineItem(
@@ -163,13 +234,31 @@ def _docs(
                 r.ts,
                 r.title,
                 r.body,
-                store.rel(Path(r.source)),
-                r.thread,
+                placed(r.source),
+                placed(r.thread) if r.thread and r.thread.startswith("/") else r.thread,
                 r.id,
+                _meta(r.meta) if layer in META_LAYERS else None,
             )
-            for r in queries.newest(store.db, wanted_rows, n, body_chars=TEXT_CHARS)
+            for r in rows
         ]
     return out
+
+
+def _meta(raw: str | None) -> dict[str, Any] | None:
+    """A LOG entry's own metadata (its footer) or a session message's record, without its
+    text (the item has that)."""
+    if not raw:
+        return None
+    try:
+        rec = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(rec, dict):
+        return None
+    inner = rec.get("metadata")
+    if isinstance(inner, dict):  # a LOG entry: its footer, and the entry's type
+        return {**inner, "entry_type": rec.get("entry_type"), "entry_id": rec.get("id")}
+    return {k: v for k, v in rec.items() if k != "content"}
 
 
 def _compactions(

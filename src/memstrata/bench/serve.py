@@ -5,7 +5,10 @@ agent), one `memstrata serve` process on 127.0.0.1, in one run:
 
 * API search p50/p95 against the same queries through `Store.search` in this process,
   alternating query by query, reported with the ratio API / library;
-* page loads (full HTML) of the timeline and ledger views, first page and a deep page;
+* page loads (full HTML) of every page kind: home, timeline (first page and 4,000 records
+  deep), ledger, search, sessions, a transcript at a hit, a memory, health, the history
+  pages (CONTEXT.md rewritten `VERSIONS` times: its versions with the last change's
+  diff, a diff of the oldest against the current, one version whole);
 * held load: closed-loop clients (search, timeline, ledger API calls) at rising
   concurrency; the highest request rate whose p95 stays under 100 ms.
 
@@ -31,6 +34,19 @@ from memstrata.bench.synth import Writer, p50_p95, populate
 from memstrata.store.view import Store
 
 P95_BUDGET_MS = 100.0
+VERSIONS = 50  # [versions] keep's default: a CONTEXT.md with a full history
+
+
+def _versions(home: Path, n: int = VERSIONS) -> None:
+    """The bench agent's CONTEXT.md written `n` times (about 6 KB, a few lines changed
+    each time), as an agent's memory_write calls would."""
+    lines = [f"- fact {i}: the service keeps setting {i} at value {i * 7}" for i in range(120)]
+    with Store(home, agent="bench", sync=False, watch=False) as s:
+        for v in range(n):
+            for j in range(3):
+                k = (v * 7 + j * 31) % len(lines)
+                lines[k] = f"- fact {k}: changed in version {v} to {v * 13 + j}"
+            s.agent().context.write("# Context\n\n" + "\n".join(lines) + "\n")
 
 
 def _start(home: Path) -> tuple[subprocess.Popen[str], str]:
@@ -109,6 +125,7 @@ def run_serve_bench(
     proc = None
     try:
         populate(tmp, entries)
+        _versions(tmp)
         store = Store(tmp)  # indexes the files once; the server then opens a caught-up index
         if progress:
             progress(f"{entries} entries indexed ({store.doc_count()} docs)")
@@ -139,12 +156,28 @@ def run_serve_bench(
                 progress(f"search: library p50 {lp50:.2f} ms, API p50 {ap50:.2f} ms")
             first = c.get("/ledger").text
             deep_cursor = re.search(r'before=([^"&]+)', first)
+            hit = c.get("/api/search", params={"q": qs[1], "layers": "sessions"}).json()["hits"]
             views = {
+                "home": "/",
                 "timeline": "/a/bench/timeline",
                 "ledger": "/ledger",
                 "ledger room": "/ledger?room=room-3",
                 "search page": "/search?q=" + qs[0].replace(" ", "+"),
+                "sessions": "/a/bench/sessions",
+                "health": "/a/bench/health",
             }
+            if hit:  # a hit clicked through: its transcript at the message, and the record
+                sid, pos = hit[0]["uid"].split(":")[2:4]
+                views["session at a hit"] = f"/a/bench/sessions/{sid}?at={pos}"
+                views["memory page"] = f"/memory?uid={hit[0]['uid']}"
+            hist = c.get("/api/agents/bench/history", params={"path": "CONTEXT.md"}).json()
+            oldest = hist["versions"][-1]["id"]
+            views["history, files"] = "/a/bench/history"
+            views[f"history of CONTEXT.md ({len(hist['versions'])} versions)"] = (
+                "/a/bench/history?path=CONTEXT.md"
+            )
+            views["history, oldest vs current"] = f"/a/bench/history?path=CONTEXT.md&a={oldest}"
+            views["history, a version whole"] = f"/a/bench/history?path=CONTEXT.md&show={oldest}"
             tl = c.get("/api/agents/bench/timeline", params={"limit": 200})
             cursor = tl.json()["next"]
             for _ in range(20):  # 4,000 entries deep

@@ -146,7 +146,7 @@ SETTINGS: tuple[Setting, ...] = (
         _int(1),
         "compact LOG.md when it holds more entries than this (seed 002: 100)",
     ),
-    # Off by default: on LoCoMo turns logged one per entry it lifts r@10 (README), but on
+    # Off by default: on LoCoMo turns logged one per entry it lifts r@10 (docs/benchmarks.md), but on
     # an agent's own log it returns entries that only sit next to a match (the labelled
     # agent questions, tests/search/agent_questions.py, lose MRR 0.875 -> 0.829).
     Setting(
@@ -398,7 +398,8 @@ SETTINGS: tuple[Setting, ...] = (
         "events_record_queries",
         False,
         _bool,
-        "write search query text to events.jsonl (default: only its sha256)",
+        "write search query text to events.jsonl (default: only its HMAC-SHA256 under "
+        "this host's key)",
     ),
     Setting(
         "events",

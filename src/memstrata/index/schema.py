@@ -241,3 +241,27 @@ MIGRATIONS.append(
         """,
     )
 )
+
+# An archived LOG entry's uid names its archive by the store-relative path
+# (`archive:agents/<a>/archive/LOG-....md:<id>`), no longer by the path on this host's disk:
+# forgetting the LOG archives makes the next sync re-parse them under the new uids (the
+# whole-file re-parse deletes the old rows first).
+MIGRATIONS.append(
+    (
+        "webapp_relative_archive_uids",
+        """
+        DELETE FROM sources WHERE path LIKE '%/archive/LOG-%';
+        """,
+    )
+)
+
+# Records of some kinds in force, counted and paged (`layers.decisions.Decisions.tally`, the
+# web app's home page): an index walk, not a pass over every ledger entry.
+MIGRATIONS.append(
+    (
+        "webapp_ledger_kinds",
+        """
+        CREATE INDEX IF NOT EXISTS docs_layer_kind ON docs(layer, kind, superseded, room, ts);
+        """,
+    )
+)

@@ -97,7 +97,14 @@ class LogArchives(Layer):
         data = self.engine.read_from(archive.path)
         path = self.engine.home / archive.path
         parsed = parse_log(
-            data, 0, str(path), owner=self.owner, layer="archive", final=True, mtime=lambda: 0.0
+            data,
+            0,
+            str(path),
+            owner=self.owner,
+            layer="archive",
+            final=True,
+            mtime=lambda: 0.0,
+            name=archive.path,
         )
         self._read_event(path, len(data), "archive")
         return [to_entry(d.meta or {}) for d in parsed.docs]
@@ -124,6 +131,7 @@ def archive_spec(engine: Engine, path: Path, owner: str) -> SourceSpec:
                 final=True,
                 mtime=when,
                 neighbour_radius=engine.config.log_neighbour_context,
+                name=rel,
             ),
         )
     return markdown_spec(engine, path, "archive", owner=owner)

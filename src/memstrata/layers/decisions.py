@@ -40,6 +40,7 @@ import re
 from typing import TYPE_CHECKING
 
 from memstrata.errors import NotFound, NotUnique, UnknownKind, UnknownSupersedes
+from memstrata.index import overview
 from memstrata.layers.ledger import Ledger
 from memstrata.model import RECORD_KINDS, LedgerEntry
 
@@ -111,6 +112,20 @@ class Decisions:
         """Live records of `kinds`, room-less or of the agent's room, newest first."""
         return self._records(kinds, include_replaced=False)
 
+    def tally(
+        self, kinds: tuple[str, ...] = RECORD_KINDS, limit: int = 6
+    ) -> tuple[list[LedgerEntry], dict[str, int]]:
+        """The first `limit` records in force (those `in_force` lists), in the order of
+        `kinds` and newest first within a kind, and how many of each kind are in force:
+        one count and one page from the index, whatever the ledger's size."""
+        self._check("read")
+        known = set(self.acting.engine.config.kinds) | set(RECORD_KINDS)
+        wanted = [k for k in kinds if k in known]
+        shown, counts = overview.ledger_tally(
+            self.acting.engine.db, self.acting.gate, wanted, self.acting.principal.room, limit
+        )
+        return [LedgerEntry.from_dict(r) for r in shown], counts
+
     def history(
         self, kinds: tuple[str, ...] = RECORD_KINDS
     ) -> list[tuple[LedgerEntry, str | None]]:
@@ -121,20 +136,26 @@ class Decisions:
         return [(e, after.get(e.id)) for e in entries]
 
     def _records(self, kinds: tuple[str, ...], *, include_replaced: bool) -> list[LedgerEntry]:
+        """Every record of `kinds`, room-less or of the agent's room, newest first, from the
+        index (`docs_layer_kind`): not the newest ledger entries of every room filtered
+        afterwards, which lost a record behind 50 newer entries of other rooms."""
+        return self._page(kinds, include_replaced=include_replaced, limit=None)
+
+    def _page(
+        self, kinds: tuple[str, ...], *, include_replaced: bool, limit: int | None
+    ) -> list[LedgerEntry]:
         self._check("read")
-        room = self.acting.principal.room
         known = set(self.acting.engine.config.kinds) | set(RECORD_KINDS)
-        out: list[LedgerEntry] = []
-        for kind in kinds:
-            if kind not in known:
-                continue
-            for e in self.ledger.query(
-                kind=kind, include_own_room=True, include_superseded=include_replaced
-            ):
-                if e.room_id is None or e.room_id == room:
-                    out.append(e)
-        out.sort(key=lambda e: e.ts, reverse=True)
-        return out
+        wanted = [k for k in kinds if k in known]
+        found = overview.ledger_records(
+            self.acting.engine.db,
+            self.acting.gate,
+            wanted,
+            self.acting.principal.room,
+            live=not include_replaced,
+            limit=limit,
+        )
+        return [LedgerEntry.from_dict(r) for r in found]
 
     def resolve(self, replaces: str, kind: str | None = None) -> LedgerEntry:
         """The record in force that `replaces` names: an entry id, else the one record whose

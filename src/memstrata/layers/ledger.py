@@ -23,7 +23,7 @@ from memstrata.errors import (
     UnknownSupersedes,
 )
 from memstrata.files.jsonl import BadLine, decode, encode
-from memstrata.index import queries
+from memstrata.index import overview, queries
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.base import Acting, Layer, check_tags, check_text
@@ -340,3 +340,12 @@ class Ledger(Layer):
             if (include_superseded or (d.uid not in hidden and not d.hidden))
             and not (d.secret and gate.hides_secret(d.room))
         ]
+
+    def active_rooms(self, n: int = 12, *, scan: int = 5000) -> list[str]:
+        """The rooms whose live entries this principal may read, the most recently written
+        first, then rooms with a folder but no entry it may read, at most `n` in all. A
+        walk of the newest entries (at most `scan` of them), not a pass over the ledger."""
+        self._check("read")
+        rooms = overview.active_rooms(self.engine.db, self.gate, scan=scan, n=n)
+        quiet = [r for r in self.engine.rooms() if r not in rooms]
+        return [*rooms, *quiet][:n]

@@ -120,8 +120,13 @@ def parse_log(
     taken: Taken | None = None,
     mtime: Callable[[], float] | None = None,
     neighbour_radius: int = 0,
+    name: str | None = None,
 ) -> Parsed:
     """Entries and text blocks -> docs (grammar in `logblocks`).
+
+    A LOG.md entry's uid is `log:<owner>:<id>`; an archived one's is
+    `archive:<name>:<id>`, `name` being the archive's store-relative path (default `path`):
+    a uid never carries where the store lives on a disk.
 
     An open last block is left unconsumed unless `final`. Every block becomes a
     doc, problems included (they are also reported as bad lines for `doctor`).
@@ -133,7 +138,7 @@ def parse_log(
     """
     split = split_blocks(data, base, final=final)
     out = Parsed(consumed=split.consumed, neighbour_radius=neighbour_radius)
-    prefix = f"log:{owner}:" if layer == "log" else f"{layer}:{path}:"
+    prefix = f"log:{owner}:" if layer == "log" else f"{layer}:{name or path}:"
     own = [prefix + b.entry_id for b in split.blocks if b.entry_id]
     held = taken(own, base) if taken is not None and base > 0 and own else set()
     seen: set[str] = set()

@@ -23,7 +23,7 @@ from memstrata import limits
 from memstrata.errors import AlreadyExists, EntryTooLarge, MalformedInput, NotFound
 from memstrata.files.jsondoc import Fields, RecordList
 from memstrata.files.jsonl import BadLine, decode, encode
-from memstrata.index import queries
+from memstrata.index import overview, queries
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.base import Acting, Layer, check_json, check_text
@@ -40,16 +40,28 @@ from memstrata.store.signals import SessionGrew
 
 MAX_MESSAGE_BYTES = limits.SESSION_MESSAGE_BYTES
 NEIGHBOUR_RADIUS = 2  # each message is also found by the words of the 2 around it
+SUMMARY_CHARS = 600  # of a first prompt or last answer read for a session's summary
+SAID_CHARS = 160  # ... and kept, as one line
 
 
 @dataclass(frozen=True)
 class SessionInfo:
+    """A session as `sessions.json` lists it, with what its transcript says (`Transcript`)."""
+
     id: str
     title: str | None
     created: str
     ended: str | None = None
     archived: bool = False
     messages: int = 0
+    first_prompt: str | None = None  # the user's first message: what the session was for
+    last_active: str | None = None  # its last message's time (a session is rarely "ended")
+    tool_calls: int = 0
+
+    @property
+    def heading(self) -> str:
+        """What to call it: its title, else its first prompt, else its id."""
+        return self.title or self.first_prompt or self.id
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -59,7 +71,24 @@ class SessionInfo:
             "ended": self.ended,
             "archived": self.archived,
             "messages": self.messages,
+            "first_prompt": self.first_prompt,
+            "last_active": self.last_active,
+            "tool_calls": self.tool_calls,
         }
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """What one session's transcript holds, from the index: its first prompt, last answer,
+    span and counts (a tool call and its result count as one call)."""
+
+    id: str
+    messages: int = 0
+    tool_calls: int = 0
+    start: float | None = None
+    end: float | None = None
+    first_prompt: str | None = None
+    last_answer: str | None = None
 
 
 def to_message(rec: dict[str, Any]) -> SessionMessage:
@@ -232,7 +261,7 @@ class Sessions(Layer):
         out += doc.problems()
         for row in doc.records():
             try:
-                _info(row, doc.path, 0)
+                _info(row, doc.path, None)
             except MalformedInput as exc:
                 out.append(str(exc))
         return out
@@ -265,14 +294,42 @@ class Sessions(Layer):
             raise NotFound(f"no session {sid!r}")
 
     def list(self, *, include_archived: bool = False) -> list[SessionInfo]:
+        """The sessions of `sessions.json`, each with its transcript's first prompt, last
+        activity and counts."""
         self._check("read")
-        counts = queries.thread_counts(self.engine.db, layer="session", owner=self.owner)
         doc = self._read_index()
+        rows = [r for r in doc.records() if include_archived or not r.get("archived")]
+        told = self.transcripts([str(r.get("id")) for r in rows])
         out = []
-        for row in doc.records():
+        for row in rows:
             with contextlib.suppress(MalformedInput):  # named by problems()
-                out.append(_info(row, doc.path, counts.get(row["id"], 0)))
-        return [s for s in out if include_archived or not s.archived]
+                out.append(_info(row, doc.path, told.get(str(row.get("id")))))
+        return out
+
+    def latest(self) -> Transcript | None:
+        """The session with the newest message (from the index), or None."""
+        self._check("read")
+        sid = overview.latest_thread(self.engine.db, self.owner)
+        return self.transcripts([sid]).get(sid) if sid else None
+
+    def transcripts(self, ids: Iterable[str]) -> dict[str, Transcript]:
+        """What the index holds of each session in `ids` (those with messages): counts,
+        span, first prompt and last answer (`index.overview.transcript`)."""
+        self._check("read")
+        out: dict[str, Transcript] = {}
+        for sid in sorted({i for i in ids if isinstance(i, str)}):
+            told = overview.transcript(self.engine.db, self.owner, sid, chars=SUMMARY_CHARS)
+            if told is not None:
+                out[sid] = Transcript(
+                    sid,
+                    told.messages,
+                    told.tool_calls,
+                    told.start,
+                    told.end,
+                    _said(told.first_prompt),
+                    _said(told.last_answer),
+                )
+        return out
 
     # -- transcripts ---------------------------------------------------------
     def append(self, session_id: str, role: str, content: str, **kw: Any) -> SessionMessage:
@@ -333,6 +390,14 @@ class Sessions(Layer):
         """A page of one transcript's messages in order, from the index: `after` is the
         cursor a previous page returned (-1: from the start); returns the messages and the
         next cursor (None at the end). A page costs the same at 100 or 100,000 messages."""
+        found, nxt = self.numbered(session_id, after=after, limit=limit)
+        return [m for _, m in found], nxt
+
+    def numbered(
+        self, session_id: str, *, after: int = -1, limit: int = 100
+    ) -> tuple[builtins.list[tuple[int, SessionMessage]], int | None]:
+        """`page`, each message with its position (a message's place in the transcript: the
+        cursor that follows it, and what a search hit's uid ends with)."""
         self._check("read")
         self._require(session_id)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 500:
@@ -342,9 +407,17 @@ class Sessions(Layer):
         spec = self._spec(session_id)
         self.engine.fresh(spec)
         rows = queries.after_pos(self.engine.db, str(spec.path), session_id, after, limit + 1)
-        msgs = [to_message(r.record()) for r in rows[:limit]]
-        self._read_event(spec.path, sum(len(m.content) for m in msgs))
+        msgs = [(int(r.pos or 0), to_message(r.record())) for r in rows[:limit]]
+        self._read_event(spec.path, sum(len(m.content) for _, m in msgs))
         return msgs, (rows[limit - 1].pos if len(rows) > limit else None)
+
+    def cursor_before(self, session_id: str, pos: int, n: int = 3) -> int:
+        """The `after` cursor of the page that shows `n` messages before the one at `pos`
+        first (a message among its neighbours); -1 when that is the transcript's start."""
+        self._check("read")
+        self._require(session_id)
+        spec = self._spec(session_id)
+        return overview.pos_before(self.engine.db, str(spec.path), session_id, pos, n)
 
     def ids(self) -> builtins.list[str]:
         """The ids of the transcripts on disk."""
@@ -376,16 +449,28 @@ class Sessions(Layer):
             return iso(entry.mtime) if entry is not None else ""
 
 
-def _info(row: dict[str, Any], path: str, messages: int) -> SessionInfo:
+def _info(row: dict[str, Any], path: str, told: Transcript | None) -> SessionInfo:
     f = Fields(row, f"{path}: session {row.get('id')!r}")
+    told = told or Transcript(str(row.get("id")))
     return SessionInfo(
         f.text("id"),
         f.optional_text("title"),
         f.text("created"),
         f.optional_text("ended"),
         f.flag("archived"),
-        messages,
+        told.messages,
+        told.first_prompt,
+        iso(told.end) if told.end is not None else None,
+        told.tool_calls,
     )
+
+
+def _said(body: str | None) -> str | None:
+    """A message as one line (a heading, an outcome), or None when it says nothing."""
+    flat = " ".join((body or "").split())
+    if not flat:
+        return None
+    return flat if len(flat) <= SAID_CHARS else flat[: SAID_CHARS - 1].rsplit(" ", 1)[0] + "…"
 
 
 def _new_id() -> str:

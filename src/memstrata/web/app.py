@@ -92,7 +92,51 @@ def build_fastapi(ctx: ServeContext, mcp: Any) -> FastAPI:
     app.include_router(build_pages())
     static = resources.files("memstrata.web") / "static"
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
+    app.add_api_route(
+        "/favicon.ico", lambda: _favicon(str(static)), include_in_schema=False, methods=["GET"]
+    )
+    declare_security(app)
     return app
+
+
+def _favicon(static: str) -> Any:
+    from fastapi.responses import FileResponse
+
+    return FileResponse(
+        f"{static}/favicon.ico",
+        media_type="image/x-icon",
+        headers={"Cache-Control": "public, max-age=86400"},
+    )
+
+
+def declare_security(app: FastAPI) -> None:
+    """The OpenAPI schema says how to authenticate: a bearer token (`[serve] tokens`, or
+    the server's `--token`) on every operation; a server without tokens accepts calls
+    without one (the loopback default), which the scheme's description says."""
+    from fastapi.openapi.utils import get_openapi
+
+    def schema() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            spec = get_openapi(
+                title=app.title,
+                version=app.version,
+                description=app.description,
+                routes=app.routes,
+            )
+            spec.setdefault("components", {})["securitySchemes"] = {
+                "bearerToken": {
+                    "type": "http",
+                    "scheme": "bearer",
+                    "description": "A token of `[serve] tokens` in the store's config.toml "
+                    "(or the server's `--token`); each acts as one agent. A server "
+                    "started without tokens on loopback needs none.",
+                }
+            }
+            spec["security"] = [{"bearerToken": []}]
+            app.openapi_schema = spec
+        return app.openapi_schema
+
+    app.openapi = schema  # type: ignore[method-assign]
 
 
 def _version() -> str:

@@ -17,7 +17,7 @@ from memstrata.lifecycle.compaction import compact_log
 from memstrata.lifecycle.hygiene import audit as run_audit
 from memstrata.lifecycle.hygiene import prune as run_prune
 from memstrata.lifecycle.verify import verify_citations
-from memstrata.model import ITEM_TYPES
+from memstrata.model import ITEM_TYPES, iso
 from memstrata.operations.doctor import examine
 from memstrata.store.events import EVENT_NAMES, recent_events, tail_events
 from memstrata.web.context import context_of, store_of
@@ -129,7 +129,15 @@ def events(
         agents=store.gate.event_actors(),
         names=tuple(names),
     )
-    return {"events": recs, "next": nxt}
+    return {"events": [dated(r) for r in recs], "next": nxt}
+
+
+def dated(rec: dict[str, Any]) -> dict[str, Any]:
+    """An event record with its time in ISO 8601 (the file keeps epoch seconds)."""
+    ts = rec.get("ts")
+    if isinstance(ts, int | float) and not isinstance(ts, bool):
+        return {**rec, "ts": iso(float(ts))}
+    return rec
 
 
 @router.get(
@@ -170,7 +178,7 @@ async def events_stream(
                     continue
                 yield (
                     f"id: {rec['offset']}\nevent: {rec.get('event')}\n"
-                    f"data: {json.dumps(rec, ensure_ascii=False)}\n\n"
+                    f"data: {json.dumps(dated(rec), ensure_ascii=False)}\n\n"
                 )
                 quiet = 0.0
             if quiet >= KEEPALIVE_S:

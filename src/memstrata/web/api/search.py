@@ -10,6 +10,7 @@ from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
 from memstrata import limits
+from memstrata.model import iso
 from memstrata.search.query import LAYERS, MAX_K, MAX_QUERY_CHARS, SCOPES, SearchQuery
 from memstrata.web.context import identity_of, store_of
 
@@ -22,6 +23,14 @@ def placed(store: Store, hit: Hit) -> Hit:
     """The hit with its source as a store-relative path, as the CLI and MCP show it: a
     client of the server never learns where the store lives on the server's disk."""
     return dataclasses.replace(hit, source=store.rel(Path(hit.source)))
+
+
+def hit_json(store: Store, hit: Hit, *, full: bool) -> dict[str, Any]:
+    """A hit as the API answers it: store-relative source, ISO 8601 time (as MCP and the
+    CLI give it)."""
+    d = placed(store, hit).to_dict(full=full)
+    d["ts"] = iso(hit.ts)
+    return d
 
 
 router = APIRouter(tags=["search"])
@@ -78,7 +87,7 @@ def run_search(request: Request, body: SearchBody) -> dict[str, Any]:
     hits = store.search(q)
     return {
         "query": body.model_dump(),
-        "hits": [placed(store, h).to_dict(full=False) for h in hits],
+        "hits": [hit_json(store, h, full=False) for h in hits],
     }
 
 
@@ -137,7 +146,7 @@ def memory_get(
     request: Request, uid: Annotated[str, Query(min_length=1, max_length=2000)]
 ) -> dict[str, Any]:
     store = store_of(request)
-    return placed(store, store.get(uid)).to_dict()
+    return hit_json(store, store.get(uid), full=True)
 
 
 @router.get("/whoami", tags=["meta"], summary="The principal this request acts as")

@@ -13,9 +13,10 @@ if TYPE_CHECKING:
 def build_pages() -> APIRouter:
     from fastapi import APIRouter
 
-    from memstrata.web.pages import agent_pages, shared_pages
+    from memstrata.web.pages import agent_pages, history_pages, shared_pages
 
     router = APIRouter(include_in_schema=False)
     router.include_router(shared_pages.router)
     router.include_router(agent_pages.router)
+    router.include_router(history_pages.router)
     return router

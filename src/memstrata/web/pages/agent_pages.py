@@ -10,7 +10,8 @@ from fastapi import APIRouter, Form, Query, Request
 from starlette.responses import Response
 
 from memstrata.assembly.context import assemble_context
-from memstrata.assembly.timeline import TIMELINE_TYPES, timeline
+from memstrata.assembly.health import agent_health
+from memstrata.assembly.story import KINDS, tell
 from memstrata.errors import NotFound, StaleWrite
 from memstrata.lifecycle.hygiene import audit, prune
 from memstrata.model import FACT_CATEGORIES, TASK_STATUSES
@@ -42,31 +43,65 @@ def agent_home(agent: str) -> Response:
 def timeline_page(
     request: Request,
     agent: str,
-    types: Annotated[list[str], Query(max_length=len(TIMELINE_TYPES))] = [],  # noqa: B006
+    kinds: Annotated[list[str], Query(max_length=len(KINDS))] = [],  # noqa: B006
     since: Annotated[str | None, Query(max_length=64)] = None,
     until: Annotated[str | None, Query(max_length=64)] = None,
     before: Annotated[str | None, Query(max_length=64)] = None,
+    newer: Annotated[str | None, Query(max_length=64)] = None,
+    at: Annotated[str | None, Query(max_length=2000)] = None,
 ) -> Response:
-    chosen = [t for t in types if t]
-    pg = timeline(
+    """The agent's story: one line per event, by session (`assembly.story`)."""
+    chosen = [k for k in kinds if k]
+    story = tell(
         store_of(request),
         agent,
-        types=tuple(chosen),
+        kinds=chosen,
         since=since or None,
         until=until or None,
-        before=before,
-        limit=50,
+        before=before or None,
+        newer=newer or None,
+        at=at or None,
     )
     return _agent_page(
         request,
         agent,
         "timeline.html",
         "timeline",
-        page=pg,
-        all_types=list(TIMELINE_TYPES),
+        story=story,
+        all_kinds=list(KINDS),
         chosen=chosen,
         since=since or "",
         until=until or "",
+        filters=_query(kinds=chosen, since=since or "", until=until or ""),
+    )
+
+
+def _query(**values: Any) -> str:
+    """`values` as a query string (lists repeated, empty values left out)."""
+    from urllib.parse import urlencode
+
+    pairs = [
+        (k, v)
+        for k, vs in values.items()
+        for v in (vs if isinstance(vs, list) else [vs])
+        if v not in ("", None)
+    ]
+    return urlencode(pairs)
+
+
+@router.get("/health")
+def health_page(request: Request, agent: str) -> Response:
+    """The agent's memory health: index freshness, what could not be read, sizes."""
+    store = store_of(request)
+    mem = store.agent(agent)
+    problems = [*mem.tasks.problems(), *mem.facts.problems(), *mem.sessions.problems()]
+    return _agent_page(
+        request,
+        agent,
+        "health.html",
+        "health",
+        health=agent_health(store, mem.name, show=200),
+        problems=[p.replace(f"{store.home}/", "") for p in problems],
     )
 
 
@@ -80,8 +115,20 @@ def _hot(request: Request, agent: str, which: str) -> Any:
     return {"now": mem.now, "context": mem.context, "identity": mem.identity}[which]
 
 
+Line = Annotated[int | None, Query(ge=1, le=10**7)]
+
+
+def excerpt(text: str, line: int | None, before: int = 4, after: int = 16) -> list[tuple[int, str]]:
+    """The lines around `line` (1-based), numbered: a search hit's place in its file."""
+    if line is None:
+        return []
+    lines = text.splitlines()
+    lo, hi = max(1, line - before), min(len(lines), line + after)
+    return [(n, lines[n - 1]) for n in range(lo, hi + 1)]
+
+
 @router.get("/edit/{which}")
-def hot_view(request: Request, agent: str, which: str) -> Response:
+def hot_view(request: Request, agent: str, which: str, line: Line = None) -> Response:
     text = _hot(request, agent, which).read()
     return _agent_page(
         request,
@@ -92,6 +139,8 @@ def hot_view(request: Request, agent: str, which: str) -> Response:
         text=text,
         sha=sha256_text(text),
         action=f"/a/{quote(agent)}/edit/{which}",
+        line=line,
+        excerpt=excerpt(text, line),
     )
 
 
@@ -133,7 +182,10 @@ def files_page(
 
 @router.get("/file")
 def file_view(
-    request: Request, agent: str, path: Annotated[str, Query(min_length=1, max_length=512)]
+    request: Request,
+    agent: str,
+    path: Annotated[str, Query(min_length=1, max_length=512)],
+    line: Line = None,
 ) -> Response:
     files = store_of(request).agent(agent).files
 
@@ -151,6 +203,8 @@ def file_view(
         sha=sha256_text(text),
         file_path=path,
         action=f"/a/{quote(agent)}/file",
+        line=line,
+        excerpt=excerpt(text, line),
     )
 
 
@@ -283,6 +337,7 @@ def task_status(
 @router.get("/sessions")
 def sessions_page(request: Request, agent: str, archived: bool = False) -> Response:
     sessions = store_of(request).agent(agent).sessions.list(include_archived=archived)
+    sessions.sort(key=lambda s: s.last_active or s.created, reverse=True)
     return _agent_page(
         request, agent, "sessions.html", "sessions", sessions=sessions, archived=archived
     )
@@ -294,10 +349,26 @@ def session_page(
     agent: str,
     session_id: str,
     after: Annotated[int, Query(ge=-1, le=2**53)] = -1,
+    at: Annotated[int | None, Query(ge=0, le=2**53)] = None,
 ) -> Response:
-    msgs, nxt = store_of(request).agent(agent).sessions.page(session_id, after=after, limit=100)
+    """A transcript, a page at a time; `at` (a message's position) opens it at that
+    message, a few before it shown first."""
+    sessions = store_of(request).agent(agent).sessions
+    if at is not None:
+        after = sessions.cursor_before(session_id, at)
+    msgs, nxt = sessions.numbered(session_id, after=after, limit=100)
+    told = sessions.transcripts([session_id]).get(session_id)
     return _agent_page(
-        request, agent, "session.html", "sessions", session_id=session_id, messages=msgs, next=nxt
+        request,
+        agent,
+        "session.html",
+        "sessions",
+        session_id=session_id,
+        told=told,
+        messages=msgs,
+        next=nxt,
+        at=at,
+        after=after,
     )
 
 

@@ -15,15 +15,17 @@ import functools
 import json
 import time
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from memstrata.model import iso
+from memstrata.errors import MalformedInput
+from memstrata.model import iso, parse_ts
 from memstrata.policy.secrets import KINDS, holds_secrets, mask
 from memstrata.web.context import IDENTITY_KEY, context_of
 from memstrata.web.identity import REVEAL_COOKIE
 from memstrata.web.notices import QUERY_KEY
+from memstrata.web.pages.links import anchor, history_href, href
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -40,20 +42,26 @@ class _Showing:
 
     reveal: bool = False
     withheld: int = 0
+    clean: set[str] = field(default_factory=set)  # values printed already, seen to hold none
 
 
 _showing: ContextVar[_Showing | None] = ContextVar("memstrata_page_showing", default=None)
+SHORTEST_SECRET = 8  # `a://:p@h`, a URL password, is the shortest span `secretscan` withholds
 
 
 def _finalize(value: Any) -> Any:
-    """Every printed value: secrets withheld unless this page is revealed."""
-    if not isinstance(value, str):
+    """Every printed value: secrets withheld unless this page is revealed. A page prints
+    many values twice (a badge, an agent, a link), and many short ones (a time, an id):
+    those are looked at once, or not at all."""
+    if not isinstance(value, str) or len(value) < SHORTEST_SECRET:
         return value
     showing = _showing.get()
-    if showing is not None and showing.reveal:
+    if showing is not None and (showing.reveal or value in showing.clean):
         return value
     masked = mask(value)
     if masked == value:
+        if showing is not None:
+            showing.clean.add(value)
         return value
     if showing is not None:
         showing.withheld += 1
@@ -74,7 +82,13 @@ def environment() -> Environment:
         finalize=_finalize,
     )
     env.globals["holds_secrets"] = holds_secrets
+    env.globals["anchor"] = anchor
+    env.globals["href"] = href
+    env.globals["history_href"] = history_href
     env.filters["when"] = _when
+    env.filters["clock"] = lambda ts: _when(ts)[11:19]
+    env.filters["day"] = lambda ts: _when(ts)[:10]
+    env.filters["bytes"] = _bytes
     env.filters["ago"] = _ago
     env.filters["pct"] = lambda v: f"{100 * float(v):.0f}%"
     env.filters["tojson_pretty"] = lambda v: json.dumps(
@@ -89,7 +103,19 @@ def _when(ts: Any) -> str:
     return str(ts or "")[:19].replace("T", " ")
 
 
-def _ago(ts: float) -> str:
+def _bytes(n: int) -> str:
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} bytes"
+
+
+def _ago(ts: float | str) -> str:
+    if isinstance(ts, str):
+        try:
+            ts = parse_ts(ts)
+        except MalformedInput:
+            return str(ts)
     s = max(0.0, time.time() - float(ts))
     for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
         if s >= size:

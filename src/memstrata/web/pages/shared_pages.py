@@ -12,6 +12,7 @@ from fastapi import APIRouter, Form, Query, Request
 from starlette.responses import Response
 
 from memstrata.assembly.ledger_pages import LedgerRow, ledger_page, supersede_chain
+from memstrata.assembly.overview import overview
 from memstrata.model import ITEM_TYPES
 from memstrata.search.query import LAYERS, SCOPES, SearchQuery
 from memstrata.store.events import recent_events
@@ -19,6 +20,7 @@ from memstrata.web.api.search import placed
 from memstrata.web.context import context_of, identity_of, store_of
 from memstrata.web.identity import REVEAL_COOKIE, REVEAL_SECONDS, SESSION_COOKIE, SESSION_SECONDS
 from memstrata.web.pages.forms import back, require_csrf
+from memstrata.web.pages.links import ShownHit, shown
 from memstrata.web.pages.render import page
 
 if TYPE_CHECKING:
@@ -31,18 +33,8 @@ Short = Annotated[str | None, Query(max_length=200)]
 
 @router.get("/")
 def home(request: Request) -> Response:
-    store = store_of(request)
-    agents = [a for a in store.agents() if store.gate.allows("read", "file", a)]
-    own = store.principal.agent
-    if own and own not in agents and store.gate.allows("read", "file", own):
-        agents.insert(0, own)
-    return page(
-        request,
-        "home.html",
-        agents=agents,
-        rooms=_rooms(store, ledger_page(store).rows),
-        docs=store.doc_count(),
-    )
+    """Where are my agents? (`assembly.overview`)"""
+    return page(request, "home.html", view=overview(store_of(request)))
 
 
 def _rooms(store: Store, rows: Iterable[LedgerRow], *also: str) -> list[str]:
@@ -210,9 +202,9 @@ def search(
     store = store_of(request)
     chosen = [x for x in layers if x]
     wanted = tuple(t.strip() for t in (tags or "").split(",") if t.strip())
-    hits = None
+    hits: list[ShownHit] | None = None
     if q.strip() or chosen or kind or agent or room or exclude_room or wanted or since or until:
-        hits = store.search(
+        found = store.search(
             SearchQuery(
                 text=q,
                 layers=tuple(chosen),
@@ -229,7 +221,7 @@ def search(
                 mode=mode or None,
             )
         )
-        hits = [placed(store, h) for h in hits]
+        hits = [shown(placed(store, h)) for h in found]
     return page(
         request,
         "search.html",
@@ -250,6 +242,16 @@ def search(
         mode=mode or "",
         provider=store.config.search_provider,
     )
+
+
+@router.get("/memory")
+def memory(request: Request, uid: Annotated[str, Query(min_length=1, max_length=2000)]) -> Response:
+    """One memory by uid, whole, with where it comes from (a project file at its lines)."""
+    store = store_of(request)
+    hit = shown(placed(store, store.get(uid)))
+    first = hit.hit.line or 1
+    lines = list(enumerate(hit.hit.text.splitlines(), start=first))
+    return page(request, "memory.html", s=hit, lines=lines)
 
 
 @router.get("/items")

@@ -9,7 +9,7 @@
     var rec = JSON.parse(msg.data);
     var tr = document.createElement("tr");
     tr.className = "fresh";
-    var when = new Date(rec.ts * 1000).toISOString().slice(0, 19).replace("T", " ");
+    var when = String(rec.ts).slice(0, 19).replace("T", " ");  // ISO 8601 from the API
     tr.appendChild(cell(when));
     tr.appendChild(cell(rec.event));
     tr.appendChild(cell(rec.agent || ""));
