@@ -45,6 +45,12 @@ DEFERRED_FOR_START_UP: tuple[tuple[str, str, str], ...] = (
         "compaction and flush load their rules only for the write that crosses a limit",
     ),
     (
+        "memstrata.assembly.context",
+        "memstrata.assembly.ignore",
+        "its cue rules (a dozen regular expressions, 3-8 ms) read a prompt, which "
+        "`memstrata context` has none of",
+    ),
+    (
         "memstrata.search.priors",
         "memstrata.reading.classify",
         "14 ms of rules, only for a ranked search",

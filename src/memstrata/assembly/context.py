@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING
 
 from memstrata.assembly import standing
 from memstrata.assembly.budget import Section, fit
-from memstrata.assembly.ignore import asks_to_ignore_memory
 from memstrata.assembly.predecessor import predecessor_lines
 from memstrata.errors import MalformedInput, MemstrataError
 from memstrata.policy.secrets import fact_findings, kinds, mask
@@ -70,6 +69,7 @@ INSTRUCTIONS = (
 def wants_no_memory(message: str) -> bool:
     """True when a user message asks to ignore memory for this turn (seed 001), by
     meaning: see `assembly.ignore`."""
+    from memstrata.assembly.ignore import asks_to_ignore_memory
 
     return asks_to_ignore_memory(message)
 

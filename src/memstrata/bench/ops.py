@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from memstrata.bench.floors import format_floors, measure_floors
 from memstrata.bench.synth import Writer, p50_p95, populate
 from memstrata.lifecycle.compaction import compact_log
 from memstrata.store.view import Store
@@ -56,7 +57,10 @@ def run_ops(
     repeat: int = 500,
     progress: Callable[[str], None] | None = None,
     clock: Clock = time.perf_counter,
+    floors: bool = False,
 ) -> list[dict[str, Any]]:
+    """The table's rows per size; with `floors`, then each hot operation against its
+    bare primitive (`bench.floors`), rows with a `floor`."""
 
     rows: list[dict[str, Any]] = []
     for size in sizes:
@@ -74,6 +78,9 @@ def run_ops(
                 mem.log.append("TOOL_USE", f"warm-up entry {i}")
                 mem.facts.set(f"key{i}", f"value {i}")
             rows.extend(_measure(store, repeat, size, clock))
+            if floors:
+                store.drain(120)
+                rows.extend(measure_floors(store, tmp, repeat, size, clock))
             store.close()
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -137,9 +144,12 @@ def _time_compaction(store: Any, rounds: int, clock: Clock) -> tuple[float, floa
 
 def format_table(rows: list[dict[str, Any]]) -> str:
     out = [f"{'entries':>8}  {'operation':<26} {'p50 ms':>9} {'p95 ms':>9} {'target':>8}  ok"]
-    for r in rows:
+    floors = [r for r in rows if "floor" in r]
+    for r in (r for r in rows if "floor" not in r):
         out.append(
             f"{r['entries']:>8}  {r['operation']:<26} {r['p50_ms']:>9.4f} {r['p95_ms']:>9.4f} "
             f"{r['target_ms']:>8}  {'yes' if r['ok'] else 'NO'}"
         )
+    if floors:
+        out += ["", "against the bare primitives, timed in turn:", format_floors(floors)]
     return "\n".join(out)

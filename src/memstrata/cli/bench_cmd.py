@@ -17,6 +17,12 @@ def register(sub: Any) -> None:
     ops.add_argument(
         "--repeat", type=int, default=500, help="operations timed per size (default 500)"
     )
+    ops.add_argument(
+        "--no-floors",
+        action="store_true",
+        help="skip the bare primitives each hot operation is compared with (fdatasync "
+        "append, atomic replace, FTS5 bm25, interpreter start)",
+    )
     ops.set_defaults(func=run_ops)
     se = bsub.add_parser("search", help="search latency at 10k/100k/1M entries, lexical and hybrid")
     se.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated store sizes")
@@ -210,7 +216,7 @@ def run_ops(args: argparse.Namespace) -> int:
     from memstrata.cli.main import emit
 
     sizes = tuple(int(x) for x in args.sizes.split(","))
-    rows = run_ops(sizes, args.repeat, progress=_progress)
+    rows = run_ops(sizes, args.repeat, progress=_progress, floors=not args.no_floors)
     emit(args, rows, format_table(rows))
     return 0
 

@@ -94,10 +94,10 @@ DAEMON_BUILT = ("local", "minilm")  # embedders whose model is slow to load in e
 def build_via_daemon(store: Store) -> None:
     """Vectors of what a CLI write changed are built by the embedding daemon after the
     command returns (the CLI process ends at once), for embedders that load a model."""
-    from memstrata.embed import DEFAULT_SPEC, daemon
+    from memstrata.embed import DEFAULT_SPEC, daemon_enabled
 
     spec = store.config.embedder or DEFAULT_SPEC
-    if spec.split(":", 1)[0] in DAEMON_BUILT and daemon.enabled():
+    if spec.split(":", 1)[0] in DAEMON_BUILT and daemon_enabled():
         store.semantic.builds = "daemon"
 
 

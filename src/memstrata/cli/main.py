@@ -72,6 +72,50 @@ COMMAND_MODULES = (
     "memstrata.cli.rooms_cmd",
     "memstrata.cli.phases_cmd",
 )
+# The module registering each command: `main` builds the parser of the command asked for
+# only (building all of them was half of a `memstrata context` start). A command missing
+# here still works (all parsers are built for it); tests/cli/test_lazy_parser.py checks
+# this table against what the modules register.
+COMMANDS = {
+    "init": "memstrata.cli.init_cmd",
+    "config": "memstrata.cli.config_cmd",
+    "now": "memstrata.cli.now_cmd",
+    "log": "memstrata.cli.log_cmd",
+    "files": "memstrata.cli.files_cmd",
+    "facts": "memstrata.cli.facts_cmd",
+    "tasks": "memstrata.cli.tasks_cmd",
+    "sessions": "memstrata.cli.sessions_cmd",
+    "ledger": "memstrata.cli.ledger_cmd",
+    "decisions": "memstrata.cli.decisions_cmd",
+    "search": "memstrata.cli.search_cmd",
+    "context": "memstrata.cli.context_cmd",
+    "reindex": "memstrata.cli.reindex_cmd",
+    "doctor": "memstrata.cli.doctor_cmd",
+    "export": "memstrata.cli.export_cmd",
+    "import": "memstrata.cli.import_cmd",
+    "migrate": "memstrata.cli.migrate_cmd",
+    "compact": "memstrata.cli.compact_cmd",
+    "audit": "memstrata.cli.audit_cmd",
+    "verify": "memstrata.cli.verify_cmd",
+    "extract": "memstrata.cli.extract_cmd",
+    "bench": "memstrata.cli.bench_cmd",
+    "demo": "memstrata.cli.demo_cmd",
+    "mcp": "memstrata.cli.mcp_cmd",
+    "hook": "memstrata.cli.hooks_cmd",
+    "setup": "memstrata.cli.setup_cmd",
+    "maintain": "memstrata.cli.maintain_cmd",
+    "purge": "memstrata.cli.purge_cmd",
+    "serve": "memstrata.cli.serve_cmd",
+    "completion": "memstrata.cli.completion",
+    "episodes": "memstrata.cli.episodes_cmd",
+    "promote": "memstrata.cli.episodes_cmd",
+    "sources": "memstrata.cli.episodes_cmd",
+    "rooms": "memstrata.cli.rooms_cmd",
+    "phase": "memstrata.cli.phases_cmd",
+    "handoff": "memstrata.cli.phases_cmd",
+    "history": "memstrata.cli.versions_cmd",
+    "restore": "memstrata.cli.versions_cmd",
+}
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_CONFLICT = 0, 1, 2, 3, 4
 EXIT_INTERRUPTED = 130
@@ -172,7 +216,34 @@ def _add_common_everywhere(p: argparse.ArgumentParser, path: str = "") -> None:
                 _add_common_everywhere(child, f"{path} {name}".strip())
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _NotSure(Exception):
+    pass
+
+
+class _Peek(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise _NotSure(message)
+
+
+def command_asked(argv: Sequence[str] | None) -> str | None:
+    """The command `argv` names, read with the top-level options `build_parser` has
+    (abbreviations alike); None when unsure (help, version, an error): build them all."""
+    peek = _Peek(prog="memstrata", add_help=False)
+    peek.add_argument("-h", "--help", action="store_true")
+    peek.add_argument("--version", action="store_true")
+    _common(peek, top=True)
+    peek.add_argument("rest", nargs=argparse.REMAINDER)
+    try:
+        got = peek.parse_args(sys.argv[1:] if argv is None else argv)
+    except _NotSure:
+        return None
+    if got.help or got.version or not got.rest or got.rest[0] not in COMMANDS:
+        return None
+    return str(got.rest[0])
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser: every command's, or only `command`'s (and its module's others)."""
     from memstrata import __version__
 
     p = Parser(
@@ -183,7 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"memstrata {__version__}")
     _common(p, top=True)
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    for name in COMMAND_MODULES:
+    for name in COMMAND_MODULES if command is None else (COMMANDS[command],):
         importlib.import_module(name).register(sub)
     _add_common_everywhere(p)
     p.epilog = f"{p.epilog}\n\nexample:\n  memstrata --agent finn context"
@@ -247,7 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     global _ARGV
     _ARGV = argv
-    parser = build_parser()
+    parser = build_parser(command_asked(argv))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

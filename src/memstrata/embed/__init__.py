@@ -27,6 +27,13 @@ DEFAULT_SPEC = "minilm"  # what an unset `[search] embedder` means (when its fil
 OPENAI_DEFAULT_BASE = "https://api.openai.com/v1"
 
 
+def daemon_enabled() -> bool:
+    """May the CLI use the per-user embedding daemon (`embed.daemon`)? Yes unless
+    MEMSTRATA_EMBED_DAEMON says 0/false/no. Here, so that asking costs no import of the
+    daemon's module (sockets, subprocesses) on every CLI start."""
+    return os.environ.get("MEMSTRATA_EMBED_DAEMON", "1") not in ("0", "false", "no", "")
+
+
 def make_embedder(
     spec: str,
     *,

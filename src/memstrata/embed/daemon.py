@@ -46,6 +46,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from memstrata.embed import daemon_enabled
 from memstrata.errors import ProviderError
 
 IDLE_SECONDS = 1200.0
@@ -79,7 +80,7 @@ def socket_path(spec: str) -> Path:
 
 
 def enabled() -> bool:
-    return os.environ.get("MEMSTRATA_EMBED_DAEMON", "1") not in ("0", "false", "no", "")
+    return daemon_enabled()
 
 
 def _ask(path: Path, request: dict[str, Any], timeout: float) -> dict[str, Any]:

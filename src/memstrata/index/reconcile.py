@@ -35,7 +35,7 @@ from __future__ import annotations
 import sqlite3
 import zlib
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -151,7 +151,7 @@ def number_lines(parsed: Parsed, data: bytes, base: int, base_line: int) -> Pars
     for rel, i in order:
         counted += data.count(b"\n", seen, max(seen, rel))
         seen = max(seen, rel)
-        docs[i] = replace(docs[i], line=counted + 1)
+        docs[i] = docs[i].but(line=counted + 1)
     parsed.docs = docs
     return parsed
 

@@ -17,10 +17,12 @@ asks for them. Structured queries (no text) return newest first.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 import time
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memstrata.errors import NotFound, UnknownKind
@@ -143,7 +145,8 @@ def _plan(
         ids = store.df_cache.per_scope(
             ("identifier words", scope_sql, tuple(params)), IdentifierWords
         ).get(conn, scope_sql, params)
-        phrases = plan(words, by_word, dfs, conn, ids)
+        term_df = (lambda t: store.df_cache.df(conn, t, total)) if large else None
+        phrases = plan(words, by_word, dfs, conn, ids, term_df)
     info: dict[str, Any] = {}
     prefixed = [p.word for p in phrases if p.why == "prefix"]
     abbrev = [p.word for p in phrases if p.why == "abbreviation"]
@@ -183,6 +186,8 @@ class LexicalPool:
     words: list[tuple[str, tuple[str, ...]]]
     info: dict[str, Any]
     gone: dict[str, str]  # candidates never shown (`search.worth.exclusions`)
+    # uid -> the row as a Hit (score 0, no snippet: `_ranked` makes those of the hits shown)
+    hits: dict[str, Hit] = field(default_factory=dict)
 
     def lexical(self) -> dict[str, float]:
         """uid -> BM25 relevance / best + author bonus (the lexical relevance)."""
@@ -199,8 +204,9 @@ class LexicalPool:
         return SPEAKER_BONUS if (r[2] in TRANSCRIPT_LAYERS and r[8] in self.named) else 0.0
 
     def matched(self, r: Any) -> list[str]:
-        tokens = set(tokenize(f"{r[8]} {r[9]} {r[6]}"))
-        return [w for w, st in self.words if any(t.startswith(st) for t in tokens)]
+        """The query words (`words`) a row holds, a word or one starting with its stems."""
+        tokens = sorted(set(tokenize(f"{r[8]} {r[9]} {r[6]}")))
+        return [w for w, st in self.words if _count_prefixed(tokens, list(st))]
 
 
 def lexical_pool(
@@ -217,39 +223,20 @@ def lexical_pool(
     if not any(p.df for p in kept):
         return None
     pruned = " OR ".join(p.match for p in kept)
-    w = ", ".join(str(x) for x in COLUMN_WEIGHTS)
-    # Stage 1 ranks inside FTS5 only; stage 2 joins the few best and applies
-    # scope and filters. If filters leave too few, widen stage 1 and retry.
     fetch = max(MIN_FETCH, q.k * 5, wanted or 0)
-    rows: list[Any] = []
-    for _ in range(4):
-        sql = (
-            f"WITH top AS (SELECT rowid AS rid, bm25(docs_fts, {w}) AS rank FROM docs_fts "
-            "WHERE docs_fts MATCH ? ORDER BY rank LIMIT ?) "
-            f"SELECT {_COLUMNS}, top.rank FROM top JOIN docs d ON d.id = top.rid "
-            f"WHERE {' AND '.join(where)} ORDER BY top.rank"
-        )
-        with store.db.read() as conn:
-            rows = conn.execute(sql, [pruned, fetch * 4, *params]).fetchall()
-        if len(rows) >= fetch or (len(rows) >= q.k and fetch >= 4 * MIN_FETCH):
-            break
-        with store.db.read() as conn:
-            got = conn.execute(
-                "SELECT count(*) FROM (SELECT rowid FROM docs_fts WHERE docs_fts MATCH ? LIMIT ?)",
-                (pruned, fetch * 4 + 1),
-            ).fetchone()[0]
-        if got <= fetch * 4:
-            break  # stage 1 already saw every match
-        fetch *= 8
+    with store.db.read() as conn:
+        rows, fetch = _best_matches(conn, pruned, where, params, fetch, q.k)
     rows = rows[:fetch]
-    gone = exclusions(store, q, [_hit(r, 0.0, {}, terms) for r in rows])
+    cands = [_hit(r, 0.0, {}, terms, snippet=False) for r in rows]
+    gone = exclusions(store, q, cands)
     rows = [r for r in rows if r[1] not in gone]  # never hits: not the best's yardstick
     bonus = scoring_extra(rows, extra, total) if extra else [0.0] * len(rows)
     raw = [scoring.bm25_relevance(r[-1]) + add for r, add in zip(rows, bonus, strict=True)]
     authors = {r[8] for r in rows if r[2] in TRANSCRIPT_LAYERS and r[8]}
     named = mentioned(q.text, authors) if authors else set()
     words = [(p.word, tuple(p.stems)) for p in kept] + [(w, tuple(st)) for w, st, _ in extra]
-    return LexicalPool(rows, raw, named, words, prune_info, gone)
+    hits = {h.uid: h for h in cands if h.uid not in gone}
+    return LexicalPool(rows, raw, named, words, prune_info, gone, hits)
 
 
 def _ranked(
@@ -277,30 +264,54 @@ def _ranked(
         dec = scoring.decay(age_h, half_life)
         rec = scoring.recency(dec, bound)
         score = relevance * rec
-        explain = {
-            "bm25": round(r[-1], 6),
-            "bm25_relevance": round(raw[r[1]], 6),
-            "relevance": round(relevance, 6),
-            "age_hours": round(max(age_h, 0.0), 3),
-            "half_life_hours": half_life,
-            "decay": round(dec, 6),
-            "recency_bound": bound,
-            "recency": round(rec, 6),
-            "score": round(score, 6),
-            "formula": "(bm25 / best bm25 + author bonus) x recency, "
-            "recency = 1 - recency_bound x (1 - exp(-ln2 / half_life x age_hours))",
-            **({"author_named": SPEAKER_BONUS} if pool.bonus(r) else {}),
-            **pool.info,
-        }
-        scored.append((score, r, explain))
+        scored.append((score, r, (raw[r[1]], relevance, age_h, half_life, dec, rec)))
     scored.sort(key=lambda x: (-x[0], -x[1][7]))
-    hits = [_hit(r, s, e, terms) for s, r, e in scored[: wanted or None]]
-    # the top k by worth = score x prior, after exclusions and collapse (`search.worth`)
-    hits = hits if wanted is not None else rank_pool(store, q, hits, pool.gone)
+    rows = {r[1]: (r, parts) for _s, r, parts in scored}
+    if wanted is not None:
+        hits = [
+            replace(pool.hits[r[1]], score=s, explain=_explain(r, s, parts, pool, bound))
+            for s, r, parts in scored[:wanted]
+        ]
+    else:
+        # The top k by worth = score x prior, after exclusions and collapse (`search.worth`).
+        # Only the hits shown get their explain: it costs more than ranking the pool.
+        pooled = [replace(pool.hits[r[1]], score=s, explain={}) for s, r, _parts in scored]
+        hits = rank_pool(store, q, pooled, pool.gone)
+        for h in hits:
+            r, parts = rows[h.uid]
+            lexical_why = _explain(r, float(h.explain["before_prior"]), parts, pool, bound)
+            given = {**lexical_why, **h.explain}  # the prior's score (worth) overrides
+            h.explain.clear()
+            h.explain.update(given)
     for h in hits:
-        tokens = set(tokenize(f"{h.title} {h.text} {' '.join(h.tags)}"))
-        h.explain["matched"] = [w for w, st in pool.words if any(t.startswith(st) for t in tokens)]
-    return hits
+        tokens = sorted(set(tokenize(f"{h.title} {h.text} {' '.join(h.tags)}")))
+        h.explain["matched"] = [w for w, st in pool.words if _count_prefixed(tokens, list(st))]
+    return [replace(h, snippet=make_snippet(h.text or h.title, terms)) for h in hits]
+
+
+def _explain(
+    r: Any,
+    score: float,
+    parts: tuple[float, float, float, float | None, float, float],
+    pool: LexicalPool,
+    bound: float,
+) -> dict[str, Any]:
+    bm25_relevance, relevance, age_h, half_life, dec, rec = parts
+    return {
+        "bm25": round(r[-1], 6),
+        "bm25_relevance": round(bm25_relevance, 6),
+        "relevance": round(relevance, 6),
+        "age_hours": round(max(age_h, 0.0), 3),
+        "half_life_hours": half_life,
+        "decay": round(dec, 6),
+        "recency_bound": bound,
+        "recency": round(rec, 6),
+        "score": round(score, 6),
+        "formula": "(bm25 / best bm25 + author bonus) x recency, "
+        "recency = 1 - recency_bound x (1 - exp(-ln2 / half_life x age_hours))",
+        **({"author_named": SPEAKER_BONUS} if pool.bonus(r) else {}),
+        **pool.info,
+    }
 
 
 def scoring_extra(
@@ -312,16 +323,93 @@ def scoring_extra(
     lengths = [max(1, len(t.split())) for t in texts]
     avg = sum(lengths) / len(lengths) if lengths else 1.0
     out = [0.0] * len(rows)
-    for _word, stem_list, df in extra:
-        pat = re.compile(r"\b(?:" + "|".join(re.escape(s) for s in stem_list) + r")\w*")
-        for i, t in enumerate(texts):
-            tf = len(pat.findall(t))
+    # One scan of each candidate finds, at each word start, the longest stem the word
+    # starts with; the word then counts for every term owning that stem or a stem that
+    # prefixes it (what one `\b(?:stems)\w*` scan per term and candidate counted before).
+    union = sorted({st for _w, stem_list, _df in extra for st in stem_list}, key=len, reverse=True)
+    pat = re.compile(r"\b(" + "|".join(re.escape(st) for st in union) + ")")
+    covers = [
+        (df, {u for u in union if u.startswith(tuple(stem_list))}) for _w, stem_list, df in extra
+    ]
+    for i, t in enumerate(texts):
+        found = Counter(pat.findall(t))
+        if not found:
+            continue
+        for df, owned in covers:
+            tf = sum(n for st, n in found.items() if st in owned)
             if tf:
                 out[i] += scoring.bm25_term(tf, df, total, lengths[i], avg)
     return out
 
 
-def _hit(r: Any, score: float, explain: dict[str, Any], terms: list[str]) -> Hit:
+def _count_prefixed(words: list[str], stems: list[str]) -> int:
+    """How many of the sorted `words` start with one of `stems`."""
+    if len(stems) == 1:
+        s = stems[0]
+        return bisect.bisect_left(words, s + "\U0010ffff") - bisect.bisect_left(words, s)
+    return sum(1 for w in words if w.startswith(tuple(stems)))
+
+
+def _best_matches(
+    conn: Any, match: str, where: list[str], params: list[Any], fetch: int, k: int
+) -> tuple[list[Any], int]:
+    """The docs rows (bm25 last, best first) of the best `fetch * 4` FTS5 matches that
+    pass scope and filters (at least the first `fetch` of them), and the `fetch` they
+    were found with.
+
+    Stage 1 ranks inside FTS5 only; stage 2 reads the docs rows of the best and applies
+    scope and filters. When filters leave fewer than `fetch` (transcripts are left out
+    by default, and they are most of a store), stage 1 widens eightfold, up to three
+    times. Stage 1 asks for one match more than it needs, which tells whether there
+    are more to widen to (a third query counted them before).
+    """
+    weights = ", ".join(str(x) for x in COLUMN_WEIGHTS)
+    stage1 = (
+        f"SELECT rowid, bm25(docs_fts, {weights}) AS rank FROM docs_fts "
+        "WHERE docs_fts MATCH ? ORDER BY rank LIMIT ?"
+    )
+    stage2 = (
+        # json_each + CROSS JOIN: each id looked up by the primary key (an `IN` next to
+        # the scope filter made SQLite scan the scope's index instead)
+        f"SELECT {_COLUMNS} FROM json_each(?) c CROSS JOIN docs d ON d.id = c.value "
+        f"WHERE {' AND '.join(where)}"
+    )
+    top: list[Any] = []
+    asked = 0
+    rows: list[Any] = []
+    for _ in range(4):
+        need = fetch * 4
+        if need >= asked and len(top) == asked:  # not every match seen yet: ask for more
+            asked = need + 1
+            top = conn.execute(stage1, (match, asked)).fetchall()
+        rows = _passing(conn, stage2, params, top[:need], fetch)
+        if len(rows) >= fetch or (len(rows) >= k and fetch >= 4 * MIN_FETCH):
+            break
+        if len(top) <= need:
+            break  # stage 1 already saw every match
+        fetch *= 8
+    return rows, fetch
+
+
+def _passing(conn: Any, stage2: str, params: list[Any], best: list[Any], fetch: int) -> list[Any]:
+    """The rows of `best` (rowid, bm25; best first) that pass stage 2, in that order,
+    bm25 appended: every one, or the first `fetch` and maybe a few more. The best
+    `2 * fetch` are read first, the others only if too few of those passed."""
+    rank = {rid: (n, r) for n, (rid, r) in enumerate(best)}
+    out: list[Any] = []
+    start, size = 0, 2 * fetch
+    while start < len(best) and len(out) < fetch:
+        ids = [rid for rid, _r in best[start : start + size]]
+        found = conn.execute(stage2, [json.dumps(ids), *params]).fetchall()
+        found.sort(key=lambda row: rank[row[0]][0])
+        out += [(*row, rank[row[0]][1]) for row in found]
+        start, size = start + size, len(best)
+    return out
+
+
+def _hit(
+    r: Any, score: float, explain: dict[str, Any], terms: list[str], *, snippet: bool = True
+) -> Hit:
     meta = json.loads(r[13]) if r[13] else {}
     return Hit(
         uid=r[1],
@@ -329,7 +417,7 @@ def _hit(r: Any, score: float, explain: dict[str, Any], terms: list[str]) -> Hit
         score=score,
         title=r[8],
         text=r[9],
-        snippet=make_snippet(r[9] or r[8], terms),
+        snippet=make_snippet(r[9] or r[8], terms) if snippet else "",
         ts=r[7],
         source=r[10],
         owner=r[3],

@@ -22,12 +22,14 @@ into `db` and `engine`, as it splits `user-tz`.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import sqlite3
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from memstrata.index.frequencies import MAX_SCOPES
 from memstrata.search.terms import stems as stem_words
 from memstrata.search.text import QUERY_STOPWORDS, quote, tokenize
 
@@ -65,17 +67,37 @@ def is_abbreviation(short: str, long: str) -> bool:
 
 def abbreviations(words: list[str], identifier_words: Iterable[str]) -> dict[str, list[str]]:
     """query word (or two/three adjacent words joined) -> identifier words abbreviating it. Pure."""
-    ids = [w for w in identifier_words if 2 <= len(w) <= MAX_ABBREVIATION]
+    ids = _by_initial(
+        identifier_words if isinstance(identifier_words, frozenset) else frozenset(identifier_words)
+    )
     present = set(words)
     spans = list(words)
     spans += [a + b for a, b in itertools.pairwise(words)]
     spans += [a + b + c for a, b, c in zip(words, words[1:], words[2:], strict=False)]
     out: dict[str, list[str]] = {}
     for span in spans:
-        found = sorted(t for t in ids if t not in present and is_abbreviation(t, span))
+        found = sorted(
+            t for t in ids.get(span[:1], ()) if t not in present and is_abbreviation(t, span)
+        )
         if found:
             out[span] = found
     return out
+
+
+@functools.lru_cache(maxsize=MAX_SCOPES)
+def _by_initial(identifier_words: frozenset[str]) -> dict[str, tuple[str, ...]]:
+    """The identifier words short enough to be abbreviations, by first letter.
+
+    An abbreviation shares its word's first letter, so a query word is compared with one
+    group only. Cached per set: `IdentifierWords.get` hands out the same frozenset until
+    the identifiers change (at 100k entries the 25k tagged ledger entries hold ~8,000
+    words, and comparing each with every query word took 5 ms a query).
+    """
+    groups: dict[str, list[str]] = {}
+    for w in identifier_words:
+        if 2 <= len(w) <= MAX_ABBREVIATION:
+            groups.setdefault(w[0], []).append(w)
+    return {k: tuple(v) for k, v in groups.items()}
 
 
 class IdentifierWords:
@@ -161,11 +183,13 @@ def plan(
     df: dict[str, int],
     conn: sqlite3.Connection,
     id_words: Iterable[str] | None,
+    term_df: Callable[[str], int] | None = None,
 ) -> list[Phrase]:
     """The phrases to search for `words` (see the module docstring).
 
     `stems` maps each word to its index terms, `df` each word to its document
-    frequency; `id_words` are the identifier words abbreviations are drawn from.
+    frequency; `id_words` are the identifier words abbreviations are drawn from;
+    `term_df` counts an abbreviation's documents (default: exactly, in the index).
     """
     out: list[Phrase] = []
     for w in words:
@@ -187,7 +211,12 @@ def plan(
                     continue
                 seen.add(a)
                 st = tuple(stems.get(a) or [a])
-                row = conn.execute("SELECT doc FROM docs_vocab WHERE term = ?", (st[0],)).fetchone()
-                if row:
-                    out.append(Phrase(a, quote(a), int(row[0]), st, "abbreviation"))
+                n = term_df(st[0]) if term_df is not None else _vocab_df(conn, st[0])
+                if n:
+                    out.append(Phrase(a, quote(a), n, st, "abbreviation"))
     return out
+
+
+def _vocab_df(conn: sqlite3.Connection, term: str) -> int:
+    row = conn.execute("SELECT doc FROM docs_vocab WHERE term = ?", (term,)).fetchone()
+    return int(row[0]) if row else 0

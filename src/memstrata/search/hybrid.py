@@ -28,7 +28,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from memstrata.search import scoring
-from memstrata.search.engine import _COLUMNS, _filters, _hit, lexical_pool
+from memstrata.search.engine import _COLUMNS, _filters, _hit, lexical_pool, make_snippet
 from memstrata.search.query import LAYERS, OPT_IN_LAYERS, Hit, Searchable, SearchQuery
 from memstrata.search.text import query_terms
 from memstrata.search.worth import exclusions, rank_pool
@@ -79,8 +79,13 @@ def hybrid_search(
         dense.update(matrix.pick(scores, known))
     # candidates never shown (`search.worth.exclusions`): out of the pool before fusion
     gone = dict(pool.gone) if pool is not None else {}
-    dense_only = [_hit(rows[u], 0.0, {}, []) for u in dense if u not in gone and u in rows]
-    gone.update(exclusions(store, q, [h for h in dense_only if h.uid not in (pool_uids(pool))]))
+    lexical_uids = pool_uids(pool)
+    dense_only = [
+        _hit(rows[u], 0.0, {}, [], snippet=False)
+        for u in dense
+        if u not in gone and u in rows and u not in lexical_uids
+    ]
+    gone.update(exclusions(store, q, dense_only))
     lexical = pool.lexical() if pool is not None else {}
     cands = [u for u in rows if (u in lexical or u in dense) and u not in gone]
     if q.mode == "hybrid":
@@ -100,7 +105,8 @@ def hybrid_search(
     for h in hits:
         if pool is not None and h.uid in lexical:
             h.explain["matched"] = pool.matched(rows[h.uid])
-    return hits
+    said = query_terms(q.text)  # snippets for the hits shown only
+    return [replace(h, snippet=make_snippet(h.text or h.title, said)) for h in hits]
 
 
 def pool_uids(pool: Any) -> set[str]:
@@ -241,7 +247,7 @@ def _rank(
             explain["vectors_pending"] = pending
         if pool is not None and uid in lexical and pool.bonus(r):
             explain["author_named"] = pool.bonus(r)
-        out.append(replace(_hit(r, final, {}, terms), explain=explain))
+        out.append(_hit(r, final, explain, terms, snippet=False))
     return out
 
 

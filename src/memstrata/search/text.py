@@ -34,6 +34,7 @@ yields no expression.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable
 
@@ -60,6 +61,9 @@ would could might may shall likely ever also kind kinds type types thing things
 """
 
 
+_ASCII_TOKEN = re.compile(r"[a-z0-9]+")
+
+
 def _is_token_char(ch: str) -> bool:
     cat = unicodedata.category(ch)
     return cat[0] in ("L", "N") or cat == "Co"
@@ -76,6 +80,8 @@ def tokenize(text: str) -> list[str]:
 
     Example: ``tokenize("Don't STOP-me, Zoë!")`` -> ``["don", "t", "stop", "me", "zoe"]``.
     """
+    if text.isascii():  # the common case, in C: ASCII letters and digits are the tokens
+        return _ASCII_TOKEN.findall(text.lower())
     out: list[str] = []
     cur: list[str] = []
     for ch in text:

@@ -1,0 +1,35 @@
+"""`memstrata bench ops` times each hot operation against its bare primitive, in turn."""
+
+from __future__ import annotations
+
+import pytest
+
+from memstrata.bench import floors
+from memstrata.bench.ops import format_table, run_ops
+
+
+def test_bench_ops_gives_each_hot_operation_a_ratio_to_its_floor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(floors, "COLD_RUNS", 1)  # two `memstrata context` processes
+    rows = run_ops(sizes=(200,), repeat=5, floors=True)
+    ratios = {r["operation"]: r for r in rows if "floor" in r}
+    assert set(ratios) == {
+        "append LOG (durable)",
+        "update NOW",
+        "recall (lexical)",
+        "context cold start",
+    }
+    for r in ratios.values():
+        assert r["p50_ms"] > 0 and r["floor_p50_ms"] > 0  # both were timed
+        assert r["ratio"] == pytest.approx(
+            (r["p95_ms"] / r["floor_p95_ms"])
+            if r["ratio_of"] == "p95"
+            else (r["p50_ms"] / r["floor_p50_ms"]),
+            rel=0.01,
+        )
+    assert ratios["recall (lexical)"]["ratio_of"] == "p95"
+    assert ratios["context cold start"]["target"] == "<= 150 ms"
+    assert ratios["context cold start"]["cpu_p50_ms"] > 0
+    table = format_table(rows)
+    assert "bare fdatasync append" in table and "python -c pass" in table
