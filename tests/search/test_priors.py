@@ -478,17 +478,3 @@ def test_a_question_about_what_holds_something_up_asks_for_status() -> None:
     assert asked_signals("What is holding up the deployment?") == {"status"}
     assert asked_signals("what stopped the receipts from being generated?") == {"status"}
     assert asked_signals("are we stuck on the token?") == {"status"}
-
-
-def test_a_section_with_nothing_but_its_heading_is_never_a_hit() -> None:
-    """CONTEXT.md's title chunk ("# E-scooter feature") holds no memory: what it heads is
-    in the sections after it. It used to rank first for any question naming the project."""
-
-    def section(uid: str, title: str, text: str) -> Hit:
-        return Hit(uid, "context", 1.0, title, text, text, T0, "agents/a/memory/CONTEXT.md")
-
-    empty = section("t", "E-scooter feature", "# E-scooter feature for The Commons\n")
-    brief = section("b", "Brief", "## Brief\n- 2,500 words, due May 22")
-    out = apply_priors([empty, brief], "how long is the e-scooter feature?")
-    assert [h.uid for h in out] == ["b"]
-    assert "nothing but its heading" in str(out[0].explain["dropped"])

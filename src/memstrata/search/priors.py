@@ -51,8 +51,6 @@ from memstrata.search.toolcalls import (
 
 BOOKKEEPING = "bookkeeping"
 MD_LAYERS = frozenset({"context", "identity", "file", "scratch", "episode", "artifact", "archive"})
-SECTION_LAYERS = frozenset({"context", "identity", "file", "scratch"})  # Markdown sections
-_HEADING_LINE = re.compile(r"^[ \t]*#{1,6}[ \t].*$", re.MULTILINE)
 EXPLICIT_KINDS = frozenset({"decision", "constraint", "preference"})
 LEDGER_SIGNALS = {"convention": "constraint", "warning": "constraint", "interface": "fact"}
 ITEM_SIGNALS = {"task": "task", "note": "note"}
@@ -477,8 +475,6 @@ def _excluded(r: _Seen, said: str, open_prompts: set[str], include_superseded: b
         return f"bookkeeping: {reason}"
     if hit.uid in open_prompts:
         return "the prompt being asked (the newest intent, no final response yet)"
-    if hit.layer in SECTION_LAYERS and not _HEADING_LINE.sub("", hit.text).strip():
-        return "a section with nothing but its heading (what it holds is in the sections after it)"
     asked_by_user = (hit.kind == "USER_FEEDBACK" and r.meta.get("event") == "user_intent") or (
         hit.layer == "session" and hit.kind == "user"
     )
