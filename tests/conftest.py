@@ -23,6 +23,11 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "home"
     monkeypatch.setenv("MEMSTRATA_HOME", str(home))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # no test downloads a model (embed/model_files)
+    # A fresh store is hybrid when all-MiniLM-L6-v2 is installed (it is here), and every
+    # write would start embedding in the background: ordinary tests search lexically.
+    # Tests about semantic recall take the `semantic_default` fixture (or hand a store an
+    # embedder: `Store.use_embedder` wins over this).
+    monkeypatch.setenv("MEMSTRATA_EMBEDDER", "none")
     for var in (
         "MEMSTRATA_AGENT",
         "MEMSTRATA_ROOM",
@@ -32,6 +37,13 @@ def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     ):
         monkeypatch.delenv(var, raising=False)
     return home
+
+
+@pytest.fixture
+def semantic_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stores with the default install's settings: no `MEMSTRATA_EMBEDDER`, so a store's
+    own `[search] embedder` (or, unset, all-MiniLM-L6-v2 when its files are found) applies."""
+    monkeypatch.delenv("MEMSTRATA_EMBEDDER", raising=False)
 
 
 @pytest.fixture

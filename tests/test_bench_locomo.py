@@ -124,7 +124,9 @@ def test_log_rows_recall_what_compaction_archived(tmp_path: Path, monkeypatch) -
         assert by_cat[2]["hit@5"] == 1.0  # "June" is only in the entry's date
 
 
-def test_lexical_semantic_and_hybrid_rows_side_by_side(tmp_path: Path) -> None:
+def test_lexical_semantic_and_hybrid_rows_side_by_side(
+    tmp_path: Path, semantic_default: None
+) -> None:
     """One run, one store per conversation, three search modes, each row with its
     query latency (the fake embedder stands in for MiniLM: rows, not their values)."""
     path = tmp_path / "conv.json"

@@ -35,7 +35,9 @@ def small(tmp_path: Path) -> Path:
     return path
 
 
-def test_rows_are_well_formed_for_every_mode_split_and_layer(tmp_path: Path) -> None:
+def test_rows_are_well_formed_for_every_mode_split_and_layer(
+    tmp_path: Path, semantic_default: None
+) -> None:
     pairs, records = load(small(tmp_path))
     rows = paraphrase.run(path=small(tmp_path), embedder="fake", filler_count=30, baselines=False)
     rows += paraphrase.run_fts5(pairs, records).summary("fts5", pairs)

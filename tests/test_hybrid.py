@@ -33,8 +33,11 @@ def test_hybrid_with_semantic_recall_turned_off_is_a_clear_error(home: Path) -> 
         assert store.semantic_embedder() is None
 
 
-def test_semantic_recall_by_default_is_minilm_in_numpy(store: Store) -> None:
-    """No [search] embedder: all-MiniLM-L6-v2 without torch finds a paraphrase."""
+def test_semantic_recall_by_default_is_minilm_in_numpy(
+    semantic_default: None, store: Store
+) -> None:
+    """No [search] embedder: all-MiniLM-L6-v2 without torch finds a paraphrase (the
+    `semantic_default` fixture comes first: the store reads its settings when opened)."""
     from memstrata.embed import model_files
     from memstrata.embed.minilm import MiniLMEmbedder
 
@@ -51,8 +54,25 @@ def test_semantic_recall_by_default_is_minilm_in_numpy(store: Store) -> None:
     assert "Rex" in hits[0].text
 
 
+def test_a_fresh_store_searches_hybrid_by_default(semantic_default: None, store: Store) -> None:
+    """No config at all: the default install's model makes the default mode hybrid, and
+    the vectors are built after the writes without being asked for (issue 22 item 3)."""
+    from memstrata.embed import model_files
+
+    if not model_files.runtime_installed() or model_files.find() is None:
+        pytest.skip("numpy, tokenizers or the all-MiniLM-L6-v2 files are not installed")
+    m = store.agent()
+    m.log.append("USER_FEEDBACK", "The user says their dog Rex is scared of thunderstorms")
+    m.log.append("THOUGHT", "Quarterly revenue grew by twelve percent")
+    assert store.semantic.active()
+    store.vectors(store.embedder()).build(wait=True)  # what the background build does
+    hits = store.search(SearchQuery(text="is the dog afraid of storms?"))
+    assert hits and "Rex" in hits[0].text
+    assert hits[0].explain["fusion"] == "zsum" and hits[0].explain["dense"] is not None
+
+
 def test_without_model_files_the_default_is_lexical_and_semantic_says_how(
-    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, semantic_default: None
 ) -> None:
     from memstrata.embed import model_files
     from memstrata.errors import ModelNotFound

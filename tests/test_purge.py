@@ -124,7 +124,7 @@ def fts_holds(home: Path, text: str) -> bool:
 
 
 @pytest.fixture
-def hybrid_home(home: Path) -> Path:
+def hybrid_home(home: Path, semantic_default: None) -> Path:
     home.mkdir(parents=True)
     (home / "config.toml").write_text(
         '[search]\nembedder = "fake"\n[events]\nrecord_queries = true\n'

@@ -20,7 +20,7 @@ def _run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_reindex_vectors_embeds_every_memory(home: Path) -> None:
+def test_reindex_vectors_embeds_every_memory(home: Path, semantic_default: None) -> None:
     home.mkdir(parents=True)
     (home / "config.toml").write_text('[search]\nembedder = "fake"\n')
     assert (

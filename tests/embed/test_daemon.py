@@ -17,6 +17,10 @@ import pytest
 from memstrata.embed import daemon
 from memstrata.embed.base import FakeEmbedder
 
+# These stores name their embedder in config.toml: no MEMSTRATA_EMBEDDER over it.
+pytestmark = pytest.mark.usefixtures("semantic_default")
+
+
 EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memstrata"
 
 
@@ -150,3 +154,37 @@ def test_a_build_request_returns_at_once_and_the_daemon_builds_the_store(
         while not path.exists() and time.monotonic() < deadline:
             time.sleep(0.05)
         _stop(path)
+
+
+def test_a_hook_leaves_the_vectors_of_its_writes_to_the_daemon(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hook process with the default settings (hybrid: the model's files are installed)
+    asks the daemon for the build and returns: it never loads the model to embed what it
+    logged (before: every hook process embedded on close, a second or more per tool call)."""
+    import io
+
+    from memstrata.cli.main import main
+    from memstrata.embed import model_files
+    from memstrata.store.semantic import Semantic
+
+    if not model_files.runtime_installed() or model_files.find() is None:
+        pytest.skip("numpy, tokenizers or the all-MiniLM-L6-v2 files are not installed")
+    asked: list[tuple[str, Path]] = []
+    monkeypatch.setattr(daemon, "request_build", lambda spec, h: asked.append((spec, h)))
+
+    def no_model(self: Semantic) -> None:
+        raise AssertionError("the hook process loaded the embedder")
+
+    monkeypatch.setattr(Semantic, "embedder", no_model)
+    payload = {
+        "session_id": "s1",
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "pytest -q"},
+        "tool_response": {"stdout": "3 passed", "exit_code": 0},
+        "tool_use_id": "toolu_1",
+    }
+    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(payload)))
+    assert main(["--home", str(home), "--agent", "me", "hook", "post-tool-use"]) == 0
+    assert asked and asked[0][1] == home

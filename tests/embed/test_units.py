@@ -31,3 +31,21 @@ def test_a_long_record_is_cut_at_paragraphs_then_sentences_and_keeps_every_word(
 def test_units_are_bounded() -> None:
     huge = "\n\n".join(f"paragraph {i} " + "y" * 550 for i in range(100))
     assert len(unit_texts("t", huge)) == MAX_UNITS
+
+
+def test_a_markdown_list_is_also_embedded_item_by_item() -> None:
+    """A section of unrelated bullets gets one unit per item besides the whole (its dense
+    score is the max): "## Decisions" holding the database among three others is found
+    by a question about the database alone."""
+    body = "## Decisions\n- Database: PostgreSQL 16\n- Passwords: argon2id\n1. Login: JWT\n"
+    units = unit_texts("Decisions", body, items=True)
+    assert units[0] == f"Decisions\n{body}"
+    assert units[1:] == [
+        "Decisions\nDatabase: PostgreSQL 16",
+        "Decisions\nPasswords: argon2id",
+        "Decisions\nLogin: JWT",
+    ]
+    assert unit_texts("Decisions", body) == [f"Decisions\n{body}"]  # other layers: whole
+    assert unit_texts("Now", "- one thing only", items=True) == ["Now\n- one thing only"]
+    many = "\n".join(f"- item {i}" for i in range(100))
+    assert len(unit_texts("t", many, items=True)) == MAX_UNITS

@@ -21,6 +21,10 @@ from memstrata import SearchQuery, Store
 from memstrata.embed.base import FakeEmbedder
 from memstrata.index.generations import live_database
 
+# These stores name their embedder in config.toml: no MEMSTRATA_EMBEDDER over it.
+pytestmark = pytest.mark.usefixtures("semantic_default")
+
+
 pytest.importorskip("numpy")
 
 
@@ -193,3 +197,29 @@ def test_a_changed_record_is_never_scored_by_its_old_vector(store: Store) -> Non
     vi.build()
     assert vi.search(parrot, k=1)[0][0] == uid and vi.search(parrot, k=1)[0][1] > 0.9
     assert vi.search(tabby, k=1)[0][1] < score - 0.25  # scored by the new text only
+
+
+class Recording(FakeEmbedder):
+    def __init__(self) -> None:
+        super().__init__(dim=16)
+        self.texts: list[str] = []
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        self.texts.extend(texts)
+        return super().embed(texts)
+
+
+def test_a_context_section_is_embedded_whole_and_bullet_by_bullet(store: Store) -> None:
+    """CONTEXT.md's sections get a unit per list item (`index.units`); a LOG entry
+    with a list in it stays one unit (transcripts and logs are embedded whole)."""
+    emb = Recording()
+    store.use_embedder(emb)
+    m = store.agent()
+    m.context.write("# Project\n\n## Decisions\n- Database: PostgreSQL 16\n- Hashes: argon2id\n")
+    m.log.append("THOUGHT", "two options:\n- one\n- two")
+    store.vectors(emb).build(wait=True)
+    assert any(t.endswith("\nDatabase: PostgreSQL 16") for t in emb.texts), emb.texts
+    assert any(t.endswith("\nHashes: argon2id") for t in emb.texts)
+    assert not any(t.endswith("\none") for t in emb.texts)
+    hits = store.search(SearchQuery(text="which database?", mode="semantic", layers=("context",)))
+    assert hits[0].explain["dense_from"].endswith(" of 3")  # the whole and two bullets

@@ -92,7 +92,7 @@ def rec(
         (log("b", "SYSTEM", "Final response: OK, we decided: 15-minute access tokens"), "decision"),
         (
             log("c", "SYSTEM", "Final response: the tests pass now", event="final_response"),
-            "message",
+            "reply",
         ),
         (log("d", "THOUGHT", "Constraint: never run migrations in business hours"), "constraint"),
         (log("e", "THOUGHT", "the user prefers dark mode everywhere"), "preference"),
@@ -452,3 +452,29 @@ def test_every_search_path_ranks_by_worth(home: Path, mode: str) -> None:
     assert sum("redis_0.py" in t for t in texts) == 1  # the TOOL_USE and the ERROR of one call
     assert all("prior" in h.explain and "before_prior" in h.explain for h in hits)
     assert len(uids) == len(set(uids))
+
+
+def test_a_ledger_decision_says_what_it_replaces_in_its_summary() -> None:
+    """A ledger entry's summary is its title and its detail the text: "Y instead of X" in
+    the summary replaces an older decision that mentions X (before, only the detail was
+    read, so a user's old "let's do that with X" outranked the ledger's replacement)."""
+    old = log("old", "USER_FEEDBACK", "Receipts as PDF: let's use WeasyPrint, I like HTML")
+    new = Hit(
+        "new",
+        "ledger",
+        0.9,
+        "Render PDF receipts with fpdf2 instead of WeasyPrint",
+        "the host will not install libpango",
+        "the host will not install libpango",
+        T0 + 86400,
+        "ledger.jsonl",
+        kind="decision",
+        meta={"kind": "decision"},
+    )
+    assert replaced_decisions([old, new]) == {"old": ("new", "weasyprint")}
+
+
+def test_a_question_about_what_holds_something_up_asks_for_status() -> None:
+    assert asked_signals("What is holding up the deployment?") == {"status"}
+    assert asked_signals("what stopped the receipts from being generated?") == {"status"}
+    assert asked_signals("are we stuck on the token?") == {"status"}

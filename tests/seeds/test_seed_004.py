@@ -477,7 +477,9 @@ def test_memory_events_read_write_flush_compact_search(home: Path) -> None:
     assert None in compacts  # the LOG compaction belongs to no session
 
 
-def test_memory_config_keys_by_the_seeds_names_with_the_seeds_defaults(home: Path) -> None:
+def test_memory_config_keys_by_the_seeds_names_with_the_seeds_defaults(
+    home: Path, semantic_default: None
+) -> None:
     defaults = load_config(home)
     assert (
         defaults.max_memory_chars,

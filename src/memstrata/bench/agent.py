@@ -68,6 +68,11 @@ Progress = Callable[[str], None]
 # tool's TOOL_USE, then its ERROR): which entries land in the archive would change from
 # run to run. The bench runs the same `compact_log` at the end of the step instead.
 BENCH_CONFIG = "[log]\nauto_compact = false\n"
+# Search is the default install's: hybrid, all-MiniLM-L6-v2 in NumPy. Vectors are built
+# after writes, never on the write path: a hook process hands the build to the embedding
+# daemon, a server runs it in a thread. The bench, which would race either, builds what the
+# step wrote at the step's end (`settle`), and what the prompt hook logged before the
+# agent's recall call: what the daemon does in the second after the write.
 
 
 def run_bench(
@@ -212,6 +217,13 @@ class ScenarioRun:
                 compact_log(keeper, agent)
         if self.clock.stamp_files(self.home):
             keeper.sync()
+        self.embed()
+
+    def embed(self) -> None:
+        """Vectors of what was written so far (`settle`); nothing when semantic recall is off."""
+        keeper = self.keeper
+        if keeper is not None and keeper.semantic.active():
+            keeper.vectors(keeper.embedder()).build(wait=True)
 
     async def step(
         self,
@@ -360,10 +372,13 @@ class ScenarioRun:
         query = q.get("query", q["q"])
         if io.transcript is not None:
             await self.prompt(io, q["q"], None)
+            self.embed()
         _, data = await io.call("recall_memory", {"query": query})
         hits = data.get("results", [])
         room = self.sc.data["agents"][io.agent].get("room")
         with Store(self.home, agent=io.agent, room=room, audit=False) as store:
+            if self.keeper is not None and self.keeper.semantic.active():
+                store.use_embedder(self.keeper.embedder())  # the model, loaded once
             mcp_records = [_record(store, h["uid"], h) for h in hits]
             lib_records = [_as_record(h) for h in store.search(query)]
         answers, stale = q["answers"], q.get("stale", [])

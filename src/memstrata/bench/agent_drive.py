@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from memstrata.cli.main import build_parser
+from memstrata.embed import daemon
 from memstrata.lifecycle.maintain import start_maintenance
 from memstrata.mcp.server import build_server, select_tools
 from memstrata.model import iso
@@ -145,16 +146,22 @@ class SeededIds:
 def default_environment() -> Iterator[None]:
     """No `MEMSTRATA_*` variable while the bench runs: its stores use their defaults (a
     `MEMSTRATA_DATABASE_URL`, `MEMSTRATA_EMBEDDER` or `MEMSTRATA_ROOM` of the shell would
-    move the figures, or the data); and the local time zone is UTC, so the contexts'
-    "current date and time" line reads the same on every machine."""
+    move the figures, or the data); the local time zone is UTC, so the contexts'
+    "current date and time" line reads the same on every machine; and no embedding
+    daemon is asked to build vectors (the bench builds them, `ScenarioRun.embed`)."""
     saved = {k: v for k, v in os.environ.items() if k.startswith("MEMSTRATA_") or k == "TZ"}
     for key in saved:
         del os.environ[key]
     os.environ["TZ"] = "UTC"
     time.tzset()
+    # A hook process asks the embedding daemon to build what it wrote (`semantic.later`);
+    # the bench builds it itself at the end of the step (`ScenarioRun.embed`), in order.
+    request_build = daemon.request_build
+    daemon.request_build = lambda spec, home: None
     try:
         yield
     finally:
+        daemon.request_build = request_build
         del os.environ["TZ"]
         os.environ.update(saved)
         time.tzset()

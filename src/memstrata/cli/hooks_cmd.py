@@ -75,7 +75,7 @@ def run_hook(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> dict[str, Any] | None:
-    from memstrata.cli.common import DEFAULT_AGENT, warn_config
+    from memstrata.cli.common import DEFAULT_AGENT, build_via_daemon, warn_config
     from memstrata.operations import hooks
     from memstrata.store.view import Store
 
@@ -84,6 +84,7 @@ def _run(args: argparse.Namespace) -> dict[str, Any] | None:
     agent = args.agent or DEFAULT_AGENT
     with Store(args.home, agent=agent, room=args.room, role=args.role) as store:
         warn_config(store, named=bool(args.agent))
+        build_via_daemon(store)  # vectors of what the hook wrote: after it returns, not in it
         if args.event == "session-start":
             return hooks.session_start(store, agent, hook, budget_chars=args.budget)
         if args.event == "user-prompt-submit":

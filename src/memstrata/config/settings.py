@@ -467,8 +467,9 @@ SETTINGS: tuple[Setting, ...] = (
         "search_provider",
         "auto",
         _choice("auto", "fts5", "hybrid"),
-        'seed 004 searchProvider, the default mode: "auto" (hybrid once the store has '
-        'vectors or names its embedder), "fts5" (lexical only) or "hybrid" (always)',
+        'seed 004 searchProvider, the default mode: "auto" (hybrid whenever the embedder '
+        "works without a download: the default install has all-MiniLM-L6-v2; else "
+        'lexical), "fts5" (lexical only) or "hybrid" (always)',
     ),
     Setting(
         "search",

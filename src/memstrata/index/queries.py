@@ -367,12 +367,6 @@ def file_head(db: Database, uid: str, scope: Gate, *, chars: int, chunks: int) -
 # -- counts ---------------------------------------------------------------------------
 
 
-def has_vectors(db: Database) -> bool:
-    """True once any vector is stored (semantic recall was used here)."""
-    with db.read() as conn:
-        return conn.execute("SELECT 1 FROM vectors LIMIT 1").fetchone() is not None
-
-
 def doc_count(db: Database, *, source: str | None = None) -> int:
     """How many rows (of one source), whoever may read them."""
     with db.read() as conn:

@@ -12,6 +12,13 @@ is cut into units:
 
 (no title: the body or its chunks alone).
 
+A Markdown section (CONTEXT.md, MEMORY.md, memory notes, NOW.md: `ITEM_LAYERS`) is
+often a list of unrelated statements under one heading ("## Decisions" with the
+database, the password hash and the login in three bullets): averaged into one vector,
+each of them is diluted by the others. Such a record also gets one unit per list item
+(`title + "\n" + item`, when it has two or more), so a question about one bullet finds
+its section by that bullet's meaning (the record's dense score is the max over units).
+
 Chunks follow the text's own boundaries: paragraphs (blank lines) packed greedily
 up to CHUNK_CHARS, a longer paragraph cut at sentence ends, then at spaces. Each
 chunk repeats the record's title (a speaker, a ledger summary, a fact key) so it
@@ -30,21 +37,35 @@ import re
 
 CHUNK_CHARS = 600
 MAX_UNITS = 32
+ITEM_LAYERS = frozenset({"context", "file", "now", "identity", "scratch"})
+_ITEM = re.compile(
+    r"^[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+(?:\[[ xX]\][ \t]+)?(.+?)[ \t]*$", re.MULTILINE
+)
 _PARAGRAPHS = re.compile(r"\n[ \t]*\n")
 _SENTENCE_END = re.compile(r"[.!?;:][)\"'\]]*\s")
 
 
-def unit_texts(title: str, body: str, *, size: int = CHUNK_CHARS) -> list[str]:
-    """The texts a record with this `title` and `body` is embedded as (see the module doc).
+def unit_texts(title: str, body: str, *, size: int = CHUNK_CHARS, items: bool = False) -> list[str]:
+    """The texts a record with this `title` and `body` is embedded as (see the module doc);
+    `items`: also one unit per list item (a Markdown section, `ITEM_LAYERS`).
 
     Example:
         >>> unit_texts("Caroline", "I went to a support group yesterday.")
         ['Caroline\\nI went to a support group yesterday.']
+        >>> unit_texts("Decisions", "- Postgres\\n- argon2id", items=True)[1:]
+        ['Decisions\\nPostgres', 'Decisions\\nargon2id']
     """
     head = f"{title}\n" if title else ""
-    if len(body) <= size:
-        return [head + body]
-    return [head + c for c in chunks(body, size)[:MAX_UNITS]]
+    whole = [head + body] if len(body) <= size else [head + c for c in chunks(body, size)]
+    listed = list_items(body) if items else []
+    if len(listed) < 2:
+        listed = []
+    return (whole + [head + x for x in listed])[:MAX_UNITS]
+
+
+def list_items(text: str) -> list[str]:
+    """The texts of the list items in Markdown `text` (bullets, numbered, task boxes)."""
+    return [m.group(1) for m in _ITEM.finditer(text) if m.group(1).strip()]
 
 
 def chunks(text: str, size: int = CHUNK_CHARS) -> list[str]:

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput, MemstrataError, ProviderError
-from memstrata.index.units import unit_texts
+from memstrata.index.units import ITEM_LAYERS, unit_texts
 from memstrata.index.vector_matrix import Dense, Matrix, Record
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ _UPSERT = (
 )
 _TOP_CHANGE = "SELECT coalesce(max(seq), 0) FROM doc_changes"
 _CHANGES = (
-    "SELECT c.seq, c.uid, d.title, d.body, d.superseded FROM doc_changes c "
+    "SELECT c.seq, c.uid, d.title, d.body, d.superseded, d.layer FROM doc_changes c "
     "LEFT JOIN docs d ON d.uid = c.uid WHERE c.seq > ? ORDER BY c.seq LIMIT ?"
 )
 _PENDING = "SELECT count(*) FROM doc_changes WHERE seq > ?"
@@ -197,12 +197,12 @@ class VectorIndex:
                     break
                 live: dict[str, list[str]] = {}
                 gone: list[str] = []
-                for _seq, uid, title, body, superseded in changes:
+                for _seq, uid, title, body, superseded, layer in changes:
                     if title is None:
                         gone.append(uid)
                         live.pop(uid, None)
                     elif not superseded:
-                        live[uid] = unit_texts(title, body)
+                        live[uid] = unit_texts(title, body, items=layer in ITEM_LAYERS)
                     else:
                         live.pop(uid, None)
                 done_texts += self._step(live, gone, int(changes[-1][0]))

@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 
 FETCH = 100
 MIN_DENSE_Z = 1.0  # a candidate no query word reaches must stand out this much on meaning
+# ... and, to be shown, be near the query at all (all-MiniLM-L6-v2: unrelated texts sit
+# near 0). Not a fusion filter: it leaves the pool's z-scores as they are.
+MIN_DENSE_COS = 0.1
 WIDEN = 4  # times the dense pool is widened when filters leave too few
 
 
@@ -96,6 +99,8 @@ def hybrid_search(
     else:
         relevance, fused, z = _fuse(store, cands, lexical, dense)
     hits = _rank(store, q, cands, rows, relevance, fused, z, lexical, dense, pool, vi)
+    if q.mode == "hybrid":  # a word-less candidate far from the query is never shown
+        hits = [h for h in hits if h.uid in lexical or dense[h.uid].score >= MIN_DENSE_COS]
     hits = rank_pool(store, q, hits, gone)  # the top k by worth = score x prior
     for h in hits:
         if pool is not None and h.uid in lexical:

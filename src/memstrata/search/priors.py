@@ -75,7 +75,8 @@ _ASKED = {
     "constraint": "constraint constraints rule rules allowed forbidden prohibited convention "
     "conventions",
     "preference": "prefer prefers preferred preference preferences favourite favorite",
-    "status": "status blocked blocker blockers progress",
+    "status": "status blocked blocker blockers blocking progress stuck stopped stopping holding "
+    "waiting prevented preventing",
     "task": "task tasks todo todos",
     # what went wrong, said as an event: "error" alone also asks about error formats
     "error": "fail fails failed failing failure failures crash crashed crashes bug bugs broke "
@@ -212,7 +213,7 @@ def _log_signal(r: _Seen) -> Signal:
     if act is not None:
         return Signal(act, f"{kind or 'LOG'} text reads as a {act}")
     if meta.get("event") == "final_response" or _FINAL.match(head):
-        return Signal("message", "final response")
+        return Signal("reply", "final response")
     return Signal("activity", f"{kind or 'LOG'} entry")
 
 
@@ -301,21 +302,24 @@ def replaced_decisions(decisions: Sequence[Hit]) -> dict[str, tuple[str, str]]:
     ordered = sorted(decisions, key=lambda h: (h.ts, h.uid))
     words: dict[str, set[str]] = {}  # content words, read only where a replacement is said
 
+    def said(h: Hit) -> str:  # a ledger entry's summary is its title, the detail its text
+        return f"{h.title}\n{h.text}" if h.layer == "ledger" else h.text
+
     def content(h: Hit) -> set[str]:
         if h.uid not in words:
-            words[h.uid] = _content_words(h.text)
+            words[h.uid] = _content_words(said(h))
         return words[h.uid]
 
     for n, newer in enumerate(ordered):
-        for term in {m.group(1).lower() for m in _REPLACES.finditer(newer.text)}:
+        for term in {m.group(1).lower() for m in _REPLACES.finditer(said(newer))}:
             for older in ordered[:n]:
-                if older.uid in out or older.ts >= newer.ts or term not in older.text.lower():
+                if older.uid in out or older.ts >= newer.ts or term not in said(older).lower():
                     continue
                 if term not in content(older):
                     continue
                 shared = (content(older) & content(newer)) - {term}
                 replaces_too = any(
-                    m.group(1).lower() == term for m in _REPLACES.finditer(older.text)
+                    m.group(1).lower() == term for m in _REPLACES.finditer(said(older))
                 )
                 if shared and not replaces_too:
                     out[older.uid] = (newer.uid, term)

@@ -11,17 +11,16 @@ an acknowledged write asks for a build (`later`) and returns. Where the build ru
     "off"      no builds after writes (a search asking for hybrid by name still
                catches up first)
 
-Builds happen when semantic recall is on (`active`): `[search] provider` is not
-"fts5" and the store names its embedder, was handed one, or has vectors already. A
-build embeds only the unit texts whose hash is new.
+Builds happen when semantic recall is on (`active`): the store was handed an embedder,
+or `[search] provider` is not "fts5", `[search] embedder` is not "none" and the
+embedder works here without a download (a fresh default store: all-MiniLM-L6-v2 from
+the default install). A build embeds only the unit texts whose hash is new.
 """
 
 from __future__ import annotations
 
 import threading
 from typing import TYPE_CHECKING
-
-from memstrata.index import queries
 
 if TYPE_CHECKING:
     from memstrata.embed.base import Embedder
@@ -38,6 +37,7 @@ class Semantic:
         self._embedder: Embedder | None = None
         self._indexes: dict[str, VectorIndex] = {}
         self._stop = threading.Event()
+        self._availability: tuple[tuple[object, ...], bool] | None = None
 
     def embedder(self) -> Embedder:
         """The embedder of `[search] embedder` (unset: all-MiniLM-L6-v2 in NumPy, see
@@ -51,23 +51,37 @@ class Semantic:
 
     def available(self) -> Embedder | None:
         """The embedder if semantic recall works here without a download (else None)."""
-        from memstrata.embed.select import available
-
-        if self._embedder is None and not available(self.engine.config):
+        if self._embedder is None and not self._found():
             return None
         return self.embedder()
 
+    def _found(self) -> bool:
+        """`embed.select.available` for this store's settings, looked up once per settings
+        (it looks for the model's files on disk: every write and search asks)."""
+        from memstrata.embed.select import available
+
+        cfg = self.engine.config
+        key = (cfg.embedder, cfg.model_path, cfg.search_provider)
+        if self._availability is None or self._availability[0] != key:
+            self._availability = (key, available(cfg))
+        return self._availability[1]
+
     def active(self) -> bool:
         """Is semantic recall on for this store: hybrid the default mode, vectors built
-        after writes? Yes unless `[search] provider = "fts5"`, once the store names its
-        embedder, was handed one, or has vectors (an explicit hybrid or semantic search
-        and `memstrata reindex --vectors` build them)."""
+        after writes? Never with `[search] provider = "fts5"`; else yes when an embedder
+        was handed to the store (`use`), no with `[search] embedder = "none"`, and else
+        whenever the embedder works here without a download (`embed.select.available`:
+        the default install has all-MiniLM-L6-v2's files, so a fresh store is hybrid)."""
         cfg = self.engine.config
-        if cfg.search_provider == "fts5" or (cfg.embedder or "").strip() == "none":
+        if cfg.search_provider == "fts5":
             return False
-        if self._embedder is not None or cfg.embedder or cfg.search_provider == "hybrid":
+        if self._embedder is not None:
             return True
-        return queries.has_vectors(self.engine.db)
+        if (cfg.embedder or "").strip() == "none":
+            return False
+        if cfg.embedder or cfg.search_provider == "hybrid":
+            return True
+        return self._found()
 
     def use(self, embedder: Embedder) -> None:
         self._embedder = embedder
