@@ -427,10 +427,14 @@ def count_calls(lines: list[StoryLine] | tuple[StoryLine, ...]) -> str:
 
 # -- lines -> sessions -------------------------------------------------------------------
 def _grouped(lines: list[StoryLine]) -> list[list[StoryLine]]:
-    """Lines by session, newest group first, each oldest first (see module doc)."""
+    """Lines by session, newest group first, each oldest first (see module doc).
+
+    `lines` come newest first, as the timeline pages them (ties in time broken by their
+    place in the file): reversed before the stable sort, two events of one millisecond
+    keep the order they happened in."""
     groups: list[list[StoryLine]] = []
     pending: list[StoryLine] = []
-    for line in sorted(lines, key=lambda x: x.ts):
+    for line in sorted(reversed(lines), key=lambda x: x.ts):
         if line.session is None:
             pending.append(line)
             continue
