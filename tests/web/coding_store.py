@@ -21,21 +21,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from tests.web.conftest import CONFIG  # the same roles and tokens as every web test
+
 from memstrata import Store
 from memstrata.operations import hooks
 
-CONFIG = """
-[roles]
-admin = ["wilco"]
-project = ["finn", "mira"]
-
-[serve]
-tokens = [
-  {token = "tok-wilco", agent = "wilco"},
-  {token = "tok-finn", agent = "finn", room = "room-1"},
-  {token = "tok-mira", agent = "mira", room = "room-2"},
-]
-"""
 AGENT = "finn"
 ROOM = "room-1"
 FIRST_PROMPT = "Add rate limiting to the login endpoint"
