@@ -334,7 +334,7 @@ ITEM_TYPES: tuple[str, ...] = ("entity", "claim", "task", "decision", "note")
 
 @dataclass(frozen=True)
 class Item:
-    """One extracted knowledge item of `items.json` (seed 004)."""
+    """One extracted knowledge item of `items.json`."""
 
     id: str
     type: str

@@ -67,7 +67,7 @@ INSTRUCTIONS = (
 
 
 def wants_no_memory(message: str) -> bool:
-    """True when a user message asks to ignore memory for this turn (seed 001), by
+    """True when a user message asks to ignore memory for this turn, by
     meaning: see `assembly.ignore`."""
     from memstrata.assembly.ignore import asks_to_ignore_memory
 

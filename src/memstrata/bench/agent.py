@@ -307,7 +307,7 @@ class ScenarioRun:
         else:
             await io.said("user", text)
             # An MCP agent rereads its context when the user says "continue" (seed 002's
-            # planner prompt); on "ignore memory" its harness reads none (seed 001).
+            # planner prompt); on "ignore memory" its harness reads none.
             injected = (
                 await io.mcp.read("memory://prompt-context") if expect == "continue" else None
             )

@@ -1,4 +1,4 @@
-"""`memstrata ledger publish|query|search|get|context`: the shared ledger (seed 000).
+"""`memstrata ledger publish|query|search|get|context`: the shared ledger.
 
 `publish` appends one entry and returns once it is on disk; `--supersedes ID`
 hides an older entry from every default read (it stays in the file). Who may

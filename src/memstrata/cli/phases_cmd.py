@@ -52,7 +52,7 @@ def register(sub: Any) -> None:
 
     ho = sub.add_parser(
         "handoff",
-        help="the context an admin hands a skill agent (seed 004), as the request envelope (JSON)",
+        help="the context an admin hands a skill agent, as the request envelope (JSON)",
     )
     ho.add_argument("skill", help="the skill agent ([roles] skill)")
     ho.add_argument("action", help="what the skill is asked to do, e.g. analyze")

@@ -21,7 +21,7 @@ def register(sub: Any) -> None:
     from memstrata.layers.rooms import MESSAGE_TYPES
 
     ro = sub.add_parser(
-        "rooms", help="a room's channel and artifacts, its end and its upstream rooms (seed 000)"
+        "rooms", help="a room's channel and artifacts, its end and its upstream rooms"
     )
     rsub = ro.add_subparsers(dest="rooms_action", metavar="ACTION", required=True)
     po = rsub.add_parser("post", help="append a message to --room's channel")

@@ -11,7 +11,7 @@ section or key, wrong type, value out of range, unreadable file). Adapters print
 lines; `load_config(home, strict=True)` raises on the first one instead.
 
 ```toml
-[kinds]            # ledger kinds and their half-lives in hours (seed 000)
+[kinds]            # ledger kinds and their half-lives in hours
 decision = 336
 
 [roles]            # seed 004 scope table; unnamed agents are "project"

@@ -164,7 +164,7 @@ SETTINGS: tuple[Setting, ...] = (
         "session_retention_days",
         30,
         _int(0),
-        "archive session transcripts older than this many days (seed 004)",
+        "archive session transcripts older than this many days",
     ),
     Setting(
         "sessions",
@@ -172,7 +172,7 @@ SETTINGS: tuple[Setting, ...] = (
         "session_keep_recent",
         10,
         _int(0),
-        "messages kept verbatim when a transcript is compacted (seed 004)",
+        "messages kept verbatim when a transcript is compacted",
     ),
     Setting(
         "sessions",
@@ -180,7 +180,7 @@ SETTINGS: tuple[Setting, ...] = (
         "tool_result_retention",
         5,
         _int(0),
-        "tool results kept in the context view of a transcript (seed 004)",
+        "tool results kept in the context view of a transcript",
     ),
     Setting(
         "memory",

@@ -2,9 +2,9 @@
 
 <home>/                       $MEMSTRATA_HOME, else .memstrata found upward (`find_home`)
   config.toml                 optional settings (kinds, roles, thresholds)
-  ledger.jsonl                shared cross-agent ledger (seed 000)
-  items.json                  extracted knowledge (seed 004)
-  events.jsonl                memory events audit trail (seed 004), rotated by size
+  ledger.jsonl                shared cross-agent ledger
+  items.json                  extracted knowledge
+  events.jsonl                memory events audit trail, rotated by size
   purged.jsonl                tombstones of purges: id, who, when, why (no content)
   index/                      derived SQLite index: delete the folder and nothing is lost
     CURRENT                   names the live generation; a rebuild swaps in a new one
@@ -20,15 +20,15 @@
     memory/                   the agent's memory directory (seed 003 tools work here)
       CONTEXT.md | MEMORY.md  auto-loaded long-term memory (seeds 003 / 004)
       NOW.md | NOTES.md       hot state (seeds 002 / 001)
-      LOG.md                  warm append-only log (seed 002)
+      LOG.md                  warm append-only log
       session/                conversation scratch (seed 001 layer 1)
-      *.md                    free-form memory files (seed 003)
+      *.md                    free-form memory files
     archive/                  cold: compacted LOG archives, cleared scratch, old sessions
-    facts.jsonl               key/value and durable typed facts (seeds 002, 001)
-    tasks.json                task memory (seed 004)
-    compactions.jsonl         compaction history (seed 002)
+    facts.jsonl               key/value and durable typed facts
+    tasks.json                task memory
+    compactions.jsonl         compaction history
     episodes/<task-slug>/     task-episodic memory (seed 001 layer 2)
-    sessions/sessions.json    session index; sessions/<id>.jsonl transcripts (seed 004)
+    sessions/sessions.json    session index; sessions/<id>.jsonl transcripts
     versions/<file>.<hash8>/  earlier contents of NOW, CONTEXT, identity and memory
                               files: log.jsonl and one blob per content (`files.versions`)
 """

@@ -1,4 +1,4 @@
-"""A framework's conversation kept as a memstrata session transcript (seed 004).
+"""A framework's conversation kept as a memstrata session transcript.
 
 Each framework item is one line of `agents/<agent>/sessions/<session_id>.jsonl`: the
 role and text a person (and `memstrata search`) reads, and the item itself, verbatim,

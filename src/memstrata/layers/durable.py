@@ -1,4 +1,4 @@
-"""What a durable (repo-persistent) fact must be, whatever writes it (seed 001).
+"""What a durable (repo-persistent) fact must be, whatever writes it.
 
 Seed 001's `/memories/repo/` rules, checked on every write of a durable fact
 category (`Facts.set`, a `repo/` memory file) and by promotion (which adds the
@@ -74,7 +74,7 @@ def sentences(text: str) -> int:
 
 
 def save_exclusion(text: str) -> str | None:
-    """Why `text` must not be saved as a durable fact (seed 001), or None."""
+    """Why `text` must not be saved as a durable fact, or None."""
     for group, label in (
         (_GIT, "git history"),
         (_EPHEMERAL, "ephemeral task state"),
@@ -104,7 +104,7 @@ def durable_fact_problem(text: str, citations: Sequence[str]) -> str | None:
     if len(flat) > MAX_FACT_CHARS or sentences(flat) > MAX_SENTENCES:
         return (
             f"a repo-persistent fact is 1-{MAX_SENTENCES} sentences and at most "
-            f"{MAX_FACT_CHARS} characters (seed 001): split it or keep it in task notes"
+            f"{MAX_FACT_CHARS} characters: split it or keep it in task notes"
         )
     reason = save_exclusion(flat)
     if reason is not None:

@@ -151,7 +151,7 @@ class Facts(Layer):
             AlreadyExists: `key` is live and either it or the new value is a
                 repo-persistent fact (seed 001: create-only).
             Refused: a repo-persistent fact without a citation, longer than 1-2
-                sentences, or a save exclusion (seed 001).
+                sentences, or a save exclusion.
         """
         self._check("write")
         check_plain(key, "fact key", MAX_KEY_CHARS)  # one line, no control characters
@@ -181,7 +181,7 @@ class Facts(Layer):
                 raise AlreadyExists(
                     f"fact {key!r} exists and is a repo-persistent "
                     f"({old.get('category') if old.get('category') in DURABLE_CATEGORIES else category})"
-                    " fact: those are create-only (seed 001); forget it first or save under a new key"
+                    " fact: those are create-only; forget it first or save under a new key"
                 )
             rec = {
                 "op": "set",

@@ -58,7 +58,7 @@ def in_repo(relp: str) -> bool:
 def _no_edit(relp: str) -> Refused:
     return Refused(
         f"{relp} is a repo-persistent fact: only create is supported, no inline "
-        "edits (seed 001); delete it and create it again, or create a new file"
+        "edits; delete it and create it again, or create a new file"
     )
 
 

@@ -1,6 +1,6 @@
 """Append-only histories that are memory too (seed 004 invariant 5: all memory searchable).
 
-* Gate events (seed 001): `episodes/<task-slug>/observability/<task-id>.ndjson`,
+* Gate events: `episodes/<task-slug>/observability/<task-id>.ndjson`,
   one JSON object per line, part of task-episodic memory; indexed as layer `gate`.
 * Compaction history (seed 002 `compaction_history`): `compactions.jsonl`, one
   record per LOG compaction (when, how many entries, summary, archive id, sizes);

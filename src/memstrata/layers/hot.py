@@ -1,12 +1,12 @@
 """Whole-file Markdown layers every prompt starts from.
 
-* `Now`: hot state, `NOW.md` (seed 002) also known as `NOTES.md` (seed 001):
+* `Now`: hot state, `NOW.md` also known as `NOTES.md`:
   the current objective and next steps, overwritten when the objective changes;
   seed 001's blockers and phase boundary live in the same file.
-* `Context`: `CONTEXT.md` (seed 003) also known as `MEMORY.md` (seed 004): the
+* `Context`: `CONTEXT.md` also known as `MEMORY.md`: the
   long-term memory auto-loaded into the system prompt, capped at
   `memory.max_chars`.
-* `Identity`: `AGENT.md` (seeds 002, 004) or `IDENTITY.md` (seed 003), who the
+* `Identity`: `AGENT.md` or `IDENTITY.md`, who the
   agent is: the first section of every prompt.
 """
 

@@ -1,4 +1,4 @@
-"""Extracted knowledge (seed 004): `items.json`, a JSON array of typed, cited items.
+"""Extracted knowledge: `items.json`, a JSON array of typed, cited items.
 
 Only the extraction pipeline writes it (seed 004 write rule 3, "Extracted knowledge
 is pipeline-only"): `lifecycle.extraction` writes through `_pipeline_replace`, for
@@ -171,7 +171,7 @@ class Items(Layer):
     def _pipeline_replace(
         self, source_file: str, drafts: Iterable[dict[str, Any]], *, project: str = ""
     ) -> builtins.list[Item]:
-        """The extraction pipeline's door (seed 004): any principal that may read items."""
+        """The extraction pipeline's door: any principal that may read items."""
         self._check("read")
         check_plain(source_file, "sourceFile", limits.PATH_CHARS)
         if project:
@@ -262,7 +262,7 @@ class Items(Layer):
         return items, (queries.cursor(last.ts, last.id) if last is not None else None)
 
     def remove(self, ids: Iterable[str]) -> builtins.list[Item]:
-        """Manual cleanup (seed 004): take the items `ids` out of items.json.
+        """Manual cleanup: take the items `ids` out of items.json.
 
         Nothing is destroyed: each removed item is first appended, durably, to
         `items.removed.jsonl` beside items.json (with `removedAt` and `removedBy`),

@@ -1,4 +1,4 @@
-"""The shared cross-agent ledger (seed 000): `ledger.jsonl`, one entry per line.
+"""The shared cross-agent ledger: `ledger.jsonl`, one entry per line.
 
 Entries are never removed or edited: a new entry may `supersede` an old one, which
 then stays in the file for audit but is hidden from every default read (the index

@@ -1,4 +1,4 @@
-"""Warm memory: `LOG.md`, an append-only, timestamped, typed activity log (seed 002).
+"""Warm memory: `LOG.md`, an append-only, timestamped, typed activity log.
 
 Each entry is one Markdown block, written with a single durable append:
 

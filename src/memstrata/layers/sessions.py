@@ -1,4 +1,4 @@
-"""Episodic memory (seed 004): one JSONL transcript per session plus a session index.
+"""Episodic memory: one JSONL transcript per session plus a session index.
 
 `sessions/<id>.jsonl` holds messages (user, assistant, tool_call, tool_result,
 system, summary) with ids and timestamps, appended durably; `sessions.json` is a

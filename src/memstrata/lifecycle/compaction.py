@@ -1,4 +1,4 @@
-"""LOG.md compaction (seed 002): warm memory stays small, nothing is forgotten.
+"""LOG.md compaction: warm memory stays small, nothing is forgotten.
 
 Trigger: LOG.md over `log.compact_bytes` (50 KB) or `log.compact_entries` (100)
 (checked after every append, see `lifecycle.triggers`), an explicit `summary`

@@ -1,4 +1,4 @@
-"""Pre-compaction memory flush (seed 004): durable items go to long-term memory first.
+"""Pre-compaction memory flush: durable items go to long-term memory first.
 
 Seed 004's MEMORY.md is "Updated: agent writes during loop, or memory flush".
 Before a transcript is compacted (and already when it passes

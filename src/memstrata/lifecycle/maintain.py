@@ -1,4 +1,4 @@
-"""Scheduled upkeep (seed 004): session retention, task archival, LOG over its limits.
+"""Scheduled upkeep: session retention, task archival, LOG over its limits.
 
     memstrata maintain            # once, by hand or from cron
     memstrata mcp                 # the server runs it in the background when it starts

@@ -1,8 +1,8 @@
 """When maintenance is due: the limits of seeds 002 and 004, checked against the config.
 
-    LOG.md past log.compact_bytes / log.compact_entries  -> compact it   (seed 002)
+    LOG.md past log.compact_bytes / log.compact_entries  -> compact it
     a transcript past the smaller of sessions.flush_threshold and
-    sessions.compaction_threshold tokens                  -> look at it   (seed 004)
+    sessions.compaction_threshold tokens                  -> look at it
 
 Cheap checks (a stat, one indexed count), made after every append by
 `lifecycle.triggers` and before every explicit compaction.

@@ -117,7 +117,7 @@ def hand_off(
     if p.role != "admin":
         raise ScopeDenied(
             f"{p.agent or 'anonymous'} ({p.role}) may not hand context to a skill "
-            "agent: admins spawn skills (seed 004)"
+            "agent: admins spawn skills"
         )
     check_name(skill, "agent")
     if store.config.role_of(skill) != "skill":

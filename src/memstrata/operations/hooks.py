@@ -4,9 +4,9 @@
                          `source` "resume" or "compact", the session's last captured
                          user and assistant messages too, so the agent picks up where the
                          transcript was cut
-    UserPromptSubmit  -> logs the user's intent (seed 002), records the turn's start
+    UserPromptSubmit  -> logs the user's intent, records the turn's start
                          (`lifecycle.outcome`), and injects NOW + the last meaningful LOG
-                         entries; "ignore memory" (seed 001) injects no memory at all
+                         entries; "ignore memory" injects no memory at all
     PostToolUse       -> one compact TOOL_USE entry per tool execution (seed 002 auto-log,
                          with the call's `tool_use_id`); a failed one (error, non-zero exit,
                          interrupted) is one ERROR entry instead, with its arguments and
@@ -27,7 +27,7 @@
     (capture: into the memstrata session of the same id, in transcript order: text as
     user/assistant messages, each tool call and result as `tool_call` / `tool_result`
     messages carrying the call's id; no LOG entry, the transcript is the record)
-    SessionEnd        -> the conversation ended (seed 001): the rest of the transcript is
+    SessionEnd        -> the conversation ended: the rest of the transcript is
                          captured, the session marked ended, session scratch cleared
                          (moved to the archive)
 
@@ -186,7 +186,7 @@ def user_prompt_submit(store: Store, agent: str, hook: dict[str, Any]) -> dict[s
 
 def post_tool_use(store: Store, agent: str, hook: dict[str, Any]) -> None:
     """One TOOL_USE entry: tool, clipped parameters, result size, outcome and call id. A
-    failed tool is one ERROR entry instead, and self-anneals (seed 002)."""
+    failed tool is one ERROR entry instead, and self-anneals."""
     from memstrata.operations.loop import log_tool, outcome_of, writes_allowed
 
     name = str(hook.get("tool_name") or "tool")

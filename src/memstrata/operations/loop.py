@@ -351,7 +351,7 @@ class AgentLoop:
     @classmethod
     def open(cls, agent: str, home: str | os.PathLike[str] | None = None, **kw: Any) -> AgentLoop:
         """A loop over its own store (closed with the loop), the agent's files initialised
-        as `MemoryManager` does (seed 002)."""
+        as `MemoryManager` does."""
         given = kw.pop("store", None)
         store = given or Store(home, agent=agent, room=kw.get("room"), role=kw.get("role"))
         store.agent(agent, create=True)._ensure_files()

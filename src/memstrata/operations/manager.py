@@ -70,7 +70,7 @@ class MemoryManager:
 
         Seed 002 writes both `update_now(status, next_steps)` and, in its
         self-annealing example, `update_now(new_status=..., next_steps=...)`:
-        either keyword works. `blockers=` and `phase=` (seed 001) pass through.
+        either keyword works. `blockers=` and `phase=` pass through.
         """
         if status is not None and new_status is not None and status != new_status:
             raise MalformedInput("give the status once: status= or new_status=, not both")
@@ -147,7 +147,7 @@ class MemoryManager:
     def compact_log(
         self, summary: str | None = None, *, summarizer: Any = None, force: bool = False
     ) -> Any:
-        """Compact LOG.md into a summary entry plus a searchable archive (seed 002)."""
+        """Compact LOG.md into a summary entry plus a searchable archive."""
 
         return compact_log(
             self.store, self.agent_name, summary=summary, summarizer=summarizer, force=force

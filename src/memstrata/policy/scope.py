@@ -1,4 +1,4 @@
-"""Scope: the one place that decides who may read or write which memory (seed 004).
+"""Scope: the one place that decides who may read or write which memory.
 
 | role    | can read                                   | can write                |
 |---------|--------------------------------------------|--------------------------|

@@ -113,7 +113,7 @@ def knowledge(
     return {"project": project_id, "items": [i.to_dict() for i in got]}
 
 
-# -- events (seed 004) ----------------------------------------------------------------
+# -- events ----------------------------------------------------------------
 @router.get("/events", tags=["events"], summary="Recent memory events, newest first")
 def events(
     request: Request,
@@ -239,7 +239,7 @@ def verify(request: Request, agent: str) -> dict[str, Any]:
     return {"root": str(root), "findings": [vars(f) for f in findings]}
 
 
-@router.post("/agents/{agent}/compact", tags=["upkeep"], summary="Compact LOG.md (seed 002)")
+@router.post("/agents/{agent}/compact", tags=["upkeep"], summary="Compact LOG.md")
 def compact(request: Request, agent: str, body: CompactRequest) -> dict[str, Any]:
 
     store = store_of(request)

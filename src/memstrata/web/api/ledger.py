@@ -1,4 +1,4 @@
-"""The shared ledger (seed 000): pages by room, publish, supersede, chains, predecessor context."""
+"""The shared ledger: pages by room, publish, supersede, chains, predecessor context."""
 
 from __future__ import annotations
 
