@@ -1,6 +1,6 @@
 """Does a user message ask the agent not to use its memory this turn?
 
-Seed 001: when the user says "ignore memory" (or an equivalent: "don't use memory",
+When the user says "ignore memory" (or an equivalent: "don't use memory",
 "fresh context"), the agent must not consult memory for that turn. People say it
 in many ways, and "memory", "context", "notes" and "history" are also everyday
 objects of the work ("memory leak", "context manager", "memory-related tests",

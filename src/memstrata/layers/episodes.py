@@ -1,4 +1,4 @@
-"""Seed 001's session and task-episodic layers.
+"""The session and task-episodic layers.
 
 * `Scratch`: `memory/session/`, conversation scratch. Not auto-loaded; list
   before reading; `clear()` at conversation end moves the files to the archive
@@ -198,7 +198,7 @@ class Episodes(Layer):
         *,
         iteration: int | None = None,
     ) -> str:
-        """Record verified items of one iteration in `verified_items.md` (seed 001: the
+        """Record verified items of one iteration in `verified_items.md` (the
         orchestrator reads them in revision loops for regression tracking)."""
         self._check("write")
         check_count(items, "verified items", limits.TASK_CRITERIA)

@@ -63,7 +63,7 @@ def content_hash(content: str) -> str:
 
 
 def log_metadata(content: str, footer: dict[str, Any], *, layer: str) -> dict[str, Any]:
-    """Seed 002 `log_metadata` of one parsed entry (pops the writer's record from `footer`)."""
+    """The `log_metadata` of one parsed entry (pops the writer's record from `footer`)."""
     recorded = footer.pop(RESERVED_META, None)
     actual = content_hash(content)
     out: dict[str, Any] = {
@@ -356,7 +356,7 @@ class Log(Layer):
             self.engine.put(self.rel, LOG_HEADER.encode(), expected=MISSING)
 
     def tail(self, n: int = 20) -> list[LogEntry]:
-        """The last `n` entries, oldest first (seed 002: LOG tail read on every call)."""
+        """The last `n` entries, oldest first (the LOG tail read on every call)."""
         self._check("read")
         if not isinstance(n, int) or n < 0:
             raise MalformedInput("n must be a non-negative integer")
