@@ -216,7 +216,7 @@ FACT_CATEGORIES: tuple[str, ...] = (
     "project",
     "reference",
 )  # the user-fact categories, then the durable-fact taxonomy
-DURABLE_CATEGORIES: tuple[str, ...] = ("user", "feedback", "project", "reference")  # repo-persistent
+DURABLE_CATEGORIES: tuple[str, ...] = ("user", "feedback", "project", "reference")  # repo facts
 
 LOG_TYPES: tuple[str, ...] = ("TOOL_USE", "THOUGHT", "USER_FEEDBACK", "ERROR", "SYSTEM")
 

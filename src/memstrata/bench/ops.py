@@ -1,9 +1,9 @@
-"""`memstrata bench ops`: seed 002's performance table, measured.
+"""`memstrata bench ops`: the AgentOS performance table, measured.
 
 For each store size, populate synthetic memories, open the store (indexing
-them), then time each operation of seed 002's table many times and report p50
+them), then time each operation of that table many times and report p50
 and p95 in milliseconds against memstrata's targets (ten times better than the
-seed's numbers), compaction of a 100-entry LOG.md included (seed 002: "~30s").
+seed's numbers), compaction of a 100-entry LOG.md included (AgentOS: "~30s").
 
 `clock` is wall-clock time by default (latency, as the seed states it). The test
 suite passes `time.thread_time`: the CPU time an operation costs, which a loaded
@@ -33,11 +33,11 @@ TARGETS_MS = {
     "save fact": 0.5,
     "get fact": 0.1,
     "recall (lexical)": 10.0,
-    # seed 002: "Compaction ~30s (LLM summary generation)"; memstrata's default summary is
+    # AgentOS: "Compaction ~30s (LLM summary generation)"; memstrata's default summary is
     # extractive (no model), the archive and the rewrite are fsync'ed
     "compact LOG (100 entries)": 3000.0,
 }
-COMPACT_ENTRIES = 100  # seed 002's trigger: LOG.md past 100 entries
+COMPACT_ENTRIES = 100  # the compaction trigger: LOG.md past 100 entries
 
 
 Clock = Callable[[], float]

@@ -1,5 +1,5 @@
-"""Seed 001's task-episodic memory and promotion, and seed 004's source folders, on the
-command line (seed 000's rooms: `cli.rooms_cmd`; phase events: `cli.phases_cmd`).
+"""Task-episodic memory and promotion, and indexed source folders, on the
+command line (rooms: `cli.rooms_cmd`; phase events: `cli.phases_cmd`).
 
     memstrata episodes create|write|read|list|verified|gate   task folders
     memstrata promote TEXT --cite FILE [--dry-run]            Checklist C, durable fact
@@ -68,7 +68,7 @@ def register(sub: Any) -> None:
     pr.add_argument("--dry-run", action="store_true", help="only run Checklist C")
     pr.set_defaults(func=run_promote)
 
-    so = sub.add_parser("sources", help="project folders indexed for search (seed 004 sources)")
+    so = sub.add_parser("sources", help="project folders indexed for search (scope sources)")
     ssub = so.add_subparsers(dest="sources_action", metavar="ACTION", required=True)
     sa = ssub.add_parser("add", help="index a project folder")
     sa.add_argument("folder", help="the folder")

@@ -1,4 +1,4 @@
-"""`memstrata rooms ...`: seed 000's war-room layers 1 and 2, and the room's life.
+"""`memstrata rooms ...`: the room layers (channel and artifacts), and the room's life.
 
     memstrata --room R rooms post TEXT [--type done] [--to A] [--ref X] [--tag T]   channel
     memstrata --room R rooms messages [ROOM] [--last N]                            channel

@@ -14,7 +14,7 @@ handles; summaries and extraction use `memstrata.llm` (deterministic by default)
 Names are loaded on first use: a LOG append imports only the trigger it needs.
 
     triggers            compaction / flush after an acknowledged append
-    digest              seed 001's compaction policy as deterministic bullets
+    digest              the context compaction policy as deterministic bullets
     classify            what a line is for that policy: decision, constraint, blocker, phase
     flush               pre-compaction flush of durable items to CONTEXT.md
     maintain            retention, milestone archival, LOG upkeep (`memstrata maintain`)

@@ -244,7 +244,7 @@ def session_context_view(store: Store, agent: str, session_id: str) -> list[Sess
 
 
 def apply_session_thresholds(store: Store, agent: str, session_id: str) -> str:
-    """Flush and/or compact one transcript as seed 004's thresholds say; what was done."""
+    """Flush and/or compact one transcript as the transcript thresholds say; what was done."""
     config = store.config
     cycle = current_cycle(store.agent(agent).sessions.messages(session_id))
     tokens = transcript_tokens(cycle)

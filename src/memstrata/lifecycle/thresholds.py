@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 def needs_compaction(store: Store, agent: str) -> str | None:
-    """Why LOG.md should be compacted now (seed 002: over 50 KB or 100 entries), or None."""
+    """Why LOG.md should be compacted now (by default: over 50 KB or 100 entries), or None."""
     log = store.agent(agent).log
     size = log.size()
     if size > store.config.log_compact_bytes:
