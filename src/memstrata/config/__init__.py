@@ -280,7 +280,7 @@ def load_config(
                 except ValueError as exc:
                     problems.append(f"{where} {key}: {what} {exc}")
             if section == "kinds" and parsed:
-                half_lives = parsed  # a [kinds] table replaces the seed's kinds
+                half_lives = parsed  # a [kinds] table replaces the six default kinds
                 origins["kinds"] = str(name)
             elif section == "decay":
                 for key, hours in parsed.items():

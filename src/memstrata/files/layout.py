@@ -14,12 +14,12 @@
   rooms/<room>/artifacts/     room artifacts (room layer 2)
   rooms/<room>/room.json      the room's upstream rooms (its place in the DAG), closed
   agents/<name>/
-    AGENT.md | IDENTITY.md    identity (seeds 002, 004 / 003), first in every prompt
+    AGENT.md | IDENTITY.md    identity, first in every prompt
     MEMORY.md                 the place for long-term memory (beside AGENT.md),
                               used when memory/ has no CONTEXT.md or MEMORY.md
     memory/                   the agent's memory directory (the memory file tools work here)
-      CONTEXT.md | MEMORY.md  auto-loaded long-term memory (seeds 003 / 004)
-      NOW.md | NOTES.md       hot state (seeds 002 / 001)
+      CONTEXT.md | MEMORY.md  auto-loaded long-term memory
+      NOW.md | NOTES.md       hot state
       LOG.md                  warm append-only log
       session/                conversation scratch (session layer)
       *.md                    free-form memory files
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 DEFAULT_HOME = ".memstrata"
 
-# Two seeds name one layer twice; the first name is the one memstrata creates.
+# Two designs name one layer twice; the first name is the one memstrata creates.
 ALIASES: dict[str, tuple[str, ...]] = {
     "CONTEXT.md": ("CONTEXT.md", "MEMORY.md"),
     "NOW.md": ("NOW.md", "NOTES.md"),

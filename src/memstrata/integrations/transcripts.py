@@ -12,8 +12,8 @@ Transcripts are append-only, so removing is recorded, never done (supersede, don
 delete): withdrawing the last item appends a `system` line naming it
 (`{"<tag>:withdraw": "<message id>"}`), clearing appends a `system` line
 (`{"<tag>:clear": true}`) after which the earlier items are no longer handed back; both
-stay in the file for the record. Lines written by someone else (a hook, the CLI, seed
-004's compaction summary) are handed back through the framework's `foreign` function.
+stay in the file for the record. Lines written by someone else (a hook, the CLI, the
+transcript's compaction summary) are handed back through the framework's `foreign` function.
 """
 
 from __future__ import annotations

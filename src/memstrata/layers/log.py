@@ -8,8 +8,8 @@ Each entry is one Markdown block, written with a single durable append:
     (blank line)
 
 The footer carries the entry id and its metadata as JSON, invisible when the
-Markdown is rendered; under the reserved key `_log` the writer records seed
-002's `log_metadata` (`content_hash`, `token_count`), so a later hand edit of
+Markdown is rendered; under the reserved key `_log` the writer records the
+entry's `log_metadata` (`content_hash`, `token_count`), so a later hand edit of
 the text shows as `edited`. Content lines that would read as a header or footer (or
 that start with a backslash) are escaped with a leading backslash. The same
 format is used by compaction archives, so archived entries stay searchable. With `[log] neighbour_context = N` each entry

@@ -1,4 +1,4 @@
-"""Task memory: `tasks.json`, `{"tasks": [...]}` with the seed's fields.
+"""Task memory: `tasks.json`, `{"tasks": [...]}` with the task memory's fields.
 
 Every change is a read-modify-write under the file's lock followed by an atomic
 replace, so two processes updating tasks never lose each other's change. Status

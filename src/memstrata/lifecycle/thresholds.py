@@ -1,4 +1,4 @@
-"""When maintenance is due: the limits of seeds 002 and 004, checked against the config.
+"""When maintenance is due: the limits of the LOG and of transcripts, checked against the config.
 
     LOG.md past log.compact_bytes / log.compact_entries  -> compact it
     a transcript past the smaller of sessions.flush_threshold and

@@ -1,4 +1,4 @@
-"""The MCP tool catalogue: the seeds' own tool names, each declared once, in its module.
+"""The MCP tool catalogue: the design documents' own tool names, each declared once, in its module.
 
     files      memory files: memory_read, memory_write, memory_replace, memory_insert, memory_list
     ledger     shared ledger: memory_publish, memory_query, memory_search, memory_get_context
