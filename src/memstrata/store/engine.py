@@ -64,6 +64,7 @@ from memstrata.index.access import IndexAccess
 from memstrata.index.db import INDEX_LAG, Database
 from memstrata.index.frequencies import DocFrequencies
 from memstrata.index.freshness import Freshness
+from memstrata.index.notes import AppendNotes
 from memstrata.index.reconcile import (
     Origin,
     SourceSpec,
@@ -83,7 +84,7 @@ from memstrata.store.catchup import (
 from memstrata.store.editing import NOBODY, Edit, sha256_text
 from memstrata.store.events import EventBus
 from memstrata.store.jobs import Jobs
-from memstrata.store.pending import AppendNotes, Pending
+from memstrata.store.pending import Pending
 from memstrata.store.semantic import Semantic
 from memstrata.store.signals import Signals
 
