@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,45 @@ import pytest
 
 from memstrata import Store
 from pgserver import PgServer, unavailable_reason
+
+# The suite's slowest files, slowest first (`--durations`, on 2 cores). `make test` runs
+# `--dist loadfile`: each worker takes whole files from one queue. xdist orders that queue
+# by the number of tests in a file, which queued these few-test, long files last, where
+# one worker could be left running the last of them alone while the other idled. Queued
+# first instead, the short files fill in around them at the end. (Re-measure when a file
+# becomes slow.)
+SLOWEST_FILES = (
+    "tests/embed/test_minilm_equivalence.py",
+    "tests/test_bench_agent.py",
+    "tests/test_pg_hosts.py",
+    "tests/test_default_install.py",
+    "tests/test_transfer.py",
+    "tests/test_docs_examples.py",
+    "tests/test_durability.py",
+    "tests/test_versions_e2e.py",
+    "tests/test_recall_surfaces.py",
+    "tests/test_bounded_imports.py",
+    "tests/test_purge.py",
+    "tests/web/test_concurrency.py",
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config.option, "loadscopereorder"):  # pytest-xdist: keep the order below
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The slowest files first, then the others by their number of tests (xdist's own
+    order), each file's tests in their order."""
+    rank = {name: i for i, name in enumerate(SLOWEST_FILES)}
+    counts = Counter(item.nodeid.split("::", 1)[0] for item in items)
+
+    def key(item: pytest.Item) -> tuple[int, int]:
+        path = item.nodeid.split("::", 1)[0]
+        return (rank.get(path, len(rank)), -counts[path] if path not in rank else 0)
+
+    items.sort(key=key)
 
 
 @pytest.fixture(autouse=True)
