@@ -58,10 +58,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=key)
 
 
+@pytest.fixture(scope="session")
+def _runtime_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This run's own folder for the per-user embedding daemon's socket (`embed.daemon`):
+    without it, the suite's CLI processes asked the daemon of /tmp/memstrata-<uid>, which
+    another run (another checkout's code, on a shared machine) may have started."""
+    return tmp_path_factory.mktemp("run")
+
+
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, _runtime_dir: Path) -> Path:
     home = tmp_path / "home"
     monkeypatch.setenv("MEMSTRATA_HOME", str(home))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(_runtime_dir))
+    monkeypatch.setenv("MEMSTRATA_EMBED_IDLE", "120")  # a daemon the run started ends soon after
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # no test downloads a model (embed/model_files)
     # A fresh store is hybrid when all-MiniLM-L6-v2 is installed (it is here), and every
     # write would start embedding in the background: ordinary tests search lexically.
