@@ -510,6 +510,28 @@ def test_a_newer_record_on_the_same_subject_wins_a_near_tie() -> None:
     assert on[0].explain["prior"]["terms_held"] == ["database"]
 
 
+def test_a_newer_statement_updates_an_older_trace_or_task_but_an_account_never_moves() -> None:
+    """The newer-first rule moves only records that state how things are: a preference
+    set after the `uv add` trace passes it; a newer final response (an account) does not
+    pass an older note; "what went wrong" asks about errors."""
+    trace = log("t", "TOOL_USE", 'Bash(command="uv add pandas") -> ok, 9 chars', score=0.99)
+    pref = rec("p", "fact", "package_manager", "uv only, never pip", ts=T0 + 5, kind="preference")
+    terms = _terms(("uv", 2.0))
+    got = apply_priors(
+        [trace, replace(pref, score=0.34)], "which tool adds a dependency", terms=terms
+    )
+    assert [h.uid for h in got] == ["p", "t"]  # 0.34 vs 0.99 x 0.35 (tool weight)
+    note = rec("n", "note", "Locks", "uv lock holds the versions", score=0.8)
+    reply = log("r", "SYSTEM", "Final response: uv lock is done", ts=T0 + 9, score=1.0)
+    got = apply_priors(
+        [note, replace(reply, meta={**reply.meta, "metadata": {"event": "final_response"}})],
+        "uv",
+        terms=terms,
+    )
+    assert [h.uid for h in got] == ["n", "r"]  # 0.8 vs 0.7: the reply does not move
+    assert asked_signals("What went wrong when the nightly run met Metabase?") == {"error"}
+
+
 def test_a_question_does_not_answer_a_question() -> None:
     """bench agent: "How much did an operator earn on a single Paris trip?" put a list of
     interview questions ("Does a single ride make money ...?") above the fact that states

@@ -58,11 +58,13 @@ from memstrata.search.toolcalls import (
 )
 
 BOOKKEEPING = "bookkeeping"
-# Signals that tell what happened at one moment: a newer record on the subject updates them.
-ACCOUNTS = frozenset({"reply", "digest", "intent", "activity", "message"})
-# ... and those that never update anything by being newer: a conversation turn, a prompt,
-# a tool trace are events (a later turn does not replace an earlier one's news).
-EVENTS = frozenset({"message", "intent", "tool"})
+# Near-ties on one subject (`recall.newer`): the records that state how things are now
+# move above older ones of their signal, or above an account of the past (what was said,
+# done or planned at one moment: a reply, a digest, a prompt, a log line, a transcript
+# turn, a trace, a task's wording), which a newer statement updates. An account never
+# moves by being newer: a later turn does not replace an earlier one's news.
+STATES = frozenset({"decision", "constraint", "preference", "fact", "note", "status", "source"})
+ACCOUNTS = frozenset({"reply", "digest", "intent", "activity", "message", "tool", "task"})
 MD_LAYERS = frozenset({"context", "identity", "file", "scratch", "episode", "artifact", "archive"})
 EXPLICIT_KINDS = frozenset({"decision", "constraint", "preference"})
 LEDGER_SIGNALS = {"convention": "constraint", "warning": "constraint", "interface": "fact"}
@@ -93,7 +95,7 @@ _ASKED = {
     "task": "task tasks todo todos",
     # what went wrong, said as an event: "error" alone also asks about error formats
     "error": "fail fails failed failing failure failures crash crashed crashes bug bugs broke "
-    "broken",
+    "broken wrong",
 }
 ASKED_WORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in _ASKED.items()}
 _CAPTURE = re.compile(r"^[\w-]+ hook: captured \d+ new message\(s\) of session \S+")
@@ -494,11 +496,12 @@ def apply_priors(
 def _newer_first(kept: list[_Worth], band: float) -> None:
     """Near-ties on one subject go to the newer record: a hit moves above the highest
     older hit that holds the same query terms (the same subject, as far as the question
-    goes) when it is worth at least (1 - band) of it and of every hit it passes. A hit
-    that is an event (`EVENTS`: a transcript turn, a prompt, a trace) does not move."""
+    goes) when it is worth at least (1 - band) of it and of every hit it passes. Only a
+    record that states how things are (`STATES`) moves, above one of its signal or an
+    account of the past (`ACCOUNTS`)."""
     for j in range(1, len(kept)):
         b = kept[j]
-        if not b.held or b.signal.name in EVENTS:
+        if not b.held or b.signal.name not in STATES:
             continue
         top = j
         while top > 0 and b.worth >= (1.0 - band) * kept[top - 1].worth:
@@ -512,8 +515,7 @@ def _newer_first(kept: list[_Worth], band: float) -> None:
 
 def _older_version(a: _Worth, b: _Worth) -> bool:
     """`a` is an older say on `b`'s subject: older, the same query terms held, and the same
-    kind of record, or an account of the past (a final response, a digest, a prompt, a
-    log line) that a newer record of any kind updates."""
+    signal, or an account of the past (`ACCOUNTS`) that a newer statement updates."""
     return (
         a.hit.ts < b.hit.ts
         and a.held == b.held
