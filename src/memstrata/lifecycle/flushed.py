@@ -28,6 +28,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from memstrata.layers.decisions import RULE_KINDS
+from memstrata.model import RECORD_KINDS
 from memstrata.search.terms import stems
 from memstrata.search.text import query_terms
 
@@ -61,9 +63,6 @@ class Said:
 def records_said(mem: AgentMemory) -> list[Said]:
     """Every decision, constraint and preference of the agent's ledger (and its rules),
     in force or replaced, as these rules read them."""
-    from memstrata.layers.decisions import RULE_KINDS
-    from memstrata.model import RECORD_KINDS
-
     return [
         Said(e.id, f"{e.summary} {e.detail or ''}".strip(), by, e.ts)
         for e, by in mem.decisions.history((*RECORD_KINDS, *RULE_KINDS))
