@@ -547,6 +547,8 @@ def test_a_question_does_not_answer_a_question() -> None:
     assert got[1].explain["prior"]["question_key"] == "recall.question"
     what_to_ask = apply_priors([asks, says], "what do we ask the operator first", settings)
     assert [h.uid for h in what_to_ask] == ["q", "f"]
+    turn = msg("t", "user", "How is Max, your new puppy?")  # a dialogue's turn: left alone
+    assert [h.uid for h in apply_priors([turn, says], "puppy", settings)] == ["t", "f"]
 
 
 def test_coverage_weighs_the_query_terms_a_record_holds_by_idf() -> None:

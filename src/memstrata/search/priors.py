@@ -58,6 +58,7 @@ from memstrata.search.toolcalls import (
 )
 
 BOOKKEEPING = "bookkeeping"
+DIALOGUE_LAYERS = frozenset({"session", "channel"})  # turns of a conversation
 # Near-ties on one subject (`recall.newer`): the records that state how things are now
 # move above older ones of their signal, or above an account of the past (what was said,
 # done or planned at one moment: a reply, a digest, a prompt, a log line, a transcript
@@ -318,6 +319,13 @@ def is_question(hit: Hit) -> bool:
     return asks > 0 and asks * 2 >= len(said)
 
 
+def _asks(hit: Hit) -> bool:
+    """A stored record that asks (`is_question`). A turn of a conversation is left alone:
+    its question carries the dialogue's facts as much as any turn ("How is Max, your new
+    puppy?"); LoCoMo dev lexical r@10 0.779 -> 0.770 when question turns weighed 0.5."""
+    return hit.layer not in DIALOGUE_LAYERS and is_question(hit)
+
+
 def asked_signals(query: str) -> frozenset[str]:
     """The signals a question asks about, by its words ("what did we decide" -> decision)."""
     words = set(tokenize(query))
@@ -448,7 +456,7 @@ def apply_priors(
         if signal.name in asked and cfg.asked != 1.0:
             item.factor *= cfg.asked
             prior.update(asked=cfg.asked, asked_key=f"recall.{ASKED_KEY}")
-        if cfg.question != 1.0 and not asks_questions and is_question(hit):
+        if cfg.question != 1.0 and not asks_questions and _asks(hit):
             item.factor *= cfg.question
             prior.update(question=cfg.question, question_key=f"recall.{QUESTION_KEY}")
         if terms:
