@@ -68,6 +68,18 @@ def render() -> str:
                 recall.DEFAULT_REPLACED,
                 "factor for a decision a newer one among the results says it replaces",
             ),
+            recall.COVERAGE_KEY: (
+                recall.DEFAULT_COVERAGE,
+                "weight of the IDF-weighted share of the query's terms a record holds (0: off)",
+            ),
+            recall.NEWER_KEY: (
+                recall.DEFAULT_NEWER,
+                "near-ties on one subject go to the newer record within this band (0: off)",
+            ),
+            recall.QUESTION_KEY: (
+                recall.DEFAULT_QUESTION,
+                "factor for a record that asks rather than states (1: off)",
+            ),
         },
     }
     for section, (unit, _, what) in config.MAP_SECTIONS.items():

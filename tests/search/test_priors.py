@@ -12,11 +12,13 @@ from typing import Any
 import pytest
 
 from memstrata.config import load_config
+from memstrata.search.coverage import QueryTerm, coverage
 from memstrata.search.priors import (
     PriorSettings,
     apply_priors,
     asked_signals,
     bookkeeping_reason,
+    is_question,
     replaced_decisions,
     same_words,
     signal_of,
@@ -478,3 +480,91 @@ def test_a_question_about_what_holds_something_up_asks_for_status() -> None:
     assert asked_signals("What is holding up the deployment?") == {"status"}
     assert asked_signals("what stopped the receipts from being generated?") == {"status"}
     assert asked_signals("are we stuck on the token?") == {"status"}
+
+
+def _terms(*pairs: tuple[str, float]) -> list[QueryTerm]:
+    return [QueryTerm(w, (w,), idf) for w, idf in pairs]
+
+
+def test_a_newer_record_on_the_same_subject_wins_a_near_tie() -> None:
+    """bench agent: "What database does the service run on now?" put the old final
+    response ("... SQLite database layer ...") just above the newer Decisions section.
+    Both hold the same query word: the newer one, within `recall.newer` of the older,
+    goes first; a record on another subject, or far behind, does not move."""
+    said = "Final response: The skeleton is up: SQLite database layer"
+    old = log("old", "SYSTEM", said, score=0.75, event="final_response")  # reply: x 0.7
+    new = rec("new", "context", "Decisions", "Database: PostgreSQL 16", ts=T0 + 9, score=0.49)
+    other = rec("other", "fact", "db", "service runs on PythonAnywhere", ts=T0 + 99, score=0.5)
+    far = rec("far", "fact", "db", "database backups nightly", ts=T0 + 50, score=0.3)
+    turn = msg("turn", "user", "the database is slow today", ts=T0 + 60, score=0.51)
+    terms = _terms(("database", 2.0), ("service", 1.0))
+    pool = [old, new, other, far, turn]
+    question = "what database does the service run on"
+    off = apply_priors(pool, question, PriorSettings(newer=0.0), terms=terms)
+    assert [h.uid for h in off] == ["old", "turn", "other", "new", "far"]  # off
+    on = apply_priors(pool, question, terms=terms)  # the default, recall.newer = 0.2
+    # a conversation turn is an event: being newer does not make it an update
+    assert [h.uid for h in on] == ["new", "old", "turn", "other", "far"]
+    assert on[0].explain["prior"]["newer_than"] == "old"
+    assert on[0].explain["prior"]["newer_key"] == "recall.newer"
+    assert on[0].explain["prior"]["terms_held"] == ["database"]
+
+
+def test_a_newer_statement_updates_an_older_trace_or_task_but_an_account_never_moves() -> None:
+    """The newer-first rule moves only records that state how things are: a preference
+    set after the `uv add` trace passes it; a newer final response (an account) does not
+    pass an older note; "what went wrong" asks about errors."""
+    trace = log("t", "TOOL_USE", 'Bash(command="uv add pandas") -> ok, 9 chars', score=0.99)
+    pref = rec("p", "fact", "package_manager", "uv only, never pip", ts=T0 + 5, kind="preference")
+    terms = _terms(("uv", 2.0))
+    got = apply_priors(
+        [trace, replace(pref, score=0.34)], "which tool adds a dependency", terms=terms
+    )
+    assert [h.uid for h in got] == ["p", "t"]  # 0.34 vs 0.99 x 0.35 (tool weight)
+    note = rec("n", "note", "Locks", "uv lock holds the versions", score=0.8)
+    reply = log("r", "SYSTEM", "Final response: uv lock is done", ts=T0 + 9, score=1.0)
+    got = apply_priors(
+        [note, replace(reply, meta={**reply.meta, "metadata": {"event": "final_response"}})],
+        "uv",
+        terms=terms,
+    )
+    assert [h.uid for h in got] == ["n", "r"]  # 0.8 vs 0.7: the reply does not move
+    assert asked_signals("What went wrong when the nightly run met Metabase?") == {"error"}
+
+
+def test_a_question_does_not_answer_a_question() -> None:
+    """bench agent: "How much did an operator earn on a single Paris trip?" put a list of
+    interview questions ("Does a single ride make money ...?") above the fact that states
+    the revenue per ride. A record that mostly asks counts for `recall.question`, unless
+    the query asks what to ask."""
+    asks = rec("q", "file", "Questions", "1. Does a single ride make money?\n2. Who pays?")
+    says = rec("f", "fact", "ride", "About 3.10 euros of revenue per ride in Paris", score=0.7)
+    assert is_question(asks) and not is_question(says)
+    settings = PriorSettings(question=0.5)
+    got = apply_priors([asks, says], "how much did an operator earn on a trip", settings)
+    assert [h.uid for h in got] == ["f", "q"]
+    assert got[1].explain["prior"]["question"] == 0.5
+    assert got[1].explain["prior"]["question_key"] == "recall.question"
+    what_to_ask = apply_priors([asks, says], "what do we ask the operator first", settings)
+    assert [h.uid for h in what_to_ask] == ["q", "f"]
+    turn = msg("t", "user", "How is Max, your new puppy?")  # a dialogue's turn: left alone
+    assert [h.uid for h in apply_priors([turn, says], "puppy", settings)] == ["t", "f"]
+
+
+def test_coverage_weighs_the_query_terms_a_record_holds_by_idf() -> None:
+    """A record holding one incidental word of the question covers little of it; one that
+    holds its rare words covers most (`search.coverage`); `recall.coverage` turns the
+    share into a factor, shown by explain."""
+    terms = _terms(("page", 0.5), ("database", 3.0), ("decide", 1.5))
+    incidental = rec("i", "note", "Pages", "the member page lists loans", score=1.0)
+    key = rec("k", "ledger", "db", "Databases: we decide on PostgreSQL", score=0.8)
+    assert coverage(incidental, terms) == (0.1, ["page"])
+    assert coverage(key, terms) == (0.9, ["database", "decide"])
+    got = apply_priors([incidental, key], "page database decide", PriorSettings(coverage=0.5))
+    assert [h.uid for h in got] == ["i", "k"]  # no terms handed over: no coverage
+    got = apply_priors(
+        [incidental, key], "page database decide", PriorSettings(coverage=0.5), terms=terms
+    )
+    assert [h.uid for h in got] == ["k", "i"]
+    assert got[1].explain["prior"]["coverage"] == 0.1
+    assert got[1].explain["prior"]["coverage_factor"] == 0.55

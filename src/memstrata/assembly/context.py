@@ -42,6 +42,7 @@ from memstrata.assembly import standing
 from memstrata.assembly.budget import Section, fit
 from memstrata.assembly.predecessor import predecessor_lines
 from memstrata.errors import MalformedInput, MemstrataError
+from memstrata.lifecycle.flushed import mark_replaced, records_said
 from memstrata.policy.secrets import fact_findings, kinds, mask
 
 if TYPE_CHECKING:
@@ -138,7 +139,7 @@ def assemble_context(
         "## Persistent memory",
         86,
         mem.context.path,
-        lambda: _fenced_file(store, mem.context),
+        lambda: _persistent(store, mem),
     )
     build.sections.append(Section("time", "## Current date and time", tuple(when), 90))
     build.sections.append(Section("workspace", "## Workspace", tuple(ws), 80))
@@ -267,6 +268,17 @@ class _Sections:
 def _fenced_file(store: Store, layer: MarkdownLayer) -> list[str]:
     text = layer.read()
     return _fenced(store.rel(layer.path), text) if text.strip() else []
+
+
+def _persistent(store: Store, mem: AgentMemory) -> list[str]:
+    """CONTEXT.md, its flushed decisions that a newer record replaced shown as replaced
+    (`lifecycle.flushed.mark_replaced`): a copy never outlives the record it copies."""
+    text = mem.context.read()
+    if not text.strip():
+        return []
+    if "memory flush)" in text:
+        text = mark_replaced(text, records_said(mem))
+    return _fenced(store.rel(mem.context.path), text)
 
 
 def _open_tasks(build: _Sections, mem: AgentMemory) -> list[str]:

@@ -388,6 +388,7 @@ class ScenarioRun:
                 "q": q["q"],
                 "query": query,
                 "session": session["id"],
+                "at": self.clock.now,  # the virtual time it was asked (replays use it)
                 "about": q.get("about"),
                 "answers": q["answers"],
                 "stale": q.get("stale", []),

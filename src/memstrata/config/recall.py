@@ -49,12 +49,34 @@ DEFAULT_ASKED = 1.5
 # instead of X"), when no `supersedes` link hides it already (stores older than the link).
 REPLACED_KEY = "replaced"
 DEFAULT_REPLACED = 0.5
+# How much a hit's share of the query's information counts (`search.coverage`): the
+# factor is 1 - coverage x (1 - share), share = IDF-weighted query terms the hit holds.
+# 0 turns it off; 1 would drop a hit that holds no query word (found by meaning alone).
+COVERAGE_KEY = "coverage"
+DEFAULT_COVERAGE = 0.0
+# Near-ties on one subject (the same query terms held) go to the newer record when it is
+# worth at least (1 - newer) of the older one; 0 turns it off.
+NEWER_KEY = "newer"
+DEFAULT_NEWER = 0.2
+# A record that asks rather than states (most of its sentences are questions: a user's
+# question, a list of interview questions) counts for this share, unless the query asks
+# what to ask. 1 turns it off.
+QUESTION_KEY = "question"
+DEFAULT_QUESTION = 0.5
+FACTOR_KEYS = (ASKED_KEY, REPLACED_KEY, COVERAGE_KEY, NEWER_KEY, QUESTION_KEY)
 HELP = "recall priors: a weight per record signal, and `asked` (docs/recall.md)"
 
 
 def defaults() -> dict[str, float]:
     """Every `[recall]` key at its default: the signal weights and `asked`."""
-    return {**DEFAULT_WEIGHTS, ASKED_KEY: DEFAULT_ASKED, REPLACED_KEY: DEFAULT_REPLACED}
+    return {
+        **DEFAULT_WEIGHTS,
+        ASKED_KEY: DEFAULT_ASKED,
+        REPLACED_KEY: DEFAULT_REPLACED,
+        COVERAGE_KEY: DEFAULT_COVERAGE,
+        NEWER_KEY: DEFAULT_NEWER,
+        QUESTION_KEY: DEFAULT_QUESTION,
+    }
 
 
 def merged(

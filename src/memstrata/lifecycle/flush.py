@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from memstrata.errors import StaleWrite
 from memstrata.files.versions import surface
 from memstrata.lifecycle.digest import durable_items, message_records
+from memstrata.lifecycle.flushed import covered, records_said
 from memstrata.model import SessionMessage, estimate_tokens, iso, now_ts
 from memstrata.store.editing import sha256_text
 
@@ -114,12 +115,12 @@ def flush_session(
         )
     mem = store.agent(agent)
     msgs = messages if messages is not None else current_cycle(mem.sessions.messages(session_id))
-    # What is a record already (stated in a prompt and recorded by the hooks, or by the
-    # agent) stays out: CONTEXT.md cannot be superseded, so a decision there would outlive
-    # the record that replaced it.
-    items = [
-        i for i in durable_items(message_records(msgs)) if not mem.decisions.known(_item_text(i))
-    ][:MAX_FLUSH_ITEMS]
+    # What a record says already (stated in a prompt and recorded by the hooks, or by the
+    # agent), in force or replaced, stays out: CONTEXT.md cannot be superseded, so a copy
+    # there would outlive the record that replaced it (`lifecycle.flushed`).
+    found = durable_items(message_records(msgs))
+    records = records_said(mem) if found else []
+    items = [i for i in found if covered(_item_text(i), records) is None][:MAX_FLUSH_ITEMS]
     kept: list[str] = []
     fresh: list[str] = []
     path = ""

@@ -20,9 +20,13 @@ words the agent searches with. Intents of finished turns stay searchable (at the
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
+from memstrata.search.coverage import QueryTerm, idf
 from memstrata.search.priors import PriorSettings, apply_priors, excluded, is_intent
 from memstrata.search.query import Hit, Searchable, SearchQuery
+from memstrata.search.terms import stems
+from memstrata.search.text import query_terms
 
 
 def exclusions(store: Searchable, q: SearchQuery, candidates: Sequence[Hit]) -> dict[str, str]:
@@ -53,14 +57,39 @@ def rank_pool(
         return []
     if dropped is None:
         dropped = exclusions(store, q, pool)
+    settings = PriorSettings.from_config(store.config.recall_weights)
     return apply_priors(
         [h for h in pool if h.uid not in dropped],
         q.text,
-        PriorSettings.from_config(store.config.recall_weights),
+        settings,
         include_superseded=q.include_superseded,
         limit=q.k,
         dropped=dropped,
+        terms=query_terms_of(store, q.text) if settings.coverage or settings.newer else (),
     )
+
+
+def query_terms_of(store: Searchable, text: str) -> list[QueryTerm]:
+    """The query's content words with their FTS5 stems and IDF over the whole index
+    (`search.coverage`); a word no document holds is left out (nothing can cover it)."""
+    words = query_terms(text)
+    if not words:
+        return []
+    by_word = stems(words)
+    out: list[QueryTerm] = []
+    with store.db.read() as conn:
+        total = int(conn.execute("SELECT coalesce(max(id), 0) FROM docs").fetchone()[0])
+        large = total > store.config.postings_budget  # as the engine counts (cached)
+        for w in words:
+            dfs = [store.df_cache.df(conn, t, total) if large else _df(conn, t) for t in by_word[w]]
+            if dfs and min(dfs) > 0:
+                out.append(QueryTerm(w, tuple(by_word[w]), idf(min(dfs), total)))
+    return out
+
+
+def _df(conn: Any, term: str) -> int:
+    row = conn.execute("SELECT doc FROM docs_vocab WHERE term = ?", (term,)).fetchone()
+    return int(row[0]) if row else 0
 
 
 def open_prompts(store: Searchable, pool: Sequence[Hit]) -> set[str]:
