@@ -22,7 +22,7 @@ import json
 import re
 import time
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from memstrata.errors import NotFound, UnknownKind
@@ -269,13 +269,13 @@ def _ranked(
     rows = {r[1]: (r, parts) for _s, r, parts in scored}
     if wanted is not None:
         hits = [
-            replace(pool.hits[r[1]], score=s, explain=_explain(r, s, parts, pool, bound))
+            pool.hits[r[1]].but(score=s, explain=_explain(r, s, parts, pool, bound))
             for s, r, parts in scored[:wanted]
         ]
     else:
         # The top k by worth = score x prior, after exclusions and collapse (`search.worth`).
         # Only the hits shown get their explain: it costs more than ranking the pool.
-        pooled = [replace(pool.hits[r[1]], score=s, explain={}) for s, r, _parts in scored]
+        pooled = [pool.hits[r[1]].but(score=s, explain={}) for s, r, _parts in scored]
         hits = rank_pool(store, q, pooled, pool.gone)
         for h in hits:
             r, parts = rows[h.uid]
@@ -286,7 +286,7 @@ def _ranked(
     for h in hits:
         tokens = sorted(set(tokenize(f"{h.title} {h.text} {' '.join(h.tags)}")))
         h.explain["matched"] = [w for w, st in pool.words if _count_prefixed(tokens, list(st))]
-    return [replace(h, snippet=make_snippet(h.text or h.title, terms)) for h in hits]
+    return [h.but(snippet=make_snippet(h.text or h.title, terms)) for h in hits]
 
 
 def _explain(
@@ -392,19 +392,23 @@ def _best_matches(
 
 
 def _passing(conn: Any, stage2: str, params: list[Any], best: list[Any], fetch: int) -> list[Any]:
-    """The rows of `best` (rowid, bm25; best first) that pass stage 2, in that order,
-    bm25 appended: every one, or the first `fetch` and maybe a few more. The best
-    `2 * fetch` are read first, the others only if too few of those passed."""
+    """The first `fetch` rows of `best` (rowid, bm25; best first) that pass stage 2
+    (all of them if fewer pass), in that order, bm25 appended. The best `fetch * 5/4`
+    are read first (when few are filtered out, that is all), then as many more as the
+    pass rate says are needed, until `fetch` passed or none are left. Which rows are
+    read first changes the cost, never the result."""
     rank = {rid: (n, r) for n, (rid, r) in enumerate(best)}
     out: list[Any] = []
-    start, size = 0, 2 * fetch
+    start, size = 0, fetch + fetch // 4
     while start < len(best) and len(out) < fetch:
         ids = [rid for rid, _r in best[start : start + size]]
         found = conn.execute(stage2, [json.dumps(ids), *params]).fetchall()
         found.sort(key=lambda row: rank[row[0]][0])
         out += [(*row, rank[row[0]][1]) for row in found]
-        start, size = start + size, len(best)
-    return out
+        start += size
+        # the next read: what is still missing at the pass rate seen so far, and a half more
+        size = (fetch - len(out)) * start * 3 // (2 * len(out)) + 8 if out else len(best)
+    return out[:fetch]
 
 
 def _hit(

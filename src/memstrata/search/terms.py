@@ -23,6 +23,8 @@ TOKENIZER = "porter unicode61 remove_diacritics 2"
 DEFAULT_POSTINGS_BUDGET = 25_000
 
 _local = threading.local()
+STEMS_KEPT = 20_000
+_STEMS: dict[str, tuple[str, ...]] = {}
 
 
 def _tokenizer() -> sqlite3.Connection:
@@ -36,14 +38,24 @@ def _tokenizer() -> sqlite3.Connection:
 
 
 def stems(words: list[str]) -> dict[str, list[str]]:
-    """word -> the index terms FTS5 makes of it (usually one)."""
-    conn = _tokenizer()
-    conn.execute("DELETE FROM t")
-    conn.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", list(enumerate(words)))
-    out: dict[str, list[str]] = {w: [] for w in words}
-    for term, doc in conn.execute("SELECT term, doc FROM v ORDER BY doc, offset"):
-        out[words[doc]].append(term)
-    return out
+    """word -> the index terms FTS5 makes of it (usually one).
+
+    A word's terms depend on the word alone (each is tokenized as its own row), so
+    they are remembered (`_STEMS`, up to `STEMS_KEPT` words): the same words come back
+    query after query, and tokenizing them cost two statements a search.
+    """
+    new = [w for w in dict.fromkeys(words) if w not in _STEMS]
+    if new:
+        if len(_STEMS) + len(new) > STEMS_KEPT:
+            _STEMS.clear()
+        conn = _tokenizer()
+        conn.execute("DELETE FROM t")
+        conn.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", list(enumerate(new)))
+        found: dict[str, list[str]] = {w: [] for w in new}
+        for term, doc in conn.execute("SELECT term, doc FROM v ORDER BY doc, offset"):
+            found[new[doc]].append(term)
+        _STEMS.update((w, tuple(t)) for w, t in found.items())
+    return {w: list(_STEMS[w]) for w in words}
 
 
 @dataclass(frozen=True)
