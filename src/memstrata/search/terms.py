@@ -65,14 +65,15 @@ class TermStat:
 
 
 def essential_terms(
-    stats: list[TermStat], budget: int = DEFAULT_POSTINGS_BUDGET
+    stats: list[TermStat], budget: int = DEFAULT_POSTINGS_BUDGET, *, keep_rarest: bool = True
 ) -> tuple[list[TermStat], list[TermStat]]:
-    """Split terms into (kept, dropped): rarest first while sum(df) <= budget. Pure."""
+    """Split terms into (kept, dropped): rarest first while sum(df) <= budget (the
+    rarest term kept whatever its df, unless `keep_rarest` is False). Pure."""
     ranked = sorted((s for s in stats if s.df > 0), key=lambda s: (s.df, s.word))
     kept: list[TermStat] = []
     used = 0
     for s in ranked:
-        if kept and used + s.df > budget:
+        if (kept or not keep_rarest) and used + s.df > budget:
             continue
         kept.append(s)
         used += s.df
