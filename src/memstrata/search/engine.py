@@ -383,8 +383,8 @@ def _best_matches(
     Stage 1 ranks inside FTS5 only; stage 2 reads the docs rows of the best and applies
     scope and filters. When filters leave fewer than `fetch` (transcripts are left out
     by default, and they are most of a store), stage 1 widens eightfold, up to three
-    times. Stage 1 asks for one match more than it needs, which tells whether there
-    are more to widen to (a third query counted them before).
+    times (`_Ranked` reads on rather than asking again). Stage 1 reads one match more
+    than it needs, which tells whether there are more to widen to.
     """
     weights = ", ".join(str(x) for x in COLUMN_WEIGHTS)
     stage1 = (
@@ -397,21 +397,58 @@ def _best_matches(
         f"SELECT {_COLUMNS} FROM json_each(?) c CROSS JOIN docs d ON d.id = c.value "
         f"WHERE {' AND '.join(where)}"
     )
-    top: list[Any] = []
-    asked = 0
+    ranked = _Ranked(conn, stage1, match)
     rows: list[Any] = []
-    for _ in range(4):
-        need = fetch * 4
-        if need >= asked and len(top) == asked:  # not every match seen yet: ask for more
-            asked = need + 1
-            top = conn.execute(stage1, (match, asked)).fetchall()
-        rows = _passing(conn, stage2, params, top[:need], fetch)
-        if len(rows) >= fetch or (len(rows) >= k and fetch >= 4 * MIN_FETCH):
-            break
-        if len(top) <= need:
-            break  # stage 1 already saw every match
-        fetch *= 8
+    try:
+        for _ in range(4):
+            need = fetch * 4
+            top = ranked.first(need + 1)
+            rows = _passing(conn, stage2, params, top[:need], fetch)
+            if len(rows) >= fetch or (len(rows) >= k and fetch >= 4 * MIN_FETCH):
+                break
+            if len(top) <= need:
+                break  # stage 1 already saw every match
+            fetch *= 8
+    finally:
+        ranked.close()
     return rows, fetch
+
+
+class _Ranked:
+    """Stage 1's matches (rowid, bm25), best first, read only as far as asked.
+
+    FTS5 scores every match whatever the LIMIT, so widening by asking again paid that
+    again (most of a default search's cost when transcripts fill the store). One
+    statement is asked for `WIDEN` times what is read first and read on when stage 1
+    widens; it is asked again only past that. The first n of a longer LIMIT are the
+    first n of a shorter one (SQLite's sorter keeps ties in the order FTS5 gave them).
+    """
+
+    WIDEN = 8
+
+    def __init__(self, conn: Any, sql: str, match: str) -> None:
+        self.conn, self.sql, self.match = conn, sql, match
+        self.rows: list[Any] = []
+        self.limit = 0
+        self.cursor: Any = None
+        self.ended = False  # every match read
+
+    def first(self, n: int) -> list[Any]:
+        """The best `n` matches (all of them when fewer match)."""
+        if len(self.rows) < n and not self.ended:
+            if n > self.limit:
+                self.close()
+                self.limit = n * self.WIDEN
+                self.cursor = self.conn.execute(self.sql, (self.match, self.limit))
+                self.rows = []
+            self.rows += self.cursor.fetchmany(n - len(self.rows))
+            self.ended = len(self.rows) < n  # n <= limit: the statement had no more
+        return self.rows[:n]
+
+    def close(self) -> None:
+        if self.cursor is not None:
+            self.cursor.close()
+            self.cursor = None
 
 
 def _passing(conn: Any, stage2: str, params: list[Any], best: list[Any], fetch: int) -> list[Any]:
