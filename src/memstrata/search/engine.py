@@ -398,12 +398,13 @@ def _best_matches(
         f"WHERE {' AND '.join(where)}"
     )
     ranked = _Ranked(conn, stage1, match)
+    read: dict[int, Any] = {}
     rows: list[Any] = []
     try:
         for _ in range(4):
             need = fetch * 4
             top = ranked.first(need + 1)
-            rows = _passing(conn, stage2, params, top[:need], fetch)
+            rows = _passing(conn, stage2, params, top[:need], fetch, read)
             if len(rows) >= fetch or (len(rows) >= k and fetch >= 4 * MIN_FETCH):
                 break
             if len(top) <= need:
@@ -451,20 +452,31 @@ class _Ranked:
             self.cursor = None
 
 
-def _passing(conn: Any, stage2: str, params: list[Any], best: list[Any], fetch: int) -> list[Any]:
+def _passing(
+    conn: Any,
+    stage2: str,
+    params: list[Any],
+    best: list[Any],
+    fetch: int,
+    read: dict[int, Any] | None = None,
+) -> list[Any]:
     """The first `fetch` rows of `best` (rowid, bm25; best first) that pass stage 2
     (all of them if fewer pass), in that order, bm25 appended. The best `fetch * 5/4`
     are read first (when few are filtered out, that is all), then as many more as the
     pass rate says are needed, until `fetch` passed or none are left. Which rows are
-    read first changes the cost, never the result."""
-    rank = {rid: (n, r) for n, (rid, r) in enumerate(best)}
+    read first changes the cost, never the result. `read` (rowid -> row, or None when
+    it did not pass) keeps what an earlier call read: a widened stage 1 reads only the
+    matches it had not seen."""
+    read = {} if read is None else read
     out: list[Any] = []
     start, size = 0, fetch + fetch // 4
     while start < len(best) and len(out) < fetch:
-        ids = [rid for rid, _r in best[start : start + size]]
-        found = conn.execute(stage2, [json.dumps(ids), *params]).fetchall()
-        found.sort(key=lambda row: rank[row[0]][0])
-        out += [(*row, rank[row[0]][1]) for row in found]
+        chunk = best[start : start + size]
+        ids = [rid for rid, _r in chunk if rid not in read]
+        if ids:
+            read.update((row[0], row) for row in conn.execute(stage2, [json.dumps(ids), *params]))
+            read.update((rid, None) for rid in ids if rid not in read)
+        out += [(*row, r) for rid, r in chunk if (row := read[rid]) is not None]
         start += size
         # the next read: what is still missing at the pass rate seen so far, and a half more
         size = (fetch - len(out)) * start * 3 // (2 * len(out)) + 8 if out else len(best)
