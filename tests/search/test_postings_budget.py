@@ -28,3 +28,19 @@ def test_the_query_words_are_matched_before_their_abbreviations(home: Path) -> N
         # With no query word in any memory, the abbreviations have the whole budget.
         hits = s.search("databank", k=10, mode="lexical")
         assert {h.title for h in hits} == {"db_engine", "db_host", "db_port"}
+
+
+def test_a_words_stems_are_the_same_remembered_or_not() -> None:
+    """`terms.stems` remembers each word's terms; a caller changing what it got back
+    changes nothing the next search sees."""
+    from memstrata.search import terms
+
+    terms._STEMS.clear()
+    first = terms.stems(["running", "databases", "running"])
+    assert first == {"running": ["run"], "databases": ["databas"]}
+    first["running"].append("changed")
+    assert terms.stems(["databases", "running", "user_tz"]) == {
+        "databases": ["databas"],
+        "running": ["run"],
+        "user_tz": ["user", "tz"],
+    }

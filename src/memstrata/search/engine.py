@@ -355,9 +355,10 @@ def scoring_extra(
         (df, {u for u in union if u.startswith(tuple(stem_list))}) for _w, stem_list, df in extra
     ]
     for i, t in enumerate(texts):
-        found = Counter(pat.findall(t))
-        if not found:
+        stems_found = pat.findall(t)
+        if not stems_found:
             continue
+        found = Counter(stems_found)
         for df, owned in covers:
             tf = sum(n for st, n in found.items() if st in owned)
             if tf:

@@ -44,18 +44,20 @@ def stems(words: list[str]) -> dict[str, list[str]]:
     they are remembered (`_STEMS`, up to `STEMS_KEPT` words): the same words come back
     query after query, and tokenizing them cost two statements a search.
     """
-    new = [w for w in dict.fromkeys(words) if w not in _STEMS]
+    known = {w: _STEMS.get(w) for w in words}
+    new = [w for w, terms in known.items() if terms is None]
     if new:
-        if len(_STEMS) + len(new) > STEMS_KEPT:
-            _STEMS.clear()
         conn = _tokenizer()
         conn.execute("DELETE FROM t")
         conn.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", list(enumerate(new)))
         found: dict[str, list[str]] = {w: [] for w in new}
         for term, doc in conn.execute("SELECT term, doc FROM v ORDER BY doc, offset"):
             found[new[doc]].append(term)
-        _STEMS.update((w, tuple(t)) for w, t in found.items())
-    return {w: list(_STEMS[w]) for w in words}
+        if len(_STEMS) + len(new) > STEMS_KEPT:
+            _STEMS.clear()
+        for w, terms in found.items():
+            known[w] = _STEMS[w] = tuple(terms)
+    return {w: list(known[w] or ()) for w in words}
 
 
 @dataclass(frozen=True)
