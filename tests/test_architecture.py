@@ -68,6 +68,12 @@ DEFERRED_FOR_START_UP: tuple[tuple[str, str, str], ...] = (
         "only when an import died half done",
     ),
     (
+        "memstrata.store.view",
+        "memstrata.search.",
+        "the search engine (ranking rules, priors, tool-call parsing: 10-25 ms), on the "
+        "first search; `memstrata context` and the write commands search nothing",
+    ),
+    (
         "memstrata.files.backends",
         "memstrata.files.postgres.",
         "psycopg, only for a PostgreSQL truth",

@@ -19,6 +19,7 @@ import pytest
 from memstrata import SearchQuery, StorageFull, Store
 from memstrata.errors import ReadOnlyStore
 from memstrata.files.jsonl import read_records
+from memstrata.index.notes import NOTES
 
 EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memstrata"
 
@@ -205,7 +206,7 @@ def test_empty_generations_left_by_an_earlier_full_disk_are_collected(home: Path
     again = Store(home, agent="finn")
     assert [h.title for h in again.search("kept")] == ["kept"]
     assert sorted(os.listdir(index)) == sorted(
-        n for n in os.listdir(index) if n == "CURRENT" or n.startswith(live)
+        n for n in os.listdir(index) if n in ("CURRENT", NOTES) or n.startswith(live)
     )
     assert not (index / "g18eb4823313042564672c3.db").exists()
     again.close()

@@ -122,17 +122,18 @@ def test_every_read_path_honours_the_stale_flag(
     import memstrata.store.engine as store_mod
 
     store = Store(home, agent="finn", watch=False)
-    real = store_mod.index_append
+    real = store_mod.catch_up_append
 
     def broken(*args: object, **kwargs: object) -> None:
         raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(store_mod, "index_append", broken)
+    monkeypatch.setattr(store_mod, "catch_up_append", broken)
     entry = store.ledger.publish(
         "decision", "lemur acknowledged while the index failed", tags=["stale"]
     )
     fact = store.agent().facts.set("mood", "lemur")
-    monkeypatch.setattr(store_mod, "index_append", real)
+    store.drain()  # the index write after the acknowledgement has failed
+    monkeypatch.setattr(store_mod, "catch_up_append", real)
     assert [e.id for e in store.ledger.query(tags=["stale"])] == [entry.id]
     assert store.ledger.get(entry.id).summary.startswith("lemur")
     assert store.agent().facts.get("mood").value == fact.value
@@ -261,4 +262,26 @@ def test_a_long_lived_store_in_auto_mode_sees_hand_edits_within_two_seconds(home
     assert _within(DEADLINE_S, lambda: _found(store, "lynx"))
     (memory / "later.md").write_text("marten written over it\n")
     assert _within(DEADLINE_S, lambda: _found(store, "marten") and not _found(store, "lynx"))
+    store.close()
+
+
+def test_an_append_is_found_by_every_process_before_it_is_indexed(home: Path) -> None:
+    # An append is acknowledged once durable in the file and indexed after the
+    # acknowledgement (`store.pending`). A writer killed before indexing it: a
+    # long-lived store that does not watch the folder finds it in its next search
+    # (the note the writer added before acknowledging).
+    store = Store(home, agent="finn", watch=False)
+    store.agent().log.append("THOUGHT", "warm up")
+    assert not _found(store, "wombat")
+    code = (
+        "import os\n"
+        "store.engine.after_ack = lambda key, job: False  # killed right after the ack\n"
+        "store.agent().log.append('THOUGHT', 'the wombat digs at night')\n"
+        "os._exit(0)\n"
+    )
+    _other_process(home, code)
+    assert _found(store, "wombat")  # no watcher, no reopen: the note
+    store.engine.after_ack = lambda key, job: False  # type: ignore[method-assign]
+    store.agent().log.append("THOUGHT", "the numbat eats termites")
+    assert _found(store, "numbat")  # the writer's own next read indexes it first
     store.close()

@@ -14,6 +14,7 @@ BOUNDARY = ("files/",)
 # module (or module:function) -> why it may use the filesystem: none of it is store data
 ALLOWED = {
     "index/db.py": "the derived SQLite index (this host's cache)",
+    "index/notes.py": "the derived index's notes of appends not yet indexed",
     "index/generations.py": "the derived index's generations folder",
     "index/access.py": "the derived index, or its private copy in a temporary folder",
     "index/vectors.py": "the derived index",

@@ -216,6 +216,18 @@ def test_purge_removes_the_purged_text_from_every_version_holding_it(store: Stor
     assert old == "# Context\n[purged]\nkept line\n"  # the rest of that version stays
 
 
+def test_purge_removes_the_purged_text_from_the_records_of_now_md(store: Store) -> None:
+    # NOW.md's records carry its contents (no blobs): a purge rewrites them too
+    mem = store.agent()
+    mem.now.update(f"rotate {PASSPHRASE}", ["step"])
+    mem.now.update("rotated", ["step"])
+    entry = mem.log.append("THOUGHT", PASSPHRASE)
+    assert any(PASSPHRASE.encode() in d for d in version_files(store).values())
+    purge_log_entry(store, entry.id, reason="a secret")
+    assert not any(PASSPHRASE.encode() in d for d in version_files(store).values())
+    assert "rotate [purged]" in texts(store, "NOW.md")[-1]
+
+
 def test_purge_file_drops_its_history_and_purge_version_drops_one_version(store: Store) -> None:
     mem = store.agent()
     mem.files.write("notes/keys.md", f"{PASSPHRASE}\n")
@@ -343,12 +355,17 @@ def test_the_history_log_is_plain_jsonl_one_record_per_version(store: Store) -> 
     assert found is not None
     (rec,) = parse_log(found.data)
     assert rec.path == "agents/finn/memory/NOW.md" and rec.by == "finn" and rec.truth
-    assert (
-        store.engine.truth.read(target.blob(rec.sha256)).data
-        == store.engine.truth.read(  # type: ignore[union-attr]
-            "agents/finn/memory/NOW.md"
-        ).data
-    )  # type: ignore[union-attr]
+    now = store.engine.truth.read("agents/finn/memory/NOW.md")
+    assert now is not None and rec.text is not None and rec.text.encode() == now.data
+    # the hot file's record carries its content (no blob); another file's is a blob
+    assert store.engine.truth.read(target.blob(rec.sha256)) is None
+    store.agent().context.write("# Context\nv1\n")
+    context = versioned("agents/finn/memory/CONTEXT.md")
+    assert context is not None
+    (crec,) = parse_log(store.engine.truth.read(context.log).data)  # type: ignore[union-attr]
+    assert crec.text is None
+    blob = store.engine.truth.read(context.blob(crec.sha256))
+    assert blob is not None and blob.data == b"# Context\nv1\n"
 
 
 def test_maintain_applies_retention_to_files_no_one_writes_again(home: Path) -> None:

@@ -145,9 +145,10 @@ WRITER = textwrap.dedent(
     import hashlib, sys, time
     from memstrata import Store
 
-    home, where = sys.argv[1], sys.argv[2]
+    home, where, name = sys.argv[1], sys.argv[2], sys.argv[3]
     store = Store(home, agent="finn")
-    live = "agents/finn/memory/CONTEXT.md"
+    live = f"agents/finn/memory/{name}"
+    layer = store.agent().now if name == "NOW.md" else store.agent().context
     real = {"append": store.engine.truth.append, "rewrite": store.engine.truth.rewrite}
     NEW = hashlib.sha256(b"new\\n").hexdigest().encode()  # its record names its sha256
 
@@ -167,21 +168,22 @@ WRITER = textwrap.dedent(
 
     store.engine.truth.append = append
     store.engine.truth.rewrite = rewrite
-    store.agent().context.write("old\\n")
+    layer.write("old\\n")
     print("old written", flush=True)
-    store.agent().context.write("new\\n")
+    layer.write("new\\n")
     """
 )
 
 
 @pytest.mark.parametrize("where", ["before-replace", "before-record"])
+@pytest.mark.parametrize("name", ["CONTEXT.md", "NOW.md"])  # a blob; the record's own text
 def test_a_writer_killed_inside_a_replace_loses_neither_the_old_nor_the_new(
-    home: Path, tmp_path: Path, where: str
+    home: Path, tmp_path: Path, where: str, name: str
 ) -> None:
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
     proc = subprocess.Popen(
-        [sys.executable, str(script), str(home), where],
+        [sys.executable, str(script), str(home), where, name],
         stdout=subprocess.PIPE,
         text=True,
         env={**os.environ},
@@ -196,19 +198,17 @@ def test_a_writer_killed_inside_a_replace_loses_neither_the_old_nor_the_new(
         proc.wait(timeout=60)
     with Store(home, agent="finn") as s:
         mem = s.agent()
-        live = mem.context.read()
-        hist = mem.versions.history("CONTEXT.md").versions
-        held = {mem.versions.read("CONTEXT.md", v.id) for v in hist}
+        layer = mem.now if name == "NOW.md" else mem.context
+        live = layer.read()
+        hist = mem.versions.history(name).versions
+        held = {mem.versions.read(name, v.id) for v in hist}
         assert "old\n" in held and live in held
         if where == "before-replace":
             assert live == "old\n" and hist[0].current and hist[0].kept
         else:  # replaced, not recorded: shown as the unrecorded current content
             assert live == "new\n" and hist[0].current and not hist[0].kept
-        mem.context.write("newer\n")  # the next write keeps what it finds
-        after = [
-            mem.versions.read("CONTEXT.md", v.id)
-            for v in mem.versions.history("CONTEXT.md").versions
-        ]
+        layer.write("newer\n")  # the next write keeps what it finds
+        after = [mem.versions.read(name, v.id) for v in mem.versions.history(name).versions]
     assert (
         after == ["newer\n", "new\n", "old\n"] if where == "before-record" else ["newer\n", "old\n"]
     )

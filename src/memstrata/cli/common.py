@@ -77,11 +77,16 @@ def open_store(args: argparse.Namespace, *, as_agent: bool = True, sync: bool = 
     `as_agent=False` opens it for the whole store: without --agent the principal
     is anonymous and therefore admin, which store-wide commands (ledger, search,
     reindex, doctor) need to see everything.
+
+    A command ends once it answers: it never starts the folder watcher (which `auto`
+    starts for a store still read a second after opening, as a slow first semantic
+    query is: 0.3 s of CPU for nothing). Its reads see every write all the same: the
+    opening catch-up, other writers' notes (`store.pending`), the generation check.
     """
     from memstrata.store.view import Store
 
     agent = (args.agent or DEFAULT_AGENT) if as_agent else args.agent
-    store = Store(args.home, agent=agent, room=args.room, role=args.role, sync=sync)
+    store = Store(args.home, agent=agent, room=args.room, role=args.role, sync=sync, watch=False)
     warn_config(store, named=args.agent is not None)
     store.notice_sink = _print_warning  # secrets policy `warn`: one stderr line each
     build_via_daemon(store)

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import difflib
 import os
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -219,6 +218,8 @@ def _read_file(home: Path) -> tuple[str | None, dict[str, Any], list[str]]:
 def _parse(name: str, text: str) -> Any:
     """TOML or YAML text -> data; any syntax error becomes a ValueError."""
     if name.endswith(".toml"):
+        import tomllib  # only a store with a config file parses one (start-up)
+
         return tomllib.loads(text)  # TOMLDecodeError is a ValueError
     import yaml
 

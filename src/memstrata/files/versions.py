@@ -11,7 +11,11 @@ or a migration carries them like any source):
         log.jsonl    one record per content the file held, oldest first: time, who
                      (agent, role), surface (`surface()`), size, sha256, note
         <sha256>     the bytes of each content, named by their sha256: the same
-                     content written twice (or restored) is one blob
+                     content written twice (or restored) is one blob; the hot-state
+                     file (NOW.md / NOTES.md, up to INLINE_MAX_BYTES of UTF-8) has
+                     none: each record carries its content (`text`), so an
+                     `update_now` costs three syncs (the replace's two, the record's
+                     one) instead of five (`Versioned.inline`)
 
 A replace (`FileHistory.replace`, called by the store's write door with the
 file's lock held) runs four steps, each durable before the next:
@@ -19,7 +23,8 @@ file's lock held) runs four steps, each durable before the next:
     1. found    the file's content now is not the last record (edited by hand,
                 written before versions were kept, or a writer stopped between 3
                 and 4): its blob and a record dated by its mtime are kept first
-    2. blob     the new content's blob, unless it is there already
+    2. blob     the new content's blob, unless it is there already (a hot file's
+                content goes in its record, step 4, instead)
     3. replace  the file itself (atomic: old or new, never a mix)
     4. record   the new content's record (a durable append)
 
@@ -28,7 +33,9 @@ the file still holds the old content (and the history has it); after 3 the
 history holds the old content and the file the new one; a crash between 3 and 4
 only leaves the new content unrecorded, and step 1 of the next replace (or
 `FileHistory.versions`, which shows it as the file's unrecorded content) finds
-it. Steady state costs one sha256, one blob write and one small append.
+it (a hot file: the old content is in its own record, durable since its write).
+Steady state costs one sha256, one blob write and one small append (a hot file:
+no blob write).
 
 Retention (`Retention`): a file keeps its newest `keep` versions and drops those
 older than `max_age_days`, but never the newest MIN_KEEP; pruned after a write
@@ -63,6 +70,8 @@ MIN_KEEP = 3  # retention never drops the newest few
 ID_CHARS = 12  # a version id: the first hex digits of its sha256
 ORPHAN_GRACE_S = 3600.0  # an unreferenced blob younger than this is left alone
 TOP_FILES = frozenset({"AGENT.md", "IDENTITY.md", "MEMORY.md"})  # in the agent's folder
+INLINE_FILES = frozenset({"NOW.md", "NOTES.md"})  # contents kept in their records
+INLINE_MAX_BYTES = 16384
 FOUND = (
     "found: written outside memstrata's write paths (by hand, before versions were kept, "
     "or by a writer that stopped before recording it)"
@@ -137,6 +146,19 @@ class Versioned:
     def blob(self, sha: str) -> str:
         return f"{self.folder}/{sha}"
 
+    def inline(self, data: bytes) -> str | None:
+        """The text a record of this file carries itself (None: the content is a blob).
+
+        The hot-state file (NOW.md / NOTES.md, rewritten on every `update_now`) keeps
+        its small contents in the history log: a replace then costs one record append
+        besides the file's own replace, not a blob written atomically as well."""
+        if self.name.rsplit("/", 1)[-1] not in INLINE_FILES or len(data) > INLINE_MAX_BYTES:
+            return None
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
 
 def versioned(rel: str, memory_path: str | None = None) -> Versioned | None:
     """The `Versioned` file `rel` is, or None if its replaces keep no versions."""
@@ -184,6 +206,7 @@ class Record:
     surface: str | None = None
     note: str | None = None
     truth: str | None = None  # the truth's version of the file right after the write
+    text: str | None = None  # the content itself, for a hot file's record (`Versioned.inline`)
 
     @property
     def id(self) -> str:
@@ -224,6 +247,7 @@ class Record:
                 opt("surface"),
                 opt("note"),
                 opt("truth"),
+                opt("text"),
             )
         except (ValueError, KeyError, TypeError, UnicodeDecodeError):
             return None
@@ -313,11 +337,24 @@ class FileHistory:
         return parse_log(found.data) if found is not None else []
 
     def blob(self, sha: str) -> bytes | None:
-        """The content with this sha256, or None if it is not kept (or not intact)."""
+        """The content with this sha256 (a blob, or a record's own text), or None if it
+        is not kept (or not intact)."""
         found = self.truth.read(self.target.blob(sha))
-        if found is None or sha256(found.data) != sha:
-            return None
-        return found.data
+        if found is not None and sha256(found.data) == sha:
+            return found.data
+        for rec in reversed(self.records()):
+            if rec.sha256 == sha and rec.text is not None:
+                data = rec.text.encode("utf-8")
+                if sha256(data) == sha:
+                    return data
+        return None
+
+    def _keep(self, sha: str, data: bytes) -> str | None:
+        """Keep a content: the text its record carries, or (None) a blob written now."""
+        text = self.target.inline(data)
+        if text is None:
+            self._keep_blob(sha, data)
+        return text
 
     def _keep_blob(self, sha: str, data: bytes) -> None:
         path = self.target.blob(sha)
@@ -349,15 +386,20 @@ class FileHistory:
             if found is not None and found.entry.version == expected:
                 old_sha = sha256(found.data)
                 if last is None or last.sha256 != old_sha:  # 1. found
-                    self._keep_blob(old_sha, found.data)
+                    text = self._keep(old_sha, found.data)
                     rec = Record(
-                        iso(found.entry.mtime), target.rel, old_sha, len(found.data), note=FOUND
+                        iso(found.entry.mtime),
+                        target.rel,
+                        old_sha,
+                        len(found.data),
+                        note=FOUND,
+                        text=text,
                     )
                     truth.append(target.log, rec.line())
                     count, oldest, last = count + 1, oldest or rec, rec
         if last is not None and last.sha256 == new_sha:
             return truth.rewrite(target.rel, data, expected=expected)  # the same content
-        self._keep_blob(new_sha, data)  # 2. blob
+        text = self._keep(new_sha, data)  # 2. blob (or the record's text)
         written = truth.rewrite(target.rel, data, expected=expected)  # 3. replace
         now = origin()
         rec = Record(
@@ -370,6 +412,7 @@ class FileHistory:
             now.surface,
             now.note,
             written.version,
+            text,
         )
         truth.append(target.log, rec.line())  # 4. record
         self.due = self.retention.due(count + 1, oldest or rec, time.time())
@@ -398,7 +441,8 @@ class FileHistory:
         """Remove the blobs only dropped records named, and (`sweep`) blobs no record
         names that are older than ORPHAN_GRACE_S."""
         for sha in dropped - kept:
-            self.truth.move(self.target.blob(sha), None)
+            if self.truth.stat(self.target.blob(sha)) is not None:  # (not a record's text)
+                self.truth.move(self.target.blob(sha), None)
         if not sweep:
             return
         prefix = f"{self.target.folder}/"
@@ -418,6 +462,7 @@ class FileHistory:
                 return []
             records = parse_log(found.data)
             done: dict[str, str | None] = {}  # sha -> new sha (None: dropped)
+            texts: dict[str, str | None] = {}  # new sha -> the text its records carry
             for r in records:
                 if r.sha256 in done:
                     continue
@@ -427,7 +472,7 @@ class FileHistory:
                     done[r.sha256] = None
                 elif new != data:
                     done[r.sha256] = sha256(new)
-                    self._keep_blob(done[r.sha256] or "", new)
+                    texts[sha256(new)] = self._keep(done[r.sha256] or "", new)
             if not any(done.get(r.sha256, r.sha256) != r.sha256 for r in records):
                 return []
             out: list[tuple[Record, str]] = []
@@ -439,8 +484,9 @@ class FileHistory:
                 new_sha = done[r.sha256]
                 out.append((r, "dropped" if new_sha is None else new_sha[:ID_CHARS]))
                 if new_sha is not None:
-                    data = self.blob(new_sha) or b""
-                    kept.append(replace(r, sha256=new_sha, size=len(data), truth=None))
+                    text = texts.get(new_sha)
+                    data = text.encode("utf-8") if text is not None else self.blob(new_sha) or b""
+                    kept.append(replace(r, sha256=new_sha, size=len(data), truth=None, text=text))
             self.truth.rewrite(self.target.log, encode_log(kept), expected=found.entry.version)
         old = {r.sha256 for r, _ in out}
         self._remove_blobs(old, {r.sha256 for r in kept}, 0.0, False)
@@ -465,4 +511,4 @@ def merge_logs(ours: bytes, theirs: bytes) -> bytes:
 
 
 def as_dict(rec: Record) -> dict[str, Any]:
-    return {k: v for k, v in rec.__dict__.items() if k != "truth"}
+    return {k: v for k, v in rec.__dict__.items() if k not in ("truth", "text")}

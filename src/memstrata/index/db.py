@@ -149,6 +149,10 @@ class Database:
         finally:
             self._in_hook = False
 
+    def exclusive(self) -> contextlib.AbstractContextManager[bool]:
+        """Hold this connection's lock (no read or write of this process in between)."""
+        return self._lock
+
     def checkpoint(self) -> None:
         """Move the write-ahead log into the database and truncate it (after bulk work)."""
         with self._lock, contextlib.suppress(sqlite3.Error):

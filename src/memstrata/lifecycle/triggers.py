@@ -7,7 +7,8 @@
 A layer announces its append once it is on disk and indexed (`store.signals`:
 `LogAppended`, `SessionGrew`); `register`, called when a store opens, connects
 `after_log_append` / `after_session_append` to those signals. The check is cheap
-(a stat, and for LOG.md one indexed count); the work runs in a background
+(a stat; for LOG.md one indexed count, made in the background job itself, as the
+append does not wait for its index write); the work runs in a background
 thread (`Engine.after_ack`), so the append
 returns before any compaction starts and its latency does not include one. A
 job takes the compaction lock without waiting: if another process is already
@@ -61,21 +62,24 @@ def _never_raises(check: Callable[..., bool]) -> Callable[..., bool]:
     return guarded
 
 
-@_never_raises
 def after_log_append(store: Store, agent: str) -> bool:
-    """Start a LOG compaction in the background if `agent`'s LOG.md is over a limit."""
+    """After the ack, compact `agent`'s LOG.md in the background if it is over a limit
+    (the entry count is the index's, which the append itself no longer waits for)."""
     config = store.config
     if not (config.automatic_writes and config.log_auto_compact):
         return False
+    return store.engine.after_ack(f"compact-log:{agent}", lambda: compact_log_if_due(store, agent))
+
+
+@_never_raises
+def compact_log_if_due(store: Store, agent: str) -> bool:
+    """Compact `agent`'s LOG.md if it is over a limit (a background job)."""
     if needs_compaction(store, agent) is None:
         return False
+    from memstrata.lifecycle.compaction import compact_log  # kept out of start-up
 
-    def job() -> None:
-        from memstrata.lifecycle.compaction import compact_log  # kept out of start-up
-
-        compact_log(store, agent, wait=0)
-
-    return store.engine.after_ack(f"compact-log:{agent}", job)
+    compact_log(store, agent, wait=0)
+    return True
 
 
 @_never_raises

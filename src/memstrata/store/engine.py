@@ -64,13 +64,13 @@ from memstrata.index.access import IndexAccess
 from memstrata.index.db import INDEX_LAG, Database
 from memstrata.index.frequencies import DocFrequencies
 from memstrata.index.freshness import Freshness
+from memstrata.index.notes import AppendNotes
 from memstrata.index.reconcile import (
     Origin,
     SourceSpec,
     SyncReport,
     catch_up_append,
     counted_sources,
-    index_append,
     index_whole,
     sync_sources,
 )
@@ -84,6 +84,7 @@ from memstrata.store.catchup import (
 from memstrata.store.editing import NOBODY, Edit, sha256_text
 from memstrata.store.events import EventBus
 from memstrata.store.jobs import Jobs
+from memstrata.store.pending import Pending
 from memstrata.store.semantic import Semantic
 from memstrata.store.signals import Signals
 
@@ -179,6 +180,9 @@ class Engine:
         self.jobs = Jobs()
         self.background_errors = self.jobs.errors
         self.signals = Signals(self.background_errors)
+        self.pending = Pending()  # appended, not yet indexed (`store.pending`)
+        self.appended = AppendNotes(self.home / "index")
+        self.appended.start()
         if sync:
             self._catch_up_all()
         self._opened = time.monotonic()  # (after the catch-up, however long that took)
@@ -224,9 +228,13 @@ class Engine:
         keeper = self._keeper
         if keeper is not None and keeper.failure and keeper.failure not in self.notices:
             self.notices.append(keeper.failure)
+        if self.pending:
+            self.pending.flush(self.fresh)  # this process's acknowledged appends
         if self._stale and time.monotonic() < self._retry_at:
             return  # the last catch-up failed (a full disk?): serve what the index has
         rescan, paths = keeper.drain() if keeper is not None else (False, set())
+        everything, noted = self.appended.news()  # other processes' appends
+        rescan, paths = rescan or everything, paths | noted
         if self._stale or rescan or len(paths) > MANY_CHANGES:
             self._catch_up_all()
         elif paths:
@@ -278,6 +286,9 @@ class Engine:
     def close(self) -> None:
         self.semantic.stop()
         self.drain()
+        if self.pending:  # the background job failed: try once more (else: the next open)
+            with contextlib.suppress(Exception):
+                self._index_pending()
         if self._keeper is not None:
             self._keeper.close()
             self._keeper = None
@@ -370,17 +381,20 @@ class Engine:
 
     # -- the write doors ---------------------------------------------------------
     def append(self, spec: SourceSpec, data: bytes, *, blank_line: bool = False) -> Appended:
-        """Durably append `data` to an append-mode source and index it."""
-        app = self.truth.append(
-            self.rel(spec.path), data, blank_line=blank_line, record_id=os.urandom(12).hex()
-        )
-        try:
-            index_append(self.db, self.origin, spec, app.start, data, app.generation, app.version)
-        except INDEX_LAG:
-            # The bytes are durable: the write stands. The next read catches the index up.
-            self._stale = True
+        """Durably append `data` to an append-mode source; it is indexed after the
+        acknowledgement, and before any process's next index read (`store.pending`)."""
+        rel = self.rel(spec.path)
+        app = self.truth.append(rel, data, blank_line=blank_line, record_id=os.urandom(12).hex())
+        self.pending.add(spec)
+        self.appended.note(rel)
+        self.after_ack("index appends", self._index_pending)
         self.semantic.later()
         return app
+
+    def _index_pending(self) -> None:
+        db = self.db
+        with db.exclusive():
+            self.pending.flush(self.fresh)
 
     def append_raw(self, where: Where, data: bytes) -> Appended:
         """Durably append whole records to a journal the index does not read

@@ -40,8 +40,6 @@ from memstrata.layers.sources import Sources
 from memstrata.lifecycle import triggers
 from memstrata.model import Principal, check_name
 from memstrata.policy.scope import Gate, resolve_role
-from memstrata.search import engine as search_engine
-from memstrata.search import recall
 from memstrata.search.query import Hit, SearchQuery
 from memstrata.store.engine import Engine
 
@@ -314,11 +312,15 @@ class Store:
     # -- search ----------------------------------------------------------------
     def search(self, query: SearchQuery | str, **kw: Any) -> list[Hit]:
         """One search over every layer the principal may read (see `memstrata.search`)."""
+        from memstrata.search import recall  # (start-up: test_architecture allow-list)
+
         q = query if isinstance(query, SearchQuery) else SearchQuery(text=query, **kw)
         return recall.search(self, q)  # its index reads catch up first
 
     def get(self, uid: str) -> Hit:
         """One memory by the uid a search hit carries: full text and metadata, scope-checked."""
+        from memstrata.search import engine as search_engine  # (start-up, as `search`)
+
         return search_engine.fetch(self, uid)
 
 

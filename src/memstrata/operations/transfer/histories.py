@@ -140,11 +140,14 @@ def keep_purged_out(
             if quotes and r.sha256 not in blobs:
                 blob = f"{target.folder}/{r.sha256}"
                 data = staged.read(blob) if blob in staged.memory else None
+                if data is None and r.text is not None:
+                    data = r.text.encode("utf-8")  # a hot file's record carries its content
                 clean = _scrubbed(data, quotes)
                 blobs[r.sha256] = clean
                 if clean is not None:
                     sha = hashlib.sha256(clean).hexdigest()
-                    staged.put(f"{target.folder}/{sha}", clean)
+                    if r.text is None:
+                        staged.put(f"{target.folder}/{sha}", clean)
                     out.append((f"{log}@{r.id}", "quotes of purged content scrubbed"))
             clean = blobs.get(r.sha256)
             if clean is not None:
@@ -154,6 +157,7 @@ def keep_purged_out(
                         "sha256": hashlib.sha256(clean).hexdigest(),
                         "size": len(clean),
                         "truth": None,
+                        "text": clean.decode("utf-8", "replace") if r.text is not None else None,
                     }
                 )
             kept.append(r)
