@@ -73,7 +73,7 @@ def measure_floors(
     bare: list[float] = []
     for q in queries:
         match = " OR ".join(f'"{t}"' for t in query_terms(q)) or '""'
-        recall.append(_once(functools.partial(store.search, q, k=10), clock))
+        recall.append(_once(functools.partial(store.search, q, k=10, mode="lexical"), clock))
         bare.append(_once(functools.partial(_bare_search, fts, match), clock))
     rows.append(_row(size, "recall (lexical)", "bare FTS5 bm25", recall, bare))
     fts.close()

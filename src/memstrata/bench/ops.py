@@ -99,7 +99,7 @@ def _measure(store: Any, repeat: int, size: int, clock: Clock) -> list[dict[str,
         "update NOW": lambda: mem.now.update("Benchmarking", ["measure", "report"]),
         "save fact": lambda: mem.facts.set(f"key{next(counter) % 50}", "value"),
         "get fact": lambda: mem.facts.get("key7"),
-        "recall (lexical)": lambda: store.search(w.query(), k=10),
+        "recall (lexical)": lambda: store.search(w.query(), k=10, mode="lexical"),
     }
     timings = {name: _time(fn, repeat, clock) for name, fn in ops.items()}
     timings["compact LOG (100 entries)"] = _time_compaction(

@@ -47,7 +47,7 @@ def run_search(
             lat = []
             for q in qs:
                 t = time.perf_counter()
-                store.search(q, k=10)
+                store.search(q, k=10, mode="lexical")
                 lat.append((time.perf_counter() - t) * 1000)
             p50, p95 = p50_p95(lat)
             rows.append(

@@ -255,7 +255,8 @@ SETTINGS: tuple[Setting, ...] = (
         "postings_budget",
         6000,
         _int(1),
-        "candidate generation keeps the rarest query terms up to this many postings",
+        "candidate generation keeps the rarest query words up to this many postings; "
+        "their identifier abbreviations share a tenth of it once a query word matched",
     ),
     Setting(
         "search",

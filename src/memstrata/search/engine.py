@@ -22,7 +22,7 @@ import json
 import re
 import time
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from memstrata.errors import NotFound, UnknownKind
@@ -48,6 +48,9 @@ MIN_FETCH = 100
 # 0.000s); when every query word is that common, those memories are all there is.
 MIN_RELEVANCE = 1e-3
 SNIPPET_CHARS = 200
+# In a large store (pruned MATCH), abbreviations of the query words get this fraction
+# of the postings budget once a query word matched (`_essential`).
+ABBREVIATION_SHARE = 10
 
 _COLUMNS = (
     "d.id, d.uid, d.layer, d.owner, d.room, d.kind, d.tags, d.ts, d.title, d.body, d.source,"
@@ -157,13 +160,33 @@ def _plan(
     if not large or len(phrases) < 2:
         return phrases, info, [], total
     by_match = {p.match: p for p in phrases}
-    kept, dropped = essential_terms(
-        [TermStat(p.match, p.df) for p in phrases], store.config.postings_budget
-    )
+    kept, dropped = _essential(phrases, store.config.postings_budget)
     if dropped:
         info["common_terms_rescored"] = [by_match[d.word].word for d in dropped]
     extra = [(by_match[d.word].word, list(by_match[d.word].stems), d.df) for d in dropped]
     return [by_match[k.word] for k in kept], info, extra, total
+
+
+def _essential(phrases: list[Phrase], budget: int) -> tuple[list[TermStat], list[TermStat]]:
+    """The phrases FTS5 ranks (kept) and those re-scored on the candidates (dropped).
+
+    The query's own words (and prefixes) come first, rarest first within the postings
+    budget (`terms.essential_terms`). Abbreviations are guesses: they share a tenth of
+    the budget (`ABBREVIATION_SHARE`) when a query word matched, or all of it when none
+    did. Before, all phrases shared one budget: at 100k entries with many short tag words
+    a query grew ten abbreviations that crowded its own words out of the MATCH and
+    multiplied the postings FTS5 scores by ten (5,000 rather than 500).
+    """
+    said = [TermStat(p.match, p.df) for p in phrases if p.why != "abbreviation"]
+    guessed = [TermStat(p.match, p.df) for p in phrases if p.why == "abbreviation"]
+    kept, dropped = essential_terms(said, budget)
+    share = budget // ABBREVIATION_SHARE if kept else budget
+    more, less = essential_terms(guessed, share, keep_rarest=not kept)
+    return _rarest_first(kept + more), _rarest_first(dropped + less)
+
+
+def _rarest_first(stats: list[TermStat]) -> list[TermStat]:
+    return sorted(stats, key=lambda t: (t.df, t.word))
 
 
 def _df(conn: Any, term: str) -> int:
@@ -269,13 +292,13 @@ def _ranked(
     rows = {r[1]: (r, parts) for _s, r, parts in scored}
     if wanted is not None:
         hits = [
-            replace(pool.hits[r[1]], score=s, explain=_explain(r, s, parts, pool, bound))
+            pool.hits[r[1]].but(score=s, explain=_explain(r, s, parts, pool, bound))
             for s, r, parts in scored[:wanted]
         ]
     else:
         # The top k by worth = score x prior, after exclusions and collapse (`search.worth`).
         # Only the hits shown get their explain: it costs more than ranking the pool.
-        pooled = [replace(pool.hits[r[1]], score=s, explain={}) for s, r, _parts in scored]
+        pooled = [pool.hits[r[1]].but(score=s, explain={}) for s, r, _parts in scored]
         hits = rank_pool(store, q, pooled, pool.gone)
         for h in hits:
             r, parts = rows[h.uid]
@@ -286,7 +309,7 @@ def _ranked(
     for h in hits:
         tokens = sorted(set(tokenize(f"{h.title} {h.text} {' '.join(h.tags)}")))
         h.explain["matched"] = [w for w, st in pool.words if _count_prefixed(tokens, list(st))]
-    return [replace(h, snippet=make_snippet(h.text or h.title, terms)) for h in hits]
+    return [h.but(snippet=make_snippet(h.text or h.title, terms)) for h in hits]
 
 
 def _explain(
@@ -332,9 +355,10 @@ def scoring_extra(
         (df, {u for u in union if u.startswith(tuple(stem_list))}) for _w, stem_list, df in extra
     ]
     for i, t in enumerate(texts):
-        found = Counter(pat.findall(t))
-        if not found:
+        stems_found = pat.findall(t)
+        if not stems_found:
             continue
+        found = Counter(stems_found)
         for df, owned in covers:
             tf = sum(n for st, n in found.items() if st in owned)
             if tf:
@@ -360,8 +384,8 @@ def _best_matches(
     Stage 1 ranks inside FTS5 only; stage 2 reads the docs rows of the best and applies
     scope and filters. When filters leave fewer than `fetch` (transcripts are left out
     by default, and they are most of a store), stage 1 widens eightfold, up to three
-    times. Stage 1 asks for one match more than it needs, which tells whether there
-    are more to widen to (a third query counted them before).
+    times (`_Ranked` reads on rather than asking again). Stage 1 reads one match more
+    than it needs, which tells whether there are more to widen to.
     """
     weights = ", ".join(str(x) for x in COLUMN_WEIGHTS)
     stage1 = (
@@ -374,37 +398,90 @@ def _best_matches(
         f"SELECT {_COLUMNS} FROM json_each(?) c CROSS JOIN docs d ON d.id = c.value "
         f"WHERE {' AND '.join(where)}"
     )
-    top: list[Any] = []
-    asked = 0
+    ranked = _Ranked(conn, stage1, match)
+    read: dict[int, Any] = {}
     rows: list[Any] = []
-    for _ in range(4):
-        need = fetch * 4
-        if need >= asked and len(top) == asked:  # not every match seen yet: ask for more
-            asked = need + 1
-            top = conn.execute(stage1, (match, asked)).fetchall()
-        rows = _passing(conn, stage2, params, top[:need], fetch)
-        if len(rows) >= fetch or (len(rows) >= k and fetch >= 4 * MIN_FETCH):
-            break
-        if len(top) <= need:
-            break  # stage 1 already saw every match
-        fetch *= 8
+    try:
+        for _ in range(4):
+            need = fetch * 4
+            top = ranked.first(need + 1)
+            rows = _passing(conn, stage2, params, top[:need], fetch, read)
+            if len(rows) >= fetch or (len(rows) >= k and fetch >= 4 * MIN_FETCH):
+                break
+            if len(top) <= need:
+                break  # stage 1 already saw every match
+            fetch *= 8
+    finally:
+        ranked.close()
     return rows, fetch
 
 
-def _passing(conn: Any, stage2: str, params: list[Any], best: list[Any], fetch: int) -> list[Any]:
-    """The rows of `best` (rowid, bm25; best first) that pass stage 2, in that order,
-    bm25 appended: every one, or the first `fetch` and maybe a few more. The best
-    `2 * fetch` are read first, the others only if too few of those passed."""
-    rank = {rid: (n, r) for n, (rid, r) in enumerate(best)}
+class _Ranked:
+    """Stage 1's matches (rowid, bm25), best first, read only as far as asked.
+
+    FTS5 scores every match whatever the LIMIT, so widening by asking again paid that
+    again (most of a default search's cost when transcripts fill the store). One
+    statement is asked for `WIDEN` times what is read first and read on when stage 1
+    widens; it is asked again only past that. The first n of a longer LIMIT are the
+    first n of a shorter one (SQLite's sorter keeps ties in the order FTS5 gave them).
+    """
+
+    WIDEN = 8
+
+    def __init__(self, conn: Any, sql: str, match: str) -> None:
+        self.conn, self.sql, self.match = conn, sql, match
+        self.rows: list[Any] = []
+        self.limit = 0
+        self.cursor: Any = None
+        self.ended = False  # every match read
+
+    def first(self, n: int) -> list[Any]:
+        """The best `n` matches (all of them when fewer match)."""
+        if len(self.rows) < n and not self.ended:
+            if n > self.limit:
+                self.close()
+                self.limit = n * self.WIDEN
+                self.cursor = self.conn.execute(self.sql, (self.match, self.limit))
+                self.rows = []
+            self.rows += self.cursor.fetchmany(n - len(self.rows))
+            self.ended = len(self.rows) < n  # n <= limit: the statement had no more
+        return self.rows[:n]
+
+    def close(self) -> None:
+        if self.cursor is not None:
+            self.cursor.close()
+            self.cursor = None
+
+
+def _passing(
+    conn: Any,
+    stage2: str,
+    params: list[Any],
+    best: list[Any],
+    fetch: int,
+    read: dict[int, Any] | None = None,
+) -> list[Any]:
+    """The first `fetch` rows of `best` (rowid, bm25; best first) that pass stage 2
+    (all of them if fewer pass), in that order, bm25 appended. The best `fetch * 5/4`
+    are read first (when few are filtered out, that is all), then as many more as the
+    pass rate says are needed, until `fetch` passed or none are left. Which rows are
+    read first changes the cost, never the result. `read` (rowid -> row, or None when
+    it did not pass) keeps what an earlier call read: a widened stage 1 reads only the
+    matches it had not seen."""
+    read = {} if read is None else read
     out: list[Any] = []
-    start, size = 0, 2 * fetch
+    start, size = 0, fetch + fetch // 4
     while start < len(best) and len(out) < fetch:
-        ids = [rid for rid, _r in best[start : start + size]]
-        found = conn.execute(stage2, [json.dumps(ids), *params]).fetchall()
-        found.sort(key=lambda row: rank[row[0]][0])
-        out += [(*row, rank[row[0]][1]) for row in found]
-        start, size = start + size, len(best)
-    return out
+        chunk = best[start : start + size]
+        ids = [rid for rid, _r in chunk if rid not in read]
+        if ids:
+            read.update((row[0], row) for row in conn.execute(stage2, [json.dumps(ids), *params]))
+            read.update((rid, None) for rid in ids if rid not in read)
+        out += [(*row, r) for rid, r in chunk if (row := read[rid]) is not None]
+        start += size
+        # the next read: what is still missing at the pass rate seen so far, and a half more
+        size = (fetch - len(out)) * start * 3 // (2 * len(out)) + 8 if out else len(best)
+    return out[:fetch]
 
 
 def _hit(

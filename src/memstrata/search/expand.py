@@ -35,7 +35,8 @@ from memstrata.search.text import QUERY_STOPWORDS, quote, tokenize
 
 MIN_PREFIX = 3
 MAX_ABBREVIATION = 4  # letters
-MAX_PREFIX_TERMS = 50  # vocabulary terms counted for a prefix's document frequency
+MAX_PREFIX_TERMS = 50
+SPANS_KEPT = 4096  # query spans whose abbreviations are remembered per identifier set  # vocabulary terms counted for a prefix's document frequency
 
 
 @dataclass(frozen=True)
@@ -67,7 +68,7 @@ def is_abbreviation(short: str, long: str) -> bool:
 
 def abbreviations(words: list[str], identifier_words: Iterable[str]) -> dict[str, list[str]]:
     """query word (or two/three adjacent words joined) -> identifier words abbreviating it. Pure."""
-    ids = _by_initial(
+    ids = (
         identifier_words if isinstance(identifier_words, frozenset) else frozenset(identifier_words)
     )
     present = set(words)
@@ -76,12 +77,29 @@ def abbreviations(words: list[str], identifier_words: Iterable[str]) -> dict[str
     spans += [a + b + c for a, b, c in zip(words, words[1:], words[2:], strict=False)]
     out: dict[str, list[str]] = {}
     for span in spans:
-        found = sorted(
-            t for t in ids.get(span[:1], ()) if t not in present and is_abbreviation(t, span)
-        )
+        found = [t for t in _abbreviating(span, ids) if t not in present]
         if found:
             out[span] = found
     return out
+
+
+def _abbreviating(span: str, identifier_words: frozenset[str]) -> tuple[str, ...]:
+    """The identifier words that abbreviate `span`, sorted. Remembered per set of
+    identifier words (`_spans`): the same query words come back against the same set."""
+    seen = _spans(identifier_words)
+    found = seen.get(span)
+    if found is None:
+        if len(seen) >= SPANS_KEPT:
+            seen.clear()
+        group = _by_initial(identifier_words).get(span[:1], ())
+        found = seen[span] = tuple(sorted(t for t in group if is_abbreviation(t, span)))
+    return found
+
+
+@functools.lru_cache(maxsize=MAX_SCOPES)
+def _spans(identifier_words: frozenset[str]) -> dict[str, tuple[str, ...]]:
+    """span -> its abbreviations, for one set of identifier words (filled by `_abbreviating`)."""
+    return {}
 
 
 @functools.lru_cache(maxsize=MAX_SCOPES)

@@ -171,6 +171,15 @@ class Hit:
     meta: dict[str, Any] = field(default_factory=dict)
     explain: dict[str, Any] = field(default_factory=dict)
 
+    def but(self, **changes: Any) -> Hit:
+        """A copy with `changes` (`dataclasses.replace` without its per-field work: a
+        search copies every candidate of its pool, hundreds per query)."""
+        if not changes.keys() <= self.__dict__.keys():
+            raise TypeError(f"Hit has no field {sorted(changes.keys() - self.__dict__.keys())}")
+        new = object.__new__(Hit)
+        new.__dict__.update(self.__dict__, **changes)
+        return new
+
     def to_dict(self, *, full: bool = True) -> dict[str, Any]:
         d: dict[str, Any] = {
             "uid": self.uid,

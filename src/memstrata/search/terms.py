@@ -23,6 +23,8 @@ TOKENIZER = "porter unicode61 remove_diacritics 2"
 DEFAULT_POSTINGS_BUDGET = 25_000
 
 _local = threading.local()
+STEMS_KEPT = 20_000
+_STEMS: dict[str, tuple[str, ...]] = {}
 
 
 def _tokenizer() -> sqlite3.Connection:
@@ -36,14 +38,26 @@ def _tokenizer() -> sqlite3.Connection:
 
 
 def stems(words: list[str]) -> dict[str, list[str]]:
-    """word -> the index terms FTS5 makes of it (usually one)."""
-    conn = _tokenizer()
-    conn.execute("DELETE FROM t")
-    conn.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", list(enumerate(words)))
-    out: dict[str, list[str]] = {w: [] for w in words}
-    for term, doc in conn.execute("SELECT term, doc FROM v ORDER BY doc, offset"):
-        out[words[doc]].append(term)
-    return out
+    """word -> the index terms FTS5 makes of it (usually one).
+
+    A word's terms depend on the word alone (each is tokenized as its own row), so
+    they are remembered (`_STEMS`, up to `STEMS_KEPT` words): the same words come back
+    query after query, and tokenizing them cost two statements a search.
+    """
+    known = {w: _STEMS.get(w) for w in words}
+    new = [w for w, terms in known.items() if terms is None]
+    if new:
+        conn = _tokenizer()
+        conn.execute("DELETE FROM t")
+        conn.executemany("INSERT INTO t(rowid, x) VALUES (?, ?)", list(enumerate(new)))
+        found: dict[str, list[str]] = {w: [] for w in new}
+        for term, doc in conn.execute("SELECT term, doc FROM v ORDER BY doc, offset"):
+            found[new[doc]].append(term)
+        if len(_STEMS) + len(new) > STEMS_KEPT:
+            _STEMS.clear()
+        for w, terms in found.items():
+            known[w] = _STEMS[w] = tuple(terms)
+    return {w: list(known[w] or ()) for w in words}
 
 
 @dataclass(frozen=True)
@@ -53,14 +67,15 @@ class TermStat:
 
 
 def essential_terms(
-    stats: list[TermStat], budget: int = DEFAULT_POSTINGS_BUDGET
+    stats: list[TermStat], budget: int = DEFAULT_POSTINGS_BUDGET, *, keep_rarest: bool = True
 ) -> tuple[list[TermStat], list[TermStat]]:
-    """Split terms into (kept, dropped): rarest first while sum(df) <= budget. Pure."""
+    """Split terms into (kept, dropped): rarest first while sum(df) <= budget (the
+    rarest term kept whatever its df, unless `keep_rarest` is False). Pure."""
     ranked = sorted((s for s in stats if s.df > 0), key=lambda s: (s.df, s.word))
     kept: list[TermStat] = []
     used = 0
     for s in ranked:
-        if kept and used + s.df > budget:
+        if (kept or not keep_rarest) and used + s.df > budget:
             continue
         kept.append(s)
         used += s.df
