@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from memstrata.bench import locomo
 
 CONV = [
@@ -30,6 +32,12 @@ CONV = [
         ],
     }
 ]
+
+
+@pytest.fixture(autouse=True)
+def _bench_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Built stores are kept in this test's folder, not the user's temp dir."""
+    monkeypatch.setenv("MEMSTRATA_BENCH_CACHE", str(tmp_path / "bench-cache"))
 
 
 def test_turn_text_gives_baselines_the_date_and_speaker() -> None:
@@ -191,3 +199,23 @@ def test_outdated_statement_ranked_first_is_counted(tmp_path: Path) -> None:
     tally.add(3, ["D2:1", "D1:1"], {"D2:1"}, {"D1:1"})
     tally.add(3, ["D9:9"], {"D2:1"}, {"D1:1"})  # neither found: not stale
     assert tally.summary("x")[0]["stale_first"] == 0.0
+
+
+def test_a_second_run_searches_a_copy_of_the_kept_store(
+    tmp_path: Path, semantic_default: None
+) -> None:
+    """`bench.cache`: the store built by the first run is kept, the second run searches a
+    copy (no ingest time to report) and gets the same rows."""
+    path = tmp_path / "conv.json"
+    path.write_text(json.dumps(CONV))
+    keep = ("recall@5", "recall@10", "hit@10", "session_recall@10")
+
+    def first_row() -> dict[str, object]:
+        rows = locomo.run(path, modes=("lexical", "hybrid"), embedder="fake", baselines=False,
+                          log_rows=False)  # fmt: skip
+        return rows[0]
+
+    built, copied = first_row(), first_row()
+    assert built["ingest_s"] is not None and copied["ingest_s"] is None
+    assert [built[k] for k in keep] == [copied[k] for k in keep]
+    assert len(list((tmp_path / "bench-cache").iterdir())) == 1

@@ -25,14 +25,14 @@ import re
 import shutil
 import sqlite3
 import statistics
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from memstrata.bench.locomo import percentile
+from memstrata.bench.cache import built_home, cache_dir
+from memstrata.bench.locomo import DEFAULT_EMBEDDER, percentile
 from memstrata.bench.paraphrase_data import DATA, WRITE_LAYERS, Pair, Record, filler, load
 from memstrata.embed import make_embedder
 from memstrata.search.hybrid import sync_vectors
@@ -169,33 +169,50 @@ def run_memstrata(
     pairs: list[Pair],
     records: list[Record],
     modes: Iterable[str] = MODES,
-    embedder: str = "local",
+    embedder: str = DEFAULT_EMBEDDER,
     progress: Callable[[str], None] | None = None,
+    cache: bool = True,
 ) -> dict[str, Ranks]:
-
+    """One store with every record (built, or copied from `bench.cache`), searched as of
+    the time it was built, in each of `modes`."""
     modes = tuple(modes)
     out = {m: Ranks() for m in modes}
     md = [r for r in records if r.layer in ("context", "file")]
-    home = Path(tempfile.mkdtemp(prefix="memstrata-paraphrase-"))
+    semantic = any(m != "lexical" for m in modes)
+    config = f'[roles]\nadmin = ["{AGENT}"]\n'  # an import may date ledger entries
+    if semantic:
+        config += f'[search]\nembedder = "{embedder}"\n'
+
+    def build(home: Path) -> dict[str, Any]:
+        (home / "config.toml").write_text(config)
+        now = time.time()
+        with Store(home, agent=AGENT) as store:
+            t = time.perf_counter()
+            by_uid = ingest(store, records, now)
+            if progress:
+                progress(f"ingested {len(records)} records in {time.perf_counter() - t:.1f}s")
+            if semantic:
+                t = time.perf_counter()
+                sync_vectors(store, store.embedder())
+                if progress:
+                    progress(f"embedded in {time.perf_counter() - t:.1f}s")
+        return {"by_uid": by_uid, "now": now}
+
+    home, info, hit = built_home(
+        "paraphrase",
+        ([(r.rid, r.where, r.days_ago, r.text) for r in records], config),
+        build,
+        cache_dir(cache),
+    )
+    if hit and progress:
+        progress("store copied from the cache (bench.cache)")
+    by_uid, now = info["by_uid"], float(info["now"])
     with contextlib.ExitStack() as scratch:
         scratch.callback(shutil.rmtree, home, ignore_errors=True)
-        config = f'[roles]\nadmin = ["{AGENT}"]\n'  # an import may date ledger entries
-        if any(m != "lexical" for m in modes):
-            config += f'[search]\nembedder = "{embedder}"\n'
-        (home / "config.toml").write_text(config)
         store = scratch.enter_context(Store(home, agent=AGENT))
-        t = time.perf_counter()
-        by_uid = ingest(store, records, time.time())
-        if progress:
-            progress(f"ingested {len(records)} records in {time.perf_counter() - t:.1f}s")
-        if any(m != "lexical" for m in modes):
-            t = time.perf_counter()
-            sync_vectors(store, store.embedder())
-            if progress:
-                progress(f"embedded in {time.perf_counter() - t:.1f}s")
         for mode in modes:
             for p in pairs:
-                q = SearchQuery(text=p.question, layers=LAYERS, k=max(KS), mode=mode)
+                q = SearchQuery(text=p.question, layers=LAYERS, k=max(KS), mode=mode, now=now)
                 t = time.perf_counter()
                 hits = store.search(q)
                 out[mode].latency.append((time.perf_counter() - t) * 1000)
@@ -234,9 +251,11 @@ def run_fts5(pairs: list[Pair], records: list[Record]) -> Ranks:
     return ranks
 
 
-def run_minilm(pairs: list[Pair], records: list[Record]) -> Ranks | None:
+def run_minilm(
+    pairs: list[Pair], records: list[Record], embedder: str = DEFAULT_EMBEDDER
+) -> Ranks | None:
     try:
-        emb = make_embedder("local")
+        emb = make_embedder(embedder, download=False)
     except Exception:  # the extra is not installed: no MiniLM row
         return None
     import numpy as np
@@ -257,10 +276,11 @@ def run(
     path: Path = DATA,
     modes: Iterable[str] = MODES,
     baselines: bool = True,
-    embedder: str = "local",
+    embedder: str = DEFAULT_EMBEDDER,
     filler_count: int = 260,
     limit: int | None = None,
     progress: Callable[[str], None] | None = None,
+    cache: bool = True,
 ) -> list[dict[str, Any]]:
     """Every row of one run. `limit` keeps the first N questions (tests)."""
     pairs, records = load(path)
@@ -268,11 +288,11 @@ def run(
         pairs = pairs[:limit]
     records = records + filler(filler_count)
     rows: list[dict[str, Any]] = []
-    for mode, ranks in run_memstrata(pairs, records, modes, embedder, progress).items():
+    for mode, ranks in run_memstrata(pairs, records, modes, embedder, progress, cache).items():
         rows += ranks.summary(f"memstrata-{mode}", pairs)
     if baselines:
         rows += run_fts5(pairs, records).summary("fts5", pairs)
-        dense = run_minilm(pairs, records)
+        dense = run_minilm(pairs, records, embedder)
         if dense is not None:
             rows += dense.summary("minilm", pairs)
     return rows
