@@ -105,7 +105,8 @@ def hybrid_search(
         z: dict[str, dict[str, float]] = {}
         fused = relevance
     else:
-        maxsim = _maxsim(vi, q.text, [u for u in cands if u in matrix.index])
+        if store.config.maxsim:
+            maxsim = _maxsim(vi, q.text, [u for u in cands if u in matrix.index])
         relevance, fused, z = _fuse(store, cands, lexical, dense, maxsim)
     hits = _rank(store, q, cands, rows, relevance, fused, z, lexical, dense, pool, vi, maxsim)
     if q.mode == "hybrid":  # a word-less candidate far from the query is never shown
