@@ -219,3 +219,15 @@ def test_a_second_run_searches_a_copy_of_the_kept_store(
     assert built["ingest_s"] is not None and copied["ingest_s"] is None
     assert [built[k] for k in keep] == [copied[k] for k in keep]
     assert len(list((tmp_path / "bench-cache").iterdir())) == 1
+
+
+def test_sessions_are_ranked_by_their_best_turn() -> None:
+    """`session_rank@10`: the first 10 distinct sessions of the deep ranking, where
+    `session_recall@10` only sees the sessions of the top 10 turns."""
+    deep = ["D1:1", "D1:2", "D1:3", *[f"D{n}:1" for n in range(2, 12)]]  # 11 sessions
+    tally = locomo.Tally()
+    tally.add(4, deep[:10], {"D10:5"}, None, deep)  # session 10 is the 10th distinct one
+    tally.add(4, deep[:10], {"D11:5"}, None, deep)  # session 11 is the 11th
+    rows = tally.rows["all"]
+    assert [r["session_recall@10"] for r in rows] == [0.0, 0.0]
+    assert [r["session_rank@10"] for r in rows] == [1.0, 0.0]

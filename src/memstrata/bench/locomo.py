@@ -13,7 +13,11 @@ Protocol (the same public ingest and search a user has):
   query latency p50/p95;
 * recall@k = mean over questions of |evidence turns in top k| / |evidence|
   (the LoCoMo paper's definition); hit@k = share of questions with at least one
-  evidence turn in the top k; the same at session level.
+  evidence turn in the top k; the same at session level: `session_recall@k` (s-r@k),
+  the evidence sessions among the sessions of the top k turns; and `session_rank@10`
+  (S-r@10), the evidence sessions among the first 10 sessions when sessions are ranked
+  by their best turn (a second search of `DEEP` turns), the session-level recall@10
+  that other systems publish for LoCoMo (a session ranked as a document);
 
 A question may name `outdated_evidence` (the techconv set's updated facts): earlier
 statements of a fact whose latest statement is the gold. `stale_first` is the share
@@ -79,6 +83,7 @@ from memstrata.search.query import SearchQuery
 from memstrata.store.view import Store
 
 KS = (5, 10, 20)
+DEEP = 50  # turns ranked for the session ranking (`session_rank@10`)
 CATEGORIES = (1, 2, 3, 4)
 _EVID = re.compile(r"D(\d+):(\d+)")
 _DATE = re.compile(r"(\d{1,2}):(\d{2})\s*([ap]m)\s+on\s+(\d{1,2})\s+(\w+),?\s+(\d{4})", re.I)
@@ -178,10 +183,22 @@ class Tally:
         self.latency: list[float] = []
 
     def add(
-        self, cat: int, ranked: list[str], evidence: set[str], outdated: set[str] | None = None
+        self,
+        cat: int,
+        ranked: list[str],
+        evidence: set[str],
+        outdated: set[str] | None = None,
+        deep: list[str] | None = None,
     ) -> None:
+        """One question: `ranked` turn ids (top 20), `deep` a longer ranking (top
+        `DEEP`) that ranks sessions by their best turn (`session_rank@10`)."""
         ev_s = {session_of(e) for e in evidence}
         row = {}
+        sessions: list[int] = []
+        for d in deep if deep is not None else ranked:
+            if (n := session_of(d)) not in sessions:
+                sessions.append(n)
+        row["session_rank@10"] = len(ev_s & set(sessions[:10])) / len(ev_s)
         if outdated:
             pos = {d: i for i, d in reversed(list(enumerate(ranked)))}
             best_gold = min((pos[e] for e in evidence if e in pos), default=len(ranked))
@@ -269,7 +286,14 @@ def run_memstrata(
                     t = time.perf_counter()
                     hits = store.search(question, layers=("session",), k=max(KS), mode=mode)
                     tallies[mode].latency.append((time.perf_counter() - t) * 1000)
-                    tallies[mode].add(cat, [h.meta.get("id", "") for h in hits], ev, old)
+                    deep = store.search(question, layers=("session",), k=DEEP, mode=mode)
+                    tallies[mode].add(
+                        cat,
+                        [h.meta.get("id", "") for h in hits],
+                        ev,
+                        old,
+                        [h.meta.get("id", "") for h in deep],
+                    )
             if progress:
                 how = (
                     "from the cache"
@@ -356,13 +380,13 @@ def run_fts5_baseline(convs: Iterable[tuple[str, list[Turn], list[Question]]]) -
             t = time.perf_counter()
             rows = (
                 db.execute(
-                    "SELECT dia FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT 20", (expr,)
+                    "SELECT dia FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT ?", (expr, DEEP)
                 ).fetchall()
                 if expr
                 else []
             )
             tally.latency.append((time.perf_counter() - t) * 1000)
-            tally.add(cat, [r[0] for r in rows], ev, old)
+            tally.add(cat, [r[0] for r in rows][: max(KS)], ev, old, [r[0] for r in rows])
     return tally
 
 
@@ -384,9 +408,10 @@ def run_dense_baseline(
         qv = np.asarray(emb.embed([q[0] for q in qs]), dtype=np.float32)
         for (_question, cat, ev, old), v in zip(qs, qv, strict=True):
             t = time.perf_counter()
-            order = np.argsort(-(mat @ v))[:20]
+            order = np.argsort(-(mat @ v))[:DEEP]
             tally.latency.append((time.perf_counter() - t) * 1000)
-            tally.add(cat, [ids[i] for i in order], ev, old)
+            ranked = [ids[i] for i in order]
+            tally.add(cat, ranked[: max(KS)], ev, old, ranked)
     return tally
 
 
@@ -449,7 +474,7 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
         f"{'system':<26}{'cat':>4}{'n':>5}"
         + "".join(f"{'r@' + str(k):>8}" for k in KS)
         + "".join(f"{'hit@' + str(k):>8}" for k in KS)
-        + f"{'s-r@10':>8}"
+        + f"{'s-r@10':>8}{'S-r@10':>8}"
         + (f"{'stale':>8}" if stale else "")
         + f"{'p50ms':>9}{'p95ms':>9}"
     )
@@ -459,7 +484,7 @@ def format_rows(rows: list[dict[str, Any]]) -> str:
             f"{r['system']:<26}{r['category']!s:>4}{r['questions']:>5}"
             + "".join(f"{r[f'recall@{k}']:>8.3f}" for k in KS)
             + "".join(f"{r[f'hit@{k}']:>8.3f}" for k in KS)
-            + f"{r['session_recall@10']:>8.3f}"
+            + f"{r['session_recall@10']:>8.3f}{r['session_rank@10']:>8.3f}"
             + ((f"{r['stale_first']:>8.3f}" if "stale_first" in r else " " * 8) if stale else "")
             + (f"{r['p50_ms']:>9.2f}{r['p95_ms']:>9.2f}" if "p50_ms" in r else "")
         )
