@@ -13,6 +13,7 @@ from memstrata import SearchQuery, Store
 from memstrata.embed.base import FakeEmbedder
 from memstrata.index import tokens as token_vectors
 from memstrata.index.generations import live_database
+from memstrata.search.maxsim import maxsim
 
 np = pytest.importorskip("numpy")
 
@@ -59,7 +60,7 @@ def test_maxsim_is_a_fusion_feature_that_explain_shows(semantic_default: None, h
         emb = store.embedder()
         _vec, (q,) = emb.embed_tokens(["What did Caroline research?"])  # type: ignore[attr-defined]
         _vec, (t,) = emb.embed_tokens([f"Caroline\n{turns[2]}"])  # type: ignore[attr-defined]
-        want = token_vectors.maxsim(
+        want = maxsim(
             np,
             token_vectors.project(np, q),
             {"x": [token_vectors.unpack(np, token_vectors.pack(np, t))]},

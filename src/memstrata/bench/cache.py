@@ -4,7 +4,7 @@
 records and embedding them (thousands of texts with all-MiniLM-L6-v2 on the CPU);
 the searches that the rows measure take seconds. A store built once for a dataset,
 an embedder and the code that writes and embeds (`code_version`: every module of the
-package except the search, presentation and adapter ones) is kept under
+package except the search, settings, presentation and adapter ones) is kept under
 
     $MEMSTRATA_BENCH_CACHE (default: <temp dir>/memstrata-bench-cache)/<key>/
 
@@ -29,7 +29,10 @@ from typing import Any
 ENV = "MEMSTRATA_BENCH_CACHE"
 KEEP = 24
 # packages whose code decides how records are searched or shown, not how they are stored
-_QUERY_SIDE = frozenset({"search", "cli", "web", "mcp", "assembly", "reading", "bench", "skills"})
+# (and settings: a default that changes how records are written needs `--no-cache`)
+_QUERY_SIDE = frozenset(
+    {"search", "cli", "web", "mcp", "assembly", "reading", "bench", "skills", "config"}
+)
 _PACKAGE = Path(__file__).resolve().parent.parent
 _version: str | None = None
 

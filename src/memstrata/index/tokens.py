@@ -11,7 +11,7 @@ gets a second meaning feature, late interaction as in ColBERT (Khattab & Zaharia
     maxsim(q, d)    = max over d's units with token vectors
 
 computed for the candidates of one search only (the fused pool), in one NumPy
-product over all their pieces (`maxsim`).
+product over all their pieces (`search.maxsim`).
 
 Storage (`pack`, `unpack`): each piece's unit vector goes through a fixed projection
 to `DIMS` dimensions (a +-1 matrix read from SHAKE-256 of a constant: the same on
@@ -78,30 +78,4 @@ def unpack(np: Any, blob: bytes) -> Any:
     return t / np.maximum(norms, np.float32(1e-12))[:, None]
 
 
-def maxsim(np: Any, query: Any, units: dict[str, list[Any]]) -> dict[str, float]:
-    """maxsim(q, d) for every uid in `units` (uid -> its units' unpacked token arrays),
-    `query` the query's projected unit token vectors (m, DIMS); uids without pieces
-    are left out. One product over all pieces; a segment max per unit."""
-    q = np.asarray(query, dtype=np.float32)
-    owners: list[str] = []
-    arrays: list[Any] = []
-    for uid, arrs in units.items():
-        for a in arrs:
-            if len(a):
-                owners.append(uid)
-                arrays.append(a)
-    if not arrays or not len(q):
-        return {}
-    lengths = np.array([len(a) for a in arrays], dtype=np.int64)
-    starts = np.cumsum(lengths) - lengths
-    sims = np.concatenate(arrays) @ q.T  # (pieces, m)
-    best = np.maximum.reduceat(sims, starts, axis=0)  # (units, m)
-    per_unit = best.mean(axis=1)
-    out: dict[str, float] = {}
-    for uid, s in zip(owners, per_unit.tolist(), strict=True):
-        if s > out.get(uid, -2.0):
-            out[uid] = s
-    return out
-
-
-__all__ = ["DIMS", "UNITS", "maxsim", "pack", "project", "unpack"]
+__all__ = ["DIMS", "UNITS", "pack", "project", "unpack"]

@@ -33,9 +33,9 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from memstrata.index import tokens as token_vectors
 from memstrata.search import scoring
 from memstrata.search.engine import _COLUMNS, _filters, _hit, lexical_pool, make_snippet
+from memstrata.search.maxsim import maxsim as token_maxsim
 from memstrata.search.query import LAYERS, OPT_IN_LAYERS, Hit, Searchable, SearchQuery
 from memstrata.search.text import query_terms
 from memstrata.search.worth import exclusions, rank_pool
@@ -129,7 +129,7 @@ def _maxsim(vi: Any, text: str, uids: list[str]) -> dict[str, float]:
         return {}
     import numpy as np
 
-    return token_vectors.maxsim(np, qt, vi.token_sets(uids))
+    return token_maxsim(np, qt, vi.token_sets(uids))
 
 
 def pool_uids(pool: Any) -> set[str]:
