@@ -14,6 +14,7 @@ from memstrata.embed.base import FakeEmbedder
 from memstrata.index import tokens as token_vectors
 from memstrata.index.generations import live_database
 from memstrata.search.maxsim import maxsim
+from memstrata.search.present import explain_in_words
 
 np = pytest.importorskip("numpy")
 
@@ -57,6 +58,7 @@ def test_maxsim_is_a_fusion_feature_that_explain_shows(semantic_default: None, h
         assert isinstance(ex["maxsim"], float) and "z_maxsim" in ex
         assert "z(maxsim)" in ex["formula"]
         assert all(isinstance(h.explain["maxsim"], float) for h in hits)
+        assert f"word-by-word meaning {ex['maxsim']:.2f}" in " ".join(explain_in_words(ex))
         emb = store.embedder()
         _vec, (q,) = emb.embed_tokens(["What did Caroline research?"])  # type: ignore[attr-defined]
         _vec, (t,) = emb.embed_tokens([f"Caroline\n{turns[2]}"])  # type: ignore[attr-defined]
@@ -139,6 +141,8 @@ def test_a_long_record_keeps_token_vectors_for_its_first_units_only(home: Path) 
     assert len(rows) == 8
     for _uid, unit, blob in rows:
         if unit < token_vectors.UNITS:
-            assert blob and len(blob) == token_vectors.DIMS * 103  # title, 'paragraph', i, 100 x 'word'
+            assert (
+                blob and len(blob) == token_vectors.DIMS * 103
+            )  # title, 'paragraph', i, 100 x 'word'
         else:
             assert blob == b""
