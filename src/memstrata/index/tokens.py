@@ -66,7 +66,8 @@ def pack(np: Any, tokens: Any) -> bytes:
     if not len(p):
         return b""
     scale = np.float32(127.0) / np.maximum(np.abs(p).max(axis=1), np.float32(1e-12))
-    return np.rint(p * scale[:, None]).astype(np.int8).tobytes()
+    out: bytes = np.rint(p * scale[:, None]).astype(np.int8).tobytes()
+    return out
 
 
 def unpack(np: Any, blob: bytes) -> Any:

@@ -273,9 +273,7 @@ class VectorIndex:
         todo = [u for u in want if not self._current(have.get((u[0], u[1])), u)]
         reuse = self._by_hash(list({u[3] for u in todo}))
         new_texts = list(
-            {
-                u[3]: u[2] for u in todo if not self._current(reuse.get(u[3]), u, by_hash=True)
-            }.items()
+            {u[3]: u[2] for u in todo if not self._reusable(reuse.get(u[3]), u)}.items()
         )
         np = _numpy() if self.tokens else None
         for part in _chunked(new_texts, self.batch_size):
@@ -295,17 +293,17 @@ class VectorIndex:
         self._write(rows, gone, extra, mark)
         return len(new_texts)
 
-    def _current(
-        self, got: tuple[str, bool | None] | Stored | None, u: Unit, *, by_hash: bool = False
-    ) -> bool:
-        """Is what is stored (by uid and unit, or `by_hash`) all this unit needs?"""
+    def _current(self, got: tuple[str, bool] | None, u: Unit) -> bool:
+        """Is what is stored for this uid and unit (text hash, token vectors computed)
+        all this unit needs?"""
+        if got is None or got[0] != u[3]:
+            return False
+        return not self.tokens or got[1]
+
+    def _reusable(self, got: Stored | None, u: Unit) -> bool:
+        """Can a vector stored for the same text (under any uid) serve this unit?"""
         if got is None:
             return False
-        if not by_hash:
-            h, has_tokens = got  # type: ignore[misc]
-            if h != u[3]:
-                return False
-            return not self.tokens or bool(has_tokens)
         blob = got[1]
         if not self.tokens:
             return True
