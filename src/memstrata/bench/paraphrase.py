@@ -8,7 +8,10 @@ The LOG compacts past 100 entries as it does for an agent, so part of it is in
 `archive/`. Each question is then one `store.search(SearchQuery(text=question,
 layers=LAYERS, k=10, mode=m))` for m in lexical, semantic (vectors only) and hybrid
 (fused), with whatever embedder and fusion the store is configured with: the bench
-sets `[search] embedder` only. A question is answered at k when a hit among the
+sets `[search] embedder` only (default `minilm`, the default install's; the
+environment variable MEMSTRATA_BENCH_SEARCH_CONFIG appends more `[search]` lines).
+The built store is kept between runs (`bench.cache`), and searched as of the time
+it was built. A question is answered at k when a hit among the
 first k holds its gold record (a Markdown hit is a heading-led chunk: it holds every
 bullet in it). Reported per split (dev, held-out: never tune on held-out), per layer
 the answer was written to, with query latency p50/p95 per row.
@@ -21,6 +24,7 @@ when installed, all-MiniLM-L6-v2 cosine.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import shutil
 import sqlite3
@@ -206,6 +210,9 @@ def run_memstrata(
     )
     if hit and progress:
         progress("store copied from the cache (bench.cache)")
+    extra = os.environ.get("MEMSTRATA_BENCH_SEARCH_CONFIG", "")
+    if semantic and extra:  # more [search] lines (searching only: not in the cached store)
+        (home / "config.toml").write_text(f"{config}{extra}\n")
     by_uid, now = info["by_uid"], float(info["now"])
     with contextlib.ExitStack() as scratch:
         scratch.callback(shutil.rmtree, home, ignore_errors=True)
