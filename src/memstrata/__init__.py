@@ -2,7 +2,7 @@
 
 Files (Markdown, JSONL) are the source of truth; a SQLite index beside them is
 derived and rebuildable. Start with `Store` (every layer) or `MemoryManager`
-(seed 002's face for one agent).
+(the AgentOS face for one agent).
 
 Names are loaded on first use (PEP 562), so `import memstrata` costs almost
 nothing: the CLI starts on every agent start and must stay fast.

@@ -165,7 +165,7 @@ class ReadOnlyStore(StorageError):
 
 
 class RoomClosed(Refused):
-    """A closed room (seed 000: the channel lives for the room's execution) takes no
+    """A closed room (the channel lives for the room's execution) takes no
     new channel messages, artifacts or ledger entries; what it holds stays readable."""
 
     code = "room_closed"

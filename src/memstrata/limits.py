@@ -6,7 +6,7 @@ JSON value's depth and size by one iterative walk that stops at the first excess
 (never recursion, never a full `json.dumps` of something too big). So refusing
 100,000 tags costs microseconds, not seconds.
 
-Seed 000's ledger bounds (summary 4 KB, detail 16 KB, 50 query results, ...) are
+The shared ledger's bounds (summary 4 KB, detail 16 KB, 50 query results, ...) are
 configurable and live in `config.Bounds`; everything here is fixed.
 """
 

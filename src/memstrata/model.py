@@ -147,7 +147,7 @@ def parse_ts(value: str | float | int | None) -> float:
 
 @dataclass(frozen=True)
 class Principal:
-    """Who is reading or writing: an agent name, its role (seed 004 scope table) and room."""
+    """Who is reading or writing: an agent name, its role (a row of the scope table in `policy.scope`) and room."""
 
     agent: str | None = None
     role: Role = "admin"
@@ -156,7 +156,7 @@ class Principal:
 
 @dataclass(frozen=True)
 class LedgerEntry:
-    """One line of `ledger.jsonl`, with exactly the fields of seed 000."""
+    """One line of `ledger.jsonl`, with exactly the fields of the shared ledger's entry format."""
 
     id: str
     ts: str
@@ -215,8 +215,8 @@ FACT_CATEGORIES: tuple[str, ...] = (
     "feedback",
     "project",
     "reference",
-)  # seed 002's categories, then seed 001's durable-fact taxonomy
-DURABLE_CATEGORIES: tuple[str, ...] = ("user", "feedback", "project", "reference")  # seed 001
+)  # the user-fact categories, then the durable-fact taxonomy
+DURABLE_CATEGORIES: tuple[str, ...] = ("user", "feedback", "project", "reference")  # repo facts
 
 LOG_TYPES: tuple[str, ...] = ("TOOL_USE", "THOUGHT", "USER_FEEDBACK", "ERROR", "SYSTEM")
 
@@ -232,9 +232,9 @@ def estimate_tokens(text: str) -> int:
 
 @dataclass(frozen=True)
 class LogEntry:
-    """One entry of LOG.md (seed 002 warm memory).
+    """One entry of LOG.md (warm memory).
 
-    `content_hash`, `token_count` and `compacted` are seed 002's `log_metadata`:
+    `content_hash`, `token_count` and `compacted` are the entry's `log_metadata`:
     the writer records hash and tokens in the entry's footer; `compacted` is true
     for entries read from a compaction archive; `edited` marks an entry whose text
     no longer matches the hash its writer recorded (a hand edit).
@@ -253,7 +253,7 @@ class LogEntry:
 
 @dataclass(frozen=True)
 class Fact:
-    """A key/value fact (seed 002 user_facts; seed 001 durable facts use taxonomy categories)."""
+    """A key/value fact (user_facts; durable facts use the taxonomy categories)."""
 
     key: str
     value: str
@@ -275,7 +275,7 @@ SESSION_ROLES: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class SessionMessage:
-    """One line of `sessions/<id>.jsonl` (seed 004 episodic memory)."""
+    """One line of `sessions/<id>.jsonl` (episodic memory)."""
 
     id: str
     role: str
@@ -303,7 +303,7 @@ TASK_STATUSES: tuple[str, ...] = ("pending", "in_progress", "blocked", "done", "
 
 @dataclass(frozen=True)
 class Task:
-    """One task of `tasks.json` (seed 004 task memory)."""
+    """One task of `tasks.json` (task memory)."""
 
     id: str
     milestone: str | None
@@ -334,7 +334,7 @@ ITEM_TYPES: tuple[str, ...] = ("entity", "claim", "task", "decision", "note")
 
 @dataclass(frozen=True)
 class Item:
-    """One extracted knowledge item of `items.json` (seed 004)."""
+    """One extracted knowledge item of `items.json`."""
 
     id: str
     type: str
@@ -344,7 +344,7 @@ class Item:
     lineNumber: int
     confidence: float
     extractedAt: str
-    # The project the item was extracted from (seed 004 keeps one `<project>/items.json`
+    # The project the item was extracted from (the extraction design keeps one `<project>/items.json`
     # per project; memstrata keeps one items.json and names the project in each item).
     # "" for items extracted before projects were recorded, or written by an admin.
     project: str = ""

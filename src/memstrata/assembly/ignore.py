@@ -1,6 +1,6 @@
-"""Does a user message ask the agent not to use its memory this turn? (seed 001)
+"""Does a user message ask the agent not to use its memory this turn?
 
-Seed 001: when the user says "ignore memory" (or an equivalent: "don't use memory",
+When the user says "ignore memory" (or an equivalent: "don't use memory",
 "fresh context"), the agent must not consult memory for that turn. People say it
 in many ways, and "memory", "context", "notes" and "history" are also everyday
 objects of the work ("memory leak", "context manager", "memory-related tests",
@@ -428,7 +428,7 @@ def _counterfactual(clause: str) -> bool:
 
 
 def asks_to_ignore_memory(message: str) -> bool:
-    """True when a user message asks not to use memory for this turn (seed 001).
+    """True when a user message asks not to use memory for this turn.
 
     Example:
         >>> asks_to_ignore_memory("no memory please")

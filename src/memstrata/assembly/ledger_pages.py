@@ -1,6 +1,6 @@
 """Browsing the shared ledger: pages by room, supersede chains, freshness.
 
-`Ledger.query` answers an agent (seed 000: newest first, at most 50). People
+`Ledger.query` answers an agent (newest first, at most 50). People
 browsing a ledger of 100,000 entries need more: every page of a room, each entry
 with its freshness (the decay factor search applies to it now,
 exp(-ln2 / half_life x age), 1.0 = new), whether it was superseded and by what,

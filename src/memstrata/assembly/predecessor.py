@@ -1,7 +1,7 @@
-"""Predecessor context (seed 000 `memory_get_context`): what other rooms learned.
+"""Predecessor context (`memory_get_context`): what other rooms learned.
 
 The most relevant ledger entries from the rooms upstream of `room` in the DAG
-(every room its `room.json` declares upstream, and theirs, transitively: seed 000
+(every room its `room.json` declares upstream, and theirs, transitively:
 "memories from upstream rooms in the DAG"), or, for a room that declares none,
 from every room other than `room`; for a brief's keywords (BM25 x decay through
 the one search), else the newest ones; at most

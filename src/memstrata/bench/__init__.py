@@ -1,1 +1,1 @@
-"""Benchmarks: seed 002's operation table, search latency, LoCoMo retrieval."""
+"""Benchmarks: the memory operation table, search latency, LoCoMo retrieval."""

@@ -306,8 +306,8 @@ class ScenarioRun:
             injected = _context_of(out) if out else None
         else:
             await io.said("user", text)
-            # An MCP agent rereads its context when the user says "continue" (seed 002's
-            # planner prompt); on "ignore memory" its harness reads none (seed 001).
+            # An MCP agent rereads its context when the user says "continue" (the AgentOS
+            # planner prompt); on "ignore memory" its harness reads none.
             injected = (
                 await io.mcp.read("memory://prompt-context") if expect == "continue" else None
             )

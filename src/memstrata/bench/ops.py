@@ -1,11 +1,11 @@
-"""`memstrata bench ops`: seed 002's performance table, measured.
+"""`memstrata bench ops`: the AgentOS performance table, measured.
 
 For each store size, populate synthetic memories, open the store (indexing
-them), then time each operation of seed 002's table many times and report p50
+them), then time each operation of that table many times and report p50
 and p95 in milliseconds against memstrata's targets (ten times better than the
-seed's numbers), compaction of a 100-entry LOG.md included (seed 002: "~30s").
+AgentOS's numbers), compaction of a 100-entry LOG.md included (AgentOS: "~30s").
 
-`clock` is wall-clock time by default (latency, as the seed states it). The test
+`clock` is wall-clock time by default (latency, as AgentOS states it). The test
 suite passes `time.thread_time`: the CPU time an operation costs, which a loaded
 machine does not inflate the way it inflates latency, so a slow operation still
 fails the suite while waiting for a busy CPU does not.
@@ -33,11 +33,11 @@ TARGETS_MS = {
     "save fact": 0.5,
     "get fact": 0.1,
     "recall (lexical)": 10.0,
-    # seed 002: "Compaction ~30s (LLM summary generation)"; memstrata's default summary is
+    # AgentOS: "Compaction ~30s (LLM summary generation)"; memstrata's default summary is
     # extractive (no model), the archive and the rewrite are fsync'ed
     "compact LOG (100 entries)": 3000.0,
 }
-COMPACT_ENTRIES = 100  # seed 002's trigger: LOG.md past 100 entries
+COMPACT_ENTRIES = 100  # the compaction trigger: LOG.md past 100 entries
 
 
 Clock = Callable[[], float]
@@ -121,7 +121,7 @@ def _measure(store: Any, repeat: int, size: int, clock: Clock) -> list[dict[str,
 
 
 def _time_compaction(store: Any, rounds: int, clock: Clock) -> tuple[float, float]:
-    """`compact_log` of a LOG.md holding the seed's 100 entries (default summariser).
+    """`compact_log` of a LOG.md holding the trigger's 100 entries (default summariser).
 
     Each round starts from a freshly compacted LOG, appends 99 entries (the summary
     makes 100: under the trigger, so no background compaction races the timed one),

@@ -1,6 +1,6 @@
 """`memstrata bench teams --database-url URL`: the PostgreSQL backend against local files.
 
-At N entries (seed 002's synthetic memories, `synth.populate`), in one run:
+At N entries (synthetic memories, `synth.populate`), in one run:
 
 * a local store is indexed from its files, the same truth is migrated into a
   scratch schema of the database, and a new host joins it: its index catches up

@@ -1,4 +1,4 @@
-"""`memstrata audit [--prune [--apply]]`: seed 001's memory pollution audit (Checklist D).
+"""`memstrata audit [--prune [--apply]]`: the memory pollution audit (Checklist D).
 
 Wraps `memstrata.lifecycle.hygiene`: the audit only reads and lists duplicate
 or volatile facts, a stale or oversized NOW.md, oversized memory files, a LOG

@@ -12,7 +12,7 @@ from typing import Any
 def register(sub: Any) -> None:
     p = sub.add_parser("bench", help="run benchmarks")
     bsub = p.add_subparsers(dest="bench", metavar="BENCH", required=True)
-    ops = bsub.add_parser("ops", help="seed 002 operation latencies at 10k and 100k entries")
+    ops = bsub.add_parser("ops", help="memory operation latencies at 10k and 100k entries")
     ops.add_argument("--sizes", default="10000,100000", help="comma-separated store sizes")
     ops.add_argument(
         "--repeat", type=int, default=500, help="operations timed per size (default 500)"

@@ -1,6 +1,6 @@
 """`memstrata compact [--force] [--summary TEXT] | --session ID [--keep N] | --history`.
 
-Seed 002's LOG.md compaction and seed 004's transcript compaction, wrapped
+LOG.md compaction and session transcript compaction, wrapped
 (`memstrata.lifecycle`): the entries go verbatim to the agent's archive (still
 searchable as cold memory) and one summary takes their place. Without --force
 LOG.md is compacted only when over `log.compact_bytes` / `log.compact_entries`.

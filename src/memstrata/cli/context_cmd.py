@@ -21,7 +21,7 @@ def register(sub: Any) -> None:
     p.add_argument(
         "--ignore-memory",
         action="store_true",
-        help="read nothing from memory (seed 001 'ignore memory')",
+        help="read nothing from memory ('ignore memory')",
     )
     p.add_argument("--log-entries", type=int, default=20, help="LOG.md entries (default 20)")
     p.add_argument("--workspace", help="workspace shown in the context (default: cwd)")

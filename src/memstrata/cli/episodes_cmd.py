@@ -1,10 +1,10 @@
-"""Seed 001's task-episodic memory and promotion, and seed 004's source folders, on the
-command line (seed 000's rooms: `cli.rooms_cmd`; phase events: `cli.phases_cmd`).
+"""Task-episodic memory and promotion, and indexed source folders, on the
+command line (rooms: `cli.rooms_cmd`; phase events: `cli.phases_cmd`).
 
-    memstrata episodes create|write|read|list|verified|gate   task folders (seed 001)
+    memstrata episodes create|write|read|list|verified|gate   task folders
     memstrata promote TEXT --cite FILE [--dry-run]            Checklist C, durable fact
     memstrata promote --scratch NAME --task SLUG              session -> task-episodic
-    memstrata sources add|remove|list|sync                    project folders (seed 004)
+    memstrata sources add|remove|list|sync                    project folders
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from memstrata.model import DURABLE_CATEGORIES
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("episodes", help="task-episodic memory: one folder per task (seed 001)")
+    p = sub.add_parser("episodes", help="task-episodic memory: one folder per task")
     esub = p.add_subparsers(dest="episodes_action", metavar="ACTION", required=True)
     c = esub.add_parser("create", help="create (or reuse) a task folder; prints its slug")
     c.add_argument("title", help="the task's title")
@@ -48,7 +48,7 @@ def register(sub: Any) -> None:
     pr = sub.add_parser(
         "promote",
         help="promote a durable fact through Checklist C, or a "
-        "session scratch file into a task folder (seed 001)",
+        "session scratch file into a task folder",
     )
     pr.add_argument("text", nargs="?", help="the fact, 1-2 sentences")
     pr.add_argument(
@@ -68,7 +68,7 @@ def register(sub: Any) -> None:
     pr.add_argument("--dry-run", action="store_true", help="only run Checklist C")
     pr.set_defaults(func=run_promote)
 
-    so = sub.add_parser("sources", help="project folders indexed for search (seed 004 sources)")
+    so = sub.add_parser("sources", help="project folders indexed for search (scope sources)")
     ssub = so.add_subparsers(dest="sources_action", metavar="ACTION", required=True)
     sa = ssub.add_parser("add", help="index a project folder")
     sa.add_argument("folder", help="the folder")

@@ -1,4 +1,4 @@
-"""`memstrata extract ROOT [PATH...]`: seed 004's extracted knowledge into `items.json`.
+"""`memstrata extract ROOT [PATH...]`: extracted knowledge into `items.json`.
 
 Wraps `memstrata.lifecycle.extraction`: the Markdown and text files under ROOT
 (or only the given PATHs, relative to it) are turned into typed items (entity,

@@ -1,7 +1,7 @@
-"""`memstrata facts set|get|list|forget`: key/value facts (seed 002 user_facts, seed 001 taxonomy).
+"""`memstrata facts set|get|list|forget`: key/value facts (user facts, durable taxonomy).
 
-Categories: general, preference, personal, config (seed 002) and user, feedback,
-project, reference (seed 001). `forget` appends a tombstone; history stays in
+Categories: general, preference, personal, config (user facts) and user, feedback,
+project, reference (durable). `forget` appends a tombstone; history stays in
 `facts.jsonl`.
 """
 

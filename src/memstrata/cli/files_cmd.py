@@ -1,4 +1,4 @@
-"""`memstrata files read|write|replace|insert|list|delete|rename`: seed 003's file tools.
+"""`memstrata files read|write|replace|insert|list|delete|rename`: the memory file tools.
 
 Paths are relative to the agent's memory folder; `..`, absolute paths and
 symlinks out are refused. Writes are atomic; `delete` moves the file to the

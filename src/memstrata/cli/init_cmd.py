@@ -1,7 +1,7 @@
 """`memstrata init`: create the store folder and one agent's files, then say where.
 
 Creates (never overwrites) `AGENT.md` from a template (`layers.starters`: not indexed
-until edited), `NOW.md` with seed 002's
+until edited), `NOW.md` with its
 default objective, `LOG.md` with its header, a `CONTEXT.md` to fill in, and,
 when the store has no config file yet, `config.toml` with every setting
 commented out at its default. Running it again is harmless: files that exist

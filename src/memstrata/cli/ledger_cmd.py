@@ -1,9 +1,9 @@
-"""`memstrata ledger publish|query|search|get|context`: the shared ledger (seed 000).
+"""`memstrata ledger publish|query|search|get|context`: the shared ledger.
 
 `publish` appends one entry and returns once it is on disk; `--supersedes ID`
 hides an older entry from every default read (it stays in the file). Who may
 supersede what, and who may set `--author`, is decided by `policy.scope.Gate`.
-`context` is seed 000's predecessor context: what other rooms learned, for the
+`context` is the predecessor context: what other rooms learned, for the
 room given with --room.
 """
 

@@ -1,6 +1,6 @@
 """`memstrata log append TYPE CONTENT [--meta JSON] | log tail [-n N]`.
 
-Warm memory (seed 002 LOG.md): typed entries (TOOL_USE, THOUGHT, USER_FEEDBACK,
+Warm memory (LOG.md): typed entries (TOOL_USE, THOUGHT, USER_FEEDBACK,
 ERROR, SYSTEM) appended durably; `append` returns once the entry is on disk.
 """
 
@@ -36,7 +36,7 @@ def _entry(e: Any) -> dict[str, Any]:
         "content_hash": e.content_hash,
         "token_count": e.token_count,
         "compacted": e.compacted,
-    }  # seed 002 log_metadata
+    }  # log_metadata
     if e.edited:
         out["edited"] = True
     return out

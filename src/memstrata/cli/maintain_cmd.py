@@ -1,4 +1,4 @@
-"""`memstrata maintain`: seed 004's upkeep, once (cron-friendly).
+"""`memstrata maintain`: scheduled upkeep, once (cron-friendly).
 
 Archives sessions idle past `[sessions] retention_days`, moves the tasks of
 completed milestones to the archive, and compacts LOG.md if it is over its

@@ -1,7 +1,7 @@
 """`memstrata mcp`: serve the store to agents over MCP (stdio by default, or --http).
 
 stdio is the light server of `memstrata.mcp.stdio` (no SDK import, no index work
-before the handshake: the first tool call catches the index up; seed 004's upkeep
+before the handshake: the first tool call catches the index up; scheduled upkeep
 starts at server start in a background thread); --http is the
 MCP SDK's streamable HTTP server behind `memstrata.web.security`. With --http
 every startup failure (bad tool list, missing token, port in use) is reported
@@ -132,7 +132,7 @@ def run_mcp(args: argparse.Namespace) -> int:
     from memstrata.mcp.stdio import StdioServer
     from memstrata.mcp.tools import auto_log_target
 
-    start_maintenance(store, _report_upkeep)  # seed 004 upkeep at server start, in the background
+    start_maintenance(store, _report_upkeep)  # scheduled upkeep at server start, in the background
 
     def first_call() -> None:
         store.watch()
@@ -184,7 +184,7 @@ def _serve_http(args: argparse.Namespace, store: Any, names: list[str] | None, a
         sock.close()
         raise port_taken(args.host, args.port, exc) from None
     sock.listen(128)
-    start_maintenance(store, _report_upkeep)  # seed 004 retention and archival, in the background
+    start_maintenance(store, _report_upkeep)  # retention and archival, in the background
     # A wildcard bind is reached locally through 127.0.0.1: print a URL that works.
     shown = "127.0.0.1" if args.host in WILDCARDS else url_host(args.host)
     url = f"http://{shown}:{args.port}/mcp"

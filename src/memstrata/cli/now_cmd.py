@@ -1,6 +1,6 @@
 """`memstrata now [show] | now set STATUS [--step S]... [--blocker B]... [--phase P]`.
 
-Hot memory (seed 002 NOW.md, seed 001 NOTES.md): `set` overwrites the file
+Hot memory (NOW.md, also known as NOTES.md): `set` overwrites the file
 atomically with a new objective and next steps; `show` prints it.
 """
 

@@ -1,4 +1,4 @@
-"""Seed 001's phase events and seed 004's skill hand-off on the command line.
+"""Phase events of a task and the skill hand-off on the command line.
 
     memstrata phase start TASK PHASE [--note TEXT] [--fact JSON ...]
     memstrata phase end TASK PHASE REPORT [--next-phase P] [--blocker B ...] [--step S ...]
@@ -7,7 +7,7 @@
 
 `--fact` is a candidate durable fact as JSON, `{"text": ..., "citations": [...],
 "category": ...}`: it is promoted through Checklist C or returned refused, with why.
-`handoff` prints the seed 004 request envelope an admin sends to a skill agent
+`handoff` prints the request envelope an admin sends to a skill agent
 (`envelope.hand_off`); the skill reads it with `envelope.SkillContext`.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 
 
 def register(sub: Any) -> None:
-    ph = sub.add_parser("phase", help="seed 001 phase events: start, end, task complete")
+    ph = sub.add_parser("phase", help="phase events of a task: start, end, task complete")
     psub = ph.add_subparsers(dest="phase_action", metavar="EVENT", required=True)
     st = psub.add_parser(
         "start",
@@ -52,7 +52,7 @@ def register(sub: Any) -> None:
 
     ho = sub.add_parser(
         "handoff",
-        help="the context an admin hands a skill agent (seed 004), as the request envelope (JSON)",
+        help="the context an admin hands a skill agent, as the request envelope (JSON)",
     )
     ho.add_argument("skill", help="the skill agent ([roles] skill)")
     ho.add_argument("action", help="what the skill is asked to do, e.g. analyze")

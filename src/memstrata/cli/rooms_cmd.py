@@ -1,4 +1,4 @@
-"""`memstrata rooms ...`: seed 000's war-room layers 1 and 2, and the room's life.
+"""`memstrata rooms ...`: the room layers (channel and artifacts), and the room's life.
 
     memstrata --room R rooms post TEXT [--type done] [--to A] [--ref X] [--tag T]   channel
     memstrata --room R rooms messages [ROOM] [--last N]                            channel
@@ -21,7 +21,7 @@ def register(sub: Any) -> None:
     from memstrata.layers.rooms import MESSAGE_TYPES
 
     ro = sub.add_parser(
-        "rooms", help="a room's channel and artifacts, its end and its upstream rooms (seed 000)"
+        "rooms", help="a room's channel and artifacts, its end and its upstream rooms"
     )
     rsub = ro.add_subparsers(dest="rooms_action", metavar="ACTION", required=True)
     po = rsub.add_parser("post", help="append a message to --room's channel")

@@ -1,6 +1,6 @@
 """`memstrata search [TEXT] [--layer L]... [filters] [-k N] [--explain]`: one search over every layer.
 
-`--layer` takes a layer name or one of seed 004's search scopes (`memory`, `items`,
+`--layer` takes a layer name or one of the search scopes (`memory`, `items`,
 `sessions`, `sources`), as `SearchQuery.layers` does.
 
 Builds one `SearchQuery` from the options and prints the ranked hits. Without
@@ -25,7 +25,7 @@ def register(sub: Any) -> None:
         default=[],
         choices=(*SCOPES, *LAYERS),
         metavar="LAYER",
-        help=f"restrict to a layer or a seed 004 scope (repeatable): {', '.join((*SCOPES, *LAYERS))}",
+        help=f"restrict to a layer or a search scope (repeatable): {', '.join((*SCOPES, *LAYERS))}",
     )
     p.add_argument("--kind", help="ledger kind, log type, fact category, task status, role...")
     p.add_argument("--tag", action="append", default=[], help="a tag (repeatable; any matches)")

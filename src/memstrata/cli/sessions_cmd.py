@@ -1,4 +1,4 @@
-"""`memstrata sessions start|append|show|list|end`: seed 004 episodic transcripts.
+"""`memstrata sessions start|append|show|list|end`: episodic session transcripts.
 
 Each session is `sessions/<id>.jsonl` (append-only messages with ids and
 timestamps) plus a row in `sessions/sessions.json`. Roles: user, assistant,

@@ -1,4 +1,4 @@
-"""`memstrata tasks add|list|update|get`: seed 004 task memory (`tasks.json`).
+"""`memstrata tasks add|list|update|get`: task memory (`tasks.json`).
 
 Status changes are explicit (`update --status done` stamps `completed`);
 statuses are pending, in_progress, blocked, done and cancelled.

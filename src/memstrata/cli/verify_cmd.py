@@ -1,4 +1,4 @@
-"""`memstrata verify [ROOT] [--recall QUERY]`: seed 001's "verify before use".
+"""`memstrata verify [ROOT] [--recall QUERY]`: "verify before use".
 
 Wraps `memstrata.lifecycle.verify`: every claim about code in the agent's facts
 and memory files (a path, `file.py:123`, `symbol()`, `Cls.method`) is checked

@@ -1,4 +1,4 @@
-"""Store configuration: `<home>/config.toml` (or seed 003's `config.yaml`), every key optional.
+"""Store configuration: `<home>/config.toml` (or a `config.yaml`), every key optional.
 
 The settings are declared once, in `SETTINGS` (section, key, type, default, help), and
 everything else is derived from that table: parsing, validation with "did you mean",
@@ -11,15 +11,15 @@ section or key, wrong type, value out of range, unreadable file). Adapters print
 lines; `load_config(home, strict=True)` raises on the first one instead.
 
 ```toml
-[kinds]            # ledger kinds and their half-lives in hours (seed 000)
+[kinds]            # ledger kinds and their half-lives in hours
 decision = 336
 
-[roles]            # seed 004 scope table; unnamed agents are "project"
+[roles]            # the scope table's roles; unnamed agents are "project"
 admin = ["wilco"]
 skill = ["seo"]
 
 [tools.memory]
-enabled = false    # seed 003: memory tools off, CONTEXT.md auto-load stays
+enabled = false    # memory file tools off, CONTEXT.md auto-load stays
 ```
 """
 
@@ -63,7 +63,7 @@ CONFIG_FILES = ("config.toml", "config.yaml", "config.yml")
 
 @dataclass(frozen=True)
 class Bounds:
-    """Seed 000 memory bounds."""
+    """The shared ledger's bounds."""
 
     summary_bytes: int = 4096
     detail_bytes: int = 16384
@@ -141,7 +141,7 @@ class Config:
 
     @property
     def automatic_writes(self) -> bool:
-        """False in seed 003's agent-controlled mode: nothing writes on the agent's behalf."""
+        """False in agent-controlled mode: nothing writes on the agent's behalf."""
         return self.memory_mode == "automatic"
 
     @property
@@ -261,7 +261,7 @@ def load_config(
     for s in SETTINGS:
         by_section.setdefault(s.section, {})[s.key] = s
 
-    aliased: list[tuple[str, str, Any, str]] = []  # seed 004 camelCase keys
+    aliased: list[tuple[str, str, Any, str]] = []  # MemoryConfig camelCase keys
     half_lives = dict(DEFAULT_HALF_LIVES)
     layer_half_lives = dict(DEFAULT_LAYER_HALF_LIVES)
     for section, body in sections.items():
@@ -281,7 +281,7 @@ def load_config(
                 except ValueError as exc:
                     problems.append(f"{where} {key}: {what} {exc}")
             if section == "kinds" and parsed:
-                half_lives = parsed  # a [kinds] table replaces the seed's kinds
+                half_lives = parsed  # a [kinds] table replaces the six default kinds
                 origins["kinds"] = str(name)
             elif section == "decay":
                 for key, hours in parsed.items():

@@ -1,4 +1,4 @@
-"""Seed 004's MemoryConfig in memstrata's config: its camelCase keys, accepted in the
+"""The MemoryConfig of the memory spec in memstrata's config: its camelCase keys, accepted in the
 `[memory]` table (or `memory:` in config.yaml) as aliases of the settings that serve
 them, and the validators of its two path keys (`memoryPath`, `sessionsPath`)."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-# Seed 004's MemoryConfig, by its own camelCase names, accepted in the [memory] table
+# MemoryConfig, by its own camelCase names, accepted in the [memory] table
 # (or `memory:` in config.yaml) as aliases of the settings that serve them.
 MEMORY_CONFIG_ALIASES: dict[str, str] = {
     "memoryPath": "memory.path",
@@ -24,7 +24,7 @@ MEMORY_CONFIG_ALIASES: dict[str, str] = {
 
 
 def memory_path(v: Any) -> str | None:
-    """seed 004 memoryPath: "<agent>/MEMORY.md" style, a Markdown file in the agent's folder
+    """MemoryConfig memoryPath: "<agent>/MEMORY.md" style, a Markdown file in the agent's folder
     (beside AGENT.md, or in its memory/ directory)."""
     if v is None or v == "":
         return None
@@ -52,7 +52,7 @@ def memory_path(v: Any) -> str | None:
 
 
 def sessions_path(v: Any) -> str:
-    """seed 004 sessionsPath: the layout keeps transcripts in <agent>/sessions/ (export,
+    """MemoryConfig sessionsPath: the layout keeps transcripts in <agent>/sessions/ (export,
     retention and the folder watcher rely on it), so that is the one accepted value."""
     if v not in ("<agent>/sessions/", "<agent>/sessions"):
         raise ValueError(f'the layout keeps transcripts in "<agent>/sessions/"; got {v!r}')

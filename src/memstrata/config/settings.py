@@ -136,7 +136,7 @@ SETTINGS: tuple[Setting, ...] = (
         "log_compact_bytes",
         50 * 1024,
         _int(1),
-        "compact LOG.md when it grows past this many bytes (seed 002: 50 KB)",
+        "compact LOG.md when it grows past this many bytes (default 50 KB)",
     ),
     Setting(
         "log",
@@ -144,7 +144,7 @@ SETTINGS: tuple[Setting, ...] = (
         "log_compact_entries",
         100,
         _int(1),
-        "compact LOG.md when it holds more entries than this (seed 002: 100)",
+        "compact LOG.md when it holds more entries than this (default 100)",
     ),
     # Off by default: on LoCoMo turns logged one per entry it lifts r@10 (docs/benchmarks.md), but on
     # an agent's own log it returns entries that only sit next to a match (the labelled
@@ -164,7 +164,7 @@ SETTINGS: tuple[Setting, ...] = (
         "session_retention_days",
         30,
         _int(0),
-        "archive session transcripts older than this many days (seed 004)",
+        "archive session transcripts older than this many days",
     ),
     Setting(
         "sessions",
@@ -172,7 +172,7 @@ SETTINGS: tuple[Setting, ...] = (
         "session_keep_recent",
         10,
         _int(0),
-        "messages kept verbatim when a transcript is compacted (seed 004)",
+        "messages kept verbatim when a transcript is compacted",
     ),
     Setting(
         "sessions",
@@ -180,7 +180,7 @@ SETTINGS: tuple[Setting, ...] = (
         "tool_result_retention",
         5,
         _int(0),
-        "tool results kept in the context view of a transcript (seed 004)",
+        "tool results kept in the context view of a transcript",
     ),
     Setting(
         "memory",
@@ -188,7 +188,7 @@ SETTINGS: tuple[Setting, ...] = (
         "max_memory_chars",
         50000,
         _int(1),
-        "largest CONTEXT.md / MEMORY.md in characters (seed 004 maxMemorySize)",
+        "largest CONTEXT.md / MEMORY.md in characters (MemoryConfig maxMemorySize)",
     ),
     Setting(
         "tools.memory",
@@ -196,7 +196,7 @@ SETTINGS: tuple[Setting, ...] = (
         "memory_tools_enabled",
         True,
         _bool,
-        "seed 003: false removes the five memory file tools; CONTEXT.md still loads",
+        "false removes the five memory file tools; CONTEXT.md still loads",
     ),
     Setting(
         "context",
@@ -204,7 +204,7 @@ SETTINGS: tuple[Setting, ...] = (
         "context_instructions",
         True,
         _bool,
-        "end the assembled context with seed 002's planner instruction (use NOW, LOG, "
+        "end the assembled context with the planner instruction (use NOW, LOG, "
         'facts; on "continue", resume from NOW.md)',
     ),
     Setting(
@@ -308,14 +308,14 @@ SETTINGS: tuple[Setting, ...] = (
         'compaction line classifier: "rules" (default, no model) or "openai:<model>@<url>" '
         "(labels only lines the rules left as narrative)",
     ),
-    # -- seed 002 automatic memory, seed 003 agent-controlled mode, seed 004 thresholds --
+    # -- automatic memory, agent-controlled mode, transcript thresholds --
     Setting(
         "memory",
         "mode",
         "memory_mode",
         "automatic",
         _choice("automatic", "agent-controlled"),
-        'seed 003: "agent-controlled" = the harness never writes memory on the agent\'s '
+        '"agent-controlled" = the harness never writes memory on the agent\'s '
         "behalf (no auto-log, hook capture, automatic compaction, flush or maintenance)",
         env="MEMSTRATA_MEMORY_MODE",
     ),
@@ -333,7 +333,7 @@ SETTINGS: tuple[Setting, ...] = (
         "session_compaction_threshold",
         100_000,
         _int(1),
-        "seed 004 compactionThreshold: compact a transcript past this many tokens",
+        "MemoryConfig compactionThreshold: compact a transcript past this many tokens",
     ),
     Setting(
         "sessions",
@@ -341,7 +341,7 @@ SETTINGS: tuple[Setting, ...] = (
         "session_flush_enabled",
         True,
         _bool,
-        "seed 004 flushEnabled: flush durable items to CONTEXT.md / MEMORY.md first",
+        "MemoryConfig flushEnabled: flush durable items to CONTEXT.md / MEMORY.md first",
     ),
     Setting(
         "sessions",
@@ -349,7 +349,7 @@ SETTINGS: tuple[Setting, ...] = (
         "session_flush_threshold",
         80_000,
         _int(1),
-        "seed 004 flushThreshold: pre-compaction flush past this many tokens",
+        "MemoryConfig flushThreshold: pre-compaction flush past this many tokens",
     ),
     Setting(
         "mcp",
@@ -357,7 +357,7 @@ SETTINGS: tuple[Setting, ...] = (
         "mcp_auto_log",
         False,
         _bool,
-        "seed 002 auto-log: the MCP server logs every tool call to LOG.md (TOOL_USE); "
+        "auto-log: the MCP server logs every tool call to LOG.md (TOOL_USE); "
         "off: a memory tool's effect is memory already (the engine integration, AgentLoop "
         "and the PostToolUse hook, logs the agent's other tools)",
     ),
@@ -469,14 +469,14 @@ SETTINGS: tuple[Setting, ...] = (
         '"auto" starts watching once a store is still read a second after opening',
         env="MEMSTRATA_WATCH",
     ),
-    # -- seed 004 MemoryConfig keys memstrata had no setting for ------------------------
+    # -- MemoryConfig keys memstrata had no setting for ------------------------
     Setting(
         "search",
         "provider",
         "search_provider",
         "auto",
         _choice("auto", "fts5", "hybrid"),
-        'seed 004 searchProvider, the default mode: "auto" (hybrid whenever the embedder '
+        'MemoryConfig searchProvider, the default mode: "auto" (hybrid whenever the embedder '
         "works without a download: the default install has all-MiniLM-L6-v2; else "
         'lexical), "fts5" (lexical only) or "hybrid" (always)',
     ),
@@ -486,7 +486,7 @@ SETTINGS: tuple[Setting, ...] = (
         "search_sessions_by_default",
         False,
         _bool,
-        "seed 004: session transcripts are searched only when asked for (scope "
+        "session transcripts are searched only when asked for (scope "
         '"sessions"); true searches them by default too',
     ),
     Setting(
@@ -504,7 +504,7 @@ SETTINGS: tuple[Setting, ...] = (
         "memory_path",
         None,
         memory_path,
-        'seed 004 memoryPath: the long-term memory file, e.g. "<agent>/MEMORY.md"; unset: '
+        'MemoryConfig memoryPath: the long-term memory file, e.g. "<agent>/MEMORY.md"; unset: '
         "memory/CONTEXT.md, memory/MEMORY.md or <agent>/MEMORY.md, the first that exists",
     ),
     Setting(
@@ -513,7 +513,7 @@ SETTINGS: tuple[Setting, ...] = (
         "sessions_path",
         "<agent>/sessions/",
         sessions_path,
-        'seed 004 sessionsPath: transcripts live in "<agent>/sessions/" (fixed by the layout)',
+        'MemoryConfig sessionsPath: transcripts live in "<agent>/sessions/" (fixed by the layout)',
     ),
     Setting(
         "serve",

@@ -2,33 +2,33 @@
 
 <home>/                       $MEMSTRATA_HOME, else .memstrata found upward (`find_home`)
   config.toml                 optional settings (kinds, roles, thresholds)
-  ledger.jsonl                shared cross-agent ledger (seed 000)
-  items.json                  extracted knowledge (seed 004)
-  events.jsonl                memory events audit trail (seed 004), rotated by size
+  ledger.jsonl                shared cross-agent ledger
+  items.json                  extracted knowledge
+  events.jsonl                memory events audit trail, rotated by size
   purged.jsonl                tombstones of purges: id, who, when, why (no content)
   index/                      derived SQLite index: delete the folder and nothing is lost
     CURRENT                   names the live generation; a rebuild swaps in a new one
     <generation>.db           the index (with its own -wal and -shm)
   .imports/                   imports being staged (finished or discarded on open)
-  rooms/<room>/channel.jsonl  per-room conversation (seed 000 layer 1)
-  rooms/<room>/artifacts/     room artifacts (seed 000 layer 2)
+  rooms/<room>/channel.jsonl  per-room conversation (room layer 1)
+  rooms/<room>/artifacts/     room artifacts (room layer 2)
   rooms/<room>/room.json      the room's upstream rooms (its place in the DAG), closed
   agents/<name>/
-    AGENT.md | IDENTITY.md    identity (seeds 002, 004 / 003), first in every prompt
-    MEMORY.md                 seed 004's place for long-term memory (beside AGENT.md),
+    AGENT.md | IDENTITY.md    identity, first in every prompt
+    MEMORY.md                 the place for long-term memory (beside AGENT.md),
                               used when memory/ has no CONTEXT.md or MEMORY.md
-    memory/                   the agent's memory directory (seed 003 tools work here)
-      CONTEXT.md | MEMORY.md  auto-loaded long-term memory (seeds 003 / 004)
-      NOW.md | NOTES.md       hot state (seeds 002 / 001)
-      LOG.md                  warm append-only log (seed 002)
-      session/                conversation scratch (seed 001 layer 1)
-      *.md                    free-form memory files (seed 003)
+    memory/                   the agent's memory directory (the memory file tools work here)
+      CONTEXT.md | MEMORY.md  auto-loaded long-term memory
+      NOW.md | NOTES.md       hot state
+      LOG.md                  warm append-only log
+      session/                conversation scratch (session layer)
+      *.md                    free-form memory files
     archive/                  cold: compacted LOG archives, cleared scratch, old sessions
-    facts.jsonl               key/value and durable typed facts (seeds 002, 001)
-    tasks.json                task memory (seed 004)
-    compactions.jsonl         compaction history (seed 002)
-    episodes/<task-slug>/     task-episodic memory (seed 001 layer 2)
-    sessions/sessions.json    session index; sessions/<id>.jsonl transcripts (seed 004)
+    facts.jsonl               key/value and durable typed facts
+    tasks.json                task memory
+    compactions.jsonl         compaction history
+    episodes/<task-slug>/     task-episodic memory
+    sessions/sessions.json    session index; sessions/<id>.jsonl transcripts
     versions/<file>.<hash8>/  earlier contents of NOW, CONTEXT, identity and memory
                               files: log.jsonl and one blob per content (`files.versions`)
 """
@@ -47,11 +47,11 @@ if TYPE_CHECKING:
 
 DEFAULT_HOME = ".memstrata"
 
-# Two seeds name one layer twice; the first name is the one memstrata creates.
+# Two designs name one layer twice; the first name is the one memstrata creates.
 ALIASES: dict[str, tuple[str, ...]] = {
     "CONTEXT.md": ("CONTEXT.md", "MEMORY.md"),
     "NOW.md": ("NOW.md", "NOTES.md"),
-    "AGENT.md": ("AGENT.md", "IDENTITY.md"),  # seeds 002/004 / seed 003 (beside memory/)
+    "AGENT.md": ("AGENT.md", "IDENTITY.md"),  # AGENT.md, or IDENTITY.md beside memory/
 }
 
 
@@ -109,7 +109,7 @@ class Layout:
     is asked of `truth` (the store's sources, wherever they are kept)."""
 
     home: Path
-    # seed 004 memoryPath (`[memory] path`), relative to the agent's folder: pins the
+    # MemoryConfig memoryPath (`[memory] path`), relative to the agent's folder: pins the
     # long-term memory file. None: the first of memory/CONTEXT.md, memory/MEMORY.md,
     # <agent>/MEMORY.md that exists (memory/CONTEXT.md when none does).
     memory_path: str | None = None
@@ -174,7 +174,7 @@ class Layout:
         return self.agent(agent) / "memory"
 
     def identity(self, agent: str) -> Path:
-        """AGENT.md, or seed 003's IDENTITY.md when only that one exists."""
+        """AGENT.md, or IDENTITY.md when only that one exists."""
         folder = self.agent(agent)
         for name in ALIASES["AGENT.md"]:
             if self._exists(folder / name):
@@ -195,7 +195,7 @@ class Layout:
             return self.agent(agent) / self.memory_path
         chosen = self.aliased(agent, "CONTEXT.md")
         if not self._exists(chosen):
-            beside = self.agent(agent) / "MEMORY.md"  # seed 004's file layout
+            beside = self.agent(agent) / "MEMORY.md"  # the long-term memory file's place
             if self._exists(beside):
                 return beside
         return chosen

@@ -36,7 +36,7 @@ def safe_join(root: Path, rel: str, *, allow_root: bool = False) -> Path:
     check_unicode_name(rel, "memory path")
     cleaned = rel.strip().replace("\\", "/")
     if cleaned.startswith("/memories/"):
-        # Anthropic memory-tool and seed 001 style paths are rooted at /memories.
+        # Anthropic memory-tool and repo-memory style paths are rooted at /memories.
         cleaned = cleaned[len("/memories/") :]
     if cleaned.startswith("/") or (len(cleaned) > 1 and cleaned[1] == ":"):
         raise PathOutsideStore(f"absolute paths are not allowed: {rel!r}")

@@ -84,7 +84,7 @@ def counted_sources(
 class Origin:
     """Where sources are read from (the truth) and the home their index keys hang under.
 
-    A source outside the home is a project file indexed as seed 004's `sources` scope:
+    A source outside the home is a project file indexed as the `sources` search scope:
     no store data, read where it is through a truth rooted at its folder. A sync whose
     origin has `with_home=False` (a sync of the project folders alone) leaves the
     store's own sources alone when it drops what it did not see.

@@ -8,7 +8,7 @@ the namespace is its folder, so the mapping is a bijection:
 
 A namespace is the store's agent's own (its memory files, scope as for every memory
 file) unless it starts with `"rooms", <room>`: then it is that room's shared space
-(its artifacts: every agent reads them, the room's agents write them, seed 000).
+(its artifacts: every agent reads them, the room's agents write them).
 Labels and keys are percent-encoded into file names (`a/b` -> `a%2Fb`), so any string
 round-trips. The file holds `{"namespace", "key", "value", "created_at", "updated_at"}`
 (and `expires_at`, `ttl_minutes` under a TTL); a file written by hand needs only

@@ -7,8 +7,8 @@ code (`scope_denied: ...`, `unknown_kind: ...`), as MCP tool errors do, so the m
 act on it instead of the run failing.
 
     recall           Store.search (every layer the agent may read, memstrata's ranking)
-    save_fact        agents/<agent>/facts.jsonl (seed 002 facts; upsert for general ones)
-    record_decision  ledger.jsonl, kind "decision", in the store's room (seed 000)
+    save_fact        agents/<agent>/facts.jsonl (user facts; upsert for general ones)
+    record_decision  ledger.jsonl, kind "decision", in the store's room
 
 Example:
     >>> tools = MemoryTools(Store(agent="assistant"))  # doctest: +SKIP

@@ -2,13 +2,13 @@
 
 `MemstrataSession` implements the SDK's `Session` protocol (`get_items`, `add_items`,
 `pop_item`, `clear_session`, async) on `agents/<agent>/sessions/<session_id>.jsonl`
-(seed 004 episodic memory): every item the runner adds is one transcript line (user,
+(episodic memory): every item the runner adds is one transcript line (user,
 assistant, tool_call with the tool's name, tool_result, system) that a person reads in
 the web app and `memstrata search --layer sessions` finds, and the item itself rides
 along verbatim, so `get_items` returns exactly what was added, tool calls included.
 `pop_item` and `clear_session` never erase: they append a line saying what no longer
 counts (see `memstrata.integrations.transcripts`). Past `[sessions] compaction_threshold`
-tokens seed 004 compacts the transcript (the full one is archived): older items then
+tokens memstrata compacts the transcript (the full one is archived): older items then
 come back as one system message holding the summary.
 
 `memory_tools(store)` gives an agent recall, save_fact and record_decision

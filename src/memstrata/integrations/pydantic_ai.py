@@ -2,7 +2,7 @@
 
 `MemstrataConversationStore` implements Pydantic AI's storage primitives
 (`read_record`, `read_records`, `write_record`, `delete_record`, `read_entry`; the
-base class does saving, loading, branching and forking) on memstrata's seed 004
+base class does saving, loading, branching and forking) on memstrata's
 session transcripts: conversation `<id>` is `agents/<agent>/sessions/<id>.jsonl`.
 
 * Each message is one transcript line a person reads (user, assistant, tool_call with

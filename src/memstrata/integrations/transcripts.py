@@ -1,4 +1,4 @@
-"""A framework's conversation kept as a memstrata session transcript (seed 004).
+"""A framework's conversation kept as a memstrata session transcript.
 
 Each framework item is one line of `agents/<agent>/sessions/<session_id>.jsonl`: the
 role and text a person (and `memstrata search`) reads, and the item itself, verbatim,
@@ -12,8 +12,8 @@ Transcripts are append-only, so removing is recorded, never done (supersede, don
 delete): withdrawing the last item appends a `system` line naming it
 (`{"<tag>:withdraw": "<message id>"}`), clearing appends a `system` line
 (`{"<tag>:clear": true}`) after which the earlier items are no longer handed back; both
-stay in the file for the record. Lines written by someone else (a hook, the CLI, seed
-004's compaction summary) are handed back through the framework's `foreign` function.
+stay in the file for the record. Lines written by someone else (a hook, the CLI, the
+transcript's compaction summary) are handed back through the framework's `foreign` function.
 """
 
 from __future__ import annotations

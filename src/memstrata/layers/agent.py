@@ -91,8 +91,8 @@ class AgentMemory:
         return CompactionHistory(self.acting, self.name)
 
     def _ensure_files(self) -> None:
-        """Seed 002: initialising an agent creates NOW.md with default content and LOG.md
-        with a header (not in seed 003's agent-controlled mode: a blank slate), each only
+        """Initialising an agent creates NOW.md with default content and LOG.md
+        with a header (not in agent-controlled mode: a blank slate), each only
         if the principal may write it and it is missing."""
         if not self.engine.config.automatic_writes:
             return
@@ -108,7 +108,7 @@ class AgentMemory:
         return Versions(self.acting, self.name, self)
 
     def _beside_identity(self) -> list[Path]:
-        """Long-term memory kept beside AGENT.md (seed 004's `<agent>/MEMORY.md`, or where
+        """Long-term memory kept beside AGENT.md (`<agent>/MEMORY.md`, or where
         `[memory] path` puts it): indexed as layer `context`."""
         folder = self.engine.layout.agent(self.name)
         found = [folder / "MEMORY.md"]

@@ -1,4 +1,4 @@
-"""Cold memory: the LOG archives compaction writes (seed 002), listed and read back.
+"""Cold memory: the LOG archives compaction writes, listed and read back.
 
 Compaction (`lifecycle.compaction`) moves LOG entries verbatim to
 `archive/LOG-<stamp>-<archive_id>.md`, in LOG format, and never rewrites that file

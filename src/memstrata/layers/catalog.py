@@ -86,12 +86,12 @@ def all_sources(engine: Engine) -> list[SourceSpec]:
             break
     engine.misnamed.tell(engine.notices)  # files skipped for their names, if any
     out = list(specs.values())
-    out.extend(project_sources(engine))  # indexed project folders (seed 004 `sources`)
+    out.extend(project_sources(engine))  # indexed project folders (search scope `sources`)
     return out
 
 
 def project_sources(engine: Engine) -> list[SourceSpec]:
-    """The files of the project folders indexed as seed 004's `sources` scope."""
+    """The files of the project folders indexed as the `sources` scope."""
     return Sources(Acting.plumbing(engine)).specs()
 
 

@@ -1,4 +1,4 @@
-"""Decisions, constraints and preferences an agent records: seed 000's ledger, one rule.
+"""Decisions, constraints and preferences an agent records: the shared ledger, one rule.
 
     mem = store.agent("me")
     old = mem.decisions.record("Use WeasyPrint for the PDF export")
@@ -15,7 +15,7 @@ it stays in `ledger.jsonl`, readable by id, for audit.
 
 Why the ledger, and not a second mechanism (agent-private entries in a file of their
 own, or LOG entries whose supersede the index would honour): the ledger already is
-seed 000's record of decisions, with every rule this needs, each in one place:
+the record of decisions, with every rule this needs, each in one place:
 append-only, never edited; soft delete by `supersedes`, checked under the ledger's lock
 with at most one live successor per entry (`AlreadySuperseded` names the head); the
 index's `superseded` flag, which every read path already leaves out; and the scope rule
@@ -25,7 +25,7 @@ record would meet what the ledger never does: LOG entries are compacted into arc
 and digests, where a decision lives on as a "- Decision:" line that no supersede can
 reach. A private file would copy each rule above and split one user's decisions among
 the identities that write them (hooks, MCP, CLI). The price is visibility: these records
-are project knowledge, as seed 001 files them (core decisions, constraints to respect,
+are project knowledge, as the memory policy files them (core decisions, constraints to respect,
 the user's preferences), readable by the store's other agents like any ledger entry;
 an agent's private notes belong in its CONTEXT.md, LOG or facts.
 
@@ -47,7 +47,7 @@ from memstrata.model import RECORD_KINDS, LedgerEntry
 if TYPE_CHECKING:
     from memstrata.layers.base import Acting
 
-# Ledger kinds that are rules in force too (seed 000's meaning kept): shown with the
+# Ledger kinds that are rules in force too (the ledger's meaning kept): shown with the
 # constraints in the context, and named by `replaces` like the three record kinds.
 RULE_KINDS = ("convention", "warning")
 _ID = re.compile(r"mem-[0-9a-f]{8}")

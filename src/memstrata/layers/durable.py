@@ -1,6 +1,6 @@
-"""What a durable (repo-persistent) fact must be, whatever writes it (seed 001).
+"""What a durable (repo-persistent) fact must be, whatever writes it.
 
-Seed 001's `/memories/repo/` rules, checked on every write of a durable fact
+The `/memories/repo/` rules, checked on every write of a durable fact
 category (`Facts.set`, a `repo/` memory file) and by promotion (which adds the
 rest of Checklist C, `lifecycle.promotion.checklist_c`): cited, short (1-2
 sentences, at most 400 characters), and no save exclusion:
@@ -74,7 +74,7 @@ def sentences(text: str) -> int:
 
 
 def save_exclusion(text: str) -> str | None:
-    """Why `text` must not be saved as a durable fact (seed 001), or None."""
+    """Why `text` must not be saved as a durable fact, or None."""
     for group, label in (
         (_GIT, "git history"),
         (_EPHEMERAL, "ephemeral task state"),
@@ -90,7 +90,7 @@ def save_exclusion(text: str) -> str | None:
 def durable_fact_problem(text: str, citations: Sequence[str]) -> str | None:
     """Why `text` cannot be a repo-persistent fact whatever path writes it, or None.
 
-    Seed 001's rules for `/memories/repo/`, checked on every write of a durable
+    The rules for `/memories/repo/`, checked on every write of a durable
     category (`Facts.set`, MCP `save_fact`, `memstrata facts set`, a `repo/` memory
     file): cited, short (1-2 sentences, at most 400 characters), not a save exclusion.
     Checklist C (`lifecycle.promotion.checklist_c`, run by promotion) adds "standalone" and "new".
@@ -99,16 +99,16 @@ def durable_fact_problem(text: str, citations: Sequence[str]) -> str | None:
     if not [c for c in citations if isinstance(c, str) and c.strip()]:
         return (
             "a repo-persistent fact needs at least one citation (the file, doc or task it "
-            "came from): seed 001"
+            "came from)"
         )
     if len(flat) > MAX_FACT_CHARS or sentences(flat) > MAX_SENTENCES:
         return (
             f"a repo-persistent fact is 1-{MAX_SENTENCES} sentences and at most "
-            f"{MAX_FACT_CHARS} characters (seed 001): split it or keep it in task notes"
+            f"{MAX_FACT_CHARS} characters: split it or keep it in task notes"
         )
     reason = save_exclusion(flat)
     if reason is not None:
-        return f"not saved as a repo-persistent fact (seed 001 save exclusions), it is {reason}"
+        return f"not saved as a repo-persistent fact (a save exclusion), it is {reason}"
     return None
 
 
@@ -131,7 +131,7 @@ def split_repo_file(content: str) -> tuple[str, list[str]]:
 
 
 def repo_file_problem(content: str) -> str | None:
-    """Why `content` cannot be a `repo/` memory file (seed 001 `/memories/repo/`), or None."""
+    """Why `content` cannot be a `repo/` memory file (`/memories/repo/`), or None."""
     text, cites = split_repo_file(content)
     if not text:
         return "a repo/ file holds one durable fact, 1-2 sentences: it is empty"

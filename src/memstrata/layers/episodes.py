@@ -1,4 +1,4 @@
-"""Seed 001's session and task-episodic layers.
+"""The session and task-episodic layers.
 
 * `Scratch`: `memory/session/`, conversation scratch. Not auto-loaded; list
   before reading; `clear()` at conversation end moves the files to the archive
@@ -48,7 +48,7 @@ SESSION_TEMPLATE = """# Session notes
 
 
 def slugify(title: str) -> str:
-    """Kebab-case task slug (seed 001): 'Implement Feature X!' -> 'implement-feature-x'."""
+    """Kebab-case task slug: 'Implement Feature X!' -> 'implement-feature-x'."""
     slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:64].strip("-")
     if not slug:
         raise MalformedInput(f"cannot make a task slug from {title!r}")
@@ -78,7 +78,7 @@ class Scratch(Layer):
         return self.files.write(f"session/{name}", content)
 
     def start_notes(self, name: str = "notes.md") -> FileInfo:
-        """Create the five-section session notes template (seed 001) if absent."""
+        """Create the five-section session notes template if absent."""
         if self.files.exists(f"session/{name}"):
             return self.files.stat(f"session/{name}")
         return self.write(name, SESSION_TEMPLATE)
@@ -198,7 +198,7 @@ class Episodes(Layer):
         *,
         iteration: int | None = None,
     ) -> str:
-        """Record verified items of one iteration in `verified_items.md` (seed 001: the
+        """Record verified items of one iteration in `verified_items.md` (the
         orchestrator reads them in revision loops for regression tracking)."""
         self._check("write")
         check_count(items, "verified items", limits.TASK_CRITERIA)
@@ -235,7 +235,7 @@ class Episodes(Layer):
         return out
 
     def log_gate_event(self, slug: str, task_id: str, event: dict[str, Any]) -> dict[str, Any]:
-        """Append a gate event to `observability/<task-id>.ndjson` (seed 001); durable and
+        """Append a gate event to `observability/<task-id>.ndjson`; durable and
         searchable (layer `gate`) once returned."""
         self._check("write")
         check_name(task_id, "task id")

@@ -1,19 +1,19 @@
-"""Key/value facts: seed 002's `user_facts` and seed 001's typed durable facts.
+"""Key/value facts: `user_facts` and the typed durable facts.
 
 `facts.jsonl` is an append-only journal of `set` and `forget` operations; the
 current value of a key is its last `set` not followed by a `forget`. The index
-keeps one row per live key, so `get` is a keyed lookup. Categories are seed
-002's (general, preference, personal, config) and seed 001's taxonomy (user,
+keeps one row per live key, so `get` is a keyed lookup. Categories are the
+user facts' (general, preference, personal, config) and the durable taxonomy (user,
 feedback, project, reference).
 
 The two are different layers sharing one journal, kept apart by category:
 
-* seed 002's user facts (general, preference, personal, config) are upserts:
+* user facts (general, preference, personal, config) are upserts:
   `set` on a live key replaces its value;
-* seed 001's repo-persistent facts (user, feedback, project, reference) are
+* repo-persistent facts (user, feedback, project, reference) are
   create-only ("only create is supported, no inline edits"): `set` refuses a key
   that is live with `AlreadyExists`, on every path (library, CLI, MCP, HTTP), and
-  a seed 002 upsert cannot overwrite a repo fact either. To change one, `forget` it
+  a user-fact upsert cannot overwrite a repo fact either. To change one, `forget` it
   and create it again (the journal keeps both), or supersede it by a new key.
   Every one is cited, 1-2 sentences and no save exclusion (git history, ephemeral
   task state, derivable code state), on every path too (`Refused` with the reason,
@@ -145,13 +145,13 @@ class Facts(Layer):
         *,
         citations: list[str] | tuple[str, ...] | None = None,
     ) -> Fact:
-        """Save or update a fact (seed 002 `save_fact`); durable once returned.
+        """Save or update a fact (`save_fact`); durable once returned.
 
         Raises:
             AlreadyExists: `key` is live and either it or the new value is a
-                repo-persistent fact (seed 001: create-only).
+                repo-persistent fact (create-only).
             Refused: a repo-persistent fact without a citation, longer than 1-2
-                sentences, or a save exclusion (seed 001).
+                sentences, or a save exclusion.
         """
         self._check("write")
         check_plain(key, "fact key", MAX_KEY_CHARS)  # one line, no control characters
@@ -181,7 +181,7 @@ class Facts(Layer):
                 raise AlreadyExists(
                     f"fact {key!r} exists and is a repo-persistent "
                     f"({old.get('category') if old.get('category') in DURABLE_CATEGORIES else category})"
-                    " fact: those are create-only (seed 001); forget it first or save under a new key"
+                    " fact: those are create-only; forget it first or save under a new key"
                 )
             rec = {
                 "op": "set",
@@ -198,7 +198,7 @@ class Facts(Layer):
         return to_fact(rec)
 
     def get(self, key: str) -> Fact:
-        """The fact stored under `key` (seed 002 `get_fact`); NotFound if none."""
+        """The fact stored under `key` (`get_fact`); NotFound if none."""
         self._check("read")
         rec = self._row(key)
         if rec is None:

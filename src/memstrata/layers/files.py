@@ -1,4 +1,4 @@
-"""Free-form memory files (seed 003 tools; seed 004 MEMORY.md; seed 001 scratch).
+"""Free-form memory files (the file tools; MEMORY.md; session scratch).
 
 Paths are relative to the agent's memory directory (`/memories/...` accepted).
 Every rewrite is atomic and made under the file's lock; `write` can be told the
@@ -7,7 +7,7 @@ changed the file meanwhile. `delete` never destroys: the file moves to the
 agent's archive. Listing copes with a folder that changes meanwhile and never
 follows a symlink out of the memory folder. LOG.md is append-only and cannot be written here.
 
-`repo/` is seed 001's `/memories/repo/`: durable codebase facts, where "only
+`repo/` is the repo-persistent layer's `/memories/repo/`: durable codebase facts, where "only
 create is supported, no inline edits". A file there is created once, holding one
 cited fact of 1-2 sentences that is no save exclusion (`Citations: ...` line;
 `layers.durable.repo_file_problem`); writing it again, replacing or inserting in
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 MAX_FILE_BYTES = limits.MEMORY_FILE_BYTES
 RESERVED = frozenset({"LOG.md"})
-REPO_DIR = "repo"  # seed 001 /memories/repo/: create-only durable facts
+REPO_DIR = "repo"  # /memories/repo/: create-only durable facts
 
 
 def in_repo(relp: str) -> bool:
@@ -58,7 +58,7 @@ def in_repo(relp: str) -> bool:
 def _no_edit(relp: str) -> Refused:
     return Refused(
         f"{relp} is a repo-persistent fact: only create is supported, no inline "
-        "edits (seed 001); delete it and create it again, or create a new file"
+        "edits; delete it and create it again, or create a new file"
     )
 
 
@@ -198,7 +198,7 @@ class MemoryFiles(Layer):
         return self._info(relp, self._entry(relp), new)
 
     def replace(self, rel: str, old: str, new: str) -> FileInfo:
-        """Replace the one occurrence of `old` (seed 003: must be a unique match)."""
+        """Replace the one occurrence of `old` (it must be a unique match)."""
         check_text(old, "old text", MAX_FILE_BYTES)
         check_text(new, "new text", MAX_FILE_BYTES, allow_empty=True)
         new = self._screen(new, "new text")

@@ -1,8 +1,8 @@
-"""Append-only histories that are memory too (seed 004 invariant 5: all memory searchable).
+"""Append-only histories that are memory too (all memory is searchable).
 
-* Gate events (seed 001): `episodes/<task-slug>/observability/<task-id>.ndjson`,
+* Gate events: `episodes/<task-slug>/observability/<task-id>.ndjson`,
   one JSON object per line, part of task-episodic memory; indexed as layer `gate`.
-* Compaction history (seed 002 `compaction_history`): `compactions.jsonl`, one
+* Compaction history (`compaction_history`): `compactions.jsonl`, one
   record per LOG compaction (when, how many entries, summary, archive id, sizes);
   indexed as layer `compaction`, so "what did the LOG say before it was compacted"
   finds the summary as well as the archived entries.

@@ -1,12 +1,12 @@
 """Whole-file Markdown layers every prompt starts from.
 
-* `Now`: hot state, `NOW.md` (seed 002) also known as `NOTES.md` (seed 001):
+* `Now`: hot state, `NOW.md` also known as `NOTES.md`:
   the current objective and next steps, overwritten when the objective changes;
-  seed 001's blockers and phase boundary live in the same file.
-* `Context`: `CONTEXT.md` (seed 003) also known as `MEMORY.md` (seed 004): the
+  the task's blockers and phase boundary live in the same file.
+* `Context`: `CONTEXT.md` also known as `MEMORY.md`: the
   long-term memory auto-loaded into the system prompt, capped at
   `memory.max_chars`.
-* `Identity`: `AGENT.md` (seeds 002, 004) or `IDENTITY.md` (seed 003), who the
+* `Identity`: `AGENT.md` or `IDENTITY.md`, who the
   agent is: the first section of every prompt.
 """
 
@@ -145,7 +145,7 @@ class Now(MarkdownLayer):
         blockers: list[str] | tuple[str, ...] | None = None,
         phase: str | None = None,
     ) -> NowState:
-        """Overwrite NOW.md with a new objective and next steps (seed 002 `update_now`)."""
+        """Overwrite NOW.md with a new objective and next steps (`update_now`)."""
         check_text(status, "status", limits.NOW_STATUS_BYTES)
         steps = _check_list(next_steps, "next_steps")
         block = _check_list(blockers, "blockers")
@@ -191,7 +191,7 @@ class Context(MarkdownLayer):
 
 
 class Identity(MarkdownLayer):
-    """AGENT.md (or seed 003's IDENTITY.md): identity, rules and capabilities."""
+    """AGENT.md (or IDENTITY.md): identity, rules and capabilities."""
 
     layer = "identity"
 

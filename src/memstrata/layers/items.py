@@ -1,11 +1,11 @@
-"""Extracted knowledge (seed 004): `items.json`, a JSON array of typed, cited items.
+"""Extracted knowledge: `items.json`, a JSON array of typed, cited items.
 
-Only the extraction pipeline writes it (seed 004 write rule 3, "Extracted knowledge
+Only the extraction pipeline writes it (the write rule "Extracted knowledge
 is pipeline-only"): `lifecycle.extraction` writes through `_pipeline_replace`, for
 whoever triggered it (any agent but a skill); the public `replace_source` and
 `remove` are for admins (`scope.ADMIN_WRITTEN`, checked by `Gate`).
 
-Seed 004 keeps one `<project>/items.json` per project; memstrata keeps one
+The extraction design keeps one `<project>/items.json` per project; memstrata keeps one
 items.json per store and names the project in each item (`project`), so an item's
 key is (project, sourceFile): `replace_source` swaps every item extracted from one
 source file *of one project* for a new set in one atomic rewrite, so re-extraction
@@ -14,7 +14,7 @@ project A's README.md items alone. Items from before projects were recorded have
 project "" and are replaced only by an extraction under project "".
 
 Entries it does not understand (a hand edit) are kept and written back unchanged
-(`files.jsondoc`). People clean up by hand (seed 004 "manual cleanup via UI"):
+(`files.jsondoc`). People clean up by hand ("manual cleanup via UI"):
 admins only (the web app's cleanup page acts as the signed-in admin); `remove`
 keeps a copy of each removed item in `items.removed.jsonl`.
 """
@@ -171,7 +171,7 @@ class Items(Layer):
     def _pipeline_replace(
         self, source_file: str, drafts: Iterable[dict[str, Any]], *, project: str = ""
     ) -> builtins.list[Item]:
-        """The extraction pipeline's door (seed 004): any principal that may read items."""
+        """The extraction pipeline's door: any principal that may read items."""
         self._check("read")
         check_plain(source_file, "sourceFile", limits.PATH_CHARS)
         if project:
@@ -262,12 +262,12 @@ class Items(Layer):
         return items, (queries.cursor(last.ts, last.id) if last is not None else None)
 
     def remove(self, ids: Iterable[str]) -> builtins.list[Item]:
-        """Manual cleanup (seed 004): take the items `ids` out of items.json.
+        """Manual cleanup: take the items `ids` out of items.json.
 
         Nothing is destroyed: each removed item is first appended, durably, to
         `items.removed.jsonl` beside items.json (with `removedAt` and `removedBy`),
         then items.json is rewritten without it. A crash in between leaves a copy in
-        both, never a loss. Unknown ids raise NotFound and change nothing. Seed 004 lets
+        both, never a loss. Unknown ids raise NotFound and change nothing. The design lets
         items be deleted by "manual cleanup via UI" besides the pipeline: that cleanup
         is an admin's (a project agent gets ScopeDenied, as for `replace_source`).
         """

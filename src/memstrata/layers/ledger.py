@@ -1,9 +1,9 @@
-"""The shared cross-agent ledger (seed 000): `ledger.jsonl`, one entry per line.
+"""The shared cross-agent ledger: `ledger.jsonl`, one entry per line.
 
 Entries are never removed or edited: a new entry may `supersede` an old one, which
 then stays in the file for audit but is hidden from every default read (the index
 marks it `superseded`). Each room sees the others' entries through filtered views:
-an agent in a room gets "all other rooms but not its own" by default (seed 000's
+an agent in a room gets "all other rooms but not its own" by default (the ledger's
 `exclude_room`), and opts in to its own with `include_own_room=True` (or names
 its room with `room=`).
 """
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 MAX_REF_CHARS = limits.LABEL_CHARS
 MAX_AUTHOR_CHARS = limits.NAME_CHARS
 MAX_ID_CHARS = limits.NAME_CHARS
-# A purged entry's line keeps seed 000's fields (id, ts, kind, room, author, supersedes)
+# A purged entry's line keeps the entry format's fields (id, ts, kind, room, author, supersedes)
 # with its content emptied: the summary is this marker and the entry is hidden.
 PURGED_SUMMARY = "[purged]"
 
@@ -250,7 +250,7 @@ class Ledger(Layer):
 
         `in_room` keeps one room's entries, `exclude_room` leaves one out (`room` is
         the old name of `in_room`, kept as an alias). An agent in a room sees the other
-        rooms' entries, not its own (seed 000's filtered view), unless
+        rooms' entries, not its own (the ledger's filtered view), unless
         `include_own_room` (or `in_room` names its room).
         """
         self._check("read")
@@ -295,7 +295,7 @@ class Ledger(Layer):
         self, room: str | None, exclude_room: str | None, include_own_room: bool
     ) -> str | None:
         """The room a query leaves out: the one asked for, else the principal's own room
-        (seed 000: "it sees memories from all other rooms but not its own")."""
+        ("it sees memories from all other rooms but not its own")."""
         if exclude_room is not None or room is not None or include_own_room:
             return exclude_room
         return self.gate.principal.room
@@ -311,7 +311,7 @@ class Ledger(Layer):
         include_own_room: bool = False,
         include_superseded: bool = False,
     ) -> list[Hit]:
-        """Full-text search (seed 000 `memory_search`): BM25 x per-kind time decay, default
+        """Full-text search (`memory_search`): BM25 x per-kind time decay, default
         10 results, at most 50, through the same filtered view as `query`."""
         self._check("read")
         if self._find is None:

@@ -1,4 +1,4 @@
-"""Warm memory: `LOG.md`, an append-only, timestamped, typed activity log (seed 002).
+"""Warm memory: `LOG.md`, an append-only, timestamped, typed activity log.
 
 Each entry is one Markdown block, written with a single durable append:
 
@@ -8,8 +8,8 @@ Each entry is one Markdown block, written with a single durable append:
     (blank line)
 
 The footer carries the entry id and its metadata as JSON, invisible when the
-Markdown is rendered; under the reserved key `_log` the writer records seed
-002's `log_metadata` (`content_hash`, `token_count`), so a later hand edit of
+Markdown is rendered; under the reserved key `_log` the writer records the
+entry's `log_metadata` (`content_hash`, `token_count`), so a later hand edit of
 the text shows as `edited`. Content lines that would read as a header or footer (or
 that start with a backslash) are escaped with a leading backslash. The same
 format is used by compaction archives, so archived entries stay searchable. With `[log] neighbour_context = N` each entry
@@ -63,7 +63,7 @@ def content_hash(content: str) -> str:
 
 
 def log_metadata(content: str, footer: dict[str, Any], *, layer: str) -> dict[str, Any]:
-    """Seed 002 `log_metadata` of one parsed entry (pops the writer's record from `footer`)."""
+    """The `log_metadata` of one parsed entry (pops the writer's record from `footer`)."""
     recorded = footer.pop(RESERVED_META, None)
     actual = content_hash(content)
     out: dict[str, Any] = {
@@ -356,7 +356,7 @@ class Log(Layer):
             self.engine.put(self.rel, LOG_HEADER.encode(), expected=MISSING)
 
     def tail(self, n: int = 20) -> list[LogEntry]:
-        """The last `n` entries, oldest first (seed 002: LOG tail read on every call)."""
+        """The last `n` entries, oldest first (the LOG tail read on every call)."""
         self._check("read")
         if not isinstance(n, int) or n < 0:
             raise MalformedInput("n must be a non-negative integer")

@@ -1,4 +1,4 @@
-"""Room memory (seed 000 layers 1 and 2): the channel log and the artifacts folder.
+"""Room memory (layers 1 and 2 under the shared ledger): the channel log and the artifacts folder.
 
 `rooms/<room>/channel.jsonl` captures every inter-agent message of a war-room
 (task assignments, done reports, reviews, verdicts), appended durably; only the

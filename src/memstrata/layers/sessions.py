@@ -1,4 +1,4 @@
-"""Episodic memory (seed 004): one JSONL transcript per session plus a session index.
+"""Episodic memory: one JSONL transcript per session plus a session index.
 
 `sessions/<id>.jsonl` holds messages (user, assistant, tool_call, tool_result,
 system, summary) with ids and timestamps, appended durably; `sessions.json` is a
@@ -333,7 +333,7 @@ class Sessions(Layer):
 
     # -- transcripts ---------------------------------------------------------
     def append(self, session_id: str, role: str, content: str, **kw: Any) -> SessionMessage:
-        """Durably append one message (seed 004 PERSIST stage)."""
+        """Durably append one message (the PERSIST stage)."""
         return self.append_many(session_id, [{"role": role, "content": content, **kw}])[0]
 
     def append_many(
@@ -372,7 +372,7 @@ class Sessions(Layer):
         data = b"".join(encode(r) for r in recs)
         self.engine.append(spec, data)
         self._write_event(spec.path, len(data))
-        # a flush or compaction past seed 004's thresholds follows (`lifecycle.triggers`)
+        # a flush or compaction past the transcript thresholds follows (`lifecycle.triggers`)
         self.engine.signals.announce(SessionGrew(self.gate.principal, self.owner or "", sid))
         return [to_message(r) for r in recs]
 

@@ -1,4 +1,4 @@
-"""Indexed project source files (seed 004 search scope `sources`).
+"""Indexed project source files (search scope `sources`).
 
 A project folder is indexed on request (`memstrata sources add PATH`, or
 `[sources] paths` in the config), into the same index and search as memory,

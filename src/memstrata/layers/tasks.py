@@ -1,8 +1,8 @@
-"""Task memory (seed 004): `tasks.json`, `{"tasks": [...]}` with the seed's fields.
+"""Task memory: `tasks.json`, `{"tasks": [...]}` with the task memory's fields.
 
 Every change is a read-modify-write under the file's lock followed by an atomic
 replace, so two processes updating tasks never lose each other's change. Status
-changes are explicit calls (seed 004 write rule 4). The file is also edited by
+changes are explicit calls (a write rule of task memory). The file is also edited by
 hand: what the code does not understand (other top-level keys, entries without
 an id) is kept and written back unchanged (`files.jsondoc`), and a task with an
 unusable field is reported by name instead of breaking the rest.
@@ -111,7 +111,7 @@ class Tasks(Layer):
         return task
 
     def list(self, status: str | None = None, milestone: str | None = None) -> builtins.list[Task]:
-        """Tasks ordered by priority then id (seed 004: prioritized).
+        """Tasks ordered by priority then id (prioritized).
 
         A task with an unusable field is left out (and named by `problems()`).
         """

@@ -1,22 +1,22 @@
 """Memory lifecycle: how memory moves between layers and stays small and true.
 
-    compaction          LOG.md -> summary entry + searchable archive (seed 002)
-    session_compaction  transcript -> summary + recent N; tool-result pruning (seed 004)
-    promotion           scratch -> task-episodic -> durable fact, with exclusions (seed 001)
-    hygiene             pollution audit and non-destructive pruning (seed 001)
-    verify              verify-before-use of file/line/symbol claims (seed 001)
-    anneal              errors leave a recovery trail in LOG.md and NOW.md (seed 002)
-    retention           idle transcripts move to the archive (seed 004)
-    extraction          project files -> items.json (seed 004)
+    compaction          LOG.md -> summary entry + searchable archive
+    session_compaction  transcript -> summary + recent N; tool-result pruning
+    promotion           scratch -> task-episodic -> durable fact, with exclusions
+    hygiene             pollution audit and non-destructive pruning
+    verify              verify-before-use of file/line/symbol claims
+    anneal              errors leave a recovery trail in LOG.md and NOW.md
+    retention           idle transcripts move to the archive
+    extraction          project files -> items.json
 
 Everything here works through the store's two write doors and the layer
 handles; summaries and extraction use `memstrata.llm` (deterministic by default).
 Names are loaded on first use: a LOG append imports only the trigger it needs.
 
-    triggers            compaction / flush after an acknowledged append (seeds 002, 004)
-    digest              seed 001's compaction policy as deterministic bullets
+    triggers            compaction / flush after an acknowledged append
+    digest              the context compaction policy as deterministic bullets
     classify            what a line is for that policy: decision, constraint, blocker, phase
-    flush               pre-compaction flush of durable items to CONTEXT.md (seed 004)
+    flush               pre-compaction flush of durable items to CONTEXT.md
     maintain            retention, milestone archival, LOG upkeep (`memstrata maintain`)
 """
 

@@ -1,4 +1,4 @@
-"""Self-annealing (seed 002): an error leaves a recovery trail in memory.
+"""Self-annealing: an error leaves a recovery trail in memory.
 
     with annealing(store, "finn"):
         run_step()

@@ -1,20 +1,20 @@
-"""LOG.md compaction (seed 002): warm memory stays small, nothing is forgotten.
+"""LOG.md compaction: warm memory stays small, nothing is forgotten.
 
 Trigger: LOG.md over `log.compact_bytes` (50 KB) or `log.compact_entries` (100)
 (checked after every append, see `lifecycle.triggers`), an explicit `summary`
-(seed 002's manual `compact_log(summary)`, honoured at any size), or `force`.
+(the manual `compact_log(summary)`, honoured at any size), or `force`.
 Protocol, in an order that never loses an entry:
 
 1. snapshot the entries (under the LOG lock for an instant);
 2. summarise them with no lock held (a model may take seconds; writers go on):
-   seed 001's policy digest (`lifecycle.digest`): objective, phase, blockers,
+   the compaction policy's digest (`lifecycle.digest`): objective, phase, blockers,
    decisions and constraints first, tool output only as counts and outcomes;
 3. write the entries verbatim to `archive/LOG-<stamp>-<archive_id>.md`, durably,
    in LOG format, so they stay searchable as layer "archive" (cold memory);
 4. under the LOG lock: replace the compacted prefix with one SYSTEM summary
    entry (metadata `archive_id`, `entries`, `compacted`), carrying every entry
    appended since the snapshot over verbatim (`lifecycle.splice`);
-5. append the record to `compactions.jsonl` (seed 002 `compaction_history`) and
+5. append the record to `compactions.jsonl` (`compaction_history`) and
    emit `memory:compact`.
 
 A summariser failure (ProviderError) or a bad `summary` raises before step 3:
@@ -95,7 +95,7 @@ def compact_log(
     """Compact `agent`'s LOG.md if it is over its limits (or `force`, or a `summary` is given).
 
     Args:
-        summary: Use this text as the summary (seed 002 `compact_log(summary)`):
+        summary: Use this text as the summary (`compact_log(summary)`):
             the caller asks for this compaction, so it runs at any size.
         summarizer: Writes the narrative part of the policy digest; default:
             `[llm] summarizer` from config, else the deterministic extractive one.
@@ -244,5 +244,5 @@ def _compact_locked(
 
 
 def compaction_history(store: Store, agent: str) -> list[dict[str, Any]]:
-    """Every compaction of `agent`'s LOG, oldest first (seed 002 `compaction_history`)."""
+    """Every compaction of `agent`'s LOG, oldest first (`compaction_history`)."""
     return store.agent(agent).compactions.list()

@@ -1,4 +1,4 @@
-"""Seed 001's context compaction policy as a deterministic digest, in bullets.
+"""The context compaction policy as a deterministic digest, in bullets.
 
     Keeps: active phase, unresolved blockers, approved decisions, safety constraints.
     Drops: verbose intermediate tool output already summarized.
@@ -500,7 +500,7 @@ def digest(
     classifier: LineClassifier | None = None,
     archive: str | None = None,
 ) -> str:
-    """The compaction summary of `records` under seed 001's policy (see module docstring).
+    """The compaction summary of `records` under the compaction policy (see module docstring).
 
     Args:
         now: NOW.md's state: the active objective, phase and blockers lead the digest.

@@ -1,17 +1,17 @@
-"""Knowledge extraction into `items.json` (seed 004 "Extracted Knowledge").
+"""Knowledge extraction into `items.json` ("Extracted Knowledge").
 
 `extract_items(store, root)` walks a project folder's Markdown and text files
 (skipping `.git`, `.memstrata`, dependency folders, binaries and files over
 1 MB), asks an extractor for typed items (entity, claim, task, decision, note)
 and stores them keyed by the project and the file's path relative to `root`
-(seed 004 keeps `<project>/items.json`: one store serves several projects):
+(the design keeps `<project>/items.json`: one store serves several projects):
 re-extracting a file replaces its items, never piles them up, and never touches
 another project's items of the same path. The project is `project=` or, by
 default, the root folder's name (two different folders of the same name are one
 project unless told apart with `project=`). Each item keeps its project, source
 file, line number and confidence.
 
-Seed 004's write rule "extracted knowledge is pipeline-only": this module is the
+The write rule "extracted knowledge is pipeline-only": this module is the
 pipeline. Any agent that may read items (not a skill) may trigger it; the items it
 stores come from the files and the extractor, never from the caller's text, and
 agents have no other way to write them (`Items.replace_source` is for admins).

@@ -1,6 +1,6 @@
-"""Pre-compaction memory flush (seed 004): durable items go to long-term memory first.
+"""Pre-compaction memory flush: durable items go to long-term memory first.
 
-Seed 004's MEMORY.md is "Updated: agent writes during loop, or memory flush".
+Long-term memory (MEMORY.md) is "Updated: agent writes during loop, or memory flush".
 Before a transcript is compacted (and already when it passes
 `[sessions] flush_threshold` tokens, 80 000 by default), the decisions,
 constraints and preferences found in the messages about to leave the context
@@ -15,7 +15,7 @@ flushed: the items that do not fit are appended to LOG.md in one SYSTEM entry
 (`event: memory_flush_overflow`, durable, searchable, archived by compaction),
 and the result says so: `flushed=False` unless every item was written, the file's
 size and limit in `reason`, `left_over` and `log_entry` naming them. Making room is the
-agent's or a person's decision (seed 004: "Pruned: manual or scheduled cleanup"),
+agent's or a person's decision ("Pruned: manual or scheduled cleanup"),
 never the flush's.
 
 Token counts are characters / 4 (`model.estimate_tokens`) over the messages

@@ -1,4 +1,4 @@
-"""Memory pollution audit and pruning (seed 001, Checklist D).
+"""Memory pollution audit and pruning (Checklist D).
 
 `audit` only reads. It reports:
 

@@ -1,4 +1,4 @@
-"""When two facts say the same thing (seed 001 Checklist D: memory pollution).
+"""When two facts say the same thing (Checklist D: memory pollution).
 
 Durable facts are mostly of two shapes, and each is compared by what carries
 its meaning:

@@ -1,4 +1,4 @@
-"""Scheduled upkeep (seed 004): session retention, task archival, LOG over its limits.
+"""Scheduled upkeep: session retention, task archival, LOG over its limits.
 
     memstrata maintain            # once, by hand or from cron
     memstrata mcp                 # the server runs it in the background when it starts
@@ -9,7 +9,7 @@ For each agent the principal may write (all of them for an admin):
   (`lifecycle.retention`);
 * a milestone whose tasks are all done or cancelled (at least one done) is
   archived: its tasks move from tasks.json to `archive/tasks-<milestone>-<stamp>.json`
-  (written durably first, so a crash leaves a duplicate, never a loss) - seed 004
+  (written durably first, so a crash leaves a duplicate, never a loss) - task memory's
   "Tasks ... Archived: After milestone completion";
 * LOG.md is compacted if it is over its limits (normally the append trigger did it);
 * file versions past `[versions]` retention are dropped (normally the next write of

@@ -1,6 +1,6 @@
 """What a coding agent's turn leaves in memory through the hooks: NOW belongs to the agent.
 
-Seed 002's engine sets NOW.md to "task complete" after every execution, and `AgentLoop`
+AgentOS's engine sets NOW.md to "task complete" after every execution, and `AgentLoop`
 still does: there the loop runs the turn and owns NOW. In a coding agent the agent owns
 NOW (it calls `update_status`, or writes NOW.md) and the hooks only watch, so they follow
 one rule: **a hook never overwrites a NOW the agent set**, in this turn or an earlier one.
@@ -11,7 +11,7 @@ hook wrote (the recovery status, or a NOW with the "Last turn" section below).
                       turn started and NOW.md's sha256 then (a NOW changed since is the
                       agent's, even one that kept a hook's sections)
     PostToolUse(Failure)  a failed tool leaves its ERROR entry; the recovery steps go to
-                      NOW.md (seed 002 self-annealing) only when the agent owns no NOW
+                      NOW.md (self-annealing) only when the agent owns no NOW
     Stop              `record_outcome`: a NOW the agent set stays as the agent left it.
                       Otherwise the outcome is recorded: the objective is the user's goal
                       (`statements.goal_of` of the prompt; a prompt that sets none,

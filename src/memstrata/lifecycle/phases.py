@@ -1,4 +1,4 @@
-"""Seed 001's read and write rules at each event of a task.
+"""The memory read and write rules at each event of a task.
 
     Event               Read                          Write
     context start       session (if any), NOTES.md    -
@@ -48,7 +48,7 @@ def phase_start(
     note: str = "",
     facts: Sequence[dict[str, Any]] = (),
 ) -> PhaseStart:
-    """Seed 001 "phase start": read the task folder, write a session note, promote the
+    """The "phase start" event: read the task folder, write a session note, promote the
     durable cross-plan facts that pass Checklist C (the others are returned, refused).
 
     `facts` are {"text", "citations", "category"?, "key"?} candidates.
@@ -101,7 +101,7 @@ def phase_end(
     blockers: Sequence[str] = (),
     next_steps: Sequence[str] = (),
 ) -> str:
-    """Seed 001 "phase end": write the phase completion report into the task folder, move
+    """The "phase end" event: write the phase completion report into the task folder, move
     NOTES.md to the phase boundary (stale blockers replaced), log a gate event.
 
     Returns the report's store-relative path.
@@ -129,7 +129,7 @@ def phase_end(
 def task_complete(
     store: Store, agent: str, task: str, facts: Sequence[dict[str, Any]] = ()
 ) -> tuple[list[Fact], list[ChecklistC]]:
-    """Seed 001 "task complete": write the durable facts to repo-persistent memory (each
+    """The "task complete" event: write the durable facts to repo-persistent memory (each
     through Checklist C) and log the gate event. Returns (promoted, refused)."""
     mem = store.agent(agent)
     promoted: list[Fact] = []
@@ -163,7 +163,7 @@ def task_complete(
 
 
 def end_conversation(store: Store, agent: str, session_id: str | None = None) -> str | None:
-    """Seed 001 "conversation end": session scratch is cleared (moved to the archive, never
+    """The "conversation end" event: session scratch is cleared (moved to the archive, never
     destroyed) and the session, if named, is marked ended. Returns the archive folder."""
     mem = store.agent(agent)
     if session_id is not None and session_id in mem.sessions.ids():

@@ -1,4 +1,4 @@
-"""Promotion between seed 001's layers, with its taxonomy and save exclusions.
+"""Promotion between session, task-episodic and repo-persistent memory, with its taxonomy and save exclusions.
 
     session scratch --promote_scratch--> task-episodic --promote_fact--> durable fact
 

@@ -1,4 +1,4 @@
-"""Session retention (seed 004 `sessionRetentionDays`, default 30).
+"""Session retention (MemoryConfig `sessionRetentionDays`, default 30).
 
 A transcript whose last message is older than `[sessions] retention_days` is
 moved (one atomic rename, under the transcript's lock) to

@@ -1,4 +1,4 @@
-"""Session transcript compaction and tool-result pruning (seed 004).
+"""Session transcript compaction and tool-result pruning.
 
 Compaction modifies the transcript: the older messages become one `summary`
 message and the most recent N (`sessions.keep_recent`, 10) stay verbatim:
@@ -11,7 +11,7 @@ Order, so nothing is lost and no model cooperation is needed:
    messages with no lock held (a failure raises here: nothing changed);
 2. pre-compaction flush (`lifecycle.flush`, when `[sessions] flush_enabled`):
    the decisions, constraints and preferences of the older messages go to
-   CONTEXT.md / MEMORY.md (seed 004), then `memory:flush {sessionId}`; a
+   CONTEXT.md / MEMORY.md, then `memory:flush {sessionId}`; a
    SYSTEM entry in LOG.md records the summary and the last messages before the cut;
 3. archive the full original transcript to `archive/sessions/<id>-<stamp>.jsonl`;
 4. splice the transcript under its lock, carrying over messages appended since
@@ -244,7 +244,7 @@ def session_context_view(store: Store, agent: str, session_id: str) -> list[Sess
 
 
 def apply_session_thresholds(store: Store, agent: str, session_id: str) -> str:
-    """Flush and/or compact one transcript as seed 004's thresholds say; what was done."""
+    """Flush and/or compact one transcript as the transcript thresholds say; what was done."""
     config = store.config
     cycle = current_cycle(store.agent(agent).sessions.messages(session_id))
     tokens = transcript_tokens(cycle)

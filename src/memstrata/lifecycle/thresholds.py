@@ -1,8 +1,8 @@
-"""When maintenance is due: the limits of seeds 002 and 004, checked against the config.
+"""When maintenance is due: the limits of the LOG and of transcripts, checked against the config.
 
-    LOG.md past log.compact_bytes / log.compact_entries  -> compact it   (seed 002)
+    LOG.md past log.compact_bytes / log.compact_entries  -> compact it
     a transcript past the smaller of sessions.flush_threshold and
-    sessions.compaction_threshold tokens                  -> look at it   (seed 004)
+    sessions.compaction_threshold tokens                  -> look at it
 
 Cheap checks (a stat, one indexed count), made after every append by
 `lifecycle.triggers` and before every explicit compaction.
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 
 def needs_compaction(store: Store, agent: str) -> str | None:
-    """Why LOG.md should be compacted now (seed 002: over 50 KB or 100 entries), or None."""
+    """Why LOG.md should be compacted now (by default: over 50 KB or 100 entries), or None."""
     log = store.agent(agent).log
     size = log.size()
     if size > store.config.log_compact_bytes:

@@ -1,8 +1,8 @@
-"""Maintenance that starts by itself after an acknowledged write (seeds 002 and 004).
+"""Maintenance that starts by itself after an acknowledged write.
 
-    LOG.md past log.compact_bytes / log.compact_entries  -> compact_log       (seed 002)
-    transcript past sessions.flush_threshold tokens      -> flush_session     (seed 004 flushThreshold)
-    transcript past sessions.compaction_threshold tokens -> compact_session   (seed 004 compactionThreshold)
+    LOG.md past log.compact_bytes / log.compact_entries  -> compact_log
+    transcript past sessions.flush_threshold tokens      -> flush_session     (MemoryConfig flushThreshold)
+    transcript past sessions.compaction_threshold tokens -> compact_session   (MemoryConfig compactionThreshold)
 
 A layer announces its append once it is on disk and indexed (`store.signals`:
 `LogAppended`, `SessionGrew`); `register`, called when a store opens, connects
@@ -13,7 +13,7 @@ returns before any compaction starts and its latency does not include one. A
 job takes the compaction lock without waiting: if another process is already
 compacting the same file, this one skips (the other sees the same entries).
 A failed job is logged and kept in `store.background_errors`; the write that
-triggered it stands. Nothing starts in agent-controlled mode (seed 003) or
+triggered it stands. Nothing starts in agent-controlled mode or
 with `[log] auto_compact = false`.
 """
 
@@ -80,7 +80,7 @@ def after_log_append(store: Store, agent: str) -> bool:
 
 @_never_raises
 def after_session_append(store: Store, agent: str, session_id: str) -> bool:
-    """Start the seed 004 flush / compaction of a transcript that crossed a token threshold."""
+    """Start the flush / compaction of a transcript that crossed a token threshold."""
     if not store.config.automatic_writes:
         return False
     entry = store.engine.stat(store.layout.session(agent, session_id))

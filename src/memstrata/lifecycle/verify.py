@@ -1,4 +1,4 @@
-"""Verify before use (seed 001): memory is a hint, not a source of truth for code.
+"""Verify before use: memory is a hint, not a source of truth for code.
 
 `verify_citations` reads what an agent remembers (facts and their citations,
 NOW/NOTES, CONTEXT and other memory files), finds claims about code, and checks

@@ -2,11 +2,11 @@
 
 The SDK server (HTTP) registers the tools of `mcp.tools` with our own input and
 output schemas, and calls them through `mcp.tools.run`, the call path the stdio
-server uses too: validation, the call, seed 002's auto-log (`[mcp] auto_log =
+server uses too: validation, the call, the auto-log (`[mcp] auto_log =
 true`), typed errors turned into tool errors an agent can act on (`is_error`
 results carrying the message). Which tools: `select_tools`, by default the core
 groups (every listed tool costs an agent context tokens at each session start).
-Seed 003's switch `tools.memory.enabled = false` removes the five file tools, and
+The switch `tools.memory.enabled = false` removes the five file tools, and
 the Anthropic `memory` tool that edits the same files, while CONTEXT.md stays
 readable as the resource `memory://context`.
 
@@ -108,8 +108,8 @@ def _sdk_tool(spec: ToolSpec, log_to: Store | None = None) -> Any:
 def select_tools(store: Store, names: list[str] | None) -> list[ToolSpec]:
     """The tools a server exposes. `names` (from `--tools`) mixes tool names, group names
     (`mcp.tools.GROUPS`), "default" and "all"; none: the default groups, plus "ledger"
-    when the server acts in a room (seed 000's agents publish and query from one).
-    Seed 003's switch `[tools.memory] enabled = false` removes the file tools and the
+    when the server acts in a room (the ledger's agents publish and query from one).
+    The switch `[tools.memory] enabled = false` removes the file tools and the
     Anthropic `memory` tool whatever was asked."""
     specs = build_tools(store)
     if not store.config.memory_tools_enabled:  # the Anthropic tool edits the same files

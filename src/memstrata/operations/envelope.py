@@ -1,6 +1,6 @@
-"""Seed 004's Memory Sharing Protocol: what a skill agent is handed, and all it reads.
+"""The Memory Sharing Protocol: what a skill agent is handed, and all it reads.
 
-Skill agents are stateless (seed 004 scope table: a skill "can read: context passed
+Skill agents are stateless (the scope table: a skill "can read: context passed
 to it; can write: none"). When an admin spawns one, it passes the context in the
 request itself:
 
@@ -43,7 +43,7 @@ DEFAULT_SNIPPET_CHARS = 4_000
 
 @dataclass(frozen=True)
 class SkillEnvelope:
-    """One request from an admin to a skill agent, in seed 004's shape."""
+    """One request from an admin to a skill agent, in the protocol's shape."""
 
     sender: str
     to: str
@@ -101,7 +101,7 @@ def hand_off(
     project_context: str = "",
     budget_chars: int = DEFAULT_SNIPPET_CHARS,
 ) -> SkillEnvelope:
-    """Build the request an admin sends to a skill agent (seed 004 Memory Sharing Protocol).
+    """Build the request an admin sends to a skill agent (the Memory Sharing Protocol).
 
     Args:
         skill: the skill agent (configured under `[roles] skill`).
@@ -117,7 +117,7 @@ def hand_off(
     if p.role != "admin":
         raise ScopeDenied(
             f"{p.agent or 'anonymous'} ({p.role}) may not hand context to a skill "
-            "agent: admins spawn skills (seed 004)"
+            "agent: admins spawn skills"
         )
     check_name(skill, "agent")
     if store.config.role_of(skill) != "skill":
@@ -147,7 +147,7 @@ class SkillContext:
 
     It takes the envelope (an object, its dict or its JSON text) and gives the
     context back as text for the skill's prompt. It has no store and no path to
-    one: seed 004's skill "cannot read MEMORY.md directly, write to any persistent
+    one: a skill "cannot read MEMORY.md directly, write to any persistent
     memory, access session transcripts".
     """
 

@@ -4,16 +4,16 @@
                          `source` "resume" or "compact", the session's last captured
                          user and assistant messages too, so the agent picks up where the
                          transcript was cut
-    UserPromptSubmit  -> logs the user's intent (seed 002), records the turn's start
+    UserPromptSubmit  -> logs the user's intent, records the turn's start
                          (`lifecycle.outcome`), and injects NOW + the last meaningful LOG
-                         entries; "ignore memory" (seed 001) injects no memory at all
-    PostToolUse       -> one compact TOOL_USE entry per tool execution (seed 002 auto-log,
+                         entries; "ignore memory" injects no memory at all
+    PostToolUse       -> one compact TOOL_USE entry per tool execution (auto-log,
                          with the call's `tool_use_id`); a failed one (error, non-zero exit,
                          interrupted) is one ERROR entry instead, with its arguments and
                          call id, and self-anneals: recovery steps in NOW.md, unless
                          NOW.md is the agent's
     PostToolUseFailure-> the same for a tool Claude Code reports as failed
-    PreCompact        -> capture the transcript's new messages, then the seed 004 memory
+    PreCompact        -> capture the transcript's new messages, then the memory
                          flush: their durable items go to CONTEXT.md / MEMORY.md
                          (`lifecycle.flush`), `memory:flush` is emitted
     Stop              -> capture the transcript's new messages; log the turn's final
@@ -27,7 +27,7 @@
     (capture: into the memstrata session of the same id, in transcript order: text as
     user/assistant messages, each tool call and result as `tool_call` / `tool_result`
     messages carrying the call's id; no LOG entry, the transcript is the record)
-    SessionEnd        -> the conversation ended (seed 001): the rest of the transcript is
+    SessionEnd        -> the conversation ended: the rest of the transcript is
                          captured, the session marked ended, session scratch cleared
                          (moved to the archive)
 
@@ -139,7 +139,7 @@ def prompt_context(
     log_entries: int = PROMPT_LOG_ENTRIES,
     skip: str | None = None,
 ) -> str:
-    """NOW.md and the last meaningful LOG entries (seed 002 reads NOW + LOG before every
+    """NOW.md and the last meaningful LOG entries (AgentOS reads NOW + LOG before every
     LLM call): tool traces and bookkeeping are left out, and so is the entry `skip` (the
     prompt just logged: it never answers itself)."""
     from memstrata.lifecycle.activity import is_bookkeeping, is_call
@@ -179,14 +179,14 @@ def user_prompt_submit(store: Store, agent: str, hook: dict[str, Any]) -> dict[s
     if logged is not None and sid is not None:  # writes allowed
         turn_started(store, agent, sid)
     if ignore:
-        return None  # seed 001: memory is not consulted for this turn
+        return None  # "ignore memory": memory is not consulted for this turn
     text = prompt_context(store, agent, skip=logged.id if logged is not None else None)
     return _output("UserPromptSubmit", text) if text else None
 
 
 def post_tool_use(store: Store, agent: str, hook: dict[str, Any]) -> None:
     """One TOOL_USE entry: tool, clipped parameters, result size, outcome and call id. A
-    failed tool is one ERROR entry instead, and self-anneals (seed 002)."""
+    failed tool is one ERROR entry instead, and self-anneals."""
     from memstrata.operations.loop import log_tool, outcome_of, writes_allowed
 
     name = str(hook.get("tool_name") or "tool")
@@ -202,7 +202,7 @@ def post_tool_use(store: Store, agent: str, hook: dict[str, Any]) -> None:
 
 def post_tool_use_failure(store: Store, agent: str, hook: dict[str, Any]) -> None:
     """Claude Code's PostToolUseFailure (`error`, `is_interrupt`): one ERROR entry with the
-    tool, its arguments and call id, and the recovery steps (seed 002 self-annealing)."""
+    tool, its arguments and call id, and the recovery steps (self-annealing)."""
     from memstrata.operations.loop import writes_allowed
 
     name = str(hook.get("tool_name") or "tool")
@@ -254,7 +254,7 @@ def _failure_detail(result: Any) -> str:
 def stop(
     store: Store, agent: str, hook: dict[str, Any], *, max_capture: int | None = None
 ) -> dict[str, Any]:
-    """Claude finished its response (seed 002 "after execution"): capture the transcript,
+    """Claude finished its response ("after execution"): capture the transcript,
     log the final response, record what the turn clearly states, and record the outcome in
     NOW.md unless the agent set NOW (`lifecycle.outcome`: NOW belongs to the agent; `AgentLoop`, which owns NOW, still says "Task complete"). Once per
     response: the response's key (the prompt's transcript uuid + a hash of the text) is
@@ -284,7 +284,7 @@ def stop(
 def pre_compact(
     store: Store, agent: str, hook: dict[str, Any], *, max_capture: int | None = None
 ) -> dict[str, Any]:
-    """Before Claude Code compacts its context (seed 004 "memory flush before
+    """Before Claude Code compacts its context ("memory flush before
     compaction"): capture the transcript, then flush the durable items of the session's
     current cycle into CONTEXT.md / MEMORY.md (`lifecycle.flush.flush_session`, which
     emits `memory:flush`). In agent-controlled mode nothing is written or emitted."""
@@ -354,7 +354,7 @@ def _final_response(hook: dict[str, Any]) -> tuple[str, str, str] | None:
 
 
 def session_end(store: Store, agent: str, hook: dict[str, Any]) -> dict[str, Any]:
-    """Conversation end (seed 001 "session files cleared"): capture what is left of the
+    """Conversation end ("session files cleared"): capture what is left of the
     transcript, mark the session ended and archive the session scratch."""
     from memstrata.lifecycle.phases import end_conversation
     from memstrata.operations.loop import writes_allowed
@@ -393,7 +393,7 @@ def _messages(transcript: Path) -> list[tuple[str, list[dict[str, Any]]]]:
     """Each transcript record's uuid and the messages it becomes, in order: its text as a
     user / assistant message (a meta record, Claude Code's own notes, as `system`), each
     `tool_use` block as a `tool_call` and each `tool_result` as a `tool_result`, both with
-    the call's id (seed 004: a call and its result share one; DESIGN-recall: the LOG's
+    the call's id (a call and its result share one; DESIGN-recall: the LOG's
     TOOL_USE entry of the call carries it too as `tool_use_id`)."""
     from memstrata.operations.loop import _json_input
 

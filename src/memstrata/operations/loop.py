@@ -1,4 +1,4 @@
-"""Seed 002's engine integration: the "Automatic" memory list around one agent turn.
+"""The AgentOS engine integration: the "Automatic" memory list around one agent turn.
 
     from memstrata.operations.loop import AgentLoop
 
@@ -10,21 +10,21 @@
         turn.final_response("Here is the outline ...")     # logged
     # on leaving the block: NOW.md says "Task complete: Research Python decorators"
 
-What the harness does by itself, as seed 002 lists it: read NOW + LOG (+ facts)
+What the harness does by itself, as AgentOS lists it: read NOW + LOG (+ facts)
 before each LLM call, log the user's intent (USER_FEEDBACK), log every tool
 execution (TOOL_USE: the tool, a clipped view of its parameters, the size and
 outcome of its result, never the output itself), log the final response, set
 NOW.md to "task complete", and on an exception self-anneal (`lifecycle.anneal`:
 ERROR entry with the traceback, recovery steps in NOW.md) and re-raise.
 
-With a `session_id` the turn is also seed 004's PERSIST stage: the user's
+With a `session_id` the turn is also the transcript's PERSIST stage: the user's
 message, each tool call (name, input) and result, and the final response are
 appended to `sessions/<session_id>.jsonl` as they happen (tool results clipped
 to 8000 characters, an unserialisable input shown as its clipped parameters).
 
-When the user asks to ignore memory ("ignore memory", "fresh context", ...;
-seed 001), `before_llm_call` reads nothing from memory for that turn. In seed
-003's agent-controlled mode (`[memory] mode = "agent-controlled"`) the turn
+When the user asks to ignore memory ("ignore memory", "fresh context", ...),
+`before_llm_call` reads nothing from memory for that turn. In
+agent-controlled mode (`[memory] mode = "agent-controlled"`) the turn
 writes nothing at all: the agent writes memory itself or not at all.
 
 The same entry shapes are used by the coding-agent hooks and the MCP server's
@@ -158,12 +158,12 @@ def describe_tool(
 
 def writes_allowed(store: Store) -> bool:
     """False in agent-controlled mode (the harness writes nothing on the agent's behalf)
-    and for a skill agent (seed 004: stateless, it writes no memory)."""
+    and for a skill agent (stateless, it writes no memory)."""
     return store.config.automatic_writes and store.principal.role != "skill"
 
 
 def log_intent(store: Store, agent: str, message: str, **meta: Any) -> LogEntry | None:
-    """Seed 002 "logging user intents": a USER_FEEDBACK entry (None in agent-controlled mode)."""
+    """Automatic "logging user intents": a USER_FEEDBACK entry (None in agent-controlled mode)."""
     if not writes_allowed(store) or not message.strip():
         return None
     text = message.strip()
@@ -183,7 +183,7 @@ def log_tool(
     error: BaseException | str | None = None,
     **meta: Any,
 ) -> LogEntry | None:
-    """Seed 002 "logging tool executions": a compact TOOL_USE entry (never the output)."""
+    """Automatic "logging tool executions": a compact TOOL_USE entry (never the output)."""
     if not writes_allowed(store):
         return None
     content, info = describe_tool(name, args, result, duration, error)
@@ -191,7 +191,7 @@ def log_tool(
 
 
 def log_final_response(store: Store, agent: str, text: str, **meta: Any) -> LogEntry | None:
-    """Seed 002 "logging final responses": a SYSTEM entry, clipped to 2000 characters."""
+    """Automatic "logging final responses": a SYSTEM entry, clipped to 2000 characters."""
     if not writes_allowed(store) or not text.strip():
         return None
     body = text.strip()
@@ -204,7 +204,7 @@ def log_final_response(store: Store, agent: str, text: str, **meta: Any) -> LogE
 
 
 def mark_complete(store: Store, agent: str, intent: str = "") -> None:
-    """Seed 002 "updating status on completion": NOW.md says "Task complete: <intent>"."""
+    """Automatic "updating status on completion": NOW.md says "Task complete: <intent>"."""
     if not writes_allowed(store):
         return
     flat = " ".join(intent.split())
@@ -239,7 +239,7 @@ class Turn:
         return entry
 
     def _persist(self, *messages: dict[str, Any]) -> None:
-        """Seed 004 PERSIST: append to the turn's session transcript (if it has one)."""
+        """The PERSIST stage: append to the turn's session transcript (if it has one)."""
         if self.session_id and writes_allowed(self.store):
             self.store.agent(self.agent).sessions.append_many(self.session_id, list(messages))
 
@@ -259,8 +259,8 @@ class Turn:
         return assemble_context(self.store, self.agent, **kw).text
 
     def agent_state(self) -> dict[str, Any]:
-        """Seed 002's `AgentState` memory fields for this turn: `memory_context` (what
-        `before_llm_call` returns), `agent_name`, `auto_log_enabled` (false in seed 003's
+        """AgentOS's `AgentState` memory fields for this turn: `memory_context` (what
+        `before_llm_call` returns), `agent_name`, `auto_log_enabled` (false in
         agent-controlled mode)."""
         return {
             "memory_context": self.before_llm_call(),
@@ -283,7 +283,7 @@ class Turn:
             log_tool(self.store, self.agent, name, args, result, duration, error, **self._meta())
         )
         if self.session_id:
-            call_id = "tool_" + os.urandom(4).hex()  # seed 004: a call and its result share it
+            call_id = "tool_" + os.urandom(4).hex()  # a call and its result share it
             detail = (
                 (
                     f"{type(error).__name__}: {error}"
@@ -351,7 +351,7 @@ class AgentLoop:
     @classmethod
     def open(cls, agent: str, home: str | os.PathLike[str] | None = None, **kw: Any) -> AgentLoop:
         """A loop over its own store (closed with the loop), the agent's files initialised
-        as `MemoryManager` does (seed 002)."""
+        as `MemoryManager` does."""
         given = kw.pop("store", None)
         store = given or Store(home, agent=agent, room=kw.get("room"), role=kw.get("role"))
         store.agent(agent, create=True)._ensure_files()

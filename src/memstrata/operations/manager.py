@@ -1,9 +1,9 @@
-"""Seed 002's `MemoryManager`: a thin face over the store for one agent.
+"""AgentOS's `MemoryManager`: a thin face over the store for one agent.
 
     from memstrata import MemoryManager
     m = MemoryManager("finn")
     m.update_now("Analyzing portfolio data", ["Load CSV", "Calculate returns"])
-    with m.turn("Summarise the portfolio") as turn:   # seed 002's automatic logging
+    with m.turn("Summarise the portfolio") as turn:   # automatic logging
         prompt = turn.before_llm_call()
     m.append_log("TOOL_USE", "loaded prices.csv", {"rows": 1200})
     m.save_fact("preferred_currency", "USD", "preference")
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 
 def initialize_agent_memory(agent_name: str, home: str | os.PathLike[str] | None = None) -> str:
-    """Seed 002's `initialize_agent_memory("finn")`: create the agent's memory folder with
+    """AgentOS's `initialize_agent_memory("finn")`: create the agent's memory folder with
     NOW.md (default content) and LOG.md (header) if they are missing; returns the memory
     folder relative to the store home. `memstrata init finn` does the same."""
     with MemoryManager(agent_name, home) as m:
@@ -41,7 +41,7 @@ def initialize_agent_memory(agent_name: str, home: str | os.PathLike[str] | None
 
 
 class MemoryManager:
-    """One agent's memory with the method names of seed 002."""
+    """One agent's memory with the method names of AgentOS."""
 
     def __init__(
         self,
@@ -54,10 +54,10 @@ class MemoryManager:
     ) -> None:
         self.store = store or Store(home, agent=agent_name, room=room, role=role)
         self.agent_name = agent_name
-        self.memory = self.store.agent(agent_name, create=True)  # seed 002: init creates
+        self.memory = self.store.agent(agent_name, create=True)  # init creates
         self.memory._ensure_files()
 
-    # -- seed 002 methods --------------------------------------------------
+    # -- AgentOS methods ----------------------------------------------------
     def update_now(
         self,
         status: str | None = None,
@@ -68,9 +68,9 @@ class MemoryManager:
     ) -> None:
         """Overwrite hot memory (NOW.md) with a new status and next steps.
 
-        Seed 002 writes both `update_now(status, next_steps)` and, in its
+        AgentOS writes both `update_now(status, next_steps)` and, in its
         self-annealing example, `update_now(new_status=..., next_steps=...)`:
-        either keyword works. `blockers=` and `phase=` (seed 001) pass through.
+        either keyword works. `blockers=` and `phase=` pass through.
         """
         if status is not None and new_status is not None and status != new_status:
             raise MalformedInput("give the status once: status= or new_status=, not both")
@@ -103,7 +103,7 @@ class MemoryManager:
     def save_fact(
         self, key: str, value: str, category: str = "general", *, citations: list[str] | None = None
     ) -> None:
-        """Save a fact; seed 002's categories upsert, seed 001's repo categories (user,
+        """Save a fact; user-fact categories upsert, the repo categories (user,
         feedback, project, reference) are create-only and need `citations`."""
         self.memory.facts.set(key, value, category, citations=citations)
 
@@ -124,7 +124,7 @@ class MemoryManager:
     ) -> str:
         """Record a decision (or a `constraint`, a `preference`) in one call; `replaces`
         names the one it replaces, by id or by text, which is then never presented as
-        current (seed 000's supersede; see `layers.decisions`). Returns the new id.
+        current (the ledger's supersede; see `layers.decisions`). Returns the new id.
 
         Example:
             >>> m.record_decision("Use ReportLab for PDFs", replaces="WeasyPrint")  # doctest: +SKIP
@@ -147,14 +147,14 @@ class MemoryManager:
     def compact_log(
         self, summary: str | None = None, *, summarizer: Any = None, force: bool = False
     ) -> Any:
-        """Compact LOG.md into a summary entry plus a searchable archive (seed 002)."""
+        """Compact LOG.md into a summary entry plus a searchable archive."""
 
         return compact_log(
             self.store, self.agent_name, summary=summary, summarizer=summarizer, force=force
         )
 
     def turn(self, message: str, *, session_id: str | None = None) -> Turn:
-        """Seed 002's automatic memory around one agent turn (see `memstrata.operations.loop`)."""
+        """Automatic memory around one agent turn (see `memstrata.operations.loop`)."""
         return AgentLoop(self).turn(message, session_id=session_id)
 
     def close(self) -> None:

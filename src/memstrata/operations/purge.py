@@ -3,12 +3,12 @@
 Plain `forget` / `delete` stay soft (a fact's history stays in `facts.jsonl`, a deleted
 file moves to the archive, a superseded ledger entry stays for audit). A purge is the
 explicit, irreversible exception, for facts, memory files, LOG entries, ledger entries
-(admins only: seed 000 keeps entries for audit) and sessions (whole, or one message):
+(admins only: the ledger keeps entries for audit) and sessions (whole, or one message):
 
     files    journals rewritten without the records (read, filter, atomic replace,
              all under the source's lock, so a racing appender's record is either
              in the rewrite or appended after it); archived copies removed; a purged
-             ledger entry's line keeps seed 000's fields but not its content
+             ledger entry's line keeps the entry format's fields but not its content
     copies   what memstrata itself derived from the content (compaction summaries,
              session-compaction, hook and auto-logged tool-call entries in LOG.md
              and its archives, compactions.jsonl, transcripts' summary messages,
@@ -398,13 +398,13 @@ def purge_log_entry(
 def purge_ledger_entry(store: Store, entry_id: str, *, reason: str) -> PurgeReport:
     """Empty a ledger entry's content in `ledger.jsonl` (admins only).
 
-    The line keeps seed 000's fields (id, ts, kind, room, author, supersedes) with
+    The line keeps the entry format's fields (id, ts, kind, room, author, supersedes) with
     summary `[purged]` and no tags, ref or detail, so what it superseded stays hidden
     and entries that supersede it still name an entry; the stub itself is hidden.
     """
     if store.principal.role != "admin":
         raise ScopeDenied(
-            "only an admin may purge a ledger entry: seed 000 keeps entries, "
+            "only an admin may purge a ledger entry: the ledger keeps entries, "
             "superseded ones included, for audit"
         )
     path = store.layout.ledger
@@ -428,7 +428,7 @@ def purge_ledger_entry(store: Store, entry_id: str, *, reason: str) -> PurgeRepo
 
 
 def ledger_stub(rec: dict[str, Any]) -> bytes:
-    """The line a purged ledger entry keeps: seed 000's fields, content emptied."""
+    """The line a purged ledger entry keeps: the entry format's fields, content emptied."""
 
     entry = LedgerEntry(
         id=str(rec.get("id")),

@@ -1,12 +1,11 @@
-"""Scope: the one place that decides who may read or write which memory (seed 004).
+"""Scope: the one place that decides who may read or write which memory.
 
 | role    | can read                                   | can write                |
 |---------|--------------------------------------------|--------------------------|
 | admin   | all memory                                 | all memory               |
 | project | own agent + admin agents + shared layers + | own agent + shared layers|
 |         | its own room's channel + every room's      | + its own room           |
-|         | artifacts (seed 000: "all agents via       |                          |
-|         | filesystem")                               |                          |
+|         | artifacts ("all agents via filesystem")    |                          |
 | skill   | nothing (context is passed to it)          | nothing                  |
 
 Every layer method calls `Gate.check` before touching a file, and every index
@@ -17,7 +16,7 @@ caller may ask for a *lower* role (`--role skill`), never a higher one. The
 anonymous principal (no agent name) is the person at the terminal who owns the
 files, and is admin.
 
-The shared ledger adds two rules of its own (seed 000: a room must not be able
+The shared ledger adds two rules of its own (a room must not be able
 to erase another room's decision):
 
 * **Who may supersede.** Admins may supersede any entry. A project agent may
@@ -47,8 +46,8 @@ SHARED_LAYERS = frozenset({"ledger", "item", "source"})
 ROOM_LAYERS = frozenset({"channel", "artifact"})
 # Room layers every agent may read; only the room's own agents write them.
 ROOM_READABLE = frozenset({"artifact"})
-# Shared layers only admins write: extracted knowledge is pipeline-only (seed 004 write
-# rule 3: `lifecycle.extraction` writes it as the pipeline), indexed sources are the
+# Shared layers only admins write: extracted knowledge is pipeline-only (a write
+# rule of its own: `lifecycle.extraction` writes it as the pipeline), indexed sources are the
 # project's own files.
 ADMIN_WRITTEN = frozenset({"item", "source"})
 _RANK = {"skill": 0, "project": 1, "admin": 2}
@@ -179,7 +178,7 @@ class Gate:
             )
 
     def event_actors(self) -> frozenset[str | None] | None:
-        """Whose memory events (seed 004, `events.jsonl`) the principal may see: None for
+        """Whose memory events (`events.jsonl`) the principal may see: None for
         everyone's (admin), else only its own (a project agent), or none (a skill)."""
         p = self.principal
         if p.role == "admin":

@@ -8,7 +8,7 @@ Agents paste keys into chats and then into memory. Every layer's write path call
 * `redact`: store `[REDACTED:<kind>]` in place of each secret.
 * `refuse`: raise `SecretDetected`; nothing is stored.
 
-Marking, without a new field in any file (seed 000's ledger lines keep their exact
+Marking, without a new field in any file (the shared ledger's lines keep their exact
 fields): secrets are detected again wherever memory leaves its owner.
 
 * One rule for everything that enters a model's context, `withhold`: each secret
@@ -18,7 +18,7 @@ fields): secrets are detected again wherever memory leaves its owner.
   (`mcp.tools.run`, `mcp.resources`), hook output (`hooks`) and skill result passes
   through `withhold`. The raw value only where a person asks for it: `--reveal` on
   the CLI, a confirmed reveal in the web app, the library's own reads; and `get_fact`
-  by its exact key (seed 002's "My API key is 12345" test: the agent asks for it).
+  by its exact key (the "My API key is 12345" case: the agent asks for it).
 * The shared ledger, which every room reads: under `warn`, a publish that carries a
   secret is refused (`SecretDetected`) unless `[secrets] share_in_ledger = true`.
   Entries that arrive by hand edit or import are detected at index time (`docs.secret`

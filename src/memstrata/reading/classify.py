@@ -1,4 +1,4 @@
-"""What a line of work history is, for seed 001's compaction policy: a decision, a
+"""What a line of work history is, for the context compaction policy: a decision, a
 safety constraint, a blocker, a phase change, an objective, or narrative.
 
 Most such lines carry no label ("Decision: ..."); people say them as speech acts,

@@ -63,7 +63,7 @@ def _filters(store: Searchable, q: SearchQuery) -> tuple[list[str], list[Any]]:
     if q.layers:
         where.append(f"d.layer IN ({','.join('?' for _ in q.layers)})")
         params.extend(q.layers)
-    elif not store.config.search_sessions_by_default:  # seed 004: transcripts are opt-in
+    elif not store.config.search_sessions_by_default:  # transcripts are opt-in
         where.append(f"d.layer NOT IN ({','.join('?' for _ in OPT_IN_LAYERS)})")
         params.extend(OPT_IN_LAYERS)
     if q.kind is not None:

@@ -72,14 +72,14 @@ LAYERS: tuple[str, ...] = (
     "compaction",
     "source",
 )
-# Seed 004's search scopes, by their names, and the layers each one searches.
+# The search scopes, by their names, and the layers each one searches.
 SCOPES: dict[str, tuple[str, ...]] = {
     "memory": ("context",),  # MEMORY.md content (memstrata: CONTEXT.md / MEMORY.md)
     "items": ("item",),  # extracted knowledge
     "sessions": ("session",),  # session transcripts
     "sources": ("source",),  # indexed project source files (`memstrata sources add`)
 }
-# Searched only when named (seed 004: "Session transcripts (opt-in)").
+# Searched only when named ("Session transcripts (opt-in)").
 OPT_IN_LAYERS: tuple[str, ...] = ("session",)
 MAX_K = 50
 MAX_QUERY_CHARS = 4000
@@ -96,7 +96,7 @@ class SearchQuery:
     """
 
     text: str = ""
-    layers: tuple[str, ...] = ()  # layer names or seed 004 scopes (memory, items, sessions,
+    layers: tuple[str, ...] = ()  # layer names or search scopes (memory, items, sessions,
     # sources); empty: every layer the principal may read except the opt-in ones (sessions)
     kind: str | None = None
     tags: tuple[str, ...] = ()

@@ -4,7 +4,7 @@
     mode hybrid / semantic      -> search.hybrid.hybrid_search: the lexical pool fused with
                                    the vector neighbours
 
-Without a mode, `[search] provider` decides (seed 004 searchProvider). The lexical
+Without a mode, `[search] provider` decides (MemoryConfig searchProvider). The lexical
 engine sits below hybrid (hybrid reads its candidates and rows); this module sits
 above both, so neither imports the other's caller.
 """
@@ -27,7 +27,7 @@ def search(store: Searchable, q: SearchQuery) -> list[Hit]:
     else lexical. A mode asked for by name catches the vectors up first.
     """
     catch_up = q.mode is not None
-    if q.mode is None:  # seed 004 searchProvider: "fts5" (lexical) or "hybrid"
+    if q.mode is None:  # MemoryConfig searchProvider: "fts5" (lexical) or "hybrid"
         provider = store.config.search_provider
         semantic = provider == "hybrid" or (
             provider == "auto"

@@ -6,7 +6,7 @@ Stop / PreCompact hooks capture, and, when it failed, an ERROR entry. They belon
 
     exact      the same id in the same session: the LOG entry's `tool_use_id` (hook
                metadata) and the `id` a transcript's `tool_call` shares with its
-               `tool_result` (seed 004; the hooks capture Claude Code's blocks so)
+               `tool_result` (the transcript roles; the hooks capture Claude Code's blocks so)
     clues      (stores older than the id) the same session, the same tool name and first
                argument where both records say them, the tool_use first, the records of
                the tool's end (result, LOG entry, ERROR) within `END_GAP` seconds of one
@@ -124,7 +124,7 @@ def clues_of(index: int, hit: Hit, signal: str) -> Clues | None:
         return None
     session = PurePath(hit.source).stem or None
     role = hit.kind or ""
-    if role in TOOL_ROLES:  # seed 004: a tool_call and its tool_result share their message id
+    if role in TOOL_ROLES:  # a tool_call and its tool_result share their message id
         msg_id = hit.meta.get("id")
         key = exact or (str(msg_id) if msg_id else None)
         slot = "result" if role == "tool_result" else "call"
@@ -173,7 +173,7 @@ def _consistent(times: Mapping[str, float]) -> bool:
 def _joins(call: _Call, c: Clues) -> float | None:
     """How far (seconds) `c` is from `call` when it can be a record of the same call, else None."""
     same_session = c.session is None or call.session is None or c.session == call.session
-    if c.exact and call.exact:  # seed 004 ids ("tool_001") repeat from session to session
+    if c.exact and call.exact:  # transcript ids ("tool_001") repeat from session to session
         return 0.0 if c.exact in call.exact and same_session else None
     if c.slot in call.times or c.session is None or c.session != call.session:
         return None

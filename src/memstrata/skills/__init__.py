@@ -1,4 +1,4 @@
-"""Seed 002's five memory skills, each in the AgentOS skill shape (`SKILL_METADATA` + `execute`).
+"""The five AgentOS memory skills, each in the AgentOS skill shape (`SKILL_METADATA` + `execute`).
 
     from memstrata.skills import update_status, save_fact, recall_memory
 
@@ -7,7 +7,7 @@
     save_fact(agent_name="finn", key="preferred_currency", value="USD", category="preference")
     memories = recall_memory(agent_name="finn", query="stocks the user asked about", n_results=3)
 
-Each skill lives in `memstrata.skills.scripts.<name>` (seed 002's
+Each skill lives in `memstrata.skills.scripts.<name>` (AgentOS's
 `core/skills/memory/scripts/<name>.py`) and opens the agent's memory for the
 call (`home=` or `$MEMSTRATA_HOME`), so it can run from any process. Results are
 plain JSON-ready values. `SKILLS` maps each name to its metadata.
@@ -36,7 +36,7 @@ SKILLS: dict[str, dict[str, Any]] = {
 
 
 def skill_md() -> str:
-    """Seed 002's `core/skills/memory/SKILL.md`: the five skills' documentation, made from
+    """AgentOS's `core/skills/memory/SKILL.md`: the five skills' documentation, made from
     their `SKILL_METADATA` (so it cannot drift from what `execute` takes)."""
     out = [
         "# Memory skills",

@@ -143,7 +143,7 @@ class Engine:
         self.config: Config = load_config(self.home)
         self.locks = LockTable(self.layout.locks)
         self.truth: Truth = open_truth(self.home, self.locks, self.config)
-        self.layout = Layout(self.home, self.config.memory_path, self.truth)  # seed 004 memoryPath
+        self.layout = Layout(self.home, self.config.memory_path, self.truth)  # memoryPath
         self.origin = Origin(self.truth, self.home)
         self.read_only = is_read_only(self.home)
         if recover is not None and not self.read_only:

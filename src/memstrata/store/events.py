@@ -1,4 +1,4 @@
-"""Memory events (seed 004): delivered to in-process subscribers and to `events.jsonl`.
+"""Memory events: delivered to in-process subscribers and to `events.jsonl`.
 
 | event          | payload                           |
 |----------------|-----------------------------------|

@@ -302,7 +302,7 @@ class Store:
 
     @property
     def sources(self) -> Sources:
-        """Project folders indexed as seed 004's `sources` scope."""
+        """Project folders indexed as the `sources` search scope."""
         return Sources(self._acting)
 
     def room(self, name: str | None = None) -> Room:

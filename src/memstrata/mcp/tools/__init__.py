@@ -1,18 +1,18 @@
-"""The MCP tool catalogue: the seeds' own tool names, each declared once, in its module.
+"""The MCP tool catalogue: the design documents' own tool names, each declared once, in its module.
 
-    files      seed 003: memory_read, memory_write, memory_replace, memory_insert, memory_list
-    ledger     seed 000: memory_publish, memory_query, memory_search, memory_get_context
-    skills     seed 002: memory_get, update_status, log_activity, recall_memory, save_fact,
+    files      memory files: memory_read, memory_write, memory_replace, memory_insert, memory_list
+    ledger     shared ledger: memory_publish, memory_query, memory_search, memory_get_context
+    skills     AgentOS skills: memory_get, update_status, log_activity, recall_memory, save_fact,
                get_fact
-    tasks      seed 004: task_add, task_update, task_list
-    sessions   seed 004: session_append, session_read
+    tasks      task memory: task_add, task_update, task_list
+    sessions   transcripts: session_append, session_read
     claude     Anthropic's memory tool: memory
     decisions  record_decision
     versions   memory_history, memory_restore (earlier versions of memory files)
-    episodes   seed 001: task folders, verified items, gate events, phases, promotion,
+    episodes   task folders, verified items, gate events, phases, promotion,
                audit and verify
-    rooms      seed 000: room_channel, room_artifact, room_close, room_upstream
-    handoff    seed 004: skill_handoff
+    rooms      rooms: room_channel, room_artifact, room_close, room_upstream
+    handoff    skill hand-off: skill_handoff
 
 Each module defines its tools as plain functions of a `Caller` and declares them in
 `tools(config)` (`mcp.tools.spec`); `build_tools` binds every declaration to one
@@ -57,23 +57,23 @@ __all__ = [
     "run",
 ]
 
-# Tool groups, by the seed each serves. A server exposes DEFAULT_GROUPS (and "ledger" when
+# Tool groups, by the layer each serves. A server exposes DEFAULT_GROUPS (and "ledger" when
 # it acts in a room) unless `--tools` names groups or tools ("all": every group but
 # "claude"): every tool listed costs an agent context tokens at every session start.
 GROUPS: dict[str, str] = {
-    "core": "seed 002 skills and recall: recall_memory, memory_get, log_activity, "
+    "core": "memory skills and recall: recall_memory, memory_get, log_activity, "
     "update_status, save_fact, get_fact, record_decision",
-    "files": "seed 003 memory files: memory_read, memory_write, memory_replace, memory_insert, "
+    "files": "memory files: memory_read, memory_write, memory_replace, memory_insert, "
     "memory_list (off with [tools.memory] enabled = false)",
-    "ledger": "seed 000 shared ledger: memory_publish, memory_query, memory_search, "
+    "ledger": "shared ledger: memory_publish, memory_query, memory_search, "
     "memory_get_context (default when the server acts in a room)",
-    "rooms": "seed 000 rooms: room_channel, room_artifact, room_close, room_upstream",
-    "tasks": "seed 004 tasks: task_add, task_update, task_list",
-    "sessions": "seed 004 session transcripts: session_append, session_read",
-    "episodes": "seed 001 task folders, phases and hygiene: task_folder_create, "
+    "rooms": "rooms: room_channel, room_artifact, room_close, room_upstream",
+    "tasks": "task memory: task_add, task_update, task_list",
+    "sessions": "session transcripts: session_append, session_read",
+    "episodes": "task folders, phases and hygiene: task_folder_create, "
     "task_folder_write, task_folder_read, task_verified, gate_event, task_phase, "
     "scratch_promote, memory_promote, memory_audit, memory_verify",
-    "admin": "seed 004 skill hand-off: skill_handoff (admins; others are refused)",
+    "admin": "skill hand-off: skill_handoff (admins; others are refused)",
     "claude": "Anthropic's memory tool (memory_20250818): memory",
     "versions": "earlier versions of memory files: memory_history, memory_restore (off by "
     "default: restoring is rare, and every listed tool costs tokens)",

@@ -30,7 +30,7 @@ NOT_AUTO_LOGGED = frozenset({"log_activity"})
 
 
 def auto_log_target(store: Store) -> Store | None:
-    """The store to auto-log tool calls to (seed 002, `[mcp] auto_log = true`), or None."""
+    """The store to auto-log tool calls to (`[mcp] auto_log = true`), or None."""
     return store if store.config.mcp_auto_log and store.config.automatic_writes else None
 
 

@@ -1,7 +1,7 @@
 """`record_decision` (group `core`): a decision, constraint or preference in one call.
 
 The tool translates and never decides: `layers.decisions` records it as a ledger entry
-and resolves `replaces` (an id, or text matching one record in force) into seed 000's
+and resolves `replaces` (an id, or text matching one record in force) into the ledger's
 `supersedes`, so the replaced record is never presented as current again (it stays
 readable with `memory_get`).
 """

@@ -1,7 +1,7 @@
-"""Seed 001's task-episodic memory, phases, promotion and hygiene, one tool each.
+"""Task-episodic memory, phases, promotion and hygiene, one tool each.
 
-Seed 001 names operations, not tools; these give each one a tool so an agent reaches
-them over MCP as it reaches the seed 002/003 tools:
+The memory policy names operations, not tools; these give each one a tool so an agent reaches
+them over MCP as it reaches the skills and file tools:
 
     task_folder_create / task_folder_write / task_folder_read   plans/artifacts/<task-slug>/
     task_verified                                                verified items per iteration
@@ -292,7 +292,7 @@ def tools(config: Config) -> list[ToolSpec]:
         ToolSpec(
             "task_phase",
             task_phase,
-            "Seed 001's phase events: start (read the task folder, write a session note, "
+            "Phase events of a task: start (read the task folder, write a session note, "
             "promote facts through Checklist C), end (completion report, NOTES.md to the "
             "phase boundary), complete (durable facts to repo memory).",
             (
@@ -319,7 +319,7 @@ def tools(config: Config) -> list[ToolSpec]:
         ToolSpec(
             "scratch_promote",
             scratch_promote,
-            "Promote a session scratch file into a task folder (seed 001: session -> "
+            "Promote a session scratch file into a task folder (session -> "
             "task-episodic at a phase boundary); the scratch stays until the conversation "
             "ends.",
             (

@@ -1,4 +1,4 @@
-"""Seed 003's five file tools: your memory folder's files, read and edited in place.
+"""The five memory file tools: your memory folder's files, read and edited in place.
 
 `memory_write` creates or overwrites (CONTEXT.md is loaded into every prompt; LOG.md is
 append-only), `memory_replace` changes text that occurs exactly once, `memory_insert`

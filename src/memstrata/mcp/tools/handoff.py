@@ -1,4 +1,4 @@
-"""`skill_handoff` (group `admin`): seed 004's Memory Sharing Protocol from the admin's side.
+"""`skill_handoff` (group `admin`): the Memory Sharing Protocol from the admin's side.
 
 The envelope carries the context a stateless skill agent reads and nothing else
 (`operations.envelope.hand_off`); only admins may hand one over.
@@ -44,7 +44,7 @@ def tools(config: Config) -> list[ToolSpec]:
         ToolSpec(
             "skill_handoff",
             skill_handoff,
-            "Admins: the request envelope that hands a skill agent its context (seed 004: "
+            "Admins: the request envelope that hands a skill agent its context ("
             "memory_snippet chosen from your memory for the brief, project_context); the "
             "skill reads that and nothing else.",
             (

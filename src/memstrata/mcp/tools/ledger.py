@@ -1,4 +1,4 @@
-"""Seed 000's shared ledger: publish, query by filters, search, and the predecessor context.
+"""The shared ledger: publish, query by filters, search, and the predecessor context.
 
 Every room reads the ledger; by default a room's agents see the other rooms' entries,
 not their own (`layers.ledger`). Who may publish as whom, and supersede what, is the

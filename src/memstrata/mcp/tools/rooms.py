@@ -1,4 +1,4 @@
-"""Seed 000's rooms: the channel (layer 1), the artifacts (layer 2), closing a room and its
+"""Rooms: the channel (layer 1), the artifacts (layer 2), closing a room and its
 place in the DAG of rooms (the predecessor context comes from upstream rooms).
 
 Who may post, write or close is the layer's and the gate's (`layers.rooms`).
@@ -89,7 +89,7 @@ def tools(config: Config) -> list[ToolSpec]:
         ToolSpec(
             "room_channel",
             room_channel,
-            "Your room's channel (seed 000 layer 1): post a message, or read the messages "
+            "Your room's channel (room layer 1): post a message, or read the messages "
             "(only agents in the room may).",
             (
                 req("action", "string", "post or read", enum=("post", "read")),
@@ -111,8 +111,7 @@ def tools(config: Config) -> list[ToolSpec]:
         ToolSpec(
             "room_artifact",
             room_artifact,
-            "A room's artifacts (seed 000 layer 2): write one in your room, read or list "
-            "any room's.",
+            "A room's artifacts (room layer 2): write one in your room, read or list any room's.",
             (
                 req("action", "string", "write, read or list", enum=("write", "read", "list")),
                 room,

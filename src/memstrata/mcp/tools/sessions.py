@@ -1,4 +1,4 @@
-"""Seed 004's session transcripts: append a message (created on first use), read the last."""
+"""Session transcripts: append a message (created on first use), read the last."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seed 002's memory skills as tools, and recall: update_status, log_activity, recall_memory,
+"""The memory skills as tools, and recall: update_status, log_activity, recall_memory,
 save_fact, get_fact, and memory_get (one memory, by a hit's uid).
 
 `recall_memory` searches everything the principal may read (session transcripts only

@@ -40,7 +40,7 @@ class ToolSpec:
     destructive: bool = False
     idempotent: bool = False
     group: str = "core"  # one of GROUPS (`--tools` selects by group or by name)
-    reveals: bool = False  # returns a value as stored (get_fact: seed 002), see `run`
+    reveals: bool = False  # returns a value as stored (get_fact), see `run`
     extra: dict[str, Any] = field(default_factory=dict)
 
     def input_schema(self) -> dict[str, Any]:

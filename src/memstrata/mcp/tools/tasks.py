@@ -1,4 +1,4 @@
-"""Seed 004's task list: add, update (status, priority), list, highest priority first."""
+"""The task list: add, update (status, priority), list, highest priority first."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ the store, to what was written before the purge (its tombstone's `ts`):
     fact:<agent>:<key>           its records written before the purge are dropped
                                  from facts.jsonl
     log:<agent>:<id>             its block is cut from LOG.md and the LOG archives
-    ledger:<id>                  its line becomes the purge stub (seed 000 fields)
+    ledger:<id>                  its line becomes the purge stub (the entry format's fields)
 
 Content written after a purge under the same name (a fact set again, a file
 written again) is not the purged content, and an honest backup holds it beside

@@ -1,1 +1,1 @@
-"""One module per skill, as seed 002's `core/skills/memory/scripts/`."""
+"""One module per skill, as AgentOS's `core/skills/memory/scripts/`."""

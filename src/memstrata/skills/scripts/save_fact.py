@@ -1,4 +1,4 @@
-"""Skill `save_fact`: store a key/value user fact (seed 002 `user_facts`)."""
+"""Skill `save_fact`: store a key/value user fact (`user_facts`)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ SKILL_METADATA: dict[str, Any] = {
         "citations": {
             "type": "array",
             "required": False,
-            "description": "sources; required for seed 001's repo categories",
+            "description": "sources; required for the repo categories",
         },
     },
     "memory_layer": "cold",

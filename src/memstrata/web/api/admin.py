@@ -1,4 +1,4 @@
-"""Items (seed 004 knowledge, cleanup), events (list and live stream), audit and reviewed
+"""Items (extracted knowledge, cleanup), events (list and live stream), audit and reviewed
 prune, verify, compact, doctor."""
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ class CompactRequest(BaseModel):
     force: bool = False
 
 
-# -- items (seed 004 extracted knowledge) ---------------------------------------------
+# -- items (extracted knowledge) ---------------------------------------------
 @router.get("/items", tags=["items"], summary="Extracted knowledge, newest first, with citations")
 def items(
     request: Request,
@@ -82,7 +82,7 @@ def item_remove(request: Request, item_id: str) -> dict[str, Any]:
 @router.get(
     "/projects/{project_id}/knowledge",
     tags=["items"],
-    summary="Seed 004's memory search endpoint over extracted knowledge",
+    summary="The memory search endpoint over extracted knowledge",
 )
 def knowledge(
     request: Request,
@@ -113,7 +113,7 @@ def knowledge(
     return {"project": project_id, "items": [i.to_dict() for i in got]}
 
 
-# -- events (seed 004) ----------------------------------------------------------------
+# -- events ----------------------------------------------------------------
 @router.get("/events", tags=["events"], summary="Recent memory events, newest first")
 def events(
     request: Request,
@@ -239,7 +239,7 @@ def verify(request: Request, agent: str) -> dict[str, Any]:
     return {"root": str(root), "findings": [vars(f) for f in findings]}
 
 
-@router.post("/agents/{agent}/compact", tags=["upkeep"], summary="Compact LOG.md (seed 002)")
+@router.post("/agents/{agent}/compact", tags=["upkeep"], summary="Compact LOG.md")
 def compact(request: Request, agent: str, body: CompactRequest) -> dict[str, Any]:
 
     store = store_of(request)

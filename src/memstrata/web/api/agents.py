@@ -109,7 +109,7 @@ for _which, _name in (("now", "NOW.md"), ("context", "CONTEXT.md"), ("identity",
     _hot_routes(_which, _name)
 
 
-@router.post("/{agent}/now/status", summary="Seed 002 update_status: objective and next steps")
+@router.post("/{agent}/now/status", summary="update_status: objective and next steps")
 def now_status(request: Request, agent: str, body: StatusUpdate) -> dict[str, Any]:
     state = (
         store_of(request)
@@ -263,7 +263,7 @@ def prompt(
     }
 
 
-@router.get("/{agent}/compactions", summary="Every LOG compaction (seed 002 compaction_history)")
+@router.get("/{agent}/compactions", summary="Every LOG compaction (compaction_history)")
 def compactions(request: Request, agent: str) -> dict[str, Any]:
 
     store = store_of(request)

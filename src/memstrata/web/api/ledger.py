@@ -1,4 +1,4 @@
-"""The shared ledger (seed 000): pages by room, publish, supersede, chains, predecessor context."""
+"""The shared ledger: pages by room, publish, supersede, chains, predecessor context."""
 
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ def publish(request: Request, body: Publish) -> dict[str, Any]:
     return e.to_dict()
 
 
-@router.get("/context", summary="Seed 000 predecessor context: other rooms' entries as Markdown")
+@router.get("/context", summary="Predecessor context: other rooms' entries as Markdown")
 def context(
     request: Request,
     room: Annotated[str | None, Query(max_length=limits.NAME_CHARS)] = None,

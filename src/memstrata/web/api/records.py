@@ -79,7 +79,7 @@ def facts_list(request: Request, agent: str, category: Category | None = None) -
     return {"facts": [asdict(f) for f in facts]}
 
 
-@router.post("/{agent}/facts", status_code=201, summary="Save a fact (seed 002 save_fact)")
+@router.post("/{agent}/facts", status_code=201, summary="Save a fact (save_fact)")
 def fact_set(request: Request, agent: str, body: FactSet) -> dict[str, Any]:
     f = (
         store_of(request)
@@ -89,7 +89,7 @@ def fact_set(request: Request, agent: str, body: FactSet) -> dict[str, Any]:
     return asdict(f)
 
 
-@router.get("/{agent}/facts/{key:path}", summary="One fact (seed 002 get_fact)")
+@router.get("/{agent}/facts/{key:path}", summary="One fact (get_fact)")
 def fact_get(request: Request, agent: str, key: str) -> dict[str, Any]:
     return asdict(store_of(request).agent(agent).facts.get(key))
 
@@ -111,7 +111,7 @@ def fact_forget(request: Request, agent: str, key: str) -> dict[str, Any]:
 
 
 # -- tasks ---------------------------------------------------------------------------
-@router.get("/{agent}/tasks", summary="Tasks by priority (seed 004 task memory)")
+@router.get("/{agent}/tasks", summary="Tasks by priority (task memory)")
 def tasks_list(
     request: Request,
     agent: str,
@@ -153,7 +153,7 @@ def task_update(request: Request, agent: str, task_id: str, body: TaskChange) ->
 
 
 # -- sessions ------------------------------------------------------------------------
-@router.get("/{agent}/sessions", summary="Sessions (seed 004 sessions.json)")
+@router.get("/{agent}/sessions", summary="Sessions (sessions.json)")
 def sessions_list(request: Request, agent: str, include_archived: bool = False) -> dict[str, Any]:
     sessions = store_of(request).agent(agent).sessions
     return {"sessions": [s.to_dict() for s in sessions.list(include_archived=include_archived)]}
@@ -181,7 +181,7 @@ def session_read(
 @router.post(
     "/{agent}/sessions/{session_id}/messages",
     status_code=201,
-    summary="Append messages in one durable write (seed 004 PERSIST)",
+    summary="Append messages in one durable write (the PERSIST stage)",
 )
 def session_append(
     request: Request, agent: str, session_id: str, body: MessageBatch

@@ -34,7 +34,7 @@ def hit_json(store: Store, hit: Hit, *, full: bool) -> dict[str, Any]:
 
 
 router = APIRouter(tags=["search"])
-Layer = Literal[(*SCOPES, *LAYERS)]  # type: ignore[valid-type]  # seed 004 scopes too
+Layer = Literal[(*SCOPES, *LAYERS)]  # type: ignore[valid-type]  # search scopes too
 Mode = Literal["lexical", "hybrid", "semantic"]
 Room = Annotated[str, Field(max_length=limits.NAME_CHARS)]
 MODE_HELP = "lexical, hybrid or semantic; unset: the store's `[search] provider`"
