@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,11 +18,60 @@ import pytest
 from memstrata import Store
 from pgserver import PgServer, unavailable_reason
 
+# The suite's slowest files, slowest first (`--durations`, on 2 cores). `make test` runs
+# `--dist loadfile`: each worker takes whole files from one queue. xdist orders that queue
+# by the number of tests in a file, which queued these few-test, long files last, where
+# one worker could be left running the last of them alone while the other idled. Queued
+# first instead, the short files fill in around them at the end. (Re-measure when a file
+# becomes slow.)
+SLOWEST_FILES = (
+    "tests/embed/test_minilm_equivalence.py",
+    "tests/test_bench_agent.py",
+    "tests/test_pg_hosts.py",
+    "tests/test_default_install.py",
+    "tests/test_transfer.py",
+    "tests/test_docs_examples.py",
+    "tests/test_durability.py",
+    "tests/test_versions_e2e.py",
+    "tests/test_recall_surfaces.py",
+    "tests/test_bounded_imports.py",
+    "tests/test_purge.py",
+    "tests/web/test_concurrency.py",
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config.option, "loadscopereorder"):  # pytest-xdist: keep the order below
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The slowest files first, then the others by their number of tests (xdist's own
+    order), each file's tests in their order."""
+    rank = {name: i for i, name in enumerate(SLOWEST_FILES)}
+    counts = Counter(item.nodeid.split("::", 1)[0] for item in items)
+
+    def key(item: pytest.Item) -> tuple[int, int]:
+        path = item.nodeid.split("::", 1)[0]
+        return (rank.get(path, len(rank)), -counts[path] if path not in rank else 0)
+
+    items.sort(key=key)
+
+
+@pytest.fixture(scope="session")
+def _runtime_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This run's own folder for the per-user embedding daemon's socket (`embed.daemon`):
+    without it, the suite's CLI processes asked the daemon of /tmp/memstrata-<uid>, which
+    another run (another checkout's code, on a shared machine) may have started."""
+    return tmp_path_factory.mktemp("run")
+
 
 @pytest.fixture(autouse=True)
-def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def _isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, _runtime_dir: Path) -> Path:
     home = tmp_path / "home"
     monkeypatch.setenv("MEMSTRATA_HOME", str(home))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(_runtime_dir))
+    monkeypatch.setenv("MEMSTRATA_EMBED_IDLE", "120")  # a daemon the run started ends soon after
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # no test downloads a model (embed/model_files)
     # A fresh store is hybrid when all-MiniLM-L6-v2 is installed (it is here), and every
     # write would start embedding in the background: ordinary tests search lexically.

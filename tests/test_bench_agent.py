@@ -140,6 +140,7 @@ def test_the_gold_checker_catches_gold_the_script_never_writes() -> None:
     assert any("q-lock" in p and "wording" in p for p in problems)
 
 
+@pytest.mark.timeout(960)  # the suite's 120 s would end it before the run's own hang guard
 def test_bench_agent_through_the_cli_at_a_small_size(tmp_path: Path) -> None:
     env = {
         **os.environ,
@@ -202,6 +203,7 @@ def test_bench_agent_through_the_cli_at_a_small_size(tmp_path: Path) -> None:
     assert days == {"2026-03-02", "2026-03-03", "2026-03-04"}  # none by the real clock
 
 
+@pytest.mark.timeout(600)  # real hooks and MCP servers, embedding: slow when loaded
 def test_bench_agent_through_the_library_keeps_the_held_out_apart(tmp_path: Path) -> None:
     result = run_bench(["heldout-bikeshare", "research-scooters"], sessions=3, workdir=tmp_path)
     names = [r["name"] for r in result["scenarios"]]

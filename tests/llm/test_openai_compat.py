@@ -137,7 +137,7 @@ def test_timeouts_are_retried_once_by_default(server: FakeServer) -> None:
     server.delay = 1.5
     with pytest.raises(ProviderError, match=r"timed out.*2 attempt"):
         ChatClient(server.base_url, "m", timeout=0.2).complete([{"role": "user", "content": "x"}])
-    deadline = time.monotonic() + 3
+    deadline = time.monotonic() + 30  # the server may log the request late on a loaded machine
     while server.count("/v1/chat/completions") < 2 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert server.count("/v1/chat/completions") == 2
