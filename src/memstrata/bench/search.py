@@ -104,14 +104,16 @@ def _hybrid(
 
 
 def format_table(rows: list[dict[str, Any]]) -> str:
+    """One line per row; the CPU columns when some row has them (hybrid)."""
+    cpu = any("cpu_p50_ms" in r for r in rows)
     out = [
         f"{'entries':>9}  {'mode':<8}{'p50 ms':>9}{'p95 ms':>9}{'ingest/s':>11}"
-        f"{'cpu p50':>9}{'cpu p95':>9}"
+        + (f"{'cpu p50':>9}{'cpu p95':>9}" if cpu else "")
     ]
     for r in rows:
-        cpu = f"{r['cpu_p50_ms']:>9.3f}{r['cpu_p95_ms']:>9.3f}" if "cpu_p50_ms" in r else ""
+        tail = f"{r['cpu_p50_ms']:>9.3f}{r['cpu_p95_ms']:>9.3f}" if "cpu_p50_ms" in r else ""
         out.append(
             f"{r['entries']:>9}  {r['mode']:<8}{r['p50_ms']:>9.3f}{r['p95_ms']:>9.3f}"
-            f"{r.get('ingest_per_s', ''):>11}{cpu}"
+            f"{r.get('ingest_per_s', ''):>11}{tail}"
         )
     return "\n".join(out)
