@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from memstrata.bench import locomo
 
 CONV = [
@@ -30,6 +32,12 @@ CONV = [
         ],
     }
 ]
+
+
+@pytest.fixture(autouse=True)
+def _bench_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Built stores are kept in this test's folder, not the user's temp dir."""
+    monkeypatch.setenv("MEMSTRATA_BENCH_CACHE", str(tmp_path / "bench-cache"))
 
 
 def test_turn_text_gives_baselines_the_date_and_speaker() -> None:
@@ -191,3 +199,35 @@ def test_outdated_statement_ranked_first_is_counted(tmp_path: Path) -> None:
     tally.add(3, ["D2:1", "D1:1"], {"D2:1"}, {"D1:1"})
     tally.add(3, ["D9:9"], {"D2:1"}, {"D1:1"})  # neither found: not stale
     assert tally.summary("x")[0]["stale_first"] == 0.0
+
+
+def test_a_second_run_searches_a_copy_of_the_kept_store(
+    tmp_path: Path, semantic_default: None
+) -> None:
+    """`bench.cache`: the store built by the first run is kept, the second run searches a
+    copy (no ingest time to report) and gets the same rows."""
+    path = tmp_path / "conv.json"
+    path.write_text(json.dumps(CONV))
+    keep = ("recall@5", "recall@10", "hit@10", "session_recall@10")
+
+    def first_row() -> dict[str, object]:
+        rows = locomo.run(path, modes=("lexical", "hybrid"), embedder="fake", baselines=False,
+                          log_rows=False)  # fmt: skip
+        return rows[0]
+
+    built, copied = first_row(), first_row()
+    assert built["ingest_s"] is not None and copied["ingest_s"] is None
+    assert [built[k] for k in keep] == [copied[k] for k in keep]
+    assert len(list((tmp_path / "bench-cache").iterdir())) == 1
+
+
+def test_sessions_are_ranked_by_their_best_turn() -> None:
+    """`session_rank@10`: the first 10 distinct sessions of the deep ranking, where
+    `session_recall@10` only sees the sessions of the top 10 turns."""
+    deep = ["D1:1", "D1:2", "D1:3", *[f"D{n}:1" for n in range(2, 12)]]  # 11 sessions
+    tally = locomo.Tally()
+    tally.add(4, deep[:10], {"D10:5"}, None, deep)  # session 10 is the 10th distinct one
+    tally.add(4, deep[:10], {"D11:5"}, None, deep)  # session 11 is the 11th
+    rows = tally.rows["all"]
+    assert [r["session_recall@10"] for r in rows] == [0.0, 0.0]
+    assert [r["session_rank@10"] for r in rows] == [1.0, 0.0]

@@ -9,6 +9,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from memstrata.bench import paraphrase
 from memstrata.bench.paraphrase_data import WRITE_LAYERS, load
 
@@ -27,6 +29,12 @@ D | log:SYSTEM | 4 | Deploy finished without errors
 G t06 dev | session:s-one:user | 3 | Saffron session okapi message || the saffron okapi session
 D | session:s-one:assistant | 3 | Noted, I will look at it tomorrow
 """
+
+
+@pytest.fixture(autouse=True)
+def _bench_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Built stores are kept in this test's folder, not the user's temp dir."""
+    monkeypatch.setenv("MEMSTRATA_BENCH_CACHE", str(tmp_path / "bench-cache"))
 
 
 def small(tmp_path: Path) -> Path:

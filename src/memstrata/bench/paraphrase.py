@@ -8,7 +8,10 @@ The LOG compacts past 100 entries as it does for an agent, so part of it is in
 `archive/`. Each question is then one `store.search(SearchQuery(text=question,
 layers=LAYERS, k=10, mode=m))` for m in lexical, semantic (vectors only) and hybrid
 (fused), with whatever embedder and fusion the store is configured with: the bench
-sets `[search] embedder` only. A question is answered at k when a hit among the
+sets `[search] embedder` only (default `minilm`, the default install's; the
+environment variable MEMSTRATA_BENCH_SEARCH_CONFIG appends more `[search]` lines).
+The built store is kept between runs (`bench.cache`), and searched as of the time
+it was built. A question is answered at k when a hit among the
 first k holds its gold record (a Markdown hit is a heading-led chunk: it holds every
 bullet in it). Reported per split (dev, held-out: never tune on held-out), per layer
 the answer was written to, with query latency p50/p95 per row.
@@ -21,18 +24,19 @@ when installed, all-MiniLM-L6-v2 cosine.
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import shutil
 import sqlite3
 import statistics
-import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from memstrata.bench.locomo import percentile
+from memstrata.bench.cache import built_home, cache_dir
+from memstrata.bench.locomo import DEFAULT_EMBEDDER, percentile
 from memstrata.bench.paraphrase_data import DATA, WRITE_LAYERS, Pair, Record, filler, load
 from memstrata.embed import make_embedder
 from memstrata.search.hybrid import sync_vectors
@@ -169,33 +173,53 @@ def run_memstrata(
     pairs: list[Pair],
     records: list[Record],
     modes: Iterable[str] = MODES,
-    embedder: str = "local",
+    embedder: str = DEFAULT_EMBEDDER,
     progress: Callable[[str], None] | None = None,
+    cache: bool = True,
 ) -> dict[str, Ranks]:
-
+    """One store with every record (built, or copied from `bench.cache`), searched as of
+    the time it was built, in each of `modes`."""
     modes = tuple(modes)
     out = {m: Ranks() for m in modes}
     md = [r for r in records if r.layer in ("context", "file")]
-    home = Path(tempfile.mkdtemp(prefix="memstrata-paraphrase-"))
+    semantic = any(m != "lexical" for m in modes)
+    config = f'[roles]\nadmin = ["{AGENT}"]\n'  # an import may date ledger entries
+    if semantic:
+        config += f'[search]\nembedder = "{embedder}"\n'
+
+    def build(home: Path) -> dict[str, Any]:
+        (home / "config.toml").write_text(config)
+        now = time.time()
+        with Store(home, agent=AGENT) as store:
+            t = time.perf_counter()
+            by_uid = ingest(store, records, now)
+            if progress:
+                progress(f"ingested {len(records)} records in {time.perf_counter() - t:.1f}s")
+            if semantic:
+                t = time.perf_counter()
+                sync_vectors(store, store.embedder())
+                if progress:
+                    progress(f"embedded in {time.perf_counter() - t:.1f}s")
+        return {"by_uid": by_uid, "now": now}
+
+    home, info, hit = built_home(
+        "paraphrase",
+        ([(r.rid, r.where, r.days_ago, r.text) for r in records], config),
+        build,
+        cache_dir(cache),
+    )
+    if hit and progress:
+        progress("store copied from the cache (bench.cache)")
+    extra = os.environ.get("MEMSTRATA_BENCH_SEARCH_CONFIG", "")
+    if semantic and extra:  # more [search] lines (searching only: not in the cached store)
+        (home / "config.toml").write_text(f"{config}{extra}\n")
+    by_uid, now = info["by_uid"], float(info["now"])
     with contextlib.ExitStack() as scratch:
         scratch.callback(shutil.rmtree, home, ignore_errors=True)
-        config = f'[roles]\nadmin = ["{AGENT}"]\n'  # an import may date ledger entries
-        if any(m != "lexical" for m in modes):
-            config += f'[search]\nembedder = "{embedder}"\n'
-        (home / "config.toml").write_text(config)
         store = scratch.enter_context(Store(home, agent=AGENT))
-        t = time.perf_counter()
-        by_uid = ingest(store, records, time.time())
-        if progress:
-            progress(f"ingested {len(records)} records in {time.perf_counter() - t:.1f}s")
-        if any(m != "lexical" for m in modes):
-            t = time.perf_counter()
-            sync_vectors(store, store.embedder())
-            if progress:
-                progress(f"embedded in {time.perf_counter() - t:.1f}s")
         for mode in modes:
             for p in pairs:
-                q = SearchQuery(text=p.question, layers=LAYERS, k=max(KS), mode=mode)
+                q = SearchQuery(text=p.question, layers=LAYERS, k=max(KS), mode=mode, now=now)
                 t = time.perf_counter()
                 hits = store.search(q)
                 out[mode].latency.append((time.perf_counter() - t) * 1000)
@@ -234,9 +258,11 @@ def run_fts5(pairs: list[Pair], records: list[Record]) -> Ranks:
     return ranks
 
 
-def run_minilm(pairs: list[Pair], records: list[Record]) -> Ranks | None:
+def run_minilm(
+    pairs: list[Pair], records: list[Record], embedder: str = DEFAULT_EMBEDDER
+) -> Ranks | None:
     try:
-        emb = make_embedder("local")
+        emb = make_embedder(embedder, download=False)
     except Exception:  # the extra is not installed: no MiniLM row
         return None
     import numpy as np
@@ -257,10 +283,11 @@ def run(
     path: Path = DATA,
     modes: Iterable[str] = MODES,
     baselines: bool = True,
-    embedder: str = "local",
+    embedder: str = DEFAULT_EMBEDDER,
     filler_count: int = 260,
     limit: int | None = None,
     progress: Callable[[str], None] | None = None,
+    cache: bool = True,
 ) -> list[dict[str, Any]]:
     """Every row of one run. `limit` keeps the first N questions (tests)."""
     pairs, records = load(path)
@@ -268,11 +295,11 @@ def run(
         pairs = pairs[:limit]
     records = records + filler(filler_count)
     rows: list[dict[str, Any]] = []
-    for mode, ranks in run_memstrata(pairs, records, modes, embedder, progress).items():
+    for mode, ranks in run_memstrata(pairs, records, modes, embedder, progress, cache).items():
         rows += ranks.summary(f"memstrata-{mode}", pairs)
     if baselines:
         rows += run_fts5(pairs, records).summary("fts5", pairs)
-        dense = run_minilm(pairs, records)
+        dense = run_minilm(pairs, records, embedder)
         if dense is not None:
             rows += dense.summary("minilm", pairs)
     return rows

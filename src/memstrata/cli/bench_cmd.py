@@ -45,7 +45,16 @@ def register(sub: Any) -> None:
         "side by side (semantic and hybrid are skipped when no embedder is installed)",
     )
     loc.add_argument(
-        "--embedder", default="local", help="[search] embedder of the semantic and hybrid rows"
+        "--embedder",
+        default="minilm",
+        help="[search] embedder of the semantic and hybrid rows and the MiniLM baseline "
+        "(default minilm: the default install's, NumPy; local: torch)",
+    )
+    loc.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="build the stores anew instead of copying the ones kept from an earlier run "
+        "(MEMSTRATA_BENCH_CACHE: where they are kept)",
     )
     loc.add_argument("--no-log-rows", action="store_true", help="skip the memstrata-log rows")
     loc.add_argument(
@@ -68,7 +77,16 @@ def register(sub: Any) -> None:
         help="memstrata's search mode (default all: lexical, semantic and hybrid rows)",
     )
     par.add_argument(
-        "--embedder", default="local", help="[search] embedder of the semantic and hybrid rows"
+        "--embedder",
+        default="minilm",
+        help="[search] embedder of the semantic and hybrid rows and the MiniLM baseline "
+        "(default minilm: the default install's, NumPy; local: torch)",
+    )
+    par.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="build the stores anew instead of copying the ones kept from an earlier run "
+        "(MEMSTRATA_BENCH_CACHE: where they are kept)",
     )
     par.add_argument("--no-baselines", action="store_true", help="skip FTS5 and MiniLM rows")
     par.add_argument(
@@ -245,6 +263,7 @@ def run_locomo(args: argparse.Namespace) -> int:
         embedder=args.embedder,
         progress=_progress,
         database_url=args.database_url,
+        cache=not args.no_cache,
     )
     if args.json:
         for r in rows:
@@ -280,6 +299,7 @@ def run_paraphrase(args: argparse.Namespace) -> int:
         baselines=not args.no_baselines,
         embedder=args.embedder,
         progress=_progress,
+        cache=not args.no_cache,
     )
     shown = [
         r

@@ -99,6 +99,7 @@ class Config:
     text_weight: float = 0.7
     vector_weight: float = 0.3
     recency_bound: float = 0.1
+    maxsim: bool = True
     llm_summarizer: str | None = None
     llm_extractor: str | None = None
     llm_classifier: str | None = None

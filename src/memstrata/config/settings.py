@@ -251,6 +251,15 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "search",
+        "maxsim",
+        "maxsim",
+        True,
+        _bool,
+        "hybrid fusion also scores the candidates by token-level MaxSim (needs token "
+        "vectors: the minilm embedder keeps them)",
+    ),
+    Setting(
+        "search",
         "postings_budget",
         "postings_budget",
         6000,

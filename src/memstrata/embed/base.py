@@ -45,6 +45,15 @@ class Embedder(Protocol):
         ...
 
 
+def embeds_tokens(embedder: object) -> bool:
+    """Does `embedder` also give token vectors (`embed_tokens(texts) -> (vectors,
+    token arrays)`, used by `index.tokens` for MaxSim)? The NumPy MiniLM does, and the
+    fake when made with `tokens=True`."""
+    return callable(getattr(embedder, "embed_tokens", None)) and bool(
+        getattr(embedder, "token_vectors", True)
+    )
+
+
 def l2_normalise(vec: Sequence[float]) -> list[float]:
     """Return `v / ||v||₂`; a zero vector is returned unchanged (as floats)."""
     norm = math.sqrt(math.fsum(x * x for x in vec))
@@ -71,11 +80,12 @@ class FakeEmbedder:
         True
     """
 
-    def __init__(self, dim: int = 64) -> None:
+    def __init__(self, dim: int = 64, *, tokens: bool = False) -> None:
         if not isinstance(dim, int) or isinstance(dim, bool) or not 2 <= dim <= 65536:
             raise InvalidInput(f"fake embedder dim must be an int in 2..65536, got {dim!r}")
         self.dim = dim
         self.model_id = f"fake-hash-{dim}"
+        self.token_vectors = tokens  # `embed_tokens` offered (`embeds_tokens`)
         self._buckets: dict[str, tuple[int, float]] = {}
         self.calls = 0
         self.texts_embedded = 0
@@ -97,20 +107,32 @@ class FakeEmbedder:
             raise InvalidInput("embed() takes a sequence of texts, not one string")
         self.calls += 1
         self.texts_embedded += len(texts)
-        out: list[list[float]] = []
-        for text in texts:
-            counts: dict[str, int] = {}
-            for tok in _TOKEN.findall(text.lower()) or ["<empty>"]:
-                counts[tok] = counts.get(tok, 0) + 1
-            vec = [0.0] * self.dim
-            for tok, c in counts.items():
-                bucket, sign = self._bucket(tok)
-                vec[bucket] += sign * (1.0 + math.log(c))
-            if not any(vec):  # all tokens cancelled out in one bucket
-                bucket, sign = self._bucket("<empty>")
-                vec[bucket] = sign
-            out.append(l2_normalise(vec))
-        return out
+        return [self._vector(text) for text in texts]
+
+    def _vector(self, text: str) -> list[float]:
+        counts: dict[str, int] = {}
+        for tok in _TOKEN.findall(text.lower()) or ["<empty>"]:
+            counts[tok] = counts.get(tok, 0) + 1
+        vec = [0.0] * self.dim
+        for tok, c in counts.items():
+            bucket, sign = self._bucket(tok)
+            vec[bucket] += sign * (1.0 + math.log(c))
+        if not any(vec):  # all tokens cancelled out in one bucket
+            bucket, sign = self._bucket("<empty>")
+            vec[bucket] = sign
+        return l2_normalise(vec)
+
+    def embed_tokens(
+        self, texts: Sequence[str]
+    ) -> tuple[list[list[float]], list[list[list[float]]]]:
+        """`embed(texts)` and each text's token vectors: every word token embedded alone
+        (so a query word matches the same word in a text with cosine 1)."""
+        vecs = self.embed(texts)
+        tokens = [
+            [self._vector(t) for t in _TOKEN.findall(text.lower())] or [vecs[i]]
+            for i, text in enumerate(texts)
+        ]
+        return vecs, tokens
 
 
-__all__ = ["Embedder", "FakeEmbedder", "l2_normalise"]
+__all__ = ["Embedder", "FakeEmbedder", "embeds_tokens", "l2_normalise"]

@@ -268,6 +268,18 @@ class _Locked:
             out: list[list[float]] = self.inner.embed(texts)
             return out
 
+    def __getattr__(self, name: str) -> Any:
+        """`embed_tokens` when the inner embedder has it (builds keep token vectors)."""
+        if name != "embed_tokens" or not hasattr(self.inner, name):
+            raise AttributeError(name)
+        inner = self.inner.embed_tokens
+
+        def embed_tokens(texts: Sequence[str]) -> Any:
+            with self.lock:
+                return inner(texts)
+
+        return embed_tokens
+
 
 def serve(
     spec: str,

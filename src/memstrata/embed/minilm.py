@@ -94,6 +94,18 @@ class MiniLMEmbedder:
             out: list[list[float]] = self.encoder.encode(texts, self._map, self.workers).tolist()
         return out
 
+    def embed_tokens(self, texts: Sequence[str]) -> tuple[list[list[float]], list[Any]]:
+        """`embed(texts)` and, from the same forward pass, each text's unit token vectors
+        (a float32 array (word pieces, dim) per text, [CLS] and [SEP] left out)."""
+        if isinstance(texts, str):
+            raise InvalidInput("embed() takes a sequence of texts, not one string")
+        if not texts:
+            return [], []
+        tokens: list[Any] = []
+        with _one_blas_thread():
+            vecs = self.encoder.encode(texts, self._map, self.workers, tokens=tokens)
+        return vecs.tolist(), tokens
+
     def _map(self, fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
         if self.workers == 1 or len(items) < 2:
             return [fn(x) for x in items]

@@ -211,12 +211,17 @@ class BertEncoder:
         texts: Sequence[str],
         map_fn: Callable[[Callable[[Any], Any], list[Any]], list[Any]] | None = None,
         parts: int = 1,
+        *,
+        tokens: list[Any] | None = None,
     ) -> Any:
         """Unit vectors of `texts`, a float32 array of shape (len(texts), dim).
 
         `map_fn(f, batches)` runs the batches (default: one after another); the
         embedder passes a thread pool's map, and `parts`, its thread count: texts of
         more than `MIN_SPLIT` tokens in all are cut into at least that many batches.
+        `tokens`, a list, receives each text's token vectors from the same forward
+        pass: the last layer's output at each word piece ([CLS] and [SEP] left out),
+        L2-normalised, a float32 array of shape (pieces, dim) per text, in order.
         """
         np = self.np
         if isinstance(texts, str):
@@ -229,14 +234,21 @@ class BertEncoder:
             per_batch = min(per_batch, max(MIN_SPLIT // 2, -(-total // parts)))
         batches = plan_batches(lengths, per_batch)
         run = map_fn or (lambda f, items: [f(x) for x in items])
-        vectors = run(lambda batch: self._forward([ids[i] for i in batch]), batches)
+        keep = tokens is not None
+        results = run(lambda batch: self._forward([ids[i] for i in batch], keep), batches)
         out = np.zeros((len(ids), self.dim), dtype=np.float32)
-        for batch, vecs in zip(batches, vectors, strict=True):
+        per_text: list[Any] = [None] * len(ids)
+        for batch, (vecs, toks) in zip(batches, results, strict=True):
             out[batch] = vecs
+            for i, t in zip(batch, toks, strict=True):
+                per_text[i] = t
+        if tokens is not None:
+            tokens.extend(per_text)
         return out
 
-    def _forward(self, seqs: list[list[int]]) -> Any:
-        """Pooled unit vectors of sequences sorted by length (no padding anywhere)."""
+    def _forward(self, seqs: list[list[int]], keep: bool = False) -> tuple[Any, list[Any]]:
+        """Pooled unit vectors of sequences sorted by length (no padding anywhere),
+        and (`keep`) each sequence's unit token vectors without [CLS] and [SEP]."""
         np = self.np
         lengths = [len(s) for s in seqs]
         flat = np.fromiter((t for s in seqs for t in s), dtype=np.int64, count=sum(lengths))
@@ -250,7 +262,12 @@ class BertEncoder:
         bounds = np.cumsum([0, *lengths[:-1]])
         pooled = np.add.reduceat(x, bounds, axis=0) / np.asarray(lengths, np.float32)[:, None]
         norms = np.sqrt(np.einsum("ij,ij->i", pooled, pooled))
-        return pooled / np.maximum(norms, np.float32(1e-12))[:, None]
+        pooled = pooled / np.maximum(norms, np.float32(1e-12))[:, None]
+        if not keep:
+            return pooled, [None] * len(seqs)
+        tn = np.sqrt(np.einsum("ij,ij->i", x, x))
+        x = x / np.maximum(tn, np.float32(1e-12))[:, None]
+        return pooled, [x[b + 1 : b + n - 1] for b, n in zip(bounds, lengths, strict=True)]
 
     def _block(self, x: Any, layer: _Layer, groups: list[tuple[int, int, int]]) -> Any:
         np = self.np

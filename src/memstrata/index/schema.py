@@ -265,3 +265,9 @@ MIGRATIONS.append(
         """,
     )
 )
+
+# Token vectors beside each unit's pooled vector (issue 22, `index.tokens`: MaxSim over the
+# candidate pool): int8 word-piece vectors of the unit's text, from the same forward pass,
+# NULL where the embedder gives none. Rows embedded before get theirs when their text
+# changes or on `memstrata reindex --vectors`; until then they are scored without MaxSim.
+MIGRATIONS.append(("fusion_vector_tokens", "ALTER TABLE vectors ADD COLUMN tokens BLOB;"))

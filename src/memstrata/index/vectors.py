@@ -33,6 +33,7 @@ from __future__ import annotations
 import array
 import contextlib
 import hashlib
+import json
 import sys
 import threading
 import uuid
@@ -41,7 +42,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memstrata.embed.base import embeds_tokens
 from memstrata.errors import MalformedInput, MemstrataError, ProviderError
+from memstrata.index import tokens as token_vectors
 from memstrata.index.units import ITEM_LAYERS, unit_texts
 from memstrata.index.vector_matrix import Dense, Matrix, Record
 
@@ -59,8 +62,12 @@ Progress = Callable[[int, int], None]
 _SET_META = "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)"
 _GET_META = "SELECT value FROM meta WHERE key = ?"
 _UPSERT = (
-    "INSERT OR REPLACE INTO vectors(uid, model, unit, dim, content_hash, vector) "
-    "VALUES (?, ?, ?, ?, ?, ?)"
+    "INSERT OR REPLACE INTO vectors(uid, model, unit, dim, content_hash, vector, tokens) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
+_TOKENS = (
+    "SELECT v.uid, v.tokens FROM json_each(?) c CROSS JOIN vectors v ON v.uid = c.value "
+    "WHERE v.model = ? AND v.dim = ? AND length(v.tokens) > 0 ORDER BY v.uid, v.unit"
 )
 _TOP_CHANGE = "SELECT coalesce(max(seq), 0) FROM doc_changes"
 _CHANGES = (
@@ -104,6 +111,7 @@ def _chunked(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
 
 
 Unit = tuple[str, int, str, str]  # uid, unit number, text, hash
+Stored = tuple[bytes, bytes | None]  # a unit's vector and its token vectors (None: not computed)
 
 
 class VectorIndex:
@@ -130,7 +138,8 @@ class VectorIndex:
         self._lock = threading.Lock()  # guards the cache; taken inside the db lock, never around it
         self._cache: _Cache | None = None
         self.embedded = 0  # texts this object embedded (what a build cost)
-        self._queries: OrderedDict[str, list[float]] = OrderedDict()
+        self._queries: OrderedDict[str, tuple[list[float], Any]] = OrderedDict()
+        self.tokens = embeds_tokens(embedder)  # keep token vectors (MaxSim, `index.tokens`)
 
     # -- building -----------------------------------------------------------
     def sync(self, docs: Iterable[tuple[str, str | Sequence[str]]]) -> int:
@@ -251,7 +260,9 @@ class VectorIndex:
 
     def _step(self, live: dict[str, list[str]], gone: list[str], mark: int | None) -> int:
         """Store `live` docs' units (embedding only new hashes), drop `gone` docs'
-        vectors and set the watermark to `mark`, in one transaction after embedding."""
+        vectors and set the watermark to `mark`, in one transaction after embedding.
+        With an embedder that gives token vectors, a unit stored without them (NULL)
+        is embedded again; units past `tokens.UNITS` keep none (an empty blob)."""
         dim = self.embedder.dim
         want: list[Unit] = [
             (uid, i, text, content_hash(text))
@@ -259,44 +270,84 @@ class VectorIndex:
             for i, text in enumerate(units)
         ]
         have = self._stored(list(live))
-        todo = [u for u in want if have.get((u[0], u[1])) != u[3]]
+        todo = [u for u in want if not self._current(have.get((u[0], u[1])), u)]
         reuse = self._by_hash(list({u[3] for u in todo}))
-        new_texts = list({u[3]: u[2] for u in todo if u[3] not in reuse}.items())
+        new_texts = list(
+            {u[3]: u[2] for u in todo if not self._reusable(reuse.get(u[3]), u)}.items()
+        )
+        np = _numpy() if self.tokens else None
         for part in _chunked(new_texts, self.batch_size):
-            vecs = self.embedder.embed([t for _, t in part])
-            if len(vecs) != len(part) or any(len(v) != dim for v in vecs):
+            texts = [t for _, t in part]
+            if self.tokens:
+                vecs, toks = self.embedder.embed_tokens(texts)  # type: ignore[attr-defined]
+            else:
+                vecs, toks = self.embedder.embed(texts), [None] * len(part)
+            if len(vecs) != len(part) or any(len(v) != dim for v in vecs) or len(toks) != len(part):
                 msg = f"{len(vecs)} vectors for {len(part)} texts, or not of dim {dim}"
                 raise ProviderError(f"{self.model}: {msg}")
-            for (h, _), v in zip(part, vecs, strict=True):
-                reuse[h] = _pack(v)
+            for (h, _), v, t in zip(part, vecs, toks, strict=True):
+                reuse[h] = (_pack(v), token_vectors.pack(np, t) if np is not None else None)
         self.embedded += len(new_texts)
-        rows = [(uid, i, h, reuse[h]) for uid, i, _t, h in todo]
+        rows = [(uid, i, h, *self._row(reuse[h], i)) for uid, i, _t, h in todo]
         extra = [(uid, len(units)) for uid, units in live.items()]
         self._write(rows, gone, extra, mark)
         return len(new_texts)
 
-    def _stored(self, uids: list[str]) -> dict[tuple[str, int], str]:
-        out: dict[tuple[str, int], str] = {}
-        sql = "SELECT uid, unit, content_hash FROM vectors WHERE model = ? AND dim = ? AND uid IN "
+    def _current(self, got: tuple[str, bool] | None, u: Unit) -> bool:
+        """Is what is stored for this uid and unit (text hash, token vectors computed)
+        all this unit needs?"""
+        if got is None or got[0] != u[3]:
+            return False
+        return not self.tokens or got[1]
+
+    def _reusable(self, got: Stored | None, u: Unit) -> bool:
+        """Can a vector stored for the same text (under any uid) serve this unit?"""
+        if got is None:
+            return False
+        blob = got[1]
+        if not self.tokens:
+            return True
+        return blob is not None and (len(blob) > 0 or u[1] >= token_vectors.UNITS)
+
+    def _row(self, got: Stored, unit: int) -> tuple[bytes, bytes | None]:
+        vec, toks = got
+        if not self.tokens:
+            return vec, None
+        return vec, (toks or b"") if unit < token_vectors.UNITS else b""
+
+    def _stored(self, uids: list[str]) -> dict[tuple[str, int], tuple[str, bool]]:
+        """(uid, unit) -> (text hash, token vectors computed) of what is stored."""
+        out: dict[tuple[str, int], tuple[str, bool]] = {}
+        sql = (
+            "SELECT uid, unit, content_hash, tokens IS NOT NULL FROM vectors "
+            "WHERE model = ? AND dim = ? AND uid IN "
+        )
         with self.db.read() as conn:
             for part in _chunked(uids, LOOKUP_CHUNK):
                 args = [self.model, self.embedder.dim, *part]
-                for uid, unit, h in conn.execute(sql + f"({','.join('?' * len(part))})", args):
-                    out[(uid, int(unit))] = h
+                for uid, unit, h, t in conn.execute(sql + f"({','.join('?' * len(part))})", args):
+                    out[(uid, int(unit))] = (h, bool(t))
         return out
 
-    def _by_hash(self, hashes: list[str]) -> dict[str, bytes]:
-        out: dict[str, bytes] = {}
-        sql = "SELECT content_hash, vector FROM vectors WHERE model = ? AND dim = ? AND content_hash IN "
+    def _by_hash(self, hashes: list[str]) -> dict[str, Stored]:
+        """text hash -> a stored (vector, tokens), preferring a row whose tokens are set."""
+        out: dict[str, Stored] = {}
+        sql = (
+            "SELECT content_hash, vector, tokens FROM vectors "
+            "WHERE model = ? AND dim = ? AND content_hash IN "
+        )
         with self.db.read() as conn:
             for part in _chunked(hashes, LOOKUP_CHUNK):
                 args = [self.model, self.embedder.dim, *part]
-                out.update(conn.execute(sql + f"({','.join('?' * len(part))})", args))
+                for h, vec, toks in conn.execute(sql + f"({','.join('?' * len(part))})", args):
+                    old = out.get(h)
+                    if old is None or len(toks or b"") > len(old[1] or b""):
+                        out[h] = (vec, toks)
         return out
 
     def _write(
         self,
-        rows: list[tuple[str, int, str, bytes]],
+        rows: list[tuple[str, int, str, bytes, bytes | None]],
         gone: list[str],
         extra: list[tuple[str, int]],
         mark: int | None,
@@ -305,7 +356,7 @@ class VectorIndex:
         advance the watermark to `mark`; a deletion changes the generation token."""
         dim = self.embedder.dim
         with self.db.write() as conn:
-            conn.executemany(_UPSERT, [(u, self.model, i, dim, h, b) for u, i, h, b in rows])
+            conn.executemany(_UPSERT, [(u, self.model, i, dim, h, b, t) for u, i, h, b, t in rows])
             removed = 0
             for uid in gone:
                 removed += conn.execute(
@@ -368,17 +419,46 @@ class VectorIndex:
 
     def embed_query(self, text: str) -> list[float]:
         """The query's vector (the last QUERY_CACHE queries are remembered)."""
+        return self._query(text)[0]
+
+    def query_tokens(self, text: str) -> Any:
+        """The query's projected unit token vectors (`index.tokens.project`), an array
+        (pieces, DIMS); None when the embedder gives no token vectors."""
+        return self._query(text)[1]
+
+    def _query(self, text: str) -> tuple[list[float], Any]:
         with self._lock:
             hit = self._queries.get(text)
             if hit is not None:
                 self._queries.move_to_end(text)
                 return hit
-        vec = self.embedder.embed([text])[0]
+        if self.tokens:
+            vecs, toks = self.embedder.embed_tokens([text])  # type: ignore[attr-defined]
+            got = (vecs[0], token_vectors.project(_numpy(), toks[0]))
+        else:
+            got = (self.embedder.embed([text])[0], None)
         with self._lock:
-            self._queries[text] = vec
+            self._queries[text] = got
             while len(self._queries) > QUERY_CACHE:
                 self._queries.popitem(last=False)
-        return vec
+        return got
+
+    def token_sets(self, uids: Iterable[str]) -> dict[str, list[Any]]:
+        """uid -> its units' stored token vectors (`index.tokens.unpack`, unit order), for
+        the `uids` that have any. The caller passes records of the loaded matrix only
+        (`matrix().index`), so a changed record's old token vectors are never used."""
+        np = _numpy()
+        want = sorted(set(uids))
+        out: dict[str, list[Any]] = {}
+        if not want or not self.tokens:
+            return out
+        with self.db.read() as conn:
+            for part in _chunked(want, LOOKUP_CHUNK):
+                for uid, blob in conn.execute(
+                    _TOKENS, (json.dumps(list(part)), self.model, self.embedder.dim)
+                ):
+                    out.setdefault(uid, []).append(token_vectors.unpack(np, blob))
+        return out
 
     def pending_records(self) -> int:
         """Records left out of the last loaded matrix: changed past the watermark."""

@@ -5,13 +5,19 @@
     lexical(d) = bm25(d) / best bm25 + author bonus      (0 outside the lexical pool)
     dense(d)   = max over d's units and windows of cos(q, .)  (`index.vector_matrix`)
                  (a candidate no query word reaches is kept if z_dense >= 1)
-    fused(d)   = z_lexical(d) + z_dense(d)     z = (x - mean) / sd over the candidates
+    maxsim(d)  = max over d's units of mean over the query's word pieces of the best
+                 cos with one of the unit's pieces (token vectors, `index.tokens`)
+    fused(d)   = z_lexical(d) + z_dense(d) + z_maxsim(d)
+                 z = (x - mean) / sd over the candidates
     relevance  = (fused - min) / (max - min)   over the candidates, best = 1
     score      = relevance x recency,  recency = 1 - bound x (1 - decay(age, half-life))
 
 The z-scores put BM25 (unbounded, heavy-tailed) and cosine (crowded around 0.3) on
 one scale without a weight to tune: each says how far a candidate stands out from
 the other candidates on that feature. Semantic mode ranks by the dense score alone.
+MaxSim is computed for the candidates only (one NumPy product over their stored
+pieces); a candidate without token vectors (embedded before they were kept, or by an
+embedder that gives none) counts as the candidates' average there.
 
 Vectors are built in the background after writes (`VectorIndex.build`). A search in
 the default mode uses the vectors built so far: a record not embedded yet, or changed
@@ -29,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from memstrata.search import scoring
 from memstrata.search.engine import _COLUMNS, _filters, _hit, lexical_pool, make_snippet
+from memstrata.search.maxsim import maxsim as token_maxsim
 from memstrata.search.query import LAYERS, OPT_IN_LAYERS, Hit, Searchable, SearchQuery
 from memstrata.search.text import query_terms
 from memstrata.search.worth import exclusions, rank_pool
@@ -92,13 +99,16 @@ def hybrid_search(
         cands = _reached(cands, lexical, dense)
     if not cands:
         return []
+    maxsim: dict[str, float] = {}
     if q.mode == "semantic":
         relevance = {u: dense[u].score for u in cands if u in dense}
         z: dict[str, dict[str, float]] = {}
         fused = relevance
     else:
-        relevance, fused, z = _fuse(store, cands, lexical, dense)
-    hits = _rank(store, q, cands, rows, relevance, fused, z, lexical, dense, pool, vi)
+        if store.config.maxsim:
+            maxsim = _maxsim(vi, q.text, [u for u in cands if u in matrix.index])
+        relevance, fused, z = _fuse(store, cands, lexical, dense, maxsim)
+    hits = _rank(store, q, cands, rows, relevance, fused, z, lexical, dense, pool, vi, maxsim)
     if q.mode == "hybrid":  # a word-less candidate far from the query is never shown
         hits = [h for h in hits if h.uid in lexical or dense[h.uid].score >= MIN_DENSE_COS]
     hits = rank_pool(store, q, hits, gone)  # the top k by worth = score x prior
@@ -107,6 +117,19 @@ def hybrid_search(
             h.explain["matched"] = pool.matched(rows[h.uid])
     said = query_terms(q.text)  # snippets for the hits shown only
     return [replace(h, snippet=make_snippet(h.text or h.title, said)) for h in hits]
+
+
+def _maxsim(vi: Any, text: str, uids: list[str]) -> dict[str, float]:
+    """maxsim(q, d) of the candidates `uids` that have token vectors (`index.tokens`);
+    only records of the loaded matrix are asked, so a changed record's are never used."""
+    if not vi.tokens or not uids:
+        return {}
+    qt = vi.query_tokens(text)
+    if qt is None or not len(qt):
+        return {}
+    import numpy as np
+
+    return token_maxsim(np, qt, vi.token_sets(uids))
 
 
 def pool_uids(pool: Any) -> set[str]:
@@ -163,12 +186,18 @@ def _dense_pool(
 
 
 def _fuse(
-    store: Searchable, cands: list[str], lexical: dict[str, float], dense: dict[str, Dense]
+    store: Searchable,
+    cands: list[str],
+    lexical: dict[str, float],
+    dense: dict[str, Dense],
+    maxsim: dict[str, float],
 ) -> tuple[dict[str, float], dict[str, float], dict[str, dict[str, float]]]:
     features = {
         "lexical": {u: lexical.get(u, 0.0) for u in cands},
         "dense": {u: dense[u].score for u in dense if u in set(cands)},
     }
+    if maxsim:
+        features["maxsim"] = maxsim
     cfg = store.config
     z: dict[str, dict[str, float]] = {}
     if cfg.fusion == "rrf":
@@ -201,6 +230,7 @@ def _rank(
     dense: dict[str, Dense],
     pool: Any,
     vi: Any,
+    maxsim: dict[str, float],
 ) -> list[Hit]:
     terms = query_terms(q.text)
     cfg = store.config
@@ -227,6 +257,8 @@ def _rank(
         explain["dense"] = round(d.score, 6) if d is not None else None
         if d is not None:
             explain["dense_from"] = _from(d)
+        if q.mode == "hybrid":
+            explain["maxsim"] = round(maxsim[uid], 6) if uid in maxsim else None
         for f, zs in z.items():
             explain[f"z_{f}"] = round(zs[uid], 6) if uid in zs else 0.0
         explain.update(
@@ -264,8 +296,10 @@ def _formula(fusion: str) -> str:
     if fusion == "zsum":
         return (
             "relevance = (fused - min) / (max - min) over the candidates, "
-            "fused = z(lexical) + z(dense), z = (x - mean) / sd over the candidates, "
-            f"lexical = bm25 / best bm25 + author bonus, dense = max cos(query, unit or window); {tail}"
+            "fused = z(lexical) + z(dense) + z(maxsim), z = (x - mean) / sd over the candidates "
+            "(a feature a candidate lacks counts 0), lexical = bm25 / best bm25 + author bonus, "
+            "dense = max cos(query, unit or window), maxsim = max over units of mean over "
+            f"query pieces of max cos(query piece, unit piece); {tail}"
         )
     if fusion == "weighted":
         return f"relevance = minmax(w_text x lexical / max + w_vec x minmax(dense)); {tail}"

@@ -171,8 +171,10 @@ def explain_in_words(explain: dict[str, Any]) -> list[str]:
             out.append(f"Meaning only: {meaning}.")
         else:
             words = _number(explain.get("lexical"))
+            pieces = _number(explain.get("maxsim"))
+            detail = f", word-by-word meaning {pieces:.2f}" if pieces is not None else ""
             out.append(
-                f"Meaning and words combined ({fusion}): {meaning}, word match "
+                f"Meaning and words combined ({fusion}): {meaning}{detail}, word match "
                 f"{words or 0:.2f}" + (f", together {relevance:.2f}" if relevance else "") + "."
             )
     elif relevance is not None:
