@@ -285,3 +285,38 @@ def test_an_append_is_found_by_every_process_before_it_is_indexed(home: Path) ->
     store.agent().log.append("THOUGHT", "the numbat eats termites")
     assert _found(store, "numbat")  # the writer's own next read indexes it first
     store.close()
+
+
+def test_an_append_landing_while_its_source_is_being_indexed_stays_indexed(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The background index job catches a source up holding the stat it took; an append
+    landing meanwhile must not be indexed by a second catch-up inside the first (the
+    outer one then saw the source 'shrink' and re-read it short: the newer message was
+    gone from the index for good). Seen under load as a transcript message no search
+    found; made deterministic here."""
+    from memstrata.index import reconcile
+
+    with Store(home, agent="finn", watch=False) as store:
+        engine = store.engine
+        monkeypatch.setattr(engine, "after_ack", lambda key, job: False)  # indexed by hand
+        sessions = store.agent().sessions
+        sessions.append("s1", "user", "hello there")
+        real = reconcile._append_current
+        landed: list[bool] = []
+
+        def current(*args: object, **kwargs: object) -> bool:
+            if not landed:  # the outer catch-up has its stat: a message lands now
+                landed.append(True)
+                sessions.append("s1", "user", "thanks, noted")
+            return real(*args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(reconcile, "_append_current", current)
+        engine._index_pending()
+        monkeypatch.setattr(reconcile, "_append_current", real)
+        assert landed
+
+        def said(word: str) -> bool:  # transcripts are searched when asked for
+            return any(word in h.text for h in store.search(word, layers=("sessions",)))
+
+        assert said("hello") and said("noted")

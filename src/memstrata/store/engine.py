@@ -393,7 +393,7 @@ class Engine:
 
     def _index_pending(self) -> None:
         db = self.db
-        with db.exclusive():
+        with db.hooks_held():  # as a read's own flush runs (`_before_read`, in the hook)
             self.pending.flush(self.fresh)
 
     def append_raw(self, where: Where, data: bytes) -> Appended:
