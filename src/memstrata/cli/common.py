@@ -81,7 +81,7 @@ def open_store(args: argparse.Namespace, *, as_agent: bool = True, sync: bool = 
     A command ends once it answers: it never starts the folder watcher (which `auto`
     starts for a store still read a second after opening, as a slow first semantic
     query is: 0.3 s of CPU for nothing). Its reads see every write all the same: the
-    opening catch-up, other writers' notes (`store.pending`), the generation check.
+    opening catch-up, other writers' notes (`index/notes.py`), the generation check.
     """
     from memstrata.store.view import Store
 

@@ -149,23 +149,6 @@ class Database:
         finally:
             self._in_hook = False
 
-    def exclusive(self) -> contextlib.AbstractContextManager[bool]:
-        """Hold this connection's lock (no read or write of this process in between)."""
-        return self._lock
-
-    @contextlib.contextmanager
-    def hooks_held(self) -> Iterator[None]:
-        """Hold the lock with the read hooks off, as a read's own hook work runs: a
-        catch-up must not start another catch-up of the same source in the middle of
-        its own (the inner one indexes the newer bytes, the outer one, holding an older
-        stat, would then see the source shrink and re-read it short)."""
-        with self._lock:
-            was, self._in_hook = self._in_hook, True
-            try:
-                yield
-            finally:
-                self._in_hook = was
-
     def checkpoint(self) -> None:
         """Move the write-ahead log into the database and truncate it (after bulk work)."""
         with self._lock, contextlib.suppress(sqlite3.Error):

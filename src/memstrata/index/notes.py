@@ -1,5 +1,6 @@
-"""The host's notes of appends acknowledged before they were indexed (`store.pending`):
-a file in the index folder, derived state like the index itself."""
+"""The host's notes of appends, read by every other process before its next index read
+(`Engine.append` notes each one): a file in the index folder, derived state like the
+index itself."""
 
 from __future__ import annotations
 

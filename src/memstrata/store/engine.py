@@ -71,6 +71,7 @@ from memstrata.index.reconcile import (
     SyncReport,
     catch_up_append,
     counted_sources,
+    index_append,
     index_whole,
     sync_sources,
 )
@@ -84,7 +85,6 @@ from memstrata.store.catchup import (
 from memstrata.store.editing import NOBODY, Edit, sha256_text
 from memstrata.store.events import EventBus
 from memstrata.store.jobs import Jobs
-from memstrata.store.pending import Pending
 from memstrata.store.semantic import Semantic
 from memstrata.store.signals import Signals
 
@@ -180,7 +180,6 @@ class Engine:
         self.jobs = Jobs()
         self.background_errors = self.jobs.errors
         self.signals = Signals(self.background_errors)
-        self.pending = Pending()  # appended, not yet indexed (`store.pending`)
         self.appended = AppendNotes(self.home / "index")
         self.appended.start()
         if sync:
@@ -228,8 +227,6 @@ class Engine:
         keeper = self._keeper
         if keeper is not None and keeper.failure and keeper.failure not in self.notices:
             self.notices.append(keeper.failure)
-        if self.pending:
-            self.pending.flush(self.fresh)  # this process's acknowledged appends
         if self._stale and time.monotonic() < self._retry_at:
             return  # the last catch-up failed (a full disk?): serve what the index has
         rescan, paths = keeper.drain() if keeper is not None else (False, set())
@@ -286,9 +283,6 @@ class Engine:
     def close(self) -> None:
         self.semantic.stop()
         self.drain()
-        if self.pending:  # the background job failed: try once more (else: the next open)
-            with contextlib.suppress(Exception):
-                self._index_pending()
         if self._keeper is not None:
             self._keeper.close()
             self._keeper = None
@@ -381,20 +375,18 @@ class Engine:
 
     # -- the write doors ---------------------------------------------------------
     def append(self, spec: SourceSpec, data: bytes, *, blank_line: bool = False) -> Appended:
-        """Durably append `data` to an append-mode source; it is indexed after the
-        acknowledgement, and before any process's next index read (`store.pending`)."""
+        """Durably append `data` to an append-mode source and index it; other processes
+        on the host learn of it from the note left in `index/appended`."""
         rel = self.rel(spec.path)
         app = self.truth.append(rel, data, blank_line=blank_line, record_id=os.urandom(12).hex())
-        self.pending.add(spec)
         self.appended.note(rel)
-        self.after_ack("index appends", self._index_pending)
+        try:
+            index_append(self.db, self.origin, spec, app.start, data, app.generation, app.version)
+        except INDEX_LAG:
+            # The bytes are durable: the write stands. The next read catches the index up.
+            self._stale = True
         self.semantic.later()
         return app
-
-    def _index_pending(self) -> None:
-        db = self.db
-        with db.hooks_held():  # as a read's own flush runs (`_before_read`, in the hook)
-            self.pending.flush(self.fresh)
 
     def append_raw(self, where: Where, data: bytes) -> Appended:
         """Durably append whole records to a journal the index does not read
