@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from memstrata.layers.decisions import RULE_KINDS
 from memstrata.model import RECORD_KINDS
+from memstrata.search.priors import REPLACES
 from memstrata.search.terms import stems
 from memstrata.search.text import query_terms
 
@@ -39,13 +40,6 @@ if TYPE_CHECKING:
 MIN_SHARED = 3
 FLUSH_HEADING = re.compile(r"^#{2,6} (\d{4}-\d\d-\d\d)? ?.*\bmemory flush\)\s*$")
 _ITEM = re.compile(r"^- (Decision|Constraint|Preference): (.+)$")
-# "replace X with Y", "Y instead of X", "switched from X", "no longer use X", "drop X"
-_REPLACES = re.compile(
-    r"\b(?:replac(?:e|es|ed|ing)|swap(?:s|ped|ping)?(?: out)?|instead of|rather than|"
-    r"no longer (?:use|using)|(?:switch|migrat|mov)\w* (?:away )?from|"
-    r"drop(?:s|ped|ping)?)\s+(?:the |our |using )?([^\W\d_][\w.+#-]{2,})",
-    re.I,
-)
 _LABELS = frozenset({"decision", "decid", "constraint", "prefer", "use", "let"})
 
 
@@ -123,7 +117,7 @@ def _replaced_terms(live: Sequence[Said]) -> Mapping[str, list[Said]]:
     """term -> the records in force that say they replace it."""
     out: dict[str, list[Said]] = {}
     for r in live:
-        for m in _REPLACES.finditer(r.text):
+        for m in REPLACES.finditer(r.text):
             out.setdefault(m.group(1).lower(), []).append(r)
     return out
 
@@ -143,7 +137,7 @@ def _replaced_by(
             subjects[r.id] = subject(r.text)
         return subjects[r.id]
 
-    own = {m.group(1).lower() for m in _REPLACES.finditer(item)}
+    own = {m.group(1).lower() for m in REPLACES.finditer(item)}
     lowered = item.lower()
     for term, newer in replaced_terms.items():
         if term in own or not re.search(rf"\b{re.escape(term)}\b", lowered):

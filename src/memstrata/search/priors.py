@@ -107,8 +107,9 @@ _PREFERENCE = re.compile(
     r"^\W*preference\s*[:\-]|\b(?:i|the user|user)\s+(?:always\s+)?prefers?\b", re.I
 )
 # "replace WeasyPrint with ReportLab", "ReportLab instead of WeasyPrint": what is replaced.
-_REPLACES = re.compile(
-    r"\b(?:replac(?:e|es|ed|ing)|swap(?:s|ped|ping)?(?: out)?|instead of|no longer (?:use|using)|"
+REPLACES = re.compile(
+    r"\b(?:replac(?:e|es|ed|ing)|swap(?:s|ped|ping)?(?: out)?|instead of|rather than|"
+    r"no longer (?:use|using)|"
     r"(?:switch|migrat|mov)\w* (?:away )?from|drop(?:s|ped|ping)?)\s+(?:the |our |using )?"
     r"([^\W\d_][\w.+#-]{2,})",
     re.I,
@@ -364,7 +365,7 @@ def replaced_decisions(decisions: Sequence[Hit]) -> dict[str, tuple[str, str]]:
         return words[h.uid]
 
     for n, newer in enumerate(ordered):
-        for term in {m.group(1).lower() for m in _REPLACES.finditer(said(newer))}:
+        for term in {m.group(1).lower() for m in REPLACES.finditer(said(newer))}:
             for older in ordered[:n]:
                 if older.uid in out or older.ts >= newer.ts or term not in said(older).lower():
                     continue
@@ -372,7 +373,7 @@ def replaced_decisions(decisions: Sequence[Hit]) -> dict[str, tuple[str, str]]:
                     continue
                 shared = (content(older) & content(newer)) - {term}
                 replaces_too = any(
-                    m.group(1).lower() == term for m in _REPLACES.finditer(said(older))
+                    m.group(1).lower() == term for m in REPLACES.finditer(said(older))
                 )
                 if shared and not replaces_too:
                     out[older.uid] = (newer.uid, term)
