@@ -40,19 +40,31 @@ def _truth(conn: Any, fetch: int) -> list[Any]:
 
 
 @pytest.mark.parametrize("widen", [1, 8])
+@pytest.mark.parametrize("fetch", [10, 100])
 def test_stage_one_widens_until_enough_pass_the_filters(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, widen: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, widen: int, fetch: int
 ) -> None:
-    """`widen` 1 asks FTS5 again at each widening; 8 (the default) reads on."""
+    """`widen` 1 asks FTS5 again at each widening; 8 (the default) reads on. 10 wanted:
+    the best 40 matches hold about 2 ledger entries, the best 320 about 16; 100 wanted:
+    the best 400 hold about 20, so stage 1 looks at all 2,000 matches."""
     monkeypatch.setattr(engine._Ranked, "WIDEN", widen)
     db = _index(tmp_path)
     with db.read() as conn:
-        rows, fetch = engine._best_matches(
-            conn, '"alpha"', ["d.layer = ?"], ["ledger"], fetch=10, k=10
-        )
-        # 10 wanted: the best 40 matches hold about 2 ledger entries, the best 320
-        # about 16, so stage 1 widens twice (to 2,560: past the 2,000 matches)
-        assert fetch == 640
-        assert [(r[0], r[-1]) for r in rows] == _truth(conn, 100)
+        rows = engine._best_matches(conn, '"alpha"', ["d.layer = ?"], ["ledger"], fetch, k=10)
+        assert [(r[0], r[-1]) for r in rows] == _truth(conn, fetch)
         assert {r[2] for r in rows} == {"ledger"}
+    db.close()
+
+
+def test_the_pool_is_the_best_fetch_that_pass_however_deep_stage_one_looked(
+    tmp_path: Path,
+) -> None:
+    """Stage 1 looks deeper than 4 x fetch to find 10 ledger entries (320 matches hold
+    about 16); the pool stays the best 10 of them (it used to keep every match that
+    passed at the depth it reached: all 100 here, up to 800 in a default search)."""
+    db = _index(tmp_path)
+    with db.read() as conn:
+        rows = engine._best_matches(conn, '"alpha"', ["d.layer = ?"], ["ledger"], 10, k=10)
+        assert len(rows) == 10
+        assert [(r[0], r[-1]) for r in rows] == _truth(conn, 10)
     db.close()

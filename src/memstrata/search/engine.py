@@ -248,8 +248,7 @@ def lexical_pool(
     pruned = " OR ".join(p.match for p in kept)
     fetch = max(MIN_FETCH, q.k * 5, wanted or 0)
     with store.db.read() as conn:
-        rows, fetch = _best_matches(conn, pruned, where, params, fetch, q.k)
-    rows = rows[:fetch]
+        rows = _best_matches(conn, pruned, where, params, fetch, q.k)
     cands = [_hit(r, 0.0, {}, terms, snippet=False) for r in rows]
     gone = exclusions(store, q, cands)
     rows = [r for r in rows if r[1] not in gone]  # never hits: not the best's yardstick
@@ -376,16 +375,18 @@ def _count_prefixed(words: list[str], stems: list[str]) -> int:
 
 def _best_matches(
     conn: Any, match: str, where: list[str], params: list[Any], fetch: int, k: int
-) -> tuple[list[Any], int]:
-    """The docs rows (bm25 last, best first) of the best `fetch * 4` FTS5 matches that
-    pass scope and filters (at least the first `fetch` of them), and the `fetch` they
-    were found with.
+) -> list[Any]:
+    """The docs rows (bm25 last, best first) of the best `fetch` FTS5 matches that pass
+    scope and filters (fewer when fewer pass, at least `k` when that many do): the pool.
 
     Stage 1 ranks inside FTS5 only; stage 2 reads the docs rows of the best and applies
-    scope and filters. When filters leave fewer than `fetch` (transcripts are left out
-    by default, and they are most of a store), stage 1 widens eightfold, up to three
-    times (`_Ranked` reads on rather than asking again). Stage 1 reads one match more
-    than it needs, which tells whether there are more to widen to.
+    scope and filters. Stage 1 looks at the best `fetch * 4` matches first; when filters
+    leave fewer than `fetch` (transcripts are left out by default, and they are most of
+    a store), it looks eight times deeper, up to three times (`_Ranked` reads on rather
+    than asking again), and stops once `k` pass at a depth of 1,600 or more.
+    Stage 1 reads one match more than it looks at, which tells whether there are more.
+    The pool is the best `fetch` that pass however deep stage 1 looked (it used to grow
+    with the depth, to 800 candidates whose priors were most of a search's time).
     """
     weights = ", ".join(str(x) for x in COLUMN_WEIGHTS)
     stage1 = (
@@ -401,19 +402,19 @@ def _best_matches(
     ranked = _Ranked(conn, stage1, match)
     read: dict[int, Any] = {}
     rows: list[Any] = []
+    depth = fetch * 4
     try:
         for _ in range(4):
-            need = fetch * 4
-            top = ranked.first(need + 1)
-            rows = _passing(conn, stage2, params, top[:need], fetch, read)
-            if len(rows) >= fetch or (len(rows) >= k and fetch >= 4 * MIN_FETCH):
+            top = ranked.first(depth + 1)
+            rows = _passing(conn, stage2, params, top[:depth], fetch, read)
+            if len(rows) >= fetch or (len(rows) >= k and depth >= 16 * MIN_FETCH):
                 break
-            if len(top) <= need:
+            if len(top) <= depth:
                 break  # stage 1 already saw every match
-            fetch *= 8
+            depth *= 8
     finally:
         ranked.close()
-    return rows, fetch
+    return rows
 
 
 class _Ranked:
