@@ -10,6 +10,7 @@ import pytest
 
 from memstrata.index.db import Database
 from memstrata.search import engine
+from memstrata.search.layermask import LayerMask
 
 
 def _index(tmp_path: Path) -> Database:
@@ -67,4 +68,37 @@ def test_the_pool_is_the_best_fetch_that_pass_however_deep_stage_one_looked(
         rows = engine._best_matches(conn, '"alpha"', ["d.layer = ?"], ["ledger"], 10, k=10)
         assert len(rows) == 10
         assert [(r[0], r[-1]) for r in rows] == _truth(conn, 10)
+    db.close()
+
+
+def test_stage_one_skips_other_layers_and_sees_a_reused_row_id(tmp_path: Path) -> None:
+    """The layer codes (`search.layermask`) drop the transcript matches inside stage 1
+    with the same pool as stage 2's filter alone; a ledger entry that takes the row id of
+    a deleted transcript message (SQLite reuses the highest id) is found at once."""
+    db = _index(tmp_path)
+    mask = LayerMask()
+    ledger = frozenset({"ledger"}).__contains__
+    with db.read() as conn:
+        keep = mask.keep(conn, ledger)
+        assert keep is not None
+        plain = engine._best_matches(conn, '"alpha"', ["d.layer = ?"], ["ledger"], 100, k=10)
+        masked = engine._best_matches(
+            conn, '"alpha"', ["d.layer = ?"], ["ledger"], 100, k=10, keep=keep
+        )
+        assert masked == plain
+        assert [(r[0], r[-1]) for r in masked] == _truth(conn, 100)
+        assert len(masked) == 100
+    with db.write() as conn:
+        top = conn.execute("SELECT max(id) FROM docs").fetchone()[0]
+        conn.execute("DELETE FROM docs WHERE id = ?", (top,))  # a "beta" message
+        conn.execute(
+            "INSERT INTO docs (uid, layer, ts, title, body, source) VALUES (?, ?, ?, ?, ?, ?)",
+            ("new", "ledger", 0.0, "t", "gamma", "src"),
+        )
+        assert conn.execute("SELECT id FROM docs WHERE uid = 'new'").fetchone()[0] == top
+    with db.read() as conn:
+        keep = mask.keep(conn, ledger)
+        assert keep is not None and keep(top)
+        rows = engine._best_matches(conn, '"gamma"', ["d.layer = ?"], ["ledger"], 10, 10, keep)
+        assert [r[1] for r in rows] == ["new"]
     db.close()
