@@ -102,3 +102,21 @@ def test_stage_one_skips_other_layers_and_sees_a_reused_row_id(tmp_path: Path) -
         rows = engine._best_matches(conn, '"gamma"', ["d.layer = ?"], ["ledger"], 10, 10, keep)
         assert [r[1] for r in rows] == ["new"]
     db.close()
+
+
+def test_stage_one_without_its_layer_filter_while_a_statement_using_it_is_open(
+    tmp_path: Path,
+) -> None:
+    """SQLite cannot replace a function a pending statement uses: stage 1 then runs
+    without the layer filter (stage 2 still filters) rather than failing the search."""
+    db = _index(tmp_path)
+    ledger = frozenset({"ledger"}).__contains__
+    with db.read() as conn:
+        keep = LayerMask().keep(conn, ledger)
+        first = engine._best_matches(conn, '"alpha"', ["d.layer = ?"], ["ledger"], 10, 10, keep)
+        pending = conn.execute("SELECT memstrata_layer_read(id) FROM docs")
+        pending.fetchone()
+        again = engine._best_matches(conn, '"alpha"', ["d.layer = ?"], ["ledger"], 10, 10, keep)
+        pending.close()
+        assert again == first and len(first) == 10
+    db.close()

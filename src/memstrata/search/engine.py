@@ -18,8 +18,10 @@ asks for them. Structured queries (no text) return newest first.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import json
 import re
+import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -428,8 +430,9 @@ def _best_matches(
     weights = ", ".join(str(x) for x in COLUMN_WEIGHTS)
     kept = ""
     if keep is not None:
-        conn.create_function("memstrata_layer_read", 1, keep)
-        kept = " AND memstrata_layer_read(rowid)"
+        with contextlib.suppress(sqlite3.OperationalError):  # statements still open: no filter
+            conn.create_function("memstrata_layer_read", 1, keep)
+            kept = " AND memstrata_layer_read(rowid)"
     stage1 = (
         f"SELECT rowid, bm25(docs_fts, {weights}) AS rank FROM docs_fts "
         f"WHERE docs_fts MATCH ?{kept} ORDER BY rank LIMIT ?"
