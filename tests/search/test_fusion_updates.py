@@ -114,8 +114,8 @@ def test_an_updated_statement_ranks_above_its_earlier_version(home: Path) -> Non
         hits = store.search(q)
         assert [h.text.split("\n")[-1] for h in hits[:2]] == [new_text, old_text]
         assert hits[0].explain["newer_than"] == hits[1].uid
-        assert hits[0].explain["update_band"] == 0.1
-        assert hits[0].explain["before_prior"] <= hits[1].explain["before_prior"] * 1.1 + 1e-6
+        assert hits[0].explain["update_band"] == 0.05
+        assert hits[0].explain["before_prior"] <= hits[1].explain["before_prior"] * 1.05 + 1e-6
     with _store(home, '[search]\nupdate_band = 0\nembedder = "fake"\n') as store:
         hits = store.search(q)
         assert [h.text.split("\n")[-1] for h in hits[:2]] == [old_text, new_text]

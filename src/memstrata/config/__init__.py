@@ -101,7 +101,7 @@ class Config:
     recency_bound: float = 0.1
     maxsim: bool = True
     maxsim_pieces: str = "content"  # LoCoMo / techconv dev: docs/benchmarks-recall.md section 8
-    update_band: float = 0.1
+    update_band: float = 0.05
     llm_summarizer: str | None = None
     llm_extractor: str | None = None
     llm_classifier: str | None = None

@@ -271,7 +271,7 @@ SETTINGS: tuple[Setting, ...] = (
         "search",
         "update_band",
         "update_band",
-        0.1,
+        0.05,
         _float(0.0, 0.5),
         "a newer hit that says nearly the same as an older one ranks above it when its "
         "score is within this share of the older one's (0: off)",

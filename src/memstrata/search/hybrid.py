@@ -11,6 +11,11 @@
                  z = (x - mean) / sd over the candidates
     relevance  = (fused - min) / (max - min)   over the candidates, best = 1
     score      = relevance x recency,  recency = 1 - bound x (1 - decay(age, half-life))
+                 then a newer statement within `update_band` of an older one that says
+                 nearly the same moves just above it (`search.updates`)
+
+MaxSim reads the query's content pieces only (`search.pieces`: no stopword or
+punctuation pieces).
 
 The z-scores put BM25 (unbounded, heavy-tailed) and cosine (crowded around 0.3) on
 one scale without a weight to tune: each says how far a candidate stands out from
@@ -347,7 +352,9 @@ def _formula(fusion: str) -> str:
             "fused = z(lexical) + z(dense) + z(maxsim), z = (x - mean) / sd over the candidates "
             "(a feature a candidate lacks counts 0), lexical = bm25 / best bm25 + author bonus, "
             "dense = max cos(query, unit or window), maxsim = max over units of mean over "
-            f"query pieces of max cos(query piece, unit piece); {tail}"
+            "the query's content pieces of max cos(query piece, unit piece); "
+            f"{tail}; a newer hit within update_band of an older one that says nearly the "
+            "same moves above it"
         )
     if fusion == "weighted":
         return f"relevance = minmax(w_text x lexical / max + w_vec x minmax(dense)); {tail}"

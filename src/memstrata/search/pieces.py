@@ -32,6 +32,7 @@ from typing import Any
 from memstrata.search.text import QUERY_STOPWORDS, tokenize
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+_STOP = QUERY_STOPWORDS
 
 
 def piece_words(embedder: Any, text: str) -> list[str] | None:
@@ -56,7 +57,7 @@ def is_content(word: str) -> bool:
     """Does a piece of `word` count in MaxSim: a word with a letter or digit that is
     not a query stopword?"""
     words = tokenize(word)
-    return bool(words) and not all(w in QUERY_STOPWORDS for w in words)
+    return bool(words) and not all(w in _STOP for w in words)
 
 
 def content_pieces(embedder: Any, text: str, n: int) -> tuple[list[int] | None, list[str]]:
