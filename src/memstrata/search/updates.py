@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-SAME = 0.5  # cosine of the two candidates' best-matching units (all-MiniLM-L6-v2)
+SAME = 0.6  # cosine of the two candidates' best-matching units (all-MiniLM-L6-v2)
 DEPTH = 30  # only the top of the ranking is looked at: ties below do not change what is shown
 
 
