@@ -38,7 +38,7 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from memstrata.search import scoring
+from memstrata.search import scoring, updates
 from memstrata.search.engine import _COLUMNS, _filters, _hit, lexical_pool, make_snippet
 from memstrata.search.maxsim import maxsim as token_maxsim
 from memstrata.search.pieces import content_pieces
@@ -262,7 +262,8 @@ def _rank(
         scored.append((relevance[u] * rec, r[7], u, dec, rec))
     scored.sort(key=lambda x: (-x[0], -x[1]))
     band = cfg.update_band if q.mode == "hybrid" else 0.0
-    moved = _newer_versions(vi, dense, scored, band) if band > 0 else {}
+    turns = {x[2] for x in scored[: updates.DEPTH] if rows[x[2]][2] in updates.LAYERS}
+    moved = _newer_versions(vi, dense, scored, band, turns) if band > 0 and turns else {}
     if moved:
         scored = [(moved[s[2]][0], *s[1:]) if s[2] in moved else s for s in scored]
         scored.sort(key=lambda x: (-x[0], -x[1]))
@@ -314,6 +315,7 @@ def _newer_versions(
     dense: dict[str, Dense],
     scored: list[tuple[float, float, str, float, float]],
     band: float,
+    turns: set[str],
 ) -> dict[str, tuple[float, str, float]]:
     """An updated statement above its earlier version on a near-tie (`search.updates`):
     uid -> (new score, the uid it moved above, their cosine)."""
@@ -324,7 +326,7 @@ def _newer_versions(
     def vector(uid: str) -> Any:
         d = dense.get(uid)
         i = matrix.index.get(uid)
-        if d is None or i is None:
+        if d is None or i is None or uid not in turns:
             return None
         if d.source == "unit" and matrix.counts[i] > 1:
             lo = int(matrix.starts[i])

@@ -1,6 +1,6 @@
 """An updated statement above its earlier version: a bounded tie-break on relevance.
 
-When a fact changes ("members get 14 days to pay" in March, "from next month members
+When a fact changes in a conversation ("members get 14 days to pay" in March, "from next month members
 get 21 days" in May), a question about it matches both statements, in nearly the same
 words and meaning, and the fused relevance orders them by noise. Decay cannot decide:
 it is bounded (`[search] recency_bound`) and, for history months old, saturated (both
@@ -24,6 +24,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+# Turns of a conversation only: other records that state how things are (decisions,
+# facts, preferences) have their own newer-first rule after relevance (`search.priors`,
+# `recall.newer`), and a ledger decision names what it replaces.
+LAYERS = frozenset({"session", "channel"})
 SAME = 0.6  # cosine of the two candidates' best-matching units (all-MiniLM-L6-v2)
 DEPTH = 30  # only the top of the ranking is looked at: ties below do not change what is shown
 
@@ -71,4 +75,4 @@ def newer_first(
     return moved
 
 
-__all__ = ["DEPTH", "SAME", "newer_first"]
+__all__ = ["DEPTH", "LAYERS", "SAME", "newer_first"]
