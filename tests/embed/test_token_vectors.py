@@ -47,6 +47,8 @@ def test_maxsim_is_a_fusion_feature_that_explain_shows(semantic_default: None, h
         "I'm researching adoption agencies these days, I want to give a kid a home.",
         "My dog chewed the sofa again, so we went to the park instead.",
     ]
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text('[search]\nmaxsim_pieces = "content"\n')
     with Store(home, agent="a") as store:
         store.agent().sessions.append_many(
             "s1", [{"role": "user", "speaker": "Caroline", "content": t} for t in turns]

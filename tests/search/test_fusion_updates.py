@@ -50,7 +50,7 @@ def test_maxsim_reads_the_question_content_pieces_only(home: Path) -> None:
     """A turn full of the question's grammar ("what did she do about the ...") used to
     get the better MaxSim than the turn that names its subject: the function words
     matched their twins one for one. Now only "boiler" counts, and explain says so."""
-    with _store(home) as store:
+    with _store(home, '[search]\nmaxsim_pieces = "content"\nembedder = "fake"\n') as store:
         store.agent().sessions.append_many(
             "s1",
             [
@@ -92,7 +92,7 @@ def test_an_updated_statement_ranks_above_its_earlier_version(home: Path) -> Non
     year_ago = time.time() - 400 * DAY
     old_text = "Payment terms: members get 14 days to pay an invoice."
     new_text = "Payment terms are changing: from next month members get 21 days to pay an invoice."
-    with _store(home) as store:
+    with _store(home, '[search]\nupdate_band = 0.05\nembedder = "fake"\n') as store:
         filler = [
             "The members like the new coffee machine on the second floor.",
             "The invoice PDF should show the coworking logo at the top.",

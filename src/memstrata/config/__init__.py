@@ -100,8 +100,8 @@ class Config:
     vector_weight: float = 0.3
     recency_bound: float = 0.1
     maxsim: bool = True
-    maxsim_pieces: str = "content"  # LoCoMo / techconv dev: docs/benchmarks-recall.md section 8
-    update_band: float = 0.05
+    maxsim_pieces: str = "all"  # "content": docs/benchmarks-recall.md section 8 (bench agent)
+    update_band: float = 0.0  # 0.05: docs/benchmarks-recall.md section 8
     llm_summarizer: str | None = None
     llm_extractor: str | None = None
     llm_classifier: str | None = None

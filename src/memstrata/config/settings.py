@@ -262,7 +262,7 @@ SETTINGS: tuple[Setting, ...] = (
         "search",
         "maxsim_pieces",
         "maxsim_pieces",
-        "content",
+        "all",
         _choice("content", "all"),
         'the query pieces MaxSim averages over: "content" (not the pieces of stopwords '
         'and punctuation) or "all"',
@@ -271,7 +271,7 @@ SETTINGS: tuple[Setting, ...] = (
         "search",
         "update_band",
         "update_band",
-        0.05,
+        0.0,
         _float(0.0, 0.5),
         "a newer hit that says nearly the same as an older one ranks above it when its "
         "score is within this share of the older one's (0: off)",
