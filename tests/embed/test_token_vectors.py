@@ -14,6 +14,7 @@ from memstrata.embed.base import FakeEmbedder
 from memstrata.index import tokens as token_vectors
 from memstrata.index.generations import live_database
 from memstrata.search.maxsim import maxsim
+from memstrata.search.pieces import content_pieces
 from memstrata.search.present import explain_in_words
 
 np = pytest.importorskip("numpy")
@@ -34,7 +35,8 @@ def _store(home: Path, emb: FakeEmbedder) -> Store:
 def test_maxsim_is_a_fusion_feature_that_explain_shows(semantic_default: None, home: Path) -> None:
     """With the default embedder (all-MiniLM-L6-v2 in NumPy), a hybrid hit's explain
     has its MaxSim, the feature's z-score and the formula naming it; the MaxSim is the
-    one of the message's own text (recomputed here from its token vectors)."""
+    one of the message's own text over the question's content pieces (recomputed here
+    from its token vectors)."""
     from memstrata.embed import model_files
 
     if not model_files.runtime_installed() or model_files.find() is None:
@@ -45,6 +47,8 @@ def test_maxsim_is_a_fusion_feature_that_explain_shows(semantic_default: None, h
         "I'm researching adoption agencies these days, I want to give a kid a home.",
         "My dog chewed the sofa again, so we went to the park instead.",
     ]
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text('[search]\nmaxsim_pieces = "content"\n')
     with Store(home, agent="a") as store:
         store.agent().sessions.append_many(
             "s1", [{"role": "user", "speaker": "Caroline", "content": t} for t in turns]
@@ -62,9 +66,11 @@ def test_maxsim_is_a_fusion_feature_that_explain_shows(semantic_default: None, h
         emb = store.embedder()
         _vec, (q,) = emb.embed_tokens(["What did Caroline research?"])  # type: ignore[attr-defined]
         _vec, (t,) = emb.embed_tokens([f"Caroline\n{turns[2]}"])  # type: ignore[attr-defined]
+        keep, read = content_pieces(emb, "What did Caroline research?", len(q))
+        assert read == ["caroline", "research"] and ex["maxsim_pieces"] == read
         want = maxsim(
             np,
-            token_vectors.project(np, q),
+            token_vectors.project(np, q[keep]),
             {"x": [token_vectors.unpack(np, token_vectors.pack(np, t))]},
         )["x"]
         assert ex["maxsim"] == pytest.approx(want, abs=1e-5)

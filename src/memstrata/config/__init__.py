@@ -101,6 +101,8 @@ class Config:
     recency_bound: float = 0.1
     maxsim: bool = True
     duplicates: bool = True
+    maxsim_pieces: str = "all"  # "content": docs/benchmarks-recall.md section 9 (bench agent)
+    update_band: float = 0.0  # 0.05: docs/benchmarks-recall.md section 9
     llm_summarizer: str | None = None
     llm_extractor: str | None = None
     llm_classifier: str | None = None

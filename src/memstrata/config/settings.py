@@ -269,6 +269,24 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "search",
+        "maxsim_pieces",
+        "maxsim_pieces",
+        "all",
+        _choice("content", "all"),
+        'the query pieces MaxSim averages over: "content" (not the pieces of stopwords '
+        'and punctuation) or "all"',
+    ),
+    Setting(
+        "search",
+        "update_band",
+        "update_band",
+        0.0,
+        _float(0.0, 0.5),
+        "a newer hit that says nearly the same as an older one ranks above it when its "
+        "score is within this share of the older one's (0: off)",
+    ),
+    Setting(
+        "search",
         "postings_budget",
         "postings_budget",
         6000,

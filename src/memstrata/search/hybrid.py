@@ -11,6 +11,11 @@
                  z = (x - mean) / sd over the candidates
     relevance  = (fused - min) / (max - min)   over the candidates, best = 1
     score      = relevance x recency,  recency = 1 - bound x (1 - decay(age, half-life))
+                 then a newer statement within `update_band` of an older one that says
+                 nearly the same moves just above it (`search.updates`)
+
+MaxSim reads the query's content pieces only (`search.pieces`: no stopword or
+punctuation pieces).
 
 The z-scores put BM25 (unbounded, heavy-tailed) and cosine (crowded around 0.3) on
 one scale without a weight to tune: each says how far a candidate stands out from
@@ -33,11 +38,13 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from memstrata.search import scoring
+from memstrata.search import scoring, updates
 from memstrata.search.engine import _COLUMNS, _filters, _hit, lexical_pool, make_snippet
 from memstrata.search.maxsim import maxsim as token_maxsim
+from memstrata.search.pieces import content_pieces
 from memstrata.search.query import LAYERS, OPT_IN_LAYERS, Hit, Searchable, SearchQuery
 from memstrata.search.text import query_terms
+from memstrata.search.updates import newer_first
 from memstrata.search.worth import exclusions, rank_pool
 
 if TYPE_CHECKING:
@@ -100,13 +107,15 @@ def hybrid_search(
     if not cands:
         return []
     maxsim: dict[str, float] = {}
+    asked: list[str] = []
     if q.mode == "semantic":
         relevance = {u: dense[u].score for u in cands if u in dense}
         z: dict[str, dict[str, float]] = {}
         fused = relevance
     else:
         if store.config.maxsim:
-            maxsim = _maxsim(vi, q.text, [u for u in cands if u in matrix.index])
+            content = store.config.maxsim_pieces == "content"
+            maxsim, asked = _maxsim(vi, q.text, [u for u in cands if u in matrix.index], content)
         relevance, fused, z = _fuse(store, cands, lexical, dense, maxsim)
     hits = _rank(store, q, cands, rows, relevance, fused, z, lexical, dense, pool, vi, maxsim)
     if q.mode == "hybrid":  # a word-less candidate far from the query is never shown
@@ -115,21 +124,29 @@ def hybrid_search(
     for h in hits:
         if pool is not None and h.uid in lexical:
             h.explain["matched"] = pool.matched(rows[h.uid])
+        if asked and h.explain.get("maxsim") is not None:
+            h.explain["maxsim_pieces"] = asked
     said = query_terms(q.text)  # snippets for the hits shown only
     return [replace(h, snippet=make_snippet(h.text or h.title, said)) for h in hits]
 
 
-def _maxsim(vi: Any, text: str, uids: list[str]) -> dict[str, float]:
-    """maxsim(q, d) of the candidates `uids` that have token vectors (`index.tokens`);
+def _maxsim(
+    vi: Any, text: str, uids: list[str], content: bool
+) -> tuple[dict[str, float], list[str]]:
+    """maxsim(q, d) of the candidates `uids` that have token vectors (`index.tokens`),
+    over the query's content pieces (`search.pieces`), and the words of the pieces read;
     only records of the loaded matrix are asked, so a changed record's are never used."""
     if not vi.tokens or not uids:
-        return {}
+        return {}, []
     qt = vi.query_tokens(text)
     if qt is None or not len(qt):
-        return {}
+        return {}, []
     import numpy as np
 
-    return token_maxsim(np, qt, vi.token_sets(uids))
+    keep, words = content_pieces(vi.embedder, text, len(qt)) if content else (None, [])
+    if keep is not None:
+        qt = qt[keep]
+    return token_maxsim(np, qt, vi.token_sets(uids)), words
 
 
 def pool_uids(pool: Any) -> set[str]:
@@ -244,6 +261,12 @@ def _rank(
         rec = scoring.recency(dec, cfg.recency_bound)
         scored.append((relevance[u] * rec, r[7], u, dec, rec))
     scored.sort(key=lambda x: (-x[0], -x[1]))
+    band = cfg.update_band if q.mode == "hybrid" else 0.0
+    turns = {x[2] for x in scored[: updates.DEPTH] if rows[x[2]][2] in updates.LAYERS}
+    moved = _newer_versions(vi, dense, scored, band, turns) if band > 0 and turns else {}
+    if moved:
+        scored = [(moved[s[2]][0], *s[1:]) if s[2] in moved else s for s in scored]
+        scored.sort(key=lambda x: (-x[0], -x[1]))
     pending = vi.pending_records()
     out: list[Hit] = []
     for final, ts, uid, dec, rec in scored:  # the whole pool: priors rank it (`rank_pool`)
@@ -275,12 +298,44 @@ def _rank(
                 "formula": _formula(cfg.fusion if q.mode == "hybrid" else "semantic"),
             }
         )
+        if uid in moved:
+            explain["newer_than"] = moved[uid][1]
+            explain["same_as"] = round(moved[uid][2], 4)
+            explain["update_band"] = band
         if pending:
             explain["vectors_pending"] = pending
         if pool is not None and uid in lexical and pool.bonus(r):
             explain["author_named"] = pool.bonus(r)
         out.append(_hit(r, final, explain, terms, snippet=False))
     return out
+
+
+def _newer_versions(
+    vi: Any,
+    dense: dict[str, Dense],
+    scored: list[tuple[float, float, str, float, float]],
+    band: float,
+    turns: set[str],
+) -> dict[str, tuple[float, str, float]]:
+    """An updated statement above its earlier version on a near-tie (`search.updates`):
+    uid -> (new score, the uid it moved above, their cosine)."""
+    import numpy as np
+
+    matrix = vi.matrix()
+
+    def vector(uid: str) -> Any:
+        d = dense.get(uid)
+        i = matrix.index.get(uid)
+        if d is None or i is None or uid not in turns:
+            return None
+        if d.source == "unit" and matrix.counts[i] > 1:
+            lo = int(matrix.starts[i])
+            for r in range(lo, lo + int(matrix.counts[i])):
+                if int(matrix.unit_no[r]) == d.detail:
+                    return matrix.units[r]
+        return matrix.vectors[i]
+
+    return newer_first(np, [(x[0], x[1], x[2]) for x in scored], vector, band)
 
 
 def _from(d: Dense) -> str:
@@ -299,7 +354,9 @@ def _formula(fusion: str) -> str:
             "fused = z(lexical) + z(dense) + z(maxsim), z = (x - mean) / sd over the candidates "
             "(a feature a candidate lacks counts 0), lexical = bm25 / best bm25 + author bonus, "
             "dense = max cos(query, unit or window), maxsim = max over units of mean over "
-            f"query pieces of max cos(query piece, unit piece); {tail}"
+            "the query's content pieces of max cos(query piece, unit piece); "
+            f"{tail}; a newer hit within update_band of an older one that says nearly the "
+            "same moves above it"
         )
     if fusion == "weighted":
         return f"relevance = minmax(w_text x lexical / max + w_vec x minmax(dense)); {tail}"

@@ -173,6 +173,9 @@ def explain_in_words(explain: dict[str, Any]) -> list[str]:
             words = _number(explain.get("lexical"))
             pieces = _number(explain.get("maxsim"))
             detail = f", word-by-word meaning {pieces:.2f}" if pieces is not None else ""
+            read = explain.get("maxsim_pieces")
+            if detail and isinstance(read, list) and read:
+                detail += " of " + ", ".join(f"“{w}”" for w in read[:8])
             out.append(
                 f"Meaning and words combined ({fusion}): {meaning}{detail}, word match "
                 f"{words or 0:.2f}" + (f", together {relevance:.2f}" if relevance else "") + "."
