@@ -320,8 +320,10 @@ class Engine:
         return self.jobs.start(key, job)
 
     def drain(self, timeout: float | None = None) -> None:
-        """Wait for the background jobs started by `after_ack` (and any they started)."""
-        self.jobs.drain(timeout)
+        """Wait for the background jobs started by `after_ack` (and any they started);
+        vector builds meanwhile embed without waiting for a quiet moment."""
+        with self.semantic.hurried():
+            self.jobs.drain(timeout)
 
     # -- reads of the truth ----------------------------------------------------
     def rel(self, path: Path) -> str:
