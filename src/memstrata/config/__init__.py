@@ -100,6 +100,7 @@ class Config:
     vector_weight: float = 0.3
     recency_bound: float = 0.1
     maxsim: bool = True
+    duplicates: bool = True
     llm_summarizer: str | None = None
     llm_extractor: str | None = None
     llm_classifier: str | None = None

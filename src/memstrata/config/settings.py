@@ -260,6 +260,15 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "search",
+        "duplicates",
+        "duplicates",
+        True,
+        _bool,
+        "a hit whose title and text repeat a better one's is not shown; the one shown "
+        "names it in explain (duplicates)",
+    ),
+    Setting(
+        "search",
         "postings_budget",
         "postings_budget",
         6000,

@@ -18,6 +18,7 @@ frequencies come from the caller (`search.worth.query_terms_of`).
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -49,8 +50,14 @@ def held_terms(hit: Hit, terms: Sequence[QueryTerm]) -> list[str]:
         ...                QueryTerm("page", ("page",), 1.0)])
         ['database']
     """
-    words = set(tokenize(f"{hit.title} {hit.text} {' '.join(hit.tags)}"))
-    return [t.word for t in terms if any(w.startswith(t.stems) for w in words)]
+    words = sorted(set(tokenize(f"{hit.title} {hit.text} {' '.join(hit.tags)}")))
+    return [t.word for t in terms if any(_starts(words, s) for s in t.stems)]
+
+
+def _starts(words: list[str], stem: str) -> bool:
+    """Whether a word of the sorted `words` starts with `stem` (one bisection, not a scan)."""
+    i = bisect.bisect_left(words, stem)
+    return i < len(words) and words[i].startswith(stem)
 
 
 def coverage(hit: Hit, terms: Sequence[QueryTerm]) -> tuple[float, list[str]]:

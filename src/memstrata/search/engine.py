@@ -18,10 +18,14 @@ asks for them. Structured queries (no text) return newest first.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import json
 import re
+import sqlite3
 import time
 from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +33,7 @@ from memstrata.errors import NotFound, UnknownKind
 from memstrata.model import RECORD_KINDS
 from memstrata.search import scoring
 from memstrata.search.expand import IdentifierWords, Phrase, plan
+from memstrata.search.layermask import LayerMask
 from memstrata.search.query import OPT_IN_LAYERS, Hit, Searchable, SearchQuery
 from memstrata.search.terms import TermStat, essential_terms, stems
 from memstrata.search.text import mentioned, query_terms, tokenize
@@ -247,9 +252,11 @@ def lexical_pool(
         return None
     pruned = " OR ".join(p.match for p in kept)
     fetch = max(MIN_FETCH, q.k * 5, wanted or 0)
-    with store.db.read() as conn:
-        rows, fetch = _best_matches(conn, pruned, where, params, fetch, q.k)
-    rows = rows[:fetch]
+    allowed = _layers_read(store, q)
+    with store.db.read() as conn, _snapshot(conn):
+        mask = store.df_cache.per_scope(("layer mask",), LayerMask) if allowed else None
+        keep = mask.keep(conn, allowed) if mask is not None and allowed is not None else None
+        rows = _best_matches(conn, pruned, where, params, fetch, q.k, keep)
     cands = [_hit(r, 0.0, {}, terms, snippet=False) for r in rows]
     gone = exclusions(store, q, cands)
     rows = [r for r in rows if r[1] not in gone]  # never hits: not the best's yardstick
@@ -260,6 +267,29 @@ def lexical_pool(
     words = [(p.word, tuple(p.stems)) for p in kept] + [(w, tuple(st)) for w, st, _ in extra]
     hits = {h.uid: h for h in cands if h.uid not in gone}
     return LexicalPool(rows, raw, named, words, prune_info, gone, hits)
+
+
+def _layers_read(store: Searchable, q: SearchQuery) -> Callable[[str], bool] | None:
+    """Which layers the query's filters let through (None: all of them)."""
+    if q.layers:
+        return frozenset(q.layers).__contains__
+    if not store.config.search_sessions_by_default:
+        return lambda layer: layer not in OPT_IN_LAYERS
+    return None
+
+
+@contextmanager
+def _snapshot(conn: Any) -> Iterator[None]:
+    """One read transaction (unless one is open): the layer codes read from the change
+    feed describe every row stage 1 sees (`search.layermask`)."""
+    if conn.in_transaction:
+        yield
+        return
+    conn.execute("BEGIN")
+    try:
+        yield
+    finally:
+        conn.execute("COMMIT")
 
 
 def _ranked(
@@ -375,22 +405,37 @@ def _count_prefixed(words: list[str], stems: list[str]) -> int:
 
 
 def _best_matches(
-    conn: Any, match: str, where: list[str], params: list[Any], fetch: int, k: int
-) -> tuple[list[Any], int]:
-    """The docs rows (bm25 last, best first) of the best `fetch * 4` FTS5 matches that
-    pass scope and filters (at least the first `fetch` of them), and the `fetch` they
-    were found with.
+    conn: Any,
+    match: str,
+    where: list[str],
+    params: list[Any],
+    fetch: int,
+    k: int,
+    keep: Callable[[int], int] | None = None,
+) -> list[Any]:
+    """The docs rows (bm25 last, best first) of the best `fetch` FTS5 matches that pass
+    scope and filters (fewer when fewer pass, at least `k` when that many do): the pool.
 
     Stage 1 ranks inside FTS5 only; stage 2 reads the docs rows of the best and applies
-    scope and filters. When filters leave fewer than `fetch` (transcripts are left out
-    by default, and they are most of a store), stage 1 widens eightfold, up to three
-    times (`_Ranked` reads on rather than asking again). Stage 1 reads one match more
-    than it needs, which tells whether there are more to widen to.
+    scope and filters. Stage 1 looks at the best `fetch * 4` matches first; when filters
+    leave fewer than `fetch` (transcripts are left out by default, and they are most of
+    a store), it looks eight times deeper, up to three times (`_Ranked` reads on rather
+    than asking again), and stops once `k` pass at a depth of 1,600 or more.
+    Stage 1 reads one match more than it looks at, which tells whether there are more.
+    `keep` (a row id -> whether its layer is read: `search.layermask`) drops the matches
+    of other layers inside stage 1, before FTS5 scores them.
+    The pool is the best `fetch` that pass however deep stage 1 looked (it used to grow
+    with the depth, to 800 candidates whose priors were most of a search's time).
     """
     weights = ", ".join(str(x) for x in COLUMN_WEIGHTS)
+    kept = ""
+    if keep is not None:
+        with contextlib.suppress(sqlite3.OperationalError):  # statements still open: no filter
+            conn.create_function("memstrata_layer_read", 1, keep)
+            kept = " AND memstrata_layer_read(rowid)"
     stage1 = (
         f"SELECT rowid, bm25(docs_fts, {weights}) AS rank FROM docs_fts "
-        "WHERE docs_fts MATCH ? ORDER BY rank LIMIT ?"
+        f"WHERE docs_fts MATCH ?{kept} ORDER BY rank LIMIT ?"
     )
     stage2 = (
         # json_each + CROSS JOIN: each id looked up by the primary key (an `IN` next to
@@ -401,19 +446,19 @@ def _best_matches(
     ranked = _Ranked(conn, stage1, match)
     read: dict[int, Any] = {}
     rows: list[Any] = []
+    depth = fetch * 4
     try:
         for _ in range(4):
-            need = fetch * 4
-            top = ranked.first(need + 1)
-            rows = _passing(conn, stage2, params, top[:need], fetch, read)
-            if len(rows) >= fetch or (len(rows) >= k and fetch >= 4 * MIN_FETCH):
+            top = ranked.first(depth + 1)
+            rows = _passing(conn, stage2, params, top[:depth], fetch, read)
+            if len(rows) >= fetch or (len(rows) >= k and depth >= 16 * MIN_FETCH):
                 break
-            if len(top) <= need:
+            if len(top) <= depth:
                 break  # stage 1 already saw every match
-            fetch *= 8
+            depth *= 8
     finally:
         ranked.close()
-    return rows, fetch
+    return rows
 
 
 class _Ranked:

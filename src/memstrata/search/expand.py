@@ -13,8 +13,8 @@ Two ways a word the user typed reaches a memory that does not contain it verbati
   timezone, `pwd` <- password, `cfg` <- config, `env` <- environment). The
   candidates come only from the words of identifiers the principal may read,
   never from free text, so an ordinary short word in a note is not taken for an
-  abbreviation. Multi-word forms work the same on the words typed together
-  (`tz` <- "time zone").
+  abbreviation. Words typed together are abbreviated word by word, each giving at
+  least its first letter (`tz` <- "time zone", not `cron` <- "courier mobile client").
 
 Fact keys are already searchable by their words: the tokenizer splits `db_engine`
 into `db` and `engine`, as it splits `user-tz`.
@@ -26,7 +26,7 @@ import functools
 import itertools
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from memstrata.index.frequencies import MAX_SCOPES
@@ -67,20 +67,49 @@ def is_abbreviation(short: str, long: str) -> bool:
 
 
 def abbreviations(words: list[str], identifier_words: Iterable[str]) -> dict[str, list[str]]:
-    """query word (or two/three adjacent words joined) -> identifier words abbreviating it. Pure."""
+    """query word (or two/three adjacent words joined) -> identifier words abbreviating it.
+
+    Words typed together are abbreviated word by word: each word gives the abbreviation
+    at least its first letter (`tz` <- "time zone", `dr` <- "disaster recovery"). Joined
+    letters alone would let almost any short identifier abbreviate two or three words
+    of a question (`cron` <- "courier mobile client", `dr` <- "drivers are"). Pure."""
     ids = (
         identifier_words if isinstance(identifier_words, frozenset) else frozenset(identifier_words)
     )
     present = set(words)
-    spans = list(words)
-    spans += [a + b for a, b in itertools.pairwise(words)]
-    spans += [a + b + c for a, b, c in zip(words, words[1:], words[2:], strict=False)]
+    spans: list[tuple[str, ...]] = [(w,) for w in words]
+    spans += list(itertools.pairwise(words))
+    spans += list(zip(words, words[1:], words[2:], strict=False))
     out: dict[str, list[str]] = {}
-    for span in spans:
-        found = [t for t in _abbreviating(span, ids) if t not in present]
+    for parts in spans:
+        span = "".join(parts)
+        found = [
+            t
+            for t in _abbreviating(span, ids)
+            if t not in present and (len(parts) == 1 or word_by_word(t, parts))
+        ]
         if found:
             out[span] = found
     return out
+
+
+def word_by_word(short: str, parts: Sequence[str]) -> bool:
+    """True if `short` is one piece per word of `parts`, in order, each piece starting with
+    its word's first letter and its other letters in order inside that word. Pure.
+
+    ``word_by_word("tz", ("time", "zone"))`` -> True; ``("tmz", ("time", "zone"))`` -> True;
+    ``("cron", ("courier", "mobile", "client"))`` -> False (no piece for "mobile").
+    """
+    if not parts:
+        return not short
+    word = parts[0]
+    if not short or not word or short[0] != word[0]:
+        return False
+    for end in range(1, len(short) - len(parts) + 2):
+        it = iter(word[1:])
+        if all(ch in it for ch in short[1:end]) and word_by_word(short[end:], parts[1:]):
+            return True
+    return False
 
 
 def _abbreviating(span: str, identifier_words: frozenset[str]) -> tuple[str, ...]:

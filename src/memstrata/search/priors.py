@@ -508,18 +508,20 @@ def _newer_first(kept: list[_Worth], band: float) -> None:
     goes) when it is worth at least (1 - band) of it and of every hit it passes. Only a
     record that states how things are (`STATES`) moves, above one of its signal or an
     account of the past (`ACCOUNTS`)."""
+    worth = [w.worth for w in kept]  # kept[i].worth, moved along with kept[i]
     for j in range(1, len(kept)):
         b = kept[j]
         if not b.held or b.signal.name not in STATES:
             continue
-        top = j
-        while top > 0 and b.worth >= (1.0 - band) * kept[top - 1].worth:
+        top, near, bw = j, 1.0 - band, worth[j]
+        while top > 0 and bw >= near * worth[top - 1]:
             top -= 1
         to = next((i for i in range(top, j) if _older_version(kept[i], b)), None)
         if to is not None:
             b.prior["newer_than"] = kept[to].hit.uid
             b.prior["newer_key"] = f"recall.{NEWER_KEY}"
             kept.insert(to, kept.pop(j))
+            worth.insert(to, worth.pop(j))
 
 
 def _older_version(a: _Worth, b: _Worth) -> bool:

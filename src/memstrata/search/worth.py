@@ -23,10 +23,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memstrata.search.coverage import QueryTerm, idf
+from memstrata.search.duplicates import collapse_duplicates
 from memstrata.search.priors import PriorSettings, apply_priors, excluded, is_intent
 from memstrata.search.query import Hit, Searchable, SearchQuery
 from memstrata.search.terms import stems
 from memstrata.search.text import query_terms
+
+DUPLICATE_ROOM = 3  # hits ranked per hit shown, before duplicates are collapsed
 
 
 def exclusions(store: Searchable, q: SearchQuery, candidates: Sequence[Hit]) -> dict[str, str]:
@@ -51,22 +54,36 @@ def rank_pool(
     store: Searchable, q: SearchQuery, pool: Sequence[Hit], dropped: Mapping[str, str] | None = None
 ) -> list[Hit]:
     """The top `q.k` of the pool by worth, after exclusions and collapse
-    (`priors.apply_priors`). `dropped`: what `exclusions` already took out of the pool
-    (shown in the first hit's explain); None: find the exclusions here."""
+    (`priors.apply_priors`), a hit repeating a better one's title and text shown once
+    (`search.duplicates`, `[search] duplicates`). `dropped`: what `exclusions` already
+    took out of the pool (shown in the first hit's explain); None: find them here."""
     if not pool:
         return []
     if dropped is None:
         dropped = exclusions(store, q, pool)
     settings = PriorSettings.from_config(store.config.recall_weights)
-    return apply_priors(
-        [h for h in pool if h.uid not in dropped],
-        q.text,
-        settings,
-        include_superseded=q.include_superseded,
-        limit=q.k,
-        dropped=dropped,
-        terms=query_terms_of(store, q.text) if settings.coverage or settings.newer else (),
-    )
+    kept = [h for h in pool if h.uid not in dropped]
+    terms = query_terms_of(store, q.text) if settings.coverage or settings.newer else ()
+
+    def ranked(limit: int | None) -> list[Hit]:
+        return apply_priors(
+            kept,
+            q.text,
+            settings,
+            include_superseded=q.include_superseded,
+            limit=limit,
+            dropped=dropped,
+            terms=terms,
+        )
+
+    if not store.config.duplicates:
+        return ranked(q.k)
+    room = q.k * DUPLICATE_ROOM  # ranked before the duplicates are taken out
+    hits = ranked(room)
+    shown = collapse_duplicates(hits, q.k)
+    if len(shown) < q.k and len(hits) >= room:  # ran short: the whole pool
+        shown = collapse_duplicates(ranked(None), q.k)
+    return shown
 
 
 def query_terms_of(store: Searchable, text: str) -> list[QueryTerm]:
