@@ -85,10 +85,26 @@ def test_a_failing_trigger_never_fails_the_acknowledged_append(
 
     from memstrata.lifecycle import triggers
 
-    monkeypatch.setattr(triggers, "needs_compaction", broken)
+    monkeypatch.setattr(triggers, "compaction_due", broken)
     entry = store.agent("finn").log.append("THOUGHT", "still stored")
     assert _ids(store.agent("finn").log.path) == [entry.id]
-    store.drain()  # the check runs after the acknowledgement
+    store.drain()
+    assert [k for k, _ in store.background_errors] == ["log_appended"]
+
+
+def test_a_failing_compaction_job_never_fails_the_acknowledged_append(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*a: object) -> None:
+        raise IndexError_("index unreadable")
+
+    from memstrata.lifecycle import triggers
+
+    monkeypatch.setattr(triggers, "needs_compaction", broken)
+    log = store.agent("finn").log
+    entries = [log.append("THOUGHT", f"still stored {i}") for i in range(101)]
+    assert _ids(log.path) == [e.id for e in entries]
+    store.drain()  # the job (started by the 101st entry) runs after the acknowledgement
     assert [k for k, _ in store.background_errors] == ["compact_log_if_due"]
 
 

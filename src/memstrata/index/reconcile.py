@@ -171,9 +171,11 @@ def index_append(
     data: bytes,
     generation: int,
     version: str | None = None,
-) -> None:
+) -> int:
     """Index a record a writer just appended at [start, start+len(data)), catching up
-    any gap first. `version` is the source's right after that append."""
+    any gap first. `version` is the source's right after that append. Returns the
+    docs the index holds of the source then (in the same transaction: what a check
+    of its size, e.g. the LOG's compaction trigger, needs without another read)."""
     path = str(spec.path)
     end = start + len(data)
     with db.write() as conn:
@@ -187,7 +189,7 @@ def index_append(
             offset, lines, crc = 0, 0, 0  # the source was replaced (compaction) since we looked
             delete_source(conn, path)
         if offset >= end:
-            return  # another process's catch-up already indexed this record
+            return _docs_of(conn, path)  # another process's catch-up already indexed it
         if offset < start:
             gap = origin.read_from(spec, offset, start - offset)
             # Appends are serialised by the source's lock and a torn tail is newline-
@@ -212,6 +214,11 @@ def index_append(
             version=version,
             crc=_extend(crc, data),
         )
+        return _docs_of(conn, path)
+
+
+def _docs_of(conn: sqlite3.Connection, path: str) -> int:
+    return int(conn.execute("SELECT count(*) FROM docs WHERE source = ?", (path,)).fetchone()[0])
 
 
 def _extend(crc: int | None, data: bytes) -> int | None:

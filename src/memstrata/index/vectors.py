@@ -179,6 +179,7 @@ class VectorIndex:
         stop: Callable[[], bool] | None = None,
         progress: Progress | None = None,
         wait: bool = False,
+        pause: Callable[[], None] | None = None,
     ) -> int:
         """Catch the vectors up with every doc change past the watermark, a committed
         step at a time; return how many texts were embedded.
@@ -187,6 +188,8 @@ class VectorIndex:
             stop: Asked between steps; True ends the build early (resumable).
             progress: Called with (changes done, changes pending at the start).
             wait: Wait for another process's build to finish instead of returning 0.
+            pause: Called before each embedding batch (a background build lets the
+                writes of a burst go first: `store.semantic`).
         """
         with self._builder_lock(wait) as mine:
             if not mine:
@@ -214,7 +217,7 @@ class VectorIndex:
                         live[uid] = unit_texts(title, body, items=layer in ITEM_LAYERS)
                     else:
                         live.pop(uid, None)
-                done_texts += self._step(live, gone, int(changes[-1][0]))
+                done_texts += self._step(live, gone, int(changes[-1][0]), pause)
                 done += len(changes)
                 if progress is not None:
                     progress(min(done, max(total, done)), max(total, done))
@@ -258,7 +261,13 @@ class VectorIndex:
         finally:
             f.close()
 
-    def _step(self, live: dict[str, list[str]], gone: list[str], mark: int | None) -> int:
+    def _step(
+        self,
+        live: dict[str, list[str]],
+        gone: list[str],
+        mark: int | None,
+        pause: Callable[[], None] | None = None,
+    ) -> int:
         """Store `live` docs' units (embedding only new hashes), drop `gone` docs'
         vectors and set the watermark to `mark`, in one transaction after embedding.
         With an embedder that gives token vectors, a unit stored without them (NULL)
@@ -277,6 +286,8 @@ class VectorIndex:
         )
         np = _numpy() if self.tokens else None
         for part in _chunked(new_texts, self.batch_size):
+            if pause is not None:
+                pause()
             texts = [t for _, t in part]
             if self.tokens:
                 vecs, toks = self.embedder.embed_tokens(texts)  # type: ignore[attr-defined]

@@ -345,10 +345,12 @@ class Log(Layer):
         if self._stat(self.path) is None:
             self._ensure_header()
         data = encode_entry(entry)
-        self.engine.append(self._spec(), data, blank_line=True)
+        done = self.engine.append(self._spec(), data, blank_line=True)
         self._write_event(self.path, len(data))
         # what follows (a compaction past the limits) is not the layer's business
-        self.engine.signals.announce(LogAppended(self.gate.principal, self.owner or ""))
+        self.engine.signals.announce(
+            LogAppended(self.gate.principal, self.owner or "", done.landed.end, done.docs)
+        )
         return entry
 
     def _ensure_header(self) -> None:

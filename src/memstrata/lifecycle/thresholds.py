@@ -5,7 +5,8 @@
     sessions.compaction_threshold tokens                  -> look at it
 
 Cheap checks (a stat, one indexed count), made after every append by
-`lifecycle.triggers` and before every explicit compaction.
+`lifecycle.triggers` (from the size and count the append itself reported, when it
+did) and before every explicit compaction.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from memstrata.config import Config
     from memstrata.store.view import Store
 
 
@@ -20,11 +22,18 @@ def needs_compaction(store: Store, agent: str) -> str | None:
     """Why LOG.md should be compacted now (by default: over 50 KB or 100 entries), or None."""
     log = store.agent(agent).log
     size = log.size()
-    if size > store.config.log_compact_bytes:
-        return f"LOG.md is {size} bytes (> {store.config.log_compact_bytes})"
-    count = log.count()
-    if count > store.config.log_compact_entries:
-        return f"LOG.md has {count} entries (> {store.config.log_compact_entries})"
+    return compaction_due(store.config, size, None) or compaction_due(
+        store.config, size, log.count()
+    )
+
+
+def compaction_due(config: Config, size: int, entries: int | None) -> str | None:
+    """Why a LOG.md of `size` bytes holding `entries` entries (None: not counted) is over
+    a limit, or None."""
+    if size > config.log_compact_bytes:
+        return f"LOG.md is {size} bytes (> {config.log_compact_bytes})"
+    if entries is not None and entries > config.log_compact_entries:
+        return f"LOG.md has {entries} entries (> {config.log_compact_entries})"
     return None
 
 

@@ -7,9 +7,9 @@
 A layer announces its append once it is on disk and indexed (`store.signals`:
 `LogAppended`, `SessionGrew`); `register`, called when a store opens, connects
 `after_log_append` / `after_session_append` to those signals. The check is cheap
-(a stat; for LOG.md one indexed count, made in the background job itself, as the
-append does not wait for its index write); the work runs in a background
-thread (`Engine.after_ack`), so the append
+and made inline (a stat; for LOG.md one indexed count: the append indexed its entry
+inside the write), so a background thread starts only when there is work; the work
+runs in that thread (`Engine.after_ack`), so the append
 returns before any compaction starts and its latency does not include one. A
 job takes the compaction lock without waiting: if another process is already
 compacting the same file, this one skips (the other sees the same entries).
@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from memstrata.index.db import INDEX_LAG
-from memstrata.lifecycle.thresholds import needs_compaction, session_token_floor
+from memstrata.lifecycle.thresholds import compaction_due, needs_compaction, session_token_floor
 from memstrata.store.signals import LogAppended, SessionGrew
 
 if TYPE_CHECKING:
@@ -40,7 +40,11 @@ def register(engine: Engine, view_of: Callable[[Principal], Store]) -> None:
     `view_of` gives the store of the principal whose write crossed a limit: the
     maintenance runs as that principal, as if it had asked for it.
     """
-    engine.signals.connect(LogAppended, lambda s: after_log_append(view_of(s.principal), s.owner))
+
+    def log_appended(signal: LogAppended) -> bool:
+        return after_log_append(engine, view_of, signal)
+
+    engine.signals.connect(LogAppended, log_appended)
     engine.signals.connect(
         SessionGrew, lambda s: after_session_append(view_of(s.principal), s.owner, s.session)
     )
@@ -62,18 +66,36 @@ def _never_raises(check: Callable[..., bool]) -> Callable[..., bool]:
     return guarded
 
 
-def after_log_append(store: Store, agent: str) -> bool:
-    """After the ack, compact `agent`'s LOG.md in the background if it is over a limit
-    (the entry count is the index's, which the append itself no longer waits for)."""
-    config = store.config
+def after_log_append(
+    engine: Engine, view_of: Callable[[Principal], Store], signal: LogAppended
+) -> bool:
+    """Start a LOG compaction in the background if the LOG.md of `signal` is over a
+    limit. Checked inline, from the size and entry count the append reported (a thread
+    started per append to look cost more than the look); the job looks again."""
+    config = engine.config
     if not (config.automatic_writes and config.log_auto_compact):
+        return False
+    if signal.size is None or signal.entries is None:
+        return _check_and_start(view_of(signal.principal), signal.owner)
+    if compaction_due(config, signal.size, signal.entries) is None:
+        return False
+    store = view_of(signal.principal)
+    agent = signal.owner
+    return engine.after_ack(f"compact-log:{agent}", lambda: compact_log_if_due(store, agent))
+
+
+@_never_raises
+def _check_and_start(store: Store, agent: str) -> bool:
+    """The check when the append could not report (its index write failed): look."""
+    if needs_compaction(store, agent) is None:
         return False
     return store.engine.after_ack(f"compact-log:{agent}", lambda: compact_log_if_due(store, agent))
 
 
 @_never_raises
 def compact_log_if_due(store: Store, agent: str) -> bool:
-    """Compact `agent`'s LOG.md if it is over a limit (a background job)."""
+    """Compact `agent`'s LOG.md if it is still over a limit (a background job: another
+    process's compaction may have run meanwhile)."""
     if needs_compaction(store, agent) is None:
         return False
     from memstrata.lifecycle.compaction import compact_log  # kept out of start-up

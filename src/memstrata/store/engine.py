@@ -42,6 +42,7 @@ import contextlib
 import os
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -113,6 +114,15 @@ class SourceCatalog(Protocol):
     ) -> SourceSpec | None: ...
 
     def project_sources(self, engine: Engine) -> list[SourceSpec]: ...
+
+
+@dataclass(frozen=True)
+class Indexed:
+    """An acknowledged append (`landed`) and the docs the index held of its source
+    right after it (None: the index lags behind; the next read catches it up)."""
+
+    landed: Appended
+    docs: int | None
 
 
 class Engine:
@@ -310,8 +320,10 @@ class Engine:
         return self.jobs.start(key, job)
 
     def drain(self, timeout: float | None = None) -> None:
-        """Wait for the background jobs started by `after_ack` (and any they started)."""
-        self.jobs.drain(timeout)
+        """Wait for the background jobs started by `after_ack` (and any they started);
+        vector builds meanwhile embed without waiting for a quiet moment."""
+        with self.semantic.hurried():
+            self.jobs.drain(timeout)
 
     # -- reads of the truth ----------------------------------------------------
     def rel(self, path: Path) -> str:
@@ -374,19 +386,22 @@ class Engine:
         return self.truth.lock(name, timeout)
 
     # -- the write doors ---------------------------------------------------------
-    def append(self, spec: SourceSpec, data: bytes, *, blank_line: bool = False) -> Appended:
+    def append(self, spec: SourceSpec, data: bytes, *, blank_line: bool = False) -> Indexed:
         """Durably append `data` to an append-mode source and index it; other processes
         on the host learn of it from the note left in `index/appended`."""
         rel = self.rel(spec.path)
         app = self.truth.append(rel, data, blank_line=blank_line, record_id=os.urandom(12).hex())
         self.appended.note(rel)
+        docs = None
         try:
-            index_append(self.db, self.origin, spec, app.start, data, app.generation, app.version)
+            docs = index_append(
+                self.db, self.origin, spec, app.start, data, app.generation, app.version
+            )
         except INDEX_LAG:
             # The bytes are durable: the write stands. The next read catches the index up.
             self._stale = True
         self.semantic.later()
-        return app
+        return Indexed(app, docs)
 
     def append_raw(self, where: Where, data: bytes) -> Appended:
         """Durably append whole records to a journal the index does not read

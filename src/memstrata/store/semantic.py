@@ -11,6 +11,11 @@ an acknowledged write asks for a build (`later`) and returns. Where the build ru
     "off"      no builds after writes (a search asking for hybrid by name still
                catches up first)
 
+A background build lets the writes of a burst go first: before each embedding batch
+it waits until no write came for `QUIET_S`, at most `MAX_WAIT_S` (embedding holds the
+interpreter in stretches and keeps both cores busy: durable appends made while a build
+ran took several times their fsync). `Engine.drain` hurries it (no waiting).
+
 Builds happen when semantic recall is on (`active`): the store was handed an embedder,
 or `[search] provider` is not "fts5", `[search] embedder` is not "none" and the
 embedder works here without a download (a fresh default store: all-MiniLM-L6-v2 from
@@ -19,13 +24,20 @@ the default install). A build embeds only the unit texts whose hash is new.
 
 from __future__ import annotations
 
+import contextlib
 import threading
+import time
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from memstrata.embed.base import Embedder
     from memstrata.index.vectors import VectorIndex
     from memstrata.store.engine import Engine
+
+
+QUIET_S = 0.25  # a background build waits for this long without a write ...
+MAX_WAIT_S = 2.0  # ... but at most this long before each embedding batch
 
 
 class Semantic:
@@ -37,6 +49,10 @@ class Semantic:
         self._embedder: Embedder | None = None
         self._indexes: dict[str, VectorIndex] = {}
         self._stop = threading.Event()
+        self._wake = threading.Event()  # set: no waiting for quiet (stopping, hurried)
+        self._hurried = 0
+        self._guard = threading.Lock()
+        self._last_write = float("-inf")
         self._availability: tuple[tuple[object, ...], bool] | None = None
 
     def embedder(self) -> Embedder:
@@ -103,12 +119,39 @@ class Semantic:
 
             daemon.request_build(self.engine.config.embedder or DEFAULT_SPEC, self.engine.home)
             return
+        self._last_write = time.monotonic()
         self.engine.after_ack("vectors", self._build)
 
     def _build(self) -> None:
         if not self._stop.is_set():
-            self.index(self.embedder()).build(stop=self._stop.is_set)
+            self.index(self.embedder()).build(stop=self._stop.is_set, pause=self._let_writes_go)
+
+    def _let_writes_go(self) -> None:
+        """Wait until no write came for QUIET_S, at most MAX_WAIT_S (module docstring)."""
+        deadline = time.monotonic() + MAX_WAIT_S
+        while not self._wake.is_set():
+            now = time.monotonic()
+            until = min(self._last_write + QUIET_S, deadline)
+            if now >= until:
+                return
+            self._wake.wait(until - now)
+
+    @contextlib.contextmanager
+    def hurried(self) -> Iterator[None]:
+        """Background builds embed without waiting for quiet while this is held (a
+        caller waits for them: `Engine.drain`)."""
+        with self._guard:
+            self._hurried += 1
+            self._wake.set()
+        try:
+            yield
+        finally:
+            with self._guard:
+                self._hurried -= 1
+                if not self._hurried and not self._stop.is_set():
+                    self._wake.clear()
 
     def stop(self) -> None:
         """End background builds at their next step (the store is closing)."""
         self._stop.set()
+        self._wake.set()

@@ -26,10 +26,13 @@ from memstrata.model import Principal
 
 @dataclass(frozen=True)
 class LogAppended:
-    """An entry was appended to `owner`'s LOG.md by `principal`."""
+    """An entry was appended to `owner`'s LOG.md by `principal`; the file's `size` and
+    the index's `entries` of it right after (None: unknown, a listener looks)."""
 
     principal: Principal
     owner: str
+    size: int | None = None
+    entries: int | None = None
 
 
 @dataclass(frozen=True)
