@@ -19,11 +19,16 @@ words the agent searches with. Intents of finished turns stay searchable (at the
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from memstrata.index import overview
+from memstrata.layers.decisions import RULE_KINDS
+from memstrata.model import RECORD_KINDS, LedgerEntry
+from memstrata.search.copies import Flushed, Said, flushed_state
 from memstrata.search.coverage import QueryTerm, idf
-from memstrata.search.priors import PriorSettings, apply_priors, excluded, is_intent
+from memstrata.search.priors import MD_LAYERS, PriorSettings, apply_priors, excluded, is_intent
 from memstrata.search.query import Hit, Searchable, SearchQuery
 from memstrata.search.terms import stems
 from memstrata.search.text import query_terms
@@ -44,6 +49,10 @@ def exclusions(store: Searchable, q: SearchQuery, candidates: Sequence[Hit]) -> 
         why = excluded(h, q.text, prompts, include_superseded=q.include_superseded)
         if why is not None:
             out[h.uid] = why
+    if not q.include_superseded:
+        for uid, state in flushed_copies(store, candidates).items():
+            if state.all_replaced and uid not in out:
+                out[uid] = f"a flushed copy of what {', '.join(state.replaced_by)} replaced"
     return out
 
 
@@ -58,8 +67,12 @@ def rank_pool(
     if dropped is None:
         dropped = exclusions(store, q, pool)
     settings = PriorSettings.from_config(store.config.recall_weights)
+    kept = [h for h in pool if h.uid not in dropped]
+    marked = flushed_copies(store, kept)
+    if marked:
+        kept = [_marked(h, marked[h.uid]) if h.uid in marked else h for h in kept]
     return apply_priors(
-        [h for h in pool if h.uid not in dropped],
+        kept,
         q.text,
         settings,
         include_superseded=q.include_superseded,
@@ -111,3 +124,53 @@ def open_prompts(store: Searchable, pool: Sequence[Hit]) -> set[str]:
             if row is not None and row[1] == "user_intent":
                 found.add(str(row[0]))
     return found
+
+
+def flushed_copies(store: Searchable, hits: Sequence[Hit]) -> dict[str, Flushed]:
+    """The "(memory flush)" sections among `hits` that hold an item a newer record
+    replaced (`search.copies.flushed_state`): uid -> the section as recall shows it. A
+    copy never outlives the record it copies, in recall as in the context (issue 19)."""
+    sections = [h for h in hits if h.layer in MD_LAYERS and "memory flush)" in h.title]
+    if not sections:
+        return {}
+    records = decision_records(store)
+    out: dict[str, Flushed] = {}
+    for h in sections:
+        state = flushed_state(h.title, h.text, records)
+        if state is not None and state.replaced_by:
+            out[h.uid] = state
+    return out
+
+
+def decision_records(store: Searchable) -> list[Said]:
+    """Every decision, constraint and preference (and rule) of the ledger the principal
+    reads, in force or replaced, as `search.copies` reads them (`layers.decisions`'s
+    history, from the index)."""
+    kinds = [
+        k for k in (*RECORD_KINDS, *RULE_KINDS) if k in set(store.config.kinds) | set(RECORD_KINDS)
+    ]
+    found = overview.ledger_records(
+        store.db, store.gate, kinds, store.gate.principal.room, live=False
+    )
+    entries = [LedgerEntry.from_dict(r) for r in found]
+    after = {e.supersedes: e.id for e in entries if e.supersedes}
+    return [
+        Said(e.id, f"{e.summary} {e.detail or ''}".strip(), after.get(e.id), e.ts) for e in entries
+    ]
+
+
+_ITEM_HEAD = re.compile(r"^- (Decision|Constraint|Preference) \(replaced by ([^)]+)\): (.{1,40})")
+
+
+def _marked(hit: Hit, state: Flushed) -> Hit:
+    """`hit` with its text (and snippet) showing the replaced items as replaced."""
+    snippet = hit.snippet
+    for line in state.text.split("\n"):
+        m = _ITEM_HEAD.match(line)
+        if m is not None and snippet:
+            label, by, start = m.groups()
+            snippet = snippet.replace(
+                f"- {label}: {start}", f"- {label} (replaced by {by}): {start}"
+            )
+    explain = {**hit.explain, "flushed_replaced_by": list(state.replaced_by)}
+    return hit.but(text=state.text, snippet=snippet, explain=explain)
