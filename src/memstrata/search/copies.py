@@ -101,7 +101,8 @@ def flushed_state(title: str, text: str, records: Sequence[Said]) -> Flushed | N
 
     Example:
         >>> old = Said("mem-1", "Render PDF receipts with WeasyPrint", "mem-2")
-        >>> new = Said("mem-2", "Render PDF receipts with fpdf2 instead of WeasyPrint")
+        >>> new = Said("mem-2", "Render PDF receipts with fpdf2 instead of WeasyPrint",
+        ...            ts="2026-03-03T10:00:00Z")
         >>> f = flushed_state("2026-03-02 (memory flush)",
         ...                   "- Decision: PDF receipts rendered with WeasyPrint", [old, new])
         >>> f.text, f.all_replaced

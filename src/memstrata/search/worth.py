@@ -24,11 +24,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memstrata.index import overview
-from memstrata.layers.decisions import RULE_KINDS
 from memstrata.model import RECORD_KINDS, LedgerEntry
 from memstrata.search.copies import Flushed, Said, flushed_state
 from memstrata.search.coverage import QueryTerm, idf
-from memstrata.search.priors import MD_LAYERS, PriorSettings, apply_priors, excluded, is_intent
+from memstrata.search.priors import (
+    LEDGER_SIGNALS,
+    MD_LAYERS,
+    PriorSettings,
+    apply_priors,
+    excluded,
+    is_intent,
+)
 from memstrata.search.query import Hit, Searchable, SearchQuery
 from memstrata.search.terms import stems
 from memstrata.search.text import query_terms
@@ -143,12 +149,11 @@ def flushed_copies(store: Searchable, hits: Sequence[Hit]) -> dict[str, Flushed]
 
 
 def decision_records(store: Searchable) -> list[Said]:
-    """Every decision, constraint and preference (and rule) of the ledger the principal
-    reads, in force or replaced, as `search.copies` reads them (`layers.decisions`'s
-    history, from the index)."""
-    kinds = [
-        k for k in (*RECORD_KINDS, *RULE_KINDS) if k in set(store.config.kinds) | set(RECORD_KINDS)
-    ]
+    """Every decision, constraint and preference (and the ledger's rules: conventions,
+    warnings) the principal reads, in force or replaced, as `search.copies` reads them
+    (what `layers.decisions`'s history gives `lifecycle.flushed`, from the index)."""
+    rules = [k for k, signal in LEDGER_SIGNALS.items() if signal == "constraint"]
+    kinds = [k for k in (*RECORD_KINDS, *rules) if k in set(store.config.kinds) | set(RECORD_KINDS)]
     found = overview.ledger_records(
         store.db, store.gate, kinds, store.gate.principal.room, live=False
     )
