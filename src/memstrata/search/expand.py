@@ -72,12 +72,20 @@ def abbreviations(words: list[str], identifier_words: Iterable[str]) -> dict[str
         identifier_words if isinstance(identifier_words, frozenset) else frozenset(identifier_words)
     )
     present = set(words)
-    spans = list(words)
-    spans += [a + b for a, b in itertools.pairwise(words)]
-    spans += [a + b + c for a, b, c in zip(words, words[1:], words[2:], strict=False)]
+    spans = [(w,) for w in words]
+    spans += list(itertools.pairwise(words))
+    spans += list(zip(words, words[1:], words[2:], strict=False))
     out: dict[str, list[str]] = {}
-    for span in spans:
-        found = [t for t in _abbreviating(span, ids) if t not in present]
+    for parts in spans:
+        span = "".join(parts)
+        # words typed together abbreviate as an initialism: tz <- "time zone", never
+        # dns <- "downtime notifications" (d, n, s in order across the two words)
+        initials = "".join(p[0] for p in parts) if len(parts) > 1 else None
+        found = [
+            t
+            for t in _abbreviating(span, ids)
+            if t not in present and (initials is None or t == initials)
+        ]
         if found:
             out[span] = found
     return out
