@@ -72,7 +72,7 @@ def abbreviations(words: list[str], identifier_words: Iterable[str]) -> dict[str
         identifier_words if isinstance(identifier_words, frozenset) else frozenset(identifier_words)
     )
     present = set(words)
-    spans = [(w,) for w in words]
+    spans: list[tuple[str, ...]] = [(w,) for w in words]
     spans += list(itertools.pairwise(words))
     spans += list(zip(words, words[1:], words[2:], strict=False))
     out: dict[str, list[str]] = {}
