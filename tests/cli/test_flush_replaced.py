@@ -77,3 +77,65 @@ def test_a_flushed_decision_a_newer_one_replaces_shows_as_replaced(
     context = ClaudeSession(home, tmp_path / "proj").context()
     assert _current_lines(context) == [], _current_lines(context)
     assert f"(replaced by {new}): {WEASY}" in context
+
+
+def _search(home: Path, query: str, *more: str) -> list[dict[str, object]]:
+    """`memstrata --json search --full` as a user runs it; its hits. Lexical: the same
+    exclusions and priors as hybrid (`search.worth`), without loading the model."""
+    args = [
+        EXE,
+        "--home",
+        str(home),
+        "--agent",
+        "me",
+        "--json",
+        "search",
+        "--full",
+        "--mode",
+        "lexical",
+        query,
+    ]
+    out = subprocess.run([*args, *more], check=True, capture_output=True, text=True, timeout=60)
+    found = json.loads(out.stdout)
+    return list(found["results"] if isinstance(found, dict) else found)
+
+
+def test_a_flushed_section_a_newer_decision_replaces_is_not_a_current_recall_hit(
+    home: Path, tmp_path: Path
+) -> None:
+    """Issue 19 item 2 in recall: the CONTEXT.md section the pre-compact flush wrote came
+    back from search as it was written ("- Decision: ... with WeasyPrint") after fpdf2
+    replaced it. A section whose every item is replaced is not a hit (history still has it,
+    shown replaced); one with items in force shows the replaced line as replaced."""
+    s = ClaudeSession(home, tmp_path / "proj")
+    s.hook("user-prompt-submit", s.prompt(WEASY))
+    s.hook("stop", s.answer("Started on the receipt template."))
+    s.hook("pre-compact", s.payload("PreCompact", trigger="auto"))
+    new = _decide(home, "Render PDF receipts with fpdf2 (pure Python) instead of WeasyPrint")
+
+    def flushed(hits: list[dict[str, object]]) -> list[dict[str, object]]:
+        return [h for h in hits if h["layer"] == "context" and "memory flush" in str(h["title"])]
+
+    hits = _search(home, "which library makes the PDF receipts")
+    assert (
+        hits
+        and hits[0]["title"] == "Render PDF receipts with fpdf2 (pure Python) instead of WeasyPrint"
+    )
+    assert flushed(hits) == [], flushed(hits)
+    history = flushed(_search(home, "which library makes the PDF receipts", "--include-superseded"))
+    assert len(history) == 1
+    assert f"- Decision (replaced by {new}): {WEASY}" in str(history[0]["text"])
+    assert "- Decision: Members" not in str(history[0]["snippet"])
+
+    # a later flush section holds one item in force beside the replaced one
+    memory = home / "agents" / "me" / "memory" / "CONTEXT.md"
+    text = memory.read_text()
+    memory.write_text(
+        text.rstrip("\n") + "\n- Preference: receipts printed on A5 paper, never A4\n"
+    )
+    hits = flushed(_search(home, "PDF receipts WeasyPrint A5 paper"))
+    assert len(hits) == 1
+    assert f"- Decision (replaced by {new}): {WEASY}" in str(hits[0]["text"])
+    assert f"(replaced by {new}): Members" in str(hits[0]["snippet"])
+    assert "Decision: Members" not in str(hits[0]["snippet"])
+    assert "- Preference: receipts printed on A5 paper" in str(hits[0]["text"])

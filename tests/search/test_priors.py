@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 
 from memstrata.config import load_config
+from memstrata.config.recall import DEFAULT_ASKED
 from memstrata.search.coverage import QueryTerm, coverage
 from memstrata.search.priors import (
     PriorSettings,
+    Signal,
     apply_priors,
     asked_signals,
     bookkeeping_reason,
@@ -109,7 +111,7 @@ def rec(
         (log("k", "USER_FEEDBACK", "which database?", event="user_intent"), "intent"),
         (
             log("k2", "USER_FEEDBACK", "For the record: I prefer httpx", event="user_intent"),
-            "preference",  # a prompt that states a preference is one
+            "intent",  # a prompt that states a preference is what was said (states: preference)
         ),
         (log("k3", "TOOL_USE", 'web_search("Bolt profits") -> 10 results'), "tool"),  # self-logged
         (rec("k4", "context", "2026-03-12 (session s1, memory flush)", "- Decision: x"), "digest"),
@@ -568,3 +570,21 @@ def test_coverage_weighs_the_query_terms_a_record_holds_by_idf() -> None:
     assert [h.uid for h in got] == ["k", "i"]
     assert got[1].explain["prior"]["coverage"] == 0.1
     assert got[1].explain["prior"]["coverage_factor"] == 0.55
+
+
+def test_a_prompt_that_states_a_choice_is_an_account_of_it_below_its_record() -> None:
+    """The user's prompt stating a preference or a decision is what was said, weighed as the
+    prompt it is (`recall.intent`), still asked about as what it states; the record the
+    agent made of it ranks above it. Before, the prompt weighed as the preference itself and
+    its extra words ("Two things about how I like to work: use uv ... and keep the
+    transformations as plain SQL files") put it above the decision a question was after."""
+    said = "For the record: I prefer httpx to requests for HTTP calls"
+    prompt = log("k2", "USER_FEEDBACK", said, score=1.0, event="user_intent")
+    assert signal_of(prompt) == Signal(
+        "intent", "the user's prompt states a preference", "preference"
+    )
+    pref = rec("p", "fact", "http_client", "httpx, never requests", kind="preference", score=0.8)
+    top = apply_priors([prompt, pref], "which HTTP library do I prefer")
+    assert [h.uid for h in top] == ["p", "k2"]
+    assert top[1].explain["prior"]["asked"] == DEFAULT_ASKED  # asked about as a preference
+    assert top[1].explain["prior"]["key"] == "recall.intent"

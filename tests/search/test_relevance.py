@@ -123,6 +123,15 @@ def test_abbreviations_of_adjacent_words() -> None:
     assert abbreviations(["username"], {"tz", "usr", "db"}) == {"username": ["usr"]}
 
 
+def test_words_typed_together_abbreviate_only_as_their_initials() -> None:
+    """ "Where do the downtime notifications end up?" matched the fact key `dns` (d, n, s in
+    order across the two words) and put every DNS record above the alerting decision
+    (bench agent, ops-lighthouse). Adjacent words abbreviate as an initialism."""
+    ids = {"dns", "tz"}
+    assert abbreviations(["downtime", "notifications"], ids) == {}
+    assert abbreviations(["domain", "name", "system"], ids) == {"domainnamesystem": ["dns"]}
+
+
 def test_each_hit_says_which_query_words_it_holds(store: Store) -> None:
     store.ledger.publish("decision", "Chose argon2id for password hashing: argon2id resists GPUs")
     store.ledger.publish("decision", "Password rules: 14 characters")

@@ -26,7 +26,7 @@ import functools
 import itertools
 import sqlite3
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from memstrata.index.frequencies import MAX_SCOPES
@@ -69,10 +69,10 @@ def is_abbreviation(short: str, long: str) -> bool:
 def abbreviations(words: list[str], identifier_words: Iterable[str]) -> dict[str, list[str]]:
     """query word (or two/three adjacent words joined) -> identifier words abbreviating it.
 
-    Words typed together are abbreviated word by word: each word gives the abbreviation
-    at least its first letter (`tz` <- "time zone", `dr` <- "disaster recovery"). Joined
-    letters alone would let almost any short identifier abbreviate two or three words
-    of a question (`cron` <- "courier mobile client", `dr` <- "drivers are"). Pure."""
+    Words typed together abbreviate only as their initials (`tz` <- "time zone", `dr` <-
+    "disaster recovery"). Joined letters alone would let almost any short identifier
+    abbreviate two or three words of a question (`cron` <- "courier mobile client",
+    `dr` <- "drivers are", `dns` <- "downtime notifications"). Pure."""
     ids = (
         identifier_words if isinstance(identifier_words, frozenset) else frozenset(identifier_words)
     )
@@ -83,33 +83,17 @@ def abbreviations(words: list[str], identifier_words: Iterable[str]) -> dict[str
     out: dict[str, list[str]] = {}
     for parts in spans:
         span = "".join(parts)
+        # words typed together abbreviate as an initialism: tz <- "time zone", never
+        # dns <- "downtime notifications" (d, n, s in order across the two words)
+        initials = "".join(p[0] for p in parts) if len(parts) > 1 else None
         found = [
             t
             for t in _abbreviating(span, ids)
-            if t not in present and (len(parts) == 1 or word_by_word(t, parts))
+            if t not in present and (initials is None or t == initials)
         ]
         if found:
             out[span] = found
     return out
-
-
-def word_by_word(short: str, parts: Sequence[str]) -> bool:
-    """True if `short` is one piece per word of `parts`, in order, each piece starting with
-    its word's first letter and its other letters in order inside that word. Pure.
-
-    ``word_by_word("tz", ("time", "zone"))`` -> True; ``("tmz", ("time", "zone"))`` -> True;
-    ``("cron", ("courier", "mobile", "client"))`` -> False (no piece for "mobile").
-    """
-    if not parts:
-        return not short
-    word = parts[0]
-    if not short or not word or short[0] != word[0]:
-        return False
-    for end in range(1, len(short) - len(parts) + 2):
-        it = iter(word[1:])
-        if all(ch in it for ch in short[1:end]) and word_by_word(short[end:], parts[1:]):
-            return True
-    return False
 
 
 def _abbreviating(span: str, identifier_words: frozenset[str]) -> tuple[str, ...]:

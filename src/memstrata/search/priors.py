@@ -134,6 +134,7 @@ class Signal:
 
     name: str
     why: str
+    states: str | None = None  # what an account says it is (a prompt stating a decision)
 
 
 @dataclass(frozen=True)
@@ -228,8 +229,8 @@ def _log_signal(r: _Seen) -> Signal:
         return Signal("tool", "TOOL_USE trace" + (" (metadata.tool)" if "tool" in meta else ""))
     if kind == "USER_FEEDBACK" and meta.get("event") == "user_intent":
         act = _speech_act(head, "user")  # "For the record: I prefer httpx" is not a question
-        if act in ("decision", "constraint", "preference"):
-            return Signal(act, f"the user's prompt states a {act}")
+        if act in ("decision", "constraint", "preference"):  # what was said, not its record
+            return Signal("intent", f"the user's prompt states a {act}", act)
         return Signal("intent", "USER_FEEDBACK logged as the user's intent")
     if meta.get("compacted") or meta.get("archive_id") or meta.get("flush") or _DIGEST.match(head):
         return Signal("digest", "compaction digest")
@@ -454,7 +455,7 @@ def apply_priors(
             "key": f"recall.{signal.name}",
         }
         item = _Worth(hit, signal, weight, prior)
-        if signal.name in asked and cfg.asked != 1.0:
+        if (signal.name in asked or signal.states in asked) and cfg.asked != 1.0:
             item.factor *= cfg.asked
             prior.update(asked=cfg.asked, asked_key=f"recall.{ASKED_KEY}")
         if cfg.question != 1.0 and not asks_questions and _asks(hit):

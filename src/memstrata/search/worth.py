@@ -19,12 +19,23 @@ words the agent searches with. Intents of finished turns stay searchable (at the
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from memstrata.index import overview
+from memstrata.model import RECORD_KINDS, LedgerEntry
+from memstrata.search.copies import Flushed, Said, flushed_state
 from memstrata.search.coverage import QueryTerm, idf
 from memstrata.search.duplicates import collapse_duplicates
-from memstrata.search.priors import PriorSettings, apply_priors, excluded, is_intent
+from memstrata.search.priors import (
+    LEDGER_SIGNALS,
+    MD_LAYERS,
+    PriorSettings,
+    apply_priors,
+    excluded,
+    is_intent,
+)
 from memstrata.search.query import Hit, Searchable, SearchQuery
 from memstrata.search.terms import stems
 from memstrata.search.text import query_terms
@@ -47,6 +58,10 @@ def exclusions(store: Searchable, q: SearchQuery, candidates: Sequence[Hit]) -> 
         why = excluded(h, q.text, prompts, include_superseded=q.include_superseded)
         if why is not None:
             out[h.uid] = why
+    if not q.include_superseded:
+        for uid, state in flushed_copies(store, candidates).items():
+            if state.all_replaced and uid not in out:
+                out[uid] = f"a flushed copy of what {', '.join(state.replaced_by)} replaced"
     return out
 
 
@@ -63,6 +78,9 @@ def rank_pool(
         dropped = exclusions(store, q, pool)
     settings = PriorSettings.from_config(store.config.recall_weights)
     kept = [h for h in pool if h.uid not in dropped]
+    marked = flushed_copies(store, kept)
+    if marked:
+        kept = [_marked(h, marked[h.uid]) if h.uid in marked else h for h in kept]
     terms = query_terms_of(store, q.text) if settings.coverage or settings.newer else ()
 
     def ranked(limit: int | None) -> list[Hit]:
@@ -128,3 +146,52 @@ def open_prompts(store: Searchable, pool: Sequence[Hit]) -> set[str]:
             if row is not None and row[1] == "user_intent":
                 found.add(str(row[0]))
     return found
+
+
+def flushed_copies(store: Searchable, hits: Sequence[Hit]) -> dict[str, Flushed]:
+    """The "(memory flush)" sections among `hits` that hold an item a newer record
+    replaced (`search.copies.flushed_state`): uid -> the section as recall shows it. A
+    copy never outlives the record it copies, in recall as in the context (issue 19)."""
+    sections = [h for h in hits if h.layer in MD_LAYERS and "memory flush)" in h.title]
+    if not sections:
+        return {}
+    records = decision_records(store)
+    out: dict[str, Flushed] = {}
+    for h in sections:
+        state = flushed_state(h.title, h.text, records)
+        if state is not None and state.replaced_by:
+            out[h.uid] = state
+    return out
+
+
+def decision_records(store: Searchable) -> list[Said]:
+    """Every decision, constraint and preference (and the ledger's rules: conventions,
+    warnings) the principal reads, in force or replaced, as `search.copies` reads them
+    (what `layers.decisions`'s history gives `lifecycle.flushed`, from the index)."""
+    rules = [k for k, signal in LEDGER_SIGNALS.items() if signal == "constraint"]
+    kinds = [k for k in (*RECORD_KINDS, *rules) if k in set(store.config.kinds) | set(RECORD_KINDS)]
+    found = overview.ledger_records(
+        store.db, store.gate, kinds, store.gate.principal.room, live=False
+    )
+    entries = [LedgerEntry.from_dict(r) for r in found]
+    after = {e.supersedes: e.id for e in entries if e.supersedes}
+    return [
+        Said(e.id, f"{e.summary} {e.detail or ''}".strip(), after.get(e.id), e.ts) for e in entries
+    ]
+
+
+_ITEM_HEAD = re.compile(r"^- (Decision|Constraint|Preference) \(replaced by ([^)]+)\): (.{1,40})")
+
+
+def _marked(hit: Hit, state: Flushed) -> Hit:
+    """`hit` with its text (and snippet) showing the replaced items as replaced."""
+    snippet = hit.snippet
+    for line in state.text.split("\n"):
+        m = _ITEM_HEAD.match(line)
+        if m is not None and snippet:
+            label, by, start = m.groups()
+            snippet = snippet.replace(
+                f"- {label}: {start}", f"- {label} (replaced by {by}): {start}"
+            )
+    explain = {**hit.explain, "flushed_replaced_by": list(state.replaced_by)}
+    return hit.but(text=state.text, snippet=snippet, explain=explain)
