@@ -24,19 +24,23 @@ from pgserver import PgServer, unavailable_reason
 # one worker could be left running the last of them alone while the other idled. Queued
 # first instead, the short files fill in around them at the end. (Re-measure when a file
 # becomes slow.)
-SLOWEST_FILES = (
-    "tests/embed/test_minilm_equivalence.py",
+SLOWEST_FILES = (  # measured 2026-11-27, the suite beside a load average of ~20
     "tests/test_bench_agent.py",
     "tests/test_pg_hosts.py",
+    "tests/embed/test_minilm_equivalence.py",
+    "tests/cli/test_cli.py",
     "tests/test_default_install.py",
     "tests/test_transfer.py",
     "tests/test_docs_examples.py",
     "tests/test_durability.py",
-    "tests/test_versions_e2e.py",
     "tests/test_recall_surfaces.py",
-    "tests/test_bounded_imports.py",
+    "tests/web/test_browser_webapp.py",
+    "tests/test_versions_e2e.py",
     "tests/test_purge.py",
-    "tests/web/test_concurrency.py",
+    "tests/web/test_api_property.py",
+    "tests/test_architecture.py",
+    "tests/mcp/test_revisions.py",
+    "tests/web/test_token_login.py",
 )
 
 
@@ -64,6 +68,20 @@ def _runtime_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     without it, the suite's CLI processes asked the daemon of /tmp/memstrata-<uid>, which
     another run (another checkout's code, on a shared machine) may have started."""
     return tmp_path_factory.mktemp("run")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_run(_runtime_dir: Path) -> Iterator[None]:
+    """`_isolated_home`'s isolation for what runs before it: module- and session-scoped
+    fixtures (a module's server, a store built once) are set up before any test's own
+    environment, and their CLI processes and stores asked the daemon of
+    /tmp/memstrata-<uid> (another run's, another checkout's code) to embed what they
+    wrote. The embedder itself is left to each such fixture (some build hybrid stores)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_RUNTIME_DIR", str(_runtime_dir))
+        mp.setenv("MEMSTRATA_EMBED_IDLE", "120")
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -446,14 +446,18 @@ def test_export_and_import_are_library_functions_for_admins_only(
 def big_export(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
     tmp_path = tmp_path_factory.mktemp("export")
     src = tmp_path / "src"
-    with Store(src) as s:
-        mem = s.agent("finn", create=True)
-        for i in range(150):
-            mem.files.write(f"notes/n{i:03d}.md", f"# note {i}\n" + "text " * 400)
-        for a in range(10):
-            s.agent(f"a{a}", create=True).log.append("THOUGHT", f"agent {a} was here")
-    with Store(src) as admin:
-        export_store(admin, tmp_path / "big.tar.gz")
+    # (set up before any test's environment: without this, the 150 writes embedded
+    # their notes with all-MiniLM-L6-v2, vectors an export does not carry)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MEMSTRATA_EMBEDDER", "none")
+        with Store(src) as s:
+            mem = s.agent("finn", create=True)
+            for i in range(150):
+                mem.files.write(f"notes/n{i:03d}.md", f"# note {i}\n" + "text " * 400)
+            for a in range(10):
+                s.agent(f"a{a}", create=True).log.append("THOUGHT", f"agent {a} was here")
+        with Store(src) as admin:
+            export_store(admin, tmp_path / "big.tar.gz")
     return tmp_path / "big.tar.gz", snapshot(src)
 
 

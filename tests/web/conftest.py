@@ -312,7 +312,9 @@ def coding(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, d
     from tests.web.coding_store import build
 
     home = tmp_path_factory.mktemp("coding") / "store"
-    ids = build(home)
+    with pytest.MonkeyPatch.context() as mp:  # the server searches lexically: no vectors
+        mp.setenv("MEMSTRATA_EMBEDDER", "none")
+        ids = build(home)
     # lexical, as the pages' words for a score are checked (hybrid is the default when
     # all-MiniLM-L6-v2 is installed; this fixture starts before the tests' environment)
     server = start_server(home, env={"MEMSTRATA_EMBEDDER": "none"})

@@ -33,6 +33,7 @@ def test_timeline_shows_memory_and_script_as_text(
     page.screenshot(path=str(shots / "timeline.png"), full_page=True)
     page.check("input[name=kinds][value=facts]")
     page.click("#timeline-filters button")
+    page.wait_for_url("**kinds=facts**")  # loaded (all() does not wait)
     kinds = {x.get_attribute("data-kind") for x in page.locator("#timeline li.line").all()}
     assert kinds == {"fact"}
     assert dialogs == []
@@ -109,6 +110,7 @@ def test_supersede_is_shown_in_the_ledger_view(
     assert "%" in page.locator(f"#ledger tr[data-id={ids['second']}]").inner_text()  # freshness
     page.screenshot(path=str(shots / "ledger.png"), full_page=True)
     page.click(f"#ledger tr[data-id={ids['second']}] td:nth-child(4) a")
+    page.wait_for_url(f"**/ledger/{ids['second']}")  # loaded (all() does not wait)
     chain = page.locator("#chain li")
     assert [c.get_attribute("data-id") for c in chain.all()] == [ids["first"], ids["second"]]
     page.fill("#supersede input[name=summary]", "Use bcrypt, work factor 12")

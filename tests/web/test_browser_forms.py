@@ -96,6 +96,7 @@ def test_audit_prune_applies_only_the_reviewed_finding(
     findings.locator("input[name=reviewed]").check()  # reviewed: only this one
     page.click("#apply")
     page.wait_for_selector("#applied")
+    page.wait_for_load_state()  # the findings below it parsed too (count() does not wait)
     applied = page.locator("#applied").inner_text()
     assert "duplicate_fact" in applied and "forgot fact" in applied
     assert "unused_scratch" not in applied

@@ -97,6 +97,7 @@ def test_history_diff_and_restore_in_the_browser(
     page = _page(browser, histories, width, "/a/finn/history")
     # the files that have versions, each a link to its history
     page.locator("#histories a", has_text=name).click()
+    page.wait_for_url("**/history?path=*")  # loaded (count() does not wait)
     versions = page.locator("#versions li.version")
     assert versions.count() == 3
     assert "current" in versions.first.inner_text() and _id(CLOBBER) in versions.first.inner_text()
@@ -123,6 +124,7 @@ def test_history_diff_and_restore_in_the_browser(
     # restore OLD: on disk byte for byte, itself a new version
     page.click(f"#v-{_id(OLD)} button:has-text('Restore')")
     page.wait_for_selector("#restored")
+    page.wait_for_load_state()  # the versions below #restored parsed too
     assert _on_disk(histories.home, rel) == OLD.encode()
     assert versions.count() == 4
     top = versions.first.inner_text()

@@ -153,6 +153,9 @@ def test_history_of_context_md_shows_what_changed(
     page = _page(browser, server, width)
     page.goto(f"{server.base}/a/finn/edit/context")
     page.click("#history-link")
+    # loaded, not just navigated to: count() does not wait, and a page whose body had not
+    # arrived yet showed 0 versions (1 failure in ~100 clicks under load)
+    page.wait_for_url("**/history?path=*")
     assert page.locator("#versions li.version").count() == 2
     added = page.locator("#diff li.d-add").inner_text()
     assert "Rate limit counters live in Redis." in added

@@ -129,7 +129,7 @@ def call_mcp(url: str, headers: dict[str, str]) -> str | None:
     from mcp import Client
 
     async def main() -> str | None:
-        async with httpx2.AsyncClient(headers=headers) as http:
+        async with httpx2.AsyncClient(headers=headers, timeout=120) as http:  # (5 s by default)
             probe = await http.post(
                 url,
                 json={"jsonrpc": "2.0", "id": 0, "method": "ping"},
