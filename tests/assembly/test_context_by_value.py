@@ -190,3 +190,21 @@ def test_tool_calls_an_agent_logs_by_hand_in_their_shape_are_counted_not_shown(h
     errors = _section(text, "## Open errors (nothing later resolved them)").strip().splitlines()
     assert len(errors) == 1 and "paywalled" in errors[0] and "fetch_pdf" in errors[0]
     assert "loaded prices.csv by hand" in text
+
+
+def test_a_long_open_error_keeps_its_innermost_cause(home: Path) -> None:
+    """A failed call whose one-line error states where it failed first and why last (an
+    Ansible FAILED line wrapping a tool's message) shows both ends in the context, not the
+    first 160 characters that stop before the cause."""
+    why = (
+        'fatal: [stream1]: FAILED! => {"changed": false, "msg": "restic init: Fatal: create '
+        "repository at b2:backups failed: b2_create_bucket: 401: unauthorized: application "
+        'key is restricted to bucket web"}'
+    )
+    with Store(home, agent="me") as s:
+        log_tool(s, "me", "Bash", {"command": "ansible-playbook site.yml"}, None, error=why)
+        text = assemble_context(s, "me", now=TS).text
+    errors = _section(text, "## Open errors (nothing later resolved them)")
+    assert "fatal: [stream1]: FAILED!" in errors, errors
+    assert "application key is restricted to bucket web" in errors, errors
+    assert len(errors.strip().splitlines()[0]) < 260, errors

@@ -291,7 +291,24 @@ def gist(detail: str, limit: int = 160) -> str:
     lines = [x.strip() for x in detail.splitlines() if x.strip()]
     said = [x for x in lines if not _EXIT.match(x)] or lines
     told = next((x for x in said if _GIST.search(x)), said[0] if said else "")
-    return one_line(told, limit)
+    return ends(told, limit)
+
+
+def ends(text: str, limit: int) -> str:
+    """One line of at most `limit` characters keeping both ends of a long one: an error
+    line states where it failed first and its innermost cause last (`FAILED! => {... 401:
+    unauthorized: key restricted to bucket web}`), so the middle goes. Pure.
+
+    >>> ends("fatal: host FAILED! msg: init failed: create failed: 401: key restricted to web", 50)
+    'fatal: host … failed: 401: key restricted to web'
+    """
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    head = flat[: limit // 3].rsplit(" ", 1)[0]
+    tail = flat[-(limit - len(head) - 3) :]
+    tail = tail.split(" ", 1)[1] if " " in tail else tail
+    return f"{head} … {tail}"
 
 
 def failure_line(e: LogEntry, detail: str = "") -> str:
