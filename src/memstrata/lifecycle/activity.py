@@ -285,6 +285,9 @@ _GIST = re.compile(
 _EXIT = re.compile(r"^(?:exit (?:code|status)|returned|exited with)\s*:?\s*-?\d+\.?$", re.I)
 
 
+ERROR_CHARS = 200  # an open error's telling line in the context (both ends kept past it)
+
+
 def gist(detail: str, limit: int = 160) -> str:
     """The telling line of an error's text (the exception, the FAILED line, the HTTP status),
     one line; a bare "Exit code 1" only when nothing else is said."""
@@ -318,7 +321,7 @@ def failure_line(e: LogEntry, detail: str = "") -> str:
     if tool is None:
         return one_line(e.content, 240)
     what = f"{tool} ({one_line(where, 60)})" if where else tool
-    return f"{what} failed" + (f": {gist(str(said))}" if said else "")
+    return f"{what} failed" + (f": {gist(str(said), ERROR_CHARS)}" if said else "")
 
 
 @dataclass(frozen=True)
