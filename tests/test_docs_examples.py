@@ -163,7 +163,13 @@ def _run_console(body: str, cwd: Path, env: dict[str, str], where: str) -> None:
             "__rc=$?",
             f'printf "\\n{MARK} %s\\n" "$__rc"',
         ]
-    script += ['[ ${#__bg[@]} -gt 0 ] && kill "${__bg[@]}" 2>/dev/null; wait']
+    # `{ cmd; } &` may fork a subshell that runs the server as its child: stop the child as
+    # Ctrl-C would (the subshell then ends), or the process `$!` names when bash ran the
+    # server itself. Killing only the subshell left the server running after the suite.
+    script += [
+        'for __p in "${__bg[@]}"; do pkill -INT -P "$__p" 2>/dev/null || kill "$__p" 2>/dev/null;'
+        " done; wait"
+    ]
     r = subprocess.run(
         ["bash", "-c", "\n".join(script)],
         cwd=cwd,
@@ -172,6 +178,11 @@ def _run_console(body: str, cwd: Path, env: dict[str, str], where: str) -> None:
         text=True,
         timeout=600,
     )
+    if logs:  # every server the block started is gone with it
+        with socket.socket() as probe:
+            assert probe.connect_ex(("127.0.0.1", port)) != 0, (
+                f"{where}: a server outlived its block"
+            )
     parts = r.stdout.split(f"\n{MARK} ")
     assert len(parts) == len(cmds) + 1, f"{where}\n{r.stdout}{r.stderr}"
     checker = doctest.OutputChecker()
