@@ -42,6 +42,10 @@ SIZE = 32_768  # records remembered (their texts are held by the keys: ~20-40 MB
 _memo: dict[tuple[Any, ...], tuple[dict[str, Any], dict[str, Any]]] = {}
 _lock = threading.Lock()
 _on = True
+# The hit looked up last and its values: the priors ask for several values of one hit in
+# a row (its first line, signal, whether it asks, its words). A hit is frozen, and the
+# slot holds it, so `is` cannot be fooled by a reused id.
+_last: tuple[Hit, dict[str, Any]] | None = None
 
 
 def _key(hit: Hit) -> tuple[Any, ...]:
@@ -50,8 +54,22 @@ def _key(hit: Hit) -> tuple[Any, ...]:
 
 def remember(hit: Hit, name: str, compute: Callable[[Hit], T]) -> T:
     """`compute(hit)`, computed once for the hit's stored fields (see the module's rule)."""
+    global _last
     if not _on:
         return compute(hit)
+    last = _last
+    if last is not None and last[0] is hit:
+        values = last[1]
+    else:
+        values = _values(hit)
+        _last = (hit, values)
+    if name in values:
+        return values[name]  # type: ignore[no-any-return]
+    value = values[name] = compute(hit)
+    return value
+
+
+def _values(hit: Hit) -> dict[str, Any]:
     key = _key(hit)
     entry = _memo.get(key)
     if entry is None or (hit.layer in LOG_LAYERS and entry[0] != hit.meta):
@@ -61,11 +79,7 @@ def remember(hit: Hit, name: str, compute: Callable[[Hit], T]) -> T:
                 for old in list(itertools.islice(_memo, SIZE // 2)):
                     _memo.pop(old, None)
             _memo[key] = entry
-    values = entry[1]
-    if name in values:
-        return values[name]  # type: ignore[no-any-return]
-    value = values[name] = compute(hit)
-    return value
+    return entry[1]
 
 
 def words(hit: Hit) -> list[str]:
@@ -80,15 +94,17 @@ def _words(hit: Hit) -> list[str]:
 
 def clear() -> None:
     """Forget every record (tests; nothing else needs it: keys are contents)."""
+    global _last
     with _lock:
         _memo.clear()
+        _last = None
 
 
 @contextmanager
 def disabled() -> Iterator[None]:
     """Everything computed afresh inside the block (what the memo must not change)."""
-    global _on
-    before, _on = _on, False
+    global _on, _last
+    before, _on, _last = _on, False, None
     try:
         yield
     finally:
