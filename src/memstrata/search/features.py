@@ -37,7 +37,7 @@ from memstrata.search.text import tokenize
 from memstrata.search.toolcalls import LOG_LAYERS
 
 T = TypeVar("T")
-SIZE = 32_768  # records remembered (their texts are held by the keys: ~20-40 MB at most)
+SIZE = 8_192  # records remembered (their texts are held by the keys: a few MB)
 
 _memo: dict[tuple[Any, ...], tuple[dict[str, Any], dict[str, Any]]] = {}
 _lock = threading.Lock()
