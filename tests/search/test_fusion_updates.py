@@ -91,7 +91,7 @@ def test_an_updated_statement_ranks_above_its_earlier_version(home: Path) -> Non
 
     year_ago = time.time() - 400 * DAY
     old_text = "Payment terms: members get 14 days to pay an invoice."
-    new_text = "Payment terms changed: members now get 21 days to pay an invoice."
+    new_text = "Payment terms are changing: from next month members get 21 days to pay an invoice."
     with _store(home, '[search]\nupdate_band = 0.05\nembedder = "fake"\n') as store:
         filler = [
             "The members like the new coffee machine on the second floor.",

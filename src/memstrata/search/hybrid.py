@@ -7,7 +7,7 @@
                  (a candidate no query word reaches is kept if z_dense >= 1)
     maxsim(d)  = max over d's units of mean over the query's word pieces of the best
                  cos with one of the unit's pieces (token vectors, `index.tokens`)
-    fused(d)   = z_lexical(d) + z_dense(d) + MAXSIM_WEIGHT x z_maxsim(d)
+    fused(d)   = z_lexical(d) + z_dense(d) + z_maxsim(d)
                  z = (x - mean) / sd over the candidates
     relevance  = (fused - min) / (max - min)   over the candidates, best = 1
     score      = relevance x recency,  recency = 1 - bound x (1 - decay(age, half-life))
@@ -57,11 +57,6 @@ MIN_DENSE_Z = 1.0  # a candidate no query word reaches must stand out this much 
 # near 0). Not a fusion filter: it leaves the pool's z-scores as they are.
 MIN_DENSE_COS = 0.1
 WIDEN = 4  # times the dense pool is widened when filters leave too few
-# MaxSim's share of the z-score sum: the one weight of the fusion, chosen on LoCoMo dev by
-# leave-one-conversation-out (0.5 / 0.75 / 1: 0.75 in all five folds; docs/benchmarks-recall.md
-# section 10). MaxSim and the pooled cosine both read the question's meaning, and at 1 the
-# two together outvoted the words.
-MAXSIM_WEIGHT = 0.75
 
 
 def sync_vectors(store: Searchable, embedder: Embedder) -> int:
@@ -236,7 +231,7 @@ def _fuse(
         )
     else:
         z = {f: scoring.zscores(v) for f, v in features.items()}
-        fused = scoring.zsum(features, cands, {"maxsim": MAXSIM_WEIGHT})
+        fused = scoring.zsum(features, cands)
     return scoring.unit_range(fused), fused, z
 
 
@@ -356,8 +351,7 @@ def _formula(fusion: str) -> str:
     if fusion == "zsum":
         return (
             "relevance = (fused - min) / (max - min) over the candidates, "
-            f"fused = z(lexical) + z(dense) + {MAXSIM_WEIGHT:g} x z(maxsim), "
-            "z = (x - mean) / sd over the candidates "
+            "fused = z(lexical) + z(dense) + z(maxsim), z = (x - mean) / sd over the candidates "
             "(a feature a candidate lacks counts 0), lexical = bm25 / best bm25 + author bonus, "
             "dense = max cos(query, unit or window), maxsim = max over units of mean over "
             "the query's content pieces of max cos(query piece, unit piece); "

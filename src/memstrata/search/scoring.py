@@ -145,23 +145,18 @@ def zscores(values: Mapping[K, float]) -> dict[K, float]:
     return {k: (v - mean) / sd for k, v in values.items()}
 
 
-def zsum(
-    features: Mapping[str, Mapping[K, float]],
-    pool: Iterable[K],
-    weights: Mapping[str, float] | None = None,
-) -> dict[K, float]:
-    """sum_f w_f x z_f(d) over the `pool` (w_f from `weights`, 1 when not named).
+def zsum(features: Mapping[str, Mapping[K, float]], pool: Iterable[K]) -> dict[K, float]:
+    """sum_f z_f(d) over the `pool`: the fusion of features with no weights.
 
     A candidate missing from a feature (no vector yet) is left out of that feature's
     mean and sd and scores 0 there, the pool's average: neither helped nor hurt.
     """
     keys = list(pool)
     out = dict.fromkeys(keys, 0.0)
-    for name, scores in features.items():
-        w = 1.0 if weights is None else weights.get(name, 1.0)
+    for scores in features.values():
         z = zscores({k: scores[k] for k in keys if k in scores})
         for k, v in z.items():
-            out[k] += w * v
+            out[k] += v
     return out
 
 
