@@ -120,3 +120,24 @@ def test_an_unknown_command_names_the_one_to_use(home: Path) -> None:
             f"memstrata: error: unknown command '{typed}'; did you mean {hint}?"
             " (see 'memstrata --help')\n"
         ), r.stderr
+
+
+def test_a_question_the_user_asks_is_not_flushed_into_context_md_as_a_decision(
+    home: Path, tmp_path: Path
+) -> None:
+    """ops-lighthouse: the pre-compact flush wrote "- Decision: The Lisbon show asks for
+    better sound: can we go from 128 to 192 kbps MP3? We have about 300 listeners at peak
+    on Friday nights." into CONTEXT.md, the file the user curates: a question, filed as a
+    decision. A statement beside it still counts."""
+    s = ClaudeSession(home, tmp_path / "proj")
+    s.prompt(
+        "The Lisbon show asks for better sound: can we go from 128 to 192 kbps MP3? We have"
+        " about 300 listeners at peak on Friday nights."
+    )
+    s.answer("Yes: 300 listeners at 192 kbps is about 58 Mbit/s, well within the uplink.")
+    s.prompt("Decision: we stream the main mount at 192 kbps. Any objections?")
+    s.answer("None from me.")
+    s.hook("pre-compact", s.payload("PreCompact", trigger="auto"))
+    context = (home / "agents" / "me" / "memory" / "CONTEXT.md").read_text()
+    assert "we stream the main mount at 192 kbps" in context
+    assert "can we go from 128 to 192" not in context, context
