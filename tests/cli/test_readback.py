@@ -141,3 +141,35 @@ def test_a_question_the_user_asks_is_not_flushed_into_context_md_as_a_decision(
     context = (home / "agents" / "me" / "memory" / "CONTEXT.md").read_text()
     assert "we stream the main mount at 192 kbps" in context
     assert "can we go from 128 to 192" not in context, context
+
+
+def test_a_log_digest_does_not_list_a_replaced_decision_as_one(home: Path) -> None:
+    """coding-tidepool: the LOG compaction of day 29 wrote "- Decision: Members want a PDF
+    receipt when they return a tool. Let's do that with WeasyPrint, I like HTML templates."
+    into LOG.md's digest, two weeks after fpdf2 had replaced WeasyPrint: the digest is what
+    LOG.md, recall and the next compaction read. It is kept, marked as replaced."""
+    with Store(home, agent="me") as st:
+        mem = st.agent()
+        mem.log.append(
+            "USER_FEEDBACK",
+            "Members want a PDF receipt when they return a tool. Let's do that with"
+            " WeasyPrint, I like HTML templates.",
+            {"event": "user_intent"},
+        )
+        old = mem.decisions.record("Render PDF receipts with WeasyPrint from a Jinja2 template")
+        new = mem.decisions.record(
+            "Render PDF receipts with fpdf2 (pure Python) instead of WeasyPrint", replaces=old.id
+        )
+        mem.log.append("USER_FEEDBACK", "We decided to log in with a signed session cookie.")
+    r = subprocess.run(
+        [EXE, "--home", str(home), "--agent", "me", "compact", "--force"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    log = (home / "agents" / "me" / "memory" / "LOG.md").read_text()
+    digest = log.split("LOG compacted:", 1)[1].split("<!--", 1)[0]
+    assert f"- Decision (replaced by {new.id}): Members want a PDF receipt" in digest, digest
+    assert "- Decision: Members want" not in digest
+    assert "- Decision: We decided to log in with a signed session cookie." in digest

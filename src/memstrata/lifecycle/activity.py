@@ -286,8 +286,7 @@ def _command(e: LogEntry) -> list[str] | None:
 
 def _extends(later: LogEntry, error: LogEntry) -> bool:
     """`later` runs the failed command again with more arguments, not as a dry run
-    (`fetch.py cnn14` failed, `fetch.py cnn14 --url <new link>` worked; `train --seeds 1`
-    ran out of memory, `train --seeds 1 2 3` ran after the batch was made smaller)."""
+    (`fetch.py cnn14` failed on a dead link, `fetch.py cnn14 --url <new link>` worked)."""
     failed_words, later_words = _command(error), _command(later)
     if failed_words is None or later_words is None or len(later_words) <= len(failed_words):
         return False
