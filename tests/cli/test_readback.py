@@ -15,6 +15,7 @@ from pathlib import Path
 from tests.claude_code import EXE, ClaudeSession
 
 from memstrata import Store
+from memstrata.operations.loop import log_tool
 
 OK = {"stdout": "", "stderr": "", "interrupted": False, "isImage": False}
 
@@ -173,3 +174,51 @@ def test_a_log_digest_does_not_list_a_replaced_decision_as_one(home: Path) -> No
     assert f"- Decision (replaced by {new.id}): Members want a PDF receipt" in digest, digest
     assert "- Decision: Members want" not in digest
     assert "- Decision: We decided to log in with a signed session cookie." in digest
+
+
+def _two_sessions(home: Path, tmp_path: Path) -> None:
+    """An earlier session, then a later one with more than 20 LOG entries."""
+    first = ClaudeSession(home, tmp_path / "proj")
+    first.call("user-prompt-submit", first.prompt("Set up the nightly backups of stream1."))
+    first.call("stop", first.answer("The backup role is written; the dry run shows 3 changes."))
+    later = ClaudeSession(home, tmp_path / "proj")
+    later.call("user-prompt-submit", later.prompt("Renew the certificate of the stream."))
+    with Store(home, agent="me") as st:  # 24 reads, as the PostToolUse hook logs them
+        for i in range(24):
+            log_tool(st, "me", "Read", {"file_path": f"/p/r{i}.yml"}, OK, session=later.session_id)
+    later.call("stop", later.answer("Certificates come from the DNS-01 challenge now."))
+
+
+def test_memstrata_context_prints_what_the_next_session_gets(home: Path, tmp_path: Path) -> None:
+    """The README: "`memstrata context` prints exactly what an agent's next prompt gets".
+    It read the newest 20 LOG entries where the hooks and MCP's prompt-context read 200:
+    on ops-lighthouse's kept store it showed one session of activity, the SessionStart
+    hook ten."""
+    _two_sessions(home, tmp_path)
+    hook = ClaudeSession(home, tmp_path / "proj").context()
+    r = subprocess.run(
+        [EXE, "--home", str(home), "--agent", "me", "context", "--workspace", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    for text in (hook, r.stdout):
+        activity = _section(text, "Recent activity")
+        assert "goal: Set up the nightly backups of stream1." in activity, activity
+        assert "Renew the certificate of the stream." in activity
+
+
+def test_the_api_prompt_context_is_the_one_the_hooks_give(home: Path, tmp_path: Path) -> None:
+    """GET /api/agents/{agent}/prompt (the web app's "assembled prompt context") read 20
+    LOG entries by default, the hooks 200: its activity missed the earlier session."""
+    from tests.web.conftest import start_server, stop_server
+
+    _two_sessions(home, tmp_path)
+    served = start_server(home)
+    try:
+        with served.client() as c:
+            text = c.get("/api/agents/me/prompt").json()["text"]
+    finally:
+        stop_server(served)
+    assert "goal: Set up the nightly backups of stream1." in _section(text, "Recent activity")
