@@ -222,3 +222,24 @@ def test_the_api_prompt_context_is_the_one_the_hooks_give(home: Path, tmp_path: 
     finally:
         stop_server(served)
     assert "goal: Set up the nightly backups of stream1." in _section(text, "Recent activity")
+
+
+def test_an_agent_logging_its_own_retry_resolves_the_failure(home: Path) -> None:
+    """research-scooters (an MCP-only agent logging its calls with log_activity): after
+    `fetch_url(datos.madrid.example/api/patinetes) -> error 429` and `fetch_url(datos.
+    madrid.example/api/patinetes, retry) -> ok, 88 KB`, the context still listed the 429
+    (its "retry after 60 seconds") under "Open errors (nothing later resolved them)"."""
+    env = {**os.environ, "MEMSTRATA_HOME": str(home), "MEMSTRATA_AGENT": "scout"}
+    run = [
+        ("TOOL_USE", "fetch_url(datos.madrid.example/api/patinetes) -> error 429"),
+        ("ERROR", "429 Too Many Requests from the open-data API; retry after 60 seconds"),
+        ("TOOL_USE", "fetch_url(datos.madrid.example/api/patinetes, retry) -> ok, 88 KB"),
+        ("TOOL_USE", "fetch_pdf(saint-roch.pdf) -> error 403"),
+    ]
+    with Store(home, agent="scout") as st:
+        for kind, text in run:
+            st.agent().log.append(kind, text)
+    r = subprocess.run([EXE, "context"], capture_output=True, text=True, env=env, timeout=60)
+    errors = _section(r.stdout, "Open errors")
+    assert "saint-roch.pdf" in errors  # nothing retried it
+    assert "patinetes" not in errors and "429" not in errors, errors

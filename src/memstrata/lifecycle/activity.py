@@ -280,13 +280,21 @@ _LOOK_ONLY = frozenset(
 
 
 def _command(e: LogEntry) -> list[str] | None:
-    command = _args(e).get("command")
-    return command.split() if isinstance(command, str) and command.strip() else None
+    """A call's command line (or, for a call logged by hand as `tool(a, b)`, its argument
+    list) as words; None for a call on a file, path or URL."""
+    args = _args(e)
+    command, listed = args.get("command"), args.get("args")
+    if isinstance(command, str) and command.strip():
+        return command.split()
+    if isinstance(listed, str) and listed.strip() and len(args) == 1:
+        return [w for w in re.split(r"[\s,]+", listed) if w]
+    return None
 
 
 def _extends(later: LogEntry, error: LogEntry) -> bool:
     """`later` runs the failed command again with more arguments, not as a dry run
-    (`fetch.py cnn14` failed on a dead link, `fetch.py cnn14 --url <new link>` worked)."""
+    (`fetch.py cnn14` failed on a dead link, `fetch.py cnn14 --url <new link>` worked; an
+    agent's own `fetch_url(api/x) -> error 429`, then `fetch_url(api/x, retry) -> ok`)."""
     failed_words, later_words = _command(error), _command(later)
     if failed_words is None or later_words is None or len(later_words) <= len(failed_words):
         return False
