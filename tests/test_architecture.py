@@ -326,8 +326,6 @@ def test_the_code_names_layers_not_design_documents() -> None:
         except UnicodeDecodeError:
             continue
         rel = path.relative_to(SRC).as_posix()
-        if rel.startswith("bench/scenarios/"):  # scripted sessions: "seeds 1 2 3" of
-            continue  # an ML run are data, not a design document named by number
         lines = [x for x in _seed_mentions(text) if x not in SEED_MENTIONS_ALLOWED.get(rel, ())]
         if lines:
             found[rel] = lines
