@@ -335,6 +335,8 @@ def _ranked(
         pooled = [pool.hits[r[1]].but(score=s, explain={}) for s, r, _parts in scored]
         hits = rank_pool(store, q, pooled, pool.gone, terms=pool.terms)
         for h in hits:
+            if h.uid not in rows:  # joined the pool with its prompt's turn (`search.turns`)
+                continue
             r, parts = rows[h.uid]
             lexical_why = _explain(r, float(h.explain["before_prior"]), parts, pool, bound)
             given = {**lexical_why, **h.explain}  # the prior's score (worth) overrides

@@ -39,6 +39,7 @@ from memstrata.search.priors import (
 from memstrata.search.query import Hit, Searchable, SearchQuery
 from memstrata.search.terms import stems
 from memstrata.search.text import query_terms
+from memstrata.search.turns import with_turns
 
 DUPLICATE_ROOM = 3  # hits ranked per hit shown, before duplicates are collapsed
 
@@ -82,6 +83,7 @@ def rank_pool(
         return []
     if dropped is None:
         dropped = exclusions(store, q, pool)
+    pool = with_turns(store, q, pool, dropped)  # a turn's conclusions share its prompt's score
     settings = PriorSettings.from_config(store.config.recall_weights)
     kept = [h for h in pool if h.uid not in dropped]
     marked = flushed_copies(store, kept)

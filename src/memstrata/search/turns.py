@@ -1,0 +1,149 @@
+"""A turn's conclusions answer what its prompt asked: relevance shared along a LOG turn.
+
+A user's prompt and what the agent wrote while answering it are one exchange: the prompt
+hook logs the prompt (USER_FEEDBACK, `event: user_intent`), the agent logs its notes,
+errors and decisions, and the Stop hook logs the final response (`event:
+final_response`). The prompt names the subject in the user's words; the records after it
+often do not ("The stream went silent at 06:10 this morning." is answered by "Prometheus
+... filled the 40 GB root disk" and "The root disk was full", which share no word and
+little meaning with a later "What made the broadcast go silent on the 13th?"). A search
+that finds the prompt has found the exchange, so its answer is a candidate too:
+
+    turn(p)      = the LOG entries after prompt p in p's LOG file (or archive), up to and
+                   including the final response that closed it; a next prompt ends it
+    members      = the entries of turn(p) that carry content: not tool traces
+                   (TOOL_USE), not another prompt
+    score(m)     = max(score(m), SHARE x score(p))   for p among the pool's prompts that
+                   score at least PROMPT_FLOOR x the pool's best (at most PROMPTS of them)
+
+A member not yet in the pool joins it with that score (its priors and exclusions then
+apply as to any candidate). `explain` names the prompt (`turn_of`) and the share.
+Only the LOG's own layers take part, and only when the query has no kind, tag or room
+filter; scope, superseded and since/until are the store's as everywhere.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from memstrata.search.priors import is_intent
+from memstrata.search.query import Hit, Searchable, SearchQuery
+from memstrata.search.toolcalls import LOG_LAYERS
+
+SHARE = 0.6  # a member's score: this share of its prompt's, when that is more than its own
+PROMPT_FLOOR = 0.5  # a prompt shares only when it scores at least this x the best of the pool
+PROMPTS = 3  # prompts of one pool whose turns are read
+SCAN = 80  # entries read after a prompt at most
+MAX_WORDS = 30  # a longer prompt covers several subjects: its turn is not about one of them
+_COLUMNS = (
+    "d.uid, d.layer, d.owner, d.room, d.kind, d.tags, d.ts, d.title, d.body, d.source, d.line,"
+    " d.superseded, d.meta"
+)
+
+
+def with_turns(
+    store: Searchable, q: SearchQuery, pool: Sequence[Hit], dropped: Mapping[str, str]
+) -> list[Hit]:
+    """`pool` with the members of its best prompts' turns lifted to SHARE x the prompt's
+    score (`turn_of` in their explain); members not in the pool join it."""
+    if not pool or q.kind is not None or q.tags or q.rooms or q.in_room or q.exclude_room:
+        return list(pool)
+    best = max(h.score for h in pool)
+    prompts = sorted(
+        (
+            h
+            for h in pool
+            if is_intent(h)
+            and h.uid not in dropped
+            and h.score >= PROMPT_FLOOR * best
+            and len(h.text.split()) <= MAX_WORDS
+        ),
+        key=lambda h: -h.score,
+    )[:PROMPTS]
+    if not prompts:
+        return list(pool)
+    by_uid = {h.uid: h for h in pool}
+    lifted: dict[str, Hit] = {}
+    for p in prompts:
+        share = SHARE * p.score
+        for m in _members(store, q, p):
+            have = lifted.get(m.uid) or by_uid.get(m.uid)
+            if have is not None and have.score >= share:
+                continue
+            base = have if have is not None else m
+            explain = dict(base.explain)
+            explain.update(
+                {"turn_of": p.uid, "turn_share": SHARE, "own_score": round(base.score, 6)}
+            )
+            lifted[m.uid] = base.but(score=share, explain=explain)
+    if not lifted:
+        return list(pool)
+    out = [lifted.pop(h.uid, h) for h in pool]
+    return out + list(lifted.values())
+
+
+def _members(store: Searchable, q: SearchQuery, prompt: Hit) -> list[Hit]:
+    """The content entries of `prompt`'s turn that `q` may see, in order."""
+    layers = q.layers
+    if layers and prompt.layer not in layers:
+        return []
+    scope_sql, params = store.gate.sql_filter("d")
+    where = [scope_sql, "d.layer = ?", "d.thread = ?", "d.pos > ?"]
+    extra: list[Any] = []
+    if not q.include_superseded:
+        where.append("d.superseded = 0")
+    if q.agent is not None:
+        where.append("d.owner = ?")
+        extra.append(q.agent)
+    if q.since is not None:
+        where.append("d.ts >= ?")
+        extra.append(q.since)
+    if q.until is not None:
+        where.append("d.ts <= ?")
+        extra.append(q.until)
+    with store.db.read() as conn:
+        at = conn.execute("SELECT thread, pos FROM docs WHERE uid = ?", (prompt.uid,)).fetchone()
+        if at is None or at[0] is None or at[1] is None:
+            return []
+        rows = conn.execute(
+            f"SELECT {_COLUMNS} FROM docs d WHERE {' AND '.join(where)} ORDER BY d.pos LIMIT ?",
+            [*params, prompt.layer, at[0], at[1], *extra, SCAN],
+        ).fetchall()
+    out: list[Hit] = []
+    for r in rows:
+        h = _hit(r)
+        if is_intent(h):
+            break
+        if h.kind != "TOOL_USE":
+            out.append(h)
+        if _event(h) == "final_response":
+            break
+    return out
+
+
+def _event(h: Hit) -> str | None:
+    inner = h.meta.get("metadata") if h.layer in LOG_LAYERS else None
+    return inner.get("event") if isinstance(inner, dict) else None
+
+
+def _hit(r: Any) -> Hit:
+    return Hit(
+        uid=r[0],
+        layer=r[1],
+        score=0.0,
+        title=r[7],
+        text=r[8],
+        snippet="",
+        ts=r[6],
+        source=r[9],
+        owner=r[2],
+        room=r[3],
+        kind=r[4],
+        tags=tuple(r[5].split()) if r[5] else (),
+        line=r[10],
+        superseded=bool(r[11]),
+        meta=json.loads(r[12]) if r[12] else {},
+        explain={"turn_member": True},
+    )
