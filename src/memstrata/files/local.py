@@ -18,7 +18,6 @@ from __future__ import annotations
 import builtins
 import contextlib
 import os
-import shutil
 import stat as statmod
 import threading
 from collections.abc import Callable, Iterator
@@ -110,6 +109,8 @@ class LocalTruth:
         if dest is None:
             with disk_errors(source):
                 if source.is_dir() and not source.is_symlink():
+                    import shutil  # a folder deleted (start-up)
+
                     shutil.rmtree(source)
                 else:
                     try:
