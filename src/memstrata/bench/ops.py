@@ -29,6 +29,7 @@ from typing import Any
 
 from memstrata.bench.floors import format_floors, measure_floors
 from memstrata.bench.synth import Writer, p50_p95, populate
+from memstrata.errors import MemstrataError
 from memstrata.lifecycle.compaction import compact_log
 from memstrata.store.view import Store
 
@@ -86,17 +87,28 @@ def run_ops(
                 mem.facts.set(f"key{i}", f"value {i}")
             t = time.perf_counter()
             store.drain()  # the vector backlog, before anything is timed
+            backlog = _backlog(store)
             if progress:
                 drained = time.perf_counter() - t
                 progress(f"{size} entries indexed in {index_s:.1f}s, vectors in {drained:.1f}s")
-            rows.extend(_measure(store, repeat, size, clock))
+            timed = _measure(store, repeat, size, clock)
             if floors:
                 store.drain()
-                rows.extend(measure_floors(store, tmp, repeat, size, clock))
+                timed.extend(measure_floors(store, tmp, repeat, size, clock))
+            rows.extend({**r, "vector_backlog": backlog} for r in timed)
             store.close()
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     return rows
+
+
+def _backlog(store: Any) -> int:
+    """Doc changes the store's vectors have not caught up with (0: no embedder)."""
+    try:
+        embedder = store.embedder()
+    except MemstrataError:  # semantic search off (`MEMSTRATA_EMBEDDER=none`): no backlog
+        return 0
+    return int(store.vectors(embedder).pending())
 
 
 def _measure(store: Any, repeat: int, size: int, clock: Clock) -> list[dict[str, Any]]:
