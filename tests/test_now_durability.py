@@ -135,3 +135,21 @@ def test_every_acknowledged_now_content_survives_writers_killed_at_random_points
     text = "\n".join(held)
     lost = [goal for goal in acked if f"{goal}\n" not in text]
     assert len(acked) >= 9 and not lost, lost
+
+
+def test_the_first_update_makes_every_new_name_durable(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where a name is made (NOW.md, its history folder and log), its folder is synced:
+    the record's own sync does not make a new file's name last on every filesystem."""
+    with Store(home, agent="finn") as store:
+        now = store.agent().now
+        store.agent().log.append("THOUGHT", "the agent's folders exist")
+        seen = _syncs(monkeypatch)
+        now.update("first", ["a"])
+        monkeypatch.undo()
+        synced = {p for op, p in seen if op == "fsync"}
+        history = next((home / "agents" / "finn" / "versions").iterdir())
+        assert str(store.layout.now_file("finn").parent) in synced, seen
+        assert str(history) in synced and str(history.parent) in synced, seen
+        assert str(history.parent.parent) in synced, seen  # `versions` was made too

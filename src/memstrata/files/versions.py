@@ -411,7 +411,8 @@ class FileHistory:
         text = self._keep(new_sha, data)  # 2. blob (or the record's text)
         # 3. replace; a record carrying the content follows (a hot file): the rename
         # needs no folder sync of its own, the record's makes the content durable
-        written = truth.rewrite(target.rel, data, expected=expected, sync_folder=text is None)
+        settled = text is None or expected == MISSING or log is None  # a name made now
+        written = truth.rewrite(target.rel, data, expected=expected, sync_folder=settled)
         now = origin()
         rec = Record(
             iso(now_ts()),
