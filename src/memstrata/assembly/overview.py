@@ -153,7 +153,7 @@ def last_session(mem: AgentMemory) -> LastSession | None:
         sid = s.key[2:] if s.key.startswith("s:") else None
         told = mem.sessions.transcripts([sid]).get(sid) if sid else None
         title = (told.first_prompt if told else None) or (s.goals[0] if s.goals else "")
-        title = title or (s.asked[-1] if s.asked else "") or (f"Session {sid[:8]}" if sid else "")
+        title = title or (s.asked[0] if s.asked else "") or (f"Session {sid[:8]}" if sid else "")
         return LastSession(
             sid,
             s.start,

@@ -119,7 +119,7 @@ def activity_lines(entries: list[LogEntry]) -> list[str]:
         if s.goals:
             parts.append("goal: " + " / then: ".join(one_line(g, 160) for g in s.goals[:3]))
         elif s.asked:
-            parts.append("user: " + one_line(s.asked[-1], 160))
+            parts.append("user: " + one_line(s.asked[0], 160))  # what opened it
         counts = s.summary()
         if counts:
             parts.append(counts)

@@ -10,7 +10,8 @@ Protocol (the same public ingest and search a user has):
   (`store.search(question, layers=("session",), k=20, mode=m)`), for each search mode
   m asked for (`modes`): lexical (FTS5), semantic (vectors only) and hybrid (fused),
   all on the same store, so one run puts the three rows side by side, each with its
-  query latency p50/p95;
+  query latency p50/p95 (wall, and CPU time of the searching thread: `cpu_p50_ms`,
+  `cpu_p95_ms` in `--json`, steadier than wall time on a shared machine);
 * recall@k = mean over questions of |evidence turns in top k| / |evidence|
   (the LoCoMo paper's definition); hit@k = share of questions with at least one
   evidence turn in the top k; the same at session level: `session_recall@k` (s-r@k),
@@ -181,6 +182,7 @@ class Tally:
     def __init__(self) -> None:
         self.rows: dict[Any, list[dict[str, float]]] = defaultdict(list)
         self.latency: list[float] = []
+        self.cpu: list[float] = []  # the same searches' CPU time (this thread), ms
 
     def add(
         self,
@@ -231,6 +233,9 @@ class Tally:
             if cat == "all" and self.latency:
                 d["p50_ms"] = round(statistics.median(self.latency), 3)
                 d["p95_ms"] = round(percentile(self.latency, 0.95), 3)
+            if cat == "all" and self.cpu:
+                d["cpu_p50_ms"] = round(statistics.median(self.cpu), 3)
+                d["cpu_p95_ms"] = round(percentile(self.cpu, 0.95), 3)
             out.append(d)
         return out
 
@@ -283,9 +288,10 @@ def run_memstrata(
             store = scratch.enter_context(Store(home, agent="locomo"))
             for mode in modes:
                 for question, cat, ev, old in qs:
-                    t = time.perf_counter()
+                    t, c = time.perf_counter(), time.thread_time()
                     hits = store.search(question, layers=("session",), k=max(KS), mode=mode)
                     tallies[mode].latency.append((time.perf_counter() - t) * 1000)
+                    tallies[mode].cpu.append((time.thread_time() - c) * 1000)
                     deep = store.search(question, layers=("session",), k=DEEP, mode=mode)
                     tallies[mode].add(
                         cat,

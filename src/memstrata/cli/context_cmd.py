@@ -23,7 +23,13 @@ def register(sub: Any) -> None:
         action="store_true",
         help="read nothing from memory ('ignore memory')",
     )
-    p.add_argument("--log-entries", type=int, default=20, help="LOG.md entries (default 20)")
+    p.add_argument(
+        "--log-entries",
+        type=int,
+        default=None,
+        help="newest LOG.md entries the activity summary reads (default 200, as the hooks and "
+        "MCP's prompt-context)",
+    )
     p.add_argument("--workspace", help="workspace shown in the context (default: cwd)")
     p.set_defaults(func=run_context)
 
@@ -41,7 +47,7 @@ def run_context(args: argparse.Namespace) -> int:
             brief=args.brief,
             room=args.room,
             ignore_memory=args.ignore_memory,
-            log_entries=args.log_entries,
+            **({"log_entries": args.log_entries} if args.log_entries is not None else {}),
             workspace=args.workspace,
         )
         shown = set(store.config.problems)  # open_store has printed those already

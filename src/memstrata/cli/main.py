@@ -32,6 +32,7 @@ import contextlib
 import importlib
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
@@ -146,13 +147,54 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         as_json = _wants_json(sys.argv[1:] if _ARGV is None else _ARGV)
+        said = _unknown_command(message) if self.prog == "memstrata" else None
+        where = "" if self.prog == "memstrata" else f"{self.prog}: "  # "memstrata: error: " says it
         _report(
             "usage",
-            f"{self.prog}: {message} (see '{self.prog} --help')",
+            f"{where}{said or message} (see '{self.prog} --help')",
             EXIT_USAGE,
             as_json=as_json,
         )
         sys.exit(EXIT_USAGE)
+
+
+# What people type for a memory command that has another name here.
+_SAID_FOR: dict[str, tuple[str, ...]] = {
+    "recall": ("search TEXT",),
+    "find": ("search TEXT",),
+    "query": ("search TEXT",),
+    "lookup": ("search TEXT",),
+    "grep": ("search TEXT",),
+    "remember": ("facts set KEY VALUE", "decisions record TEXT", "log append THOUGHT TEXT"),
+    "save": ("facts set KEY VALUE",),
+    "note": ("log append THOUGHT TEXT",),
+    "decide": ("decisions record TEXT",),
+    "status": ("now",),
+    "task": ("tasks",),
+    "fact": ("facts",),
+    "prompt": ("context",),
+}
+_INVALID_COMMAND = re.compile(r"^argument COMMAND: invalid choice: '([^']*)'")
+
+
+def _unknown_command(message: str) -> str | None:
+    """'unknown command 'recall'; to look something up: 'memstrata search TEXT'' instead of
+    argparse's list of every command, for a command name memstrata does not have."""
+    import difflib
+
+    got = _INVALID_COMMAND.match(message)
+    if got is None:
+        return None
+    typed = got.group(1)
+    hints = _SAID_FOR.get(typed.lower()) or tuple(
+        difflib.get_close_matches(typed, list(COMMANDS), n=1, cutoff=0.6)
+    )
+    said = f"unknown command {typed!r}"
+    if not hints:
+        return said
+    named = [f"'memstrata {h}'" for h in hints]
+    either = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} or {named[-1]}"
+    return f"{said}; did you mean {either}?"
 
 
 _ARGV: Sequence[str] | None = None

@@ -100,7 +100,10 @@ def run_search(args: argparse.Namespace) -> int:
     for n, h in enumerate(hits, 1):
         where = rel[h.uid] + (f":{h.line}" if h.line is not None else "")
         kind = f" {h.kind}" if h.kind else ""
-        head = f"{n:>2}. {h.score:.3f} [{h.layer}{kind}] {' '.join(h.title.split())[:80]}"
+        title = " ".join(h.title.split())[:80]
+        if title.casefold() == (h.kind or "").casefold():
+            title = ""  # a LOG entry's title is its type: "[log THOUGHT] THOUGHT" says it twice
+        head = f"{n:>2}. {h.score:.3f} [{h.layer}{kind}]" + (f" {title}" if title else "")
         block = [head, f"    {' '.join(h.snippet.split())}", f"    {where}"]
         if args.explain:
             block.append(f"    explain: {json.dumps(h.explain, sort_keys=True)}")

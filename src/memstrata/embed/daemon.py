@@ -132,16 +132,7 @@ class DaemonEmbedder:
                     return
             with contextlib.suppress(FileNotFoundError):
                 self.path.unlink()  # a stale socket of a daemon that is gone
-            log = open(self.path.with_suffix(".log"), "ab")  # noqa: SIM115 - handed to the child
-            subprocess.Popen(
-                [sys.executable, "-m", PROCESS, self.spec, str(self.path)],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,
-                close_fds=True,
-            )
-            log.close()
+            _spawn(self.spec, self.path)
             deadline = time.monotonic() + START_TIMEOUT
             while not self.path.exists():
                 if time.monotonic() > deadline:
@@ -186,27 +177,45 @@ def request_build(spec: str, home: Path) -> None:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return  # a daemon is being started: the next write or search asks again
+        if _starting(path):
+            return  # the same: one daemon loads the model, not one per caller
         with contextlib.suppress(FileNotFoundError):
             path.unlink()  # a stale socket of a daemon that is gone
         _spawn(spec, path, home)
 
 
+def _alive(pid: str) -> bool:
+    if not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except OSError:
+        return False
+    return True
+
+
 def _starting(path: Path) -> bool:
-    """Is a daemon for `path` loading its model (its `<socket>.<pid>.tmp`, pid alive)?"""
+    """Is a daemon for `path` starting: spawned (`<socket>.starting` names its pid) or
+    loading its model (its `<socket>.<pid>.tmp`), its pid alive?
+
+    The `.starting` file covers the seconds before a new daemon binds its `.tmp` socket
+    (the interpreter starting, its imports): without it, on a loaded machine, a search
+    and a write's build request in that window each started a daemon of their own, each
+    loading the model, the later one's socket replacing the earlier's."""
+    with contextlib.suppress(OSError):
+        if _alive(path.with_suffix(".starting").read_text(encoding="ascii").strip()):
+            return True
     for tmp in path.parent.glob(f"{path.stem}.*.tmp"):
-        pid = tmp.suffixes[-2].lstrip(".") if len(tmp.suffixes) >= 2 else ""
-        if pid.isdigit():
-            try:
-                os.kill(int(pid), 0)
-            except OSError:
-                continue
+        if len(tmp.suffixes) >= 2 and _alive(tmp.suffixes[-2].lstrip(".")):
             return True
     return False
 
 
 def _spawn(spec: str, path: Path, home: Path | None = None) -> None:
+    """Start a daemon for `path` (the caller holds `<socket>.lock`) and note its pid in
+    `<socket>.starting` until it listens (`_starting`)."""
     log = open(path.with_suffix(".log"), "ab")  # noqa: SIM115 - handed to the child
-    subprocess.Popen(
+    proc = subprocess.Popen(
         [sys.executable, "-m", PROCESS, spec, str(path)]
         + ([str(home)] if home is not None else []),
         stdin=subprocess.DEVNULL,
@@ -216,6 +225,7 @@ def _spawn(spec: str, path: Path, home: Path | None = None) -> None:
         close_fds=True,
     )
     log.close()
+    path.with_suffix(".starting").write_text(str(proc.pid), encoding="ascii")
 
 
 class _Builder:
@@ -308,6 +318,10 @@ def serve(
         builder.ask(str(home))
     os.replace(tmp, path)  # visible only once it can answer
     mine = os.stat(path).st_ino
+    with contextlib.suppress(OSError):  # started: no longer `_starting`
+        starting = path.with_suffix(".starting")
+        if starting.read_text(encoding="ascii").strip() == str(os.getpid()):
+            starting.unlink()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     server.settimeout(idle)
     try:

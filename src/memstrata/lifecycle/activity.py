@@ -13,10 +13,13 @@ entry without one, such as the agent's own `log_activity` note, joins the group 
 entry before it, a user prompt without one starts a turn, and an agent that names
 neither gets one group a day) and gives each
 group its goals (`statements.goal_of` of its prompts), its outcome (the last final
-response), counts of reads, edits and test runs (and failures) and its notes.
+response), counts of reads, edits and test runs (and failures) and its notes. A turn
+that asked to ignore memory ("ignore memory, unrelated: ...", metadata `ignore_memory`)
+is an aside: neither its prompt nor its answer is the session's goal or outcome.
 `open_errors(entries)` lists the failures nothing later resolved: a failed tool is
 resolved by a later successful call of the same tool on the same target (the same
-command, file or path), another error by a later final response or a passing test run;
+command, file or path, or the failed command run again with more arguments, not as a
+dry run), another error by a later final response or a passing test run;
 repeats of one failure are one line with a count. Pure functions over `LogEntry` values.
 """
 
@@ -162,6 +165,7 @@ class Session:
     others: dict[str, int] = field(default_factory=dict)  # "other" calls by tool name
     notes: list[LogEntry] = field(default_factory=list)
     failed: list[tuple[LogEntry, str]] = field(default_factory=list)  # failures, what went wrong
+    aside: bool = False  # the turn under way asked to ignore memory (an aside)
 
     def summary(self) -> str:
         def n(word: str, count: int, plural: str | None = None) -> str:
@@ -248,13 +252,17 @@ def sessions(entries: Sequence[LogEntry]) -> list[Session]:
                 g.failures[kind] = g.failures.get(kind, 0) + 1
                 g.failed.append((e, _echo_detail(entries, i)))
         elif e.entry_type == "USER_FEEDBACK":
+            g.aside = bool((e.metadata or {}).get("ignore_memory"))
+            if g.aside:
+                continue  # "ignore memory, unrelated: ...": not what the session was about
             goal = goal_of(e.content)
             if goal and goal not in g.goals:
                 g.goals.append(goal)
             elif goal is None and not is_continuation(e.content) and e.content.strip():
                 g.asked.append(one_line(e.content, 120))
         elif is_final_response(e):
-            g.outcome = one_line(final_text(e), OUTCOME_CHARS)
+            if not g.aside:  # the answer to an aside is not the session's outcome
+                g.outcome = one_line(final_text(e), OUTCOME_CHARS)
         elif e.entry_type == "ERROR":
             g.failed.append((e, ""))  # told once: an open error, or what the session ran into
         elif (e.metadata or {}).get("flush") and (e.metadata or {}).get("sessionId"):
@@ -262,6 +270,36 @@ def sessions(entries: Sequence[LogEntry]) -> list[Session]:
         else:
             g.notes.append(e)
     return [groups[k] for k in order]
+
+
+# Options that make a run of a command a look, not the work: a later dry run succeeding
+# does not mean the failed command would now succeed.
+_LOOK_ONLY = frozenset(
+    {"--check", "--dry-run", "--dryrun", "-n", "--help", "-h", "--version", "--list", "--plan"}
+)
+
+
+def _command(e: LogEntry) -> list[str] | None:
+    """A call's command line (or, for a call logged by hand as `tool(a, b)`, its argument
+    list) as words; None for a call on a file, path or URL."""
+    args = _args(e)
+    command, listed = args.get("command"), args.get("args")
+    if isinstance(command, str) and command.strip():
+        return command.split()
+    if isinstance(listed, str) and listed.strip() and len(args) == 1:
+        return [w for w in re.split(r"[\s,]+", listed) if w]
+    return None
+
+
+def _extends(later: LogEntry, error: LogEntry) -> bool:
+    """`later` runs the failed command again with more arguments, not as a dry run
+    (`fetch.py cnn14` failed on a dead link, `fetch.py cnn14 --url <new link>` worked; an
+    agent's own `fetch_url(api/x) -> error 429`, then `fetch_url(api/x, retry) -> ok`)."""
+    failed_words, later_words = _command(error), _command(later)
+    if failed_words is None or later_words is None or len(later_words) <= len(failed_words):
+        return False
+    added = later_words[len(failed_words) :]
+    return later_words[: len(failed_words)] == failed_words and not _LOOK_ONLY & set(added)
 
 
 def _resolves(later: LogEntry, error: LogEntry) -> bool:
@@ -273,7 +311,7 @@ def _resolves(later: LogEntry, error: LogEntry) -> bool:
         is_trace(later)
         and not failed(later)
         and tool_of(later) == tool_of(error)
-        and target(later) == target(error)
+        and (target(later) == target(error) or _extends(later, error))
     )
 
 

@@ -37,6 +37,7 @@ from memstrata.layers.archives import archive_spec
 from memstrata.layers.base import check_text
 from memstrata.layers.log import LOG_HEADER, MAX_CONTENT_BYTES, encode_entry, parse_log, to_entry
 from memstrata.lifecycle.digest import digest, log_records
+from memstrata.lifecycle.flushed import mark_replaced_bullets, records_said
 from memstrata.lifecycle.providers import (
     default_classifier,
     default_summarizer,
@@ -197,6 +198,8 @@ def _compact_locked(
             archive=archive_id,
         )
         usage = usage_sum(usage_delta(before[0], chosen), usage_delta(before[1], classifier))
+        if isinstance(summary, str):  # a decision replaced since is not listed as one
+            summary = mark_replaced_bullets(summary, records_said(mem))
         if not isinstance(summary, str) or not summary.strip():
             summary = f"{len(metas)} entries compacted (the summariser returned no text)."
         summary = summary[:max_summary_chars]

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 from memstrata.errors import ProviderError
 from memstrata.lifecycle.activity import final_text, is_bookkeeping, is_final_response
 from memstrata.lifecycle.outcome import previous_goal
+from memstrata.lifecycle.statements import sentences
 from memstrata.llm.extractive import ExtractiveSummarizer
 from memstrata.reading.classify import classify_line
 
@@ -150,6 +151,11 @@ def one_line(text: str, limit: int = ITEM_CHARS) -> str:
 def classify(line: str, speaker: str | None = None) -> str | None:
     """The category of one line of text ("decision", "constraint", "blocker", "phase",
     "objective", "preference"), or None (narrative). See `reading.classify`."""
+    if "?" in line:  # "... can we go to 192 kbps? We have 300 listeners.": asked, not decided
+        told = [x for x in sentences(line) if not x.rstrip(" \"')").endswith("?")]
+        if not told:
+            return None
+        line = " ".join(told)
     kind = classify_line(line, speaker)
     if kind is None and _PREFERENCE.search(line):
         return "preference"

@@ -27,6 +27,7 @@ __all__ = [
     "Said",
     "covered",
     "mark_replaced",
+    "mark_replaced_bullets",
     "records_said",
     "says_same",
     "subject",
@@ -40,3 +41,15 @@ def records_said(mem: AgentMemory) -> list[Said]:
         Said(e.id, f"{e.summary} {e.detail or ''}".strip(), by, e.ts)
         for e, by in mem.decisions.history((*RECORD_KINDS, *RULE_KINDS))
     ]
+
+
+def mark_replaced_bullets(digest: str, records: list[Said]) -> str:
+    """A LOG compaction digest with each `- Decision: / Constraint: / Preference:` bullet
+    that a replaced record says (and no record in force does) shown as replaced, as a
+    flushed CONTEXT.md item is (`mark_replaced`): a digest written after fpdf2 replaced
+    WeasyPrint does not list "Let's do that with WeasyPrint" as a decision."""
+    if not records or "\n- " not in f"\n{digest}":
+        return digest
+    heading = "### (memory flush)"
+    marked = mark_replaced(f"{heading}\n{digest}", records)
+    return marked.split("\n", 1)[1] if marked.startswith(heading) else digest

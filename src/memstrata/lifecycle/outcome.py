@@ -193,9 +193,11 @@ def record_statements(
             if st.kind in own or decisions.similar(st.text, st.kind) is not None:
                 continue
             target = None
+            # A "from now on" rule may replace what was a decision ("..., not top-1 accuracy").
+            kinds = ("decision", "constraint") if st.kind == "constraint" else (st.kind,)
             for word in st.replaces:
                 pattern = re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])", re.I)
-                named = [e for e in decisions.in_force((st.kind,)) if pattern.search(e.summary)]
+                named = [e for e in decisions.in_force(kinds) if pattern.search(e.summary)]
                 if len(named) == 1:
                     target = named[0].id
                     break

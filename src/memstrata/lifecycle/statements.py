@@ -10,13 +10,15 @@ can always call `record_decision`), so only explicit statements count:
                 "let's go with / use / switch to ...", "we'll use ...", "use X instead of Y"
     constraint  "Constraint: / Rule: / Policy: ..."; from the user also a sentence that
                 opens with "never", "always", "from now on", "going forward",
-                "under no circumstances", "must never"
+                "under no circumstances", "must never", or a clause of it that opens
+                with "from now on" / "going forward" ("..., so from now on we ...")
     preference  from the user only: "I prefer ...", "my preference is ...", "I'd rather ...",
                 "I like X better"
 
 Questions state nothing. Openers ("OK,", "also", "remember that") are dropped from the
-recorded text. What a decision replaces is read from "instead of X", "rather than X",
-"switch from X", "replace X with", "no longer X" (`Statement.replaces`).
+recorded text. What a decision (or a "from now on" rule) replaces is read from
+"instead of X", "rather than X", "switch from X", "replace X with", "no longer X",
+"..., not X" (`Statement.replaces`).
 
 `goal_of(prompt)` is the user's goal: the prompt's first sentences that ask for work, by
 an imperative verb ("Add ...", "Fix ...") or a request ("can you ...", "we need to ...",
@@ -62,6 +64,13 @@ _CONSTRAINT_USER = re.compile(
     r"^(?:never|always|from now on|going forward|in (?:the )?future|under no circumstances|"
     r"(?:we|you) must (?:never|always)|must (?:never|always)|do not ever)\b(?! mind\b)"
 )
+# "The rare species matter most, so from now on we judge by macro-F1": a rule stated in a
+# clause of its own after a comma, a semicolon or "so / and / but", not only up front.
+_CONSTRAINT_CLAUSE = re.compile(
+    r"(?:[,;:]\s*|\s)(?:(?:so|and|but|then)\s+)?(?:from now on|going forward)\b"
+    r"(?=,?\s+(?:we|you|i|all|every|each|the|our|only|always|never|please)\b)"
+)
+_FROM_NOW = re.compile(r"\b(?:from now on|going forward)\b")
 _PREFERENCE_USER = re.compile(
     r"^(?:i|we)\s+(?:really |always |generally |strongly |much )?prefer\b|^my preference is\b|"
     r"^i would (?:rather|prefer)\b|^i (?:really )?like \S+(?: \S+){0,3} better\b"
@@ -71,6 +80,10 @@ _REPLACES = re.compile(
     r"(?:switch|switching|switched|move|moving|moved|migrate|migrating|migrated|change|"
     r"changing|changed|go|going) (?:away )?from|replac(?:e|es|ed|ing)|drop(?:s|ped|ping)?)"
     r"\s+(?:the |a |an |using |our )?([\w.+#-]{2,})"
+    r"|,\s+not\s+(?:the |a |an |our )?(?!(?:just|only|yet|now|always|ever|even|really|"
+    r"sure|that|this|all|every|one|once|twice|so|too|much|more|less|before|after|because|"
+    r"if|when|to|in|on|at|by|for|with|as|here|there|it|them|me|us|you|we|anymore)\b)"
+    r"([\w.+#-]{2,})"
 )
 _CONTINUE = re.compile(
     r"^(?:please )?(?:continue|go on|keep going|carry on|proceed|resume|next|go ahead|do it|"
@@ -282,7 +295,9 @@ def kind_of(sentence: str, speaker: str) -> str | None:
     if not low or low.endswith("?") or len(_WORD.findall(low)) < 3:
         return None
     user = speaker == "user"
-    if _CONSTRAINT_ANY.search(low) or (user and _CONSTRAINT_USER.search(low)):
+    if _CONSTRAINT_ANY.search(low) or (
+        user and (_CONSTRAINT_USER.search(low) or _CONSTRAINT_CLAUSE.search(low))
+    ):
         return "constraint"
     if _DECISION_ANY.search(low) or (user and _DECISION_USER.search(low)):
         return "decision"
@@ -311,11 +326,12 @@ def statements(text: str, speaker: str) -> list[Statement]:
         if kind is None:
             continue
         body = _open(sentence)
-        words = tuple(dict.fromkeys(m.group(1) for m in _REPLACES.finditer(_norm(body))))
+        found = (m.group(1) or m.group(2) for m in _REPLACES.finditer(_norm(body)))
+        named = (w.rstrip(".") for w in found)  # "instead of pandas." names "pandas"
+        words = tuple(dict.fromkeys(named))
         said = _LABEL.sub("", body).strip() or body  # "Decision: X" is recorded as "X"
-        out.append(
-            Statement(kind, said[:1].upper() + said[1:], words if kind == "decision" else ())
-        )
+        replaces = words if kind == "decision" or _FROM_NOW.search(_norm(body)) else ()
+        out.append(Statement(kind, said[:1].upper() + said[1:], replaces))
     return out
 
 

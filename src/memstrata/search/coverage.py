@@ -23,8 +23,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memstrata.search import features
 from memstrata.search.query import Hit
-from memstrata.search.text import tokenize
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ def held_terms(hit: Hit, terms: Sequence[QueryTerm]) -> list[str]:
         ...                QueryTerm("page", ("page",), 1.0)])
         ['database']
     """
-    words = sorted(set(tokenize(f"{hit.title} {hit.text} {' '.join(hit.tags)}")))
+    words = features.words(hit)
     return [t.word for t in terms if any(_starts(words, s) for s in t.stems)]
 
 
@@ -66,6 +66,17 @@ def coverage(hit: Hit, terms: Sequence[QueryTerm]) -> tuple[float, list[str]]:
     total = sum(t.idf for t in terms)
     if total <= 0:
         return 1.0, []
-    held = held_terms(hit, terms)
-    got = sum(t.idf for t in terms if t.word in held)
+    words = features.words(hit)
+    end = len(words)
+    held: list[str] = []
+    got = 0.0
+    for t in terms:  # `held_terms`, inlined: this runs for every candidate of every query
+        for stem in t.stems:
+            i = bisect.bisect_left(words, stem)
+            if i < end and words[i].startswith(stem):
+                held.append(t.word)
+                break
+    for t in terms:
+        if t.word in held:
+            got += t.idf
     return got / total, held

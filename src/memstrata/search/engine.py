@@ -31,7 +31,8 @@ from typing import Any
 
 from memstrata.errors import NotFound, UnknownKind
 from memstrata.model import RECORD_KINDS
-from memstrata.search import scoring
+from memstrata.search import features, scoring
+from memstrata.search.coverage import QueryTerm, idf
 from memstrata.search.expand import IdentifierWords, Phrase, plan
 from memstrata.search.layermask import LayerMask
 from memstrata.search.query import OPT_IN_LAYERS, Hit, Searchable, SearchQuery
@@ -133,12 +134,13 @@ def _structured(
 
 def _plan(
     store: Searchable, words: list[str]
-) -> tuple[list[Phrase], dict[str, Any], list[tuple[str, list[str], int]], int]:
+) -> tuple[list[Phrase], dict[str, Any], list[tuple[str, list[str], int]], int, list[QueryTerm]]:
     """The phrases to match (`expand.plan`), pruned to the essential (rarest) ones
     within the postings budget.
 
     Returns the kept phrases, explain info, the dropped phrases as (word, stems, df)
-    for re-scoring, and the collection size.
+    for re-scoring, the collection size, and the query's terms with their IDF as
+    `worth.query_terms_of` reads them (the same counts, read once).
     """
     with store.db.read() as conn:
         total = int(conn.execute("SELECT coalesce(max(id), 0) FROM docs").fetchone()[0])
@@ -149,6 +151,7 @@ def _plan(
             # Small collections: exact counts (a cached 0 would hide a new word).
             got = [store.df_cache.df(conn, t, total) if large else _df(conn, t) for t in by_word[w]]
             dfs[w] = min(got) if got else 0
+        qterms = [QueryTerm(w, tuple(by_word[w]), idf(dfs[w], total)) for w in words if dfs[w]]
         scope_sql, params = store.gate.sql_filter("d")
         ids = store.df_cache.per_scope(
             ("identifier words", scope_sql, tuple(params)), IdentifierWords
@@ -163,13 +166,13 @@ def _plan(
     if abbrev:
         info["abbreviations"] = abbrev
     if not large or len(phrases) < 2:
-        return phrases, info, [], total
+        return phrases, info, [], total, qterms
     by_match = {p.match: p for p in phrases}
     kept, dropped = _essential(phrases, store.config.postings_budget)
     if dropped:
         info["common_terms_rescored"] = [by_match[d.word].word for d in dropped]
     extra = [(by_match[d.word].word, list(by_match[d.word].stems), d.df) for d in dropped]
-    return [by_match[k.word] for k in kept], info, extra, total
+    return [by_match[k.word] for k in kept], info, extra, total, qterms
 
 
 def _essential(phrases: list[Phrase], budget: int) -> tuple[list[TermStat], list[TermStat]]:
@@ -216,6 +219,7 @@ class LexicalPool:
     gone: dict[str, str]  # candidates never shown (`search.worth.exclusions`)
     # uid -> the row as a Hit (score 0, no snippet: `_ranked` makes those of the hits shown)
     hits: dict[str, Hit] = field(default_factory=dict)
+    terms: list[QueryTerm] | None = None  # the query's terms and IDF (`worth.query_terms_of`)
 
     def lexical(self) -> dict[str, float]:
         """uid -> BM25 relevance / best + author bonus (the lexical relevance)."""
@@ -247,7 +251,7 @@ def lexical_pool(
 ) -> LexicalPool | None:
     """The best `fetch` lexical candidates (FTS5 MATCH, scope and filters); None if no
     query term occurs in any document."""
-    kept, prune_info, extra, total = _plan(store, terms)
+    kept, prune_info, extra, total, qterms = _plan(store, terms)
     if not any(p.df for p in kept):
         return None
     pruned = " OR ".join(p.match for p in kept)
@@ -266,7 +270,7 @@ def lexical_pool(
     named = mentioned(q.text, authors) if authors else set()
     words = [(p.word, tuple(p.stems)) for p in kept] + [(w, tuple(st)) for w, st, _ in extra]
     hits = {h.uid: h for h in cands if h.uid not in gone}
-    return LexicalPool(rows, raw, named, words, prune_info, gone, hits)
+    return LexicalPool(rows, raw, named, words, prune_info, gone, hits, qterms)
 
 
 def _layers_read(store: Searchable, q: SearchQuery) -> Callable[[str], bool] | None:
@@ -329,7 +333,7 @@ def _ranked(
         # The top k by worth = score x prior, after exclusions and collapse (`search.worth`).
         # Only the hits shown get their explain: it costs more than ranking the pool.
         pooled = [pool.hits[r[1]].but(score=s, explain={}) for s, r, _parts in scored]
-        hits = rank_pool(store, q, pooled, pool.gone)
+        hits = rank_pool(store, q, pooled, pool.gone, terms=pool.terms)
         for h in hits:
             r, parts = rows[h.uid]
             lexical_why = _explain(r, float(h.explain["before_prior"]), parts, pool, bound)
@@ -337,7 +341,7 @@ def _ranked(
             h.explain.clear()
             h.explain.update(given)
     for h in hits:
-        tokens = sorted(set(tokenize(f"{h.title} {h.text} {' '.join(h.tags)}")))
+        tokens = features.words(h)
         h.explain["matched"] = [w for w, st in pool.words if _count_prefixed(tokens, list(st))]
     return [h.but(snippet=make_snippet(h.text or h.title, terms)) for h in hits]
 

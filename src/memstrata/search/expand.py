@@ -85,12 +85,12 @@ def abbreviations(words: list[str], identifier_words: Iterable[str]) -> dict[str
         span = "".join(parts)
         # words typed together abbreviate as an initialism: tz <- "time zone", never
         # dns <- "downtime notifications" (d, n, s in order across the two words)
-        initials = "".join(p[0] for p in parts) if len(parts) > 1 else None
-        found = [
-            t
-            for t in _abbreviating(span, ids)
-            if t not in present and (initials is None or t == initials)
-        ]
+        if len(parts) > 1:  # only the initials can be found: look at them alone
+            initials = "".join(p[0] for p in parts)
+            ok = initials in ids and initials not in present and is_abbreviation(initials, span)
+            found = [initials] if ok else []
+        else:
+            found = [t for t in _abbreviating(span, ids) if t not in present]
         if found:
             out[span] = found
     return out

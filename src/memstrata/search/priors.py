@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from memstrata.config.recall import (
@@ -44,6 +44,7 @@ from memstrata.config.recall import (
     REPLACED_KEY,
 )
 from memstrata.search.coverage import QueryTerm, coverage
+from memstrata.search.features import remember
 from memstrata.search.query import Hit
 from memstrata.search.replaces import REPLACES
 from memstrata.search.text import query_terms, tokenize
@@ -165,6 +166,10 @@ class _Seen:
 
 
 def _see(hit: Hit) -> _Seen:
+    return _Seen(hit, *remember(hit, "seen", _seen))
+
+
+def _seen(hit: Hit) -> tuple[Mapping[str, Any], str, frozenset[str]]:
     meta = log_metadata(hit)
     tags = {t.lower() for t in hit.tags}
     extra = meta.get("tags")
@@ -172,7 +177,7 @@ def _see(hit: Hit) -> _Seen:
         extra = extra.split()
     if isinstance(extra, list):
         tags.update(str(t).lower() for t in extra)
-    return _Seen(hit, meta, first_line(hit.text), frozenset(tags))
+    return meta, first_line(hit.text), frozenset(tags)
 
 
 @functools.lru_cache(maxsize=4096)  # the same entries come back query after query
@@ -434,7 +439,9 @@ def apply_priors(
     for hit in pool:
         seen = _see(hit)
         reason = _excluded(seen, said, current, include_superseded)
-        signal = _signal(seen) if reason is None else Signal(BOOKKEEPING, reason)
+        signal = (
+            remember(hit, "signal", signal_of) if reason is None else Signal(BOOKKEEPING, reason)
+        )
         weight = float(cfg.weights.get(signal.name, 1.0))
         if reason is None and weight <= 0:
             reason = f"weight 0 (recall.{signal.name})"
@@ -451,7 +458,7 @@ def apply_priors(
         if (signal.name in asked or signal.states in asked) and cfg.asked != 1.0:
             item.factor *= cfg.asked
             prior.update(asked=cfg.asked, asked_key=f"recall.{ASKED_KEY}")
-        if cfg.question != 1.0 and not asks_questions and _asks(hit):
+        if cfg.question != 1.0 and not asks_questions and remember(hit, "asks", _asks):
             item.factor *= cfg.question
             prior.update(question=cfg.question, question_key=f"recall.{QUESTION_KEY}")
         if terms:
@@ -486,7 +493,7 @@ def apply_priors(
         }
         if n in collapsed:
             explain["collapsed"] = collapsed[n]
-        out.append(replace(w.hit, score=w.worth, explain=explain))
+        out.append(w.hit.but(score=w.worth, explain=explain))
     if out and (dropped_by or gone):
         out[0].explain["dropped"] = {
             why: uids[:5] + ([f"+{len(uids) - 5} more"] if len(uids) > 5 else [])
@@ -569,7 +576,7 @@ def _excluded(r: _Seen, said: str, open_prompts: set[str], include_superseded: b
     hit = r.hit
     if hit.superseded and not include_superseded:
         return "superseded"
-    reason = _bookkeeping(r)
+    reason = remember(hit, "bookkeeping", bookkeeping_reason)
     if reason is not None:
         return f"bookkeeping: {reason}"
     if hit.uid in open_prompts:

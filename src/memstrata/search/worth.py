@@ -66,12 +66,18 @@ def exclusions(store: Searchable, q: SearchQuery, candidates: Sequence[Hit]) -> 
 
 
 def rank_pool(
-    store: Searchable, q: SearchQuery, pool: Sequence[Hit], dropped: Mapping[str, str] | None = None
+    store: Searchable,
+    q: SearchQuery,
+    pool: Sequence[Hit],
+    dropped: Mapping[str, str] | None = None,
+    *,
+    terms: Sequence[QueryTerm] | None = None,
 ) -> list[Hit]:
     """The top `q.k` of the pool by worth, after exclusions and collapse
     (`priors.apply_priors`), a hit repeating a better one's title and text shown once
     (`search.duplicates`, `[search] duplicates`). `dropped`: what `exclusions` already
-    took out of the pool (shown in the first hit's explain); None: find them here."""
+    took out of the pool (shown in the first hit's explain); None: find them here.
+    `terms`: `query_terms_of(store, q.text)` when the caller already read them."""
     if not pool:
         return []
     if dropped is None:
@@ -81,7 +87,10 @@ def rank_pool(
     marked = flushed_copies(store, kept)
     if marked:
         kept = [_marked(h, marked[h.uid]) if h.uid in marked else h for h in kept]
-    terms = query_terms_of(store, q.text) if settings.coverage or settings.newer else ()
+    if not (settings.coverage or settings.newer):
+        terms = ()
+    elif terms is None:
+        terms = query_terms_of(store, q.text)
 
     def ranked(limit: int | None) -> list[Hit]:
         return apply_priors(

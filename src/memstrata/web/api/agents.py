@@ -13,7 +13,7 @@ from fastapi import APIRouter, Path, Query, Request
 from pydantic import BaseModel, Field
 
 from memstrata import limits
-from memstrata.assembly.context import assemble_context
+from memstrata.assembly.context import DEFAULT_LOG_ENTRIES, assemble_context
 from memstrata.assembly.timeline import MAX_PAGE, TIMELINE_TYPES, timeline
 from memstrata.lifecycle.compaction import compaction_history
 from memstrata.model import LOG_TYPES
@@ -237,7 +237,7 @@ def prompt(
     agent: str,
     budget_chars: Annotated[int, Query(ge=200, le=1_000_000)] = 24_000,
     brief: Annotated[str | None, Query(max_length=4000)] = None,
-    log_entries: Annotated[int, Query(ge=0, le=500)] = 20,
+    log_entries: Annotated[int, Query(ge=0, le=500)] = DEFAULT_LOG_ENTRIES,
 ) -> dict[str, Any]:
 
     store = store_of(request)
