@@ -1,5 +1,5 @@
 """`memstrata bench ops | search | locomo | paraphrase | append | fresh | serve | teams | agent
-| import`."""
+| import | semantic`."""
 
 from __future__ import annotations
 
@@ -24,6 +24,17 @@ def register(sub: Any) -> None:
         "append, atomic replace, FTS5 bm25, interpreter start)",
     )
     ops.set_defaults(func=run_ops)
+    sm = bsub.add_parser(
+        "semantic",
+        help="the default embedder's first query from a fresh process, and hybrid queries "
+        "at 10k with the MiniLM query embedding",
+    )
+    sm.add_argument("--memories", type=int, default=200, help="the first-query store's size")
+    sm.add_argument("--runs", type=int, default=9, help="fresh processes timed (default 9)")
+    sm.add_argument("--size", type=int, default=10_000, help="the hybrid store's size")
+    sm.add_argument("--queries", type=int, default=200, help="hybrid queries timed")
+    sm.add_argument("--no-hybrid", action="store_true", help="the first-query part only")
+    sm.set_defaults(func=run_semantic)
     se = bsub.add_parser("search", help="search latency at 10k/100k/1M entries, lexical and hybrid")
     se.add_argument("--sizes", default="10000,100000,1000000", help="comma-separated store sizes")
     se.add_argument("--queries", type=int, default=300, help="queries timed per size (default 300)")
@@ -236,6 +247,17 @@ def run_ops(args: argparse.Namespace) -> int:
     sizes = tuple(int(x) for x in args.sizes.split(","))
     rows = run_ops(sizes, args.repeat, progress=_progress, floors=not args.no_floors)
     emit(args, rows, format_table(rows))
+    return 0
+
+
+def run_semantic(args: argparse.Namespace) -> int:
+    from memstrata.bench.semantic import format_report, run_first_query, run_hybrid
+    from memstrata.cli.main import emit
+
+    rows = run_first_query(args.memories, args.runs)
+    if not args.no_hybrid:
+        rows += run_hybrid(args.size, args.queries, progress=_progress)
+    emit(args, rows, format_report(rows))
     return 0
 
 

@@ -95,6 +95,7 @@ EXAMPLES: dict[str, str] = {
     "bench ops": "memstrata bench ops --sizes 10000 --repeat 100",
     "bench search": "memstrata bench search --sizes 10000 --no-hybrid",
     "bench append": "memstrata bench append",
+    "bench semantic": "memstrata bench semantic --memories 200 --size 10000",
     "bench fresh": "memstrata bench fresh --size 10000 --sources 1000",
     "bench locomo": "memstrata bench locomo locomo10.json --no-baselines",
     "bench paraphrase": "memstrata bench paraphrase --split dev --by-layer",

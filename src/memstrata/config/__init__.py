@@ -25,7 +25,6 @@ enabled = false    # memory file tools off, CONTEXT.md auto-load stays
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -186,6 +185,8 @@ class Config:
 
 
 def _suggest(word: str, choices: list[str]) -> str:
+    import difflib  # only to suggest a key (start-up)
+
     close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 

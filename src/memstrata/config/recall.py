@@ -19,7 +19,6 @@ table and the measurements.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import Any
 
@@ -91,6 +90,8 @@ def merged(
     out = defaults()
     for key, value in parsed.items():
         if key not in out:
+            import difflib  # only to suggest a key (start-up)
+
             close = difflib.get_close_matches(key, list(out), n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             problems.append(f"{where} {key}: unknown signal{hint}; known: {', '.join(out)}")

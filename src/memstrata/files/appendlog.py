@@ -7,7 +7,8 @@ the file does not end in a newline and terminates it first, so the fragment
 becomes one corrupt line that readers skip and report instead of a line that
 swallows the next record. A write the disk refuses (full, read-only) is cut
 back to where it started, so a failed append stores nothing and a caller's
-retry never duplicates it.
+retry never duplicates it. The first append to a file (size 0 before it) also syncs
+its folder, and the folders made for it theirs, so that its name lasts as its bytes do.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from memstrata.files.atomic import fsync_dir
 from memstrata.files.diskerrors import disk_errors
 from memstrata.files.locks import LockTable
 
@@ -44,7 +46,7 @@ def durable_append(
     if not data.endswith(b"\n"):
         raise ValueError("appended data must end with a newline")
     with disk_errors(path):
-        path.parent.mkdir(parents=True, exist_ok=True)
+        made = _make_folders(path.parent)
         with locks.hold(str(path)):
             fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
             try:
@@ -53,7 +55,19 @@ def durable_append(
                 after = os.fstat(fd)
             finally:
                 os.close(fd)
+            if st.st_size == 0:  # a new file: its name, and the folders made for it
+                for folder in (path.parent, *(f.parent for f in made)):
+                    fsync_dir(folder)
     return Appended(path, size, size + len(data), repaired, st.st_ino, after.st_mtime_ns)
+
+
+def _make_folders(folder: Path) -> list[Path]:
+    """Make `folder` and its missing parents; return those made, innermost first."""
+    if folder.is_dir():
+        return []
+    missing = [folder, *(p for p in folder.parents if not p.is_dir())]
+    folder.mkdir(parents=True, exist_ok=True)
+    return [f for f in missing if f.is_dir()]
 
 
 def _append(fd: int, size: int, data: bytes, *, blank_line: bool) -> tuple[int, bool]:

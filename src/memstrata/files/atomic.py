@@ -1,7 +1,9 @@
 """Atomic, durable whole-file rewrites.
 
 write unique temp file in the same folder -> fsync it -> os.replace over the
-target -> fsync the folder. A reader sees the old file or the new one, never a
+target -> fsync the folder (unless the caller makes the content durable elsewhere
+and asks for no folder sync: `sync_folder=False`, then a power cut may leave the old
+file in place, whole). A reader sees the old file or the new one, never a
 mix; after return the new content survives a power cut. A full or read-only
 disk raises StorageFull / ReadOnlyStore with the old file untouched.
 """
@@ -23,12 +25,12 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+def atomic_write_bytes(path: Path, data: bytes, *, sync_folder: bool = True) -> None:
     with disk_errors(path):
-        _replace(path, data)
+        _replace(path, data, sync_folder)
 
 
-def _replace(path: Path, data: bytes) -> None:
+def _replace(path: Path, data: bytes, sync_folder: bool = True) -> None:
     folder = path.parent
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / f".{path.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
@@ -51,7 +53,8 @@ def _replace(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    fsync_dir(folder)
+    if sync_folder:
+        fsync_dir(folder)
 
 
 def read_text(path: Path) -> str | None:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import builtins
 import contextlib
 import os
-import shutil
 import stat as statmod
 import threading
 from collections.abc import Callable, Iterator
@@ -91,7 +90,9 @@ class LocalTruth:
             path, app.start, app.end, app.repaired, app.ino, f"{app.ino}-{app.end}-{app.mtime_ns}"
         )
 
-    def rewrite(self, path: str, data: bytes, *, expected: str | None = None) -> Entry:
+    def rewrite(
+        self, path: str, data: bytes, *, expected: str | None = None, sync_folder: bool = True
+    ) -> Entry:
         target = self.path(path)
         if path.endswith("/"):  # a folder
             with disk_errors(target):
@@ -102,7 +103,7 @@ class LocalTruth:
                 now = self.stat(path)
                 if (now.version if now is not None else MISSING) != expected:
                     raise StaleWrite(f"{path} changed since it was read; read it again and retry")
-            atomic_write_bytes(target, data)
+            atomic_write_bytes(target, data, sync_folder=sync_folder)
             return _entry(path, os.stat(target))
 
     def move(self, src: str, dest: str | None) -> None:
@@ -110,6 +111,8 @@ class LocalTruth:
         if dest is None:
             with disk_errors(source):
                 if source.is_dir() and not source.is_symlink():
+                    import shutil  # a folder deleted (start-up)
+
                     shutil.rmtree(source)
                 else:
                     try:

@@ -163,9 +163,16 @@ class Truth(Protocol):
         (MalformedInput if `path` is a folder)."""
         ...
 
-    def rewrite(self, path: str, data: bytes, *, expected: str | None = None) -> Entry:
+    def rewrite(
+        self, path: str, data: bytes, *, expected: str | None = None, sync_folder: bool = True
+    ) -> Entry:
         """Atomically replace `path` with `data` (StaleWrite unless its version is
-        `expected`, when given; `MISSING`: only if it does not exist)."""
+        `expected`, when given; `MISSING`: only if it does not exist).
+
+        The new content is durable on return. `sync_folder=False` (files in a folder only)
+        leaves the rename's own durability to the caller's next sync: the caller keeps
+        the content durable elsewhere first (a hot file's history record carries it,
+        `files.versions`)."""
         ...
 
     def stat(self, path: str) -> Entry | None: ...

@@ -14,8 +14,8 @@ or a migration carries them like any source):
                      content written twice (or restored) is one blob; the hot-state
                      file (NOW.md / NOTES.md, up to INLINE_MAX_BYTES of UTF-8) has
                      none: each record carries its content (`text`), so an
-                     `update_now` costs three syncs (the replace's two, the record's
-                     one) instead of five (`Versioned.inline`)
+                     `update_now` costs two syncs, as a bare atomic replace does
+                     (`Versioned.inline`; step 3 below)
 
 A replace (`FileHistory.replace`, called by the store's write door with the
 file's lock held) runs four steps, each durable before the next:
@@ -34,6 +34,15 @@ history holds the old content and the file the new one; a crash between 3 and 4
 only leaves the new content unrecorded, and step 1 of the next replace (or
 `FileHistory.versions`, which shows it as the file's unrecorded content) finds
 it (a hot file: the old content is in its own record, durable since its write).
+
+A hot file's replace (3) syncs the temporary file but not the folder: its record (4)
+carries the new content and is synced right after the rename, so once `update_now`
+returns the content is durable in the history whatever the filesystem. On a
+filesystem with one ordered metadata journal (ext4, XFS) the record's sync commits the
+rename too; elsewhere a power cut may leave NOW.md holding the previous content, whole,
+with the acknowledged one as its newest version (`memstrata versions`, restore), and the
+next replace records what it finds (step 1). A killed process loses nothing: the rename
+is done before the record is written.
 Steady state costs one sha256, one blob write and one small append (a hot file:
 no blob write).
 
@@ -400,7 +409,10 @@ class FileHistory:
         if last is not None and last.sha256 == new_sha:
             return truth.rewrite(target.rel, data, expected=expected)  # the same content
         text = self._keep(new_sha, data)  # 2. blob (or the record's text)
-        written = truth.rewrite(target.rel, data, expected=expected)  # 3. replace
+        # 3. replace; a record carrying the content follows (a hot file): the rename
+        # needs no folder sync of its own, the record's makes the content durable
+        settled = text is None or expected == MISSING or log is None  # a name made now
+        written = truth.rewrite(target.rel, data, expected=expected, sync_folder=settled)
         now = origin()
         rec = Record(
             iso(now_ts()),

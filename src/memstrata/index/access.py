@@ -23,9 +23,7 @@ typed error rather than rebuild a throwaway private copy and call that done.
 from __future__ import annotations
 
 import contextlib
-import shutil
 import sqlite3
-import tempfile
 import time
 import weakref
 from collections.abc import Callable
@@ -146,6 +144,8 @@ class IndexAccess:
 
     def close(self) -> None:
         if self.private is not None:
+            import shutil  # only for a private index (start-up)
+
             shutil.rmtree(self.private, ignore_errors=True)
             self.private = None
 
@@ -159,6 +159,9 @@ class IndexAccess:
     def _go_private(self, why: StorageError, notice: str) -> None:
         try:
             if self.private is None:
+                import shutil  # a private index only (start-up)
+                import tempfile
+
                 self.private = Path(tempfile.mkdtemp(prefix="memstrata-private-index-"))
                 weakref.finalize(self, shutil.rmtree, self.private, ignore_errors=True)
             folder = self.private / f"index{time.monotonic_ns():x}"  # a fresh copy each time

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -179,6 +178,8 @@ class IndexFiles:
             for suffix in ("", "-wal"):
                 src = Path(f"{self.path(name)}{suffix}")
                 with contextlib.suppress(FileNotFoundError):
+                    import shutil  # a copy of a generation (start-up)
+
                     shutil.copyfile(src, f"{copy.path(name)}{suffix}")
             if copy.path(name).exists():
                 atomic_write_bytes(copy.pointer, f"{name}\n".encode())

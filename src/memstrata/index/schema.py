@@ -271,3 +271,52 @@ MIGRATIONS.append(
 # NULL where the embedder gives none. Rows embedded before get theirs when their text
 # changes or on `memstrata reindex --vectors`; until then they are scored without MaxSim.
 MIGRATIONS.append(("fusion_vector_tokens", "ALTER TABLE vectors ADD COLUMN tokens BLOB;"))
+
+# A lighter write per record (issue 21 item 7): `docs_owner (owner, layer)` is a prefix of
+# `docs_owner_layer_ts (owner, layer, ts)`, which serves every query it served, and
+# `doc_changes` is keyed by its sequence number (one b-tree and the uid's unique index
+# instead of a table, its uid key and a separate index on seq): readers ask for ranges of
+# seq and its maximum, both now a walk of the table itself. Two to three pages fewer per
+# commit of an append.
+MIGRATIONS.append(
+    (
+        "017_slim_write",
+        """
+        DROP INDEX IF EXISTS docs_owner;
+        DROP TRIGGER IF EXISTS docs_change_ai;
+        DROP TRIGGER IF EXISTS docs_change_au;
+        DROP TRIGGER IF EXISTS docs_change_ad;
+        DROP TRIGGER IF EXISTS docs_change_scope_au;
+        CREATE TABLE doc_changes_by_seq (seq INTEGER PRIMARY KEY, uid TEXT NOT NULL UNIQUE);
+        INSERT INTO doc_changes_by_seq(seq, uid) SELECT seq, uid FROM doc_changes;
+        DROP TABLE doc_changes;
+        ALTER TABLE doc_changes_by_seq RENAME TO doc_changes;
+        CREATE TRIGGER docs_change_ai AFTER INSERT ON docs BEGIN
+            INSERT INTO doc_changes(uid, seq)
+            VALUES (new.uid, (SELECT coalesce(max(seq), 0) + 1 FROM doc_changes))
+            ON CONFLICT(uid) DO UPDATE SET seq = excluded.seq;
+        END;
+        CREATE TRIGGER docs_change_au AFTER UPDATE OF title, body, superseded ON docs
+        WHEN old.title IS NOT new.title OR old.body IS NOT new.body
+             OR old.superseded IS NOT new.superseded BEGIN
+            INSERT INTO doc_changes(uid, seq)
+            VALUES (new.uid, (SELECT coalesce(max(seq), 0) + 1 FROM doc_changes))
+            ON CONFLICT(uid) DO UPDATE SET seq = excluded.seq;
+        END;
+        CREATE TRIGGER docs_change_ad AFTER DELETE ON docs BEGIN
+            INSERT INTO doc_changes(uid, seq)
+            VALUES (old.uid, (SELECT coalesce(max(seq), 0) + 1 FROM doc_changes))
+            ON CONFLICT(uid) DO UPDATE SET seq = excluded.seq;
+        END;
+        CREATE TRIGGER docs_change_scope_au
+        AFTER UPDATE OF tags, layer, owner, room, secret ON docs
+        WHEN old.tags IS NOT new.tags OR old.layer IS NOT new.layer
+             OR old.owner IS NOT new.owner OR old.room IS NOT new.room
+             OR old.secret IS NOT new.secret BEGIN
+            INSERT INTO doc_changes(uid, seq)
+            VALUES (new.uid, (SELECT coalesce(max(seq), 0) + 1 FROM doc_changes))
+            ON CONFLICT(uid) DO UPDATE SET seq = excluded.seq;
+        END;
+        """,
+    )
+)

@@ -22,7 +22,6 @@ replaced is kept like any other.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -298,6 +297,8 @@ class Versions(Layer):
         self._check("read", self._layer_of(target))
         sha_a, data_a = self._content(target, a)
         sha_b, data_b = self._content(target, b)
+        import difflib  # only to show a change (start-up: `memstrata context`)
+
         lines = difflib.unified_diff(
             data_a.decode("utf-8", "replace").splitlines(keepends=True),
             data_b.decode("utf-8", "replace").splitlines(keepends=True),

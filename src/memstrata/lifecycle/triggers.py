@@ -20,7 +20,6 @@ with `[log] auto_compact = false`.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -58,6 +57,8 @@ def _never_raises(check: Callable[..., bool]) -> Callable[..., bool]:
             return check(store, *args)
         except INDEX_LAG as exc:
             store.engine.background_errors.append((check.__name__, exc))
+            import logging  # only when a check failed (5-7 ms at start-up)
+
             logging.getLogger("memstrata").warning("memstrata: %s: %s", check.__name__, exc)
             return False
 

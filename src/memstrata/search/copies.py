@@ -30,7 +30,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from memstrata.search.priors import REPLACES
+from memstrata.search.replaces import REPLACES
 from memstrata.search.terms import stems
 from memstrata.search.text import query_terms
 

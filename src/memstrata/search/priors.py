@@ -46,6 +46,7 @@ from memstrata.config.recall import (
 from memstrata.search.coverage import QueryTerm, coverage
 from memstrata.search.features import remember
 from memstrata.search.query import Hit
+from memstrata.search.replaces import REPLACES
 from memstrata.search.text import query_terms, tokenize
 from memstrata.search.toolcalls import (
     LOG_LAYERS,
@@ -106,14 +107,6 @@ _DIGEST = re.compile(r"^(?:LOG compacted: |Session \S+ compacted: )")
 _FINAL = re.compile(r"^Final response:\s*")
 _PREFERENCE = re.compile(
     r"^\W*preference\s*[:\-]|\b(?:i|the user|user)\s+(?:always\s+)?prefers?\b", re.I
-)
-# "replace WeasyPrint with ReportLab", "ReportLab instead of WeasyPrint": what is replaced.
-REPLACES = re.compile(
-    r"\b(?:replac(?:e|es|ed|ing)|swap(?:s|ped|ping)?(?: out)?|instead of|rather than|"
-    r"no longer (?:use|using)|"
-    r"(?:switch|migrat|mov)\w* (?:away )?from|drop(?:s|ped|ping)?)\s+(?:the |our |using )?"
-    r"([^\W\d_][\w.+#-]{2,})",
-    re.I,
 )
 _WORDS = re.compile(r"[^\W_]+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")

@@ -148,6 +148,7 @@ class Engine:
         recover: Callable[[Engine], object] | None = None,
     ) -> None:
         self.home = resolve_home(home).resolve()
+        self._home_prefix = f"{self.home}/"  # `rel`'s fast path, on every write
         self.catalog = catalog
         self.layout = Layout(self.home)
         self.home.mkdir(parents=True, exist_ok=True)
@@ -327,6 +328,9 @@ class Engine:
 
     # -- reads of the truth ----------------------------------------------------
     def rel(self, path: Path) -> str:
+        text = str(path)
+        if text.startswith(self._home_prefix) and "/." not in text and "//" not in text:
+            return text[len(self._home_prefix) :]  # what relative_to gives, without parsing
         try:
             return path.relative_to(self.home).as_posix()
         except ValueError:

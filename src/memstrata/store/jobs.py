@@ -10,7 +10,6 @@ every job (`drain`).
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable
 
@@ -36,6 +35,8 @@ class Jobs:
                         job()
                     except Exception as exc:  # reported, never raised to the writer
                         self.errors.append((key, exc))
+                        import logging  # only when a job failed (start-up)
+
                         logging.getLogger("memstrata").warning("memstrata: %s failed: %s", key, exc)
                     with self._guard:
                         if key not in self._rerun:

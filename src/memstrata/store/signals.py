@@ -15,7 +15,6 @@ never raised to the writer.
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -66,4 +65,6 @@ class Signals:
             except Exception as exc:  # the write that announced it stands
                 name = getattr(handler, "__name__", repr(handler))
                 self._failures.append((name, exc))
+                import logging  # only when a handler failed: 5-7 ms at start-up
+
                 logging.getLogger("memstrata").warning("memstrata: %s: %s", name, exc)

@@ -18,7 +18,6 @@ catalog of index sources, the lifecycle registers for what layers announce
 
 from __future__ import annotations
 
-import difflib
 import os
 from functools import cached_property
 from pathlib import Path
@@ -281,6 +280,8 @@ class Store:
 
     def suggest_agent(self, name: str) -> str:
         known = sorted(set(self.agents()) | set(self.config.configured_agents))
+        import difflib  # only to suggest a name (start-up)
+
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
         return f" (did you mean {close[0]!r}?)" if close else ""
 

@@ -328,7 +328,10 @@ class PostgresTruth:
             (pgschema.FEED_LOCK, path, pgschema.CHANNEL, path),
         )
 
-    def rewrite(self, path: str, data: bytes, *, expected: str | None = None) -> Entry:
+    def rewrite(
+        self, path: str, data: bytes, *, expected: str | None = None, sync_folder: bool = True
+    ) -> Entry:
+        del sync_folder  # a committed transaction is durable whole
         if path.endswith("/"):
             return self._make_folder(path.rstrip("/"))
         wid = os.urandom(12).hex()
