@@ -42,6 +42,7 @@ from memstrata.assembly import standing
 from memstrata.assembly.budget import Section, fit
 from memstrata.assembly.predecessor import predecessor_lines
 from memstrata.errors import MalformedInput, MemstrataError
+from memstrata.layers.starters import as_shown
 from memstrata.lifecycle.flushed import mark_replaced, records_said
 from memstrata.policy.secrets import fact_findings, kinds, mask
 
@@ -270,14 +271,14 @@ class _Sections:
 
 
 def _fenced_file(store: Store, layer: MarkdownLayer) -> list[str]:
-    text = layer.read()
+    text = as_shown(layer.read(), layer.layer, layer.owner)
     return _fenced(store.rel(layer.path), text) if text.strip() else []
 
 
 def _persistent(store: Store, mem: AgentMemory) -> list[str]:
     """CONTEXT.md, its flushed decisions that a newer record replaced shown as replaced
     (`lifecycle.flushed.mark_replaced`): a copy never outlives the record it copies."""
-    text = mem.context.read()
+    text = as_shown(mem.context.read(), mem.context.layer, mem.context.owner)
     if not text.strip():
         return []
     if "memory flush)" in text:

@@ -44,3 +44,50 @@ def is_untouched_starter(text: str, layer: str, owner: str | None) -> bool:
     """Does `text` still say exactly what `init` wrote (line endings aside)?"""
     start = starter(layer, owner)
     return start is not None and text.replace("\r\n", "\n") == start
+
+
+# The starters' lines that ask a person to write something: they tell an agent nothing.
+PLACEHOLDERS = frozenset(
+    {
+        "Describe who this agent is and what it is responsible for.",
+        "List the tools and skills this agent may use.",
+        "Long-term notes that are loaded into every prompt. Keep them short and current.",
+    }
+)
+
+
+def as_shown(text: str, layer: str, owner: str | None) -> str:
+    """What an agent is shown of a file: an untouched starter without the lines asking a
+    person to write something and the headings they leave empty ("" when nothing is
+    left); any edited file exactly as it is.
+
+    Example:
+        >>> as_shown(starter("context", None) or "", "context", None)
+        ''
+        >>> "## Rules" in as_shown(starter("identity", "finn") or "", "identity", "finn")
+        True
+    """
+    if not is_untouched_starter(text, layer, owner):
+        return text
+    lines = [
+        x for x in text.replace("\r\n", "\n").splitlines() if x.lstrip("- ") not in PLACEHOLDERS
+    ]
+    kept: list[str] = []
+    for i, line in enumerate(lines):
+        if line.startswith("#") and _empty_heading(line, lines[i + 1 :]):
+            continue
+        kept.append(line)
+    shown = "\n".join(kept).strip()
+    return shown + "\n" if shown else ""
+
+
+def _empty_heading(heading: str, after: list[str]) -> bool:
+    """No text under `heading` before the next heading of its level or above."""
+    level = len(heading) - len(heading.lstrip("#"))
+    for line in after:
+        if not line.strip():
+            continue
+        if line.startswith("#"):
+            return len(line) - len(line.lstrip("#")) <= level
+        return False
+    return True
