@@ -29,11 +29,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from memstrata.errors import NotFound, UnknownKind
-from memstrata.model import RECORD_KINDS
+from memstrata.errors import NotFound
 from memstrata.search import features, scoring
 from memstrata.search.coverage import QueryTerm, idf
 from memstrata.search.expand import IdentifierWords, Phrase, plan
+from memstrata.search.filters import filters as _filters
 from memstrata.search.layermask import LayerMask
 from memstrata.search.query import OPT_IN_LAYERS, Hit, Searchable, SearchQuery
 from memstrata.search.terms import TermStat, essential_terms, stems
@@ -62,55 +62,6 @@ _COLUMNS = (
     "d.id, d.uid, d.layer, d.owner, d.room, d.kind, d.tags, d.ts, d.title, d.body, d.source,"
     " d.line, d.superseded, d.meta, d.thread, d.pos"
 )
-
-
-def _filters(store: Searchable, q: SearchQuery) -> tuple[list[str], list[Any]]:
-    scope_sql, params = store.gate.sql_filter("d")
-    where = [scope_sql]
-    if not q.include_superseded:
-        where.append("d.superseded = 0")
-    if q.layers:
-        where.append(f"d.layer IN ({','.join('?' for _ in q.layers)})")
-        params.extend(q.layers)
-    elif not store.config.search_sessions_by_default:  # transcripts are opt-in
-        where.append(f"d.layer NOT IN ({','.join('?' for _ in OPT_IN_LAYERS)})")
-        params.extend(OPT_IN_LAYERS)
-    if q.kind is not None:
-        if (
-            "ledger" in (q.layers or ("ledger",))
-            and q.layers == ("ledger",)
-            and q.kind not in store.config.half_lives
-            and q.kind not in RECORD_KINDS  # decision, constraint, preference: always kinds
-        ):
-            raise UnknownKind(
-                f"unknown kind {q.kind!r}; known kinds: {', '.join(store.config.kinds)}"
-            )
-        where.append("d.kind = ?")
-        params.append(q.kind)
-    if q.agent is not None:
-        store.gate.check("read", "file", q.agent)
-        where.append("d.owner = ?")
-        params.append(q.agent)
-    if q.in_room is not None:
-        where.append("d.room = ?")
-        params.append(q.in_room)
-    if q.rooms:
-        where.append(f"d.room IN ({','.join('?' for _ in q.rooms)})")
-        params.extend(q.rooms)
-    if q.exclude_room is not None:
-        where.append("(d.room IS NULL OR d.room != ?)")
-        params.append(q.exclude_room)
-    if q.since is not None:
-        where.append("d.ts >= ?")
-        params.append(q.since)
-    if q.until is not None:
-        where.append("d.ts <= ?")
-        params.append(q.until)
-    if q.tags:
-        joiner = " OR " if q.tags_match == "any" else " AND "
-        where.append("(" + joiner.join("(' ' || d.tags || ' ') LIKE ?" for _ in q.tags) + ")")
-        params.extend(f"% {t} %" for t in q.tags)
-    return where, params
 
 
 def lexical_search(store: Searchable, q: SearchQuery, *, fetch: int | None = None) -> list[Hit]:

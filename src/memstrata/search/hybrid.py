@@ -39,7 +39,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from memstrata.search import scoring, updates
-from memstrata.search.engine import _COLUMNS, _filters, _hit, lexical_pool, make_snippet
+from memstrata.search.engine import _COLUMNS, _hit, lexical_pool, make_snippet
+from memstrata.search.filters import filters as _filters
 from memstrata.search.maxsim import maxsim as token_maxsim
 from memstrata.search.pieces import content_pieces
 from memstrata.search.query import LAYERS, OPT_IN_LAYERS, Hit, Searchable, SearchQuery

@@ -28,6 +28,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from memstrata.search.filters import filters
 from memstrata.search.priors import is_intent
 from memstrata.search.query import Hit, Searchable, SearchQuery
 from memstrata.search.toolcalls import LOG_LAYERS
@@ -89,27 +90,15 @@ def _members(store: Searchable, q: SearchQuery, prompt: Hit) -> list[Hit]:
     layers = q.layers
     if layers and prompt.layer not in layers:
         return []
-    scope_sql, params = store.gate.sql_filter("d")
-    where = [scope_sql, "d.layer = ?", "d.thread = ?", "d.pos > ?"]
-    extra: list[Any] = []
-    if not q.include_superseded:
-        where.append("d.superseded = 0")
-    if q.agent is not None:
-        where.append("d.owner = ?")
-        extra.append(q.agent)
-    if q.since is not None:
-        where.append("d.ts >= ?")
-        extra.append(q.since)
-    if q.until is not None:
-        where.append("d.ts <= ?")
-        extra.append(q.until)
+    where, params = filters(store, q)  # a turn is filtered as any search of `q` is
+    where += ["d.layer = ?", "d.thread = ?", "d.pos > ?"]
     with store.db.read() as conn:
         at = conn.execute("SELECT thread, pos FROM docs WHERE uid = ?", (prompt.uid,)).fetchone()
         if at is None or at[0] is None or at[1] is None:
             return []
         rows = conn.execute(
             f"SELECT {_COLUMNS} FROM docs d WHERE {' AND '.join(where)} ORDER BY d.pos LIMIT ?",
-            [*params, prompt.layer, at[0], at[1], *extra, SCAN],
+            [*params, prompt.layer, at[0], at[1], SCAN],
         ).fetchall()
     out: list[Hit] = []
     for r in rows:
