@@ -26,7 +26,7 @@ def test_the_best_unit_of_each_record_is_named_first_on_a_tie() -> None:
     counts = [1, 3, 1, 5, 2, 1, 4, 32, 1, 2] * 30
     m = _matrix(counts)
     q = np.ones(8, dtype=np.float32) / np.sqrt(8)
-    best, source, detail = m.score(q)
+    best, _source, detail = m.score(q)
     su = np.einsum("ij,j->i", m.units, q)  # as `score` computes it
     for i, c in enumerate(m.counts):
         s = int(m.starts[i])
