@@ -26,6 +26,7 @@ from typing import Any
 from memstrata.bench import agent_metrics as m
 from memstrata.bench.agent_scenario import load, scenario_names
 from memstrata.errors import MalformedInput
+from memstrata.store.view import Store
 
 ASKS = "asks.json"
 SNAPSHOTS = "snapshots"
@@ -83,8 +84,6 @@ def replay(
 ) -> dict[str, Any]:
     """Every dev question of the scenarios kept under `workdir` asked again (`names`: only
     these scenarios; `only`: only these question ids)."""
-    from memstrata.store.view import Store
-
     for n in names or []:
         refuse_held_out(n)
     kept = [(n, p) for n, p in projects(workdir) if not names or n in names]
