@@ -49,7 +49,7 @@ def test_context_loads_neither_ranking_rules_nor_error_path_modules(home: Path) 
 
 LAZY_PROBE = (
     "import atexit, runpy, sys\n"
-    "from memstrata.patterns import LazyPattern\n"
+    "from memstrata.reading.patterns import LazyPattern\n"
     "def report():\n"
     "    found = []\n"
     "    for name in ('memstrata.layers.durable', 'memstrata.lifecycle.statements'):\n"
@@ -69,7 +69,7 @@ LAZY_PROBE = (
 def test_context_compiles_none_of_the_write_side_rules_it_imports(home: Path) -> None:
     """The durable-fact exclusions and the statement readers are imported by the
     context (through the layers) but compiled only when a write or a reading runs
-    them (`memstrata.patterns.LazyPattern`)."""
+    them (`memstrata.reading.patterns.LazyPattern`)."""
     with Store(home, agent="finn") as store:
         store.agent().now.update("Ship the importer", ["write the tests"])
     r = subprocess.run(
@@ -89,7 +89,7 @@ def test_context_compiles_none_of_the_write_side_rules_it_imports(home: Path) ->
 def test_a_lazy_pattern_compiles_once_and_matches_as_re_does() -> None:
     import re
 
-    from memstrata.patterns import LazyPattern
+    from memstrata.reading.patterns import LazyPattern
 
     lazy = LazyPattern(r"\b(iteration|step) #?(\d+)\b", re.I)
     assert lazy._compiled is None

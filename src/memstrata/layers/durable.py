@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memstrata.patterns import LazyPattern
+from memstrata.reading.patterns import LazyPattern
 
 MAX_FACT_CHARS = 400
 MAX_SENTENCES = 2

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memstrata.lifecycle.statements import goal_of, is_continuation
-from memstrata.patterns import LazyPattern
+from memstrata.reading.patterns import LazyPattern
 
 if TYPE_CHECKING:
     from memstrata.model import LogEntry

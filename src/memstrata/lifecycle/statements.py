@@ -31,8 +31,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memstrata.patterns import LazyPattern
 from memstrata.reading.english import expand_contractions
+from memstrata.reading.patterns import LazyPattern
 
 GOAL_CHARS = 200
 
