@@ -5,7 +5,9 @@ and synced); indexing it is not what makes it last, so `Engine.append` and
 `Engine.index_file` queue it here and return. The queue is worked off, in order,
 by whichever comes first:
 
-* a worker thread the first queued item wakes (it ends after a second without work);
+* a worker thread the first queued item wakes: it lets a burst of writes go first,
+  waiting until none came for `QUIET_S` (at most `MAX_WAIT_S` after the first), then
+  indexes all of them in one transaction (it ends after a second without work);
 * any top-level read or write of the index in this process: `Database` runs the
   queue (its `pending` hook) under the connection's lock before it, so a read that
   starts after a write returned finds it indexed, whatever thread reads;
@@ -32,6 +34,7 @@ next item of that source then finds nothing new).
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -44,6 +47,8 @@ if TYPE_CHECKING:
     from memstrata.store.engine import Engine
 
 IDLE_S = 1.0  # the worker thread ends after this long without work
+QUIET_S = 0.01  # the worker waits until no write came for this long ...
+MAX_WAIT_S = 0.1  # ... but at most this long after the first one it has not indexed
 Then = Callable[[int | None], object]
 
 
@@ -65,11 +70,16 @@ class Deferred:
         self._cond = threading.Condition(threading.Lock())
         self._worker: threading.Thread | None = None
         self._closed = False
+        self._first = self._last = 0.0  # when the oldest and newest queued items came
         self.told: dict[str, int] = {}  # the docs count last told, by source path
 
     def add(self, spec: SourceSpec, *, whole: bool = False, then: Then | None = None) -> None:
         """Queue the index work of a write to `spec` (acknowledged: never raises)."""
         with self._cond:
+            self._last = time.monotonic()
+            if not self._items:
+                self._first = self._last
+                self._cond.notify()  # an idle worker starts waiting for quiet
             item = self._items.get(str(spec.path))
             if item is None:
                 item = self._items[str(spec.path)] = Item(spec, whole)
@@ -81,8 +91,6 @@ class Deferred:
                 self._worker = threading.Thread(target=self._work, name="memstrata index")
                 self._worker.daemon = True
                 self._worker.start()
-            else:
-                self._cond.notify()
 
     def __bool__(self) -> bool:
         return bool(self._items)
@@ -97,6 +105,11 @@ class Deferred:
             with self._cond:
                 if not self._items and not self._closed:
                     self._cond.wait(IDLE_S)
+                while self._items and not self._closed:
+                    until = min(self._last + QUIET_S, self._first + MAX_WAIT_S)
+                    if time.monotonic() >= until:
+                        break
+                    self._cond.wait(until - time.monotonic())
                 if not self._items or self._closed:
                     self._worker = None
                     return
