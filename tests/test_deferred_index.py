@@ -122,3 +122,20 @@ def test_a_process_killed_with_index_work_queued_loses_nothing(home: Path) -> No
     again = Store(home, agent="finn", watch=False)  # a new process: by its opening catch-up
     assert "bilby seen before the crash" in [e.content for e in again.agent().log.tail(5)]
     again.close()
+
+
+def test_a_process_that_ends_without_closing_its_store_indexes_what_it_wrote(
+    home: Path,
+) -> None:
+    """A CLI command never closes its store: the queued work is done as the interpreter
+    exits (the worker is not a daemon thread), as it was when done inside the write."""
+    Store(home, agent="finn", watch=False).close()
+    code = (
+        "from memstrata import Store\n"
+        f"store = Store({str(home)!r}, agent='finn', watch=False)\n"
+        "store.agent().log.append('THOUGHT', 'potoroo noted on the way out')\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "potoroo noted on the way out" in _raw_bodies(home)

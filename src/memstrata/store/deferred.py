@@ -7,7 +7,11 @@ by whichever comes first:
 
 * a worker thread the first queued item wakes: it lets a burst of writes go first,
   waiting until none came for `QUIET_S` (at most `MAX_WAIT_S` after the first), then
-  indexes all of them in one transaction (it ends after a second without work);
+  indexes all of them in one transaction (it ends after a second without work). It
+  is not a daemon thread: when the main thread ends (a CLI command that never closes
+  its store), it does what is queued at once and ends, and the interpreter waits for
+  it and for the jobs it started (a LOG compaction), as it did when the work was done
+  inside the write;
 * any top-level read or write of the index in this process: `Database` runs the
   queue (its `pending` hook) under the connection's lock before it, so a read that
   starts after a write returned finds it indexed, whatever thread reads;
@@ -49,6 +53,7 @@ if TYPE_CHECKING:
 IDLE_S = 1.0  # the worker thread ends after this long without work
 QUIET_S = 0.01  # the worker waits until no write came for this long ...
 MAX_WAIT_S = 0.1  # ... but at most this long after the first one it has not indexed
+POLL_S = 0.05  # how soon the worker sees the main thread end (the interpreter exiting)
 Then = Callable[[int | None], object]
 
 
@@ -89,7 +94,6 @@ class Deferred:
                 item.then = then
             if self._worker is None and not self._closed:
                 self._worker = threading.Thread(target=self._work, name="memstrata index")
-                self._worker.daemon = True
                 self._worker.start()
 
     def __bool__(self) -> bool:
@@ -101,15 +105,19 @@ class Deferred:
         return items
 
     def _work(self) -> None:
+        main = threading.main_thread()
         while True:
             with self._cond:
-                if not self._items and not self._closed:
-                    self._cond.wait(IDLE_S)
-                while self._items and not self._closed:
+                idle_until = time.monotonic() + IDLE_S
+                while not self._items and not self._closed and main.is_alive():
+                    if time.monotonic() >= idle_until:
+                        break
+                    self._cond.wait(POLL_S)
+                while self._items and not self._closed and main.is_alive():
                     until = min(self._last + QUIET_S, self._first + MAX_WAIT_S)
                     if time.monotonic() >= until:
                         break
-                    self._cond.wait(until - time.monotonic())
+                    self._cond.wait(min(POLL_S, until - time.monotonic()))
                 if not self._items or self._closed:
                     self._worker = None
                     return
