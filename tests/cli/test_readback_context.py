@@ -1,0 +1,85 @@
+"""The session-start context and the LOG digests, read as the agent receives them (context19).
+
+Defects left after `tests/cli/test_readback.py`, each through the surface it showed on:
+the hooks fed Claude Code's JSON (`tests/claude_code.py`: the session-start context from
+the `memstrata hook session-start` process), the CLI as a process, a real stdio MCP client.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+from tests.claude_code import EXE, ClaudeSession
+
+from memstrata import Store
+
+OK = {"stdout": "", "stderr": "", "interrupted": False, "isImage": False}
+TOKEN = "Zx8kP2mQ9vL4tR7wY1nB5cF3hJ6dG0sAq1"  # random base62, as a key looks
+
+
+def _section(context: str, title: str) -> str:
+    """The lines of the context section whose title starts with `title`."""
+    for part in context.split("\n## ")[1:]:
+        if part.startswith(title):
+            return part.split("\n", 1)[1] if "\n" in part else ""
+    return ""
+
+
+def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    r = subprocess.run(
+        [EXE, "--home", str(home), "--agent", "me", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+def test_a_temporary_workspace_path_is_shown_and_a_key_is_still_withheld(home: Path) -> None:
+    """The bench's contexts read "## Workspace / [withheld: high-entropy]" when the project
+    sat in a temporary folder (`/tmp/tmpq_501lb2/ml-wrensong/proj`): a path of random-looking
+    short folder names made one 32+ character token. A path is not a secret; a key is, in
+    a sentence or as the last part of a path."""
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Path(tmp) / "q_5O1lB2" / "x19Ju41v" / "proj"
+        project.mkdir(parents=True)
+        with Store(home, agent="me") as st:
+            st.agent().context.write(
+                f"# Context\n\n- The deploy key is {TOKEN}\n- Uploads: /srv/keys/{TOKEN}\n"
+            )
+        context = ClaudeSession(home, project).context()
+    assert _section(context, "Workspace").strip() == str(project), context
+    assert TOKEN not in context
+    assert "The deploy key is [withheld: high-entropy]" in context, context
+    assert "Uploads: /srv/keys/[withheld: high-entropy]" in context, context
+
+
+def test_a_log_digest_files_a_preference_as_one_without_the_filler(home: Path) -> None:
+    """coding-tidepool: the LOG compaction's digest read "- Constraint: Nice. For the record:
+    I prefer httpx to requests for any HTTP calls, and please keep type hints everywhere.":
+    the user's taste filed as a constraint (the request beside it read as a rule), the
+    acknowledgement and the opener kept in the label. A prohibition stays a constraint."""
+    with Store(home, agent="me") as st:
+        log = st.agent().log
+        log.append(
+            "USER_FEEDBACK",
+            "Nice. For the record: I prefer httpx to requests for any HTTP calls, and please"
+            " keep type hints everywhere.",
+        )
+        log.append("USER_FEEDBACK", "OK so, never push to main without a green CI run.")
+        log.append("USER_FEEDBACK", "Great. Also, we decided to log in with a signed cookie.")
+    _cli(home, "compact", "--force")
+    log_md = (home / "agents" / "me" / "memory" / "LOG.md").read_text()
+    digest = log_md.split("LOG compacted:", 1)[1].split("<!--", 1)[0]
+    assert (
+        "Preference: I prefer httpx to requests for any HTTP calls, and please keep type hints"
+        " everywhere." in digest
+    ), digest
+    assert "- Constraint: Never push to main without a green CI run." in digest, digest
+    assert "- Decision: We decided to log in with a signed cookie." in digest, digest
+    assert "Nice." not in digest and "For the record" not in digest, digest
+    assert "OK so" not in digest and "Great." not in digest, digest
