@@ -7,6 +7,7 @@ the `memstrata hook session-start` process), the CLI as a process, a real stdio 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import tempfile
@@ -83,3 +84,45 @@ def test_a_log_digest_files_a_preference_as_one_without_the_filler(home: Path) -
     assert "- Decision: We decided to log in with a signed cookie." in digest, digest
     assert "Nice." not in digest and "For the record" not in digest, digest
     assert "OK so" not in digest and "Great." not in digest, digest
+
+
+def test_an_error_about_what_a_later_decision_dropped_is_not_open(
+    home: Path, tmp_path: Path
+) -> None:
+    """ml-wrensong s02: `uv run wandb login` failed (the university proxy refuses the tunnel
+    to api.wandb.ai); then the decision "Track experiments on the lab's MLflow server; no
+    W&B" replaced "Track experiments in Weights & Biases". Every later context still listed
+    the login under "Open errors (nothing later resolved them)". It is moot, not open: told
+    under its session's line, with the record that dropped it. A failure about something
+    still in use stays open."""
+    old = _cli(home, "--json", "decisions", "record", "Track experiments in Weights & Biases")
+    old_id = json.loads(old.stdout)["entry"]["id"]
+    s = ClaudeSession(home, tmp_path / "proj")
+    s.call("user-prompt-submit", s.prompt("Set up experiment tracking and a first training run."))
+    proxy = (
+        "Exit code 1\nwandb: ERROR Unable to connect to https://api.wandb.ai: ProxyError("
+        "'Cannot connect to proxy.', OSError('Tunnel connection failed: 403 Forbidden'))"
+    )
+    login = {"command": "uv run wandb login", "description": "Log in to W&B"}
+    s.call("post-tool-use-failure", s.tool("Bash", login, None, failed=proxy))
+    train = {"command": "uv run python -m wrensong.train --epochs 30"}
+    oom = "Exit code 1\ntorch.OutOfMemoryError: CUDA out of memory"
+    s.call("post-tool-use-failure", s.tool("Bash", train, None, failed=oom))
+    s.call("stop", s.answer("W&B is unreachable from the GPU server; training ran out of memory."))
+    new = _cli(
+        home,
+        "--json",
+        "decisions",
+        "record",
+        "Track experiments on the lab's MLflow server (mlflow.lab.internal); no W&B",
+        "--replaces",
+        old_id,
+    )
+    new_id = json.loads(new.stdout)["entry"]["id"]
+    context = ClaudeSession(home, tmp_path / "proj").context()
+    errors = _section(context, "Open errors")
+    assert "out of memory" in errors, context  # nothing dropped the training
+    assert "wandb" not in errors, errors
+    activity = _section(context, "Recent activity")
+    assert "Bash (uv run wandb login) failed: wandb: ERROR Unable to connect" in activity
+    assert f"(no longer open: {new_id} dropped what it was about)" in activity, activity

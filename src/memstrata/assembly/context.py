@@ -49,7 +49,7 @@ from memstrata.policy.secrets import fact_findings, kinds, mask
 if TYPE_CHECKING:
     from memstrata.layers.agent import AgentMemory
     from memstrata.layers.hot import MarkdownLayer
-    from memstrata.model import LogEntry
+    from memstrata.model import LedgerEntry, LogEntry
     from memstrata.store.view import Store
 
 DEFAULT_BUDGET_CHARS = 24_000
@@ -162,10 +162,12 @@ def assemble_context(
     )
     build.add("preferences", "## Preferences", 84, ledger, lambda: standing.preference_lines(mem))
     entries: list[LogEntry] = []
+    history: list[tuple[LedgerEntry, str | None]] = []
 
     def log_tail() -> list[LogEntry]:
         if not entries and log_entries:
             entries.extend(standing.recent_entries(mem, log_entries))
+            history.extend(standing.records_history(mem))
         return entries
 
     build.add(
@@ -173,7 +175,7 @@ def assemble_context(
         "## Open errors (nothing later resolved them)",
         76,
         mem.log.path,
-        lambda: standing.error_lines(log_tail()),
+        lambda: standing.error_lines(log_tail(), history),
     )
     build.add("facts", "## Known facts", 70, mem.facts.path, lambda: _facts(build, mem, brief))
     build.add(
@@ -181,7 +183,7 @@ def assemble_context(
         "## Recent activity (LOG.md, by session)",
         50,
         mem.log.path,
-        lambda: standing.activity_lines(log_tail()),
+        lambda: standing.activity_lines(log_tail(), history),
         keep="tail",
     )
     build.add(

@@ -20,12 +20,14 @@ from memstrata.errors import MemstrataError
 from memstrata.layers.decisions import RULE_KINDS
 from memstrata.lifecycle.activity import (
     NOTE_CHARS,
+    OpenError,
     failure_line,
     is_trace,
     one_line,
     open_errors,
     sessions,
 )
+from memstrata.lifecycle.moot import moot_by
 
 if TYPE_CHECKING:
     from memstrata.layers.agent import AgentMemory
@@ -85,8 +87,34 @@ def preference_lines(mem: AgentMemory) -> list[str]:
     return [record_line(e) for e in mem.decisions.in_force(("preference",))]
 
 
-def error_lines(entries: list[LogEntry]) -> list[str]:
-    return [err.line() for err in open_errors(entries)]
+def records_history(mem: AgentMemory) -> list[tuple[LedgerEntry, str | None]]:
+    """Every decision and constraint with what replaced it, for `moot` errors; none when
+    the ledger cannot be read (its own sections say so): errors are then shown as open."""
+    try:
+        return mem.decisions.history(("decision", "constraint", *RULE_KINDS))
+    except MemstrataError:
+        return []
+
+
+def unresolved(
+    entries: list[LogEntry], history: list[tuple[LedgerEntry, str | None]]
+) -> tuple[list[OpenError], dict[str, LedgerEntry]]:
+    """The open errors, and by error entry id the record in force that made one moot
+    (`lifecycle.moot`: a later decision dropped what it was about)."""
+    still, moot = [], {}
+    for err in open_errors(entries):
+        by = moot_by(err.entry, history)
+        if by is None:
+            still.append(err)
+        else:
+            moot.update(dict.fromkeys(err.ids, by))
+    return still, moot
+
+
+def error_lines(
+    entries: list[LogEntry], history: list[tuple[LedgerEntry, str | None]] | None = None
+) -> list[str]:
+    return [err.line() for err in unresolved(entries, history or [])[0]]
 
 
 def _when(start: str, end: str) -> str:
@@ -105,11 +133,15 @@ def _compaction(e: LogEntry) -> str:
     return f"- before {when}: {meta.get('entries', '?')} entries compacted into {where}{told}"
 
 
-def activity_lines(entries: list[LogEntry]) -> list[str]:
+def activity_lines(
+    entries: list[LogEntry], history: list[tuple[LedgerEntry, str | None]] | None = None
+) -> list[str]:
     """One line per session (and under it the agent's notes and what failed, unless it is
-    still an open error: told once), oldest first; a compaction whose archived entries
-    are among `entries` (`recent_entries`) is told by them."""
-    still_open = {i for err in open_errors(entries) for i in err.ids}
+    still an open error: told once; an error a later decision made moot says which),
+    oldest first; a compaction whose archived entries are among `entries`
+    (`recent_entries`) is told by them."""
+    errors, moot = unresolved(entries, history or [])
+    still_open = {i for err in errors for i in err.ids}
     summaries = [e for e in entries if (e.metadata or {}).get("compacted")]
     own = [e for e in summaries if not e.compacted]  # LOG.md's own summary entries
     expanded = own[-1] if own and any(e.compacted for e in entries) else None
@@ -137,5 +169,7 @@ def activity_lines(entries: list[LogEntry]) -> list[str]:
             if e.id in still_open or said in told or len(told) == MAX_FAILURES:
                 continue
             told.add(said)
-            lines.append(f"  - {e.ts[11:16]} {said}")
+            by = moot.get(e.id)
+            why = f" (no longer open: {by.id} dropped what it was about)" if by else ""
+            lines.append(f"  - {e.ts[11:16]} {said}{why}")
     return lines

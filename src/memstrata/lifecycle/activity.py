@@ -102,6 +102,11 @@ def _args(e: LogEntry) -> dict[str, Any]:
     return named or ({"args": call.group(2).strip()} if call.group(2).strip() else {})
 
 
+def call_args(e: LogEntry) -> dict[str, Any]:
+    """A tool call's arguments: as the harness logged them, or read from `tool(a="x")`."""
+    return _args(e)
+
+
 def target(e: LogEntry) -> str:
     """What a tool call acted on: its command (a test run of another file is another
     target), or its file, path or pattern."""
