@@ -126,3 +126,79 @@ def test_an_error_about_what_a_later_decision_dropped_is_not_open(
     activity = _section(context, "Recent activity")
     assert "Bash (uv run wandb login) failed: wandb: ERROR Unable to connect" in activity
     assert f"(no longer open: {new_id} dropped what it was about)" in activity, activity
+
+
+def test_an_mcp_only_agents_session_line_says_its_goal_and_outcome(home: Path) -> None:
+    """research-scooters (an agent wired to `memstrata mcp` only, no hooks: it logs some
+    calls with log_activity and keeps its own transcript with session_append): each of its
+    session lines in "Recent activity" read "2026-04-06 09:00-10:12; 3 other calls
+    (web_search, fetch_url)", counts and nothing of what the session was for or came to.
+    The goal is now its transcript's first prompt that sets one (not an "ignore memory"
+    aside), the outcome its last answer (not the aside's)."""
+    import anyio
+    from mcp.client.stdio import StdioServerParameters
+
+    from mcp import Client
+
+    params = StdioServerParameters(
+        command=EXE,
+        args=["--home", str(home), "--agent", "scout", "mcp", "--tools", "default,sessions"],
+        env={k: os.environ[k] for k in ("PATH", "PYTHONPATH") if k in os.environ},
+    )
+    sid = "2026-04-06-paris"
+    steps: list[tuple[str, dict[str, object]]] = [
+        (
+            "session_append",
+            {
+                "role": "user",
+                "content": "Help me research shared e-scooters in Paris for a magazine feature.",
+            },
+        ),
+        (
+            "log_activity",
+            {
+                "entry_type": "TOOL_USE",
+                "content": 'web_search("Paris scooter vote 2023") -> ok, 8 results',
+            },
+        ),
+        (
+            "log_activity",
+            {
+                "entry_type": "TOOL_USE",
+                "content": "fetch_url(paris.fr/pages/trottinettes) -> ok, 14 KB",
+            },
+        ),
+        (
+            "session_append",
+            {
+                "role": "assistant",
+                "content": "- Paris voted 89% against shared e-scooters in April 2023\n- the contracts ended in September",
+            },
+        ),
+        (
+            "session_append",
+            {"role": "user", "content": "Ignore memory, unrelated: how do I list open ports?"},
+        ),
+        ("session_append", {"role": "assistant", "content": "ss -tulpn, or lsof -i -P -n."}),
+        (
+            "log_activity",
+            {"entry_type": "THOUGHT", "content": "The Saint-Roch trauma study is paywalled"},
+        ),
+    ]
+
+    async def main() -> str:
+        async with Client(params) as c:
+            for tool, args in steps:
+                if tool == "session_append":
+                    args = {"session_id": sid, **args}
+                r = await c.call_tool(tool, args)
+                assert not r.is_error, (tool, r.content)
+            context = await c.read_resource("memory://prompt-context")
+            return str(context.contents[0].text)  # type: ignore[union-attr]
+
+    activity = _section(anyio.run(main), "Recent activity")
+    line = next(x for x in activity.splitlines() if x.startswith("- "))
+    assert "goal: Help me research shared e-scooters in Paris for a magazine feature." in line
+    assert "2 other calls (web_search, fetch_url)" in line, line
+    assert "outcome: Paris voted 89% against shared e-scooters in April 2023" in line, line
+    assert "open ports" not in activity and "ss -tulpn" not in activity, activity

@@ -183,7 +183,7 @@ def assemble_context(
         "## Recent activity (LOG.md, by session)",
         50,
         mem.log.path,
-        lambda: standing.activity_lines(log_tail(), history),
+        lambda: standing.activity_lines(log_tail(), history, standing.transcript_told(mem)),
         keep="tail",
     )
     build.add(

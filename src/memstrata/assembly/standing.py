@@ -14,12 +14,14 @@ Each builder returns plain lines for `assembly.context`, which fits them to the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from memstrata.errors import MemstrataError
 from memstrata.layers.decisions import RULE_KINDS
 from memstrata.lifecycle.activity import (
     NOTE_CHARS,
+    OUTCOME_CHARS,
     OpenError,
     failure_line,
     is_trace,
@@ -28,6 +30,8 @@ from memstrata.lifecycle.activity import (
     sessions,
 )
 from memstrata.lifecycle.moot import moot_by
+from memstrata.lifecycle.statements import goal_of, is_continuation
+from memstrata.model import parse_ts
 
 if TYPE_CHECKING:
     from memstrata.layers.agent import AgentMemory
@@ -117,6 +121,54 @@ def error_lines(
     return [err.line() for err in unresolved(entries, history or [])[0]]
 
 
+# What an agent's own transcript says of a stretch of LOG.md that names no session:
+# (goals, what the user asked, the outcome).
+Told = Callable[[str, str], tuple[list[str], list[str], str]]
+TOLD_MARGIN = 1800.0  # seconds around a LOG stretch in which its transcript's messages count
+
+
+def transcript_told(mem: AgentMemory) -> Told:
+    """Goal and outcome of an agent whose LOG.md holds no prompt or final response (an MCP
+    agent logging its calls and notes, keeping its own transcript with `session_append`):
+    the transcripts with messages in the stretch's span (give or take `TOLD_MARGIN`), the
+    goal from their first prompts that set one ("continue" and "ignore memory" asides
+    set none), the outcome from the last answer that is not the answer to an aside."""
+    from memstrata.assembly.ignore import asks_to_ignore_memory
+
+    def told(start: str, end: str) -> tuple[list[str], list[str], str]:
+        goals: list[str] = []
+        asked: list[str] = []
+        outcome = ""
+        try:
+            found = mem.sessions.active_between(
+                parse_ts(start) - TOLD_MARGIN, parse_ts(end) + TOLD_MARGIN
+            )
+            for t in found:
+                for role, said in mem.sessions.talk(t.id):
+                    if role != "user" or not said or asks_to_ignore_memory(said):
+                        continue
+                    goal = goal_of(said)
+                    if goal:
+                        goals.append(goal)
+                        break
+                    if not is_continuation(said):
+                        asked.append(said)
+                        break
+                answer = ""
+                for role, said in mem.sessions.talk(t.id, last=True):
+                    if role == "assistant":
+                        answer = said
+                    elif asks_to_ignore_memory(said):
+                        break  # what follows answers the aside
+                outcome = answer or outcome
+        except MemstrataError:
+            pass  # an unreadable session index costs the goal, never the line
+        outcome = outcome.lstrip("-*• ")  # an answer given as bullets: its first one
+        return goals, asked, one_line(outcome, OUTCOME_CHARS) if outcome else ""
+
+    return told
+
+
 def _when(start: str, end: str) -> str:
     day, first, last = start[:10], start[11:16], end[11:16]
     if end[:10] != day:
@@ -134,7 +186,9 @@ def _compaction(e: LogEntry) -> str:
 
 
 def activity_lines(
-    entries: list[LogEntry], history: list[tuple[LedgerEntry, str | None]] | None = None
+    entries: list[LogEntry],
+    history: list[tuple[LedgerEntry, str | None]] | None = None,
+    transcript: Told | None = None,
 ) -> list[str]:
     """One line per session (and under it the agent's notes and what failed, unless it is
     still an open error: told once; an error a later decision made moot says which),
@@ -148,6 +202,8 @@ def activity_lines(
     lines = [_compaction(e) for e in summaries if e is not expanded]
     for s in sessions(entries)[-MAX_SESSIONS:]:
         parts = [_when(s.start, s.end)]
+        if transcript is not None and not (s.goals or s.asked or s.outcome):
+            s.goals, s.asked, s.outcome = transcript(s.start, s.end)
         if s.goals:
             parts.append("goal: " + " / then: ".join(one_line(g, 160) for g in s.goals[:3]))
         elif s.asked:
