@@ -202,3 +202,28 @@ def test_an_mcp_only_agents_session_line_says_its_goal_and_outcome(home: Path) -
     assert "2 other calls (web_search, fetch_url)" in line, line
     assert "outcome: Paris voted 89% against shared e-scooters in April 2023" in line, line
     assert "open ports" not in activity and "ss -tulpn" not in activity, activity
+
+
+def test_without_a_transcript_the_session_line_tells_the_now_the_agent_set(home: Path) -> None:
+    """An MCP agent that keeps no transcript and logs only its calls: its session line
+    read counts alone. What it did record is NOW: the first objective it set in the span
+    is the goal, the last one (when it moved on) the outcome."""
+    with Store(home, agent="scout") as st:
+        mem = st.agent()
+        mem.log.append("TOOL_USE", 'web_search("Paris scooter vote 2023") -> ok, 8 results')
+        mem.now.update(status="Researching Paris: the 2023 vote", next_steps=["Injury data"])
+        mem.log.append("TOOL_USE", "fetch_url(paris.fr/pages/trottinettes) -> ok, 14 KB")
+        mem.now.update(
+            status="Paris done: 89% against; next Madrid's tender", next_steps=["Madrid"]
+        )
+        mem.log.append("THOUGHT", "The Saint-Roch trauma study is paywalled")
+    r = subprocess.run(
+        [EXE, "--home", str(home), "--agent", "scout", "context"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    line = next(x for x in _section(r.stdout, "Recent activity").splitlines() if x[:2] == "- ")
+    assert "goal: Researching Paris: the 2023 vote; 2 other calls" in line, line
+    assert "outcome: NOW: Paris done: 89% against; next Madrid's tender" in line, line

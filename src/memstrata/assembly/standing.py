@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from memstrata.errors import MemstrataError
 from memstrata.layers.decisions import RULE_KINDS
+from memstrata.layers.hot import parse_now
 from memstrata.lifecycle.activity import (
     NOTE_CHARS,
     OUTCOME_CHARS,
@@ -154,17 +155,41 @@ def transcript_told(mem: AgentMemory) -> Told:
                     if not is_continuation(said):
                         asked.append(said)
                         break
-                answer = ""
+                answer, aside = "", False
                 for role, said in mem.sessions.talk(t.id, last=True):
-                    if role == "assistant":
+                    if role == "user":
+                        aside = asks_to_ignore_memory(said)  # its answer is no outcome
+                    elif not aside:
                         answer = said
-                    elif asks_to_ignore_memory(said):
-                        break  # what follows answers the aside
                 outcome = answer or outcome
+            if not found:
+                goals, outcome = now_set(parse_ts(start), parse_ts(end) + TOLD_MARGIN)
         except MemstrataError:
             pass  # an unreadable session index costs the goal, never the line
         outcome = outcome.lstrip("-*• ")  # an answer given as bullets: its first one
         return goals, asked, one_line(outcome, OUTCOME_CHARS) if outcome else ""
+
+    versions: list[tuple[float, str]] = []
+
+    def now_set(lo: float, hi: float) -> tuple[list[str], str]:
+        """Without a transcript: the first objective the agent set in NOW.md in the span
+        is the goal, the last one (when it moved on) the outcome (NOW.md's versions)."""
+        if not versions:
+            kept = [v for v in mem.versions.history("now", changes=False).versions if v.kept]
+            versions.extend((parse_ts(v.ts), v.id) for v in reversed(kept))
+        said = [
+            parse_now(mem.versions.read("now", vid)).objective
+            for ts, vid in versions
+            if lo <= ts <= hi
+        ]
+        said = [
+            x.strip()
+            for x in said
+            if x.strip().lower() not in ("", "(none)", "no active objective yet")
+        ]
+        if not said:
+            return [], ""
+        return [one_line(said[0], 160)], (f"NOW: {said[-1]}" if said[-1] != said[0] else "")
 
     return told
 
