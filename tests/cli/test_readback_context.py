@@ -227,3 +227,49 @@ def test_without_a_transcript_the_session_line_tells_the_now_the_agent_set(home:
     line = next(x for x in _section(r.stdout, "Recent activity").splitlines() if x[:2] == "- ")
     assert "goal: Researching Paris: the 2023 vote; 2 other calls" in line, line
     assert "outcome: NOW: Paris done: 89% against; next Madrid's tender" in line, line
+
+
+def test_a_call_run_again_with_one_argument_corrected_resolves_its_failure(home: Path) -> None:
+    """research-scooters: `zotero_export(scooters, chicago-note-bibliography) -> error 500`
+    (no such style), then `zotero_export(scooters, chicago-fullnote-bibliography) -> ok`:
+    the context kept the first under "Open errors". The same call with one argument
+    spelled right resolves it; the same tool on another file does not."""
+    run = [
+        ("TOOL_USE", "zotero_export(scooters, chicago-note-bibliography) -> error 500"),
+        ("TOOL_USE", "zotero_export(scooters, chicago-fullnote-bibliography) -> ok, 14 entries"),
+        ("TOOL_USE", "fetch_pdf(journals.example.org, saint-roch-scooters.pdf) -> error 403"),
+        ("TOOL_USE", "fetch_pdf(hal.science, hal-04012233.pdf) -> ok, 21 pages"),
+    ]
+    with Store(home, agent="scout") as st:
+        for kind, text in run:
+            st.agent().log.append(kind, text)
+    r = subprocess.run(
+        [EXE, "--home", str(home), "--agent", "scout", "context"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    errors = _section(r.stdout, "Open errors")
+    assert "saint-roch-scooters.pdf" in errors, r.stdout  # another file: not a correction
+    assert "zotero" not in errors, errors
+
+
+def test_preferences_saved_as_facts_are_under_preferences_once_labelled(
+    home: Path, tmp_path: Path
+) -> None:
+    """coding-tidepool: the context read "## Preferences / - preference: I prefer httpx to
+    requests ..." (the section's own kind repeated on its line) while the user's
+    preferences the agent saved as facts (`http_client (preference): httpx, never
+    requests`) sat under "Known facts", below the errors: a preference is a preference,
+    shown where preferences are and kept before facts under a tight budget."""
+    with Store(home, agent="me") as st:
+        mem = st.agent()
+        mem.decisions.record("I prefer httpx to requests for any HTTP calls", "preference")
+        mem.facts.set("http_client", "httpx, never requests", "preference")
+        mem.facts.set("loan_period", "7 days, one renewal of 7 more days", "general")
+    context = ClaudeSession(home, tmp_path / "proj").context()
+    prefs = _section(context, "Preferences")
+    assert "- I prefer httpx to requests for any HTTP calls (mem-" in prefs, context
+    assert "- http_client: httpx, never requests" in prefs, context
+    facts = _section(context, "Known facts")
+    assert "loan_period" in facts and "http_client" not in facts, context

@@ -24,6 +24,7 @@ from memstrata.lifecycle.activity import (
     NOTE_CHARS,
     OUTCOME_CHARS,
     OpenError,
+    clip,
     failure_line,
     is_trace,
     one_line,
@@ -75,8 +76,11 @@ def open_tasks(tasks: list[Task]) -> list[Task]:
     return sorted(live, key=lambda t: _ORDER[t.status])  # stable: priority order kept
 
 
-def record_line(e: LedgerEntry) -> str:
-    kind = "" if e.kind == "decision" else f"{e.kind}: "
+def record_line(e: LedgerEntry, *, kinds: tuple[str, ...] = ("decision",)) -> str:
+    """`- <text> (<id>, <day>)`, prefixed by the record's kind unless the section is of
+    that kind (`kinds`): "constraint: ..." among decisions, not "preference: ..." under
+    Preferences."""
+    kind = "" if e.kind in kinds else f"{e.kind}: "
     room = f", room {e.room_id}" if e.room_id else ""
     return f"- {kind}{one_line(e.summary, 400)} ({e.id}, {e.ts[:10]}{room})"
 
@@ -89,7 +93,7 @@ def decision_lines(mem: AgentMemory) -> list[str]:
 
 
 def preference_lines(mem: AgentMemory) -> list[str]:
-    return [record_line(e) for e in mem.decisions.in_force(("preference",))]
+    return [record_line(e, kinds=("preference",)) for e in mem.decisions.in_force(("preference",))]
 
 
 def records_history(mem: AgentMemory) -> list[tuple[LedgerEntry, str | None]]:
@@ -126,6 +130,14 @@ def error_lines(
 # (goals, what the user asked, the outcome).
 Told = Callable[[str, str], tuple[list[str], list[str], str]]
 TOLD_MARGIN = 1800.0  # seconds around a LOG stretch in which its transcript's messages count
+
+
+def _bullets(text: str) -> str:
+    """An answer given as bullets, as one line: "a; b; c"."""
+    lines = [x.strip() for x in text.splitlines() if x.strip()]
+    if len(lines) > 1 and all(x[:2] in ("- ", "* ", "• ") for x in lines):
+        return "; ".join(x[2:].strip() for x in lines)
+    return " ".join(x.lstrip("-*• ") if i == 0 else x for i, x in enumerate(lines))
 
 
 def transcript_told(mem: AgentMemory) -> Told:
@@ -166,8 +178,8 @@ def transcript_told(mem: AgentMemory) -> Told:
                 goals, outcome = now_set(parse_ts(start), parse_ts(end) + TOLD_MARGIN)
         except MemstrataError:
             pass  # an unreadable session index costs the goal, never the line
-        outcome = outcome.lstrip("-*• ")  # an answer given as bullets: its first one
-        return goals, asked, one_line(outcome, OUTCOME_CHARS) if outcome else ""
+        outcome = _bullets(outcome)
+        return goals, asked, clip(outcome, OUTCOME_CHARS) if outcome else ""
 
     versions: list[tuple[float, str]] = []
 
@@ -230,9 +242,9 @@ def activity_lines(
         if transcript is not None and not (s.goals or s.asked or s.outcome):
             s.goals, s.asked, s.outcome = transcript(s.start, s.end)
         if s.goals:
-            parts.append("goal: " + " / then: ".join(one_line(g, 160) for g in s.goals[:3]))
+            parts.append("goal: " + " / then: ".join(clip(g, 160) for g in s.goals[:3]))
         elif s.asked:
-            parts.append("user: " + one_line(s.asked[0], 160))  # what opened it
+            parts.append("user: " + clip(s.asked[0], 160))  # what opened it
         counts = s.summary()
         if counts:
             parts.append(counts)

@@ -344,12 +344,12 @@ class Sessions(Layer):
         self, session_id: str, n: int = 6, *, last: bool = False
     ) -> builtins.list[tuple[str, str]]:
         """The first (or last) `n` user and assistant messages of a session, from the
-        index, as (role, one line), in order."""
+        index, as (role, text cut to `SUMMARY_CHARS`), in order."""
         self._check("read")
         said = overview.talk(
             self.engine.db, self.owner, session_id, n=n, chars=SUMMARY_CHARS, last=last
         )
-        return [(role, _said(x) or "") for role, x in said]
+        return [(role, x.strip()) for role, x in said]
 
     # -- transcripts ---------------------------------------------------------
     def append(self, session_id: str, role: str, content: str, **kw: Any) -> SessionMessage:
