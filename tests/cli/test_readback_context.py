@@ -108,7 +108,11 @@ def test_an_error_about_what_a_later_decision_dropped_is_not_open(
     train = {"command": "uv run python -m wrensong.train --epochs 30"}
     oom = "Exit code 1\ntorch.OutOfMemoryError: CUDA out of memory"
     s.call("post-tool-use-failure", s.tool("Bash", train, None, failed=oom))
+    docker = {"command": "ssh stream1 'docker start icecast'"}
+    full = "Exit code 1\nError response from daemon: mkdir /var/lib/docker: No space left on device"
+    s.call("post-tool-use-failure", s.tool("Bash", docker, None, failed=full))
     s.call("stop", s.answer("W&B is unreachable from the GPU server; training ran out of memory."))
+    _cli(home, "decisions", "record", "Run Icecast from Debian's package, no longer in Docker")
     new = _cli(
         home,
         "--json",
@@ -122,7 +126,7 @@ def test_an_error_about_what_a_later_decision_dropped_is_not_open(
     context = ClaudeSession(home, tmp_path / "proj").context()
     errors = _section(context, "Open errors")
     assert "out of memory" in errors, context  # nothing dropped the training
-    assert "wandb" not in errors, errors
+    assert "wandb" not in errors and "docker" not in errors, errors  # ops-lighthouse too
     activity = _section(context, "Recent activity")
     assert "Bash (uv run wandb login) failed: wandb: ERROR Unable to connect" in activity
     assert f"(no longer open: {new_id} dropped what it was about)" in activity, activity

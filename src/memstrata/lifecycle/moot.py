@@ -48,8 +48,8 @@ _HOST = re.compile(
     r"internal|local|lan|cloud|sh|me|info|xyz|example)\b"
 )
 _NEGATED = re.compile(
-    r"\b(?:no|not|without|instead of|rather than|no longer(?: use| using)?|drop(?:s|ped|ping)?|"
-    r"away from|stop using|off)\s+(?:the |a |an |using |our |any )?"
+    r"\b(?:no longer(?: use| using)?|no|not|without|instead of|rather than|drop(?:s|ped|ping)?|"
+    r"away from|stop using|off)\s+(?:the |a |an |using |our |any |in |on |with |from )?"
     r"((?:[A-Z][\w-]*\s*&\s*[A-Z][\w-]*)|[\w.&+#-]{2,})",
 )
 _AMPERSAND = re.compile(r"\b([A-Z])[\w-]*\s*&\s*([A-Z])[\w-]*")
@@ -79,13 +79,17 @@ def subject(error: LogEntry) -> set[str]:
     args = call_args(error)
     command = args.get("command")
     if isinstance(command, str) and kind_of_call(error) != "test":  # a test run: the code
-        words = [w for w in command.split() if not w.startswith("-")]
+        words = [w.strip("'\"") for w in command.split() if not w.startswith("-") or w == "-m"]
+        if words[:1] == ["ssh"]:  # `ssh host 'docker start icecast'`: the remote command
+            words = words[2:]
+        words = words[: words.index("-m")] if "-m" in words else words  # the project's code
         at = next((i for i, w in enumerate(words) if w.lower() in _INSTALL), None)
         if at is not None:  # `pip install weasyprint`: the packages
             found.update(norm(w.split("==")[0].split("[")[0]) for w in words[at + 1 :])
         else:
             program = next((w for w in words if not _RUNNERS.fullmatch(w.lower())), "")
-            found.add(norm(program.rsplit("/", 1)[-1].split(".", 1)[0]))
+            if not program.endswith(".py"):  # a script of the project is no tool to drop
+                found.add(norm(program.rsplit("/", 1)[-1].split(".", 1)[0]))
     for key in ("file_path", "path", "notebook_path"):
         value = args.get(key)
         if isinstance(value, str) and value.strip():
