@@ -277,3 +277,29 @@ def test_preferences_saved_as_facts_are_under_preferences_once_labelled(
     assert "- http_client: httpx, never requests" in prefs, context
     facts = _section(context, "Known facts")
     assert "loan_period" in facts and "http_client" not in facts, context
+
+
+def test_what_failed_run_again_with_other_options_resolves_it(home: Path, tmp_path: Path) -> None:
+    """pipeline-harvest: `uv run python -m harvest.ingest --day 2026-05-02` was refused by
+    the SFTP server (publickey); once the key was added, `... harvest.ingest --since
+    2026-04-01` downloaded 412 files, yet the context's last session still listed the
+    refusal under "Open errors". What ran is the command up to its options; a program
+    alone (`curl -s <url>`) is not, and a dry run resolves nothing."""
+    s = ClaudeSession(home, tmp_path / "proj")
+    s.call("user-prompt-submit", s.prompt("Download the market days from the SFTP drop."))
+    ingest = "uv run python -m harvest.ingest"
+    refused = "Exit code 1\nparamiko.ssh_exception.AuthenticationException: publickey rejected"
+    s.call(
+        "post-tool-use-failure",
+        s.tool("Bash", {"command": ingest + " --day 2026-05-02"}, None, failed=refused),
+    )
+    s.call("post-tool-use", s.tool("Bash", {"command": ingest + " --since 2026-04-01"}, OK))
+    token = "Exit code 22\ncurl: (22) The requested URL returned error: 401"
+    s.call(
+        "post-tool-use-failure",
+        s.tool("Bash", {"command": "curl -sf https://pa.example/api/token"}, None, failed=token),
+    )
+    s.call("post-tool-use", s.tool("Bash", {"command": "curl -sf https://pa.example/status"}, OK))
+    errors = _section(s.context(), "Open errors")
+    assert "401" in errors, errors  # another URL fetched is no fix of the token
+    assert "publickey" not in errors, errors

@@ -328,6 +328,33 @@ def _extends(later: LogEntry, error: LogEntry) -> bool:
     return later_words[: len(failed_words)] == failed_words and not _LOOK_ONLY & set(added)
 
 
+def _stem(words: list[str]) -> list[str]:
+    """A command line up to its first option (`-m module` kept): what it runs."""
+    out: list[str] = []
+    for i, w in enumerate(words):
+        if w.startswith("-") and not (w == "-m" and i + 1 < len(words)):
+            break
+        out.append(w)
+    return out
+
+
+def _same_run(later: LogEntry, error: LogEntry) -> bool:
+    """`later` runs what failed again with other options, not as a dry run (pipeline-
+    harvest: `python -m harvest.ingest --day 2026-05-02` was refused by the SFTP server;
+    once the key was added, `python -m harvest.ingest --since 2026-04-01` downloaded 412
+    files). A program alone (`curl -s URL`) is not what ran: its target says that."""
+    failed_words, later_words = _command(error), _command(later)
+    if failed_words is None or later_words is None or "command" not in _args(error):
+        return False
+    stem = _stem(failed_words)
+    return (
+        len(stem) >= 2
+        and len(stem) < len(failed_words)
+        and _stem(later_words) == stem
+        and not _LOOK_ONLY & set(later_words)
+    )
+
+
 def _listed(e: LogEntry) -> list[str] | None:
     """A non-command call's arguments in order (a listed `tool(a, b)` or named ones)."""
     args = _args(e)
@@ -360,7 +387,12 @@ def _resolves(later: LogEntry, error: LogEntry) -> bool:
         is_trace(later)
         and not failed(later)
         and tool_of(later) == tool_of(error)
-        and (target(later) == target(error) or _extends(later, error) or _corrects(later, error))
+        and (
+            target(later) == target(error)
+            or _extends(later, error)
+            or _corrects(later, error)
+            or (kind_of_call(error) != "test" and _same_run(later, error))
+        )
     )
 
 
