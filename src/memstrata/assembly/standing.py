@@ -174,7 +174,7 @@ def transcript_told(mem: AgentMemory) -> Told:
                     elif not aside:
                         answer = said
                 outcome = answer or outcome
-            if not found:
+            if not (goals or asked or outcome):  # no transcript, or one without talk
                 goals, outcome = now_set(parse_ts(start), parse_ts(end) + TOLD_MARGIN)
         except MemstrataError:
             pass  # an unreadable session index costs the goal, never the line
@@ -184,8 +184,8 @@ def transcript_told(mem: AgentMemory) -> Told:
     versions: list[tuple[float, str]] = []
 
     def now_set(lo: float, hi: float) -> tuple[list[str], str]:
-        """Without a transcript: the first objective the agent set in NOW.md in the span
-        is the goal, the last one (when it moved on) the outcome (NOW.md's versions)."""
+        """Without a transcript: the last objective the agent set in NOW.md in the span is
+        the outcome, the first one (when it moved on since) the goal (NOW.md's versions)."""
         if not versions:
             kept = [v for v in mem.versions.history("now", changes=False).versions if v.kept]
             versions.extend((parse_ts(v.ts), v.id) for v in reversed(kept))
@@ -201,7 +201,9 @@ def transcript_told(mem: AgentMemory) -> Told:
         ]
         if not said:
             return [], ""
-        return [one_line(said[0], 160)], (f"NOW: {said[-1]}" if said[-1] != said[0] else "")
+        if len(said) == 1 or said[-1] == said[0]:  # set once: where the session got to
+            return [], f"NOW: {said[-1]}"
+        return [one_line(said[0], 160)], f"NOW: {said[-1]}"
 
     return told
 
