@@ -52,6 +52,12 @@ DEFERRED_FOR_START_UP: tuple[tuple[str, str, str], ...] = (
         "`memstrata context` has none of",
     ),
     (
+        "memstrata.assembly.standing",
+        "memstrata.assembly.ignore",
+        "the same cue rules, only for an agent whose LOG names no prompt (its transcript's "
+        "asides are read then)",
+    ),
+    (
         "memstrata.search.priors",
         "memstrata.reading.classify",
         "14 ms of rules, only for a ranked search",

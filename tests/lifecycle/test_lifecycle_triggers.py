@@ -268,7 +268,7 @@ def test_seed004_flush_threshold_writes_durable_items_to_memory_md(home: Path) -
     assert memory.startswith("# Agent Memory\n\n## User Preferences\n- Prefers concise answers\n")
     assert "## Session Summaries\n\n### " in memory and "(session s1, memory flush)" in memory
     assert "- Decision: we ship the billing migration on Friday" in memory
-    assert "- Constraint: Noted. I must not touch the payments table before then." in memory
+    assert "- Constraint: I must not touch the payments table before then." in memory
     events = [json.loads(x) for x in (home / "events.jsonl").read_text().splitlines()]
     assert [e["payload"] for e in events if e["event"] == "memory:flush"] == [{"sessionId": "s1"}]
 

@@ -49,10 +49,11 @@ from memstrata.policy.secrets import fact_findings, kinds, mask
 if TYPE_CHECKING:
     from memstrata.layers.agent import AgentMemory
     from memstrata.layers.hot import MarkdownLayer
-    from memstrata.model import LogEntry
+    from memstrata.model import Fact, LedgerEntry, LogEntry
     from memstrata.store.view import Store
 
 DEFAULT_BUDGET_CHARS = 24_000
+PREFERENCE = "preference"  # the fact category shown under Preferences
 # The newest LOG entries the activity summary reads: the same for every surface (the
 # hooks, MCP's prompt-context, `memstrata context`, the API), or `memstrata context`
 # would not print what the agent's next prompt gets.
@@ -160,12 +161,29 @@ def assemble_context(
         ledger,
         lambda: standing.decision_lines(mem),
     )
-    build.add("preferences", "## Preferences", 84, ledger, lambda: standing.preference_lines(mem))
+    facts: list[Fact] = []
+
+    def read_facts() -> list[Fact]:
+        if not facts:
+            facts.extend(mem.facts.list())
+        return facts
+
+    def preferences() -> list[str]:
+        lines = standing.preference_lines(mem)
+        try:  # the user's preferences saved as facts are preferences, not facts
+            told = [f for f in read_facts() if f.category == PREFERENCE]
+        except Exception:  # the facts' own section says what went wrong
+            told = []
+        return lines + [f"- {f.key}: {_fact_value(f.key, f.value)}" for f in told]
+
+    build.add("preferences", "## Preferences", 84, ledger, preferences)
     entries: list[LogEntry] = []
+    history: list[tuple[LedgerEntry, str | None]] = []
 
     def log_tail() -> list[LogEntry]:
         if not entries and log_entries:
             entries.extend(standing.recent_entries(mem, log_entries))
+            history.extend(standing.records_history(mem))
         return entries
 
     build.add(
@@ -173,15 +191,17 @@ def assemble_context(
         "## Open errors (nothing later resolved them)",
         76,
         mem.log.path,
-        lambda: standing.error_lines(log_tail()),
+        lambda: standing.error_lines(log_tail(), history),
     )
-    build.add("facts", "## Known facts", 70, mem.facts.path, lambda: _facts(build, mem, brief))
+    build.add(
+        "facts", "## Known facts", 70, mem.facts.path, lambda: _facts(build, mem, brief, read_facts)
+    )
     build.add(
         "log",
         "## Recent activity (LOG.md, by session)",
         50,
         mem.log.path,
-        lambda: standing.activity_lines(log_tail()),
+        lambda: standing.activity_lines(log_tail(), history, standing.transcript_told(mem)),
         keep="tail",
     )
     build.add(
@@ -307,8 +327,11 @@ def _task_folders(mem: AgentMemory) -> list[str]:
     return lines
 
 
-def _facts(build: _Sections, mem: AgentMemory, brief: str | None) -> list[str]:
-    facts = mem.facts.list()
+def _facts(
+    build: _Sections, mem: AgentMemory, brief: str | None, read: Callable[[], list[Fact]]
+) -> list[str]:
+    """The facts, but those of category preference (shown under Preferences)."""
+    facts = [f for f in read() if f.category != PREFERENCE]
     if brief:
         words = set(re.findall(r"\w+", brief.lower()))
         facts.sort(

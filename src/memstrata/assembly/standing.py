@@ -14,18 +14,26 @@ Each builder returns plain lines for `assembly.context`, which fits them to the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from memstrata.errors import MemstrataError
 from memstrata.layers.decisions import RULE_KINDS
+from memstrata.layers.hot import parse_now
 from memstrata.lifecycle.activity import (
     NOTE_CHARS,
+    OUTCOME_CHARS,
+    OpenError,
+    clip,
     failure_line,
     is_trace,
     one_line,
     open_errors,
     sessions,
 )
+from memstrata.lifecycle.moot import moot_by
+from memstrata.lifecycle.statements import goal_of, is_continuation
+from memstrata.model import parse_ts
 
 if TYPE_CHECKING:
     from memstrata.layers.agent import AgentMemory
@@ -68,8 +76,11 @@ def open_tasks(tasks: list[Task]) -> list[Task]:
     return sorted(live, key=lambda t: _ORDER[t.status])  # stable: priority order kept
 
 
-def record_line(e: LedgerEntry) -> str:
-    kind = "" if e.kind == "decision" else f"{e.kind}: "
+def record_line(e: LedgerEntry, *, kinds: tuple[str, ...] = ("decision",)) -> str:
+    """`- <text> (<id>, <day>)`, prefixed by the record's kind unless the section is of
+    that kind (`kinds`): "constraint: ..." among decisions, not "preference: ..." under
+    Preferences."""
+    kind = "" if e.kind in kinds else f"{e.kind}: "
     room = f", room {e.room_id}" if e.room_id else ""
     return f"- {kind}{one_line(e.summary, 400)} ({e.id}, {e.ts[:10]}{room})"
 
@@ -82,11 +93,119 @@ def decision_lines(mem: AgentMemory) -> list[str]:
 
 
 def preference_lines(mem: AgentMemory) -> list[str]:
-    return [record_line(e) for e in mem.decisions.in_force(("preference",))]
+    return [record_line(e, kinds=("preference",)) for e in mem.decisions.in_force(("preference",))]
 
 
-def error_lines(entries: list[LogEntry]) -> list[str]:
-    return [err.line() for err in open_errors(entries)]
+def records_history(mem: AgentMemory) -> list[tuple[LedgerEntry, str | None]]:
+    """Every decision and constraint with what replaced it, for `moot` errors; none when
+    the ledger cannot be read (its own sections say so): errors are then shown as open."""
+    try:
+        return mem.decisions.history(("decision", "constraint", *RULE_KINDS))
+    except MemstrataError:
+        return []
+
+
+def unresolved(
+    entries: list[LogEntry], history: list[tuple[LedgerEntry, str | None]]
+) -> tuple[list[OpenError], dict[str, LedgerEntry]]:
+    """The open errors, and by error entry id the record in force that made one moot
+    (`lifecycle.moot`: a later decision dropped what it was about)."""
+    still, moot = [], {}
+    for err in open_errors(entries):
+        by = moot_by(err.entry, history)
+        if by is None:
+            still.append(err)
+        else:
+            moot.update(dict.fromkeys(err.ids, by))
+    return still, moot
+
+
+def error_lines(
+    entries: list[LogEntry], history: list[tuple[LedgerEntry, str | None]] | None = None
+) -> list[str]:
+    return [err.line() for err in unresolved(entries, history or [])[0]]
+
+
+# What an agent's own transcript says of a stretch of LOG.md that names no session:
+# (goals, what the user asked, the outcome).
+Told = Callable[[str, str], tuple[list[str], list[str], str]]
+TOLD_MARGIN = 1800.0  # seconds around a LOG stretch in which its transcript's messages count
+
+
+def _bullets(text: str) -> str:
+    """An answer given as bullets, as one line: "a; b; c"."""
+    lines = [x.strip() for x in text.splitlines() if x.strip()]
+    if len(lines) > 1 and all(x[:2] in ("- ", "* ", "• ") for x in lines):
+        return "; ".join(x[2:].strip() for x in lines)
+    return " ".join(x.lstrip("-*• ") if i == 0 else x for i, x in enumerate(lines))
+
+
+def transcript_told(mem: AgentMemory) -> Told:
+    """Goal and outcome of an agent whose LOG.md holds no prompt or final response (an MCP
+    agent logging its calls and notes, keeping its own transcript with `session_append`):
+    the transcripts with messages in the stretch's span (give or take `TOLD_MARGIN`), the
+    goal from their first prompts that set one ("continue" and "ignore memory" asides
+    set none), the outcome from the last answer that is not the answer to an aside."""
+    from memstrata.assembly.ignore import asks_to_ignore_memory
+
+    def told(start: str, end: str) -> tuple[list[str], list[str], str]:
+        goals: list[str] = []
+        asked: list[str] = []
+        outcome = ""
+        try:
+            found = mem.sessions.active_between(
+                parse_ts(start) - TOLD_MARGIN, parse_ts(end) + TOLD_MARGIN
+            )
+            for t in found:
+                for role, said in mem.sessions.talk(t.id):
+                    if role != "user" or not said or asks_to_ignore_memory(said):
+                        continue
+                    goal = goal_of(said)
+                    if goal:
+                        goals.append(goal)
+                        break
+                    if not is_continuation(said):
+                        asked.append(said)
+                        break
+                answer, aside = "", False
+                for role, said in mem.sessions.talk(t.id, last=True):
+                    if role == "user":
+                        aside = asks_to_ignore_memory(said)  # its answer is no outcome
+                    elif not aside:
+                        answer = said
+                outcome = answer or outcome
+            if not (goals or asked or outcome):  # no transcript, or one without talk
+                goals, outcome = now_set(parse_ts(start), parse_ts(end) + TOLD_MARGIN)
+        except MemstrataError:
+            pass  # an unreadable session index costs the goal, never the line
+        outcome = _bullets(outcome)
+        return goals, asked, clip(outcome, OUTCOME_CHARS) if outcome else ""
+
+    versions: list[tuple[float, str]] = []
+
+    def now_set(lo: float, hi: float) -> tuple[list[str], str]:
+        """Without a transcript: the last objective the agent set in NOW.md in the span is
+        the outcome, the first one (when it moved on since) the goal (NOW.md's versions)."""
+        if not versions:
+            kept = [v for v in mem.versions.history("now", changes=False).versions if v.kept]
+            versions.extend((parse_ts(v.ts), v.id) for v in reversed(kept))
+        said = [
+            parse_now(mem.versions.read("now", vid)).objective
+            for ts, vid in versions
+            if lo <= ts <= hi
+        ]
+        said = [
+            x.strip()
+            for x in said
+            if x.strip().lower() not in ("", "(none)", "no active objective yet")
+        ]
+        if not said:
+            return [], ""
+        if len(said) == 1 or said[-1] == said[0]:  # set once: where the session got to
+            return [], f"NOW: {said[-1]}"
+        return [one_line(said[0], 160)], f"NOW: {said[-1]}"
+
+    return told
 
 
 def _when(start: str, end: str) -> str:
@@ -105,21 +224,29 @@ def _compaction(e: LogEntry) -> str:
     return f"- before {when}: {meta.get('entries', '?')} entries compacted into {where}{told}"
 
 
-def activity_lines(entries: list[LogEntry]) -> list[str]:
+def activity_lines(
+    entries: list[LogEntry],
+    history: list[tuple[LedgerEntry, str | None]] | None = None,
+    transcript: Told | None = None,
+) -> list[str]:
     """One line per session (and under it the agent's notes and what failed, unless it is
-    still an open error: told once), oldest first; a compaction whose archived entries
-    are among `entries` (`recent_entries`) is told by them."""
-    still_open = {i for err in open_errors(entries) for i in err.ids}
+    still an open error: told once; an error a later decision made moot says which),
+    oldest first; a compaction whose archived entries are among `entries`
+    (`recent_entries`) is told by them."""
+    errors, moot = unresolved(entries, history or [])
+    still_open = {i for err in errors for i in err.ids}
     summaries = [e for e in entries if (e.metadata or {}).get("compacted")]
     own = [e for e in summaries if not e.compacted]  # LOG.md's own summary entries
     expanded = own[-1] if own and any(e.compacted for e in entries) else None
     lines = [_compaction(e) for e in summaries if e is not expanded]
     for s in sessions(entries)[-MAX_SESSIONS:]:
         parts = [_when(s.start, s.end)]
+        if transcript is not None and not (s.goals or s.asked or s.outcome):
+            s.goals, s.asked, s.outcome = transcript(s.start, s.end)
         if s.goals:
-            parts.append("goal: " + " / then: ".join(one_line(g, 160) for g in s.goals[:3]))
+            parts.append("goal: " + " / then: ".join(clip(g, 160) for g in s.goals[:3]))
         elif s.asked:
-            parts.append("user: " + one_line(s.asked[0], 160))  # what opened it
+            parts.append("user: " + clip(s.asked[0], 160))  # what opened it
         counts = s.summary()
         if counts:
             parts.append(counts)
@@ -137,5 +264,7 @@ def activity_lines(entries: list[LogEntry]) -> list[str]:
             if e.id in still_open or said in told or len(told) == MAX_FAILURES:
                 continue
             told.add(said)
-            lines.append(f"  - {e.ts[11:16]} {said}")
+            by = moot.get(e.id)
+            why = f" (no longer open: {by.id} dropped what it was about)" if by else ""
+            lines.append(f"  - {e.ts[11:16]} {said}{why}")
     return lines

@@ -125,6 +125,36 @@ def latest_thread(db: Database, owner: str | None, layer: str = "session") -> st
     return str(row[0]) if row and row[0] else None
 
 
+def threads_between(
+    db: Database, owner: str | None, lo: float, hi: float, *, limit: int = 20
+) -> list[str]:
+    """The sessions of `owner` with a message in [lo, hi], by the (owner, layer, ts) index."""
+    with db.read() as conn:
+        rows = conn.execute(
+            "SELECT thread FROM docs WHERE owner = ? AND layer = 'session' AND ts BETWEEN ? AND ?"
+            " AND thread IS NOT NULL GROUP BY thread ORDER BY min(ts) LIMIT ?",
+            (owner, lo, hi, limit),
+        ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def talk(
+    db: Database, owner: str | None, thread: str, *, n: int, chars: int, last: bool = False
+) -> list[tuple[str, str]]:
+    """The first (or, with `last`, the last) `n` user and assistant messages of one
+    session as (kind, body cut to `chars`), in the transcript's order."""
+    order = "DESC" if last else "ASC"
+    with db.read() as conn:
+        rows = conn.execute(
+            f"SELECT kind, substr(body, 1, {int(chars)}) FROM docs WHERE thread = ?"
+            " AND +owner = ? AND +layer = 'session' AND +kind IN ('user', 'assistant')"
+            f" ORDER BY pos {order} LIMIT ?",
+            (thread, owner, n),
+        ).fetchall()
+    out = [(str(k), str(b)) for k, b in rows]
+    return out[::-1] if last else out
+
+
 def transcript(db: Database, owner: str | None, thread: str, *, chars: int) -> Told | None:
     """`Told` of one session of `owner` (None: no message indexed). A walk of its messages
     by the thread index (`+owner`, `+layer`: never a scan of all the agent's messages)."""

@@ -331,6 +331,26 @@ class Sessions(Layer):
                 )
         return out
 
+    def active_between(self, start: float, end: float) -> builtins.list[Transcript]:
+        """The sessions with a message between `start` and `end` (epoch seconds), oldest
+        first, each as `transcripts` tells it (the LOG's activity summary asks this of an
+        agent whose LOG names no sessions: an MCP agent keeping its own transcript)."""
+        self._check("read")
+        ids = overview.threads_between(self.engine.db, self.owner, start, end)
+        told = self.transcripts(ids)
+        return [told[i] for i in ids if i in told]
+
+    def talk(
+        self, session_id: str, n: int = 6, *, last: bool = False
+    ) -> builtins.list[tuple[str, str]]:
+        """The first (or last) `n` user and assistant messages of a session, from the
+        index, as (role, text cut to `SUMMARY_CHARS`), in order."""
+        self._check("read")
+        said = overview.talk(
+            self.engine.db, self.owner, session_id, n=n, chars=SUMMARY_CHARS, last=last
+        )
+        return [(role, x.strip()) for role, x in said]
+
     # -- transcripts ---------------------------------------------------------
     def append(self, session_id: str, role: str, content: str, **kw: Any) -> SessionMessage:
         """Durably append one message (the PERSIST stage)."""

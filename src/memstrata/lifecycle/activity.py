@@ -28,6 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any
 
 from memstrata.lifecycle.statements import goal_of, is_continuation
@@ -54,6 +55,26 @@ NOTE_CHARS = 300
 def one_line(text: str, limit: int) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+_SENTENCE_END = re.compile(r"[.!?](?=\s)")
+
+
+def clip(text: str, limit: int) -> str:
+    """One line of at most `limit` characters that ends where a sentence ends when one
+    ends in its first fifth or later ("The app team wants the model this week. …"), else
+    at a word; `…` says more was said.
+
+    >>> clip("The app team wants the model this week. Their limits: 20 MB and 300 ms.", 60)
+    'The app team wants the model this week. …'
+    """
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    ends = [m.end() for m in _SENTENCE_END.finditer(flat, 0, limit - 1)]
+    if ends and ends[-1] >= limit // 5:
+        return flat[: ends[-1]] + " …"
+    return one_line(flat, limit)
 
 
 # A TOOL_USE entry written in the shape of a call, `Bash(command="pytest") -> ok, ...`,
@@ -101,6 +122,11 @@ def _args(e: LogEntry) -> dict[str, Any]:
         return {}
     named = dict(_PARAM.findall(call.group(2)))
     return named or ({"args": call.group(2).strip()} if call.group(2).strip() else {})
+
+
+def call_args(e: LogEntry) -> dict[str, Any]:
+    """A tool call's arguments: as the harness logged them, or read from `tool(a="x")`."""
+    return _args(e)
 
 
 def target(e: LogEntry) -> str:
@@ -260,10 +286,10 @@ def sessions(entries: Sequence[LogEntry]) -> list[Session]:
             if goal and goal not in g.goals:
                 g.goals.append(goal)
             elif goal is None and not is_continuation(e.content) and e.content.strip():
-                g.asked.append(one_line(e.content, 120))
+                g.asked.append(clip(e.content, 160))
         elif is_final_response(e):
             if not g.aside:  # the answer to an aside is not the session's outcome
-                g.outcome = one_line(final_text(e), OUTCOME_CHARS)
+                g.outcome = clip(final_text(e), OUTCOME_CHARS)
         elif e.entry_type == "ERROR":
             g.failed.append((e, ""))  # told once: an open error, or what the session ran into
         elif (e.metadata or {}).get("flush") and (e.metadata or {}).get("sessionId"):
@@ -303,6 +329,56 @@ def _extends(later: LogEntry, error: LogEntry) -> bool:
     return later_words[: len(failed_words)] == failed_words and not _LOOK_ONLY & set(added)
 
 
+def _stem(words: list[str]) -> list[str]:
+    """A command line up to its first option (`-m module` kept): what it runs."""
+    out: list[str] = []
+    for i, w in enumerate(words):
+        if w.startswith("-") and not (w == "-m" and i + 1 < len(words)):
+            break
+        out.append(w)
+    return out
+
+
+def _same_run(later: LogEntry, error: LogEntry) -> bool:
+    """`later` runs what failed again with other options, not as a dry run (pipeline-
+    harvest: `python -m harvest.ingest --day 2026-05-02` was refused by the SFTP server;
+    once the key was added, `python -m harvest.ingest --since 2026-04-01` downloaded 412
+    files). A program alone (`curl -s URL`) is not what ran: its target says that."""
+    failed_words, later_words = _command(error), _command(later)
+    if failed_words is None or later_words is None or "command" not in _args(error):
+        return False
+    stem = _stem(failed_words)
+    return (
+        len(stem) >= 2
+        and len(stem) < len(failed_words)
+        and _stem(later_words) == stem
+        and not _LOOK_ONLY & set(later_words)
+    )
+
+
+def _listed(e: LogEntry) -> list[str] | None:
+    """A non-command call's arguments in order (a listed `tool(a, b)` or named ones)."""
+    args = _args(e)
+    if "command" in args:
+        return None
+    listed = args.get("args")
+    if isinstance(listed, str) and len(args) == 1:
+        return [w.strip() for w in listed.split(",") if w.strip()]
+    return [f"{k}={v}" for k, v in sorted(args.items())] or None
+
+
+def _corrects(later: LogEntry, error: LogEntry) -> bool:
+    """`later` is the failed call again with one argument corrected (research-scooters:
+    `zotero_export(scooters, chicago-note-bibliography) -> error 500`, then `zotero_export(
+    scooters, chicago-fullnote-bibliography) -> ok`): the same arguments but one, and that
+    one spelled alike (another file or page is another target, not a correction)."""
+    was, now = _listed(error), _listed(later)
+    if was is None or now is None or len(was) != len(now) or len(was) < 2:
+        return False
+    changed = [(a, b) for a, b in zip(was, now, strict=True) if a != b]
+    return len(changed) == 1 and SequenceMatcher(None, *changed[0]).ratio() >= 0.75
+
+
 def _resolves(later: LogEntry, error: LogEntry) -> bool:
     if tool_of(error) is None:  # an error of the work itself: a turn ended, or tests pass
         return is_final_response(later) or (
@@ -312,7 +388,12 @@ def _resolves(later: LogEntry, error: LogEntry) -> bool:
         is_trace(later)
         and not failed(later)
         and tool_of(later) == tool_of(error)
-        and (target(later) == target(error) or _extends(later, error))
+        and (
+            target(later) == target(error)
+            or _extends(later, error)
+            or _corrects(later, error)
+            or (kind_of_call(error) != "test" and _same_run(later, error))
+        )
     )
 
 

@@ -49,7 +49,8 @@ from memstrata.lifecycle.activity import final_text, is_bookkeeping, is_final_re
 from memstrata.lifecycle.outcome import previous_goal
 from memstrata.lifecycle.statements import sentences
 from memstrata.llm.extractive import ExtractiveSummarizer
-from memstrata.reading.classify import classify_line
+from memstrata.reading.classify import classify_line, prohibits
+from memstrata.reading.english import strip_filler
 
 if TYPE_CHECKING:
     from memstrata.layers.hot import NowState
@@ -157,7 +158,11 @@ def classify(line: str, speaker: str | None = None) -> str | None:
             return None
         line = " ".join(told)
     kind = classify_line(line, speaker)
-    if kind is None and _PREFERENCE.search(line):
+    if _PREFERENCE.search(line) and (
+        kind is None or (kind == "constraint" and not prohibits(line, speaker))
+    ):
+        # "I prefer httpx to requests, and please keep type hints everywhere": a taste the
+        # user states (with a request beside it) is a preference; "..., never X" a rule.
         return "preference"
     return kind
 
@@ -271,7 +276,7 @@ def _sort(records: Sequence[Record]) -> _Sorted:
                 elif line and not line.startswith("- ("):
                     s.narrative.append((line[2:] if line.startswith("- ") else line, None))
         elif r.category is not None:
-            s.pinned[r.category].append(one_line(r.text))
+            s.pinned[r.category].append(one_line(strip_filler(r.text)))
         else:
             for line in r.text.splitlines():
                 if not line.strip():
@@ -280,7 +285,7 @@ def _sort(records: Sequence[Record]) -> _Sorted:
                 if category is None:
                     s.narrative.append((line.strip(), r.speaker))
                 else:
-                    s.pinned[category].append(one_line(line.strip()))
+                    s.pinned[category].append(one_line(strip_filler(line)))
     return s
 
 
@@ -295,7 +300,7 @@ def _ask(s: _Sorted, classifier: LineClassifier | None) -> None:
     kept = []
     for (line, speaker), label in zip(s.narrative, labels, strict=True):
         if label in s.pinned:
-            s.pinned[label].append(one_line(line))
+            s.pinned[label].append(one_line(strip_filler(line)))
         else:
             kept.append((line, speaker))
     s.narrative = kept

@@ -53,7 +53,8 @@ Rules (kind: what matches):
 |              | `HTTP`): camelCase identifiers are 74-97% words, random base62/base64 |
 |              | tokens 23-26% on average (99th percentile 54-66%). Pure hex, such as |
 |              | commit ids and sha256 digests, is left alone, and so are the folders of |
-|              | a path (`agents/finn/archive/...`: only its last part is looked at), and |
+|              | a path (`agents/finn/archive/...`, `/tmp/tmpq_501lb2/proj`: only its |
+|              | last part is looked at), and |
 |              | a compact UTC stamp (`20261127T080630Z`) or a lower-case hex id standing |
 |              | alone (`arc-2c8e968d`) counts as words. |
 """
@@ -271,6 +272,26 @@ def _placeholder(value: str) -> bool:
     return value.startswith(("$", "<", "{", "%")) or set(value) <= set("*xX.")
 
 
+def _absolute_path(text: str, start: int, token: str) -> bool:
+    """`token` (at `start` of `text`) is an absolute file path: it starts with `/` after a
+    space, a quote, `=` or `:` (not inside a word or a URL), has two folders or more, each
+    a short name (a temporary folder such as `tmpq_501lb2` is random but short), and none
+    of base64's `+` or `=`. A random base64 token starting with `/` by chance rarely
+    passes all of these, and its last part, when long, is still looked at."""
+    before = text[start - 1] if start else " "
+    if not token.startswith("/") or not (before.isspace() or before in "\"'`=:(["):
+        return False
+    if before == ":" and text[max(0, start - 6) : start].rstrip(":").isalpha():
+        return False  # `https://host/...` is a URL, not a path
+    parts = token[1:].split("/")
+    return (
+        len(parts) >= 3
+        and "+" not in token
+        and "=" not in token
+        and all(0 < len(p) <= 24 for p in parts[:-1])
+    )
+
+
 def find_secrets(text: str) -> list[Finding]:
     """Every secret-looking span of `text`, in order, not overlapping.
 
@@ -314,9 +335,10 @@ def find_secrets(text: str) -> list[Finding]:
         if any(f.start < m.end() and start < f.end for f in found):
             continue
         folders, slash, name = token.rpartition("/")
-        if slash and _FOLDERS.fullmatch(folders):
-            # A path below lower-case folders (`agents/finn/archive/LOG-...`): only its
-            # last part can be a token; random base64 has no such run of folders.
+        if slash and (_FOLDERS.fullmatch(folders) or _absolute_path(text, start, token)):
+            # A path below lower-case folders (`agents/finn/archive/LOG-...`) or an absolute
+            # path (`/tmp/tmpq_501lb2/ml-wrensong/proj`): only its last part can be a token;
+            # random base64 has no such run of folders.
             token, start = name, start + len(folders) + 1
             if len(token) < ENTROPY_MIN_LEN:
                 continue

@@ -322,6 +322,19 @@ def _is_decision(low: str, clauses: list[str], user: bool) -> bool:
     return False
 
 
+def prohibits(text: str, speaker: str | None = None) -> bool:
+    """True when `text` states an explicit prohibition ("never", "do not", "must not"...):
+    a line that also says a preference ("I prefer httpx, and never requests") is a rule.
+
+    >>> prohibits("I prefer httpx, and never use requests.", "user")
+    True
+    >>> prohibits("I prefer httpx, and please keep type hints everywhere.", "user")
+    False
+    """
+    low = _normalise(text)
+    return _is_constraint(low, _clauses(low), speaker == "user")[1]
+
+
 def classify_line(text: str, speaker: str | None = None) -> str | None:
     """The policy kind of one line ("decision", "constraint", "blocker", "phase",
     "objective") or None for narrative. `speaker="user"` for the user's own words.

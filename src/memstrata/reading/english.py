@@ -42,3 +42,42 @@ def expand_contractions(low: str) -> str:
     for pattern, repl in _CONTRACTIONS:
         low = pattern.sub(repl, low)
     return low
+
+
+# Words said before the point: acknowledgements standing as a sentence of their own
+# ("Nice.", "Great, thanks!") and openers ("OK so", "For the record:", "By the way,").
+_ACK = (
+    r"nice|great|good|perfect|cool|awesome|excellent|lovely|brilliant|wonderful|fantastic|"
+    r"ok|okay|alright|all right|right|sure|yes|yeah|yep|wow|hmm+|hm|oh|ah|well|thanks|"
+    r"thank you|thx|cheers|got it|fair enough|makes sense|understood|noted|fine|sounds good|"
+    r"looks good|good catch|nice work|good work|great work|well done|interesting"
+)
+_FILLER = re.compile(
+    r"^(?:(?:(?:" + _ACK + r")(?:[\s,]+(?:" + _ACK + r"))*\s*[.!]+|"
+    r"(?:" + _ACK + r"|so|also|and|anyway|btw|by the way|fyi|for the record|for what it'?s worth|"
+    r"just so you know|one more thing|quick note|side note|remember|note|please note)"
+    r"(?:\s+that)?\s*[,:;\u2013\u2014-]|(?:ok|okay|alright|right|and|also|anyway|well)\s+so\b|"
+    r"(?:please )?(?:remember|note|keep in mind) that\b|"
+    r"(?:ok|okay|alright|well|right|so)(?=\s+(?:we|i|you|let|the|our|from|for)\b))"
+    r"\s*[,:;\u2013\u2014-]?\s*)+",
+    re.I,
+)
+
+
+def strip_filler(text: str) -> str:
+    """`text` without the acknowledgements and openers said before its point ("Nice.",
+    "OK so", "For the record:"), its first letter upper-cased; `text` itself when nothing
+    of substance would be left.
+
+    >>> strip_filler("Nice. For the record: I prefer httpx to requests.")
+    'I prefer httpx to requests.'
+    >>> strip_filler("OK so we go with PostgreSQL 16.")
+    'We go with PostgreSQL 16.'
+    >>> strip_filler("Great, thanks!")
+    'Great, thanks!'
+    """
+    stripped = text.strip()
+    rest = _FILLER.sub("", stripped, count=1).strip()
+    if len(re.findall(r"\w+", rest)) < 2 or rest == stripped:
+        return stripped
+    return rest[0].upper() + rest[1:]
