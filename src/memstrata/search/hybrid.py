@@ -105,8 +105,12 @@ def hybrid_search(
     cands = [u for u in rows if (u in lexical or u in dense) and u not in gone]
     if q.mode == "hybrid":
         cands = _reached(cands, lexical, dense)
-    if not cands:
-        return []
+    if not cands:  # only what the question asks for beyond its words (`search.intent`)
+        said = query_terms(q.text)
+        return [
+            replace(h, snippet=make_snippet(h.text or h.title, said))
+            for h in rank_pool(store, q, [], gone)
+        ]
     maxsim: dict[str, float] = {}
     asked: list[str] = []
     if q.mode == "semantic":

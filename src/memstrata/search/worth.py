@@ -28,6 +28,7 @@ from memstrata.model import RECORD_KINDS, LedgerEntry
 from memstrata.search.copies import Flushed, Said, flushed_state
 from memstrata.search.coverage import QueryTerm, idf
 from memstrata.search.duplicates import collapse_duplicates
+from memstrata.search.intent import bare_prompt, with_open_work
 from memstrata.search.priors import (
     LEDGER_SIGNALS,
     MD_LAYERS,
@@ -57,6 +58,7 @@ def exclusions(store: Searchable, q: SearchQuery, candidates: Sequence[Hit]) -> 
     out: dict[str, str] = {}
     for h in candidates:
         why = excluded(h, q.text, prompts, include_superseded=q.include_superseded)
+        why = why or bare_prompt(h)  # "continue", "ok go on": never a hit (`search.intent`)
         if why is not None:
             out[h.uid] = why
     if not q.include_superseded:
@@ -79,12 +81,13 @@ def rank_pool(
     (`search.duplicates`, `[search] duplicates`). `dropped`: what `exclusions` already
     took out of the pool (shown in the first hit's explain); None: find them here.
     `terms`: `query_terms_of(store, q.text)` when the caller already read them."""
-    if not pool:
-        return []
+    settings = PriorSettings.from_config(store.config.recall_weights)
     if dropped is None:
         dropped = exclusions(store, q, pool)
     pool = with_turns(store, q, pool, dropped)  # a turn's conclusions share its prompt's score
-    settings = PriorSettings.from_config(store.config.recall_weights)
+    pool = with_open_work(store, q, pool, dropped, settings.open_work)  # "what's still open?"
+    if not pool:
+        return []
     kept = [h for h in pool if h.uid not in dropped]
     marked = flushed_copies(store, kept)
     if marked:
