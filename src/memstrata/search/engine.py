@@ -171,6 +171,7 @@ class LexicalPool:
     # uid -> the row as a Hit (score 0, no snippet: `_ranked` makes those of the hits shown)
     hits: dict[str, Hit] = field(default_factory=dict)
     terms: list[QueryTerm] | None = None  # the query's terms and IDF (`worth.query_terms_of`)
+    forms: list[shortforms.Form] = field(default_factory=list)  # names <-> initials searched
 
     def lexical(self) -> dict[str, float]:
         """uid -> BM25 relevance / best + author bonus (the lexical relevance)."""
@@ -225,7 +226,7 @@ def lexical_pool(
     named = mentioned(q.text, authors) if authors else set()
     words = [(p.word, tuple(p.stems)) for p in kept] + [(w, tuple(st)) for w, st, _ in extra]
     hits = {h.uid: h for h in cands if h.uid not in gone}
-    return LexicalPool(rows, raw, named, words, prune_info, gone, hits, qterms)
+    return LexicalPool(rows, raw, named, words, prune_info, gone, hits, qterms, forms)
 
 
 def _short_forms(

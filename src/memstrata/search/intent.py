@@ -47,6 +47,13 @@ STEP = 0.02  # each next task of the work list scores this share less
 OPEN_WORDS = frozenset(f"{OPEN_WORK_WORDS} todo todos".split())
 BLOCKED_WORDS = frozenset(BLOCKED_WORK_WORDS.split())
 NOT_OPEN = ("done", "cancelled")
+_STATE_ONLY = frozenset({"open", "left"})  # also verbs: a state only next to these words
+_BEFORE = "still s is are was were be stay stays remain remains anything everything something"
+_AFTER = "task tasks item items issue issues work question questions point points ticket tickets"
+_STATE_BEFORE = frozenset(f"{_BEFORE} what nothing much".split())
+_STATE_AFTER = frozenset(
+    f"{_AFTER} todo todos bug bugs thread threads loop loops end ends to".split()
+)
 # Going on, agreeing, thanking: a prompt of these words and stopwords says nothing.
 _GO_ON = (
     "continue continuing resume proceed carry keep going go ahead next on ok okay k yes yeah "
@@ -75,13 +82,25 @@ def asked_work(text: str) -> str | None:
         'blocked'
         >>> asked_work("Which database do we use?") is None
         True
+        >>> asked_work("How does the outline open?") is None
+        True
     """
-    words = set(tokenize(text))
-    if words & BLOCKED_WORDS:
+    tokens = tokenize(text)
+    if set(tokens) & BLOCKED_WORDS:
         return "blocked"
-    if words & OPEN_WORDS:
-        return "open"
+    for n, w in enumerate(tokens):
+        if w in OPEN_WORDS and (w not in _STATE_ONLY or _as_state(tokens, n)):
+            return "open"
     return None
+
+
+def _as_state(tokens: list[str], n: int) -> bool:
+    """ "open" and "left" say what is not done only as a state ("what's still open", "is
+    anything left", "open tasks"), not as a verb ("how does the outline open?", "we
+    left W&B")."""
+    before = tokens[n - 1] if n else ""
+    after = tokens[n + 1] if n + 1 < len(tokens) else ""
+    return before in _STATE_BEFORE or after in _STATE_AFTER
 
 
 def bare_prompt(hit: Hit) -> str | None:

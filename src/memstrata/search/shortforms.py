@@ -137,6 +137,7 @@ class Form:
     phrase: Phrase
     tokens: tuple[str, ...]  # the branch's words as `text.tokenize` gives them, in order
     stands_for: tuple[tuple[str, tuple[str, ...], int], ...]
+    said: str = ""  # the other form as written ("W&B", "Weights & Biases")
 
 
 def forms(
@@ -152,7 +153,7 @@ def forms(
     out: list[Form] = []
     seen = set(searched)
 
-    def add(word: str, tokens: list[str], said: list[str], why: str) -> None:
+    def add(word: str, tokens: list[str], said: list[str], why: str, shown: str) -> None:
         match = quote(" ".join(tokens))
         if match in seen or not tokens:
             return
@@ -160,19 +161,33 @@ def forms(
         n = _count(conn, match)
         if n:
             phrase = Phrase(word, match, n, (), why)
-            out.append(Form(phrase, tuple(tokens), _stands_for(conn, said)))
+            out.append(Form(phrase, tuple(tokens), _stands_for(conn, said), shown))
 
     for name, letters in names(text):
         low = letters.lower()
         said = [w for w in tokenize(name) if w not in _JOINERS]
-        add(letters, list(low), said, f"initials of {name}")
-        add(letters, [low], said, f"initials of {name}")
+        joined = "&".join(letters) if len(letters) == 2 else letters
+        add(letters, list(low), said, f"initials of {name}", joined)
+        add(letters, [low], said, f"initials of {name}", letters)
     found = initialisms(text) if total <= MAX_DOCS else []
     for letters in found:
         said = tokenize(_spelled(text, letters))
         for name in _long_forms(conn, letters, scope_sql, params):
-            add(letters, tokenize(name), said, f"long form of {letters}")
+            add(letters, tokenize(name), said, f"long form of {letters}", name)
     return out
+
+
+def spelled_both_ways(text: str, found: Sequence[Form]) -> str:
+    """`text` with the other form of each name or initialism it uses, for the embedder:
+    "Why aren't we on Weights & Biases (W&B) any more?" reads like records that say W&B.
+
+    Example:
+        >>> f = Form(Phrase("WB", '"w b"', 1, (), "initials"), ("w", "b"), (), "W&B")
+        >>> spelled_both_ways("Why not Weights & Biases?", [f])
+        'Why not Weights & Biases? (W&B)'
+    """
+    shown = list(dict.fromkeys(f.said for f in found if f.said))
+    return f"{text} ({', '.join(shown)})" if shown else text
 
 
 def credit(rows: Sequence[Any], found: Sequence[Form], total: int) -> list[float]:
@@ -267,4 +282,4 @@ def _count(conn: sqlite3.Connection, match: str) -> int:
     return int(row[0]) if row else 0
 
 
-__all__ = ["Form", "credit", "forms", "initialisms", "long_forms", "names"]
+__all__ = ["Form", "credit", "forms", "initialisms", "long_forms", "names", "spelled_both_ways"]
