@@ -238,7 +238,7 @@ def _fuse(
     else:
         z = {f: scoring.zscores(v) for f, v in features.items()}
         fused = scoring.zsum(features, cands)
-    return scoring.unit_range(fused), fused, z
+    return scoring.above_floor(fused), fused, z
 
 
 def _rank(
