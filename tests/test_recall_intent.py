@@ -18,9 +18,17 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import anyio
+import pytest
+
+pytest.importorskip("mcp")
+pytest.importorskip("fastapi")
+from mcp.client.stdio import StdioServerParameters
 from tests.claude_code import EXE, ClaudeSession
 
+from mcp import Client
 from memstrata import Store
+from web.conftest import start_server, stop_server
 
 AGENT = "me"
 
@@ -126,3 +134,46 @@ def test_a_bare_prompt_is_never_a_hit(home: Path, tmp_path: Path) -> None:
         for bare in ("continue", "ok go on", "yes", "ignore memory for this one"):
             assert not any(x.endswith(bare) or x == bare for x in said), (query, said)
         assert any("export" in x.lower() or "ship" in x.lower() for x in said), (query, said)
+
+
+def test_the_score_shown_follows_the_rank_on_every_surface(home: Path) -> None:
+    """Via MCP `recall_memory` pipeline-harvest's polars decision came back at rank 2
+    reading "score 0.0", and lists read 0.81 at rank 1 above 0.99 at rank 2: the newer of two
+    near-tie decisions moves above the older (`recall.newer`) with its own, lower worth. The
+    score shown never rises down the list, on MCP, the CLI and HTTP alike (and explain keeps
+    the hit's worth)."""
+    with Store(home, agent=AGENT) as s:
+        log = s.agent(AGENT).log
+        log.append("THOUGHT", "Decision: backfill the sales history with pandas")
+        log.append(
+            "THOUGHT",
+            "Decision: backfill the sales history with polars, file by file, pandas ran out "
+            "of memory on the backfill",
+        )
+    question = "how do we backfill the sales history"
+    params = StdioServerParameters(
+        command=EXE,
+        args=["--home", str(home), "--agent", AGENT, "mcp"],
+        env=os.environ.copy(),  # the lexical search of the other surfaces (MEMSTRATA_EMBEDDER)
+    )
+
+    async def recall() -> list[dict[str, Any]]:
+        async with Client(params) as c:
+            r = await c.call_tool("recall_memory", {"query": question})
+            assert not r.is_error and isinstance(r.structured_content, dict), r.content
+            return list(r.structured_content["results"])
+
+    server = start_server(home, env={"MEMSTRATA_AGENT": AGENT})
+    try:
+        with server.client() as http:
+            api = http.get("/api/search", params={"q": question, "k": 5})
+            assert api.status_code == 200, api.text
+            over_http = api.json()["hits"]
+    finally:
+        stop_server(server)
+    surfaces = {"mcp": anyio.run(recall), "cli": _search(home, question), "http": over_http}
+    for name, hits in surfaces.items():
+        assert "polars" in _said(hits[0]), (name, [_said(h) for h in hits])
+        scores = [h["score"] for h in hits]
+        assert scores == sorted(scores, reverse=True), (name, scores)
+        assert all(x > 0 for x in scores), (name, scores)
