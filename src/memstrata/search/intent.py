@@ -48,9 +48,11 @@ OPEN_WORDS = frozenset(f"{OPEN_WORK_WORDS} todo todos".split())
 BLOCKED_WORDS = frozenset(BLOCKED_WORK_WORDS.split())
 NOT_OPEN = ("done", "cancelled")
 _STATE_ONLY = frozenset({"open", "left"})  # also verbs: a state only next to these words
-_BEFORE = "still s is are was were be stay stays remain remains anything everything something"
+_BEFORE = "still is are was were be stay stays remain remains anything everything something"
 _AFTER = "task tasks item items issue issues work question questions point points ticket tickets"
+_CONTRACTED = "what that there it here who which nothing something anything"
 _STATE_BEFORE = frozenset(f"{_BEFORE} what nothing much".split())
+_IS_CONTRACTED = frozenset(_CONTRACTED.split())  # "what's" is "what is"; "Madrid's" is not
 _STATE_AFTER = frozenset(
     f"{_AFTER} todo todos bug bugs thread threads loop loops end ends to".split()
 )
@@ -84,6 +86,8 @@ def asked_work(text: str) -> str | None:
         True
         >>> asked_work("How does the outline open?") is None
         True
+        >>> asked_work("What went wrong when we pulled Madrid's open data?") is None
+        True
     """
     tokens = tokenize(text)
     if set(tokens) & BLOCKED_WORDS:
@@ -100,6 +104,8 @@ def _as_state(tokens: list[str], n: int) -> bool:
     left W&B")."""
     before = tokens[n - 1] if n else ""
     after = tokens[n + 1] if n + 1 < len(tokens) else ""
+    if before == "s":  # "what's open", not "Madrid's open data"
+        before = "is" if n > 1 and tokens[n - 2] in _IS_CONTRACTED else ""
     return before in _STATE_BEFORE or after in _STATE_AFTER
 
 
