@@ -504,7 +504,6 @@ def apply_priors(
         if n in collapsed:
             explain["collapsed"] = collapsed[n]
         out.append(w.hit.but(score=w.worth, explain=explain))
-    _scores_in_rank_order(out)
     if out and (dropped_by or gone):
         out[0].explain["dropped"] = {
             why: uids[:5] + ([f"+{len(uids) - 5} more"] if len(uids) > 5 else [])
@@ -512,20 +511,6 @@ def apply_priors(
         }
         out[0].explain["collapsed_in_pool"] = len(gone)
     return out
-
-
-def _scores_in_rank_order(hits: list[Hit]) -> None:
-    """A hit ranked above another shows at least its score. `recall.newer` moves a newer
-    record above older near-ties without changing its worth, so a list read 0.81 at rank 1
-    and 0.99 at rank 2; the moved hit now shows the score of the best one it passed (at
-    most `newer` more than its worth), its worth kept in explain (`worth`)."""
-    for n in range(len(hits) - 2, -1, -1):
-        below = hits[n + 1].score
-        if hits[n].score < below:
-            h = hits[n]
-            explain = {**h.explain, "worth": round(h.score, 6), "score": round(below, 6)}
-            explain["shown_as"] = "the score of the hit it was ranked above (recall.newer)"
-            hits[n] = h.but(score=below, explain=explain)
 
 
 def _newer_first(kept: list[_Worth], band: float) -> None:

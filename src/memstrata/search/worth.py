@@ -109,13 +109,28 @@ def rank_pool(
         )
 
     if not store.config.duplicates:
-        return ranked(q.k)
+        return scores_in_rank_order(ranked(q.k))
     room = q.k * DUPLICATE_ROOM  # ranked before the duplicates are taken out
     hits = ranked(room)
     shown = collapse_duplicates(hits, q.k)
     if len(shown) < q.k and len(hits) >= room:  # ran short: the whole pool
         shown = collapse_duplicates(ranked(None), q.k)
-    return shown
+    return scores_in_rank_order(shown)
+
+
+def scores_in_rank_order(hits: list[Hit]) -> list[Hit]:
+    """A hit ranked above another shows at least its score. `recall.newer` moves a newer
+    record above older near-ties without changing its worth, so a list read 0.81 at rank 1
+    and 0.99 at rank 2; the moved hit now shows the score of the best one it passed (at
+    most `newer` more than its worth), its worth kept in explain (`worth`)."""
+    for n in range(len(hits) - 2, -1, -1):
+        below = hits[n + 1].score
+        if hits[n].score < below:
+            h = hits[n]
+            explain = {**h.explain, "worth": round(h.score, 6), "score": round(below, 6)}
+            explain["shown_as"] = "the score of the hit it was ranked above (recall.newer)"
+            hits[n] = h.but(score=below, explain=explain)
+    return hits
 
 
 def query_terms_of(store: Searchable, text: str) -> list[QueryTerm]:
