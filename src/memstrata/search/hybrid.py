@@ -82,8 +82,8 @@ def hybrid_search(
     where, params = _filters(store, q)
     terms = query_terms(q.text) if q.mode == "hybrid" else []
     pool = lexical_pool(store, q, terms, where, params, fetch) if terms else None
-    said = shortforms.spelled_both_ways(q.text, pool.forms) if pool is not None else q.text
-    qv = vi.query_vector(query_vector if query_vector is not None else vi.embed_query(said))
+    spelled = shortforms.spelled_both_ways(q.text, pool.forms) if pool is not None else q.text
+    qv = vi.query_vector(query_vector if query_vector is not None else vi.embed_query(spelled))
     matrix = vi.matrix()
     dense: dict[str, Dense] = {}
     rows: dict[str, Any] = {r[1]: r for r in pool.rows} if pool is not None else {}
