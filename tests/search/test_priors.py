@@ -481,7 +481,8 @@ def test_a_ledger_decision_says_what_it_replaces_in_its_summary() -> None:
 def test_a_question_about_what_holds_something_up_asks_for_status() -> None:
     assert asked_signals("What is holding up the deployment?") == {"status"}
     assert asked_signals("what stopped the receipts from being generated?") == {"status"}
-    assert asked_signals("are we stuck on the token?") == {"status"}
+    # stuck, blocked, waiting: the task state too (a blocked task, `search.intent`)
+    assert asked_signals("are we stuck on the token?") == {"status", "task"}
 
 
 def _terms(*pairs: tuple[str, float]) -> list[QueryTerm]:

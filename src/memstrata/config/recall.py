@@ -62,7 +62,12 @@ DEFAULT_NEWER = 0.2
 # what to ask. 1 turns it off.
 QUESTION_KEY = "question"
 DEFAULT_QUESTION = 0.5
-FACTOR_KEYS = (ASKED_KEY, REPLACED_KEY, COVERAGE_KEY, NEWER_KEY, QUESTION_KEY)
+# A question about open work ("what's still open?", "is anything stuck?") is asked of the
+# task state: the tasks not done score this share of the pool's best (`search.intent`);
+# 0 turns it off.
+OPEN_WORK_KEY = "open_work"
+DEFAULT_OPEN_WORK = 1.0
+FACTOR_KEYS = (ASKED_KEY, REPLACED_KEY, COVERAGE_KEY, NEWER_KEY, QUESTION_KEY, OPEN_WORK_KEY)
 HELP = "recall priors: a weight per record signal, and `asked` (docs/recall.md)"
 
 
@@ -75,6 +80,7 @@ def defaults() -> dict[str, float]:
         COVERAGE_KEY: DEFAULT_COVERAGE,
         NEWER_KEY: DEFAULT_NEWER,
         QUESTION_KEY: DEFAULT_QUESTION,
+        OPEN_WORK_KEY: DEFAULT_OPEN_WORK,
     }
 
 

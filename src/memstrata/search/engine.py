@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memstrata.errors import NotFound
-from memstrata.search import features, scoring
+from memstrata.search import features, scoring, shortforms
 from memstrata.search.coverage import QueryTerm, idf
 from memstrata.search.expand import IdentifierWords, Phrase, plan
 from memstrata.search.filters import filters as _filters
@@ -171,6 +171,7 @@ class LexicalPool:
     # uid -> the row as a Hit (score 0, no snippet: `_ranked` makes those of the hits shown)
     hits: dict[str, Hit] = field(default_factory=dict)
     terms: list[QueryTerm] | None = None  # the query's terms and IDF (`worth.query_terms_of`)
+    forms: list[shortforms.Form] = field(default_factory=list)  # names <-> initials searched
 
     def lexical(self) -> dict[str, float]:
         """uid -> BM25 relevance / best + author bonus (the lexical relevance)."""
@@ -203,6 +204,8 @@ def lexical_pool(
     """The best `fetch` lexical candidates (FTS5 MATCH, scope and filters); None if no
     query term occurs in any document."""
     kept, prune_info, extra, total, qterms = _plan(store, terms)
+    forms = _short_forms(store, q.text, kept, total, prune_info)
+    kept += [f.phrase for f in forms]
     if not any(p.df for p in kept):
         return None
     pruned = " OR ".join(p.match for p in kept)
@@ -216,12 +219,27 @@ def lexical_pool(
     gone = exclusions(store, q, cands)
     rows = [r for r in rows if r[1] not in gone]  # never hits: not the best's yardstick
     bonus = scoring_extra(rows, extra, total) if extra else [0.0] * len(rows)
+    if forms:  # a record with "W&B" holds "Weights & Biases" (`search.shortforms`)
+        bonus = [a + b for a, b in zip(bonus, shortforms.credit(rows, forms, total), strict=True)]
     raw = [scoring.bm25_relevance(r[-1]) + add for r, add in zip(rows, bonus, strict=True)]
     authors = {r[8] for r in rows if r[2] in TRANSCRIPT_LAYERS and r[8]}
     named = mentioned(q.text, authors) if authors else set()
     words = [(p.word, tuple(p.stems)) for p in kept] + [(w, tuple(st)) for w, st, _ in extra]
     hits = {h.uid: h for h in cands if h.uid not in gone}
-    return LexicalPool(rows, raw, named, words, prune_info, gone, hits, qterms)
+    return LexicalPool(rows, raw, named, words, prune_info, gone, hits, qterms, forms)
+
+
+def _short_forms(
+    store: Searchable, text: str, kept: list[Phrase], total: int, info: dict[str, Any]
+) -> list[shortforms.Form]:
+    """The query's names as initials and its initials as the names the store spells out
+    (`search.shortforms`), as more OR branches; `info` (explain) lists them."""
+    scope_sql, params = store.gate.sql_filter("d")
+    with store.db.read() as conn:
+        found = shortforms.forms(conn, text, scope_sql, params, total, {p.match for p in kept})
+    if found:
+        info["short_forms"] = [f"{f.phrase.match} ({f.phrase.why})" for f in found]
+    return found
 
 
 def _layers_read(store: Searchable, q: SearchQuery) -> Callable[[str], bool] | None:
@@ -256,8 +274,8 @@ def _ranked(
     wanted: int | None = None,
 ) -> list[Hit]:
     pool = lexical_pool(store, q, terms, where, params, wanted)
-    if pool is None:
-        return []  # no term occurs in any document
+    if pool is None:  # no term occurs in any document: what the question asks for beyond them
+        return [] if wanted is not None else _beyond_words(store, q, terms)
     now = q.now if q.now is not None else time.time()
     lexical = pool.lexical()
     raw = dict(zip((r[1] for r in pool.rows), pool.raw, strict=True))
@@ -296,6 +314,13 @@ def _ranked(
     for h in hits:
         tokens = features.words(h)
         h.explain["matched"] = [w for w, st in pool.words if _count_prefixed(tokens, list(st))]
+    return [h.but(snippet=make_snippet(h.text or h.title, terms)) for h in hits]
+
+
+def _beyond_words(store: Searchable, q: SearchQuery, terms: list[str]) -> list[Hit]:
+    """The hits of a query none of whose words memory holds: only what `rank_pool` adds
+    for what it asks (the task state for "is anything stuck?", `search.intent`)."""
+    hits = rank_pool(store, q, [], {})
     return [h.but(snippet=make_snippet(h.text or h.title, terms)) for h in hits]
 
 

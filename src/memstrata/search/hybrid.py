@@ -38,7 +38,7 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from memstrata.search import scoring, updates
+from memstrata.search import scoring, shortforms, updates
 from memstrata.search.engine import _COLUMNS, _hit, lexical_pool, make_snippet
 from memstrata.search.filters import filters as _filters
 from memstrata.search.maxsim import maxsim as token_maxsim
@@ -82,7 +82,8 @@ def hybrid_search(
     where, params = _filters(store, q)
     terms = query_terms(q.text) if q.mode == "hybrid" else []
     pool = lexical_pool(store, q, terms, where, params, fetch) if terms else None
-    qv = vi.query_vector(query_vector if query_vector is not None else vi.embed_query(q.text))
+    spelled = shortforms.spelled_both_ways(q.text, pool.forms) if pool is not None else q.text
+    qv = vi.query_vector(query_vector if query_vector is not None else vi.embed_query(spelled))
     matrix = vi.matrix()
     dense: dict[str, Dense] = {}
     rows: dict[str, Any] = {r[1]: r for r in pool.rows} if pool is not None else {}
@@ -105,8 +106,12 @@ def hybrid_search(
     cands = [u for u in rows if (u in lexical or u in dense) and u not in gone]
     if q.mode == "hybrid":
         cands = _reached(cands, lexical, dense)
-    if not cands:
-        return []
+    if not cands:  # only what the question asks for beyond its words (`search.intent`)
+        said = query_terms(q.text)
+        return [
+            replace(h, snippet=make_snippet(h.text or h.title, said))
+            for h in rank_pool(store, q, [], gone)
+        ]
     maxsim: dict[str, float] = {}
     asked: list[str] = []
     if q.mode == "semantic":
@@ -233,7 +238,7 @@ def _fuse(
     else:
         z = {f: scoring.zscores(v) for f, v in features.items()}
         fused = scoring.zsum(features, cands)
-    return scoring.unit_range(fused), fused, z
+    return scoring.above_floor(fused), fused, z
 
 
 def _rank(

@@ -35,11 +35,13 @@ from memstrata.config.recall import (
     DEFAULT_ASKED,
     DEFAULT_COVERAGE,
     DEFAULT_NEWER,
+    DEFAULT_OPEN_WORK,
     DEFAULT_QUESTION,
     DEFAULT_REPLACED,
     DEFAULT_WEIGHTS,
     FACTOR_KEYS,
     NEWER_KEY,
+    OPEN_WORK_KEY,
     QUESTION_KEY,
     REPLACED_KEY,
 )
@@ -86,6 +88,12 @@ CLASSIFIED = {  # `reading.classify` kinds -> signal
     "objective": "status",
     "phase": "status",
 }
+# What is not done yet, and what holds it up: a question with these words asks about the
+# task state (`search.intent` lifts the open tasks; the `task` signal is asked for).
+OPEN_WORK_WORDS = (
+    "open left remaining remain remains pending outstanding unfinished undone unresolved"
+)
+BLOCKED_WORK_WORDS = "blocked blocker blockers blocking stuck waiting"
 # Words that say which kind of record a question is after (query tokens, case-folded).
 _ASKED = {
     "decision": "decide decided decides deciding decision decisions chose choose chosen choice "
@@ -95,7 +103,7 @@ _ASKED = {
     "preference": "prefer prefers preferred preference preferences favourite favorite",
     "status": "status blocked blocker blockers blocking progress stuck stopped stopping holding "
     "waiting prevented preventing",
-    "task": "task tasks todo todos",
+    "task": f"task tasks todo todos {OPEN_WORK_WORDS} {BLOCKED_WORK_WORDS}",
     # what went wrong, said as an event: "error" alone also asks about error formats
     "error": "fail fails failed failing failure failures crash crashed crashes bug bugs broke "
     "broken wrong",
@@ -141,6 +149,7 @@ class PriorSettings:
     coverage: float = DEFAULT_COVERAGE
     newer: float = DEFAULT_NEWER
     question: float = DEFAULT_QUESTION
+    open_work: float = DEFAULT_OPEN_WORK
 
     @classmethod
     def from_config(cls, table: Mapping[str, float]) -> PriorSettings:
@@ -152,6 +161,7 @@ class PriorSettings:
             table.get(COVERAGE_KEY, DEFAULT_COVERAGE),
             table.get(NEWER_KEY, DEFAULT_NEWER),
             table.get(QUESTION_KEY, DEFAULT_QUESTION),
+            table.get(OPEN_WORK_KEY, DEFAULT_OPEN_WORK),
         )
 
 

@@ -160,9 +160,33 @@ def zsum(features: Mapping[str, Mapping[K, float]], pool: Iterable[K]) -> dict[K
     return out
 
 
+FLOOR_SHARE = 0.001  # `above_floor`: the pool's weakest candidate scores 0.001 / 1.001
+
+
 def unit_range(scores: Mapping[K, float]) -> dict[K, float]:
     """(s - min) / (max - min): the pool's best 1.0, its worst 0.0 (all equal: 1.0)."""
     return minmax(scores)
+
+
+def above_floor(scores: Mapping[K, float], share: float = FLOOR_SHARE) -> dict[K, float]:
+    """(s - floor) / (max - floor), floor = min - share x (max - min): the best 1.0, the
+    weakest share / (1 + share) (all equal: 1.0). The order is min-max's.
+
+    Every candidate matched the query in some way: min-max gave the pool's weakest exactly
+    0.0, so in a small pool an answer came back at rank 2 reading "score 0.0" (and no
+    prior could lift it: 0 x anything is 0).
+
+    Example:
+        >>> above_floor({"a": 3.0, "b": 1.0, "c": 2.0}, 0.25)
+        {'a': 1.0, 'b': 0.2, 'c': 0.6}
+    """
+    if not scores:
+        return {}
+    lo, hi = min(scores.values()), max(scores.values())
+    if hi == lo:
+        return {k: 1.0 for k in scores}
+    floor = lo - share * (hi - lo)
+    return {k: (v - floor) / (hi - floor) for k, v in scores.items()}
 
 
 def recency(decay_factor: float, bound: float) -> float:

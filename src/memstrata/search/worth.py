@@ -28,6 +28,7 @@ from memstrata.model import RECORD_KINDS, LedgerEntry
 from memstrata.search.copies import Flushed, Said, flushed_state
 from memstrata.search.coverage import QueryTerm, idf
 from memstrata.search.duplicates import collapse_duplicates
+from memstrata.search.intent import bare_prompt, with_open_work
 from memstrata.search.priors import (
     LEDGER_SIGNALS,
     MD_LAYERS,
@@ -57,6 +58,7 @@ def exclusions(store: Searchable, q: SearchQuery, candidates: Sequence[Hit]) -> 
     out: dict[str, str] = {}
     for h in candidates:
         why = excluded(h, q.text, prompts, include_superseded=q.include_superseded)
+        why = why or bare_prompt(h)  # "continue", "ok go on": never a hit (`search.intent`)
         if why is not None:
             out[h.uid] = why
     if not q.include_superseded:
@@ -79,12 +81,13 @@ def rank_pool(
     (`search.duplicates`, `[search] duplicates`). `dropped`: what `exclusions` already
     took out of the pool (shown in the first hit's explain); None: find them here.
     `terms`: `query_terms_of(store, q.text)` when the caller already read them."""
-    if not pool:
-        return []
+    settings = PriorSettings.from_config(store.config.recall_weights)
     if dropped is None:
         dropped = exclusions(store, q, pool)
     pool = with_turns(store, q, pool, dropped)  # a turn's conclusions share its prompt's score
-    settings = PriorSettings.from_config(store.config.recall_weights)
+    pool = with_open_work(store, q, pool, dropped, settings.open_work)  # "what's still open?"
+    if not pool:
+        return []
     kept = [h for h in pool if h.uid not in dropped]
     marked = flushed_copies(store, kept)
     if marked:
@@ -106,13 +109,28 @@ def rank_pool(
         )
 
     if not store.config.duplicates:
-        return ranked(q.k)
+        return scores_in_rank_order(ranked(q.k))
     room = q.k * DUPLICATE_ROOM  # ranked before the duplicates are taken out
     hits = ranked(room)
     shown = collapse_duplicates(hits, q.k)
     if len(shown) < q.k and len(hits) >= room:  # ran short: the whole pool
         shown = collapse_duplicates(ranked(None), q.k)
-    return shown
+    return scores_in_rank_order(shown)
+
+
+def scores_in_rank_order(hits: list[Hit]) -> list[Hit]:
+    """A hit ranked above another shows at least its score. `recall.newer` moves a newer
+    record above older near-ties without changing its worth, so a list read 0.81 at rank 1
+    and 0.99 at rank 2; the moved hit now shows the score of the best one it passed (at
+    most `newer` more than its worth), its worth kept in explain (`worth`)."""
+    for n in range(len(hits) - 2, -1, -1):
+        below = hits[n + 1].score
+        if hits[n].score < below:
+            h = hits[n]
+            explain = {**h.explain, "worth": round(h.score, 6), "score": round(below, 6)}
+            explain["shown_as"] = "the score of the hit it was ranked above (recall.newer)"
+            hits[n] = h.but(score=below, explain=explain)
+    return hits
 
 
 def query_terms_of(store: Searchable, text: str) -> list[QueryTerm]:
