@@ -60,10 +60,14 @@ def _starts(words: list[str], stem: str) -> bool:
     return i < len(words) and words[i].startswith(stem)
 
 
-def coverage(hit: Hit, terms: Sequence[QueryTerm]) -> tuple[float, list[str]]:
+def coverage(
+    hit: Hit, terms: Sequence[QueryTerm], total: float | None = None
+) -> tuple[float, list[str]]:
     """(IDF-weighted share of the query terms the hit holds, the terms it holds);
-    (1.0, []) when the query has no terms (nothing to cover)."""
-    total = sum(t.idf for t in terms)
+    (1.0, []) when the query has no terms (nothing to cover). `total`: the terms' IDF
+    summed, when the caller has it (the priors sum it once per query, not per hit)."""
+    if total is None:
+        total = sum(t.idf for t in terms)
     if total <= 0:
         return 1.0, []
     words = features.words(hit)

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
 import json
 import re
 import sqlite3
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -337,7 +337,7 @@ def scoring_extra(
     # starts with; the word then counts for every term owning that stem or a stem that
     # prefixes it (what one `\b(?:stems)\w*` scan per term and candidate counted before).
     union = sorted({st for _w, stem_list, _df in extra for st in stem_list}, key=len, reverse=True)
-    pat = re.compile(r"\b(" + "|".join(re.escape(st) for st in union) + ")")
+    pat = _stems_pattern(tuple(union))
     covers = [
         (df, {u for u in union if u.startswith(tuple(stem_list))}) for _w, stem_list, df in extra
     ]
@@ -345,12 +345,17 @@ def scoring_extra(
         stems_found = pat.findall(t)
         if not stems_found:
             continue
-        found = Counter(stems_found)
         for df, owned in covers:
-            tf = sum(n for st, n in found.items() if st in owned)
+            tf = sum(1 for st in stems_found if st in owned)
             if tf:
                 out[i] += scoring.bm25_term(tf, df, total, lengths[i], avg)
     return out
+
+
+@functools.lru_cache(maxsize=256)  # the common words pruned recur from query to query
+def _stems_pattern(union: tuple[str, ...]) -> re.Pattern[str]:
+    """A word start followed by one of `union` (longest first): the stem it starts with."""
+    return re.compile(r"\b(" + "|".join(re.escape(st) for st in union) + ")")
 
 
 def _count_prefixed(words: list[str], stems: list[str]) -> int:
