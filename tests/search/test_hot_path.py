@@ -8,7 +8,8 @@ import re
 from collections import Counter
 from typing import Any
 
-from memstrata.search import engine, scoring
+from memstrata.search import engine, features, scoring
+from memstrata.search.coverage import holds
 from memstrata.search.newer import newer_first
 from memstrata.search.priors import (
     ACCOUNTS,
@@ -175,3 +176,24 @@ def test_rescoring_the_pruned_common_words_is_unchanged() -> None:
             rows, extra, 10_000
         )
     assert engine.scoring_extra(rows, extra, 10_000)[1] == 0.0
+
+
+def test_a_record_holds_a_stem_as_its_sorted_words_say() -> None:
+    """`coverage.holds` searches an ASCII record's text for a stem at a word start; the
+    sorted words (`features.words`, bisected as before) must say the same, also for
+    punctuation, digits, capitals, non-ASCII records and stems that are not plain words."""
+    rng = random.Random(7)
+    pieces = ["db", "Database", "data-base", "_data", "x2data", "DATA", "zoë", "über", "2fa", "a.b"]
+    pieces += ["(data)", "naïve", "日本", "base", "databases", "a", "-", "'", "\n"]
+    stems = ["data", "databas", "db", "base", "zoe", "uber", "2fa", "b", "日本", "a.b", "", "naive"]
+    for n in range(400):
+        text = " ".join(rng.choice(pieces) for _ in range(rng.randrange(0, 9)))
+        tags = tuple(rng.sample(["db", "Ops", "données"], rng.randrange(0, 3)))
+        hit = Hit(f"f:{n}", "fact", 1.0, rng.choice(["", "Title", "Über"]), text, "", 0.0, "f")
+        hit = hit.but(tags=tags)
+        words = features.words(hit)
+        for stem in rng.sample(stems, 3):
+            expected = any(w.startswith(stem) for w in words)
+            assert holds(hit, (stem,)) == expected, (text, tags, stem)
+        pair = tuple(rng.sample(stems, 2))
+        assert holds(hit, pair) == any(w.startswith(pair) for w in words)

@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memstrata.errors import NotFound
-from memstrata.search import features, scoring
-from memstrata.search.coverage import QueryTerm, idf
+from memstrata.search import scoring
+from memstrata.search.coverage import QueryTerm, holds, idf
 from memstrata.search.expand import IdentifierWords, Phrase, plan
 from memstrata.search.filters import filters as _filters
 from memstrata.search.layermask import LayerMask
@@ -294,8 +294,7 @@ def _ranked(
             h.explain.clear()
             h.explain.update(given)
     for h in hits:
-        tokens = features.words(h)
-        h.explain["matched"] = [w for w, st in pool.words if _count_prefixed(tokens, list(st))]
+        h.explain["matched"] = [w for w, st in pool.words if holds(h, st)]
     return [h.but(snippet=make_snippet(h.text or h.title, terms)) for h in hits]
 
 

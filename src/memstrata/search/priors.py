@@ -27,7 +27,7 @@ import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from memstrata.config.recall import (
     ASKED_KEY,
@@ -156,9 +156,9 @@ class PriorSettings:
         )
 
 
-@dataclass(frozen=True)
-class _Seen:
-    """One hit and what the rules read of it, read once."""
+class _Seen(NamedTuple):
+    """One hit and what the rules read of it, read once (a tuple: made per hit and
+    query, where a frozen dataclass's construction cost more than the rules)."""
 
     hit: Hit
     meta: Mapping[str, Any]  # a LOG entry's own metadata; {} for other records
@@ -577,7 +577,7 @@ def excluded_by(
 def rank_facts(hit: Hit) -> tuple[Mapping[str, Any], str | None, Signal, bool]:
     """What the priors read of a record, read once (`features.remember`): its LOG metadata,
     why it is bookkeeping (or None), its signal, whether it asks (`_asks`)."""
-    seen = _see(hit)
+    seen = _Seen(hit, *_seen(hit))
     reason = _bookkeeping(seen)
     signal = Signal(BOOKKEEPING, "") if reason is not None else _signal(seen)
     return seen.meta, reason, signal, _asks(hit)
