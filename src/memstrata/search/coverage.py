@@ -22,7 +22,7 @@ import bisect
 import functools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from memstrata.search import features
@@ -64,31 +64,40 @@ def _starts(words: list[str], stem: str) -> bool:
     return i < len(words) and words[i].startswith(stem)
 
 
-def coverage(
-    hit: Hit, terms: Sequence[QueryTerm], total: float | None = None
-) -> tuple[float, list[str]]:
+def coverage(hit: Hit, terms: Sequence[QueryTerm]) -> tuple[float, list[str]]:
     """(IDF-weighted share of the query terms the hit holds, the terms it holds);
-    (1.0, []) when the query has no terms (nothing to cover). `total`: the terms' IDF
-    summed, when the caller has it (the priors sum it once per query, not per hit)."""
-    if total is None:
-        total = sum(t.idf for t in terms)
-    if total <= 0:
-        return 1.0, []
-    held = _held(hit, [(t.word, t.stems) for t in terms])
-    got = 0.0
-    for t in terms:
-        if t.word in held:
-            got += t.idf
-    return got / total, held
+    (1.0, []) when the query has no terms (nothing to cover)."""
+    return coverage_of(terms)(hit)
+
+
+def coverage_of(terms: Sequence[QueryTerm]) -> Callable[[Hit], tuple[float, list[str]]]:
+    """`coverage` for one query's terms, what does not depend on the hit read once (the
+    priors call it for every candidate)."""
+    total = sum(t.idf for t in terms)
+    pairs = [(t.word, t.stems) for t in terms]
+    plain = all(_plain(stem) for _word, stems in pairs for stem in stems)
+
+    def cover(hit: Hit) -> tuple[float, list[str]]:
+        if total <= 0:
+            return 1.0, []
+        held = _held(hit, pairs, plain)
+        got = 0.0
+        for t in terms:
+            if t.word in held:
+                got += t.idf
+        return got / total, held
+
+    return cover
 
 
 def holds(hit: Hit, stems: Sequence[str]) -> bool:
     """Whether a word of the hit's title, text or tags starts with one of `stems`."""
-    return bool(_held(hit, [("", stems)]))
+    return bool(_held(hit, [("", stems)], all(_plain(stem) for stem in stems)))
 
 
-def _held(hit: Hit, terms: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
-    """The words of `terms` ((word, stems) pairs) whose stems start a word of the hit.
+def _held(hit: Hit, terms: Sequence[tuple[str, Sequence[str]]], plain: bool) -> list[str]:
+    """The words of `terms` ((word, stems) pairs) whose stems start a word of the hit;
+    `plain`: every stem is a whole ASCII token (`_plain`).
 
     An ASCII record's folded text is searched for the stem with no letter or digit
     before it (a token of `text.tokenize` starting with it, without making the tokens);
@@ -97,7 +106,7 @@ def _held(hit: Hit, terms: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
     words cost more than the rest of its priors.
     """
     low = features.remember(hit, "ascii lower", _ascii_lower)
-    if low is None or not all(_plain(stem) for _word, stems in terms for stem in stems):
+    if low is None or not plain:
         return _held_in_words(hit, terms)
     out: list[str] = []
     for word, stems in terms:

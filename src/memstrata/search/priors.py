@@ -43,7 +43,7 @@ from memstrata.config.recall import (
     QUESTION_KEY,
     REPLACED_KEY,
 )
-from memstrata.search.coverage import QueryTerm, coverage
+from memstrata.search.coverage import QueryTerm, coverage_of
 from memstrata.search.features import remember
 from memstrata.search.newer import newer_first
 from memstrata.search.query import Hit
@@ -442,7 +442,7 @@ def apply_priors(
     said = words_of(query)
     weights, ask_factor = cfg.weights, cfg.asked != 1.0
     question = cfg.question != 1.0 and not asks_questions
-    total_idf = sum(t.idf for t in terms)
+    cover = coverage_of(terms)
     for hit in pool:
         meta, bookkeeping, signal, asks = remember(hit, "rank", rank_facts)
         reason = excluded_by(hit, meta, bookkeeping, said, current, include_superseded)
@@ -468,7 +468,7 @@ def apply_priors(
             item.factor *= cfg.question
             prior.update(question=cfg.question, question_key=f"recall.{QUESTION_KEY}")
         if terms:
-            share, item.held = coverage(hit, terms, total_idf)
+            share, item.held = cover(hit)
             prior["terms_held"] = item.held
         if terms and cfg.coverage > 0:
             covered = 1.0 - cfg.coverage * (1.0 - share)
