@@ -3,6 +3,8 @@ each compared with the code it replaced, kept here as the reference."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import random
 import re
 from collections import Counter
@@ -197,3 +199,33 @@ def test_a_record_holds_a_stem_as_its_sorted_words_say() -> None:
             assert holds(hit, (stem,)) == expected, (text, tags, stem)
         pair = tuple(rng.sample(stems, 2))
         assert holds(hit, pair) == any(w.startswith(pair) for w in words)
+
+
+def test_a_row_read_as_a_hit_is_the_hit_its_constructor_makes() -> None:
+    """`engine._hit` fills a Hit's fields without its __init__: every field is there and
+    equal, the object behaves as one made by `Hit(...)` (copies, dicts, equality)."""
+    meta = {"entry_type": "FACT", "metadata": {"event": "x"}}
+    row = (7, "ledger:a", "ledger", "finn", "r1", "decision", "db ops", 5.0, "Title")
+    row += ("Body text here", "ledger.jsonl", 3, 1, json.dumps(meta), None, None, -1.5)
+    hit = engine._hit(row, 0.5, {"why": 1}, ["body"])
+    made = Hit(
+        uid="ledger:a",
+        layer="ledger",
+        score=0.5,
+        title="Title",
+        text="Body text here",
+        snippet="Body text here",
+        ts=5.0,
+        source="ledger.jsonl",
+        owner="finn",
+        room="r1",
+        kind="decision",
+        tags=("db", "ops"),
+        line=3,
+        superseded=True,
+        meta=meta,
+        explain={"why": 1},
+    )
+    assert hit == made and hit.__dict__ == made.__dict__
+    assert hit.to_dict() == made.to_dict() and hit.but(score=1.0) == made.but(score=1.0)
+    assert {f.name for f in dataclasses.fields(Hit)} == set(hit.__dict__)

@@ -494,7 +494,8 @@ def _hit(
     r: Any, score: float, explain: dict[str, Any], terms: list[str], *, snippet: bool = True
 ) -> Hit:
     meta = json.loads(r[13]) if r[13] else {}
-    return Hit(
+    hit = object.__new__(Hit)  # what `Hit(...)` makes, without a frozen __init__'s 16 setattrs
+    hit.__dict__.update(
         uid=r[1],
         layer=r[2],
         score=score,
@@ -512,6 +513,7 @@ def _hit(
         meta=meta,
         explain=explain,
     )
+    return hit
 
 
 def make_snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:
