@@ -20,6 +20,7 @@ import pytest
 
 from memstrata.bench import agent_metrics as m
 from memstrata.bench.agent import run_bench
+from memstrata.bench.agent_replay import HeldOut, replay
 from memstrata.bench.agent_report import format_report
 from memstrata.bench.agent_scenario import check_gold, load, scenario_names, written
 from memstrata.bench.agent_steps import find_decision_tool
@@ -205,7 +206,9 @@ def test_bench_agent_through_the_cli_at_a_small_size(tmp_path: Path) -> None:
 
 @pytest.mark.timeout(600)  # real hooks and MCP servers, embedding: slow when loaded
 def test_bench_agent_through_the_library_keeps_the_held_out_apart(tmp_path: Path) -> None:
-    result = run_bench(["heldout-bikeshare", "research-scooters"], sessions=3, workdir=tmp_path)
+    result = run_bench(
+        ["heldout-bikeshare", "research-scooters"], sessions=3, workdir=tmp_path, snapshots=True
+    )
     names = [r["name"] for r in result["scenarios"]]
     assert names == ["research-scooters", "heldout-bikeshare"]
     assert result["dev"]["scenarios"] == ["research-scooters"]
@@ -224,6 +227,19 @@ def test_bench_agent_through_the_library_keeps_the_held_out_apart(tmp_path: Path
     assert "q-bullets" in report  # details: each question's ranks
     without = run_bench(["heldout-bikeshare"], sessions=1, held_out=False, workdir=tmp_path / "x")
     assert without["scenarios"] == [] and without["held_out"] is None
+    # The replay (`bench agent --replay`): the dev question asked again against the copy of
+    # the store it was asked in gives the bench's rank; the held-out store is never kept.
+    run = Path(result["store"])
+    assert (run / "research-scooters" / "snapshots" / "q-bullets").is_dir()
+    assert not (run / "heldout-bikeshare" / "snapshots").exists()
+    assert not (run / "heldout-bikeshare" / "asks.json").exists()
+    again = replay(tmp_path)
+    (sc,) = again["scenarios"]
+    assert sc["name"] == "research-scooters" and sc["n"] == 1
+    (q,) = sc["questions"]
+    assert q["snapshot"] and q["rank"] == research["asks"][0]["lib"]["rank"]
+    with pytest.raises(HeldOut):
+        replay(tmp_path, ["heldout-bikeshare"])
 
 
 def test_decision_steps_use_a_decision_tool_only_when_the_server_lists_one() -> None:

@@ -237,17 +237,19 @@ def test_a_failed_index_update_never_fails_the_write_and_is_caught_up(
 ) -> None:
     import sqlite3
 
-    import memstrata.store.engine as store_mod
+    import memstrata.store.deferred as store_mod  # where an append is indexed
 
     store = Store(home, agent="finn")
-    real = store_mod.index_append
+    real = store_mod.catch_up_append
 
     def broken(*args: object, **kwargs: object) -> None:
         raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(store_mod, "index_append", broken)
+    monkeypatch.setattr(store_mod, "catch_up_append", broken)
     entry = store.ledger.publish("decision", "written while the index was failing")
     assert entry.id in _file_ids(store.layout.ledger)  # acknowledged = on disk
-    monkeypatch.setattr(store_mod, "index_append", real)
+    store.engine.settle()  # the queued index work runs (and fails) now
+    assert store.engine._stale
+    monkeypatch.setattr(store_mod, "catch_up_append", real)
     assert [h.meta["id"] for h in store.search("failing index")] == [entry.id]
     store.close()

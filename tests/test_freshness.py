@@ -120,20 +120,22 @@ def test_every_read_path_honours_the_stale_flag(
 ) -> None:
     import sqlite3
 
-    import memstrata.store.engine as store_mod
+    import memstrata.store.deferred as store_mod  # where an append is indexed
 
     store = Store(home, agent="finn", watch=False)
-    real = store_mod.index_append
+    real = store_mod.catch_up_append
 
     def broken(*args: object, **kwargs: object) -> None:
         raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(store_mod, "index_append", broken)
+    monkeypatch.setattr(store_mod, "catch_up_append", broken)
     entry = store.ledger.publish(
         "decision", "lemur acknowledged while the index failed", tags=["stale"]
     )
     fact = store.agent().facts.set("mood", "lemur")
-    monkeypatch.setattr(store_mod, "index_append", real)
+    store.engine.settle()  # the queued index work runs (and fails) now
+    assert store.engine._stale
+    monkeypatch.setattr(store_mod, "catch_up_append", real)
     assert [e.id for e in store.ledger.query(tags=["stale"])] == [entry.id]
     assert store.ledger.get(entry.id).summary.startswith("lemur")
     assert store.agent().facts.get("mood").value == fact.value

@@ -45,3 +45,61 @@ def test_context_loads_neither_ranking_rules_nor_error_path_modules(home: Path) 
     loaded = set(line.split()[1:])
     assert "memstrata.assembly.context" in loaded
     assert not {m: why for m, why in NOT_FOR_CONTEXT.items() if m in loaded}
+
+
+LAZY_PROBE = (
+    "import atexit, runpy, sys\n"
+    "from memstrata.reading.patterns import LazyPattern\n"
+    "def report():\n"
+    "    found = []\n"
+    "    for name in ('memstrata.layers.durable', 'memstrata.lifecycle.statements'):\n"
+    "        for value in vars(sys.modules[name]).values():\n"
+    "            items = value if isinstance(value, list) else [value]\n"
+    "            for v in items:\n"
+    "                v = v[0] if isinstance(v, tuple) else v\n"
+    "                if isinstance(v, LazyPattern):\n"
+    "                    found.append(v._compiled is not None)\n"
+    "    print('LAZY', len(found), sum(found), file=sys.stderr)\n"
+    "atexit.register(report)\n"
+    "sys.argv = ['memstrata', '--home', sys.argv[1], '--agent', 'finn', 'context']\n"
+    "runpy.run_module('memstrata', run_name='__main__', alter_sys=True)\n"
+)
+
+
+def test_context_compiles_none_of_the_write_side_rules_it_imports(home: Path) -> None:
+    """The durable-fact exclusions and the statement readers are imported by the
+    context (through the layers) but compiled only when a write or a reading runs
+    them (`memstrata.reading.patterns.LazyPattern`)."""
+    with Store(home, agent="finn") as store:
+        store.agent().now.update("Ship the importer", ["write the tests"])
+    r = subprocess.run(
+        [sys.executable, "-c", LAZY_PROBE, str(home)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ},
+    )
+    assert r.returncode == 0, r.stderr
+    assert "Ship the importer" in r.stdout
+    (line,) = [x for x in r.stderr.splitlines() if x.startswith("LAZY ")]
+    patterns, compiled = map(int, line.split()[1:])
+    assert patterns >= 20 and compiled == 0
+
+
+def test_a_lazy_pattern_compiles_once_and_matches_as_re_does() -> None:
+    import re
+
+    from memstrata.reading.patterns import LazyPattern
+
+    lazy = LazyPattern(r"\b(iteration|step) #?(\d+)\b", re.I)
+    assert lazy._compiled is None
+    text = "Step 3 passed, iteration #12 failed"
+    real = re.compile(r"\b(iteration|step) #?(\d+)\b", re.I)
+    assert [m.span() for m in lazy.finditer(text)] == [m.span() for m in real.finditer(text)]
+    compiled = lazy._compiled
+    assert compiled is not None
+    assert lazy.findall(text) == real.findall(text)
+    assert lazy.sub("N", text) == real.sub("N", text)
+    assert lazy.split(text) == real.split(text)
+    assert lazy.search(text) is not None and lazy.match(text) is not None
+    assert lazy._compiled is compiled

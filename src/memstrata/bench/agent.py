@@ -45,6 +45,7 @@ from memstrata.bench.agent_drive import (
     stable_uuid,
 )
 from memstrata.bench.agent_noise import document
+from memstrata.bench.agent_replay import snapshot, write_asks
 from memstrata.bench.agent_scenario import Scenario, load, scenario_names
 from memstrata.bench.agent_steps import (
     SECONDS,
@@ -82,8 +83,11 @@ def run_bench(
     held_out: bool = True,
     workdir: Path | None = None,
     progress: Progress | None = None,
+    snapshots: bool = False,
 ) -> dict[str, Any]:
-    """Run the scenarios (all of them by default; `sessions` keeps the first N of each)."""
+    """Run the scenarios (all of them by default; `sessions` keeps the first N of each).
+    With a `workdir`, each project keeps `asks.json` for `bench agent --replay`, and with
+    `snapshots` a copy of the store at each dev question (`agent_replay`)."""
     chosen = names or scenario_names()
     scenarios = sorted((load(n) for n in chosen), key=lambda s: s.held_out)  # held-out last
     if not held_out:
@@ -96,7 +100,11 @@ def run_bench(
         for sc in scenarios:
             if progress:
                 progress(f"bench agent: {sc.name}")
-            results.append(run_scenario(sc, folder / sc.name, sessions=sessions))
+            copies = snapshots and not sc.held_out  # the held-out store is never kept for replay
+            result = run_scenario(sc, folder / sc.name, sessions=sessions, snapshots=copies)
+            results.append(result)
+            if workdir is not None and not sc.held_out:
+                write_asks(folder / sc.name, sc.name, result["asks"])
     finally:
         if workdir is None:
             shutil.rmtree(folder, ignore_errors=True)
@@ -117,11 +125,14 @@ def _scratch_root() -> Path:
     return shm if shm.is_dir() and shm.stat().st_mode & 0o002 else Path(tempfile.gettempdir())
 
 
-def run_scenario(sc: Scenario, project: Path, *, sessions: int | None = None) -> dict[str, Any]:
+def run_scenario(
+    sc: Scenario, project: Path, *, sessions: int | None = None, snapshots: bool = False
+) -> dict[str, Any]:
     import anyio
 
     started = time.perf_counter()
     run = ScenarioRun(sc, project, sessions)
+    run.snapshots = snapshots
     with default_environment(), run.clock, SeededIds(zlib.crc32(sc.name.encode("utf-8"))):
         anyio.run(run.run)
     out = run.result()
@@ -150,6 +161,7 @@ class ScenarioRun:
         self.counts = {"steps": 0, "tool_calls": 0, "mcp_calls": 0, "hook_calls": 0}
         self.hooks: dict[str, HookRunner] = {}
         self.keeper: Any = None
+        self.snapshots = False  # a copy of the store at each question (`agent_replay`)
 
     async def run(self) -> None:
 
@@ -376,6 +388,8 @@ class ScenarioRun:
         _, data = await io.call("recall_memory", {"query": query})
         hits = data.get("results", [])
         room = self.sc.data["agents"][io.agent].get("room")
+        if self.snapshots:
+            snapshot(self.home, self.project, q["id"])
         with Store(self.home, agent=io.agent, room=room, audit=False) as store:
             if self.keeper is not None and self.keeper.semantic.active():
                 store.use_embedder(self.keeper.embedder())  # the model, loaded once
@@ -388,6 +402,8 @@ class ScenarioRun:
                 "q": q["q"],
                 "query": query,
                 "session": session["id"],
+                "agent": io.agent,
+                "room": room,
                 "at": self.clock.now,  # the virtual time it was asked (replays use it)
                 "about": q.get("about"),
                 "answers": q["answers"],

@@ -175,6 +175,21 @@ def register(sub: Any) -> None:
         action="store_true",
         help="also list each context's missing items and each question's ranks",
     )
+    ag.add_argument(
+        "--snapshots",
+        action="store_true",
+        help="with --workdir: keep a copy of the store at each dev question, for --replay",
+    )
+    ag.add_argument(
+        "--replay",
+        default=None,
+        metavar="WORKDIR",
+        help="ask the dev questions of a kept run (--workdir) again with today's ranking, "
+        "against its snapshots: r@1/r@3 per scenario and every miss (never the held-out one)",
+    )
+    ag.add_argument(
+        "--question", action="append", default=None, help="with --replay: only this question id"
+    )
     ag.set_defaults(func=run_agent)
     im = bsub.add_parser("import", help="import time per member at 1k/10k/30k members")
     im.add_argument("--sizes", default="1000,10000,30000", help="comma-separated member counts")
@@ -208,6 +223,19 @@ def run_agent(args: argparse.Namespace) -> int:
     unknown = [n for n in args.scenario or [] if n not in names]
     if unknown:
         raise MalformedInput(f"unknown scenario {unknown[0]!r}; scenarios: {', '.join(names)}")
+    if args.replay:
+        from memstrata.bench.agent_replay import format_replay, replay
+
+        done = replay(
+            Path(args.replay),
+            args.scenario,
+            only=set(args.question) if args.question else None,
+            progress=_progress,
+        )
+        emit(args, done, format_replay(done, details=args.details))
+        return 0
+    if args.snapshots and not args.workdir:
+        raise MalformedInput("--snapshots needs --workdir (where the copies are kept)")
     if args.sessions is not None and args.sessions < 1:
         raise MalformedInput("--sessions must be at least 1")
     result = run_bench(
@@ -216,6 +244,7 @@ def run_agent(args: argparse.Namespace) -> int:
         held_out=not args.no_held_out,
         workdir=Path(args.workdir) if args.workdir else None,
         progress=_progress,
+        snapshots=args.snapshots,
     )
     emit(args, result, format_report(result, details=args.details))
     return 0

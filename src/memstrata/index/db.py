@@ -16,7 +16,10 @@ Opened on an `IndexFiles` folder, the connection follows the live generation
 (see `generations`): before each top-level read or write it checks, with two
 `stat` calls, that its generation is still the live one and reopens if not,
 calling `on_reopen` so the store can catch the new generation up. `before_read`
-runs before each top-level read: the store's catch-up of changed sources.
+runs before each top-level read: the store's catch-up of changed sources. `pending`
+runs before each top-level read and write, and in `settle()`: the index work of this
+process's acknowledged writes, queued after their acknowledgement (`store.deferred`);
+it runs under the connection's lock, so whoever reads next finds it done.
 
 Opening needs a little space (SQLite sets up a 32 KiB shared-memory file beside
 the database). On a full disk an index nobody has open is not opened at all
@@ -66,6 +69,7 @@ class Database:
         self._in_hook = False
         self.on_reopen: Hook | None = None
         self.before_read: Hook | None = None
+        self.pending: Hook | None = None
         if path is not None:
             self.path = path
             self.conn = self._connect(path, create=True)
@@ -144,10 +148,18 @@ class Database:
         try:
             if self.follow() and self.on_reopen is not None:
                 self.on_reopen()
+            if self.pending is not None:
+                self.pending()
             if reading and self.before_read is not None:
                 self.before_read()
         finally:
             self._in_hook = False
+
+    def settle(self) -> None:
+        """Run the `pending` hook now, under the connection's lock (not inside a
+        transaction of this thread: that one's end, or the next access, runs it)."""
+        with self._lock:
+            self._hooks(reading=False)
 
     def checkpoint(self) -> None:
         """Move the write-ahead log into the database and truncate it (after bulk work)."""

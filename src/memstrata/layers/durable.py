@@ -16,15 +16,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from memstrata.reading.patterns import LazyPattern
+
 MAX_FACT_CHARS = 400
 MAX_SENTENCES = 2
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])")
-_CITE_LINE = re.compile(r"^\s*[-*]?\s*(?:citations?|sources?|cited?)\s*:\s*(.*\S)\s*$", re.I)
+_SENTENCE = LazyPattern(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])")
+_CITE_LINE = LazyPattern(r"^\s*[-*]?\s*(?:citations?|sources?|cited?)\s*:\s*(.*\S)\s*$", re.I)
 
 _GIT = [
-    (re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"), "a commit hash"),
+    (LazyPattern(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"), "a commit hash"),
     (
-        re.compile(
+        LazyPattern(
             r"\b(committed|merged|rebased|cherry-picked|reverted)\b|\bmerge (commit|of)\b|"
             r"\b(PR|pull request) #?\d+\b",
             re.I,
@@ -32,7 +34,7 @@ _GIT = [
         "a commit / merge record",
     ),
     (
-        re.compile(
+        LazyPattern(
             r"\b(on|the|to|from|in) branch\b|\bbranch (named |called )?[\w./-]+/[\w./-]+|"
             r"\b(feature|bugfix|hotfix|release)/[\w.-]+",
             re.I,
@@ -41,10 +43,10 @@ _GIT = [
     ),
 ]
 _EPHEMERAL = [
-    (re.compile(r"\b\d{1,2}:\d{2}(:\d{2})?\b"), "a clock time of a single turn"),
-    (re.compile(r"\b(iteration|attempt|run|step) #?\d+\b", re.I), "a per-iteration result"),
+    (LazyPattern(r"\b\d{1,2}:\d{2}(:\d{2})?\b"), "a clock time of a single turn"),
+    (LazyPattern(r"\b(iteration|attempt|run|step) #?\d+\b", re.I), "a per-iteration result"),
     (
-        re.compile(
+        LazyPattern(
             r"\b(currently|right now|just now|at the moment|in progress|this (turn|session)|"
             r"is (still )?running|today|yesterday|so far)\b",
             re.I,
@@ -53,15 +55,15 @@ _EPHEMERAL = [
     ),
 ]
 _DERIVABLE = [
-    (re.compile(r"[\w./-]+\.\w{1,5}:\d+\b"), "a file:line location"),
+    (LazyPattern(r"[\w./-]+\.\w{1,5}:\d+\b"), "a file:line location"),
     (
-        re.compile(
+        LazyPattern(
             r"\b(is|are) (defined|declared|implemented|located) (in|at)\b|\blives in\b", re.I
         ),
         "where code is defined",
     ),
     (
-        re.compile(
+        LazyPattern(
             r"\b(has|have|contains?) \d+ (lines?|functions?|classes|methods?|files?|tests?)\b", re.I
         ),
         "a count of code that can be re-read",

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from memstrata import limits
 from memstrata.errors import LockTimeout, MalformedInput, StaleWrite
 from memstrata.files.jsonl import BadLine
-from memstrata.files.truth import MISSING
+from memstrata.files.truth import MISSING, Appended
 from memstrata.index import queries
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
@@ -345,12 +345,14 @@ class Log(Layer):
         if self._stat(self.path) is None:
             self._ensure_header()
         data = encode_entry(entry)
-        done = self.engine.append(self._spec(), data, blank_line=True)
+        principal, owner, signals = self.gate.principal, self.owner or "", self.engine.signals
+
+        def indexed(landed: Appended, docs: int | None) -> None:
+            # what follows (a compaction past the limits) is not the layer's business
+            signals.announce(LogAppended(principal, owner, landed.end, docs))
+
+        self.engine.append(self._spec(), data, blank_line=True, then=indexed)
         self._write_event(self.path, len(data))
-        # what follows (a compaction past the limits) is not the layer's business
-        self.engine.signals.announce(
-            LogAppended(self.gate.principal, self.owner or "", done.landed.end, done.docs)
-        )
         return entry
 
     def _ensure_header(self) -> None:

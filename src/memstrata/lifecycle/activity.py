@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memstrata.lifecycle.statements import goal_of, is_continuation
+from memstrata.reading.patterns import LazyPattern
 
 if TYPE_CHECKING:
     from memstrata.model import LogEntry
@@ -39,12 +40,12 @@ READ_TOOLS = frozenset(
     {"Read", "Grep", "Glob", "LS", "NotebookRead", "WebFetch", "WebSearch", "read_file"}
 )
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "write_file", "edit_file"})
-_TEST_RUN = re.compile(
+_TEST_RUN = LazyPattern(
     r"\b(?:pytest|py\.test|unittest|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest|"
     r"(?:npm|pnpm|yarn|bun)(?: run)? test|go test|cargo test|make (?:test|check)|"
     r"mvn test|gradle(?:w)? test|dotnet test)\b"
 )
-_CAPTURE = re.compile(r"^[\w-]+ hook: captured \d+ new message")
+_CAPTURE = LazyPattern(r"^[\w-]+ hook: captured \d+ new message")
 BOOKKEEPING = "bookkeeping"
 OUTCOME_CHARS = 200
 NOTE_CHARS = 300
@@ -57,8 +58,8 @@ def one_line(text: str, limit: int) -> str:
 
 # A TOOL_USE entry written in the shape of a call, `Bash(command="pytest") -> ok, ...`,
 # whoever wrote it (the harness's `describe_tool`, or an agent imitating it by hand).
-_CALL = re.compile(r"^\s*([A-Za-z_][\w.:-]*)\((.*?)\)\s*->\s*(\S[^\n]*)?$", re.S)
-_PARAM = re.compile(r'(\w+)="((?:[^"\\]|\\.)*)"')
+_CALL = LazyPattern(r"^\s*([A-Za-z_][\w.:-]*)\((.*?)\)\s*->\s*(\S[^\n]*)?$", re.S)
+_PARAM = LazyPattern(r'(\w+)="((?:[^"\\]|\\.)*)"')
 
 
 def _call(e: LogEntry) -> re.Match[str] | None:
@@ -315,12 +316,12 @@ def _resolves(later: LogEntry, error: LogEntry) -> bool:
     )
 
 
-_GIST = re.compile(
+_GIST = LazyPattern(
     r"\b[A-Z]\w*(?:Error|Exception|Denied|Refused)\b|\bFAILED\b|\berror:|\bfatal:|^E\s{2,}|"
     r"\bHTTP \d{3}\b|\bpermission denied\b|\bnot found\b",
     re.I,
 )
-_EXIT = re.compile(r"^(?:exit (?:code|status)|returned|exited with)\s*:?\s*-?\d+\.?$", re.I)
+_EXIT = LazyPattern(r"^(?:exit (?:code|status)|returned|exited with)\s*:?\s*-?\d+\.?$", re.I)
 
 
 ERROR_CHARS = 200  # an open error's telling line in the context (both ends kept past it)

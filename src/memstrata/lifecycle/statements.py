@@ -32,11 +32,12 @@ import re
 from dataclasses import dataclass
 
 from memstrata.reading.english import expand_contractions
+from memstrata.reading.patterns import LazyPattern
 
 GOAL_CHARS = 200
 
-_SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
-_OPENERS = re.compile(
+_SENTENCES = LazyPattern(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])|\n+")
+_OPENERS = LazyPattern(
     r"^(?:(?:ok|okay|so|also|and|alright|all right|right|great|good|fine|yes|yeah|yep|sure|"
     r"well|btw|by the way|then|now|please|oh|hey|one more thing|just so you know|"
     r"(?:please )?(?:remember|note|keep in mind|for the record)(?: that)?)\b[\s,;:!.\-]*)+",
@@ -55,27 +56,27 @@ _USER = (
     r"^(?:we|i)\s+(?:will|shall|are going to)\s+(?:use|switch to|adopt|keep|move to)\b",
     r"^(?:go with|use|switch to|stick with|move to)\s+.+\b(?:instead of|rather than)\b",
 )
-_DECISION_ANY = re.compile("|".join(_ANY))
-_DECISION_USER = re.compile("|".join(_USER))
-_CONSTRAINT_ANY = re.compile(
+_DECISION_ANY = LazyPattern("|".join(_ANY))
+_DECISION_USER = LazyPattern("|".join(_USER))
+_CONSTRAINT_ANY = LazyPattern(
     r"^(?:safety )?(?:constraint|rule|policy|requirement|hard rule)\s*[:\-\u2013]\s*\S"
 )
-_CONSTRAINT_USER = re.compile(
+_CONSTRAINT_USER = LazyPattern(
     r"^(?:never|always|from now on|going forward|in (?:the )?future|under no circumstances|"
     r"(?:we|you) must (?:never|always)|must (?:never|always)|do not ever)\b(?! mind\b)"
 )
 # "The rare species matter most, so from now on we judge by macro-F1": a rule stated in a
 # clause of its own after a comma, a semicolon or "so / and / but", not only up front.
-_CONSTRAINT_CLAUSE = re.compile(
+_CONSTRAINT_CLAUSE = LazyPattern(
     r"(?:[,;:]\s*|\s)(?:(?:so|and|but|then)\s+)?(?:from now on|going forward)\b"
     r"(?=,?\s+(?:we|you|i|all|every|each|the|our|only|always|never|please)\b)"
 )
-_FROM_NOW = re.compile(r"\b(?:from now on|going forward)\b")
-_PREFERENCE_USER = re.compile(
+_FROM_NOW = LazyPattern(r"\b(?:from now on|going forward)\b")
+_PREFERENCE_USER = LazyPattern(
     r"^(?:i|we)\s+(?:really |always |generally |strongly |much )?prefer\b|^my preference is\b|"
     r"^i would (?:rather|prefer)\b|^i (?:really )?like \S+(?: \S+){0,3} better\b"
 )
-_REPLACES = re.compile(
+_REPLACES = LazyPattern(
     r"\b(?:instead of|rather than|no longer(?: use| using)?|"
     r"(?:switch|switching|switched|move|moving|moved|migrate|migrating|migrated|change|"
     r"changing|changed|go|going) (?:away )?from|replac(?:e|es|ed|ing)|drop(?:s|ped|ping)?)"
@@ -85,12 +86,12 @@ _REPLACES = re.compile(
     r"if|when|to|in|on|at|by|for|with|as|here|there|it|them|me|us|you|we|anymore)\b)"
     r"([\w.+#-]{2,})"
 )
-_CONTINUE = re.compile(
+_CONTINUE = LazyPattern(
     r"^(?:please )?(?:continue|go on|keep going|carry on|proceed|resume|next|go ahead|do it|"
     r"yes|yep|yeah|ok|okay|sure|sounds good|looks good|lgtm|thanks|thank you|great|perfect|"
     r"fine|done|cool|nice|go|ship it|that works|works for me|agreed|right)\b[\s\w,.!']{0,24}$"
 )
-_REQUEST = re.compile(
+_REQUEST = LazyPattern(
     r"^(?:(?:can|could|would|will) you|please|how about|let us|help me|"
     r"(?:i|we) (?:need|want|would like|have) (?:you )?to|i want you to|your task is|"
     r"the (?:goal|task|next step) is|next,? )\b"
@@ -265,7 +266,7 @@ _VERBS = frozenset(
         "write",
     ]
 )
-_WORD = re.compile(r"[^\W_]+")
+_WORD = LazyPattern(r"[^\W_]+")
 
 
 @dataclass(frozen=True)
@@ -306,7 +307,7 @@ def kind_of(sentence: str, speaker: str) -> str | None:
     return None
 
 
-_LABEL = re.compile(
+_LABEL = LazyPattern(
     r"^(?:the )?(?:final )?(?:decision|decided|constraint|rule|policy|requirement|preference)"
     r"\s*[:\-\u2013]\s*",
     re.I,

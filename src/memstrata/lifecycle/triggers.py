@@ -4,13 +4,14 @@
     transcript past sessions.flush_threshold tokens      -> flush_session     (MemoryConfig flushThreshold)
     transcript past sessions.compaction_threshold tokens -> compact_session   (MemoryConfig compactionThreshold)
 
-A layer announces its append once it is on disk and indexed (`store.signals`:
-`LogAppended`, `SessionGrew`); `register`, called when a store opens, connects
+A layer announces its append once it is on disk (`SessionGrew`) or, for LOG.md,
+once it is indexed too (`LogAppended`, from the engine's deferred index work:
+`store.deferred`); `register`, called when a store opens, connects
 `after_log_append` / `after_session_append` to those signals. The check is cheap
-and made inline (a stat; for LOG.md one indexed count: the append indexed its entry
-inside the write), so a background thread starts only when there is work; the work
-runs in that thread (`Engine.after_ack`), so the append
-returns before any compaction starts and its latency does not include one. A
+(a stat; for LOG.md the indexed count the index work reports), so a background
+thread starts only when there is work; the work runs in that thread
+(`Engine.after_ack`), so the append returns before any compaction starts and its
+latency does not include one. A
 job takes the compaction lock without waiting: if another process is already
 compacting the same file, this one skips (the other sees the same entries).
 A failed job is logged and kept in `store.background_errors`; the write that
@@ -71,8 +72,8 @@ def after_log_append(
     engine: Engine, view_of: Callable[[Principal], Store], signal: LogAppended
 ) -> bool:
     """Start a LOG compaction in the background if the LOG.md of `signal` is over a
-    limit. Checked inline, from the size and entry count the append reported (a thread
-    started per append to look cost more than the look); the job looks again."""
+    limit. Checked from the size and entry count the append's index work reported (a
+    thread started per append to look cost more than the look); the job looks again."""
     config = engine.config
     if not (config.automatic_writes and config.log_auto_compact):
         return False

@@ -9,10 +9,11 @@ principal acting on an engine; layers are handed the engine's doors, never its
 truth. Every write goes through a door:
 
 * `append(spec, data)`: a durable append (lock, one write, fdatasync; or one
-  committed transaction) to an append-only source, then the new record is
-  indexed. The write is acknowledged once it is durable; nothing after that
-  (indexing, the audit event) can make it fail: if indexing fails the truth
-  still has it, the engine is marked stale and the next read catches the index up.
+  committed transaction) to an append-only source. The write is acknowledged once
+  it is durable; its indexing is queued and done before any later read of this
+  process (`store.deferred`); nothing after the acknowledgement can make it fail:
+  if indexing fails the truth still has it, the engine is marked stale and the
+  next read catches the index up.
 * `rewrite(spec, text)` / `editing(spec)`: an atomic replace of a whole source
   under its lock, checked against the version read (and optionally against the
   content the caller last saw), then re-indexed.
@@ -42,7 +43,6 @@ import contextlib
 import os
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
@@ -72,8 +72,6 @@ from memstrata.index.reconcile import (
     SyncReport,
     catch_up_append,
     counted_sources,
-    index_append,
-    index_whole,
     sync_sources,
 )
 from memstrata.store.catchup import (
@@ -83,6 +81,8 @@ from memstrata.store.catchup import (
     feed_position,
     remember,
 )
+from memstrata.store.deferred import Deferred
+from memstrata.store.deferred import run as run_deferred
 from memstrata.store.editing import NOBODY, Edit, sha256_text
 from memstrata.store.events import EventBus
 from memstrata.store.jobs import Jobs
@@ -114,15 +114,6 @@ class SourceCatalog(Protocol):
     ) -> SourceSpec | None: ...
 
     def project_sources(self, engine: Engine) -> list[SourceSpec]: ...
-
-
-@dataclass(frozen=True)
-class Indexed:
-    """An acknowledged append (`landed`) and the docs the index held of its source
-    right after it (None: the index lags behind; the next read catches it up)."""
-
-    landed: Appended
-    docs: int | None
 
 
 class Engine:
@@ -189,6 +180,7 @@ class Engine:
         # Where `warn`-policy secret notices go (adapters set it; None: Python warnings).
         self.notice_sink: Callable[[str], None] | None = None
         self.jobs = Jobs()
+        self.deferred = Deferred(self)
         self.background_errors = self.jobs.errors
         self.signals = Signals(self.background_errors)
         self.appended = AppendNotes(self.home / "index")
@@ -219,6 +211,7 @@ class Engine:
     def _wire(self, db: Database) -> None:
         db.on_reopen = self._after_swap
         db.before_read = self._before_read
+        db.pending = self._pending
         self._db = db
 
     def _after_swap(self) -> None:
@@ -294,6 +287,8 @@ class Engine:
     def close(self) -> None:
         self.semantic.stop()
         self.drain()
+        self.deferred.close()
+        self.settle()
         if self._keeper is not None:
             self._keeper.close()
             self._keeper = None
@@ -324,7 +319,11 @@ class Engine:
         """Wait for the background jobs started by `after_ack` (and any they started);
         vector builds meanwhile embed without waiting for a quiet moment."""
         with self.semantic.hurried():
-            self.jobs.drain(timeout)
+            while True:
+                self.settle()
+                self.jobs.drain(timeout)
+                if not self.deferred or timeout is not None:
+                    return
 
     # -- reads of the truth ----------------------------------------------------
     def rel(self, path: Path) -> str:
@@ -390,22 +389,33 @@ class Engine:
         return self.truth.lock(name, timeout)
 
     # -- the write doors ---------------------------------------------------------
-    def append(self, spec: SourceSpec, data: bytes, *, blank_line: bool = False) -> Indexed:
-        """Durably append `data` to an append-mode source and index it; other processes
-        on the host learn of it from the note left in `index/appended`."""
+    def append(
+        self,
+        spec: SourceSpec,
+        data: bytes,
+        *,
+        blank_line: bool = False,
+        then: Callable[[Appended, int | None], object] | None = None,
+    ) -> Appended:
+        """Durably append `data` to an append-mode source; other processes on the host
+        learn of it from the note left in `index/appended`. Indexed after the
+        acknowledgement (`store.deferred`: before any later read); `then` is called
+        with the append and the docs the index holds of the source once it is
+        indexed (None: the index lags)."""
         rel = self.rel(spec.path)
         app = self.truth.append(rel, data, blank_line=blank_line, record_id=os.urandom(12).hex())
         self.appended.note(rel)
-        docs = None
-        try:
-            docs = index_append(
-                self.db, self.origin, spec, app.start, data, app.generation, app.version
-            )
-        except INDEX_LAG:
-            # The bytes are durable: the write stands. The next read catches the index up.
-            self._stale = True
-        self.semantic.later()
-        return Indexed(app, docs)
+        self.deferred.add(spec, then=None if then is None else lambda docs: then(app, docs))
+        return app
+
+    def settle(self) -> None:
+        """Do the queued index work of this process's writes now (`store.deferred`)."""
+        with contextlib.suppress(*INDEX_LAG):
+            self.db.settle()
+
+    def _pending(self) -> None:  # the database's `pending` hook: under its lock
+        if self.deferred:
+            run_deferred(self, self.deferred.take())
 
     def append_raw(self, where: Where, data: bytes) -> Appended:
         """Durably append whole records to a journal the index does not read
@@ -475,12 +485,9 @@ class Engine:
 
     # -- keeping the index up with a write -------------------------------------
     def index_file(self, spec: SourceSpec) -> None:
-        """Re-parse a whole source (or drop it, once gone) after a write."""
-        try:
-            index_whole(self.db, self.origin, spec, force=True)
-        except INDEX_LAG:
-            self._stale = True
-        self.semantic.later()
+        """Re-parse a whole source (or drop it, once gone) after a write: queued, done
+        before any later read (`store.deferred`)."""
+        self.deferred.add(spec, whole=True)
 
     def fresh(self, spec: SourceSpec) -> None:
         """Catch the index up with an append source another process may have grown."""
