@@ -19,12 +19,16 @@ frequencies come from the caller (`search.worth.query_terms_of`).
 from __future__ import annotations
 
 import bisect
+import functools
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from memstrata.search import features
 from memstrata.search.query import Hit
+
+_ASCII_TOKEN = re.compile(r"[a-z0-9]+")  # `text.tokenize`'s tokens of ASCII text
 
 
 @dataclass(frozen=True)
@@ -63,20 +67,81 @@ def _starts(words: list[str], stem: str) -> bool:
 def coverage(hit: Hit, terms: Sequence[QueryTerm]) -> tuple[float, list[str]]:
     """(IDF-weighted share of the query terms the hit holds, the terms it holds);
     (1.0, []) when the query has no terms (nothing to cover)."""
+    return coverage_of(terms)(hit)
+
+
+def coverage_of(terms: Sequence[QueryTerm]) -> Callable[[Hit], tuple[float, list[str]]]:
+    """`coverage` for one query's terms, what does not depend on the hit read once (the
+    priors call it for every candidate)."""
     total = sum(t.idf for t in terms)
-    if total <= 0:
-        return 1.0, []
+    pairs = [(t.word, t.stems) for t in terms]
+    plain = all(_plain(stem) for _word, stems in pairs for stem in stems)
+
+    def cover(hit: Hit) -> tuple[float, list[str]]:
+        if total <= 0:
+            return 1.0, []
+        held = _held(hit, pairs, plain)
+        got = 0.0
+        for t in terms:
+            if t.word in held:
+                got += t.idf
+        return got / total, held
+
+    return cover
+
+
+def holds(hit: Hit, stems: Sequence[str]) -> bool:
+    """Whether a word of the hit's title, text or tags starts with one of `stems`."""
+    return bool(_held(hit, [("", stems)], all(_plain(stem) for stem in stems)))
+
+
+def _held(hit: Hit, terms: Sequence[tuple[str, Sequence[str]]], plain: bool) -> list[str]:
+    """The words of `terms` ((word, stems) pairs) whose stems start a word of the hit;
+    `plain`: every stem is a whole ASCII token (`_plain`).
+
+    An ASCII record's folded text is searched for the stem with no letter or digit
+    before it (a token of `text.tokenize` starting with it, without making the tokens);
+    another record is bisected in its sorted words (`features.words`). At 100k entries
+    most records a query ranks are read for the first time, and making a record's sorted
+    words cost more than the rest of its priors.
+    """
+    low = features.remember(hit, "ascii lower", _ascii_lower)
+    if low is None or not plain:
+        return _held_in_words(hit, terms)
+    out: list[str] = []
+    for word, stems in terms:
+        for stem in stems:
+            i = low.find(stem)
+            while i > 0 and low[i - 1].isalnum():  # inside a token: look further on
+                i = low.find(stem, i + 1)
+            if i >= 0:
+                out.append(word)
+                break
+    return out
+
+
+def _held_in_words(hit: Hit, terms: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
     words = features.words(hit)
     end = len(words)
-    held: list[str] = []
-    got = 0.0
-    for t in terms:  # `held_terms`, inlined: this runs for every candidate of every query
-        for stem in t.stems:
+    out: list[str] = []
+    for word, stems in terms:
+        for stem in stems:
             i = bisect.bisect_left(words, stem)
             if i < end and words[i].startswith(stem):
-                held.append(t.word)
+                out.append(word)
                 break
-    for t in terms:
-        if t.word in held:
-            got += t.idf
-    return got / total, held
+    return out
+
+
+def _ascii_lower(hit: Hit) -> str | None:
+    """The hit's title, text and tags case-folded as `text.tokenize` folds ASCII, or None
+    when they are not all ASCII (tokenize folds diacritics and other scripts' cases)."""
+    joined = f"{hit.title} {hit.text} {' '.join(hit.tags)}"
+    return joined.lower() if joined.isascii() else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _plain(stem: str) -> bool:
+    """Whether `stem` is a whole ASCII token (it is then found where a token starts);
+    other stems are bisected in the record's words."""
+    return _ASCII_TOKEN.fullmatch(stem) is not None

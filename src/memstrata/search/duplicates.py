@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from memstrata.search.features import remember
 from memstrata.search.query import Hit
 
 _SPACE = re.compile(r"\s+")
@@ -47,7 +48,7 @@ def collapse_duplicates(hits: Sequence[Hit], limit: int | None = None) -> list[H
     kept: list[Hit] = []
     extra: dict[int, list[dict[str, str]]] = {}
     for h in hits:
-        k = key(h)
+        k = remember(h, "duplicate key", key)  # a pure function of title and text
         if not k[1]:  # nothing said: never a duplicate of anything
             kept.append(h)
             continue

@@ -19,19 +19,19 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
 import json
 import re
 import sqlite3
 import time
-from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from memstrata.errors import NotFound
-from memstrata.search import features, scoring, shortforms
-from memstrata.search.coverage import QueryTerm, idf
+from memstrata.search import scoring, shortforms
+from memstrata.search.coverage import QueryTerm, holds, idf
 from memstrata.search.expand import IdentifierWords, Phrase, plan
 from memstrata.search.filters import filters as _filters
 from memstrata.search.layermask import LayerMask
@@ -312,8 +312,7 @@ def _ranked(
             h.explain.clear()
             h.explain.update(given)
     for h in hits:
-        tokens = features.words(h)
-        h.explain["matched"] = [w for w, st in pool.words if _count_prefixed(tokens, list(st))]
+        h.explain["matched"] = [w for w, st in pool.words if holds(h, st)]
     return [h.but(snippet=make_snippet(h.text or h.title, terms)) for h in hits]
 
 
@@ -362,7 +361,7 @@ def scoring_extra(
     # starts with; the word then counts for every term owning that stem or a stem that
     # prefixes it (what one `\b(?:stems)\w*` scan per term and candidate counted before).
     union = sorted({st for _w, stem_list, _df in extra for st in stem_list}, key=len, reverse=True)
-    pat = re.compile(r"\b(" + "|".join(re.escape(st) for st in union) + ")")
+    pat = _stems_pattern(tuple(union))
     covers = [
         (df, {u for u in union if u.startswith(tuple(stem_list))}) for _w, stem_list, df in extra
     ]
@@ -370,12 +369,17 @@ def scoring_extra(
         stems_found = pat.findall(t)
         if not stems_found:
             continue
-        found = Counter(stems_found)
         for df, owned in covers:
-            tf = sum(n for st, n in found.items() if st in owned)
+            tf = sum(1 for st in stems_found if st in owned)
             if tf:
                 out[i] += scoring.bm25_term(tf, df, total, lengths[i], avg)
     return out
+
+
+@functools.lru_cache(maxsize=256)  # the common words pruned recur from query to query
+def _stems_pattern(union: tuple[str, ...]) -> re.Pattern[str]:
+    """A word start followed by one of `union` (longest first): the stem it starts with."""
+    return re.compile(r"\b(" + "|".join(re.escape(st) for st in union) + ")")
 
 
 def _count_prefixed(words: list[str], stems: list[str]) -> int:
@@ -535,7 +539,8 @@ def _hit(
     r: Any, score: float, explain: dict[str, Any], terms: list[str], *, snippet: bool = True
 ) -> Hit:
     meta = _meta(r[13])
-    return Hit(
+    hit = object.__new__(Hit)  # what `Hit(...)` makes, without a frozen __init__'s 16 setattrs
+    hit.__dict__.update(
         uid=r[1],
         layer=r[2],
         score=score,
@@ -553,6 +558,7 @@ def _hit(
         meta=meta,
         explain=explain,
     )
+    return hit
 
 
 def make_snippet(text: str, terms: list[str], width: int = SNIPPET_CHARS) -> str:

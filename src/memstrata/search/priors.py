@@ -27,7 +27,7 @@ import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from memstrata.config.recall import (
     ASKED_KEY,
@@ -45,8 +45,9 @@ from memstrata.config.recall import (
     QUESTION_KEY,
     REPLACED_KEY,
 )
-from memstrata.search.coverage import QueryTerm, coverage
+from memstrata.search.coverage import QueryTerm, coverage_of
 from memstrata.search.features import remember
+from memstrata.search.newer import newer_first
 from memstrata.search.query import Hit
 from memstrata.search.replaces import REPLACES
 from memstrata.search.text import query_terms, tokenize
@@ -165,9 +166,9 @@ class PriorSettings:
         )
 
 
-@dataclass(frozen=True)
-class _Seen:
-    """One hit and what the rules read of it, read once."""
+class _Seen(NamedTuple):
+    """One hit and what the rules read of it, read once (a tuple: made per hit and
+    query, where a frozen dataclass's construction cost more than the rules)."""
 
     hit: Hit
     meta: Mapping[str, Any]  # a LOG entry's own metadata; {} for other records
@@ -318,6 +319,8 @@ def is_question(hit: Hit) -> bool:
         ...                 "", 0.0, "q.md"))
         True
     """
+    if "?" not in hit.text:
+        return False  # no sentence ends with one (most records: the split costs more)
     said = [
         x
         for line in hit.text.splitlines()
@@ -344,11 +347,12 @@ def asked_signals(query: str) -> frozenset[str]:
 
 def same_words(query: str, text: str) -> bool:
     """True when `text` says exactly the query's words (case, spacing, punctuation aside)."""
-    q = _words_of(query)
-    return bool(q) and q == _words_of(text)
+    q = words_of(query)
+    return bool(q) and q == words_of(text)
 
 
-def _words_of(text: str) -> str:
+def words_of(text: str) -> str:
+    """The words of `text`, case-folded, one space apart (what `same_words` compares)."""
     return " ".join(_WORDS.findall(text.casefold()))
 
 
@@ -445,14 +449,16 @@ def apply_priors(
     for uid, why in gone_before.items():
         dropped_by.setdefault(why, []).append(uid)
     kept: list[_Worth] = []
-    said = _words_of(query)
+    said = words_of(query)
+    weights, ask_factor = cfg.weights, cfg.asked != 1.0
+    question = cfg.question != 1.0 and not asks_questions
+    cover = coverage_of(terms)
     for hit in pool:
-        seen = _see(hit)
-        reason = _excluded(seen, said, current, include_superseded)
-        signal = (
-            remember(hit, "signal", signal_of) if reason is None else Signal(BOOKKEEPING, reason)
-        )
-        weight = float(cfg.weights.get(signal.name, 1.0))
+        meta, bookkeeping, signal, asks = remember(hit, "rank", rank_facts)
+        reason = excluded_by(hit, meta, bookkeeping, said, current, include_superseded)
+        if reason is not None:
+            signal = Signal(BOOKKEEPING, reason)
+        weight = float(weights.get(signal.name, 1.0))
         if reason is None and weight <= 0:
             reason = f"weight 0 (recall.{signal.name})"
         if reason is not None:
@@ -465,14 +471,14 @@ def apply_priors(
             "key": f"recall.{signal.name}",
         }
         item = _Worth(hit, signal, weight, prior)
-        if (signal.name in asked or signal.states in asked) and cfg.asked != 1.0:
+        if ask_factor and (signal.name in asked or signal.states in asked):
             item.factor *= cfg.asked
             prior.update(asked=cfg.asked, asked_key=f"recall.{ASKED_KEY}")
-        if cfg.question != 1.0 and not asks_questions and remember(hit, "asks", _asks):
+        if question and asks:
             item.factor *= cfg.question
             prior.update(question=cfg.question, question_key=f"recall.{QUESTION_KEY}")
         if terms:
-            share, item.held = coverage(hit, terms)
+            share, item.held = cover(hit)
             prior["terms_held"] = item.held
         if terms and cfg.coverage > 0:
             covered = 1.0 - cfg.coverage * (1.0 - share)
@@ -486,7 +492,7 @@ def apply_priors(
     _demote_replaced(kept, cfg.replaced)
     kept.sort(key=lambda w: (-w.worth, -w.hit.ts, w.hit.uid))
     if terms and cfg.newer > 0:
-        _newer_first(kept, cfg.newer)
+        newer_first(kept, cfg.newer, STATES, ACCOUNTS)
     gone, collapsed = _collapse(kept)
     out: list[Hit] = []
     for n, w in enumerate(kept):
@@ -511,38 +517,6 @@ def apply_priors(
         }
         out[0].explain["collapsed_in_pool"] = len(gone)
     return out
-
-
-def _newer_first(kept: list[_Worth], band: float) -> None:
-    """Near-ties on one subject go to the newer record: a hit moves above the highest
-    older hit that holds the same query terms (the same subject, as far as the question
-    goes) when it is worth at least (1 - band) of it and of every hit it passes. Only a
-    record that states how things are (`STATES`) moves, above one of its signal or an
-    account of the past (`ACCOUNTS`)."""
-    worth = [w.worth for w in kept]  # kept[i].worth, moved along with kept[i]
-    for j in range(1, len(kept)):
-        b = kept[j]
-        if not b.held or b.signal.name not in STATES:
-            continue
-        top, near, bw = j, 1.0 - band, worth[j]
-        while top > 0 and bw >= near * worth[top - 1]:
-            top -= 1
-        to = next((i for i in range(top, j) if _older_version(kept[i], b)), None)
-        if to is not None:
-            b.prior["newer_than"] = kept[to].hit.uid
-            b.prior["newer_key"] = f"recall.{NEWER_KEY}"
-            kept.insert(to, kept.pop(j))
-            worth.insert(to, worth.pop(j))
-
-
-def _older_version(a: _Worth, b: _Worth) -> bool:
-    """`a` is an older say on `b`'s subject: older, the same query terms held, and the same
-    signal, or an account of the past (`ACCOUNTS`) that a newer statement updates."""
-    return (
-        a.hit.ts < b.hit.ts
-        and a.held == b.held
-        and (a.signal.name == b.signal.name or a.signal.name in ACCOUNTS)
-    )
 
 
 def _demote_replaced(kept: list[_Worth], factor: float) -> None:
@@ -578,22 +552,42 @@ def excluded(
 ) -> str | None:
     """Why `hit` is never shown for `query`, or None: superseded (unless asked for),
     bookkeeping, the open prompt (`open_prompts`), the question's own words."""
-    return _excluded(_see(hit), _words_of(query), set(open_prompts), include_superseded)
+    return _excluded(_see(hit), words_of(query), set(open_prompts), include_superseded)
 
 
 def _excluded(r: _Seen, said: str, open_prompts: set[str], include_superseded: bool) -> str | None:
     """Why a record is never shown for a query whose words are `said`, or None."""
-    hit = r.hit
+    reason = remember(r.hit, "bookkeeping", bookkeeping_reason)
+    return excluded_by(r.hit, r.meta, reason, said, open_prompts, include_superseded)
+
+
+def excluded_by(
+    hit: Hit,
+    meta: Mapping[str, Any],
+    bookkeeping: str | None,
+    said: str,
+    open_prompts: set[str],
+    include_superseded: bool,
+) -> str | None:
+    """`_excluded`, given the record's LOG metadata and `bookkeeping_reason`."""
     if hit.superseded and not include_superseded:
         return "superseded"
-    reason = remember(hit, "bookkeeping", bookkeeping_reason)
-    if reason is not None:
-        return f"bookkeeping: {reason}"
+    if bookkeeping is not None:
+        return f"bookkeeping: {bookkeeping}"
     if hit.uid in open_prompts:
         return "the prompt being asked (the newest intent, no final response yet)"
-    asked_by_user = (hit.kind == "USER_FEEDBACK" and r.meta.get("event") == "user_intent") or (
+    asked_by_user = (hit.kind == "USER_FEEDBACK" and meta.get("event") == "user_intent") or (
         hit.layer == "session" and hit.kind == "user"
     )
-    if asked_by_user and said and _words_of(hit.text) == said:
+    if asked_by_user and said and words_of(hit.text) == said:
         return "the question being asked (same words)"
     return None
+
+
+def rank_facts(hit: Hit) -> tuple[Mapping[str, Any], str | None, Signal, bool]:
+    """What the priors read of a record, read once (`features.remember`): its LOG metadata,
+    why it is bookkeeping (or None), its signal, whether it asks (`_asks`)."""
+    seen = _Seen(hit, *_seen(hit))
+    reason = _bookkeeping(seen)
+    signal = Signal(BOOKKEEPING, "") if reason is not None else _signal(seen)
+    return seen.meta, reason, signal, _asks(hit)

@@ -54,7 +54,9 @@ def log_metadata(hit: Hit) -> dict[str, Any]:
 
 def first_line(text: str) -> str:
     """The first non-blank line, stripped, at most `FIRST_LINE_CHARS` characters."""
-    return text.lstrip().split("\n", 1)[0].strip()[:FIRST_LINE_CHARS]
+    text = text.lstrip()
+    end = text.find("\n")  # not `split`: that copies the rest of a long text
+    return (text if end < 0 else text[:end]).strip()[:FIRST_LINE_CHARS]
 
 
 @dataclass

@@ -20,7 +20,7 @@ words the agent searches with. Intents of finished turns stay searchable (at the
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from memstrata.index import overview
@@ -28,14 +28,17 @@ from memstrata.model import RECORD_KINDS, LedgerEntry
 from memstrata.search.copies import Flushed, Said, flushed_state
 from memstrata.search.coverage import QueryTerm, idf
 from memstrata.search.duplicates import collapse_duplicates
+from memstrata.search.features import remember
 from memstrata.search.intent import bare_prompt, with_open_work
 from memstrata.search.priors import (
     LEDGER_SIGNALS,
     MD_LAYERS,
     PriorSettings,
     apply_priors,
-    excluded,
+    excluded_by,
     is_intent,
+    rank_facts,
+    words_of,
 )
 from memstrata.search.query import Hit, Searchable, SearchQuery
 from memstrata.search.terms import stems
@@ -55,16 +58,29 @@ def exclusions(store: Searchable, q: SearchQuery, candidates: Sequence[Hit]) -> 
     under the floor of `engine.MIN_RELEVANCE`).
     """
     prompts = open_prompts(store, candidates)
-    out: dict[str, str] = {}
+    out = excluded_from(candidates, q.text, prompts, include_superseded=q.include_superseded)
     for h in candidates:
-        why = excluded(h, q.text, prompts, include_superseded=q.include_superseded)
-        why = why or bare_prompt(h)  # "continue", "ok go on": never a hit (`search.intent`)
-        if why is not None:
-            out[h.uid] = why
+        if h.uid not in out:
+            why = bare_prompt(h)  # "continue", "ok go on": never a hit (`search.intent`)
+            if why is not None:
+                out[h.uid] = why
     if not q.include_superseded:
         for uid, state in flushed_copies(store, candidates).items():
             if state.all_replaced and uid not in out:
                 out[uid] = f"a flushed copy of what {', '.join(state.replaced_by)} replaced"
+    return out
+
+
+def excluded_from(
+    hits: Iterable[Hit], query: str, open_prompts: Iterable[str] = (), *, include_superseded: bool
+) -> dict[str, str]:
+    """`priors.excluded` of each of `hits` (uid -> why, the excluded ones), the query read once."""
+    said, prompts, out = words_of(query), set(open_prompts), {}
+    for hit in hits:
+        meta, bookkeeping, _signal, _asks = remember(hit, "rank", rank_facts)
+        why = excluded_by(hit, meta, bookkeeping, said, prompts, include_superseded)
+        if why is not None:
+            out[hit.uid] = why
     return out
 
 

@@ -1,0 +1,231 @@
+"""The lexical hot path's shortcuts give what the plain code gave (issue 21 item 7):
+each compared with the code it replaced, kept here as the reference."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+import re
+from collections import Counter
+from typing import Any
+
+from memstrata.search import engine, features, scoring
+from memstrata.search.coverage import holds
+from memstrata.search.newer import newer_first
+from memstrata.search.priors import (
+    ACCOUNTS,
+    STATES,
+    Signal,
+    _Worth,
+    excluded,
+    is_question,
+)
+from memstrata.search.query import Hit
+from memstrata.search.toolcalls import FIRST_LINE_CHARS, first_line
+from memstrata.search.worth import excluded_from
+
+T0 = 1_790_000_000.0
+
+
+def _newer_first_before(kept: list[_Worth], band: float) -> None:
+    """The pass as it was: every hit that may move scans the near-ties above it."""
+
+    def older(a: _Worth, b: _Worth) -> bool:
+        return (
+            a.hit.ts < b.hit.ts
+            and a.held == b.held
+            and (a.signal.name == b.signal.name or a.signal.name in ACCOUNTS)
+        )
+
+    worth = [w.worth for w in kept]
+    for j in range(1, len(kept)):
+        b = kept[j]
+        if not b.held or b.signal.name not in STATES:
+            continue
+        top, near, bw = j, 1.0 - band, worth[j]
+        while top > 0 and bw >= near * worth[top - 1]:
+            top -= 1
+        to = next((i for i in range(top, j) if older(kept[i], b)), None)
+        if to is not None:
+            b.prior["newer_than"] = kept[to].hit.uid
+            b.prior["newer_key"] = "recall.newer"
+            kept.insert(to, kept.pop(j))
+            worth.insert(to, worth.pop(j))
+
+
+def _pool(rng: random.Random, n: int) -> list[_Worth]:
+    signals = sorted(STATES | ACCOUNTS)
+    helds = [[], ["api"], ["api", "db"], ["db"], ["pdf", "export"]]
+    out = []
+    for i in range(n):
+        hit = Hit(f"h:{i}", "log", rng.choice([1.0, 0.98, 0.95, 0.9, 0.7]), "t", "x", "", 0.0, "f")
+        hit = hit.but(ts=T0 + rng.randrange(5))  # ties in time too
+        item = _Worth(hit, Signal(rng.choice(signals), "why"), 1.0, {}, list(rng.choice(helds)))
+        out.append(item)
+    out.sort(key=lambda w: (-w.worth, -w.hit.ts, w.hit.uid))
+    return out
+
+
+def test_newer_first_moves_exactly_what_the_pairwise_scan_moved() -> None:
+    rng = random.Random(21)
+    moved = 0
+    for _ in range(300):
+        pool = _pool(rng, rng.randrange(1, 40))
+        before, after = list(pool), list(pool)
+        plain = [(w.hit.uid, dict(w.prior)) for w in pool]
+        for w in pool:
+            w.prior.clear()
+        _newer_first_before(before, 0.05)
+        expected = [(w.hit.uid, dict(w.prior)) for w in before]
+        for w in pool:
+            w.prior.clear()
+        newer_first(after, 0.05, STATES, ACCOUNTS)
+        assert [(w.hit.uid, dict(w.prior)) for w in after] == expected
+        moved += expected != plain
+    assert moved > 30  # the pools had near-ties that moved
+
+
+def _log(uid: str, entry: str, text: str, superseded: bool = False, **metadata: Any) -> Hit:
+    kind = entry
+    meta = {"entry_type": kind, "content": text, "metadata": metadata}
+    hit = Hit(uid, "log", 1.0, kind, text, text, T0, "LOG.md", kind=kind, meta=meta)
+    return hit.but(superseded=superseded)
+
+
+def test_exclusions_of_a_pool_are_each_records_exclusion() -> None:
+    hits = [
+        _log("log:1", "USER_FEEDBACK", "Which database do we use?", event="user_intent"),
+        _log("log:2", "USER_FEEDBACK", "which database do we use", event="user_intent"),
+        _log("log:3", "SYSTEM", "stop hook: captured 3 new message(s) of session s1"),
+        _log("log:4", "THOUGHT", "Decision: PostgreSQL", superseded=True),
+        _log("log:5", "THOUGHT", "Decision: PostgreSQL", kind="bookkeeping"),
+        _log("log:6", "THOUGHT", "we use PostgreSQL for the database"),
+        Hit("s:1", "session", 1.0, "user", "which database do we use", "", T0, "t", kind="user"),
+    ]
+    for include_superseded in (False, True):
+        for prompts in ((), ("log:1",), ("log:6", "s:1")):
+            each = {
+                h.uid: why
+                for h in hits
+                if (
+                    why := excluded(
+                        h,
+                        "Which database do we use?",
+                        prompts,
+                        include_superseded=include_superseded,
+                    )
+                )
+            }
+            got = excluded_from(
+                hits, "Which database do we use?", prompts, include_superseded=include_superseded
+            )
+            assert got == each
+    assert set(excluded_from(hits, "Which database do we use?", include_superseded=False)) == {
+        "log:1",
+        "log:2",
+        "log:3",
+        "log:4",
+        "log:5",
+        "s:1",
+    }
+
+
+def test_first_line_and_whether_a_record_asks() -> None:
+    assert first_line("\n\n  Decision: use httpx  \nsecond line\nthird") == "Decision: use httpx"
+    assert first_line("one line") == "one line"
+    assert first_line("x" * 500 + "\nmore") == "x" * FIRST_LINE_CHARS
+    assert first_line("   ") == ""
+    plain = Hit("n:1", "file", 1.0, "Notes", "We ship on Fridays. Nobody asks.", "", 0.0, "f")
+    asks = Hit("n:2", "file", 1.0, "Notes", "Do we ship on Fridays?", "", 0.0, "f")
+    assert not is_question(plain) and is_question(asks)
+
+
+def _scoring_extra_before(
+    rows: list[Any], extra: list[tuple[str, list[str], int]], total: int
+) -> list[float]:
+    """`engine.scoring_extra` with a pattern compiled per call and a Counter, as it was."""
+    texts = [f"{r[8]} {r[9]} {r[6]}".lower() for r in rows]
+    lengths = [max(1, len(t.split())) for t in texts]
+    avg = sum(lengths) / len(lengths) if lengths else 1.0
+    out = [0.0] * len(rows)
+    union = sorted({st for _w, stem_list, _df in extra for st in stem_list}, key=len, reverse=True)
+    pat = re.compile(r"\b(" + "|".join(re.escape(st) for st in union) + ")")
+    covers = [
+        (df, {u for u in union if u.startswith(tuple(stem_list))}) for _w, stem_list, df in extra
+    ]
+    for i, t in enumerate(texts):
+        found = Counter(pat.findall(t))
+        for df, owned in covers:
+            tf = sum(n for st, n in found.items() if st in owned)
+            if tf:
+                out[i] += scoring.bm25_term(tf, df, total, lengths[i], avg)
+    return out
+
+
+def test_rescoring_the_pruned_common_words_is_unchanged() -> None:
+    def row(title: str, body: str, tags: str) -> tuple[Any, ...]:
+        return (1, "u", "fact", None, None, None, tags, 0.0, title, body)
+
+    rows = [
+        row("database", "the databases and data of the db", "data"),
+        row("notes", "nothing here", ""),
+        row("Data", "datum data-driven database database", "db databases"),
+    ]
+    extra = [("database", ["databas"], 900), ("data", ["data", "datum"], 2000)]
+    for _ in range(2):  # the second call reads the remembered pattern
+        assert engine.scoring_extra(rows, extra, 10_000) == _scoring_extra_before(
+            rows, extra, 10_000
+        )
+    assert engine.scoring_extra(rows, extra, 10_000)[1] == 0.0
+
+
+def test_a_record_holds_a_stem_as_its_sorted_words_say() -> None:
+    """`coverage.holds` searches an ASCII record's text for a stem at a word start; the
+    sorted words (`features.words`, bisected as before) must say the same, also for
+    punctuation, digits, capitals, non-ASCII records and stems that are not plain words."""
+    rng = random.Random(7)
+    pieces = ["db", "Database", "data-base", "_data", "x2data", "DATA", "zoë", "über", "2fa", "a.b"]
+    pieces += ["(data)", "naïve", "日本", "base", "databases", "a", "-", "'", "\n"]
+    stems = ["data", "databas", "db", "base", "zoe", "uber", "2fa", "b", "日本", "a.b", "", "naive"]
+    for n in range(400):
+        text = " ".join(rng.choice(pieces) for _ in range(rng.randrange(0, 9)))
+        tags = tuple(rng.sample(["db", "Ops", "données"], rng.randrange(0, 3)))
+        hit = Hit(f"f:{n}", "fact", 1.0, rng.choice(["", "Title", "Über"]), text, "", 0.0, "f")
+        hit = hit.but(tags=tags)
+        words = features.words(hit)
+        for stem in rng.sample(stems, 3):
+            expected = any(w.startswith(stem) for w in words)
+            assert holds(hit, (stem,)) == expected, (text, tags, stem)
+        pair = tuple(rng.sample(stems, 2))
+        assert holds(hit, pair) == any(w.startswith(pair) for w in words)
+
+
+def test_a_row_read_as_a_hit_is_the_hit_its_constructor_makes() -> None:
+    """`engine._hit` fills a Hit's fields without its __init__: every field is there and
+    equal, the object behaves as one made by `Hit(...)` (copies, dicts, equality)."""
+    meta = {"entry_type": "FACT", "metadata": {"event": "x"}}
+    row = (7, "ledger:a", "ledger", "finn", "r1", "decision", "db ops", 5.0, "Title")
+    row += ("Body text here", "ledger.jsonl", 3, 1, json.dumps(meta), None, None, -1.5)
+    hit = engine._hit(row, 0.5, {"why": 1}, ["body"])
+    made = Hit(
+        uid="ledger:a",
+        layer="ledger",
+        score=0.5,
+        title="Title",
+        text="Body text here",
+        snippet="Body text here",
+        ts=5.0,
+        source="ledger.jsonl",
+        owner="finn",
+        room="r1",
+        kind="decision",
+        tags=("db", "ops"),
+        line=3,
+        superseded=True,
+        meta=meta,
+        explain={"why": 1},
+    )
+    assert hit == made and hit.__dict__ == made.__dict__
+    assert hit.to_dict() == made.to_dict() and hit.but(score=1.0) == made.but(score=1.0)
+    assert {f.name for f in dataclasses.fields(Hit)} == set(hit.__dict__)
