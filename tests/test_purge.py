@@ -208,7 +208,8 @@ def test_purge_clears_what_earlier_edits_left_in_free_pages(store: Store, home: 
         mem.files.write(f"notes/n{i}.md", f"# n{i}\n" + "filler words here " * 300)
     with pytest.warns(UserWarning):
         mem.files.write("notes/keys.md", "# keys\n" + "filler " * 900 + SECRET + " end" * 300)
-    mem.files.write("notes/keys.md", "# keys\nrotated, see the vault\n")  # edited out...
+    store.engine.settle()  # indexed (index work follows the acknowledgement)...
+    mem.files.write("notes/keys.md", "# keys\nrotated, see the vault\n")  # ...then edited out
     with store.db.read() as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     kept = mem.versions.history("notes/keys.md").versions[1]  # ...but still in its version

@@ -142,6 +142,8 @@ SAMPLE: dict[str, Any] = {
     "path": "CONTEXT.md",  # file versions (issue 24)
     "version": "current",
     "a": "current",
+    "start": 0.0,  # a span of time (epoch seconds): the sessions active in it
+    "end": 4e9,
 }
 # Seed 000 layer 2: a room's artifacts, and where it sits in the DAG, are readable by
 # every agent (skills aside); everything else of a room is its agents' (and admins').

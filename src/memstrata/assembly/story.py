@@ -314,11 +314,14 @@ def _whole_events(
     below = timeline(store, agent, before=page.next, limit=LOOKAHEAD, **window)
     both = items + list(below.items)
     joined = _events(both, [_role(i) for i in both])
-    taken = 0
-    for n in range(len(items), len(both)):
-        if not any(m < len(items) for m in joined.get(n, [])):
-            break
-        taken += 1
+    # Up to the lowest record of an event the page holds (records of other events between
+    # come along: records written in one millisecond may be indexed in another order).
+    taken, grew = 0, True
+    while grew:
+        grew = False
+        for n in range(len(items) + taken, len(both)):
+            if any(m < len(items) + taken for m in joined.get(n, [])):
+                taken, grew = n - len(items) + 1, True
     if not taken:
         return items, page.next
     items += below.items[:taken]

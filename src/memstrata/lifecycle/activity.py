@@ -28,7 +28,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any
 
 from memstrata.lifecycle.statements import goal_of, is_continuation
@@ -376,7 +375,11 @@ def _corrects(later: LogEntry, error: LogEntry) -> bool:
     if was is None or now is None or len(was) != len(now) or len(was) < 2:
         return False
     changed = [(a, b) for a, b in zip(was, now, strict=True) if a != b]
-    return len(changed) == 1 and SequenceMatcher(None, *changed[0]).ratio() >= 0.75
+    if len(changed) != 1:
+        return False
+    from difflib import SequenceMatcher  # only when a failed call was retried (start-up)
+
+    return SequenceMatcher(None, *changed[0]).ratio() >= 0.75
 
 
 def _resolves(later: LogEntry, error: LogEntry) -> bool:
