@@ -399,3 +399,18 @@ def test_mcp_versions_tools_are_a_group_of_their_own_not_served_by_default(store
     run(tools["memory_restore"], {"path": "CONTEXT.md", "version": old})
     assert store.agent().context.read() == "# v1\n"
     assert store.agent().versions.history("CONTEXT.md").versions[0].surface == "mcp memory_restore"
+
+
+def test_texts_reads_many_versions_as_read_reads_each(store: Store) -> None:
+    """The context's session lines read every NOW.md version in one pass of its history
+    (one `read` per version parsed the whole history each time)."""
+    mem = store.agent()
+    for i in range(5):
+        mem.now.update(f"Objective {i}", [f"step {i}"])
+    mem.files.write("notes/a.md", "# A\none\n")
+    mem.files.write("notes/a.md", "# A\ntwo\n")  # a blob-kept file too
+    for path in ("now", "notes/a.md"):
+        ids = [v.id for v in mem.versions.history(path, changes=False).versions if v.kept]
+        assert len(ids) >= 2
+        got = mem.versions.texts(path, [*ids, "ffffffff"])  # an unknown id is left out
+        assert got == {i: mem.versions.read(path, i) for i in ids}

@@ -182,6 +182,7 @@ def transcript_told(mem: AgentMemory) -> Told:
         return goals, asked, clip(outcome, OUTCOME_CHARS) if outcome else ""
 
     versions: list[tuple[float, str]] = []
+    texts: dict[str, str] = {}  # version id -> NOW.md's text then (the history read once)
 
     def now_set(lo: float, hi: float) -> tuple[list[str], str]:
         """Without a transcript: the last objective the agent set in NOW.md in the span is
@@ -189,10 +190,11 @@ def transcript_told(mem: AgentMemory) -> Told:
         if not versions:
             kept = [v for v in mem.versions.history("now", changes=False).versions if v.kept]
             versions.extend((parse_ts(v.ts), v.id) for v in reversed(kept))
+            texts.update(mem.versions.texts("now", [vid for _, vid in versions]))
         said = [
-            parse_now(mem.versions.read("now", vid)).objective
+            parse_now(texts[vid]).objective
             for ts, vid in versions
-            if lo <= ts <= hi
+            if lo <= ts <= hi and vid in texts
         ]
         said = [
             x.strip()

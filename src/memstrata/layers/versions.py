@@ -45,6 +45,8 @@ from memstrata.layers.walk import memory_layer_of
 from memstrata.model import iso
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from memstrata.layers.agent import AgentMemory
 
 CURRENT = "current"  # names the file's content now, wherever a version id is asked for
@@ -290,6 +292,26 @@ class Versions(Layer):
         self._check("read", self._layer_of(target))
         _, data = self._content(target, version)
         return data.decode("utf-8", "replace")
+
+    def texts(self, path: str, ids: Iterable[str]) -> dict[str, str]:
+        """The texts of several versions by id (as `history` lists them), the history read
+        once (`read` reads it per call); an id whose content is not kept is left out."""
+        target = self._resolve(path)
+        self._check("read", self._layer_of(target))
+        hist = self._history(target)
+        records = hist.records()
+        wanted = {i.strip().lower() for i in ids}
+        out: dict[str, str] = {}
+        for rec in records:
+            vid = next((i for i in wanted if rec.sha256.startswith(i)), None)
+            if vid is None or vid in out:
+                continue
+            data = rec.text.encode("utf-8") if rec.text is not None else None
+            if data is None or sha256(data) != rec.sha256:
+                data = hist.blob(rec.sha256)
+            if data is not None:
+                out[vid] = data.decode("utf-8", "replace")
+        return out
 
     def diff(self, path: str, a: str, b: str = CURRENT, *, context: int = 3) -> str:
         """A unified diff from version `a` to version `b` ('' when they are the same)."""
