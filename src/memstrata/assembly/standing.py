@@ -146,7 +146,6 @@ def transcript_told(mem: AgentMemory) -> Told:
     the transcripts with messages in the stretch's span (give or take `TOLD_MARGIN`), the
     goal from their first prompts that set one ("continue" and "ignore memory" asides
     set none), the outcome from the last answer that is not the answer to an aside."""
-    from memstrata.assembly.ignore import asks_to_ignore_memory
 
     def told(start: str, end: str) -> tuple[list[str], list[str], str]:
         goals: list[str] = []
@@ -156,6 +155,8 @@ def transcript_told(mem: AgentMemory) -> Told:
             found = mem.sessions.active_between(
                 parse_ts(start) - TOLD_MARGIN, parse_ts(end) + TOLD_MARGIN
             )
+            if found:  # the ignore-memory rules cost ~15 ms to load: only when there is talk
+                from memstrata.assembly.ignore import asks_to_ignore_memory
             for t in found:
                 for role, said in mem.sessions.talk(t.id):
                     if role != "user" or not said or asks_to_ignore_memory(said):
