@@ -23,6 +23,7 @@ NOT_FOR_CONTEXT = {
     "tempfile": "only for a private copy of the index (a full disk)",
     "memstrata.search.priors": "ranking rules: the context ranks nothing",
     "memstrata.search.engine": "the search engine: the context searches nothing",
+    "memstrata.assembly.ignore": "ignore-memory rules: only for a prompt or transcript talk",
 }
 
 
