@@ -10,7 +10,7 @@ reference's CPU time, 38 s against 19 s, for no gain in wall time under that loa
 The reference's output is kept in the pytest cache, and on a fresh checkout computed
 from the run's start in a process of its own (`tests/minilm_reference.py`): the
 NumPy runtime under test embeds the 1,000 texts on every run, in this process.
-`pytest --cache-clear` (or deleting `.pytest_cache/v/minilm-reference`) forces the
+`pytest --cache-clear` (or deleting `.pytest_cache/d/minilm-reference`) forces the
 reference to be computed again.
 """
 
