@@ -21,6 +21,7 @@ NOT_FOR_CONTEXT = {
     "logging": "only when a background job or trigger fails",
     "difflib": "only to suggest a name or a config key",
     "tempfile": "only for a private copy of the index (a full disk)",
+    "shutil": "argparse's help width, given (`cli.main._help_width`); zlib, bz2, lzma with it",
     "memstrata.search.priors": "ranking rules: the context ranks nothing",
     "memstrata.search.engine": "the search engine: the context searches nothing",
     "memstrata.assembly.ignore": "ignore-memory rules: only for a prompt or transcript talk",
