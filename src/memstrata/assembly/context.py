@@ -40,10 +40,8 @@ from typing import TYPE_CHECKING
 
 from memstrata.assembly import standing
 from memstrata.assembly.budget import Section, fit
-from memstrata.assembly.predecessor import predecessor_lines
 from memstrata.errors import MalformedInput, MemstrataError
 from memstrata.layers.starters import as_shown
-from memstrata.lifecycle.flushed import mark_replaced, records_said
 from memstrata.policy.secrets import fact_findings, kinds, mask
 
 if TYPE_CHECKING:
@@ -220,6 +218,8 @@ def assemble_context(
     )
     here = room or store.principal.room
     if brief or here:
+        from memstrata.assembly.predecessor import predecessor_lines  # only with a brief or room
+
         build.add(
             "ledger",
             "## Knowledge from other rooms (shared ledger)",
@@ -302,6 +302,8 @@ def _persistent(store: Store, mem: AgentMemory) -> list[str]:
     if not text.strip():
         return []
     if "memory flush)" in text:
+        from memstrata.lifecycle.flushed import mark_replaced, records_said  # (start-up)
+
         text = mark_replaced(text, records_said(mem))
     return _fenced(store.rel(mem.context.path), text)
 

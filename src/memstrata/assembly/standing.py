@@ -31,8 +31,6 @@ from memstrata.lifecycle.activity import (
     open_errors,
     sessions,
 )
-from memstrata.lifecycle.moot import moot_by
-from memstrata.lifecycle.statements import goal_of, is_continuation
 from memstrata.model import parse_ts
 
 if TYPE_CHECKING:
@@ -112,6 +110,8 @@ def unresolved(
     (`lifecycle.moot`: a later decision dropped what it was about)."""
     still, moot = [], {}
     for err in open_errors(entries):
+        from memstrata.lifecycle.moot import moot_by  # start-up: only with an open error
+
         by = moot_by(err.entry, history)
         if by is None:
             still.append(err)
@@ -157,6 +157,7 @@ def transcript_told(mem: AgentMemory) -> Told:
             )
             if found:  # the ignore-memory rules cost ~15 ms to load: only when there is talk
                 from memstrata.assembly.ignore import asks_to_ignore_memory
+                from memstrata.lifecycle.statements import goal_of, is_continuation
             for t in found:
                 for role, said in mem.sessions.talk(t.id):
                     if role != "user" or not said or asks_to_ignore_memory(said):

@@ -30,7 +30,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memstrata.lifecycle.statements import goal_of, is_continuation
 from memstrata.reading.patterns import LazyPattern
 
 if TYPE_CHECKING:
@@ -281,6 +280,8 @@ def sessions(entries: Sequence[LogEntry]) -> list[Session]:
             g.aside = bool((e.metadata or {}).get("ignore_memory"))
             if g.aside:
                 continue  # "ignore memory, unrelated: ...": not what the session was about
+            from memstrata.lifecycle.statements import goal_of, is_continuation  # (start-up)
+
             goal = goal_of(e.content)
             if goal and goal not in g.goals:
                 g.goals.append(goal)
