@@ -154,12 +154,20 @@ def assemble_context(
     )
     build.add("tasks", "## Open tasks", 89, mem.tasks.path, lambda: _open_tasks(build, mem))
     ledger = store.layout.ledger
+    live: list[LedgerEntry] = []
+
+    def live_ledger() -> list[LedgerEntry]:
+        """The newest live ledger records of every room this agent reads (read once)."""
+        if not live:
+            live.extend(store.ledger.query(include_own_room=True))
+        return live
+
     build.add(
         "decisions",
         "## Decisions and constraints in force",
         88,
         ledger,
-        lambda: standing.decision_lines(mem),
+        lambda: standing.decision_lines(mem, live_ledger),
     )
     facts: list[Fact] = []
 
@@ -180,10 +188,15 @@ def assemble_context(
     entries: list[LogEntry] = []
     history: list[tuple[LedgerEntry, str | None]] = []
 
+    def records() -> list[tuple[LedgerEntry, str | None]]:
+        if not history:
+            history.extend(standing.records_history(mem))
+        return history
+
     def log_tail() -> list[LogEntry]:
         if not entries and log_entries:
             entries.extend(standing.recent_entries(mem, log_entries))
-            history.extend(standing.records_history(mem))
+            records()
         return entries
 
     build.add(
@@ -194,7 +207,11 @@ def assemble_context(
         lambda: standing.error_lines(log_tail(), history),
     )
     build.add(
-        "facts", "## Known facts", 70, mem.facts.path, lambda: _facts(build, mem, brief, read_facts)
+        "facts",
+        "## Known facts",
+        70,
+        mem.facts.path,
+        lambda: _facts(build, mem, brief, read_facts, records),
     )
     build.add(
         "log",
@@ -225,7 +242,7 @@ def assemble_context(
             "## Knowledge from other rooms (shared ledger)",
             40,
             store.layout.ledger,
-            lambda: predecessor_lines(store, room=here, keywords=brief or ""),
+            lambda: predecessor_lines(store, room=here, keywords=brief or "", later=live_ledger),
         )
     # Problems of files with no section of their own: the config, the session index.
     build.warnings += store.config.problems
@@ -328,16 +345,33 @@ def _task_folders(mem: AgentMemory) -> list[str]:
 
 
 def _facts(
-    build: _Sections, mem: AgentMemory, brief: str | None, read: Callable[[], list[Fact]]
+    build: _Sections,
+    mem: AgentMemory,
+    brief: str | None,
+    read: Callable[[], list[Fact]],
+    records: Callable[[], list[tuple[LedgerEntry, str | None]]],
 ) -> list[str]:
-    """The facts, but those of category preference (shown under Preferences)."""
+    """The facts, but those of category preference (shown under Preferences); a fact a
+    later fact or decision replaced (`lifecycle.retired.replaced_fact`) comes after the
+    current ones, said to be replaced, never as current."""
+    from memstrata.lifecycle.retired import replaced_fact
+
     facts = [f for f in read() if f.category != PREFERENCE]
     if brief:
         words = set(re.findall(r"\w+", brief.lower()))
         facts.sort(
             key=lambda f: -len(words & set(re.findall(r"\w+", f"{f.key} {f.value}".lower())))
         )
-    lines = [f"- {f.key} ({f.category}): {_fact_value(f.key, f.value)}" for f in facts]
+    history = records() if facts else []
+    lines, old = [], []
+    for f in facts:
+        line = f"- {f.key} ({f.category}): {_fact_value(f.key, f.value)}"
+        by = replaced_fact(f, facts, history)
+        if by is None:
+            lines.append(line)
+        else:
+            old.append(f"{line} [replaced: see {by[0]}, {by[1]}]")
+    lines += old
     problems = mem.facts.problems()
     if problems:
         lines.append(build.warn(mem.facts.path, _summary(problems, "line", "lines")))
