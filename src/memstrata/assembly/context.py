@@ -11,7 +11,8 @@ value under the budget, issue 19; `assembly.standing` builds the middle sections
                                        tool traces  12. session scratch and task folders
                                        (names only)  13. cross-room ledger context
 
-Priorities (what survives a tight budget): identity 100, warnings 97, NOW 95, time 90,
+Priorities (what survives a tight budget): identity 100, warnings 97, NOW 95, the
+session before a compaction or break (SessionStart's `resumed`, right after NOW) 93, time 90,
 tasks 89, decisions 88, CONTEXT.md 86, preferences 84, workspace 80, open errors 76,
 facts 70, activity 50, ledger 40, task folders 35, scratch 30.
 
@@ -44,6 +45,7 @@ from memstrata.assembly.predecessor import predecessor_lines
 from memstrata.errors import MalformedInput, MemstrataError
 from memstrata.layers.starters import as_shown
 from memstrata.lifecycle.flushed import mark_replaced, records_said
+from memstrata.lifecycle.retired import replaced_fact
 from memstrata.policy.secrets import fact_findings, kinds, mask
 
 if TYPE_CHECKING:
@@ -109,9 +111,12 @@ def assemble_context(
     workspace: str | None = None,
     ignore_memory: bool = False,
     now: float | None = None,
+    resumed: tuple[str, list[str]] | None = None,
 ) -> AssembledContext:
     """Build the prompt block for `agent`. `brief` picks relevant facts and ledger entries;
-    `log_entries` is how many of the newest LOG entries the activity summary reads."""
+    `log_entries` is how many of the newest LOG entries the activity summary reads;
+    `resumed` (title, lines) is what the session said before a compaction or a break:
+    placed right after NOW (what the agent was doing), before everything that stands."""
     budget = (
         budget_chars
         if budget_chars is not None
@@ -152,6 +157,8 @@ def assemble_context(
     build.add(
         "now", "## Current status (NOW)", 95, mem.now.path, lambda: _fenced_file(store, mem.now)
     )
+    if resumed is not None and resumed[1]:
+        build.sections.append(Section("resumed", resumed[0], tuple(resumed[1]), 93))
     build.add("tasks", "## Open tasks", 89, mem.tasks.path, lambda: _open_tasks(build, mem))
     ledger = store.layout.ledger
     live: list[LedgerEntry] = []
@@ -354,8 +361,6 @@ def _facts(
     """The facts, but those of category preference (shown under Preferences); a fact a
     later fact or decision replaced (`lifecycle.retired.replaced_fact`) comes after the
     current ones, said to be replaced, never as current."""
-    from memstrata.lifecycle.retired import replaced_fact
-
     facts = [f for f in read() if f.category != PREFERENCE]
     if brief:
         words = set(re.findall(r"\w+", brief.lower()))

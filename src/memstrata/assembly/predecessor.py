@@ -15,11 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from memstrata.lifecycle.retired import fixed_by
+from memstrata.model import LedgerEntry
 from memstrata.policy.secrets import mask
 from memstrata.search.query import SearchQuery
 
 if TYPE_CHECKING:
-    from memstrata.model import LedgerEntry
     from memstrata.store.view import Store
 
 
@@ -78,9 +79,6 @@ def _retired(
     """By warning id, the id of the later record that fixed or dropped it."""
     if not any(m.get("kind") == "warning" for m in metas):
         return {}
-    from memstrata.lifecycle.retired import fixed_by
-    from memstrata.model import LedgerEntry
-
     seen = later() if later is not None else store.ledger.query(include_own_room=True)
     out = {}
     for m in metas:

@@ -32,6 +32,7 @@ from memstrata.lifecycle.activity import (
     sessions,
 )
 from memstrata.lifecycle.moot import moot_why
+from memstrata.lifecycle.retired import fixed_by
 from memstrata.lifecycle.statements import goal_of, is_continuation
 from memstrata.model import parse_ts
 
@@ -96,8 +97,6 @@ def decision_lines(
     decisions = mem.decisions.in_force(("decision",))
     retired: list[str] = []
     if later is not None and any(e.kind == "warning" for e in rules):
-        from memstrata.lifecycle.retired import fixed_by
-
         seen = later()
         kept = []
         for e in rules:

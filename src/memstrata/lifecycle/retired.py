@@ -31,6 +31,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from memstrata.lifecycle.moot import dropped, norm
 from memstrata.reading.patterns import LazyPattern
 
 if TYPE_CHECKING:
@@ -43,11 +44,74 @@ _FIXED = LazyPattern(
 _TOKEN = LazyPattern(r"[A-Za-z0-9][\w./+-]*[A-Za-z0-9]|[A-Za-z0-9]")
 _VALUE = LazyPattern(r"(?<![\w.])(?:\d+\.\d+|\d{3,})(?![\w.])")
 _COMMON = frozenset(
-    "that this with from have been were will would should could about after before their "
-    "there them they what when where which while into onto than then also only just every "
-    "always never more most some such each other same does done over under again still "
-    "fixed resolved solved longer happens occurs case issue problem january february march "
-    "april june july august september october november december".split()
+    [
+        "that",
+        "this",
+        "with",
+        "from",
+        "have",
+        "been",
+        "were",
+        "will",
+        "would",
+        "should",
+        "could",
+        "about",
+        "after",
+        "before",
+        "their",
+        "there",
+        "them",
+        "they",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "into",
+        "onto",
+        "than",
+        "then",
+        "also",
+        "only",
+        "just",
+        "every",
+        "always",
+        "never",
+        "more",
+        "most",
+        "some",
+        "such",
+        "each",
+        "other",
+        "same",
+        "does",
+        "done",
+        "over",
+        "under",
+        "again",
+        "still",
+        "fixed",
+        "resolved",
+        "solved",
+        "longer",
+        "happens",
+        "occurs",
+        "case",
+        "issue",
+        "problem",
+        "january",
+        "february",
+        "march",
+        "april",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ]
 )
 
 
@@ -76,8 +140,6 @@ def _text(e: LedgerEntry) -> str:
 def fixed_by(warning: LedgerEntry, later: Sequence[LedgerEntry]) -> LedgerEntry | None:
     """The record published after `warning` that fixed or dropped what it warns of (see
     module docstring), or None. `later`: live ledger records, any order."""
-    from memstrata.lifecycle.moot import dropped
-
     own = set(content_words(_text(warning)))
     lead = content_words(warning.summary)[:3]
     for r in sorted(later, key=lambda x: x.ts):
@@ -99,8 +161,6 @@ def replaced_fact(
 ) -> tuple[str, str] | None:
     """(what replaced `fact`, when) — a later fact's key or a decision's id — or None.
     `history`: `Decisions.history()`, every record with the id that replaced it."""
-    from memstrata.lifecycle.moot import dropped, norm
-
     key_words = {w for w in fact.key.lower().replace("-", "_").split("_") if len(w) >= 3}
     tokens = set(_VALUE.findall(fact.value))
     for other in sorted(facts, key=lambda f: f.updated_at):
