@@ -73,6 +73,16 @@ DEFERRED_FOR_START_UP: tuple[tuple[str, str, str], ...] = (
         "the same, only for a session with a prompt in LOG.md",
     ),
     (
+        "memstrata.assembly.standing",
+        "memstrata.lifecycle.retired",
+        "the rules retiring a warning (and the moot rules they use), only with a warning in force",
+    ),
+    (
+        "memstrata.assembly.context",
+        "memstrata.lifecycle.retired",
+        "the rules telling a replaced fact (and the moot rules they use), only with facts",
+    ),
+    (
         "memstrata.assembly.context",
         "memstrata.assembly.predecessor",
         "the ledger search of other rooms, only with a brief or a room",

@@ -245,6 +245,7 @@ def sessions(entries: Sequence[LogEntry]) -> list[Session]:
     groups: dict[str, Session] = {}
     order: list[str] = []
     last = "t:0"  # an entry naming no session belongs with the one before it
+    before: str | None = None  # the last prompt's goal (or words): what "it" points to
     for i, e in enumerate(entries):
         if is_bookkeeping(e) or (e.metadata or {}).get("compacted") or echoed(entries, i):
             continue
@@ -282,11 +283,13 @@ def sessions(entries: Sequence[LogEntry]) -> list[Session]:
                 continue  # "ignore memory, unrelated: ...": not what the session was about
             from memstrata.lifecycle.statements import goal_of, is_continuation  # (start-up)
 
-            goal = goal_of(e.content)
+            goal = goal_of(e.content, before)
             if goal and goal not in g.goals:
                 g.goals.append(goal)
             elif goal is None and not is_continuation(e.content) and e.content.strip():
                 g.asked.append(clip(e.content, 160))
+            if goal or not is_continuation(e.content):
+                before = goal or e.content
         elif is_final_response(e):
             if not g.aside:  # the answer to an aside is not the session's outcome
                 g.outcome = clip(final_text(e), OUTCOME_CHARS)
