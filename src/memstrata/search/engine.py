@@ -280,12 +280,17 @@ def _ranked(
     lexical = pool.lexical()
     raw = dict(zip((r[1] for r in pool.rows), pool.raw, strict=True))
     bound = store.config.recency_bound
+    half_lives: dict[tuple[str, str | None], float | None] = {}  # per (layer, kind)
     scored = []
     for r in pool.rows:
         relevance = lexical.get(r[1])
         if relevance is None:
             continue
-        half_life = store.config.half_life(r[2], r[5])
+        kind_of = (r[2], r[5])
+        if kind_of in half_lives:
+            half_life = half_lives[kind_of]
+        else:
+            half_life = half_lives[kind_of] = store.config.half_life(r[2], r[5])
         age_h = (now - r[7]) / 3600.0
         dec = scoring.decay(age_h, half_life)
         rec = scoring.recency(dec, bound)
@@ -493,15 +498,15 @@ def _passing(
     read: dict[int, Any] | None = None,
 ) -> list[Any]:
     """The first `fetch` rows of `best` (rowid, bm25; best first) that pass stage 2
-    (all of them if fewer pass), in that order, bm25 appended. The best `fetch * 5/4`
-    are read first (when few are filtered out, that is all), then as many more as the
+    (all of them if fewer pass), in that order, bm25 appended. The best `fetch` are
+    read first (when none is filtered out, that is all), then as many more as the
     pass rate says are needed, until `fetch` passed or none are left. Which rows are
     read first changes the cost, never the result. `read` (rowid -> row, or None when
     it did not pass) keeps what an earlier call read: a widened stage 1 reads only the
     matches it had not seen."""
     read = {} if read is None else read
     out: list[Any] = []
-    start, size = 0, fetch + fetch // 4
+    start, size = 0, fetch
     while start < len(best) and len(out) < fetch:
         chunk = best[start : start + size]
         ids = [rid for rid, _r in chunk if rid not in read]

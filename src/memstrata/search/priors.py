@@ -369,28 +369,34 @@ def replaced_decisions(decisions: Sequence[Hit]) -> dict[str, tuple[str, str]]:
     ordered = sorted(decisions, key=lambda h: (h.ts, h.uid))
     words: dict[str, set[str]] = {}  # content words, read only where a replacement is said
 
-    def said(h: Hit) -> str:  # a ledger entry's summary is its title, the detail its text
-        return f"{h.title}\n{h.text}" if h.layer == "ledger" else h.text
-
     def content(h: Hit) -> set[str]:
         if h.uid not in words:
-            words[h.uid] = _content_words(said(h))
+            words[h.uid] = _content_words(_said(h))
         return words[h.uid]
 
     for n, newer in enumerate(ordered):
-        for term in {m.group(1).lower() for m in REPLACES.finditer(said(newer))}:
+        for term in remember(newer, "replaces", _replaced_terms):
             for older in ordered[:n]:
-                if older.uid in out or older.ts >= newer.ts or term not in said(older).lower():
+                if older.uid in out or older.ts >= newer.ts or term not in _said(older).lower():
                     continue
                 if term not in content(older):
                     continue
                 shared = (content(older) & content(newer)) - {term}
-                replaces_too = any(
-                    m.group(1).lower() == term for m in REPLACES.finditer(said(older))
-                )
+                replaces_too = term in remember(older, "replaces", _replaced_terms)
                 if shared and not replaces_too:
                     out[older.uid] = (newer.uid, term)
     return out
+
+
+def _said(h: Hit) -> str:
+    """What a decision says: a ledger entry's summary is its title, the detail its text."""
+    return f"{h.title}\n{h.text}" if h.layer == "ledger" else h.text
+
+
+def _replaced_terms(h: Hit) -> frozenset[str]:
+    """The terms a record says it replaces (`REPLACES`, lower case), read once per record
+    (`features.remember`): a pool's decisions were searched for them query after query."""
+    return frozenset(m.group(1).lower() for m in REPLACES.finditer(_said(h)))
 
 
 def _content_words(text: str) -> set[str]:
