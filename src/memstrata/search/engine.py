@@ -434,22 +434,28 @@ def _best_matches(
         f"SELECT {_COLUMNS} FROM json_each(?) c CROSS JOIN docs d ON d.id = c.value "
         f"WHERE {' AND '.join(where)}"
     )
-    ranked = _Ranked(conn, stage1, match)
+    depth = fetch * 4
+    ranked = _Ranked(conn, stage1, match, STAGE1_FIRST * (depth + 1))
     read: dict[int, Any] = {}
     rows: list[Any] = []
-    depth = fetch * 4
     try:
         for _ in range(4):
-            top = ranked.first(depth + 1)
-            rows = _passing(conn, stage2, params, top[:depth], fetch, read)
+            rows = _passing(conn, stage2, params, ranked.upto(depth), fetch, read)
             if len(rows) >= fetch or (len(rows) >= k and depth >= 16 * MIN_FETCH):
                 break
-            if len(top) <= depth:
+            if len(ranked.first(depth + 1)) <= depth:
                 break  # stage 1 already saw every match
             depth *= 8
     finally:
         ranked.close()
     return rows
+
+
+# Stage 1's first statement is asked for this many times the matches a first look reads
+# (`fetch * 4`, and one more), times `_Ranked.WIDEN` at most: reading rows costs only those
+# read (`_Ranked.upto`), but its LIMIT sizes SQLite's sorter.
+STAGE1_FIRST = 8
+_ALL = 1 << 40  # every match that is left
 
 
 class _Ranked:
@@ -464,19 +470,26 @@ class _Ranked:
 
     WIDEN = 8
 
-    def __init__(self, conn: Any, sql: str, match: str) -> None:
+    def __init__(self, conn: Any, sql: str, match: str, limit: int = 0) -> None:
         self.conn, self.sql, self.match = conn, sql, match
         self.rows: list[Any] = []
         self.limit = 0
+        self.asked = limit  # the first statement's LIMIT (at least WIDEN x the first n)
         self.cursor: Any = None
         self.ended = False  # every match read
+
+    def upto(self, depth: int) -> Callable[[int], list[Any]]:
+        """The best n matches, for any n, but never more than `depth` (`_passing` reads
+        them a chunk at a time: rows past what it reads are never fetched)."""
+        return lambda n: self.first(min(n, depth))
 
     def first(self, n: int) -> list[Any]:
         """The best `n` matches (all of them when fewer match)."""
         if len(self.rows) < n and not self.ended:
             if n > self.limit:
                 self.close()
-                self.limit = n * self.WIDEN
+                self.limit = max(n * self.WIDEN, self.asked)
+                self.asked = 0
                 self.cursor = self.conn.execute(self.sql, (self.match, self.limit))
                 self.rows = []
             self.rows += self.cursor.fetchmany(n - len(self.rows))
@@ -493,7 +506,7 @@ def _passing(
     conn: Any,
     stage2: str,
     params: list[Any],
-    best: list[Any],
+    best: Callable[[int], list[Any]],
     fetch: int,
     read: dict[int, Any] | None = None,
 ) -> list[Any]:
@@ -507,8 +520,10 @@ def _passing(
     read = {} if read is None else read
     out: list[Any] = []
     start, size = 0, fetch
-    while start < len(best) and len(out) < fetch:
-        chunk = best[start : start + size]
+    while len(out) < fetch:
+        chunk = best(start + size)[start:]
+        if not chunk:
+            break
         ids = [rid for rid, _r in chunk if rid not in read]
         if ids:
             read.update((row[0], row) for row in conn.execute(stage2, [json.dumps(ids), *params]))
@@ -516,7 +531,7 @@ def _passing(
         out += [(*row, r) for rid, r in chunk if (row := read[rid]) is not None]
         start += size
         # the next read: what is still missing at the pass rate seen so far, and a half more
-        size = (fetch - len(out)) * start * 3 // (2 * len(out)) + 8 if out else len(best)
+        size = (fetch - len(out)) * start * 3 // (2 * len(out)) + 8 if out else _ALL
     return out[:fetch]
 
 
