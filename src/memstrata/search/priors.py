@@ -459,6 +459,9 @@ def apply_priors(
     weights, ask_factor = cfg.weights, cfg.asked != 1.0
     question = cfg.question != 1.0 and not asks_questions
     cover = coverage_of(terms)
+    weighed = bool(terms) and cfg.coverage > 0
+    coverage_key = f"recall.{COVERAGE_KEY}"
+    keys: dict[str, str] = {}  # signal -> its config key
     for hit in pool:
         meta, bookkeeping, signal, asks = remember(hit, "rank", rank_facts)
         reason = excluded_by(hit, meta, bookkeeping, said, current, include_superseded)
@@ -470,12 +473,10 @@ def apply_priors(
         if reason is not None:
             dropped_by.setdefault(reason, []).append(hit.uid)
             continue
-        prior = {
-            "signal": signal.name,
-            "why": signal.why,
-            "weight": weight,
-            "key": f"recall.{signal.name}",
-        }
+        key = keys.get(signal.name)
+        if key is None:
+            key = keys[signal.name] = f"recall.{signal.name}"
+        prior = {"signal": signal.name, "why": signal.why, "weight": weight, "key": key}
         item = _Worth(hit, signal, weight, prior)
         if ask_factor and (signal.name in asked or signal.states in asked):
             item.factor *= cfg.asked
@@ -486,14 +487,12 @@ def apply_priors(
         if terms:
             share, item.held = cover(hit)
             prior["terms_held"] = item.held
-        if terms and cfg.coverage > 0:
+        if weighed:
             covered = 1.0 - cfg.coverage * (1.0 - share)
             item.factor *= covered
-            prior.update(
-                coverage=round(share, 4),
-                coverage_factor=round(covered, 4),
-                coverage_key=f"recall.{COVERAGE_KEY}",
-            )
+            prior["coverage"] = round(share, 4)
+            prior["coverage_factor"] = round(covered, 4)
+            prior["coverage_key"] = coverage_key
         kept.append(item)
     _demote_replaced(kept, cfg.replaced)
     kept.sort(key=lambda w: (-w.worth, -w.hit.ts, w.hit.uid))
