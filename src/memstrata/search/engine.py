@@ -371,6 +371,11 @@ def scoring_extra(
         (df, {u for u in union if u.startswith(tuple(stem_list))}) for _w, stem_list, df in extra
     ]
     for i, t in enumerate(texts):
+        for st in union:
+            if st in t:
+                break
+        else:
+            continue  # no stem anywhere in it (most candidates): nothing for the scan to find
         stems_found = pat.findall(t)
         if not stems_found:
             continue
