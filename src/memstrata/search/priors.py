@@ -407,13 +407,22 @@ def _content_words(text: str) -> set[str]:
 # -- the pool ---------------------------------------------------------------------------------
 
 
-@dataclass
 class _Worth:
-    hit: Hit
-    signal: Signal
-    factor: float
-    prior: dict[str, Any]
-    held: list[str] = field(default_factory=list)
+    """A candidate being weighed: its hit, signal, prior factor and explain, the query
+    terms it holds (one per candidate of every query: a plain class, not a dataclass)."""
+
+    __slots__ = ("factor", "held", "hit", "prior", "signal")
+
+    def __init__(
+        self,
+        hit: Hit,
+        signal: Signal,
+        factor: float,
+        prior: dict[str, Any],
+        held: list[str] | None = None,
+    ) -> None:
+        self.hit, self.signal, self.factor, self.prior = hit, signal, factor, prior
+        self.held: list[str] = [] if held is None else held
 
     @property
     def worth(self) -> float:
