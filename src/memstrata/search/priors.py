@@ -49,7 +49,7 @@ from memstrata.search.coverage import QueryTerm, coverage_of
 from memstrata.search.features import remember
 from memstrata.search.newer import newer_first
 from memstrata.search.query import Hit
-from memstrata.search.replaces import REPLACES
+from memstrata.search.replaces import replaced_terms, said_of
 from memstrata.search.text import query_terms, tokenize
 from memstrata.search.toolcalls import (
     LOG_LAYERS,
@@ -371,32 +371,21 @@ def replaced_decisions(decisions: Sequence[Hit]) -> dict[str, tuple[str, str]]:
 
     def content(h: Hit) -> set[str]:
         if h.uid not in words:
-            words[h.uid] = _content_words(_said(h))
+            words[h.uid] = _content_words(said_of(h))
         return words[h.uid]
 
     for n, newer in enumerate(ordered):
-        for term in remember(newer, "replaces", _replaced_terms):
+        for term in remember(newer, "replaces", replaced_terms):
             for older in ordered[:n]:
-                if older.uid in out or older.ts >= newer.ts or term not in _said(older).lower():
+                if older.uid in out or older.ts >= newer.ts or term not in said_of(older).lower():
                     continue
                 if term not in content(older):
                     continue
                 shared = (content(older) & content(newer)) - {term}
-                replaces_too = term in remember(older, "replaces", _replaced_terms)
+                replaces_too = term in remember(older, "replaces", replaced_terms)
                 if shared and not replaces_too:
                     out[older.uid] = (newer.uid, term)
     return out
-
-
-def _said(h: Hit) -> str:
-    """What a decision says: a ledger entry's summary is its title, the detail its text."""
-    return f"{h.title}\n{h.text}" if h.layer == "ledger" else h.text
-
-
-def _replaced_terms(h: Hit) -> frozenset[str]:
-    """The terms a record says it replaces (`REPLACES`, lower case), read once per record
-    (`features.remember`): a pool's decisions were searched for them query after query."""
-    return frozenset(m.group(1).lower() for m in REPLACES.finditer(_said(h)))
 
 
 def _content_words(text: str) -> set[str]:
