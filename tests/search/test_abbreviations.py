@@ -29,3 +29,28 @@ def test_a_question_does_not_reach_an_unrelated_fact_through_its_joined_letters(
     assert not any("cron" in h.uid for h in hits), [(h.uid, h.explain) for h in hits]
     tz = store.search("which time zone is the user in?", k=5)
     assert tz and tz[0].uid == "fact:finn:user_tz", [h.uid for h in tz]
+
+
+def test_a_word_of_its_own_is_not_taken_for_an_abbreviation(store: Store) -> None:
+    """bench agent, ml-wrensong: the fact key `mel_params` made "mel" an identifier word,
+    and "mel" has m, e, l in order in "model", so every question about the model also
+    searched "mel": "How large may the model file be for the app?" ranked the decision
+    about the app's mel parameters first and the 20 MB limit below it. A word is
+    shortened by keeping its start, then consonants only (`cfg` <- config, `env` <-
+    environment); `mel` skips letters and keeps a vowel: a word of its own."""
+    facts = store.agent().facts
+    facts.set("mel_params", "32 kHz, n_fft 1024, hop 320, 64 bands", "config")
+    facts.set("cfg_path", "configs/train.yaml", "config")
+    store.ledger.publish("constraint", "The on-device model file must be at most 20 MB")
+    hits = store.search("How large may the model file be?", k=5, mode="lexical")
+    assert hits and hits[0].uid.startswith("ledger:"), [h.uid for h in hits]
+    assert not any("mel_params" in h.uid for h in hits), [(h.uid, h.explain) for h in hits]
+    assert "mel" not in hits[0].explain.get("abbreviations", []), hits[0].explain
+    cfg = store.search("where is the training config?", k=5, mode="lexical")
+    assert cfg and cfg[0].uid.endswith("cfg_path"), [(h.uid, h.explain) for h in cfg]
+
+
+def test_one_word_is_shortened_by_its_start_then_consonants() -> None:
+    assert abbreviations(["model"], {"mel", "mdl"}) == {"model": ["mdl"]}
+    assert abbreviations(["position"], {"pin", "pos"}) == {"position": ["pos"]}
+    assert abbreviations(["user", "interface"], {"ui"}) == {"userinterface": ["ui"]}

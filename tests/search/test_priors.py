@@ -554,6 +554,23 @@ def test_a_question_does_not_answer_a_question() -> None:
     assert [h.uid for h in apply_priors([turn, says], "puppy", settings)] == ["t", "f"]
 
 
+def test_a_question_about_what_to_ask_asks_for_the_questions() -> None:
+    """bench agent, research-scooters: "What do we ask the Bolt policy head first?" ranked
+    the list of questions for him 4th, below the fact that names him and a note that
+    mentions asking. A query that asks what to ask asks for the records that ask, as
+    "what did we decide" asks for decisions: they get `recall.asked`, shown in explain."""
+    asks = rec(
+        "q", "file", "Questions for Jonas", "1. Does a single ride make money?\n2. Who pays?"
+    )
+    names = rec("f", "fact", "interview", "Jonas Berg, Bolt's head of policy: April 23", score=0.8)
+    got = apply_priors([replace(asks, score=0.6), names], "what do we ask the Bolt policy head?")
+    assert [h.uid for h in got] == ["q", "f"]  # 0.6 x 1.5 against 0.8
+    assert got[0].explain["prior"]["asked"] == 1.5
+    assert got[0].explain["prior"]["asked_for"] == "questions"
+    got = apply_priors([replace(asks, score=0.6), names], "who is the Bolt interview with?")
+    assert [h.uid for h in got] == ["f", "q"]  # not asked what to ask: counts for half
+
+
 def test_coverage_weighs_the_query_terms_a_record_holds_by_idf() -> None:
     """A record holding one incidental word of the question covers little of it; one that
     holds its rare words covers most (`search.coverage`); `recall.coverage` turns the

@@ -15,6 +15,8 @@ Two ways a word the user typed reaches a memory that does not contain it verbati
   never from free text, so an ordinary short word in a note is not taken for an
   abbreviation. Words typed together are abbreviated word by word, each giving at
   least its first letter (`tz` <- "time zone", not `cron` <- "courier mobile client").
+  One word is shortened as words are: its start kept, then consonants only
+  (`shortened_as_words_are`): `mel`, a word of its own, does not abbreviate `model`.
 
 Fact keys are already searchable by their words: the tokenizer splits `db_engine`
 into `db` and `engine`, as it splits `user-tz`.
@@ -34,6 +36,7 @@ from memstrata.search.terms import stems as stem_words
 from memstrata.search.text import QUERY_STOPWORDS, quote, tokenize
 
 MIN_PREFIX = 3
+_VOWELS = frozenset("aeiou")  # `y` counts as a consonant: `qty` <- quantity
 MAX_ABBREVIATION = 4  # letters
 MAX_PREFIX_TERMS = 50
 SPANS_KEPT = 4096  # query spans whose abbreviations are remembered per identifier set  # vocabulary terms counted for a prefix's document frequency
@@ -64,6 +67,25 @@ def is_abbreviation(short: str, long: str) -> bool:
         return False
     it = iter(long[1:])
     return all(ch in it for ch in short[1:])
+
+
+def shortened_as_words_are(short: str, long: str) -> bool:
+    """True if `short` is cut from one word `long` the ways a word is shortened: its start kept
+    (truncation: `env` <- environment, `cli` <- client), then consonants only
+    (contraction: `db` <- database, `pwd` <- password, `cfg` <- config, `govt` <-
+    government). A vowel kept after letters were skipped is not how a word is
+    shortened, and such a word is mostly a word of its own: `mel` (log-mel
+    spectrograms) is not `model`, `pin` not `position`. Words typed together
+    abbreviate as their initials instead (`ui` <- "user interface"), whatever letters
+    those are. Pure.
+
+    ``shortened_as_words_are("cfg", "config")`` -> True;
+    ``shortened_as_words_are("mel", "model")`` -> False.
+    """
+    kept = 0
+    while kept < len(short) and kept < len(long) and short[kept] == long[kept]:
+        kept += 1
+    return not any(ch in _VOWELS for ch in short[kept:])
 
 
 def abbreviations(words: list[str], identifier_words: Iterable[str]) -> dict[str, list[str]]:
@@ -105,7 +127,9 @@ def _abbreviating(span: str, identifier_words: frozenset[str]) -> tuple[str, ...
         if len(seen) >= SPANS_KEPT:
             seen.clear()
         group = _by_initial(identifier_words).get(span[:1], ())
-        found = seen[span] = tuple(sorted(t for t in group if is_abbreviation(t, span)))
+        found = seen[span] = tuple(
+            sorted(t for t in group if is_abbreviation(t, span) and shortened_as_words_are(t, span))
+        )
     return found
 
 

@@ -482,6 +482,9 @@ def apply_priors(
         if question and asks:
             item.factor *= cfg.question
             prior.update(question=cfg.question, question_key=f"recall.{QUESTION_KEY}")
+        elif asks and asks_questions and ask_factor:  # "what do we ask X?": the questions
+            item.factor *= cfg.asked
+            prior.update(asked=cfg.asked, asked_key=f"recall.{ASKED_KEY}", asked_for="questions")
         if terms:
             share, item.held = cover(hit)
             prior["terms_held"] = item.held
