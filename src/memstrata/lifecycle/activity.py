@@ -470,11 +470,12 @@ _FIXED = LazyPattern(
 )
 _NAME = LazyPattern(r"[a-z][a-z0-9_]{4,}", re.I)
 # Words of any failure report: sharing one says nothing about which failure a note fixed.
-_GENERIC = frozenset(
+_GENERIC_WORDS = (
     "error errors failed failure fails fatal exception exit code command build builds built "
     "could cannot because after before which there their these about while found running "
-    "crashed crash launch start started stack trace".split()
+    "crashed crash launch start started stack trace"
 )
+_GENERIC = frozenset(_GENERIC_WORDS.split())
 
 
 def _names(text: str) -> set[str]:
