@@ -252,8 +252,15 @@ def test_a_failure_the_agent_noted_it_fixed_is_not_an_open_error(
     build's `ClassNotFoundException: org.maplibre.android.maps.MapView`, though the agent had
     noted "R8 stripped the MapLibre classes; fixed with keep rules for org.maplibre.**" and
     the build ran: the failed call (reading the crash log) is never run again as it was. A
-    note that says it fixed something else, or says "fixed" of no fix, resolves nothing."""
+    note that says it fixed something else, says "fixed" of no fix, or comes after the user's
+    next prompt (the first try resolved an AsyncStorage failure of an earlier turn by the
+    word "Android"), resolves nothing."""
     s = ClaudeSession(home, tmp_path / "proj")
+    s.call("user-prompt-submit", s.prompt("offline pack wont save"))
+    row = (
+        "Exit code 1\nE ReactNativeJS: Row too big to fit into CursorWindow (Android AsyncStorage)"
+    )
+    s.call("post-tool-use-failure", s.tool("Bash", {"command": "adb logcat -d"}, None, failed=row))
     s.call("user-prompt-submit", s.prompt("the release build crashes on launch"))
     crash = "Exit code 1\nE AndroidRuntime: java.lang.ClassNotFoundException: org.maplibre.android.maps.MapView"
     s.call(
@@ -267,7 +274,7 @@ def test_a_failure_the_agent_noted_it_fixed_is_not_an_open_error(
     )
     env = {**os.environ, "MEMSTRATA_HOME": str(home), "MEMSTRATA_AGENT": "me"}
     for note in (
-        "R8 stripped the MapLibre classes; fixed with keep rules for org.maplibre.** in proguard",
+        "Android release: R8 stripped the MapLibre classes; fixed with keep rules for org.maplibre.**",
         "Styling fixed with NativeWind; the trail list scrolls at 60 fps",  # names no failure
         "The enrollment runs at a fixed hour each day",  # "fixed", but no fix
     ):
@@ -278,3 +285,6 @@ def test_a_failure_the_agent_noted_it_fixed_is_not_an_open_error(
     errors = _section(s.context(), "Open errors (nothing later resolved them)")
     assert "enrollment of Fernway Trails is pending" in errors, errors
     assert "ClassNotFoundException" not in errors, errors
+    assert (
+        "CursorWindow" in errors
+    )  # an earlier turn's failure: the note (naming Android) is not about it

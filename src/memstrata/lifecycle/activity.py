@@ -20,7 +20,8 @@ is an aside: neither its prompt nor its answer is the session's goal or outcome.
 resolved by a later successful call of the same tool on the same target (the same
 command, file or path, or the failed command run again with more arguments, not as a
 dry run), another error by a later final response or a passing test run; either by
-the agent's later note that it fixed it, naming something of it (`noted_fixed`);
+the agent's note, before the user's next prompt, that it fixed it, naming something of
+it (`noted_fixed`);
 repeats of one failure are one line with a count. Pure functions over `LogEntry` values.
 """
 
@@ -482,6 +483,10 @@ def _names(text: str) -> set[str]:
     return {w.lower() for w in _NAME.findall(text)} - _GENERIC
 
 
+def _is_prompt(e: LogEntry) -> bool:
+    return e.entry_type == "USER_FEEDBACK" and (e.metadata or {}).get("event") == "user_intent"
+
+
 def noted_fixed(note: LogEntry, failure: str) -> bool:
     """`note` is the agent's THOUGHT saying it fixed what `failure` (a failed call's or
     an error's text) reports, naming something of it (mobile-fernway: `adb logcat` showed
@@ -503,7 +508,12 @@ def open_errors(entries: Sequence[LogEntry]) -> list[OpenError]:
             continue
         detail = _echo_detail(entries, i)
         failure = f"{e.content}\n{(e.metadata or {}).get('error') or ''}\n{detail}"
-        if any(_resolves(x, e) or noted_fixed(x, failure) for x in entries[i + 1 :]):
+        later = entries[i + 1 :]
+        turn = next((k for k, x in enumerate(later) if _is_prompt(x)), len(later))
+        if any(_resolves(x, e) for x in later) or any(
+            noted_fixed(x, failure)
+            for x in later[:turn]  # noted while handling it
+        ):
             continue
         key = (tool_of(e), target(e), "" if tool_of(e) else e.content)
         seen = out.pop(key, None)
