@@ -180,6 +180,55 @@ def test_rescoring_the_pruned_common_words_is_unchanged() -> None:
     assert engine.scoring_extra(rows, extra, 10_000)[1] == 0.0
 
 
+def test_rescoring_without_a_pattern_counts_what_the_pattern_did() -> None:
+    """Plain ASCII stems are found at word starts with `str.find` (no pattern compiled);
+    random records with punctuation, underscores, digits and other scripts score as the
+    pattern scored them (`_scoring_extra_before`)."""
+    rng = random.Random(21)
+    pieces = [
+        "data",
+        "databas",
+        "db",
+        "datum",
+        "_data",
+        "x_data",
+        "1data",
+        "ödata",
+        "édb",
+        "Data-driven",
+        "data.db",
+        "DATABASES",
+        "a",
+        "the",
+        "ΔATA",
+        "dataa",
+        "-",
+        " ",
+        "\n",
+    ]
+    for _ in range(300):
+        rows = [
+            (
+                1,
+                "u",
+                "fact",
+                None,
+                None,
+                None,
+                rng.choice(["", "db data", "x"]),
+                0.0,
+                "".join(rng.choice(pieces) + rng.choice([" ", "", ".", "_"]) for _ in range(3)),
+                " ".join(rng.choice(pieces) for _ in range(rng.randrange(1, 12))),
+            )
+            for _ in range(5)
+        ]
+        stems = rng.sample(["data", "databas", "db", "datum", "dat", "d"], rng.randrange(1, 4))
+        extra = [(st, [st], rng.randrange(1, 5000)) for st in stems]
+        assert engine.scoring_extra(rows, extra, 10_000) == _scoring_extra_before(
+            rows, extra, 10_000
+        )
+
+
 def test_a_record_holds_a_stem_as_its_sorted_words_say() -> None:
     """`coverage.holds` searches an ASCII record's text for a stem at a word start; the
     sorted words (`features.words`, bisected as before) must say the same, also for

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import functools
 import json
 import re
 import sqlite3
@@ -36,6 +35,7 @@ from memstrata.search.expand import IdentifierWords, Phrase, plan
 from memstrata.search.filters import filters as _filters
 from memstrata.search.layermask import LayerMask
 from memstrata.search.query import OPT_IN_LAYERS, Hit, Searchable, SearchQuery
+from memstrata.search.rescore import scoring_extra
 from memstrata.search.terms import TermStat, essential_terms, stems
 from memstrata.search.text import mentioned, query_terms, tokenize
 from memstrata.search.worth import exclusions, rank_pool
@@ -280,12 +280,17 @@ def _ranked(
     lexical = pool.lexical()
     raw = dict(zip((r[1] for r in pool.rows), pool.raw, strict=True))
     bound = store.config.recency_bound
+    half_lives: dict[tuple[str, str | None], float | None] = {}  # per (layer, kind)
     scored = []
     for r in pool.rows:
         relevance = lexical.get(r[1])
         if relevance is None:
             continue
-        half_life = store.config.half_life(r[2], r[5])
+        kind_of = (r[2], r[5])
+        if kind_of in half_lives:
+            half_life = half_lives[kind_of]
+        else:
+            half_life = half_lives[kind_of] = store.config.half_life(r[2], r[5])
         age_h = (now - r[7]) / 3600.0
         dec = scoring.decay(age_h, half_life)
         rec = scoring.recency(dec, bound)
@@ -348,40 +353,6 @@ def _explain(
     }
 
 
-def scoring_extra(
-    rows: list[Any], extra: list[tuple[str, list[str], int]], total: int
-) -> list[float]:
-    """BM25 contribution (`scoring.bm25_term`) of the pruned common terms, on the
-    candidates only; tf counts words of the candidate starting with one of the term's stems."""
-    texts = [f"{r[8]} {r[9]} {r[6]}".lower() for r in rows]
-    lengths = [max(1, len(t.split())) for t in texts]
-    avg = sum(lengths) / len(lengths) if lengths else 1.0
-    out = [0.0] * len(rows)
-    # One scan of each candidate finds, at each word start, the longest stem the word
-    # starts with; the word then counts for every term owning that stem or a stem that
-    # prefixes it (what one `\b(?:stems)\w*` scan per term and candidate counted before).
-    union = sorted({st for _w, stem_list, _df in extra for st in stem_list}, key=len, reverse=True)
-    pat = _stems_pattern(tuple(union))
-    covers = [
-        (df, {u for u in union if u.startswith(tuple(stem_list))}) for _w, stem_list, df in extra
-    ]
-    for i, t in enumerate(texts):
-        stems_found = pat.findall(t)
-        if not stems_found:
-            continue
-        for df, owned in covers:
-            tf = sum(1 for st in stems_found if st in owned)
-            if tf:
-                out[i] += scoring.bm25_term(tf, df, total, lengths[i], avg)
-    return out
-
-
-@functools.lru_cache(maxsize=256)  # the common words pruned recur from query to query
-def _stems_pattern(union: tuple[str, ...]) -> re.Pattern[str]:
-    """A word start followed by one of `union` (longest first): the stem it starts with."""
-    return re.compile(r"\b(" + "|".join(re.escape(st) for st in union) + ")")
-
-
 def _count_prefixed(words: list[str], stems: list[str]) -> int:
     """How many of the sorted `words` start with one of `stems`."""
     if len(stems) == 1:
@@ -429,22 +400,28 @@ def _best_matches(
         f"SELECT {_COLUMNS} FROM json_each(?) c CROSS JOIN docs d ON d.id = c.value "
         f"WHERE {' AND '.join(where)}"
     )
-    ranked = _Ranked(conn, stage1, match)
+    depth = fetch * 4
+    ranked = _Ranked(conn, stage1, match, STAGE1_FIRST * (depth + 1))
     read: dict[int, Any] = {}
     rows: list[Any] = []
-    depth = fetch * 4
     try:
         for _ in range(4):
-            top = ranked.first(depth + 1)
-            rows = _passing(conn, stage2, params, top[:depth], fetch, read)
+            rows = _passing(conn, stage2, params, ranked.upto(depth), fetch, read)
             if len(rows) >= fetch or (len(rows) >= k and depth >= 16 * MIN_FETCH):
                 break
-            if len(top) <= depth:
+            if len(ranked.first(depth + 1)) <= depth:
                 break  # stage 1 already saw every match
             depth *= 8
     finally:
         ranked.close()
     return rows
+
+
+# Stage 1's first statement is asked for this many times the matches a first look reads
+# (`fetch * 4`, and one more), times `_Ranked.WIDEN` at most: reading rows costs only those
+# read (`_Ranked.upto`), but its LIMIT sizes SQLite's sorter.
+STAGE1_FIRST = 8
+_ALL = 1 << 40  # every match that is left
 
 
 class _Ranked:
@@ -459,19 +436,26 @@ class _Ranked:
 
     WIDEN = 8
 
-    def __init__(self, conn: Any, sql: str, match: str) -> None:
+    def __init__(self, conn: Any, sql: str, match: str, limit: int = 0) -> None:
         self.conn, self.sql, self.match = conn, sql, match
         self.rows: list[Any] = []
         self.limit = 0
+        self.asked = limit  # the first statement's LIMIT (at least WIDEN x the first n)
         self.cursor: Any = None
         self.ended = False  # every match read
+
+    def upto(self, depth: int) -> Callable[[int], list[Any]]:
+        """The best n matches, for any n, but never more than `depth` (`_passing` reads
+        them a chunk at a time: rows past what it reads are never fetched)."""
+        return lambda n: self.first(min(n, depth))
 
     def first(self, n: int) -> list[Any]:
         """The best `n` matches (all of them when fewer match)."""
         if len(self.rows) < n and not self.ended:
             if n > self.limit:
                 self.close()
-                self.limit = n * self.WIDEN
+                self.limit = max(n * self.WIDEN, self.asked)
+                self.asked = 0
                 self.cursor = self.conn.execute(self.sql, (self.match, self.limit))
                 self.rows = []
             self.rows += self.cursor.fetchmany(n - len(self.rows))
@@ -488,22 +472,24 @@ def _passing(
     conn: Any,
     stage2: str,
     params: list[Any],
-    best: list[Any],
+    best: Callable[[int], list[Any]],
     fetch: int,
     read: dict[int, Any] | None = None,
 ) -> list[Any]:
     """The first `fetch` rows of `best` (rowid, bm25; best first) that pass stage 2
-    (all of them if fewer pass), in that order, bm25 appended. The best `fetch * 5/4`
-    are read first (when few are filtered out, that is all), then as many more as the
+    (all of them if fewer pass), in that order, bm25 appended. The best `fetch` are
+    read first (when none is filtered out, that is all), then as many more as the
     pass rate says are needed, until `fetch` passed or none are left. Which rows are
     read first changes the cost, never the result. `read` (rowid -> row, or None when
     it did not pass) keeps what an earlier call read: a widened stage 1 reads only the
     matches it had not seen."""
     read = {} if read is None else read
     out: list[Any] = []
-    start, size = 0, fetch + fetch // 4
-    while start < len(best) and len(out) < fetch:
-        chunk = best[start : start + size]
+    start, size = 0, fetch
+    while len(out) < fetch:
+        chunk = best(start + size)[start:]
+        if not chunk:
+            break
         ids = [rid for rid, _r in chunk if rid not in read]
         if ids:
             read.update((row[0], row) for row in conn.execute(stage2, [json.dumps(ids), *params]))
@@ -511,7 +497,7 @@ def _passing(
         out += [(*row, r) for rid, r in chunk if (row := read[rid]) is not None]
         start += size
         # the next read: what is still missing at the pass rate seen so far, and a half more
-        size = (fetch - len(out)) * start * 3 // (2 * len(out)) + 8 if out else len(best)
+        size = (fetch - len(out)) * start * 3 // (2 * len(out)) + 8 if out else _ALL
     return out[:fetch]
 
 

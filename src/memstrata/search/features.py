@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from memstrata.search.query import Hit
+from memstrata.search.query import MEMO_SLOT, Hit
 from memstrata.search.text import tokenize
 from memstrata.search.toolcalls import LOG_LAYERS
 
@@ -42,10 +42,6 @@ SIZE = 8_192  # records remembered (their texts are held by the keys: a few MB)
 _memo: dict[tuple[Any, ...], tuple[dict[str, Any], dict[str, Any]]] = {}
 _lock = threading.Lock()
 _on = True
-# The hit looked up last and its values: the priors ask for several values of one hit in
-# a row (its first line, signal, whether it asks, its words). A hit is frozen, and the
-# slot holds it, so `is` cannot be fooled by a reused id.
-_last: tuple[Hit, dict[str, Any]] | None = None
 
 
 def _key(hit: Hit) -> tuple[Any, ...]:
@@ -54,15 +50,15 @@ def _key(hit: Hit) -> tuple[Any, ...]:
 
 def remember(hit: Hit, name: str, compute: Callable[[Hit], T]) -> T:
     """`compute(hit)`, computed once for the hit's stored fields (see the module's rule)."""
-    global _last
     if not _on:
         return compute(hit)
-    last = _last
-    if last is not None and last[0] is hit:
-        values = last[1]
-    else:
-        values = _values(hit)
-        _last = (hit, values)
+    # The hit's values are kept on the hit too (`query.MEMO_SLOT`): exclusions, the
+    # priors, coverage and `matched` each ask for them, and a look-up in the memo hashes
+    # the record's title and text (new strings each query). A hit is frozen, and a copy
+    # that changes a field read here drops the slot (`Hit.but`).
+    values = hit.__dict__.get(MEMO_SLOT)
+    if values is None:
+        values = hit.__dict__[MEMO_SLOT] = _values(hit)
     if name in values:
         return values[name]  # type: ignore[no-any-return]
     value = values[name] = compute(hit)
@@ -94,17 +90,15 @@ def _words(hit: Hit) -> list[str]:
 
 def clear() -> None:
     """Forget every record (tests; nothing else needs it: keys are contents)."""
-    global _last
     with _lock:
         _memo.clear()
-        _last = None
 
 
 @contextmanager
 def disabled() -> Iterator[None]:
     """Everything computed afresh inside the block (what the memo must not change)."""
-    global _on, _last
-    before, _on, _last = _on, False, None
+    global _on
+    before, _on = _on, False
     try:
         yield
     finally:

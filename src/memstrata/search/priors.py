@@ -49,7 +49,7 @@ from memstrata.search.coverage import QueryTerm, coverage_of
 from memstrata.search.features import remember
 from memstrata.search.newer import newer_first
 from memstrata.search.query import Hit
-from memstrata.search.replaces import REPLACES
+from memstrata.search.replaces import replaced_terms, said_of
 from memstrata.search.text import query_terms, tokenize
 from memstrata.search.toolcalls import (
     LOG_LAYERS,
@@ -369,25 +369,20 @@ def replaced_decisions(decisions: Sequence[Hit]) -> dict[str, tuple[str, str]]:
     ordered = sorted(decisions, key=lambda h: (h.ts, h.uid))
     words: dict[str, set[str]] = {}  # content words, read only where a replacement is said
 
-    def said(h: Hit) -> str:  # a ledger entry's summary is its title, the detail its text
-        return f"{h.title}\n{h.text}" if h.layer == "ledger" else h.text
-
     def content(h: Hit) -> set[str]:
         if h.uid not in words:
-            words[h.uid] = _content_words(said(h))
+            words[h.uid] = _content_words(said_of(h))
         return words[h.uid]
 
     for n, newer in enumerate(ordered):
-        for term in {m.group(1).lower() for m in REPLACES.finditer(said(newer))}:
+        for term in remember(newer, "replaces", replaced_terms):
             for older in ordered[:n]:
-                if older.uid in out or older.ts >= newer.ts or term not in said(older).lower():
+                if older.uid in out or older.ts >= newer.ts or term not in said_of(older).lower():
                     continue
                 if term not in content(older):
                     continue
                 shared = (content(older) & content(newer)) - {term}
-                replaces_too = any(
-                    m.group(1).lower() == term for m in REPLACES.finditer(said(older))
-                )
+                replaces_too = term in remember(older, "replaces", replaced_terms)
                 if shared and not replaces_too:
                     out[older.uid] = (newer.uid, term)
     return out
@@ -401,13 +396,22 @@ def _content_words(text: str) -> set[str]:
 # -- the pool ---------------------------------------------------------------------------------
 
 
-@dataclass
 class _Worth:
-    hit: Hit
-    signal: Signal
-    factor: float
-    prior: dict[str, Any]
-    held: list[str] = field(default_factory=list)
+    """A candidate being weighed: its hit, signal, prior factor and explain, the query
+    terms it holds (one per candidate of every query: a plain class, not a dataclass)."""
+
+    __slots__ = ("factor", "held", "hit", "prior", "signal")
+
+    def __init__(
+        self,
+        hit: Hit,
+        signal: Signal,
+        factor: float,
+        prior: dict[str, Any],
+        held: list[str] | None = None,
+    ) -> None:
+        self.hit, self.signal, self.factor, self.prior = hit, signal, factor, prior
+        self.held: list[str] = [] if held is None else held
 
     @property
     def worth(self) -> float:
@@ -453,6 +457,9 @@ def apply_priors(
     weights, ask_factor = cfg.weights, cfg.asked != 1.0
     question = cfg.question != 1.0 and not asks_questions
     cover = coverage_of(terms)
+    weighed = bool(terms) and cfg.coverage > 0
+    coverage_key = f"recall.{COVERAGE_KEY}"
+    keys: dict[str, str] = {}  # signal -> its config key
     for hit in pool:
         meta, bookkeeping, signal, asks = remember(hit, "rank", rank_facts)
         reason = excluded_by(hit, meta, bookkeeping, said, current, include_superseded)
@@ -464,12 +471,10 @@ def apply_priors(
         if reason is not None:
             dropped_by.setdefault(reason, []).append(hit.uid)
             continue
-        prior = {
-            "signal": signal.name,
-            "why": signal.why,
-            "weight": weight,
-            "key": f"recall.{signal.name}",
-        }
+        key = keys.get(signal.name)
+        if key is None:
+            key = keys[signal.name] = f"recall.{signal.name}"
+        prior = {"signal": signal.name, "why": signal.why, "weight": weight, "key": key}
         item = _Worth(hit, signal, weight, prior)
         if ask_factor and (signal.name in asked or signal.states in asked):
             item.factor *= cfg.asked
@@ -480,14 +485,12 @@ def apply_priors(
         if terms:
             share, item.held = cover(hit)
             prior["terms_held"] = item.held
-        if terms and cfg.coverage > 0:
+        if weighed:
             covered = 1.0 - cfg.coverage * (1.0 - share)
             item.factor *= covered
-            prior.update(
-                coverage=round(share, 4),
-                coverage_factor=round(covered, 4),
-                coverage_key=f"recall.{COVERAGE_KEY}",
-            )
+            prior["coverage"] = round(share, 4)
+            prior["coverage_factor"] = round(covered, 4)
+            prior["coverage_key"] = coverage_key
         kept.append(item)
     _demote_replaced(kept, cfg.replaced)
     kept.sort(key=lambda w: (-w.worth, -w.hit.ts, w.hit.uid))

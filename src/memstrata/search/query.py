@@ -150,6 +150,13 @@ class SearchQuery:
                 object.__setattr__(self, name, parse_ts(v))
 
 
+# Where `search.features` keeps what it read of a hit's stored fields (not a field: not
+# compared, shown or copied by `dataclasses.replace`); `Hit.but` keeps it across a copy
+# that changes only what it never reads.
+MEMO_SLOT = "_features"
+_UNREAD_BY_MEMO = frozenset({"score", "explain", "snippet"})
+
+
 @dataclass(frozen=True)
 class Hit:
     """One recalled memory, with where it came from and why it ranked where it did."""
@@ -178,6 +185,8 @@ class Hit:
             raise TypeError(f"Hit has no field {sorted(changes.keys() - self.__dict__.keys())}")
         new = object.__new__(Hit)
         new.__dict__.update(self.__dict__, **changes)
+        if MEMO_SLOT in new.__dict__ and not changes.keys() <= _UNREAD_BY_MEMO:
+            del new.__dict__[MEMO_SLOT]  # a stored field changed: `search.features` reads it afresh
         return new
 
     def to_dict(self, *, full: bool = True) -> dict[str, Any]:
