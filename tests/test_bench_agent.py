@@ -135,7 +135,13 @@ def test_the_gold_checker_catches_gold_the_script_never_writes() -> None:
         **sc.questions["q-lock"],
         "q": "Do we lock with SELECT ... FOR UPDATE at checkout?",
     }
+    # analytics-kestrel's first runs: save_fact refused "metric", then an uncited "project"
+    # fact (a repo category), so those facts were never saved and their questions missed
+    facts = [st for s in sc.sessions for st in s["steps"] if st["do"] == "fact"]
+    facts[0]["category"], facts[1]["category"] = "metric", "project"
     problems = check_gold(sc)
+    assert any("'metric'" in p and "category" in p for p in problems)
+    assert any("'project'" in p and "citations" in p for p in problems)
     assert any("CockroachDB" in p for p in problems)
     assert any("use MongoDB" in p for p in problems)
     assert any("q-lock" in p and "wording" in p for p in problems)

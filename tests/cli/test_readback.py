@@ -243,3 +243,48 @@ def test_an_agent_logging_its_own_retry_resolves_the_failure(home: Path) -> None
     errors = _section(r.stdout, "Open errors")
     assert "saint-roch.pdf" in errors  # nothing retried it
     assert "patinetes" not in errors and "429" not in errors, errors
+
+
+def test_a_failure_the_agent_noted_it_fixed_is_not_an_open_error(
+    home: Path, tmp_path: Path
+) -> None:
+    """mobile-fernway s10: "Open errors (nothing later resolved them)" listed the release
+    build's `ClassNotFoundException: org.maplibre.android.maps.MapView`, though the agent had
+    noted "R8 stripped the MapLibre classes; fixed with keep rules for org.maplibre.**" and
+    the build ran: the failed call (reading the crash log) is never run again as it was. A
+    note that says it fixed something else, says "fixed" of no fix, or comes after the user's
+    next prompt (the first try resolved an AsyncStorage failure of an earlier turn by the
+    word "Android"), resolves nothing."""
+    s = ClaudeSession(home, tmp_path / "proj")
+    s.call("user-prompt-submit", s.prompt("offline pack wont save"))
+    row = (
+        "Exit code 1\nE ReactNativeJS: Row too big to fit into CursorWindow (Android AsyncStorage)"
+    )
+    s.call("post-tool-use-failure", s.tool("Bash", {"command": "adb logcat -d"}, None, failed=row))
+    s.call("user-prompt-submit", s.prompt("the release build crashes on launch"))
+    crash = "Exit code 1\nE AndroidRuntime: java.lang.ClassNotFoundException: org.maplibre.android.maps.MapView"
+    s.call(
+        "post-tool-use-failure",
+        s.tool("Bash", {"command": "adb logcat -d -s AndroidRuntime"}, None, failed=crash),
+    )
+    pending = "Exit code 1\nApple Developer Program: the enrollment of Fernway Trails is pending"
+    s.call(
+        "post-tool-use-failure",
+        s.tool("Bash", {"command": "eas credentials"}, None, failed=pending),
+    )
+    env = {**os.environ, "MEMSTRATA_HOME": str(home), "MEMSTRATA_AGENT": "me"}
+    for note in (
+        "Android release: R8 stripped the MapLibre classes; fixed with keep rules for org.maplibre.**",
+        "Styling fixed with NativeWind; the trail list scrolls at 60 fps",  # names no failure
+        "The enrollment runs at a fixed hour each day",  # "fixed", but no fix
+    ):
+        r = subprocess.run(
+            [EXE, "log", "append", "THOUGHT", note], capture_output=True, text=True, env=env
+        )
+        assert r.returncode == 0, r.stderr
+    errors = _section(s.context(), "Open errors (nothing later resolved them)")
+    assert "enrollment of Fernway Trails is pending" in errors, errors
+    assert "ClassNotFoundException" not in errors, errors
+    assert (
+        "CursorWindow" in errors
+    )  # an earlier turn's failure: the note (naming Android) is not about it

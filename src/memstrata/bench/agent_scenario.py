@@ -15,7 +15,9 @@ response, a compaction, a question...), and the gold, written with the script:
 
 `check_gold` holds the gold to the script: every phrase must be written by a step
 before it is expected (the current NOW by the agent's last `now` step), every
-question asked once, in words other than its answer's.
+question asked once, in words other than its answer's, every fact one
+`save_fact` accepts (a category it lists; a repo category cited): it refuses any other,
+and the fact is never saved.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from importlib import resources
 from typing import Any
 
 from memstrata.bench.agent_metrics import fold, has
+from memstrata.model import DURABLE_CATEGORIES, FACT_CATEGORIES
 
 SURFACES = ("claude-code", "mcp")
 WHATS = ("now", "task", "decision", "constraint", "preference", "error", "fact", "context")
@@ -161,6 +164,8 @@ def check_gold(sc: Scenario) -> list[str]:
             for key in ("replaces", "supersedes"):
                 if step.get(key) and step[key] not in refs:
                     say(f"{where}: {key} {step[key]!r} names no earlier step")
+            if step["do"] == "fact":
+                _check_fact(where, step, say)
             if step["do"] == "task" and "add" not in step and step.get("ref") not in refs:
                 say(f"{where}: task {step.get('ref')!r} was never added")
             refs.update(str(step[k]) for k in ("id", "ref") if step.get(k))
@@ -185,6 +190,16 @@ def check_gold(sc: Scenario) -> list[str]:
                 if has(words, phrase):
                     say(f"question {qid}: its wording contains its answer {phrase!r}")
     return problems
+
+
+def _check_fact(where: str, step: dict[str, Any], say: Any) -> None:
+    """A fact `save_fact` would refuse is never saved: a category it does not list, or a
+    repo category (user, feedback, project, reference) without a citation."""
+    category = step.get("category", "general")
+    if category not in FACT_CATEGORIES:
+        say(f"{where}: fact category {category!r} is not one of {FACT_CATEGORIES}")
+    elif category in DURABLE_CATEGORIES and not step.get("citations"):
+        say(f"{where}: a {category!r} fact needs citations (a repo fact), else it is refused")
 
 
 def _check_context(

@@ -19,7 +19,9 @@ is an aside: neither its prompt nor its answer is the session's goal or outcome.
 `open_errors(entries)` lists the failures nothing later resolved: a failed tool is
 resolved by a later successful call of the same tool on the same target (the same
 command, file or path, or the failed command run again with more arguments, not as a
-dry run), another error by a later final response or a passing test run;
+dry run), another error by a later final response or a passing test run; either by
+the agent's note, before the user's next prompt, that it fixed it, naming something of
+it (`noted_fixed`);
 repeats of one failure are one line with a count. Pure functions over `LogEntry` values.
 """
 
@@ -465,17 +467,60 @@ class OpenError:
         return f"- {e.ts[:16].replace('T', ' ')} {text}{times}"
 
 
+# An agent's note that says it fixed something ("...; fixed with keep rules for ...").
+_FIXED = LazyPattern(
+    r"\b(?:fixed|solved|resolved)\s+(?:it\s+|that\s+|this\s+)?(?:with|by)\b|"
+    r"\bfix(?:es|ed)\s+(?:it|that|this)\b|\b(?:works|passes|builds|runs)\s+now\b",
+    re.I,
+)
+_NAME = LazyPattern(r"[a-z][a-z0-9_]{4,}", re.I)
+# Words of any failure report: sharing one says nothing about which failure a note fixed.
+_GENERIC_WORDS = (
+    "error errors failed failure fails fatal exception exit code command build builds built "
+    "could cannot because after before which there their these about while found running "
+    "crashed crash launch start started stack trace"
+)
+_GENERIC = frozenset(_GENERIC_WORDS.split())
+
+
+def _names(text: str) -> set[str]:
+    return {w.lower() for w in _NAME.findall(text)} - _GENERIC
+
+
+def _is_prompt(e: LogEntry) -> bool:
+    return e.entry_type == "USER_FEEDBACK" and (e.metadata or {}).get("event") == "user_intent"
+
+
+def noted_fixed(note: LogEntry, failure: str) -> bool:
+    """`note` is the agent's THOUGHT saying it fixed what `failure` (a failed call's or
+    an error's text) reports, naming something of it (mobile-fernway: `adb logcat` showed
+    `ClassNotFoundException: org.maplibre.android.maps.MapView`; the agent noted "R8
+    stripped the MapLibre classes; fixed with keep rules for org.maplibre.**"). Nothing
+    reran the failed call, yet the failure is over."""
+    return (
+        note.entry_type == "THOUGHT"
+        and bool(_FIXED.search(note.content))
+        and bool(_names(note.content) & _names(failure))
+    )
+
+
 def open_errors(entries: Sequence[LogEntry]) -> list[OpenError]:
     """Failures nothing later resolved, each once (its latest occurrence and a count)."""
     out: dict[tuple[str | None, str, str], OpenError] = {}
     for i, e in enumerate(entries):
         if not (e.entry_type == "ERROR" or (is_trace(e) and failed(e))) or echoed(entries, i):
             continue
-        if any(_resolves(later, e) for later in entries[i + 1 :]):
+        detail = _echo_detail(entries, i)
+        failure = f"{e.content}\n{(e.metadata or {}).get('error') or ''}\n{detail}"
+        later = entries[i + 1 :]
+        turn = next((k for k, x in enumerate(later) if _is_prompt(x)), len(later))
+        if any(_resolves(x, e) for x in later) or any(
+            noted_fixed(x, failure)
+            for x in later[:turn]  # noted while handling it
+        ):
             continue
         key = (tool_of(e), target(e), "" if tool_of(e) else e.content)
         seen = out.pop(key, None)
-        detail = _echo_detail(entries, i)
         ids = (*(seen.ids if seen else ()), e.id)
         out[key] = OpenError(e, (seen.count if seen else 0) + 1, detail, ids)
     return list(out.values())
