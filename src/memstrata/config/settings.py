@@ -287,6 +287,15 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting(
         "search",
+        "feedback",
+        "feedback",
+        0.0,
+        _float(0.0, 4.0),
+        "hybrid search moves the query vector toward the mean of its first search's best "
+        "5 hits by this weight, then searches again (pseudo-relevance feedback; 0: off)",
+    ),
+    Setting(
+        "search",
         "postings_budget",
         "postings_budget",
         6000,
