@@ -286,13 +286,7 @@ SETTINGS: tuple[Setting, ...] = (
         "score is within this share of the older one's (0: off)",
     ),
     Setting(
-        "search",
-        "feedback",
-        "feedback",
-        0.0,
-        _float(0.0, 4.0),
-        "hybrid search moves the query vector toward the mean of its first search's best "
-        "5 hits by this weight, then searches again (pseudo-relevance feedback; 0: off)",
+        "search", "feedback", "feedback", 0.0, _float(0.0, 4.0), "Rocchio feedback weight (0: off)"
     ),
     Setting(
         "search",
