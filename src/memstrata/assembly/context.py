@@ -11,7 +11,8 @@ value under the budget, issue 19; `assembly.standing` builds the middle sections
                                        tool traces  12. session scratch and task folders
                                        (names only)  13. cross-room ledger context
 
-Priorities (what survives a tight budget): identity 100, warnings 97, NOW 95, time 90,
+Priorities (what survives a tight budget): identity 100, warnings 97, NOW 95, the
+session before a compaction or break (SessionStart's `resumed`, right after NOW) 93, time 90,
 tasks 89, decisions 88, CONTEXT.md 86, preferences 84, workspace 80, open errors 76,
 facts 70, activity 50, ledger 40, task folders 35, scratch 30.
 
@@ -40,10 +41,8 @@ from typing import TYPE_CHECKING
 
 from memstrata.assembly import standing
 from memstrata.assembly.budget import Section, fit
-from memstrata.assembly.predecessor import predecessor_lines
 from memstrata.errors import MalformedInput, MemstrataError
 from memstrata.layers.starters import as_shown
-from memstrata.lifecycle.flushed import mark_replaced, records_said
 from memstrata.policy.secrets import fact_findings, kinds, mask
 
 if TYPE_CHECKING:
@@ -109,9 +108,12 @@ def assemble_context(
     workspace: str | None = None,
     ignore_memory: bool = False,
     now: float | None = None,
+    resumed: tuple[str, list[str]] | None = None,
 ) -> AssembledContext:
     """Build the prompt block for `agent`. `brief` picks relevant facts and ledger entries;
-    `log_entries` is how many of the newest LOG entries the activity summary reads."""
+    `log_entries` is how many of the newest LOG entries the activity summary reads;
+    `resumed` (title, lines) is what the session said before a compaction or a break:
+    placed right after NOW (what the agent was doing), before everything that stands."""
     budget = (
         budget_chars
         if budget_chars is not None
@@ -152,14 +154,24 @@ def assemble_context(
     build.add(
         "now", "## Current status (NOW)", 95, mem.now.path, lambda: _fenced_file(store, mem.now)
     )
+    if resumed is not None and resumed[1]:
+        build.sections.append(Section("resumed", resumed[0], tuple(resumed[1]), 93))
     build.add("tasks", "## Open tasks", 89, mem.tasks.path, lambda: _open_tasks(build, mem))
     ledger = store.layout.ledger
+    live: list[LedgerEntry] = []
+
+    def live_ledger() -> list[LedgerEntry]:
+        """The newest live ledger records of every room this agent reads (read once)."""
+        if not live:
+            live.extend(store.ledger.query(include_own_room=True))
+        return live
+
     build.add(
         "decisions",
         "## Decisions and constraints in force",
         88,
         ledger,
-        lambda: standing.decision_lines(mem),
+        lambda: standing.decision_lines(mem, live_ledger),
     )
     facts: list[Fact] = []
 
@@ -180,10 +192,15 @@ def assemble_context(
     entries: list[LogEntry] = []
     history: list[tuple[LedgerEntry, str | None]] = []
 
+    def records() -> list[tuple[LedgerEntry, str | None]]:
+        if not history:
+            history.extend(standing.records_history(mem))
+        return history
+
     def log_tail() -> list[LogEntry]:
         if not entries and log_entries:
             entries.extend(standing.recent_entries(mem, log_entries))
-            history.extend(standing.records_history(mem))
+            records()
         return entries
 
     build.add(
@@ -194,7 +211,11 @@ def assemble_context(
         lambda: standing.error_lines(log_tail(), history),
     )
     build.add(
-        "facts", "## Known facts", 70, mem.facts.path, lambda: _facts(build, mem, brief, read_facts)
+        "facts",
+        "## Known facts",
+        70,
+        mem.facts.path,
+        lambda: _facts(build, mem, brief, read_facts, records),
     )
     build.add(
         "log",
@@ -220,12 +241,14 @@ def assemble_context(
     )
     here = room or store.principal.room
     if brief or here:
+        from memstrata.assembly.predecessor import predecessor_lines  # only with a brief or room
+
         build.add(
             "ledger",
             "## Knowledge from other rooms (shared ledger)",
             40,
             store.layout.ledger,
-            lambda: predecessor_lines(store, room=here, keywords=brief or ""),
+            lambda: predecessor_lines(store, room=here, keywords=brief or "", later=live_ledger),
         )
     # Problems of files with no section of their own: the config, the session index.
     build.warnings += store.config.problems
@@ -302,6 +325,8 @@ def _persistent(store: Store, mem: AgentMemory) -> list[str]:
     if not text.strip():
         return []
     if "memory flush)" in text:
+        from memstrata.lifecycle.flushed import mark_replaced, records_said  # (start-up)
+
         text = mark_replaced(text, records_said(mem))
     return _fenced(store.rel(mem.context.path), text)
 
@@ -328,16 +353,33 @@ def _task_folders(mem: AgentMemory) -> list[str]:
 
 
 def _facts(
-    build: _Sections, mem: AgentMemory, brief: str | None, read: Callable[[], list[Fact]]
+    build: _Sections,
+    mem: AgentMemory,
+    brief: str | None,
+    read: Callable[[], list[Fact]],
+    records: Callable[[], list[tuple[LedgerEntry, str | None]]],
 ) -> list[str]:
-    """The facts, but those of category preference (shown under Preferences)."""
+    """The facts, but those of category preference (shown under Preferences); a fact a
+    later fact or decision replaced (`lifecycle.retired.replaced_fact`) comes after the
+    current ones, said to be replaced, never as current."""
     facts = [f for f in read() if f.category != PREFERENCE]
     if brief:
         words = set(re.findall(r"\w+", brief.lower()))
         facts.sort(
             key=lambda f: -len(words & set(re.findall(r"\w+", f"{f.key} {f.value}".lower())))
         )
-    lines = [f"- {f.key} ({f.category}): {_fact_value(f.key, f.value)}" for f in facts]
+    history = records() if facts else []
+    lines, old = [], []
+    if facts:  # start-up: the replacement rules (and the moot rules they use) only with facts
+        from memstrata.lifecycle.retired import replaced_fact
+    for f in facts:
+        line = f"- {f.key} ({f.category}): {_fact_value(f.key, f.value)}"
+        by = replaced_fact(f, facts, history)
+        if by is None:
+            lines.append(line)
+        else:
+            old.append(f"{line} [replaced: see {by[0]}, {by[1]}]")
+    lines += old
     problems = mem.facts.problems()
     if problems:
         lines.append(build.warn(mem.facts.path, _summary(problems, "line", "lines")))

@@ -12,8 +12,11 @@ shown to other rooms (`policy.scope.Gate`), and any secret-looking span left is 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from memstrata.lifecycle.retired import fixed_by
+from memstrata.model import LedgerEntry
 from memstrata.policy.secrets import mask
 from memstrata.search.query import SearchQuery
 
@@ -28,7 +31,11 @@ def predecessor_lines(
     keywords: str | list[str] | tuple[str, ...] = "",
     max_entries: int | None = None,
     max_bytes: int | None = None,
+    later: Callable[[], list[LedgerEntry]] | None = None,
 ) -> list[str]:
+    """The lines of the predecessor context; a warning a later record fixed or dropped
+    (`lifecycle.retired`) says so: "[warning, out of date by mem-...]". `later` gives the
+    live ledger records to look for that in (default: the newest of every readable room)."""
     bounds = store.config.bounds
     n = min(max_entries or bounds.context_entries, bounds.context_entries)
     limit = min(max_bytes or bounds.context_bytes, bounds.context_bytes)
@@ -42,10 +49,13 @@ def predecessor_lines(
     hits = store.search(q)
     lines: list[str] = []
     size = 0
+    retired = _retired([h.meta for h in hits[:n]], store, later)
     for h in hits[:n]:
         m = h.meta
+        by = retired.get(str(m.get("id")))
+        kind = f"{m.get('kind')}, out of date by {by}" if by else m.get("kind")
         line = (
-            f"- [{m.get('kind')}] {' '.join(m.get('summary', '').split())} "
+            f"- [{kind}] {' '.join(m.get('summary', '').split())} "
             f"(room {m.get('room_id') or '-'}, {str(m.get('ts', ''))[:10]}, {m.get('id')}"
             + (f"; tags: {', '.join(m.get('tags') or [])}" if m.get("tags") else "")
             + ")"
@@ -59,6 +69,24 @@ def predecessor_lines(
         lines.append(line)
         size += len(line.encode()) + 1
     return lines
+
+
+def _retired(
+    metas: list[dict[str, object]],
+    store: Store,
+    later: Callable[[], list[LedgerEntry]] | None,
+) -> dict[str, str]:
+    """By warning id, the id of the later record that fixed or dropped it."""
+    if not any(m.get("kind") == "warning" for m in metas):
+        return {}
+    seen = later() if later is not None else store.ledger.query(include_own_room=True)
+    out = {}
+    for m in metas:
+        if m.get("kind") == "warning":
+            by = fixed_by(LedgerEntry.from_dict(dict(m)), seen)
+            if by is not None:
+                out[str(m.get("id"))] = by.id
+    return out
 
 
 def _upstream(store: Store, room: str | None) -> list[str]:

@@ -31,8 +31,6 @@ from memstrata.lifecycle.activity import (
     open_errors,
     sessions,
 )
-from memstrata.lifecycle.moot import moot_by
-from memstrata.lifecycle.statements import goal_of, is_continuation
 from memstrata.model import parse_ts
 
 if TYPE_CHECKING:
@@ -85,11 +83,33 @@ def record_line(e: LedgerEntry, *, kinds: tuple[str, ...] = ("decision",)) -> st
     return f"- {kind}{one_line(e.summary, 400)} ({e.id}, {e.ts[:10]}{room})"
 
 
-def decision_lines(mem: AgentMemory) -> list[str]:
-    """Decisions and constraints in force: constraints (rules) first, then decisions."""
+def decision_lines(
+    mem: AgentMemory, later: Callable[[], list[LedgerEntry]] | None = None
+) -> list[str]:
+    """Decisions and constraints in force: constraints (rules) first, then decisions. A
+    warning a later record fixed or dropped (`lifecycle.retired`; `later` gives the live
+    ledger records of every room this agent reads) is no longer in force: it is left
+    out, and one line at the end says which record retired it."""
     rules = mem.decisions.in_force(("constraint", *RULE_KINDS))
     decisions = mem.decisions.in_force(("decision",))
-    return [record_line(e) for e in [*rules, *decisions]]
+    retired: list[str] = []
+    if later is not None and any(e.kind == "warning" for e in rules):
+        from memstrata.lifecycle.retired import fixed_by  # start-up: only with a warning
+
+        seen = later()
+        kept = []
+        for e in rules:
+            by = fixed_by(e, seen) if e.kind == "warning" else None
+            if by is None:
+                kept.append(e)
+            else:
+                room = f", room {by.room_id}" if by.room_id else ""
+                retired.append(f"{e.id} ({one_line(e.summary, 60)}): out of date by {by.id}{room}")
+        rules = kept
+    lines = [record_line(e) for e in [*rules, *decisions]]
+    if retired:
+        lines.append("- no longer in force (history keeps them): warning " + "; ".join(retired))
+    return lines
 
 
 def preference_lines(mem: AgentMemory) -> list[str]:
@@ -107,16 +127,24 @@ def records_history(mem: AgentMemory) -> list[tuple[LedgerEntry, str | None]]:
 
 def unresolved(
     entries: list[LogEntry], history: list[tuple[LedgerEntry, str | None]]
-) -> tuple[list[OpenError], dict[str, LedgerEntry]]:
-    """The open errors, and by error entry id the record in force that made one moot
-    (`lifecycle.moot`: a later decision dropped what it was about)."""
+) -> tuple[list[OpenError], dict[str, tuple[LedgerEntry, str]]]:
+    """The open errors, and by error entry id the record in force that made one moot and
+    why (`lifecycle.moot`: a later decision dropped what it was about, or decided in the
+    error's session how to go on with what it used)."""
     still, moot = [], {}
-    for err in open_errors(entries):
-        by = moot_by(err.entry, history)
-        if by is None:
+    errors = open_errors(entries)
+    if errors and history:  # start-up: the moot rules only with an open error
+        from memstrata.lifecycle.moot import moot_why
+    ends: dict[str, str] = {}  # error entry id -> the end of its session
+    if errors and history:
+        for s in sessions(entries):
+            ends.update((e.id, s.end) for e, _ in s.failed)
+    for err in errors:
+        why = moot_why(err.entry, history, ends.get(err.entry.id)) if history else None
+        if why is None:
             still.append(err)
         else:
-            moot.update(dict.fromkeys(err.ids, by))
+            moot.update(dict.fromkeys(err.ids, why))
     return still, moot
 
 
@@ -157,6 +185,7 @@ def transcript_told(mem: AgentMemory) -> Told:
             )
             if found:  # the ignore-memory rules cost ~15 ms to load: only when there is talk
                 from memstrata.assembly.ignore import asks_to_ignore_memory
+                from memstrata.lifecycle.statements import goal_of, is_continuation
             for t in found:
                 for role, said in mem.sessions.talk(t.id):
                     if role != "user" or not said or asks_to_ignore_memory(said):
@@ -268,6 +297,6 @@ def activity_lines(
                 continue
             told.add(said)
             by = moot.get(e.id)
-            why = f" (no longer open: {by.id} dropped what it was about)" if by else ""
+            why = f" (no longer open: {by[0].id} {by[1]})" if by else ""
             lines.append(f"  - {e.ts[11:16]} {said}{why}")
     return lines

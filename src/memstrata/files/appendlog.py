@@ -46,9 +46,14 @@ def durable_append(
     if not data.endswith(b"\n"):
         raise ValueError("appended data must end with a newline")
     with disk_errors(path):
-        made = _make_folders(path.parent)
+        made: list[Path] = []
         with locks.hold(str(path)):
-            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+            try:  # the folder exists but for a new file's first append: no stat before
+                fd = os.open(path, flags, 0o644)
+            except (FileNotFoundError, NotADirectoryError):
+                made = _make_folders(path.parent)
+                fd = os.open(path, flags, 0o644)
             try:
                 st = os.fstat(fd)
                 size, repaired = _append(fd, st.st_size, data, blank_line=blank_line)

@@ -188,7 +188,7 @@ class LocalTruth:
                     continue
                 if skip is not None and not recursive and skip(rel):
                     continue
-                found = _lstat_inside(here / name, real_base)
+                found = _lstat_inside(f"{dirpath}/{name}", real_base)  # no Path per file
                 if found is not None:
                     out.append(_entry(rel, found))
             if len(out) > MAX_LIST or not recursive:
@@ -218,7 +218,7 @@ class LocalTruth:
         pass
 
 
-def _lstat_inside(path: Path, root: Path) -> os.stat_result | None:
+def _lstat_inside(path: str | Path, root: Path) -> os.stat_result | None:
     """stat of `path`, following a symlink only if it stays below `root`; None if it
     vanished meanwhile, dangles or leads out."""
     try:

@@ -32,11 +32,16 @@ class AppendNotes:
         """Add a note that `rel` grew (before the append is acknowledged)."""
         line = (rel.replace("\n", " ") + "\n").encode("utf-8")
         with contextlib.suppress(OSError):  # a full disk, a deleted index: see docstring
-            try:
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644)
-                line = b"#" + os.urandom(8).hex().encode() + b"\n" + line
-            except FileExistsError:
+            try:  # the notes exist but for the first append (no failing call on every one)
                 fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+            except FileNotFoundError:
+                try:
+                    fd = os.open(
+                        self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL, 0o644
+                    )
+                    line = b"#" + os.urandom(8).hex().encode() + b"\n" + line
+                except FileExistsError:  # another process made them meanwhile
+                    fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
             try:
                 if os.fstat(fd).st_size > NOTES_MAX_BYTES:
                     os.unlink(self.path)  # readers catch up every source once

@@ -19,9 +19,7 @@ from memstrata.files.versions import history_folder
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.agent import AgentMemory
 from memstrata.layers.base import Acting
-from memstrata.layers.items import Items
 from memstrata.layers.ledger import Ledger
-from memstrata.layers.rooms import Room
 from memstrata.layers.sources import Sources
 from memstrata.layers.walk import MAX_WALK_FILES
 
@@ -55,6 +53,8 @@ def source_for(
         if parts == ("ledger.jsonl",):
             return Ledger(acting)._spec()
         if parts == ("items.json",):
+            from memstrata.layers.items import Items  # (start-up: only a store with items)
+
             return Items(acting)._spec()
         if len(parts) > 2 and parts[0] == "agents":
             agent = cache.get(("agents", parts[1]))
@@ -64,6 +64,8 @@ def source_for(
         if len(parts) > 2 and parts[0] == "rooms":
             room = cache.get(("rooms", parts[1]))
             if room is None:
+                from memstrata.layers.rooms import Room  # (start-up: only a store with rooms)
+
                 room = cache[("rooms", parts[1])] = Room(acting, parts[1])
             return room._source_for(path, parts[2:])
     except InvalidInput:  # a folder name that is no agent or room name

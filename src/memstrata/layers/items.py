@@ -36,7 +36,6 @@ from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.base import Acting, Layer, check_count, check_text
 from memstrata.model import ITEM_TYPES, Item, check_name, check_plain, iso, now_ts, parse_ts
-from memstrata.search.query import SearchQuery
 
 if TYPE_CHECKING:
     from memstrata.layers.base import Find
@@ -150,6 +149,8 @@ class Items(Layer):
         if self._find is None:
             raise MalformedInput("this items handle has no search (open it from a store)")
         wide = k if project is None else max(k, self.engine.config.bounds.query_max)
+        from memstrata.search.query import SearchQuery  # (start-up: a context finds none)
+
         hits = self._find(SearchQuery(text=text, layers=("item",), kind=type, k=wide))
         if project is not None:
             hits = [h for h in hits if ((h.meta or {}).get("project") or "") == project]

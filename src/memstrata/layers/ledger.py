@@ -27,7 +27,6 @@ from memstrata.index import overview, queries
 from memstrata.index.docs import Doc, Parsed
 from memstrata.index.reconcile import SourceSpec
 from memstrata.layers.base import Acting, Layer, check_tags, check_text
-from memstrata.layers.rooms import Room
 from memstrata.model import (
     RECORD_KINDS,
     LedgerEntry,
@@ -38,7 +37,6 @@ from memstrata.model import (
     parse_ts,
 )
 from memstrata.policy.secrets import secret_mark
-from memstrata.search.query import SearchQuery
 
 if TYPE_CHECKING:
     from memstrata.layers.base import Find
@@ -152,6 +150,8 @@ class Ledger(Layer):
         if ts is not None:
             self.gate.check_backdate()
         if room is not None and self.gate.principal.role != "admin":
+            from memstrata.layers.rooms import Room  # (start-up: a context publishes nothing)
+
             Room(self.acting, room).check_open()  # a closed room publishes nothing more
         if ref is not None:
             check_plain(ref, "ref", MAX_REF_CHARS)
@@ -260,6 +260,8 @@ class Ledger(Layer):
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
             raise MalformedInput(f"last_n must be a positive integer, got {last_n!r}")
         limit = min(limit, cap)
+        from memstrata.search.query import SearchQuery  # (start-up: a context queries none)
+
         q = SearchQuery(  # the same checks as a search's filters
             layers=("ledger",),
             kind=kind,
@@ -317,6 +319,8 @@ class Ledger(Layer):
         if self._find is None:
             raise MalformedInput("this ledger handle has no search (open it from a store)")
         k = self.engine.config.bounds.search_default if max_results is None else max_results
+        from memstrata.search.query import SearchQuery  # (start-up, as `query`)
+
         q = SearchQuery(
             text=text,
             layers=("ledger",),

@@ -30,7 +30,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from memstrata.lifecycle.statements import goal_of, is_continuation
 from memstrata.reading.patterns import LazyPattern
 
 if TYPE_CHECKING:
@@ -246,6 +245,7 @@ def sessions(entries: Sequence[LogEntry]) -> list[Session]:
     groups: dict[str, Session] = {}
     order: list[str] = []
     last = "t:0"  # an entry naming no session belongs with the one before it
+    before: str | None = None  # the last prompt's goal (or words): what "it" points to
     for i, e in enumerate(entries):
         if is_bookkeeping(e) or (e.metadata or {}).get("compacted") or echoed(entries, i):
             continue
@@ -281,11 +281,15 @@ def sessions(entries: Sequence[LogEntry]) -> list[Session]:
             g.aside = bool((e.metadata or {}).get("ignore_memory"))
             if g.aside:
                 continue  # "ignore memory, unrelated: ...": not what the session was about
-            goal = goal_of(e.content)
+            from memstrata.lifecycle.statements import goal_of, is_continuation  # (start-up)
+
+            goal = goal_of(e.content, before)
             if goal and goal not in g.goals:
                 g.goals.append(goal)
             elif goal is None and not is_continuation(e.content) and e.content.strip():
                 g.asked.append(clip(e.content, 160))
+            if goal or not is_continuation(e.content):
+                before = goal or e.content
         elif is_final_response(e):
             if not g.aside:  # the answer to an aside is not the session's outcome
                 g.outcome = clip(final_text(e), OUTCOME_CHARS)

@@ -19,6 +19,12 @@ error's subject:
 * names match written loosely: lower case, `&` read as "and", punctuation dropped, so
   "W&B", "Weights & Biases" and `wandb` are one name.
 
+An error is also answered, not open, when the agent decided how to go on after it: a
+decision or constraint in force, recorded after the error and before its session ended
+(`until`), that names what the failed call used (its program, package or host, in any
+case: "certbot's DNS-01 challenge" after `certbot renew` failed with the standalone
+authenticator). A failure of the same call after that decision is a new, open error.
+
 Pure functions over `LogEntry` and `LedgerEntry` values.
 """
 
@@ -29,31 +35,32 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from memstrata.lifecycle.activity import call_args, kind_of_call, tool_of
+from memstrata.reading.patterns import LazyPattern
 
 if TYPE_CHECKING:
     from memstrata.model import LedgerEntry, LogEntry
 
 # Words that run a program rather than name it, and words that name nothing in particular.
-_RUNNERS = re.compile(
+_RUNNERS = LazyPattern(
     r"(?:uvx?|run|python3?|py|-m|npx|pnpm|yarn|npm|bunx?|poetry|pipenv|sudo|env|exec|bash|sh|"
     r"zsh|time|nice|nohup|conda|mamba|pixi|hatch|pdm|rye)"
 )
 _INSTALL = frozenset({"install", "add", "i"})
-_GENERIC = re.compile(
+_GENERIC = LazyPattern(
     r"(?:api|www|app|web|com|org|net|io|ai|dev|local|internal|lab|the|and|https?|localhost|"
     r"main|master|src|tests?|data|files?|server)"
 )
-_HOST = re.compile(
+_HOST = LazyPattern(
     r"\b(?:[a-z0-9-]+\.)+(?:com|org|net|io|ai|dev|app|co|uk|de|fr|nl|es|eu|us|edu|gov|"
     r"internal|local|lan|cloud|sh|me|info|xyz|example)\b"
 )
-_NEGATED = re.compile(
+_NEGATED = LazyPattern(
     r"\b(?:no longer(?: use| using)?|no|not|without|instead of|rather than|drop(?:s|ped|ping)?|"
     r"away from|stop using|off)\s+(?:the |a |an |using |our |any |in |on |with |from )?"
     r"((?:[A-Z][\w-]*\s*&\s*[A-Z][\w-]*)|[\w.&+#-]{2,})",
 )
-_AMPERSAND = re.compile(r"\b([A-Z])[\w-]*\s*&\s*([A-Z])[\w-]*")
-_WORD = re.compile(r"[\w.&+#-]+")
+_AMPERSAND = LazyPattern(r"\b([A-Z])[\w-]*\s*&\s*([A-Z])[\w-]*")
+_WORD = LazyPattern(r"[\w.&+#-]+")
 
 
 def norm(name: str) -> str:
@@ -119,19 +126,46 @@ def dropped(record: LedgerEntry, replaced: Sequence[LedgerEntry]) -> set[str]:
     return {n for n in out if len(n) >= 3 and not _GENERIC.fullmatch(n)}
 
 
+def _words(text: str) -> set[str]:
+    """Every word of a text written loosely ("certbot's" -> certbot), names or not."""
+    return {norm(re.sub(r"['’]s$", "", w.strip(".-"))) for w in _WORD.findall(text)}
+
+
 def moot_by(
-    error: LogEntry, history: Sequence[tuple[LedgerEntry, str | None]]
+    error: LogEntry,
+    history: Sequence[tuple[LedgerEntry, str | None]],
+    until: str | None = None,
 ) -> LedgerEntry | None:
-    """The record in force, recorded after `error`, that drops its subject; None if none.
-    `history` is `Decisions.history()`: every record with the id that replaced it."""
+    """The record in force, recorded after `error`, that drops its subject, or (when
+    `until`, the end of the error's session, is given) that decided how to go on with
+    what it used; None if none. `history` is `Decisions.history()`: every record with
+    the id that replaced it."""
+    why = moot_why(error, history, until)
+    return why[0] if why is not None else None
+
+
+DROPPED = "dropped what it was about"
+ANSWERED = "decided after it how to go on"
+
+
+def moot_why(
+    error: LogEntry,
+    history: Sequence[tuple[LedgerEntry, str | None]],
+    until: str | None = None,
+) -> tuple[LedgerEntry, str] | None:
+    """`moot_by`, with why: `DROPPED` or `ANSWERED` (module docstring)."""
     about = subject(error)
     if not about:
         return None
     by_id = {e.id: e for e, _ in history}
-    for record, replaced_by in sorted(history, key=lambda x: x[0].ts):
-        if replaced_by is not None or record.ts <= error.ts:
-            continue
+    later = [
+        r for r, by in sorted(history, key=lambda x: x[0].ts) if by is None and r.ts > error.ts
+    ]
+    for record in later:
         old = [by_id[record.supersedes]] if record.supersedes in by_id else []
         if about & dropped(record, old):
-            return record
+            return record, DROPPED
+    for record in later:
+        if until is not None and record.ts <= until and about & _words(record.summary):
+            return record, ANSWERED
     return None

@@ -131,8 +131,9 @@ def record_outcome(store: Store, agent: str, session: str, prompt: str, answer: 
         return "kept: NOW.md is the agent's"
     mem = store.agent(agent)
     prior = mem.now.state() if mem.now.exists() else None
-    goal = goal_of(prompt)
-    objective = goal or previous_goal(prior) or "(none)"
+    earlier = previous_goal(prior)
+    goal = goal_of(prompt, earlier)  # "ok, let's do that": what NOW said "that" was
+    objective = goal or earlier or "(none)"
     tasks = mem.tasks.list()
     live = [t for t in tasks if t.status == "in_progress"] + [
         t for t in tasks if t.status == "pending"

@@ -348,27 +348,73 @@ def _is_goal(text: str) -> bool:
     if low.endswith("?") and not _REQUEST.match(low):
         return False  # a question is asked, not a goal set
     words = _WORD.findall(low)
-    return len(words) >= 2 and (words[0] in _VERBS or bool(_REQUEST.match(low)))
+    return len(words) >= 2 and (
+        words[0] in _VERBS or bool(_REQUEST.match(low)) or bool(_AGAIN.match(low))
+    )
 
 
-def goal_of(prompt: str) -> str | None:
-    """The user's goal in `prompt` (its first one or two goal sentences), or None.
+# Work asked for by pointing back: "do the same for staging", "same as before but ...".
+_AGAIN = LazyPattern(
+    r"^(?:do|repeat|redo)\s+(?:it|that|this|them|so|the same)\b|"
+    r"^(?:the )?same (?:as|again|thing|for|but|with|here)\b"
+)
+# Words that point back to something said before ("Look into it", "Set something up").
+_POINTING = frozenset(
+    ["it", "that", "this", "them", "those", "these", "something", "same", "so", "there"]
+)
+REFERENT_CHARS = 100
+
+
+def refers_back(goal: str) -> bool:
+    """True for a goal that names its object only by pointing back: a pointing word among
+    its first four words ("Look into it.", "Let's do that with WeasyPrint", "Set something
+    up."), or three words or fewer ("Can you look?", "Prepare questions.")."""
+    words = _WORD.findall(_norm(_open(goal)))
+    return len(words) <= 3 or any(w in _POINTING for w in words[:4])
+
+
+def with_referent(referent: str, goal: str) -> str:
+    """ "<what was said before>: <goal>", the referent clipped at a word, so that the goal
+    line says what "it" or "that" was."""
+    said = " ".join(_open(referent).split()).rstrip(" .!?;:,")
+    if len(said) > REFERENT_CHARS:
+        said = said[: REFERENT_CHARS - 1].rsplit(" ", 1)[0].rstrip(" .!?;:,") + "…"
+    if not said:
+        return goal
+    lead = goal[:1].lower() if goal[1:2].islower() else goal[:1]
+    return f"{said[:1].upper()}{said[1:]}: {lead}{goal[1:]}"
+
+
+def goal_of(prompt: str, before: str | None = None) -> str | None:
+    """The user's goal in `prompt` (its first one or two goal sentences), or None. A goal
+    that only points back ("Look into it.", `refers_back`) carries what it points to: the
+    sentence before it, or, when it opens the prompt, `before` (the previous prompt's
+    goal, NOW's objective), as "<referent>: <goal>".
 
     Example:
         >>> goal_of("Start the PDF export. Also, remember that I prefer dark mode.")
         'Start the PDF export.'
+        >>> goal_of("The renewal has failed for weeks. Can you look?")
+        'The renewal has failed for weeks: can you look?'
     """
     if not prompt.strip() or is_continuation(prompt):
         return None
     kept: list[str] = []
-    for sentence in sentences(prompt):
+    said = sentences(prompt)
+    last = -2  # the index of the last sentence kept
+    for i, sentence in enumerate(said):
         if kind_of(sentence, "user") is not None:
             continue
         body = _open(sentence)
         _, sep, rest = body.partition(": ")
         for part in (body, rest) if sep else (body,):  # "While we wait: fix the page"
             if _is_goal(part):
-                kept.append(part[:1].upper() + part[1:])
+                goal = part[:1].upper() + part[1:]
+                if refers_back(goal) and last != i - 1:
+                    referent = said[i - 1] if i > 0 else before
+                    goal = with_referent(referent, goal) if referent else goal
+                kept.append(goal)
+                last = i
                 break
         if len(kept) == 2:
             break

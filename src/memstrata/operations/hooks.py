@@ -107,7 +107,7 @@ def session_start(
 
     hook = hook or {}
     source = str(hook.get("source") or "startup")
-    tail = ""
+    resumed: tuple[str, list[str]] | None = None
     if hook.get("session_id") and source in ("resume", "compact"):
         sid = session_id_of(hook)
         sessions = store.agent(agent).sessions
@@ -120,16 +120,18 @@ def session_start(
             said = [(role, text) for role, text in said if text]
             lines = [f"- {role}: {_one_line(text)}" for role, text in said[-RESUME_MESSAGES:]]
             if lines:
-                tail = (
-                    f"\n## This session before the {'compaction' if source == 'compact' else 'break'}"
-                    f" (its last {len(lines)} messages)\n" + "\n".join(lines) + "\n"
-                )
-    budget = max(200, budget_chars - len(tail))
+                cut = "compaction" if source == "compact" else "break"
+                title = f"## This session before the {cut} (its last {len(lines)} messages)"
+                resumed = (title, lines)
     cwd = hook.get("cwd")  # the agent's workspace, as Claude Code reports it
     ctx = assemble_context(
-        store, agent, budget_chars=budget, workspace=cwd if isinstance(cwd, str) else None
+        store,
+        agent,
+        budget_chars=budget_chars,
+        workspace=cwd if isinstance(cwd, str) else None,
+        resumed=resumed,
     )
-    return _output("SessionStart", ctx.text + tail)
+    return _output("SessionStart", ctx.text)
 
 
 def prompt_context(

@@ -35,6 +35,11 @@ class LazyPattern:
     def match(self, string: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
         return self.compiled.match(string, pos, endpos)
 
+    def fullmatch(
+        self, string: str, pos: int = 0, endpos: int = sys.maxsize
+    ) -> re.Match[str] | None:
+        return self.compiled.fullmatch(string, pos, endpos)
+
     def finditer(self, string: str) -> Iterator[re.Match[str]]:
         return self.compiled.finditer(string)
 

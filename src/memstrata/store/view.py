@@ -32,14 +32,10 @@ from memstrata.index.reconcile import SyncReport
 from memstrata.layers.agent import AgentMemory
 from memstrata.layers.base import Acting
 from memstrata.layers.catalog import LayerCatalog
-from memstrata.layers.items import Items
 from memstrata.layers.ledger import Ledger
-from memstrata.layers.rooms import Room
-from memstrata.layers.sources import Sources
 from memstrata.lifecycle import triggers
 from memstrata.model import Principal, check_name
 from memstrata.policy.scope import Gate, resolve_role
-from memstrata.search.query import Hit, SearchQuery
 from memstrata.store.engine import Engine
 
 if TYPE_CHECKING:
@@ -49,6 +45,10 @@ if TYPE_CHECKING:
     from memstrata.index.db import Database
     from memstrata.index.frequencies import DocFrequencies
     from memstrata.index.vectors import VectorIndex
+    from memstrata.layers.items import Items
+    from memstrata.layers.rooms import Room
+    from memstrata.layers.sources import Sources
+    from memstrata.search.query import Hit, SearchQuery
     from memstrata.store.events import EventBus
     from memstrata.store.semantic import Semantic
 
@@ -297,23 +297,30 @@ class Store:
 
     @property
     def items(self) -> Items:
+        from memstrata.layers.items import Items  # (start-up: a context reads no items)
+
         return Items(self._acting, search=self.search)
 
     @property
     def sources(self) -> Sources:
         """Project folders indexed as the `sources` search scope."""
+        from memstrata.layers.sources import Sources  # (start-up, as `items`)
+
         return Sources(self._acting)
 
     def room(self, name: str | None = None) -> Room:
         who = name or self.principal.room
         if who is None:
             raise MalformedInput("no room given and the store was opened without one")
+        from memstrata.layers.rooms import Room  # (start-up, as `items`)
+
         return Room(self._acting, check_name(who, "room"))
 
     # -- search ----------------------------------------------------------------
     def search(self, query: SearchQuery | str, **kw: Any) -> list[Hit]:
         """One search over every layer the principal may read (see `memstrata.search`)."""
         from memstrata.search import recall  # (start-up: test_architecture allow-list)
+        from memstrata.search.query import SearchQuery
 
         q = query if isinstance(query, SearchQuery) else SearchQuery(text=query, **kw)
         return recall.search(self, q)  # its index reads catch up first
