@@ -286,6 +286,9 @@ SETTINGS: tuple[Setting, ...] = (
         "score is within this share of the older one's (0: off)",
     ),
     Setting(
+        "search", "feedback", "feedback", 0.0, _float(0.0, 4.0), "Rocchio feedback weight (0: off)"
+    ),
+    Setting(
         "search",
         "postings_budget",
         "postings_budget",

@@ -14,6 +14,9 @@
                  then a newer statement within `update_band` of an older one that says
                  nearly the same moves just above it (`search.updates`)
 
+With `[search] feedback` > 0 the query vector is first moved toward the best hits of a
+first search (Rocchio, `search.feedback`; explain names them: `feedback_seeds`).
+
 MaxSim reads the query's content pieces only (`search.pieces`: no stopword or
 punctuation pieces).
 
@@ -40,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from memstrata.search import scoring, shortforms, updates
 from memstrata.search.engine import _COLUMNS, _hit, lexical_pool, make_snippet
+from memstrata.search.feedback import SEEDS, feedback_vector
 from memstrata.search.filters import filters as _filters
 from memstrata.search.maxsim import maxsim as token_maxsim
 from memstrata.search.pieces import content_pieces
@@ -78,6 +82,9 @@ def hybrid_search(
     vi = store.vectors(embedder)
     if catch_up:
         vi.build(wait=True)
+    seeds: list[str] = []
+    if q.mode == "hybrid" and query_vector is None and store.config.feedback > 0:
+        query_vector, seeds = _feedback(store, q, embedder, vi)
     fetch = max(FETCH, q.k * 5)
     where, params = _filters(store, q)
     terms = query_terms(q.text) if q.mode == "hybrid" else []
@@ -132,6 +139,9 @@ def hybrid_search(
             h.explain["matched"] = pool.matched(rows[h.uid])
         if asked and h.explain.get("maxsim") is not None:
             h.explain["maxsim_pieces"] = asked
+        if seeds:
+            h.explain["feedback"] = store.config.feedback
+            h.explain["feedback_seeds"] = seeds
     said = query_terms(q.text)  # snippets for the hits shown only
     return [replace(h, snippet=make_snippet(h.text or h.title, said)) for h in hits]
 
@@ -153,6 +163,23 @@ def _maxsim(
     if keep is not None:
         qt = qt[keep]
     return token_maxsim(np, qt, vi.token_sets(uids)), words
+
+
+def _feedback(
+    store: Searchable, q: SearchQuery, embedder: Embedder, vi: Any
+) -> tuple[list[float] | None, list[str]]:
+    """The query vector moved toward the best hits of a first search (`search.feedback`),
+    and those hits' uids; (None, []) when the first search finds nothing embedded."""
+    import numpy as np
+
+    qv = vi.embed_query(q.text)
+    first = hybrid_search(store, replace(q, k=SEEDS), embedder, query_vector=qv, catch_up=False)
+    matrix = vi.matrix()
+    seeds = [h.uid for h in first if h.uid in matrix.index]
+    if not seeds:
+        return None, []
+    rows = matrix.vectors[[matrix.index[u] for u in seeds]]
+    return feedback_vector(np, qv, rows, store.config.feedback).tolist(), seeds
 
 
 def pool_uids(pool: Any) -> set[str]:
