@@ -56,6 +56,42 @@ def test_a_catch_up_that_looked_before_an_append_keeps_the_append(
     store.close()
 
 
+def test_a_catch_up_that_looked_before_a_compaction_keeps_what_followed_it(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = Store(home, agent="finn", watch=False)
+    log = store.agent().log
+    for n in range(3):
+        log.append("THOUGHT", f"entry {n}")
+    assert len(log.tail()) == 3
+    real_stat = Origin.stat
+    looked: list[Entry | None] = []
+    later = [f"after the compaction {n}: " + "x" * 300 for n in range(4)]
+
+    def stat_then_compact(self: Origin, spec: SourceSpec) -> Entry | None:
+        entry = real_stat(self, spec)
+        if spec.path == log.path and not looked:
+            looked.append(entry)
+            # Right after this reader looked at LOG.md, a compaction replaces it, and the
+            # appends that follow (indexed) make the new LOG.md longer than the old one.
+            assert compact_log(store, "finn", force=True).compacted
+            for text in later:
+                log.append("THOUGHT", text)
+            store.engine.settle()
+        return entry
+
+    monkeypatch.setattr(Origin, "stat", stat_then_compact)
+    log.tail()  # the reader: a catch-up of LOG.md (`Engine.fresh`)
+    monkeypatch.undo()
+    assert looked and looked[0] is not None
+    assert (home / log.rel).stat().st_size > looked[0].size  # the new LOG.md is longer
+    texts = _log_texts(store, "finn")
+    assert [t for t in texts if not t.startswith("LOG compacted")] == sorted(
+        [f"entry {n}" for n in range(3)] + later
+    )
+    store.close()
+
+
 def test_a_full_catch_up_keeps_a_source_made_after_it_listed_the_files(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
