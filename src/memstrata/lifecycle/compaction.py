@@ -19,7 +19,8 @@ Protocol, in an order that never loses an entry:
 
 A summariser failure (ProviderError) or a bad `summary` raises before step 3:
 memory is unchanged. A splice that fails (StaleWrite: LOG.md was rewritten
-meanwhile) removes the archive again. A crash between steps 3 and 4 leaves the
+meanwhile) removes the archive again; a failure after LOG.md was replaced keeps it (it
+holds the only copy). A crash between steps 3 and 4 leaves the
 entries in both LOG.md and the archive (a duplicate, never a loss).
 
     record = compact_log(store, "finn", force=True)
@@ -223,7 +224,12 @@ def _compact_locked(
     )
     prefix = snap.data[:first] or LOG_HEADER.encode()
     with archived(
-        store, head + snap.data[first:upto], archive, archive_spec(store.engine, archive, agent)
+        store,
+        head + snap.data[first:upto],
+        archive,
+        archive_spec(store.engine, archive, agent),
+        source=snap,
+        upto=upto,
     ):
         old_size, tail = splice(store, snap, upto, prefix + encode_entry(entry), log._spec())
     new_size = log.size()
