@@ -15,6 +15,7 @@ import pytest
 from memstrata import Store
 from memstrata.assembly.timeline import timeline
 from memstrata.files.truth import Entry
+from memstrata.index import queries
 from memstrata.index.reconcile import Origin, SourceSpec
 from memstrata.lifecycle.compaction import compact_log
 
@@ -125,4 +126,40 @@ def test_a_full_catch_up_keeps_a_source_made_after_it_listed_the_files(
     # The entries are in the archive, and every later read finds them there.
     texts = _log_texts(store, "finn")
     assert [t for t in texts if t.startswith("entry")] == [f"entry {n}" for n in range(3)]
+    store.close()
+
+
+def test_a_timeline_page_shows_an_entry_once_when_a_compaction_moves_it_meanwhile(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = Store(home, agent="finn", watch=False)
+    log = store.agent().log
+    for n in range(3):
+        log.append("THOUGHT", f"entry {n}")
+    assert _log_texts(store, "finn") == [f"entry {n}" for n in range(3)]
+    other = Store(home, agent="finn", watch=False)  # another process, as far as the index goes
+    real_newest = queries.newest
+    walked: list[tuple[str, ...]] = []
+
+    def newest_then_compact(db: object, f: queries.DocFilter, *a: object, **kw: object) -> object:
+        rows = real_newest(db, f, *a, **kw)  # type: ignore[arg-type]
+        walked.append(tuple(f.layers))
+        if tuple(f.layers) == ("log",):
+            # Between the page's walk of LOG.md's entries and its walk of the archives,
+            # another writer's compaction moves the entries (and indexes that).
+            assert compact_log(other, "finn", force=True).compacted
+            other.engine.settle()
+        return rows
+
+    monkeypatch.setattr(queries, "newest", newest_then_compact)
+    page = timeline(store, "finn", types=("log", "archive"), limit=200)
+    monkeypatch.undo()
+    assert walked == [("log",), ("archive",)]
+    # The page shows the index in one state: each entry once (before the compaction:
+    # in LOG.md; the next page or read shows them in the archive).
+    texts = sorted(i.text for i in page.items if not i.text.startswith("LOG compacted"))
+    assert texts == [f"entry {n}" for n in range(3)]
+    assert [t for t in _log_texts(store, "finn") if t.startswith("entry")] == texts
+    assert len(store.agent().archives.list()) == 1  # and they did move meanwhile
+    other.close()
     store.close()

@@ -130,7 +130,8 @@ def timeline(
     lo = parse_ts(since) if since is not None else None
     hi = end_of(until) if until is not None else None
     cur = queries.parse_cursor(before) if before else None
-    found = _docs(store, agent, wanted, lo, hi, cur, limit + 1)
+    with store.db.snapshot():  # every layer's walk sees the index in one state
+        found = _docs(store, agent, wanted, lo, hi, cur, limit + 1)
     if "fact" in wanted and store.gate.allows("read", "fact", agent):
         found += _fact_changes(store, agent, lo, hi, cur, limit + 1)
     if "compaction" in wanted:
