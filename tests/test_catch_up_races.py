@@ -163,3 +163,26 @@ def test_a_timeline_page_shows_an_entry_once_when_a_compaction_moves_it_meanwhil
     assert len(store.agent().archives.list()) == 1  # and they did move meanwhile
     other.close()
     store.close()
+
+
+def test_paging_the_timeline_across_a_compaction_skips_no_entry_of_the_same_time(
+    home: Path,
+) -> None:
+    """Two entries logged in the same millisecond, a page ending between them, then a
+    compaction (it re-indexes LOG.md and the archive: new index rows) before the next page
+    is read: the next page still starts with the entry not shown yet."""
+    store = Store(home, agent="finn", watch=False)
+    log = store.agent().log
+    log.append("THOUGHT", "older", ts="2026-11-20T10:00:00.000Z")
+    for text in ("same time a", "same time b"):
+        log.append("THOUGHT", text, ts="2026-11-20T10:00:05.123Z")
+    shown: list[str] = []
+    page = timeline(store, "finn", types=("log", "archive"), limit=1)
+    shown += [i.text for i in page.items]
+    assert page.next is not None
+    assert compact_log(store, "finn", force=True).compacted
+    while page.next is not None:
+        page = timeline(store, "finn", types=("log", "archive"), limit=1, before=page.next)
+        shown += [i.text for i in page.items]
+    assert sorted(shown) == ["older", "same time a", "same time b"]
+    store.close()
