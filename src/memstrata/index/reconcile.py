@@ -371,11 +371,11 @@ def catch_up_append(
     if not force and _append_current(db, origin, spec, entry):
         return
     with db.write() as conn:
-        # Looked at again under the index's write lock: what the index holds now may have
-        # been caught up (another thread, another process) past what the look above saw,
-        # and a source that seems to have shrunk below the indexed offset is re-parsed
-        # from scratch up to its size. A size from before that would leave the appends
-        # indexed since out of the index (a read that no later read's catch-up repairs).
+        # Looked at again under the index's write lock: another thread or process may
+        # have indexed appends made after the look above, and a size from before them
+        # reads as a source that shrank below the indexed offset (a rewrite). It would be
+        # re-parsed up to that old size only, and those appends would be out of the index
+        # until this source's next catch-up, which may never come (a LOG gone quiet).
         entry = origin.stat(spec)
         if entry is None or entry.is_dir:
             _drop(db, path, report)
