@@ -143,7 +143,7 @@ def timeline(
         # not shown yet. So the page ends after the whole time, and the next starts
         # strictly before it (row 0), unless that time alone holds more than a page.
         t = page[-1].ts
-        whole = _items(store, agent, wanted, t if lo is None else max(lo, t), hi, cur, 2 * MAX_PAGE)
+        whole = _items(store, agent, wanted, lo, hi, cur, 2 * MAX_PAGE, floor=t)
         if len(whole) < 2 * MAX_PAGE:
             page, cursor = whole, queries.cursor(t, 0)
     return TimelinePage(tuple(_whole_file_text(store, page)), cursor)
@@ -157,14 +157,21 @@ def _items(
     hi: float | None,
     cur: tuple[float, int] | None,
     n: int,
+    *,
+    floor: float | None = None,
 ) -> list[TimelineItem]:
-    """Up to `n` items of each source below the cursor, newest first."""
+    """Up to `n` items of each source below the cursor, newest first (`floor`: only those
+    at or after that time; the facts journal is walked as without it, since its records
+    are in the order written, which is not quite the order of their times)."""
+    since = lo if floor is None else floor if lo is None else max(lo, floor)
     with store.db.snapshot():  # every layer's walk sees the index in one state
-        found = _docs(store, agent, wanted, lo, hi, cur, n)
+        found = _docs(store, agent, wanted, since, hi, cur, n)
     if "fact" in wanted and store.gate.allows("read", "fact", agent):
         found += _fact_changes(store, agent, lo, hi, cur, n)
     if "compaction" in wanted:
         found += _compactions(store, agent, lo, hi, cur)
+    if floor is not None:
+        found = [i for i in found if i.ts >= floor]
     found.sort(key=lambda i: (-i.ts, -i.row))
     return found
 
