@@ -222,16 +222,16 @@ def _compact_locked(
             "archive": store.rel(archive),
         },
     )
-    prefix = snap.data[:first] or LOG_HEADER.encode()
+    new_head = (snap.data[:first] or LOG_HEADER.encode()) + encode_entry(entry)
     with archived(
         store,
         head + snap.data[first:upto],
         archive,
         archive_spec(store.engine, archive, agent),
-        source=snap,
-        upto=upto,
+        source=log.path,
+        head=new_head,
     ):
-        old_size, tail = splice(store, snap, upto, prefix + encode_entry(entry), log._spec())
+        old_size, tail = splice(store, snap, upto, new_head, log._spec())
     new_size = log.size()
     carried = len(parse_log(tail, 0, str(log.path), owner=agent, final=True).docs)
     record = CompactionRecord(
