@@ -328,3 +328,34 @@ def test_sigkill_during_compaction_loses_nothing(store: Store) -> None:
             store.agent("finn").log.path.read_bytes(), 0, "LOG.md", owner="finn", final=True
         ).bad
     assert _archives(store)  # compactions really happened
+
+
+def test_a_failure_after_log_md_was_replaced_keeps_the_archive(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The compaction fails after the new LOG.md is in place (here: the folder's sync
+    after the rename reports an I/O error): the archive then holds the only copy of the
+    compacted entries, so it stays; every entry is in LOG.md or the archive."""
+    _fill(store, 5)
+    log_path = store.agent("finn").log.path
+    wanted = sorted(e.content for e in store.agent("finn").log.entries())
+    import memstrata.files.atomic as atomic
+
+    real_fsync_dir = atomic.fsync_dir
+    replaced: list[bytes] = []
+
+    def failing_fsync_dir(folder: Path) -> None:
+        if folder == log_path.parent and not replaced:
+            replaced.append(log_path.read_bytes())  # LOG.md is the new one already
+            raise OSError(5, "Input/output error")
+        real_fsync_dir(folder)
+
+    monkeypatch.setattr(atomic, "fsync_dir", failing_fsync_dir)
+    with pytest.raises(OSError):
+        compact_log(store, "finn", force=True)
+    monkeypatch.undo()
+    assert replaced and b"LOG compacted: 5 entries archived" in replaced[0]
+    assert log_path.read_bytes() == replaced[0]
+    kept = [e.content for e in store.agent("finn").log.entries()]
+    kept += [e.content for e in store.agent("finn").archives.all_entries()]
+    assert sorted(c for c in kept if not c.startswith("LOG compacted")) == wanted

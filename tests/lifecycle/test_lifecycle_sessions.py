@@ -259,3 +259,33 @@ def test_messages_appended_during_compaction_are_kept(store: Store, tmp_path: Pa
     # that arrived after the snapshot is in it.
     assert all(live.count(m) <= 1 for m in acked)
     assert set(acked) - set(archived) <= set(live)
+
+
+def test_a_failure_after_the_transcript_was_replaced_keeps_the_archive(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The compaction fails after the new transcript is in place (the folder's sync after
+    the rename reports an I/O error): the archive holds the only full copy, so it stays."""
+    ids = _talk(store, "s1", 14)
+    path = store.layout.session("finn", "s1")
+    original = path.read_bytes()
+    import memstrata.files.atomic as atomic
+
+    real_fsync_dir = atomic.fsync_dir
+    replaced: list[bytes] = []
+
+    def failing_fsync_dir(folder: Path) -> None:
+        if folder == path.parent and path.read_bytes() != original and not replaced:
+            replaced.append(path.read_bytes())  # the transcript is the new one already
+            raise OSError(5, "Input/output error")
+        real_fsync_dir(folder)
+
+    monkeypatch.setattr(atomic, "fsync_dir", failing_fsync_dir)
+    with pytest.raises(OSError):
+        compact_session(store, "finn", "s1", keep_recent=4)
+    monkeypatch.undo()
+    assert replaced and path.read_bytes() == replaced[0]
+    archives = sorted((store.layout.archive_dir("finn") / "sessions").glob("s1-*.jsonl"))
+    assert [a.read_bytes() for a in archives] == [original]
+    kept = {r.get("id") for _, r in read_records(path).records}
+    assert set(ids) <= kept | {r.get("id") for _, r in read_records(archives[0]).records}

@@ -115,8 +115,13 @@ def _api_all(c: httpx.Client, path: str, params: dict[str, object], key: str) ->
             return out
 
 
-def exactly_once(acked: list[str], found: Counter[str], prefix: str) -> None:
-    """Every acknowledged tag is found exactly once, and no other tag of the run is."""
+def exactly_once(
+    acked: list[str], found: Counter[str], prefix: str, truth: Counter[str] | None = None
+) -> None:
+    """Every acknowledged tag is found exactly once, and no other tag of the run is.
+
+    `truth` (what the files hold) makes a failure through the API say whether the files
+    have the records the API got wrong: an index that misses a record vs. a lost one."""
     assert len(acked) == len(set(acked))
     wanted = {prefix + t for t in acked}
     missing = sorted(w for w in wanted if found[w] == 0)
@@ -126,9 +131,15 @@ def exactly_once(acked: list[str], found: Counter[str], prefix: str) -> None:
         for k in found
         if k.startswith(prefix) and TAG.fullmatch(k[len(prefix) :]) and k not in wanted
     )
+    in_files = (
+        ""
+        if truth is None
+        else "; in the files: "
+        + ", ".join(f"{w!r} {truth[w]} time(s)" for w in [*missing[:3], *doubled[:3], *stray[:3]])
+    )
     assert (missing, doubled, stray) == ([], [], []), (
         f"{len(missing)} missing, {len(doubled)} twice or more, {len(stray)} never acknowledged; "
-        f"first: {(missing[:3], doubled[:3], stray[:3])}"
+        f"first: {(missing[:3], doubled[:3], stray[:3])}{in_files}"
     )
 
 
@@ -143,7 +154,7 @@ def test_fifty_clients_lose_nothing(tmp_path: Path) -> None:
         acked, errors = asyncio.run(run_clients(server.base))
         assert errors == []
         assert all(len(v) > CLIENTS for v in acked.values()), {k: len(v) for k, v in acked.items()}
-        # Through the API (the server's index), each acknowledged write exactly once.
+        # Everything the server's index holds, through the API (checked below).
         with httpx.Client(
             base_url=server.base, headers={"Authorization": "Bearer tok-boss"}, timeout=60
         ) as c:
@@ -163,13 +174,11 @@ def test_fifty_clients_lose_nothing(tmp_path: Path) -> None:
                 logs.update(i["text"] for i in items if i["type"] in ("log", "archive"))
                 facts.update(i["title"] for i in items if i["type"] == "fact")
                 sessions.update(i["text"] for i in items if i["type"] == "session")
-        exactly_once(acked["ledger"], ledger, "built ")
-        exactly_once(acked["log"], logs, "note ")
-        exactly_once(acked["fact"], facts, "")
-        exactly_once(acked["session"], sessions, "said ")
     finally:
         stop_server(server)
-    # And in the files themselves (the truth), read through the library without the server.
+    # And in the files themselves (the truth), read through the library without the server;
+    # read before the API's counts are checked, so that a failure there says what the files
+    # hold (an index that misses a write, or a write lost).
     with Store(home, sync=False) as s:
         in_ledger = Counter(e.summary for e in s.ledger.entries())
         in_log = Counter(e.content for a in AGENTS for e in s.agent(a).log.entries())
@@ -182,6 +191,12 @@ def test_fifty_clients_lose_nothing(tmp_path: Path) -> None:
             for sid in s.agent(a).sessions.ids()
             for m in s.agent(a).sessions.messages(sid)
         )
+    # Through the API (the server's index), each acknowledged write exactly once.
+    exactly_once(acked["ledger"], ledger, "built ", in_ledger)
+    exactly_once(acked["log"], logs, "note ", in_log + in_archives)
+    exactly_once(acked["fact"], facts, "", in_facts)
+    exactly_once(acked["session"], sessions, "said ", in_sessions)
+    # In the files.
     assert all(archives.values()), f"LOG compaction did not run for every agent: {archives}"
     exactly_once(acked["ledger"], in_ledger, "built ")
     exactly_once(acked["log"], in_log + in_archives, "note ")

@@ -12,7 +12,10 @@ it is now, at its last change (the writes themselves are in the audit trail, Eve
 which records when and how much, not the text). Each type is one ordered walk bounded
 by the page size, and the walks are merged, so a page costs the same at 100 or
 100,000 entries. Pages are keyset-paginated: the cursor is the (time, row) of the last
-item shown, so an entry written meanwhile never shifts a page. Scope: the gate's read
+item shown, so an entry written meanwhile never shifts a page. A page never ends inside
+one time (it then holds more than `limit` items): rows change when records are
+re-indexed (a compaction moves LOG entries to an archive), so a cursor's row is no
+place to resume within a time. Scope: the gate's read
 check on the agent (and on its facts), and its SQL filter on every index row.
 """
 
@@ -130,15 +133,47 @@ def timeline(
     lo = parse_ts(since) if since is not None else None
     hi = end_of(until) if until is not None else None
     cur = queries.parse_cursor(before) if before else None
-    found = _docs(store, agent, wanted, lo, hi, cur, limit + 1)
+    found = _items(store, agent, wanted, lo, hi, cur, limit + 1)
+    page, more = found[:limit], len(found) > limit
+    cursor = cursor_of(page[-1]) if more and page else None
+    if more and page and found[limit].ts == page[-1].ts:
+        # The page would end inside one time. Its row (the tie-breaker) is where the index
+        # holds a record now, and a re-index (a compaction, which moves LOG entries to an
+        # archive) gives records new rows: the next page would skip those of this time
+        # not shown yet. So the page ends after the whole time, and the next starts
+        # strictly before it (row 0), unless that time alone holds more than a page.
+        t = page[-1].ts
+        whole = _items(store, agent, wanted, lo, hi, cur, 2 * MAX_PAGE, floor=t)
+        if len(whole) < 2 * MAX_PAGE:
+            page, cursor = whole, queries.cursor(t, 0)
+    return TimelinePage(tuple(_whole_file_text(store, page)), cursor)
+
+
+def _items(
+    store: Store,
+    agent: str,
+    wanted: tuple[str, ...],
+    lo: float | None,
+    hi: float | None,
+    cur: tuple[float, int] | None,
+    n: int,
+    *,
+    floor: float | None = None,
+) -> list[TimelineItem]:
+    """Up to `n` items of each source below the cursor, newest first (`floor`: only those
+    at or after that time; the facts journal is walked as without it, since its records
+    are in the order written, which is not quite the order of their times)."""
+    since = lo if floor is None else floor if lo is None else max(lo, floor)
+    with store.db.snapshot():  # every layer's walk sees the index in one state
+        found = _docs(store, agent, wanted, since, hi, cur, n)
     if "fact" in wanted and store.gate.allows("read", "fact", agent):
-        found += _fact_changes(store, agent, lo, hi, cur, limit + 1)
+        found += _fact_changes(store, agent, lo, hi, cur, n)
     if "compaction" in wanted:
         found += _compactions(store, agent, lo, hi, cur)
+    if floor is not None:
+        found = [i for i in found if i.ts >= floor]
     found.sort(key=lambda i: (-i.ts, -i.row))
-    page = _whole_file_text(store, found[:limit])
-    more = len(found) > limit
-    return TimelinePage(tuple(page), cursor_of(page[-1]) if more and page else None)
+    return found
 
 
 def end_of(until: float | str) -> float:

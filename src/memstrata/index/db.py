@@ -251,6 +251,28 @@ class Database:
             self._hooks(reading=True)
             yield self.conn
 
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """Several reads that see one state of the index (a page merged from several
+        walks: each record once, where it was then). The hooks run once, first; then one
+        read transaction holds that state for every read inside, whatever other threads
+        (they wait) and processes write meanwhile. Reads only: no write inside."""
+        with self._lock:
+            self._hooks(reading=True)
+            if self._depth or self._in_hook:  # inside a transaction: that one is the state
+                yield self.conn
+                return
+            self._in_hook = True  # the reads inside run no hook of their own
+            try:
+                self.conn.execute("BEGIN")
+                try:
+                    yield self.conn
+                finally:
+                    with contextlib.suppress(sqlite3.Error):
+                        self.conn.execute("COMMIT")
+            finally:
+                self._in_hook = False
+
     def close(self) -> None:
         with self._lock, contextlib.suppress(sqlite3.Error):
             self.conn.close()

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import sqlite3
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -371,6 +371,15 @@ def catch_up_append(
     if not force and _append_current(db, origin, spec, entry):
         return
     with db.write() as conn:
+        # Looked at again under the index's write lock: another thread or process may
+        # have indexed appends made after the look above, and a size from before them
+        # reads as a source that shrank below the indexed offset (a rewrite). It would be
+        # re-parsed up to that old size only, and those appends would be out of the index
+        # until this source's next catch-up, which may never come (a LOG gone quiet).
+        entry = origin.stat(spec)
+        if entry is None or entry.is_dir:
+            _drop(db, path, report)
+            return
         row = conn.execute(
             "SELECT offset, ino, anchor, lines, prefix_crc, size, version FROM sources "
             "WHERE path = ?",
@@ -490,11 +499,30 @@ def _drop(db: Database, path: str, report: SyncReport) -> None:
             report.removed.append(path)
 
 
+def indexed_sources(db: Database) -> set[str]:
+    """The index keys of every source the index holds (see `sync_sources`' `known`)."""
+    with db.read() as conn:
+        return {str(r[0]) for r in conn.execute("SELECT path FROM sources")}
+
+
 def sync_sources(
-    db: Database, origin: Origin, specs: Iterable[SourceSpec], *, force: bool = False
+    db: Database,
+    origin: Origin,
+    specs: Iterable[SourceSpec],
+    *,
+    force: bool = False,
+    known: Collection[str] | None = None,
 ) -> SyncReport:
     """Bring the index up to date with every listed source; drop sources no longer present
-    where `origin` reads (the store, and any indexed project folder)."""
+    where `origin` reads (the store, and any indexed project folder).
+
+    Dropped are the sources of `known` that `specs` did not list: give what the index
+    held before the truth was listed (`indexed_sources`) when others may write meanwhile.
+    A source made after the listing (a compaction's new archive, a new transcript) is
+    indexed by its writer, perhaps while this sync runs; it is not one the listing
+    missed, and dropping it would hide it from every read until it changes again
+    (an archive never does). None: what the index holds at the end (nobody else writes:
+    a new generation being built)."""
     report = SyncReport()
     seen: set[str] = set()
     for spec in specs:
@@ -504,9 +532,9 @@ def sync_sources(
             catch_up_append(db, origin, spec, report, force)
         elif index_whole(db, origin, spec, force=force):
             report.reparsed.append(str(spec.path))
-    with db.read() as conn:
-        known = [r[0] for r in conn.execute("SELECT path FROM sources")]
-    for path in known:
+    if known is None:
+        known = indexed_sources(db)
+    for path in sorted(known):
         if path not in seen and origin.owns(path):
             _drop(db, path, report)
     return report

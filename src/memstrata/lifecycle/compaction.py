@@ -19,7 +19,8 @@ Protocol, in an order that never loses an entry:
 
 A summariser failure (ProviderError) or a bad `summary` raises before step 3:
 memory is unchanged. A splice that fails (StaleWrite: LOG.md was rewritten
-meanwhile) removes the archive again. A crash between steps 3 and 4 leaves the
+meanwhile) removes the archive again; a failure after LOG.md was replaced keeps it (it
+holds the only copy). A crash between steps 3 and 4 leaves the
 entries in both LOG.md and the archive (a duplicate, never a loss).
 
     record = compact_log(store, "finn", force=True)
@@ -221,11 +222,16 @@ def _compact_locked(
             "archive": store.rel(archive),
         },
     )
-    prefix = snap.data[:first] or LOG_HEADER.encode()
+    new_head = (snap.data[:first] or LOG_HEADER.encode()) + encode_entry(entry)
     with archived(
-        store, head + snap.data[first:upto], archive, archive_spec(store.engine, archive, agent)
+        store,
+        head + snap.data[first:upto],
+        archive,
+        archive_spec(store.engine, archive, agent),
+        source=log.path,
+        head=new_head,
     ):
-        old_size, tail = splice(store, snap, upto, prefix + encode_entry(entry), log._spec())
+        old_size, tail = splice(store, snap, upto, new_head, log._spec())
     new_size = log.size()
     carried = len(parse_log(tail, 0, str(log.path), owner=agent, final=True).docs)
     record = CompactionRecord(

@@ -170,7 +170,7 @@ def compact_session(
             "archive": store.rel(archive),
         }
         head = encode(rec) + snap.data[cut:upto]
-        with archived(store, snap.data[:upto], archive):
+        with archived(store, snap.data[:upto], archive, source=snap.path, head=head):
             _, tail = splice(store, snap, upto, head, sessions._spec(sid))
     carried = sum(1 for _, r in decode(tail).records if "role" in r)
     result = SessionCompaction(

@@ -14,7 +14,8 @@ Appends are serialised by the same lock (`Engine.lock(path)`: the flock of
 `files.appendlog`, or the advisory lock PostgreSQL appends wait on), so every
 append acknowledged before step 3 is in the carried-over tail, and every later
 one lands in the new file. `archived` removes the archive copy again when the
-splice fails, so a refused compaction stores nothing twice.
+splice fails before replacing the file, so a refused compaction stores nothing twice
+(and keeps it when the failure came after the replace: the copy is then the only one).
 """
 
 from __future__ import annotations
@@ -80,14 +81,23 @@ def durable_copy(store: Store, data: bytes, dest: Path) -> None:
 
 @contextlib.contextmanager
 def archived(
-    store: Store, data: bytes, dest: Path, spec: SourceSpec | None = None
+    store: Store,
+    data: bytes,
+    dest: Path,
+    spec: SourceSpec | None = None,
+    *,
+    source: Path,
+    head: bytes,
 ) -> Iterator[None]:
     """Write the archive copy `dest` (indexed by `spec`, if given) before the splice in
-    the body; if the body raises, remove it again: the entries are still in the source,
-    and a copy kept would store (and find) them twice.
+    the body, which puts `head` in place of the archived bytes at the start of `source`;
+    if the body raises before that landed, remove the copy again: the entries are still
+    in the source, and a copy kept would store (and find) them twice.
 
     The copy comes first so that a crash between the two leaves a duplicate, never a
-    loss; only a process killed in that moment leaves one.
+    loss; only a process killed in that moment leaves one. A body that raises once the
+    source starts with `head` (the folder's sync after the rename failed, the re-index
+    raised) leaves the copy alone: it holds the only copy of what was spliced out.
     """
     durable_copy(store, data, dest)
     if spec is not None:
@@ -95,10 +105,11 @@ def archived(
     try:
         yield
     except BaseException:
-        with contextlib.suppress(MemstrataError):  # if this fails too: a duplicate, as above
-            store.engine.move(dest, None, lock=False)
-            if spec is not None:
-                store.engine.index_file(spec)  # the copy is gone: its docs go with it
+        with contextlib.suppress(MemstrataError, OSError):  # if this fails: a duplicate
+            if store.engine.read_from(source, 0, len(head)) != head:
+                store.engine.move(dest, None, lock=False)
+                if spec is not None:
+                    store.engine.index_file(spec)  # the copy is gone: its docs go with it
         raise
 
 

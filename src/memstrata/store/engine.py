@@ -72,6 +72,7 @@ from memstrata.index.reconcile import (
     SyncReport,
     catch_up_append,
     counted_sources,
+    indexed_sources,
     sync_sources,
 )
 from memstrata.store.catchup import (
@@ -517,7 +518,8 @@ class Engine:
         try:
             self._stale = False  # a write failing from here on marks it again
             position = feed_position(self)  # before: what is written meanwhile comes again
-            report = sync_sources(db, self.origin, self.sources(), force=force)
+            known = indexed_sources(db)  # before the listing too (see `sync_sources`)
+            report = sync_sources(db, self.origin, self.sources(), force=force, known=known)
             remember(self, position)
         except BaseException:
             self._stale = True
@@ -558,7 +560,8 @@ class Engine:
             self._db.follow()
         self._syncing = True
         try:  # what other processes wrote during the build
-            sync_sources(self.db, self.origin, self.sources())
+            known = indexed_sources(self.db)
+            sync_sources(self.db, self.origin, self.sources(), known=known)
         except INDEX_LAG:
             self._stale = True
         finally:

@@ -217,7 +217,14 @@ def agent_timeline(
     before: Annotated[
         str | None, Query(max_length=64, description="`next` of the page before")
     ] = None,
-    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 50,
+    limit: Annotated[
+        int,
+        Query(
+            ge=1,
+            le=MAX_PAGE,
+            description="items per page; a page never ends inside one time (it can hold more)",
+        ),
+    ] = 50,
 ) -> dict[str, Any]:
     page = timeline(
         store_of(request),
