@@ -49,7 +49,6 @@ BUSY_TIMEOUT_MS = 30000
 WAL_AUTOCHECKPOINT = 256  # pages (1 MiB at 4 KiB pages); SQLite's default is 1000
 WAL_SIZE_LIMIT = 1 << 20  # bytes the log is truncated to when it restarts
 OPEN_ATTEMPTS = 20
-MERGE_AFTER = 1_000  # documents a catch-up writes before the text index is merged
 T = TypeVar("T")
 Hook = Callable[[], None]
 # Failures after an acknowledged write, or of a catch-up before a read: the files
@@ -166,24 +165,6 @@ class Database:
         """Move the write-ahead log into the database and truncate it (after bulk work)."""
         with self._lock, contextlib.suppress(sqlite3.Error):
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-
-    def merge_text(self) -> None:
-        """Merge the full-text index's segments into one (FTS5 'optimize'), after bulk
-        work: a catch-up writes its documents in many segments, and a search reads each
-        query term's postings in every one (stage 1 of a search at 10k entries ~15%
-        cheaper once merged). Matches and bm25 are the same; best effort, as `checkpoint`."""
-        with contextlib.suppress(sqlite3.Error, MemstrataError), self.write() as conn:
-            conn.execute("INSERT INTO docs_fts(docs_fts) VALUES ('optimize')")
-
-    def merge_text_after(self, written: int) -> None:
-        """`merge_text` when a bulk write made at least a quarter of the index and
-        `MERGE_AFTER` documents (merging rewrites the whole index: 0.3 s at 10k, 3 s at
-        100k entries)."""
-        if written >= MERGE_AFTER:
-            with self.read() as conn:
-                total = int(conn.execute("SELECT coalesce(max(id), 0) FROM docs").fetchone()[0])
-            if written * 4 >= total:
-                self.merge_text()
 
     def _retry(self, fn: Callable[[], T]) -> T:
         deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000

@@ -525,7 +525,6 @@ class Engine:
         finally:
             self._syncing = False
         if report.docs_written > 100 or len(report.reparsed) > 100:
-            db.merge_text_after(report.docs_written)  # a bulk build: one FTS5 segment
             db.checkpoint()
         return report
 
@@ -549,7 +548,6 @@ class Engine:
             if progress is not None:
                 specs = counted_sources(specs, progress)
             report = sync_sources(build, self.origin, specs, force=True)
-            build.merge_text()
             if position is not None:
                 build.set_meta(FEED_KEY, position)
             return report
