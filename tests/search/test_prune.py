@@ -43,10 +43,16 @@ def _hit(rng: random.Random, n: int) -> Hit:
         full = {"entry_type": entry, "content": text, "metadata": meta}
         return Hit(f"t{n}", "log", score, entry, text, "", ts, "LOG.md", kind=entry, meta=full)
     if shape == 5:
-        meta = {"entry_type": "USER_FEEDBACK", "content": words, "metadata": {"event": "user_intent"}}
+        meta = {
+            "entry_type": "USER_FEEDBACK",
+            "content": words,
+            "metadata": {"event": "user_intent"},
+        }
         return Hit(f"p{n}", "log", score, "USER_FEEDBACK", f"what about {words}", "", ts, "LOG.md",
                    kind="USER_FEEDBACK", meta=meta)  # fmt: skip
-    return Hit(f"c{n}", "ledger", score, f"{words} rule", f"{words} rule", "", ts, "l", kind="convention")
+    return Hit(
+        f"c{n}", "ledger", score, f"{words} rule", f"{words} rule", "", ts, "l", kind="convention"
+    )
 
 
 def _pool(rng: random.Random, n: int, *, tools: bool = True) -> list[Hit]:
