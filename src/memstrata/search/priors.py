@@ -437,6 +437,8 @@ def apply_priors(
     `replaced` when they apply; `value`, the product) and, when it stands for other
     records of its tool call, `collapsed`. The first hit's explain lists what was
     `dropped`, by reason, with those the caller took out before (`dropped`: uid -> why).
+    With a `limit`, only the candidates that can reach its places get their held terms
+    and the near-tie pass (`search.prune`: the same hits, every field).
 
     Example:
         >>> fact = Hit("fact:f:db", "fact", 0.8, "db_engine", "PostgreSQL 16", "", 0.0, "f")
