@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -48,6 +48,7 @@ from memstrata.config.recall import (
 from memstrata.search.coverage import QueryTerm, coverage_of
 from memstrata.search.features import remember
 from memstrata.search.newer import newer_first
+from memstrata.search.prune import contenders, demote_replaced
 from memstrata.search.query import Hit
 from memstrata.search.replaces import replaced_terms, said_of
 from memstrata.search.text import query_terms, tokenize
@@ -436,6 +437,8 @@ def apply_priors(
     `replaced` when they apply; `value`, the product) and, when it stands for other
     records of its tool call, `collapsed`. The first hit's explain lists what was
     `dropped`, by reason, with those the caller took out before (`dropped`: uid -> why).
+    With a `limit`, only the candidates that can reach its places get their held terms
+    and the near-tie pass (`search.prune`: the same hits, every field).
 
     Example:
         >>> fact = Hit("fact:f:db", "fact", 0.8, "db_engine", "PostgreSQL 16", "", 0.0, "f")
@@ -485,17 +488,23 @@ def apply_priors(
         elif asks and asks_questions and ask_factor:  # "what do we ask X?": the questions
             item.factor *= cfg.asked
             prior.update(asked=cfg.asked, asked_key=f"recall.{ASKED_KEY}", asked_for="questions")
-        if terms:
+        if weighed:  # worth needs the held terms (else only the contenders get them)
             share, item.held = cover(hit)
             prior["terms_held"] = item.held
-        if weighed:
             covered = 1.0 - cfg.coverage * (1.0 - share)
             item.factor *= covered
             prior["coverage"] = round(share, 4)
             prior["coverage_factor"] = round(covered, 4)
             prior["coverage_key"] = coverage_key
         kept.append(item)
-    _demote_replaced(kept, cfg.replaced)
+    decisions = [w.hit for w in kept if w.signal.name == "decision"]
+    replaced = replaced_decisions(decisions) if cfg.replaced != 1.0 else {}
+    near = 1.0 - cfg.newer if terms and cfg.newer > 0 else 1.0
+    kept = contenders(kept, _worth_of(replaced, cfg.replaced), limit, near)
+    if terms and not weighed:
+        for item in kept:
+            item.held = item.prior["terms_held"] = cover(item.hit)[1]
+    demote_replaced(kept, cfg.replaced, replaced)
     kept.sort(key=lambda w: (-w.worth, -w.hit.ts, w.hit.uid))
     if terms and cfg.newer > 0:
         newer_first(kept, cfg.newer, STATES, ACCOUNTS)
@@ -525,20 +534,9 @@ def apply_priors(
     return out
 
 
-def _demote_replaced(kept: list[_Worth], factor: float) -> None:
-    if factor == 1.0:
-        return
-    replaced = replaced_decisions([w.hit for w in kept if w.signal.name == "decision"])
-    for w in kept:
-        if w.hit.uid in replaced:
-            by, term = replaced[w.hit.uid]
-            w.factor *= factor
-            w.prior.update(
-                replaced=factor,
-                replaced_key=f"recall.{REPLACED_KEY}",
-                replaced_by=by,
-                replaced_term=term,
-            )
+def _worth_of(replaced: Mapping[str, object], factor: float) -> Callable[[_Worth], float]:
+    """A candidate's worth once `recall.replaced` applies (`prune.demote_replaced`)."""
+    return lambda w: w.hit.score * (w.factor * factor if w.hit.uid in replaced else w.factor)
 
 
 def _collapse(kept: list[_Worth]) -> tuple[set[int], dict[int, list[dict[str, str]]]]:
