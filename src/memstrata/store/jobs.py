@@ -40,6 +40,10 @@ class Jobs:
                         logging.getLogger("memstrata").warning("memstrata: %s failed: %s", key, exc)
                     with self._guard:
                         if key not in self._rerun:
+                            # Not running from here on: a request that comes while this
+                            # thread ends starts a new one (as running, it was lost).
+                            if self._jobs.get(key) is threading.current_thread():
+                                del self._jobs[key]
                             return
                         self._rerun.discard(key)
 
