@@ -28,6 +28,19 @@ def _log_texts(store: Store, agent: str) -> list[str]:
     return sorted(i.text for i in page.items)
 
 
+ENTRIES = [f"entry {n}" for n in range(3)]
+
+
+def _store_with_three_entries(home: Path) -> Store:
+    """A store whose agent `finn` logged ENTRIES, each indexed."""
+    store = Store(home, agent="finn", watch=False)
+    log = store.agent().log
+    for text in ENTRIES:
+        log.append("THOUGHT", text)
+    assert _log_texts(store, "finn") == ENTRIES
+    return store
+
+
 def test_a_catch_up_that_looked_before_an_append_keeps_the_append(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -87,20 +100,14 @@ def test_a_catch_up_that_looked_before_a_compaction_keeps_what_followed_it(
     assert looked and looked[0] is not None
     assert (home / log.rel).stat().st_size > looked[0].size  # the new LOG.md is longer
     texts = _log_texts(store, "finn")
-    assert [t for t in texts if not t.startswith("LOG compacted")] == sorted(
-        [f"entry {n}" for n in range(3)] + later
-    )
+    assert [t for t in texts if not t.startswith("LOG compacted")] == sorted(ENTRIES + later)
     store.close()
 
 
 def test_a_full_catch_up_keeps_a_source_made_after_it_listed_the_files(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = Store(home, agent="finn", watch=False)
-    log = store.agent().log
-    for n in range(3):
-        log.append("THOUGHT", f"entry {n}")
-    assert _log_texts(store, "finn") == [f"entry {n}" for n in range(3)]
+    store = _store_with_three_entries(home)
     catalog = store.engine.catalog
     real_all_sources = catalog.all_sources
     listed: list[int] = []
@@ -125,18 +132,14 @@ def test_a_full_catch_up_keeps_a_source_made_after_it_listed_the_files(
     ]
     # The entries are in the archive, and every later read finds them there.
     texts = _log_texts(store, "finn")
-    assert [t for t in texts if t.startswith("entry")] == [f"entry {n}" for n in range(3)]
+    assert [t for t in texts if t.startswith("entry")] == ENTRIES
     store.close()
 
 
 def test_a_timeline_page_shows_an_entry_once_when_a_compaction_moves_it_meanwhile(
     home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store = Store(home, agent="finn", watch=False)
-    log = store.agent().log
-    for n in range(3):
-        log.append("THOUGHT", f"entry {n}")
-    assert _log_texts(store, "finn") == [f"entry {n}" for n in range(3)]
+    store = _store_with_three_entries(home)
     other = Store(home, agent="finn", watch=False)  # another process, as far as the index goes
     real_newest = queries.newest
     walked: list[tuple[str, ...]] = []
@@ -158,7 +161,7 @@ def test_a_timeline_page_shows_an_entry_once_when_a_compaction_moves_it_meanwhil
     # The page shows the index in one state: each entry once (before the compaction:
     # in LOG.md; the next page or read shows them in the archive).
     texts = sorted(i.text for i in page.items if not i.text.startswith("LOG compacted"))
-    assert texts == [f"entry {n}" for n in range(3)]
+    assert texts == ENTRIES
     assert [t for t in _log_texts(store, "finn") if t.startswith("entry")] == texts
     assert len(store.agent().archives.list()) == 1  # and they did move meanwhile
     other.close()
