@@ -33,10 +33,14 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from memstrata.assembly.timeline import (
+    MAX_PAGE,
     TimelineItem,
     TimelinePage,
+    above,
+    at_or_above,
     cursor_of,
     newer_cursor,
+    newer_items,
     position_of,
     timeline,
 )
@@ -190,9 +194,23 @@ def tell(
         here = position_of(store, agent, at)
         before = newer_cursor(store, agent, here, AROUND, **window) or here
     elif newer is not None:
-        before = newer_cursor(store, agent, newer, limit, **window)  # None: the top page
-    page = timeline(store, agent, limit=limit, before=before, **window)
-    records, after = _whole_events(store, agent, page, **window)
+        up = _start_above(store, agent, newer, limit, **window)
+        if up is None:
+            newer = None  # nothing above the page starting there: the top page
+        else:
+            before = up or None  # "": the page above is the top one
+    if newer is not None:
+        # The page just above the one starting at `newer`: every record from `before` down
+        # to `newer` (fact changes and compactions between come along), and none below it:
+        # those are on the page the person came from.
+        page = timeline(store, agent, limit=MAX_PAGE, before=before, **window)
+        records, after = _whole_events(store, agent, page, **window)
+        kept = [r for r in records if at_or_above(r, newer)]
+        if len(kept) < len(records):
+            records, after = kept, newer
+    else:
+        page = timeline(store, agent, limit=limit, before=before, **window)
+        records, after = _whole_events(store, agent, page, **window)
     lines = [
         line
         for line in lines_of(records)
@@ -327,6 +345,26 @@ def _whole_events(
     items += below.items[:taken]
     rest = taken < len(below.items) or below.next is not None
     return items, cursor_of(items[-1]) if rest else None
+
+
+def _start_above(store: Store, agent: str, newer: str, limit: int, **window: Any) -> str | None:
+    """Where the page just above the one `newer` starts begins: `limit` records up, moved
+    past the records just above them that belong to an event they hold (a call's result
+    and LOG entry, newer than its tool_use), so that page never splits an event at its top
+    either. "" when that is the top page (nothing newer remains), None when nothing is
+    newer than `newer` at all."""
+    wanted = limit + LOOKAHEAD
+    up = newer_items(store, agent, newer, wanted, **window)  # oldest first
+    if not up:
+        return None
+    joined = _events(up, [_role(i) for i in up])
+    taken, grew = min(limit, len(up)), True
+    while grew:
+        grew = False
+        for n in range(taken, len(up)):
+            if any(m < taken for m in joined.get(n, [])):
+                taken, grew = n + 1, True
+    return "" if taken == len(up) < wanted else above(up[taken - 1])
 
 
 def _line(records: list[TimelineItem], role: str) -> StoryLine:

@@ -145,7 +145,8 @@ def timeline(
         t = page[-1].ts
         whole = _items(store, agent, wanted, lo, hi, cur, 2 * MAX_PAGE, floor=t)
         if len(whole) < 2 * MAX_PAGE:
-            page, cursor = whole, queries.cursor(t, 0)
+            below = _items(store, agent, wanted, lo, hi, (t, 0), 1)
+            page, cursor = whole, queries.cursor(t, 0) if below else None  # no empty page
     return TimelinePage(tuple(_whole_file_text(store, page)), cursor)
 
 
@@ -211,17 +212,40 @@ def newer_cursor(
     """The cursor of the page that shows first the `n` records just newer than the page
     `cursor` starts (index records: fact changes and compactions are not counted), or None
     when nothing is newer: the timeline's "newer" link, and a record among its neighbours."""
+    newer = newer_items(store, agent, cursor, n, types=types, since=since, until=until)
+    return above(newer[min(n, len(newer)) - 1]) if newer else None
+
+
+def newer_items(
+    store: Store,
+    agent: str,
+    cursor: str,
+    n: int,
+    *,
+    types: tuple[str, ...] | list[str] = (),
+    since: float | str | None = None,
+    until: float | str | None = None,
+) -> list[TimelineItem]:
+    """The `n` index records just newer than the page `cursor` starts (at or above it),
+    oldest first."""
     check_name(agent, "agent")
     store.gate.check("read", "log", agent)
     wanted = tuple(types) or tuple(TIMELINE_TYPES)
     lo = parse_ts(since) if since is not None else None
     hi = end_of(until) if until is not None else None
     newer = _docs(store, agent, wanted, lo, hi, queries.parse_cursor(cursor), n, newer=True)
-    if not newer:
-        return None
     newer.sort(key=lambda i: (i.ts, i.row))
-    last = newer[min(n, len(newer)) - 1]
-    return f"{last.ts!r}:{last.row + 1}"
+    return newer[:n]
+
+
+def above(item: TimelineItem) -> str:
+    """The cursor of the page that starts with `item` (it included)."""
+    return queries.cursor(item.ts, item.row + 1)
+
+
+def at_or_above(item: TimelineItem, cursor: str) -> bool:
+    """Whether `item` is on the page `cursor` starts or above it (not on an older page)."""
+    return (item.ts, item.row) >= queries.parse_cursor(cursor)
 
 
 def _docs(
