@@ -68,18 +68,20 @@ def is_older(a: Hit, b: Hit) -> bool:
 
 
 def file_order(
-    items: list[T], hit: Callable[[T], Hit], tied: Callable[[T], Hashable], *, newest_first: bool
+    items: list[T], tied: list[Hashable], hit: Callable[[T], Hit], *, newest_first: bool
 ) -> None:
-    """Put records of one time-ordered file in file order where `items` (sorted, each run
-    of equal `tied` keys holding records of one `ts`) leaves them tied: in each run, the
-    records of one file take the places they hold, the newest first (or last). Records of
-    other files keep their places (an order by uid, say)."""
+    """Put records of one time-ordered file in file order where `items` (sorted; `tied[i]`
+    the key of items[i], equal for records left tied, of one `ts`) leaves them tied: in
+    each run of equal keys, the records of one file take the places they hold, the newest
+    first (or last). Records of other files keep their places (an order by uid, say)."""
     n = len(items)
+    if len(set(tied)) == n:
+        return  # no ties (most pools): nothing to look at
     start = 0
     while start < n:
-        key = tied(items[start])
+        key = tied[start]
         end = start + 1
-        while end < n and tied(items[end]) == key:
+        while end < n and tied[end] == key:
             end += 1
         if end - start > 1:
             _in_file_order(items, start, end, hit, newest_first)
@@ -106,7 +108,7 @@ def _in_file_order(
 def oldest_first(hits: Iterable[Hit]) -> list[Hit]:
     """`hits` by `ts`, then uid, records of one time-ordered file in file order."""
     out = sorted(hits, key=lambda h: (h.ts, h.uid))
-    file_order(out, lambda h: h, lambda h: h.ts, newest_first=False)
+    file_order(out, [h.ts for h in out], lambda h: h, newest_first=False)
     return out
 
 
@@ -132,13 +134,13 @@ def newer_first(
             top, bw = j, worth[j]
             while top > 0 and bw >= near * worth[top - 1]:
                 top -= 1
-            name = b.signal.name
+            ts, name = b.hit.ts, b.signal.name
             for i in range(top, j):
                 # an older say on b's subject: older, the same query terms held, and the
                 # same signal, or an account of the past (`accounts`) a newer statement updates
                 a = kept[i]
                 if (
-                    is_older(a.hit, b.hit)
+                    (a.hit.ts < ts or (a.hit.ts == ts and is_older(a.hit, b.hit)))
                     and a.held == b.held
                     and (a.signal.name == name or a.signal.name in accounts)
                 ):

@@ -506,7 +506,7 @@ def apply_priors(
             item.held = item.prior["terms_held"] = cover(item.hit)[1]
     demote_replaced(kept, cfg.replaced, replaced)
     kept.sort(key=lambda w: (-w.worth, -w.hit.ts, w.hit.uid))
-    file_order(kept, lambda w: w.hit, lambda w: (w.worth, w.hit.ts), newest_first=True)
+    file_order(kept, [(w.worth, w.hit.ts) for w in kept], lambda w: w.hit, newest_first=True)
     if terms and cfg.newer > 0:
         newer_first(kept, cfg.newer, STATES, ACCOUNTS)
     gone, collapsed = _collapse(kept)
