@@ -139,11 +139,16 @@ def _text(e: LedgerEntry) -> str:
 
 def fixed_by(warning: LedgerEntry, later: Sequence[LedgerEntry]) -> LedgerEntry | None:
     """The record published after `warning` that fixed or dropped what it warns of (see
-    module docstring), or None. `later`: live ledger records, any order."""
+    module docstring), or None. `later`: live ledger records, newest first as the ledger
+    lists them (`Ledger.query`): of records of one millisecond, the one written later (later
+    in `ledger.jsonl`) comes first, so a fix written in the warning's millisecond, after
+    it, is after it (when `warning` is among them; else only a later time is)."""
     own = set(content_words(_text(warning)))
     lead = content_words(warning.summary)[:3]
-    for r in sorted(later, key=lambda x: x.ts):
-        if r.ts <= warning.ts or r.id == warning.id:
+    written = list(reversed(later))  # oldest first, in the order written
+    at = next((n for n, r in enumerate(written) if r.id == warning.id), len(written))
+    for i, r in sorted(enumerate(written), key=lambda x: (x[1].ts, x[0])):
+        if r.ts < warning.ts or r.id == warning.id or (r.ts == warning.ts and i < at):
             continue
         said = _text(r)
         if _FIXED.search(said):

@@ -46,6 +46,7 @@ from memstrata.search.engine import _COLUMNS, _hit, lexical_pool, make_snippet
 from memstrata.search.feedback import SEEDS, feedback_vector
 from memstrata.search.filters import filters as _filters
 from memstrata.search.maxsim import maxsim as token_maxsim
+from memstrata.search.newer import written_before
 from memstrata.search.pieces import content_pieces
 from memstrata.search.query import LAYERS, OPT_IN_LAYERS, Hit, Searchable, SearchQuery
 from memstrata.search.text import query_terms
@@ -296,7 +297,7 @@ def _rank(
     scored.sort(key=lambda x: (-x[0], -x[1]))
     band = cfg.update_band if q.mode == "hybrid" else 0.0
     turns = {x[2] for x in scored[: updates.DEPTH] if rows[x[2]][2] in updates.LAYERS}
-    moved = _newer_versions(vi, dense, scored, band, turns) if band > 0 and turns else {}
+    moved = _newer_versions(vi, dense, scored, band, turns, rows) if band > 0 and turns else {}
     if moved:
         scored = [(moved[s[2]][0], *s[1:]) if s[2] in moved else s for s in scored]
         scored.sort(key=lambda x: (-x[0], -x[1]))
@@ -349,9 +350,11 @@ def _newer_versions(
     scored: list[tuple[float, float, str, float, float]],
     band: float,
     turns: set[str],
+    rows: dict[str, Any],
 ) -> dict[str, tuple[float, str, float]]:
     """An updated statement above its earlier version on a near-tie (`search.updates`):
-    uid -> (new score, the uid it moved above, their cosine)."""
+    uid -> (new score, the uid it moved above, their cosine). At one ts, the one later in
+    its transcript is the newer (`search.newer`)."""
     import numpy as np
 
     matrix = vi.matrix()
@@ -368,7 +371,11 @@ def _newer_versions(
                     return matrix.units[r]
         return matrix.vectors[i]
 
-    return newer_first(np, [(x[0], x[1], x[2]) for x in scored], vector, band)
+    def earlier(a: str, b: str) -> bool:
+        ra, rb = rows[a], rows[b]
+        return written_before((ra[2], a, ra[10], ra[11]), (rb[2], b, rb[10], rb[11]))
+
+    return newer_first(np, [(x[0], x[1], x[2]) for x in scored], vector, band, earlier=earlier)
 
 
 def _from(d: Dense) -> str:

@@ -11,7 +11,7 @@
                tool_result, the ERROR of a failed call) by `tool_use_id`, by the message
                id a tool_call shares with its tool_result, else (stores older than the id)
                by session, tool name, first argument and time; the highest worth stays
-    order      worth descending; ties: newer first, then uid
+    order      worth descending; ties: newer first (`search.newer.is_older`), then uid
 
 A record's signal comes from its layer and kind, then its tags and metadata, then (for
 records that carry none, as old stores do) the shape of its text: a hook's TOOL_USE line
@@ -47,7 +47,7 @@ from memstrata.config.recall import (
 )
 from memstrata.search.coverage import QueryTerm, coverage_of
 from memstrata.search.features import remember
-from memstrata.search.newer import newer_first
+from memstrata.search.newer import file_order, is_older, newer_first, oldest_first
 from memstrata.search.prune import contenders, demote_replaced
 from memstrata.search.query import Hit
 from memstrata.search.replaces import replaced_terms, said_of
@@ -367,7 +367,7 @@ def replaced_decisions(decisions: Sequence[Hit]) -> dict[str, tuple[str, str]]:
     by a later mention of X.
     """
     out: dict[str, tuple[str, str]] = {}
-    ordered = sorted(decisions, key=lambda h: (h.ts, h.uid))
+    ordered = oldest_first(decisions)  # `search.newer`: at one ts, in file order
     words: dict[str, set[str]] = {}  # content words, read only where a replacement is said
 
     def content(h: Hit) -> set[str]:
@@ -378,9 +378,9 @@ def replaced_decisions(decisions: Sequence[Hit]) -> dict[str, tuple[str, str]]:
     for n, newer in enumerate(ordered):
         for term in remember(newer, "replaces", replaced_terms):
             for older in ordered[:n]:
-                if older.uid in out or older.ts >= newer.ts or term not in said_of(older).lower():
+                if older.uid in out or term not in said_of(older).lower():
                     continue
-                if term not in content(older):
+                if term not in content(older) or not is_older(older, newer):
                     continue
                 shared = (content(older) & content(newer)) - {term}
                 replaces_too = term in remember(older, "replaces", replaced_terms)
@@ -506,6 +506,7 @@ def apply_priors(
             item.held = item.prior["terms_held"] = cover(item.hit)[1]
     demote_replaced(kept, cfg.replaced, replaced)
     kept.sort(key=lambda w: (-w.worth, -w.hit.ts, w.hit.uid))
+    file_order(kept, [(w.worth, w.hit.ts) for w in kept], lambda w: w.hit, newest_first=True)
     if terms and cfg.newer > 0:
         newer_first(kept, cfg.newer, STATES, ACCOUNTS)
     gone, collapsed = _collapse(kept)

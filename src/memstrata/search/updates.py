@@ -6,7 +6,8 @@ words and meaning, and the fused relevance orders them by noise. Decay cannot de
 it is bounded (`[search] recency_bound`) and, for history months old, saturated (both
 statements keep the bound's floor). So among the candidates of one search:
 
-    b moves just above a  when  b is newer than a,
+    b moves just above a  when  b is newer than a (a later ts; at one ts, later in
+                                their transcript: `earlier`, `search.newer`),
                                 b's score >= (1 - band) x a's score  (a near-tie),
                                 cos(a, b) >= SAME  (their best-matching units say
                                 nearly the same thing: one is a version of the other)
@@ -38,10 +39,12 @@ def newer_first(
     vector: Callable[[str], Any],
     band: float,
     same: float | None = None,
+    earlier: Callable[[str, str], bool] | None = None,
 ) -> dict[str, tuple[float, str, float]]:
     """Moves for `ranked` ((score, ts, uid), best first): uid -> (its new score, the
     uid it moved above, their cosine). `vector(uid)` is the candidate's unit vector
-    that matched the query (None: never moved, never passed)."""
+    that matched the query (None: never moved, never passed). `earlier(a, b)`: whether
+    a was written before b when their ts are the same (None: neither was)."""
     if band <= 0 or len(ranked) < 2:
         return {}
     same = SAME if same is None else same
@@ -57,7 +60,7 @@ def newer_first(
             score_a, ts_a, a = order[i]
             if score_b < (1.0 - band) * score_a:
                 break
-            if ts_a >= ts_b:
+            if ts_a > ts_b or (ts_a == ts_b and (earlier is None or not earlier(a, b))):
                 continue
             va = vector(a)
             if va is None:
