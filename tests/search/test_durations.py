@@ -54,3 +54,24 @@ def test_only_a_question_asking_for_a_duration_weighs_durations() -> None:
     hit = Hit("fact:f:k", "fact", 0.5, "loan_period", "7 days", "", 0.0, "f")
     assert with_durations("Who may keep a tool?", [hit])[0].score == 0.5
     assert with_durations("How long may one keep a tool?", [hit])[0].score == 0.75
+
+
+def test_each_line_of_a_section_leads_with_its_own_statement() -> None:
+    """A Markdown section is a list of statements: the one on its third line states the
+    duration (paraphrase dev p050, a "Constraints" section); a clause after the first of
+    a line does not lead it."""
+    section = Hit(
+        "md:c#1",
+        "context",
+        0.5,
+        "Constraints",
+        "## Constraints\n- Money in integer cents\n- Tenants never see each other's data\n"
+        "- The driver app must keep working offline for up to 8 hours and sync later",
+        "",
+        0.0,
+        "CONTEXT.md",
+    )
+    weighed = with_durations("How long must the courier client work offline?", [section])[0]
+    assert weighed.explain.get("duration_said") == "8 hours", weighed.explain
+    late = section.but(text="## Rules\n- Sync when back in coverage; retry after 30 s")
+    assert "duration" not in with_durations("How long until it syncs?", [late])[0].explain

@@ -56,18 +56,22 @@ def stated_duration(text: str) -> str | None:
     return m.group(0) if m else None
 
 
-_LABEL = re.compile(r"^(?:#+ [^\n]*\n|Final response:\s*|\s*[-*]\s+)+")
+_LABEL = re.compile(r"^(?:#+ .*|Final response:\s*|[-*]\s+|\d+[.)]\s+)+")
 _CLAUSE_END = re.compile(r"[;\n]|\.(?:\s|$)")
 
 
 def lead_of(hit: Hit) -> str:
-    """What a record says first: a ledger entry's summary, else its text's first clause
-    (a heading, "Final response:" and a list mark left out)."""
+    """What a record says first: a ledger entry's summary, else the first clause of each
+    line of its text (a Markdown section's lines are items of their own; a heading,
+    "Final response:" and a list mark left out), one per line."""
     if hit.layer == "ledger":
         return hit.title
-    text = _LABEL.sub("", hit.text.lstrip())
-    end = _CLAUSE_END.search(text)
-    return text if end is None else text[: end.start()]
+    leads = []
+    for line in hit.text.splitlines():
+        text = _LABEL.sub("", line.strip())
+        end = _CLAUSE_END.search(text)
+        leads.append(text if end is None else text[: end.start()])
+    return "\n".join(x for x in leads if x)
 
 
 def with_durations(query: str, pool: Sequence[Hit], factor: float = DURATION) -> list[Hit]:
