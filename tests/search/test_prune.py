@@ -13,6 +13,7 @@ import pytest
 
 from memstrata.search import priors
 from memstrata.search.coverage import QueryTerm
+from memstrata.search.durations import with_durations
 from memstrata.search.priors import PriorSettings, apply_priors
 from memstrata.search.query import Hit
 
@@ -156,3 +157,25 @@ def test_a_negative_worth_prunes_nothing(monkeypatch: pytest.MonkeyPatch) -> Non
     pool = [Hit(f"f{i}", "fact", 1.0 - i / 10, "k", "api", "", T0, "f") for i in range(30)]
     got = apply_priors(pool, "api", limit=3, terms=TERMS[:1])
     assert [h.uid for h in got] == ["f0", "f1", "f2"] and seen == [(30, 30)]
+
+
+def test_the_pool_a_duration_question_weighs_prunes_as_the_whole() -> None:
+    """`search.durations` weighs the pool before the priors: the first places of the
+    pruned ranking are still the whole pool's, with the weighed scores."""
+    rng = random.Random(11)
+    seen = 0
+    for _ in range(60):
+        pool = [
+            h.but(title=f"{rng.choice(['', '7 days', '30 s timeout'])} {h.title}")
+            for h in _pool(rng, rng.randrange(1, 80), tools=False)
+        ]
+        pool = [h.but(text=f"{h.title} {h.text}") for h in pool]  # the lead of every layer
+        query = "how long " + " ".join(rng.sample(WORDS, 2))
+        weighed = with_durations(query, pool)
+        seen += sum(1 for h in weighed if "duration" in h.explain)
+        terms = [t for t in TERMS if t.word in query]
+        whole = apply_priors(weighed, query, terms=terms)
+        for limit in (1, 3, 10):
+            got = apply_priors(weighed, query, limit=limit, terms=terms)
+            assert _shown(got) == _shown(whole[:limit])
+    assert seen > 100  # the rule weighed candidates in these pools

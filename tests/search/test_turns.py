@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from memstrata.search.query import SearchQuery
@@ -69,3 +70,50 @@ def test_a_turn_is_not_lifted_under_filters_that_exclude_it(tmp_path: Path) -> N
         )
         assert all(h.kind == "THOUGHT" for h in hits), [(h.kind, h.text) for h in hits]
         assert not any(h.explain.get("turn_of") for h in hits)
+
+
+def test_what_the_agent_recorded_during_a_turn_is_in_its_turn(tmp_path: Path) -> None:
+    """`record_decision` writes to the ledger and `save_fact` to the facts, not the LOG: a
+    decision and a fact recorded while the agent answered a prompt share the prompt's
+    score as its LOG notes do; what it recorded in another turn does not."""
+    with Store(tmp_path / "h", agent="me") as s:
+        mem, log = s.agent(), s.agent().log
+        log.append("USER_FEEDBACK", "k. how do we push hotfixes w/o store review", {"event": "user_intent", "session": SID})  # fmt: skip
+        time.sleep(0.01)
+        mem.decisions.record("Ship JS-only fixes over the air with EAS Update")
+        mem.facts.set("update_channel", "production, runtimeVersion from the app version")
+        time.sleep(0.01)
+        log.append("SYSTEM", "Final response: Done.", {"event": "final_response", "session": SID})
+        time.sleep(0.01)
+        log.append("USER_FEEDBACK", "Now the map tiles.", {"event": "user_intent", "session": SID})
+        time.sleep(0.01)
+        mem.decisions.record("Host the map tiles on R2")
+        time.sleep(0.01)
+        log.append("SYSTEM", "Final response: Tiles.", {"event": "final_response", "session": SID})
+        hits = s.search(SearchQuery(text="how do hotfixes reach people w/o a store review", k=5))
+        by_text = {h.text or h.title: h for h in hits}
+        texts = [h.title or h.text for h in hits]
+        eas = next((h for h in hits if "EAS Update" in h.title), None)
+        assert eas is not None and eas.explain.get("turn_of"), texts
+        fact = next((h for h in hits if h.title == "update_channel"), None)
+        assert fact is not None and fact.explain.get("turn_of"), texts
+        assert not any("R2" in h.title for h in hits if h.explain.get("turn_of")), by_text
+
+
+def test_members_lifted_alike_keep_the_order_of_their_own_scores(tmp_path: Path) -> None:
+    """Two notes of one turn, both lifted to the prompt's share: the one that matches the
+    question better stays first (not the newer one)."""
+    with Store(tmp_path / "h", agent="me") as s:
+        log = s.agent().log
+        log.append("THOUGHT", "Two phones were ordered for the lab")  # the pool's weakest
+        log.append("USER_FEEDBACK", "The app team tried the model on their phones and the birds come out wrong.", {"event": "user_intent", "session": SID})  # fmt: skip
+        log.append("THOUGHT", "The birds' mels are computed at 16 kHz on the phones")
+        time.sleep(0.01)
+        log.append("THOUGHT", "Golden-file test added to both repos")  # newer
+        log.append("SYSTEM", "Final response: Fixed.", {"event": "final_response", "session": SID})
+        q = "Why did the model get the birds wrong on the app team's phones?"
+        hits = s.search(SearchQuery(text=q, k=5))
+        members = [h.text for h in hits if h.explain.get("turn_of")]
+        assert members[:1] == ["The birds' mels are computed at 16 kHz on the phones"], [
+            (h.text, h.score, h.explain.get("own_score")) for h in hits
+        ]

@@ -12,14 +12,22 @@ that finds the prompt has found the exchange, so its answer is a candidate too:
     turn(p)      = the LOG entries after prompt p in p's LOG file (or archive), up to and
                    including the final response that closed it; a next prompt ends it
     members      = the entries of turn(p) that carry content: not tool traces
-                   (TOOL_USE), not another prompt
-    score(m)     = max(score(m), SHARE x score(p))   for p among the pool's prompts that
-                   score at least PROMPT_FLOOR x the pool's best (at most PROMPTS of them)
+                   (TOOL_USE), not another prompt; and, when the turn has ended, what
+                   p's agent recorded outside the LOG while answering it: its ledger
+                   records (`record_decision`) and facts (`save_fact`) written from p's
+                   time to the entry that ended the turn
+    score(m)     = max(score(m), SHARE x score(p) + TIE x own(m))   for p among the
+                   pool's prompts that score at least PROMPT_FLOOR x the pool's best (at
+                   most PROMPTS of them); own(m) is m's own score in the pool (0 when
+                   it joins), so members lifted alike keep their own order rather than
+                   newest first (mobile-fernway "how do hotfixes reach ppl w/o a store
+                   review": the EAS Update decision was recorded in the ledger 15 s
+                   after the prompt "how do we push hotfixes w/o waiting on store review")
 
 A member not yet in the pool joins it with that score (its priors and exclusions then
 apply as to any candidate). `explain` names the prompt (`turn_of`) and the share.
-Only the LOG's own layers take part, and only when the query has no kind, tag or room
-filter; scope, superseded and since/until are the store's as everywhere.
+Only the LOG's own layers, the ledger and the facts take part, and only when the query
+has no kind, tag or room filter; scope, superseded and since/until are the store's as everywhere.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from memstrata.search.priors import is_intent
 from memstrata.search.query import Hit, Searchable, SearchQuery
 from memstrata.search.toolcalls import LOG_LAYERS
 
+TIE = 0.01  # members lifted alike keep the order of their own scores
 SHARE = 0.6  # a member's score: this share of its prompt's, when that is more than its own
 PROMPT_FLOOR = 0.5  # a prompt shares only when it scores at least this x the best of the pool
 PROMPTS = 3  # prompts of one pool whose turns are read
@@ -78,7 +87,8 @@ def with_turns(
             explain.update(
                 {"turn_of": p.uid, "turn_share": SHARE, "own_score": round(base.score, 6)}
             )
-            lifted[m.uid] = base.but(score=share, explain=explain)
+            own = by_uid[m.uid].score if m.uid in by_uid else 0.0
+            lifted[m.uid] = base.but(score=share + TIE * own, explain=explain)
     if not lifted:
         return list(pool)
     out = [lifted.pop(h.uid, h) for h in pool]
@@ -101,15 +111,39 @@ def _members(store: Searchable, q: SearchQuery, prompt: Hit) -> list[Hit]:
             [*params, prompt.layer, at[0], at[1], SCAN],
         ).fetchall()
     out: list[Hit] = []
+    end: Hit | None = None
     for r in rows:
         h = _hit(r)
         if is_intent(h):
+            end = h
             break
         if h.kind != "TOOL_USE":
             out.append(h)
         if _event(h) == "final_response":
+            end = h
             break
+    if end is not None and prompt.owner:
+        out += _recorded(store, q, prompt, end)
     return out
+
+
+def _recorded(store: Searchable, q: SearchQuery, prompt: Hit, end: Hit) -> list[Hit]:
+    """The ledger records (decisions, rules, ...) the prompt's agent published during its
+    turn: after the prompt, before the entry that ended the turn (`record_decision` writes
+    to the ledger, not the LOG)."""
+    where, params = filters(store, q)
+    where += [
+        "((d.layer = 'ledger' AND json_extract(d.meta, '$.author_role') = ?)"
+        " OR (d.layer = 'fact' AND d.owner = ?))",
+        "d.ts >= ?",
+        "d.ts <= ?" if _event(end) == "final_response" else "d.ts < ?",
+    ]
+    with store.db.read() as conn:
+        rows = conn.execute(
+            f"SELECT {_COLUMNS} FROM docs d WHERE {' AND '.join(where)} ORDER BY d.ts LIMIT ?",
+            [*params, prompt.owner, prompt.owner, prompt.ts, end.ts, SCAN],
+        ).fetchall()
+    return [_hit(r) for r in rows]
 
 
 def _event(h: Hit) -> str | None:

@@ -28,6 +28,8 @@ from memstrata.model import RECORD_KINDS, LedgerEntry
 from memstrata.search.copies import Flushed, Said, flushed_state
 from memstrata.search.coverage import QueryTerm, idf
 from memstrata.search.duplicates import collapse_duplicates
+from memstrata.search.durations import with_durations
+from memstrata.search.failures import with_failures
 from memstrata.search.features import remember
 from memstrata.search.intent import bare_prompt, with_open_work
 from memstrata.search.priors import (
@@ -101,7 +103,9 @@ def rank_pool(
     if dropped is None:
         dropped = exclusions(store, q, pool)
     pool = with_turns(store, q, pool, dropped)  # a turn's conclusions share its prompt's score
+    pool = with_failures(store, q, pool, dropped)  # a failed call's ERROR shares its score
     pool = with_open_work(store, q, pool, dropped, settings.open_work)  # "what's still open?"
+    pool = with_durations(q.text, pool)  # "how long ...?": the records that state a duration
     if not pool:
         return []
     kept = [h for h in pool if h.uid not in dropped]
