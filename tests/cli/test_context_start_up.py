@@ -115,3 +115,64 @@ def test_a_lazy_pattern_compiles_once_and_matches_as_re_does() -> None:
     assert lazy.split(text) == real.split(text)
     assert lazy.search(text) is not None and lazy.match(text) is not None
     assert lazy._compiled is compiled
+
+
+DROPPED_PROBE = (
+    "import atexit, runpy, sys\n"
+    "from memstrata.lifecycle import moot\n"
+    "calls = []\n"
+    "real = moot.dropped\n"
+    "moot.dropped = lambda *a: calls.append(1) or real(*a)\n"
+    "atexit.register(lambda: print('DROPPED', len(calls), file=sys.stderr))\n"
+    "sys.argv = ['memstrata', '--home', sys.argv[1], '--agent', 'finn', 'context']\n"
+    "runpy.run_module('memstrata', run_name='__main__', alter_sys=True)\n"
+)
+
+
+def test_context_reads_each_decision_once_for_all_the_facts_it_may_replace(home: Path) -> None:
+    """A fact a later decision dropped is shown as replaced (`lifecycle.retired`): each
+    decision's dropped names are read once, not once per fact (read per fact, 300 facts
+    before 500 decisions cost the context 3.2 to 4.0 s of CPU; read once, 0.17 s)."""
+    with Store(home, agent="finn") as store:
+        mem = store.agent()
+        mem.facts.set("db_engine", "SQLite, one tidepool.db file")
+        for i in range(29):
+            mem.facts.set(f"service{i}_port", f"Gateway{i} listens on port {8000 + i}")
+        mem.decisions.record("Move to PostgreSQL 16 instead of SQLite")
+        for i in range(9):
+            mem.decisions.record(f"Parse format{i} with Module{i}; no Cache{i}")
+    r = subprocess.run(
+        [sys.executable, "-c", DROPPED_PROBE, str(home)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ},
+    )
+    assert r.returncode == 0, r.stderr
+    assert "- db_engine (" in r.stdout and "[replaced: see mem-" in r.stdout, r.stdout
+    (line,) = [x for x in r.stderr.splitlines() if x.startswith("DROPPED ")]
+    assert 1 <= int(line.split()[1]) <= 10  # read per fact: 30 x 10
+
+
+def test_context_reads_each_record_once_for_all_the_warnings_it_may_retire(home: Path) -> None:
+    """A warning a later record fixed or dropped is left out of the rules in force
+    (`lifecycle.retired`): each later record is read once for all the warnings, not once
+    per warning (20 warnings before 500 decisions: 1,000 readings of a record, now 50)."""
+    with Store(home, agent="finn") as store:
+        store.ledger.publish("warning", "Polling GET /orders hits the 429 rate limit")
+        for i in range(9):
+            store.ledger.publish("warning", f"Gateway{i} drops idle sockets after {60 + i} s")
+        store.agent().decisions.record("Orders come by webhook; no polling")
+        for i in range(9):
+            store.agent().decisions.record(f"Parse format{i} with Module{i}; no Cache{i}")
+    r = subprocess.run(
+        [sys.executable, "-c", DROPPED_PROBE, str(home)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ},
+    )
+    assert r.returncode == 0, r.stderr
+    assert "no longer in force (history keeps them): warning mem-" in r.stdout, r.stdout
+    (line,) = [x for x in r.stderr.splitlines() if x.startswith("DROPPED ")]
+    assert 1 <= int(line.split()[1]) <= 20  # read per warning: about 10 x 10

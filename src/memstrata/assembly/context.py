@@ -360,7 +360,7 @@ def _facts(
     records: Callable[[], list[tuple[LedgerEntry, str | None]]],
 ) -> list[str]:
     """The facts, but those of category preference (shown under Preferences); a fact a
-    later fact or decision replaced (`lifecycle.retired.replaced_fact`) comes after the
+    later fact or decision replaced (`lifecycle.retired.replaced_facts`) comes after the
     current ones, said to be replaced, never as current."""
     facts = [f for f in read() if f.category != PREFERENCE]
     if brief:
@@ -370,11 +370,13 @@ def _facts(
         )
     history = records() if facts else []
     lines, old = [], []
+    replaced: list[tuple[str, str] | None] = []
     if facts:  # start-up: the replacement rules (and the moot rules they use) only with facts
-        from memstrata.lifecycle.retired import replaced_fact
-    for f in facts:
+        from memstrata.lifecycle.retired import replaced_facts
+
+        replaced = replaced_facts(facts, history)
+    for f, by in zip(facts, replaced, strict=True):
         line = f"- {f.key} ({f.category}): {_fact_value(f.key, f.value)}"
-        by = replaced_fact(f, facts, history)
         if by is None:
             lines.append(line)
         else:

@@ -94,12 +94,13 @@ def decision_lines(
     decisions = mem.decisions.in_force(("decision",))
     retired: list[str] = []
     if later is not None and any(e.kind == "warning" for e in rules):
-        from memstrata.lifecycle.retired import fixed_by  # start-up: only with a warning
+        from memstrata.lifecycle.retired import fixed_each  # start-up: only with a warning
 
-        seen = later()
+        warnings = [e for e in rules if e.kind == "warning"]
+        fixed = dict(zip((e.id for e in warnings), fixed_each(warnings, later()), strict=True))
         kept = []
         for e in rules:
-            by = fixed_by(e, seen) if e.kind == "warning" else None
+            by = fixed.get(e.id)
             if by is None:
                 kept.append(e)
             else:
