@@ -79,8 +79,6 @@ def unpack(np: Any, blob: bytes) -> Any:
     return t / np.maximum(norms, np.float32(1e-12))[:, None]
 
 
-
-
 def unpack_all(np: Any, blobs: list[bytes]) -> list[Any]:
     """`[unpack(np, b) for b in blobs]`, the same values, by one conversion over all of
     them (each row is normalised on its own, so the rows do not depend on the batch): a
