@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -262,3 +263,36 @@ def test_a_hybrid_search_builds_the_fusion_explain_of_the_hits_shown_only(
         assert h.explain["before_prior"] == full[h.uid]["before_prior"]
         same = {k: v for k, v in h.explain.items() if k not in ("dropped", "collapsed_in_pool")}
         assert same == {k: v for k, v in full[h.uid].items() if k in same}
+
+
+def test_a_hybrid_search_makes_one_hit_of_each_candidate(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lexical pool and the dense-only candidates' exclusions each made a Hit of a
+    row, and `_rank` made it again: it copies the one made (with its features remembered),
+    and the hits are the same."""
+    from memstrata.search import engine, hybrid
+
+    store.use_embedder(FakeEmbedder(dim=64))
+    store.agent().sessions.append_many(
+        "s1",
+        [
+            {"id": f"m{i}", "role": "user", "content": f"the cache eviction note {i}"}
+            for i in range(6)
+        ]
+        + [{"id": "x", "role": "user", "content": "eviction of the cache"}],
+    )
+    q = SearchQuery(text="cache eviction", mode="hybrid", k=10, layers=("session",), now=2e9)
+    before = store.search(q)
+    made: list[str] = []
+    real = engine._hit
+
+    def counting(r: Any, *a: Any, **kw: Any) -> Any:
+        made.append(r[1])
+        return real(r, *a, **kw)
+
+    monkeypatch.setattr(engine, "_hit", counting)
+    monkeypatch.setattr(hybrid, "_hit", counting)
+    hits = store.search(q)
+    assert len(hits) == 7 and made and len(made) == len(set(made))
+    assert [h.to_dict(full=True) for h in hits] == [h.to_dict(full=True) for h in before]

@@ -113,6 +113,9 @@ def hybrid_search(
         if u not in gone and u in rows and u not in lexical_uids
     ]
     gone.update(exclusions(store, q, dense_only))
+    # the candidates' Hits made so far (their features remembered): `_rank` copies them
+    made: dict[str, Hit] = dict(pool.hits) if pool is not None else {}
+    made.update((h.uid, h) for h in dense_only)
     lexical = pool.lexical() if pool is not None else {}
     cands = [u for u in rows if (u in lexical or u in dense) and u not in gone]
     if q.mode == "hybrid":
@@ -134,7 +137,9 @@ def hybrid_search(
             content = store.config.maxsim_pieces == "content"
             maxsim, asked = _maxsim(vi, q.text, [u for u in cands if u in matrix.index], content)
         relevance, fused, z = _fuse(store, cands, lexical, dense, maxsim)
-    hits, why = _rank(store, q, cands, rows, relevance, fused, z, lexical, dense, pool, vi, maxsim)
+    hits, why = _rank(
+        store, q, cands, rows, relevance, fused, z, lexical, dense, pool, vi, maxsim, made
+    )
     if q.mode == "hybrid":  # a word-less candidate far from the query is never shown
         hits = [h for h in hits if h.uid in lexical or dense[h.uid].score >= MIN_DENSE_COS]
     hits = rank_pool(store, q, hits, gone)  # the top k by worth = score x prior
@@ -286,11 +291,14 @@ def _rank(
     pool: Any,
     vi: Any,
     maxsim: dict[str, float],
+    made: dict[str, Hit],
 ) -> tuple[list[Hit], Callable[[str], dict[str, Any]]]:
     """The candidates as Hits ranked by score, and `why(uid)`: a candidate's fusion explain.
     Each Hit's explain holds only `RANKED: uid` until `_explained` puts the fusion's
     in front of what later stages added: the pool's priors rank ~200 candidates and show
-    k, and building every candidate's explain cost about a sixth of a search."""
+    k, and building every candidate's explain cost about a sixth of a search. A candidate
+    in `made` (the lexical pool's and the dense-only exclusions' Hits) is copied, not made
+    again: the same fields, its features remembered (`search.features`)."""
     terms = query_terms(q.text)
     cfg = store.config
     now = q.now if q.now is not None else time.time()
@@ -353,7 +361,12 @@ def _rank(
         return explain
 
     # the whole pool: priors rank it (`rank_pool`)
-    out = [_hit(rows[s[2]], s[0], {RANKED: s[2]}, terms, snippet=False) for s in scored]
+    out = [
+        made[s[2]].but(score=s[0], explain={RANKED: s[2]})
+        if s[2] in made
+        else _hit(rows[s[2]], s[0], {RANKED: s[2]}, terms, snippet=False)
+        for s in scored
+    ]
     return out, why
 
 
