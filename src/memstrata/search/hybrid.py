@@ -252,9 +252,10 @@ def _fuse(
     dense: dict[str, Dense],
     maxsim: dict[str, float],
 ) -> tuple[dict[str, float], dict[str, float], dict[str, dict[str, float]]]:
+    pooled = set(cands)  # once: in the comprehension's test it was made for every uid
     features = {
         "lexical": {u: lexical.get(u, 0.0) for u in cands},
-        "dense": {u: dense[u].score for u in dense if u in set(cands)},
+        "dense": {u: dense[u].score for u in dense if u in pooled},
     }
     if maxsim:
         features["maxsim"] = maxsim
