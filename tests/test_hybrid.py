@@ -3,7 +3,9 @@ local model for the claim that semantic recall works."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -219,3 +221,78 @@ def test_a_hybrid_search_parses_each_candidates_metadata_once(
     hits[0].meta["id"] = "changed"  # a hit's dict is its own
     again = store.search(SearchQuery(text="cache eviction", mode="hybrid", layers=("session",)))
     assert "changed" not in {h.meta["id"] for h in again}
+
+
+def test_a_hybrid_search_builds_the_fusion_explain_of_the_hits_shown_only(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`_rank` built the fusion explain of every candidate (~200 at 10k memories, a sixth
+    of a search) though the priors show k: it is built for the hits shown, and each shown
+    hit's explain is the one a full build gave (the fusion's keys first, then what the
+    priors added, their `score` winning), with no placeholder left in it."""
+    from memstrata.search import hybrid
+
+    store.use_embedder(FakeEmbedder(dim=64))
+    store.agent().sessions.append_many(
+        "s1",
+        [
+            {"id": f"m{i}", "role": "user", "content": f"the cache eviction note {i}"}
+            for i in range(12)
+        ],
+    )
+    q = SearchQuery(text="cache eviction", mode="hybrid", k=2, layers=("session",), now=2e9)
+    store.search(q)  # warm up: vectors built
+    built: list[str] = []
+    real = hybrid._formula
+
+    def counting(fusion: str) -> str:
+        built.append(fusion)
+        return real(fusion)
+
+    monkeypatch.setattr(hybrid, "_formula", counting)
+    hits = store.search(q)
+    assert len(hits) == 2 and hits[0].explain["candidates"] == 12
+    assert len(built) == 2  # one explain per hit shown, not one per candidate
+    every = store.search(replace(q, k=12))
+    full = {h.uid: h.explain for h in every}
+    for h in hits:
+        keys = list(h.explain)
+        assert keys[0] == "fusion" and hybrid.RANKED not in keys
+        assert keys.index("formula") < keys.index("before_prior") < keys.index("matched")
+        assert h.explain["score"] == round(h.score, 6)  # the prior's score, not the fusion's
+        assert h.explain["before_prior"] == full[h.uid]["before_prior"]
+        same = {k: v for k, v in h.explain.items() if k not in ("dropped", "collapsed_in_pool")}
+        assert same == {k: v for k, v in full[h.uid].items() if k in same}
+
+
+def test_a_hybrid_search_makes_one_hit_of_each_candidate(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lexical pool and the dense-only candidates' exclusions each made a Hit of a
+    row, and `_rank` made it again: it copies the one made (with its features remembered),
+    and the hits are the same."""
+    from memstrata.search import engine, hybrid
+
+    store.use_embedder(FakeEmbedder(dim=64))
+    store.agent().sessions.append_many(
+        "s1",
+        [
+            {"id": f"m{i}", "role": "user", "content": f"the cache eviction note {i}"}
+            for i in range(6)
+        ]
+        + [{"id": "x", "role": "user", "content": "eviction of the cache"}],
+    )
+    q = SearchQuery(text="cache eviction", mode="hybrid", k=10, layers=("session",), now=2e9)
+    before = store.search(q)
+    made: list[str] = []
+    real = engine._hit
+
+    def counting(r: Any, *a: Any, **kw: Any) -> Any:
+        made.append(r[1])
+        return real(r, *a, **kw)
+
+    monkeypatch.setattr(engine, "_hit", counting)
+    monkeypatch.setattr(hybrid, "_hit", counting)
+    hits = store.search(q)
+    assert len(hits) == 7 and made and len(made) == len(set(made))
+    assert [h.to_dict(full=True) for h in hits] == [h.to_dict(full=True) for h in before]

@@ -152,3 +152,22 @@ def test_a_long_record_keeps_token_vectors_for_its_first_units_only(home: Path) 
             )  # title, 'paragraph', i, 100 x 'word'
         else:
             assert blob == b""
+
+
+def test_unpack_all_gives_each_blobs_unpack_exactly() -> None:
+    """A search unpacks its candidates' token vectors in one conversion (`unpack_all`):
+    every array is the per-blob `unpack`'s, bit for bit, empty and malformed blobs too."""
+    rng = np.random.default_rng(5)
+    blobs = [
+        rng.integers(-127, 128, size=(n, token_vectors.DIMS), dtype=np.int8).tobytes()
+        for n in (1, 25, 3, 256, 7)
+    ]
+    blobs[2:2] = [b"", b"\x01" * 5]  # none by design; not a whole row
+    got = token_vectors.unpack_all(np, blobs)
+    assert len(got) == len(blobs)
+    for b, a in zip(blobs, got, strict=True):
+        one = token_vectors.unpack(np, b)
+        assert a.dtype == one.dtype and a.shape == one.shape
+        assert a.tobytes() == one.tobytes()
+    assert token_vectors.unpack_all(np, []) == []
+    assert [a.shape for a in token_vectors.unpack_all(np, [b""])] == [(0, token_vectors.DIMS)]

@@ -464,11 +464,16 @@ class VectorIndex:
         if not want or not self.tokens:
             return out
         with self.db.read() as conn:
-            for part in _chunked(want, LOOKUP_CHUNK):
+            got = [
+                (uid, blob)
+                for part in _chunked(want, LOOKUP_CHUNK)
                 for uid, blob in conn.execute(
                     _TOKENS, (json.dumps(list(part)), self.model, self.embedder.dim)
-                ):
-                    out.setdefault(uid, []).append(token_vectors.unpack(np, blob))
+                )
+            ]
+        arrays = token_vectors.unpack_all(np, [blob for _uid, blob in got])
+        for (uid, _blob), a in zip(got, arrays, strict=True):
+            out.setdefault(uid, []).append(a)
         return out
 
     def pending_records(self) -> int:
