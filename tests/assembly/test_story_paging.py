@@ -9,11 +9,15 @@ that move went below where the person's page starts. Here, on the ten-session st
 coding agent (`tests.web.coding_store`, the hooks in process) and with short pages so that
 many cuts fall inside events, whatever the clock: walking down then back up shows each
 record once each way, the page reached by "Newer" ends just above the page it came from,
-and no walk splits an event into two lines.
+and no walk splits an event into two lines. On a store written by a fast machine (many
+records in each millisecond, in index order among them), a call's records can lie further
+apart than the look past a cut reads: the look reads on until the event ends.
 """
 
 from __future__ import annotations
 
+import itertools
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,6 +38,28 @@ def coding_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         yield home
 
 
+@pytest.fixture(scope="module")
+def slow_clock_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The same store written by a fast machine: its clock moves one millisecond every 30
+    reads (the records' `time.time` and the transcripts' `coding_store._now` alike)."""
+    from tests.web import coding_store
+
+    from memstrata.model import iso
+
+    reads = itertools.count()
+
+    def clock() -> float:
+        return 1_790_000_000.0 + (next(reads) // 30) / 1000
+
+    home = tmp_path_factory.mktemp("fast") / "store"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MEMSTRATA_EMBEDDER", "none")
+        mp.setattr(time, "time", clock)
+        mp.setattr(coding_store, "_now", lambda: iso(clock()))
+        coding_store.build(home)
+    yield home
+
+
 def _uids(page: Story) -> list[str]:
     return [u for line in page.lines for u in line.uids]
 
@@ -47,7 +73,22 @@ def _events(pages: list[Story]) -> set[frozenset[str]]:
 def test_older_then_newer_shows_every_record_once(
     coding_home: Path, kinds: tuple[str, ...], limit: int
 ) -> None:
-    with Store(coding_home, agent="wilco") as s:
+    _walk_down_and_up(coding_home, kinds, limit)
+
+
+@pytest.mark.parametrize("kinds", [(), ("calls",), ("conversation", "calls")])
+@pytest.mark.parametrize("limit", [3, 7, 20])
+def test_a_fast_machines_store_pages_without_splitting_a_call(
+    slow_clock_home: Path, kinds: tuple[str, ...], limit: int
+) -> None:
+    """CI (fast machine): a call's LOG entry, tool_use and result, indexed among many
+    records of their millisecond, lay more than the look past a cut apart; "Newer" showed
+    the call as two lines on two pages."""
+    _walk_down_and_up(slow_clock_home, kinds, limit)
+
+
+def _walk_down_and_up(home: Path, kinds: tuple[str, ...], limit: int) -> None:
+    with Store(home, agent="wilco") as s:
         down = [tell(s, "finn", kinds=kinds, limit=limit)]
         while down[-1].next is not None:
             down.append(tell(s, "finn", kinds=kinds, before=down[-1].next, limit=limit))

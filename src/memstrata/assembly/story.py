@@ -329,17 +329,25 @@ def _whole_events(
     items = list(page.items)
     if page.next is None:
         return items, None
-    below = timeline(store, agent, before=page.next, limit=LOOKAHEAD, **window)
-    both = items + list(below.items)
-    joined = _events(both, [_role(i) for i in both])
-    # Up to the lowest record of an event the page holds (records of other events between
-    # come along: records written in one millisecond may be indexed in another order).
-    taken, grew = 0, True
-    while grew:
-        grew = False
-        for n in range(len(items) + taken, len(both)):
-            if any(m < len(items) + taken for m in joined.get(n, [])):
-                taken, grew = n - len(items) + 1, True
+    look = LOOKAHEAD
+    while True:
+        below = timeline(store, agent, before=page.next, limit=look, **window)
+        both = items + list(below.items)
+        joined = _events(both, [_role(i) for i in both])
+        # Up to the lowest record of an event the page holds (records of other events
+        # between come along: records written in one millisecond may be indexed in another
+        # order).
+        taken, grew = 0, True
+        while grew:
+            grew = False
+            for n in range(len(items) + taken, len(both)):
+                if any(m < len(items) + taken for m in joined.get(n, [])):
+                    taken, grew = n - len(items) + 1, True
+        # Taken to the last record read: the event may go on below them (many records of
+        # one millisecond between its records), so read further.
+        if taken < len(below.items) or below.next is None or look == MAX_PAGE:
+            break
+        look = min(2 * look, MAX_PAGE)
     if not taken:
         return items, page.next
     items += below.items[:taken]
@@ -354,16 +362,21 @@ def _start_above(store: Store, agent: str, newer: str, limit: int, **window: Any
     either. "" when that is the top page (nothing newer remains), None when nothing is
     newer than `newer` at all."""
     wanted = limit + LOOKAHEAD
-    up = newer_items(store, agent, newer, wanted, **window)  # oldest first
-    if not up:
-        return None
-    joined = _events(up, [_role(i) for i in up])
-    taken, grew = min(limit, len(up)), True
-    while grew:
-        grew = False
-        for n in range(taken, len(up)):
-            if any(m < taken for m in joined.get(n, [])):
-                taken, grew = n + 1, True
+    while True:
+        up = newer_items(store, agent, newer, wanted, **window)  # oldest first
+        if not up:
+            return None
+        joined = _events(up, [_role(i) for i in up])
+        taken, grew = min(limit, len(up)), True
+        while grew:
+            grew = False
+            for n in range(taken, len(up)):
+                if any(m < taken for m in joined.get(n, [])):
+                    taken, grew = n + 1, True
+        # Taken to the last record read: the event may go on above them, so read further.
+        if taken < len(up) or len(up) < wanted:
+            break
+        wanted *= 2
     return "" if taken == len(up) < wanted else above(up[taken - 1])
 
 
