@@ -116,12 +116,13 @@ class LayerMask:
 
 def _runs(kept: bytearray, most: int) -> Ranges | None:
     """The runs of 1s in `kept` (row id -> 1 or 0) as (first, last) row ids, the last
-    open above when it reaches the end; None when there are more than `most`."""
-    starts = kept.count(b"\x00\x01") + (1 if kept[:1] == b"\x01" else 0)
+    open above when it reaches the end; None when there are more than `most`. Row id 0
+    is left out: SQLite numbers a table's rows from 1 (its code is 0, not known, kept)."""
+    starts = kept.count(b"\x00\x01", 1) + (1 if kept[1:2] == b"\x01" else 0)
     if starts > most:
         return None
     out: list[tuple[int, int | None]] = []
-    for m in _RUN.finditer(kept):
+    for m in _RUN.finditer(kept, 1):
         out.append((m.start(), None if m.end() == len(kept) else m.end() - 1))
     return tuple(out)
 
