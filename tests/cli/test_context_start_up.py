@@ -238,3 +238,41 @@ def test_context_asks_for_the_decisions_history_once_when_there_is_none(home: Pa
     assert "db_engine" in r.stdout
     (line,) = [x for x in r.stderr.splitlines() if x.startswith("HISTORY ")]
     assert line == "HISTORY 1"
+
+
+TEXTS_PROBE = (
+    "import atexit, runpy, sys\n"
+    "from memstrata.layers.versions import Versions\n"
+    "asked = []\n"
+    "real = Versions.texts\n"
+    "def texts(self, path, ids):\n"
+    "    ids = list(ids)\n"
+    "    asked.extend(ids)\n"
+    "    return real(self, path, ids)\n"
+    "Versions.texts = texts\n"
+    "atexit.register(lambda: print('TEXTS', len(asked), file=sys.stderr))\n"
+    "sys.argv = ['memstrata', '--home', sys.argv[1], '--agent', 'finn', 'context']\n"
+    "runpy.run_module('memstrata', run_name='__main__', alter_sys=True)\n"
+)
+
+
+def test_context_reads_the_first_and_last_now_of_a_session_only(home: Path) -> None:
+    """A session with no prompt in LOG.md is told by the objectives NOW.md had in its span
+    (the first as its goal, the last as its outcome): those two texts are read, not every
+    version between (a NOW.md updated 12 times: 2 texts read, and parsed, instead of 12)."""
+    with Store(home, agent="finn") as store:
+        mem = store.agent()
+        for i in range(12):
+            mem.now.update(f"Objective {i}", ["measure"])
+            mem.log.append("TOOL_USE", f"ran step {i}")
+    r = subprocess.run(
+        [sys.executable, "-c", TEXTS_PROBE, str(home)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ},
+    )
+    assert r.returncode == 0, r.stderr
+    assert "goal: Objective 1; outcome: NOW: Objective 11" in r.stdout
+    (line,) = [x for x in r.stderr.splitlines() if x.startswith("TEXTS ")]
+    assert line == "TEXTS 2"
