@@ -30,7 +30,11 @@ def test_bench_ops_gives_each_hot_operation_a_ratio_to_its_floor(
         )
     assert ratios["recall (lexical)"]["ratio_of"] == "p95"
     assert ratios["context cold start"]["target"] == "<= 150 ms"
-    assert ratios["context cold start"]["cpu_p50_ms"] > 0
+    cold = ratios["context cold start"]
+    assert cold["cpu_p50_ms"] > 0 and cold["floor_cpu_p50_ms"] > 0  # both processes' CPU
+    assert cold["cpu_ratio"] == pytest.approx(
+        cold["cpu_p50_ms"] / cold["floor_cpu_p50_ms"], rel=0.01
+    )
     table = format_table(rows)
     assert "bare fdatasync append" in table and "python -c pass" in table
 

@@ -62,3 +62,34 @@ def test_a_record_in_force_is_found_behind_other_rooms_entries(home: Path) -> No
         assert [e.summary for e in shown] == ["Use Postgres for storage"]
         assert counts == {"decision": 1}
         assert [e.summary for e, _ in d.history(("decision",))] == ["Use Postgres for storage"]
+
+
+def test_a_room_less_agents_records_are_looked_up_not_read_through(home: Path) -> None:
+    """The records in force and their history come from `docs_layer_kind` down to its room
+    column: SQLite walked `docs_layer_ts` (every room's ledger entries in time order) to
+    spare a sort, 2,500 entries of other rooms read on each of a context's four queries."""
+    with Store(home, agent="other", room="r2") as s:
+        for i in range(30):
+            s.ledger.publish("decision", f"room decision {i}")
+    with Store(home, agent="me") as s:
+        d = s.agent().decisions
+        d.record("Use Postgres for storage")
+        asked: list[str] = []
+        with s.db.read() as conn:
+            conn.set_trace_callback(asked.append)
+            try:
+                assert [e.summary for e in d.in_force(("decision",))] == [
+                    "Use Postgres for storage"
+                ]
+                assert [e.summary for e, _ in d.history(("decision",))] == [
+                    "Use Postgres for storage"
+                ]
+            finally:
+                conn.set_trace_callback(None)
+            ledger = [q for q in asked if "d.layer = 'ledger'" in q]
+            plans = [
+                " | ".join(str(r[3]) for r in conn.execute(f"EXPLAIN QUERY PLAN {q}"))
+                for q in ledger
+            ]
+    assert len(plans) == 2
+    assert all("docs_layer_kind" in p and "room=?" in p for p in plans), plans

@@ -176,3 +176,103 @@ def test_context_reads_each_record_once_for_all_the_warnings_it_may_retire(home:
     assert "no longer in force (history keeps them): warning mem-" in r.stdout, r.stdout
     (line,) = [x for x in r.stderr.splitlines() if x.startswith("DROPPED ")]
     assert 1 <= int(line.split()[1]) <= 20  # read per warning: about 10 x 10
+
+
+SIGNATURE_PROBE = (
+    "import atexit, inspect, runpy, sys\n"
+    "calls = []\n"
+    "real = inspect.signature\n"
+    "inspect.signature = lambda *a, **k: calls.append(a[0]) or real(*a, **k)\n"
+    "atexit.register(lambda: print('SIGNATURES', *calls, file=sys.stderr))\n"
+    "sys.argv = ['memstrata', '--home', sys.argv[1], '--agent', 'finn', 'context']\n"
+    "runpy.run_module('memstrata', run_name='__main__', alter_sys=True)\n"
+)
+
+
+def test_context_builds_no_dataclass_signature(home: Path) -> None:
+    """A dataclass without a docstring gets one from `inspect.signature` when its module
+    is imported (14 of those a context imports, Config's of 77 fields among them): each
+    value type the context loads says what it is instead."""
+    with Store(home, agent="finn") as store:
+        store.agent().now.update("Ship the importer", ["write the tests"])
+    r = subprocess.run(
+        [sys.executable, "-c", SIGNATURE_PROBE, str(home)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ},
+    )
+    assert r.returncode == 0, r.stderr
+    assert "Ship the importer" in r.stdout
+    (line,) = [x for x in r.stderr.splitlines() if x.startswith("SIGNATURES")]
+    assert line == "SIGNATURES"
+
+
+HISTORY_PROBE = (
+    "import atexit, runpy, sys\n"
+    "from memstrata.layers.decisions import Decisions\n"
+    "calls = []\n"
+    "real = Decisions.history\n"
+    "Decisions.history = lambda *a, **k: calls.append(1) or real(*a, **k)\n"
+    "atexit.register(lambda: print('HISTORY', len(calls), file=sys.stderr))\n"
+    "sys.argv = ['memstrata', '--home', sys.argv[1], '--agent', 'finn', 'context']\n"
+    "runpy.run_module('memstrata', run_name='__main__', alter_sys=True)\n"
+)
+
+
+def test_context_asks_for_the_decisions_history_once_when_there_is_none(home: Path) -> None:
+    """The sections share what they read, an empty answer included: with facts and LOG
+    entries but no decision, the history of decisions was asked of the index twice."""
+    with Store(home, agent="finn") as store:
+        mem = store.agent()
+        mem.facts.set("db_engine", "SQLite")
+        mem.log.append("THOUGHT", "Chose SQLite for the index")
+    r = subprocess.run(
+        [sys.executable, "-c", HISTORY_PROBE, str(home)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ},
+    )
+    assert r.returncode == 0, r.stderr
+    assert "db_engine" in r.stdout
+    (line,) = [x for x in r.stderr.splitlines() if x.startswith("HISTORY ")]
+    assert line == "HISTORY 1"
+
+
+TEXTS_PROBE = (
+    "import atexit, runpy, sys\n"
+    "from memstrata.layers.versions import Versions\n"
+    "asked = []\n"
+    "real = Versions.texts\n"
+    "def texts(self, path, ids):\n"
+    "    ids = list(ids)\n"
+    "    asked.extend(ids)\n"
+    "    return real(self, path, ids)\n"
+    "Versions.texts = texts\n"
+    "atexit.register(lambda: print('TEXTS', len(asked), file=sys.stderr))\n"
+    "sys.argv = ['memstrata', '--home', sys.argv[1], '--agent', 'finn', 'context']\n"
+    "runpy.run_module('memstrata', run_name='__main__', alter_sys=True)\n"
+)
+
+
+def test_context_reads_the_first_and_last_now_of_a_session_only(home: Path) -> None:
+    """A session with no prompt in LOG.md is told by the objectives NOW.md had in its span
+    (the first as its goal, the last as its outcome): those two texts are read, not every
+    version between (a NOW.md updated 12 times: 2 texts read, and parsed, instead of 12)."""
+    with Store(home, agent="finn") as store:
+        mem = store.agent()
+        for i in range(12):
+            mem.now.update(f"Objective {i}", ["measure"])
+            mem.log.append("TOOL_USE", f"ran step {i}")
+    r = subprocess.run(
+        [sys.executable, "-c", TEXTS_PROBE, str(home)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ},
+    )
+    assert r.returncode == 0, r.stderr
+    assert "goal: Objective 1; outcome: NOW: Objective 11" in r.stdout
+    (line,) = [x for x in r.stderr.splitlines() if x.startswith("TEXTS ")]
+    assert line == "TEXTS 2"

@@ -158,7 +158,7 @@ def test_stage_one_reads_a_run_of_row_ids_as_bounds_and_no_function(tmp_path: Pa
         plain = engine._best_matches(conn, '"alpha"', ["d.layer = ?"], ["ledger"], 100, k=10)
         conn.set_trace_callback(stage1.append)
         bounded = engine._best_matches(
-            conn, '"alpha"', ["d.layer = ?"], ["ledger"], 100, 10, None, ranges
+            conn, '"alpha"', ["d.layer = ?"], ["ledger"], 100, 10, ranges=ranges
         )
         conn.set_trace_callback(None)
         assert bounded == plain and len(bounded) == 100
@@ -179,7 +179,7 @@ def test_a_default_search_hands_stage_one_the_ledger_as_row_id_bounds(home: Path
     real = engine._best_matches
 
     def spy(*args: Any, **kw: Any) -> list[Any]:
-        seen.append((args[6], args[7]))  # keep, ranges
+        seen.append((args[6], args[8]))  # keep, ranges
         return real(*args, **kw)
 
     with Store(home, agent="bench") as store, pytest.MonkeyPatch.context() as mp:

@@ -13,6 +13,8 @@ from dataclasses import dataclass, replace
 
 @dataclass(frozen=True)
 class Section:
+    """One titled section of the context, with what it keeps when the budget is short."""
+
     key: str
     title: str
     lines: tuple[str, ...]

@@ -82,6 +82,8 @@ def wants_no_memory(message: str) -> bool:
 
 @dataclass(frozen=True)
 class AssembledContext:
+    """The prompt block `assemble_context` built, and what fitting the budget cut."""
+
     text: str
     sections: tuple[str, ...]
     chars: int
@@ -158,12 +160,16 @@ def assemble_context(
         build.sections.append(Section("resumed", resumed[0], tuple(resumed[1]), 93))
     build.add("tasks", "## Open tasks", 89, mem.tasks.path, lambda: _open_tasks(build, mem))
     ledger = store.layout.ledger
+    # What each section shares is read once, an empty answer included (a store with no
+    # decision asked the index for their history again in every section that used it).
+    read: set[str] = set()
     live: list[LedgerEntry] = []
 
     def live_ledger() -> list[LedgerEntry]:
         """The newest live ledger records of every room this agent reads (read once)."""
-        if not live:
+        if "live" not in read:
             live.extend(store.ledger.query(include_own_room=True))
+            read.add("live")
         return live
 
     build.add(
@@ -176,8 +182,9 @@ def assemble_context(
     facts: list[Fact] = []
 
     def read_facts() -> list[Fact]:
-        if not facts:
+        if "facts" not in read:
             facts.extend(mem.facts.list())
+            read.add("facts")
         return facts
 
     def preferences() -> list[str]:
@@ -193,13 +200,15 @@ def assemble_context(
     history: list[tuple[LedgerEntry, str | None]] = []
 
     def records() -> list[tuple[LedgerEntry, str | None]]:
-        if not history:
+        if "history" not in read:
             history.extend(standing.records_history(mem))
+            read.add("history")
         return history
 
     def log_tail() -> list[LogEntry]:
-        if not entries and log_entries:
+        if "log" not in read and log_entries:
             entries.extend(standing.recent_entries(mem, log_entries))
+            read.add("log")
             records()
         return entries
 

@@ -213,25 +213,31 @@ def transcript_told(mem: AgentMemory) -> Told:
         return goals, asked, clip(outcome, OUTCOME_CHARS) if outcome else ""
 
     versions: list[tuple[float, str]] = []
-    texts: dict[str, str] = {}  # version id -> NOW.md's text then (the history read once)
+    texts: dict[str, str] = {}  # version id -> NOW.md's text then (each read once)
+    asked: set[str] = set()  # version ids whose text was asked for (kept or not)
+
+    def objectives(vids: list[str]) -> list[str]:
+        """The objectives set by the versions `vids` that are kept, in order."""
+        missing = [vid for vid in vids if vid not in asked]
+        if missing:
+            texts.update(mem.versions.texts("now", missing))
+            asked.update(missing)
+        said = [parse_now(texts[vid]).objective.strip() for vid in vids if vid in texts]
+        return [x for x in said if x.lower() not in ("", "(none)", "no active objective yet")]
 
     def now_set(lo: float, hi: float) -> tuple[list[str], str]:
         """Without a transcript: the last objective the agent set in NOW.md in the span is
-        the outcome, the first one (when it moved on since) the goal (NOW.md's versions)."""
+        the outcome, the first one (when it moved on since) the goal (NOW.md's versions).
+        Those two are all it tells: the versions between are read only when an end of the
+        span sets no objective (a NOW.md updated 60 times in a session: 2 texts, not 60)."""
         if not versions:
             kept = [v for v in mem.versions.history("now", changes=False).versions if v.kept]
             versions.extend((parse_ts(v.ts), v.id) for v in reversed(kept))
-            texts.update(mem.versions.texts("now", [vid for _, vid in versions]))
-        said = [
-            parse_now(texts[vid]).objective
-            for ts, vid in versions
-            if lo <= ts <= hi and vid in texts
-        ]
-        said = [
-            x.strip()
-            for x in said
-            if x.strip().lower() not in ("", "(none)", "no active objective yet")
-        ]
+        span = [vid for ts, vid in versions if lo <= ts <= hi]
+        ends = list(dict.fromkeys(span[:1] + span[-1:]))
+        said = objectives(ends)
+        if len(said) < len(ends):
+            said = objectives(span)
         if not said:
             return [], ""
         if len(said) == 1 or said[-1] == said[0]:  # set once: where the session got to

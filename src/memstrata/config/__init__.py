@@ -73,6 +73,8 @@ class Bounds:
 
 @dataclass(frozen=True)
 class Config:
+    """A store's effective settings (`SETTINGS`: defaults, the config file, the environment)."""
+
     half_lives: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_HALF_LIVES))
     bounds: Bounds = field(default_factory=Bounds)
     admins: tuple[str, ...] = ()

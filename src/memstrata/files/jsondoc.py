@@ -32,6 +32,8 @@ from memstrata.files.jsonl import BadLine
 
 @dataclass
 class RecordList:
+    """A JSON document holding one list of records (under `key`, or a bare array)."""
+
     path: str
     key: str | None  # the top-level key holding the list; None for a bare array
     top: dict[str, Any]  # the top-level object, every key kept (empty for a bare array)

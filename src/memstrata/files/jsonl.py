@@ -28,6 +28,8 @@ def encode(record: dict[str, Any]) -> bytes:
 
 @dataclass
 class Decoded:
+    """The records of a run of JSONL bytes, its bad lines, and how many bytes it covers."""
+
     records: list[tuple[int, dict[str, Any]]]  # (byte offset of the line, record)
     bad: list[BadLine]
     consumed: int  # bytes of complete lines read (the unterminated tail is not consumed)

@@ -11,6 +11,8 @@ MAX_CHUNK_CHARS = 2000
 
 @dataclass(frozen=True)
 class Chunk:
+    """One indexed piece of a Markdown file: its heading, text and first line."""
+
     title: str
     text: str
     line: int  # 1-based line of the chunk's first line

@@ -130,6 +130,8 @@ class Appended:
 
 @dataclass(frozen=True)
 class Content:
+    """A source's bytes as read, with the entry (size, version) they were read at."""
+
     data: bytes
     entry: Entry
 

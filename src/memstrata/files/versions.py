@@ -324,6 +324,8 @@ class Retention:
 
 @dataclass(frozen=True)
 class Author:
+    """Who wrote a version: the acting agent and its role, when known."""
+
     by: str | None
     role: str | None
 

@@ -27,13 +27,20 @@ if TYPE_CHECKING:
 def _ledger_where(
     scope: Gate, kinds: list[str], room: str | None, *, live: bool
 ) -> tuple[str, list[Any]]:
+    """The WHERE of the ledger records of `kinds`, room-less or of `room`, that
+    `docs_layer_kind` (layer, kind, superseded, room, ts) answers as far as it goes.
+
+    Records in force or replaced alike are asked as `superseded IN (0, 1)` (the column
+    holds nothing else) and a room-less principal's as `room IS NULL` (`room = NULL` is
+    never true), so that the lookup reaches the room column: a store whose ledger is
+    mostly other rooms' is not read through for one agent's few records."""
     scope_sql, scope_params = scope.sql_filter("d")
     marks = ",".join("?" * len(kinds))
-    alive = "AND d.superseded = 0 " if live else ""
+    alive = "d.superseded = 0" if live else "d.superseded IN (0, 1)"
+    rooms = "d.room IS NULL" if room is None else "(d.room IS NULL OR d.room = ?)"
     return (
-        f"d.layer = 'ledger' {alive}AND d.kind IN ({marks}) "
-        f"AND (d.room IS NULL OR d.room = ?) AND {scope_sql}",
-        [*kinds, room, *scope_params],
+        f"d.layer = 'ledger' AND d.kind IN ({marks}) AND {alive} AND {rooms} AND {scope_sql}",
+        [*kinds, *([] if room is None else [room]), *scope_params],
     )
 
 
@@ -47,13 +54,18 @@ def ledger_records(
     limit: int | None = None,
 ) -> list[dict[str, Any]]:
     """The ledger records (their JSON) of `kinds`, room-less or of `room`, newest first
-    (`docs_layer_kind`): never the newest entries of every room filtered afterwards."""
+    (`docs_layer_kind`): never the newest entries of every room filtered afterwards.
+
+    All of them (no `limit`) are found through `docs_layer_kind` and then sorted
+    (`+d.ts`: SQLite would otherwise walk `docs_layer_ts`, every room's ledger entries
+    in time order, to spare the sort); a page walks in time order and stops early."""
     if not kinds:
         return []
     sql, args = _ledger_where(scope, kinds, room, live=live)
+    order = "+d.ts" if limit is None else "d.ts"
     with db.read() as conn:
         rows = conn.execute(
-            f"SELECT d.meta FROM docs d WHERE {sql} ORDER BY d.ts DESC LIMIT ?",
+            f"SELECT d.meta FROM docs d WHERE {sql} ORDER BY {order} DESC LIMIT ?",
             [*args, -1 if limit is None else limit],
         ).fetchall()
     return [json.loads(r[0]) for r in rows if r[0]]

@@ -129,6 +129,8 @@ class Origin:
 
 @dataclass
 class SyncReport:
+    """What one catch-up of the index did: sources looked at, re-read, appended to, dropped."""
+
     scanned: int = 0
     reparsed: list[str] = field(default_factory=list)
     appended: list[str] = field(default_factory=list)

@@ -64,6 +64,8 @@ def _no_edit(relp: str) -> Refused:
 
 @dataclass(frozen=True)
 class FileInfo:
+    """One file of a memory folder as listed: path, size, modification time."""
+
     path: str
     size: int
     modified: str

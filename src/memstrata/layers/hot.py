@@ -67,6 +67,8 @@ class MarkdownLayer(Layer):
 
 @dataclass(frozen=True)
 class NowState:
+    """NOW.md's content: the objective, next steps, blockers, phase and other sections."""
+
     objective: str
     next_steps: tuple[str, ...] = ()
     blockers: tuple[str, ...] = ()

@@ -54,6 +54,8 @@ class Block:
 
 @dataclass
 class Split:
+    """The entry blocks of a run of LOG.md bytes, and how many bytes they cover."""
+
     blocks: list[Block]
     consumed: int  # bytes of `data` covered by the blocks returned (closed or final)
 

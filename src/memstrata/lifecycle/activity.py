@@ -455,6 +455,8 @@ def failure_line(e: LogEntry, detail: str = "") -> str:
 
 @dataclass(frozen=True)
 class OpenError:
+    """A failure nothing later resolved, told once however often it happened."""
+
     entry: LogEntry  # the latest occurrence
     count: int
     detail: str = ""  # what went wrong, when the entry itself does not say

@@ -36,6 +36,7 @@ from memstrata.search.filters import filters as _filters
 from memstrata.search.layermask import LayerMask, Ranges, within
 from memstrata.search.query import OPT_IN_LAYERS, Hit, Searchable, SearchQuery
 from memstrata.search.rescore import scoring_extra
+from memstrata.search.rowmemo import RowMemo, RowMemos, own_meta
 from memstrata.search.terms import TermStat, essential_terms, stems
 from memstrata.search.text import mentioned, query_terms, tokenize
 from memstrata.search.worth import exclusions, rank_pool
@@ -211,14 +212,17 @@ def lexical_pool(
     pruned = " OR ".join(p.match for p in kept)
     fetch = max(MIN_FETCH, q.k * 5, wanted or 0)
     allowed = _layers_read(store, q)
-    with store.db.read() as conn, _snapshot(conn):
-        mask = store.df_cache.per_scope(("layer mask",), LayerMask) if allowed else None
-        keep, ranges = None, None
-        if mask is not None and allowed is not None:
-            ranges = mask.ranges(conn, allowed)  # a few runs of row ids: FTS5 skips the rest
-            keep = mask.keep(conn, allowed) if ranges is None else None
-        rows = _best_matches(conn, pruned, where, params, fetch, q.k, keep, ranges)
-    cands = [_hit(r, 0.0, {}, terms, snippet=False) for r in rows]
+    with store.db.read() as conn:
+        memos = store.df_cache.per_scope(("rows",), RowMemos)
+        with _snapshot(conn) as ours:  # rows and hits of earlier searches (`search.rowmemo`)
+            memo = memos.get(conn, where, params) if ours else RowMemo()
+            mask = store.df_cache.per_scope(("layer mask",), LayerMask) if allowed else None
+            keep, ranges = None, None
+            if mask is not None and allowed is not None:
+                ranges = mask.ranges(conn, allowed)  # a few runs of row ids: FTS5 skips the rest
+                keep = mask.keep(conn, allowed) if ranges is None else None
+            rows = _best_matches(conn, pruned, where, params, fetch, q.k, keep, memo.rows, ranges)
+        cands = memo.hits_of(rows, _candidate)  # under the connection's lock, as its rows
     gone = exclusions(store, q, cands)
     rows = [r for r in rows if r[1] not in gone]  # never hits: not the best's yardstick
     bonus = scoring_extra(rows, extra, total) if extra else [0.0] * len(rows)
@@ -255,15 +259,15 @@ def _layers_read(store: Searchable, q: SearchQuery) -> Callable[[str], bool] | N
 
 
 @contextmanager
-def _snapshot(conn: Any) -> Iterator[None]:
-    """One read transaction (unless one is open): the layer codes read from the change
-    feed describe every row stage 1 sees (`search.layermask`)."""
+def _snapshot(conn: Any) -> Iterator[bool]:
+    """One read transaction (unless one is open: then False): the layer codes read from
+    the change feed describe every row stage 1 sees (`search.layermask`)."""
     if conn.in_transaction:
-        yield
+        yield False
         return
     conn.execute("BEGIN")
     try:
-        yield
+        yield True
     finally:
         conn.execute("COMMIT")
 
@@ -321,7 +325,7 @@ def _ranked(
             h.explain.update(given)
     for h in hits:
         h.explain["matched"] = [w for w, st in pool.words if holds(h, st)]
-    return [h.but(snippet=make_snippet(h.text or h.title, terms)) for h in hits]
+    return [own_meta(h.but(snippet=make_snippet(h.text or h.title, terms))) for h in hits]
 
 
 def _beyond_words(store: Searchable, q: SearchQuery, terms: list[str]) -> list[Hit]:
@@ -372,6 +376,7 @@ def _best_matches(
     fetch: int,
     k: int,
     keep: Callable[[int], int] | None = None,
+    read: dict[int, Any] | None = None,
     ranges: Ranges | None = None,
 ) -> list[Any]:
     """The docs rows (bm25 last, best first) of the best `fetch` FTS5 matches that pass
@@ -388,10 +393,10 @@ def _best_matches(
     as a few runs: `LayerMask.ranges`) does it as row id bounds FTS5 applies itself.
     The pool is the best `fetch` that pass however deep stage 1 looked (it used to grow
     with the depth, to 800 candidates whose priors were most of a search's time).
+    `read`: the rows an earlier search read under these filters (`search.rowmemo`).
     """
     weights = ", ".join(str(x) for x in COLUMN_WEIGHTS)
-    kept = ""  # the layer test stage 1 adds
-    bounds: tuple[int, ...] = ()  # its row id bounds
+    kept, bounds = "", tuple[int, ...]()  # the layer test stage 1 adds, its row id bounds
     if ranges is not None:
         kept, bounds = within(ranges)
     elif keep is not None:
@@ -410,7 +415,7 @@ def _best_matches(
     )
     depth = fetch * 4
     ranked = _Ranked(conn, stage1, (match, *bounds), STAGE1_FIRST * (depth + 1))
-    read: dict[int, Any] = {}
+    read = {} if read is None else read
     rows: list[Any] = []
     try:
         for _ in range(4):
@@ -527,6 +532,10 @@ def _meta(text: str | None) -> Any:
             _metas.clear()
         _metas[text] = got
     return dict(got) if isinstance(got, dict) else got
+
+
+def _candidate(r: Any) -> Hit:
+    return _hit(r, 0.0, {}, [], snippet=False)
 
 
 def _hit(

@@ -153,7 +153,9 @@ def hybrid_search(
             h.explain["feedback"] = store.config.feedback
             h.explain["feedback_seeds"] = seeds
     said = query_terms(q.text)  # snippets for the hits shown only
-    return [replace(h, snippet=make_snippet(h.text or h.title, said)) for h in hits]
+    return [
+        replace(h, snippet=make_snippet(h.text or h.title, said), meta=dict(h.meta)) for h in hits
+    ]
 
 
 def _maxsim(

@@ -56,6 +56,8 @@ EVENT_NAMES = ("memory:read", "memory:write", "memory:flush", "memory:compact", 
 
 @dataclass(frozen=True)
 class Event:
+    """One memory event (`EVENT_NAMES`) with its payload, acting agent and time."""
+
     name: str
     payload: dict[str, Any]
     agent: str | None
