@@ -120,3 +120,113 @@ def test_stage_one_without_its_layer_filter_while_a_statement_using_it_is_open(
         pending.close()
         assert again == first and len(first) == 10
     db.close()
+
+
+def _blocks(tmp_path: Path) -> Database:
+    """1,000 transcript messages holding "alpha", then 200 ledger entries holding it: the
+    ledger's row ids are one run (a store built by catching up its files)."""
+    db = Database(tmp_path / "index.db")
+    rows = [
+        (
+            f"u{i}",
+            "session" if i < 1000 else "ledger",
+            float(i),
+            f"t{i}",
+            "alpha " * (1 + i % 5),
+            "s",
+        )
+        for i in range(1200)
+    ]
+    with db.write() as conn:
+        conn.executemany(
+            "INSERT INTO docs (uid, layer, ts, title, body, source) VALUES (?, ?, ?, ?, ?, ?)",
+            rows,
+        )
+    return db
+
+
+def test_stage_one_reads_a_run_of_row_ids_as_bounds_and_no_function(tmp_path: Path) -> None:
+    """The ledger's rows are one run of ids: stage 1 bounds the row id (FTS5 skips the other
+    postings itself) instead of calling the layer function per match; same pool."""
+    db = _blocks(tmp_path)
+    mask = LayerMask()
+    ledger = frozenset({"ledger"}).__contains__
+    stage1: list[str] = []
+    with db.read() as conn:
+        ranges = mask.ranges(conn, ledger)
+        assert ranges == ((1001, None),)  # the last run is open above
+        plain = engine._best_matches(conn, '"alpha"', ["d.layer = ?"], ["ledger"], 100, k=10)
+        conn.set_trace_callback(stage1.append)
+        bounded = engine._best_matches(
+            conn, '"alpha"', ["d.layer = ?"], ["ledger"], 100, 10, ranges=ranges
+        )
+        conn.set_trace_callback(None)
+        assert bounded == plain and len(bounded) == 100
+        [sql] = [s for s in stage1 if "bm25(" in s]
+        assert "rowid >= 1001" in sql and "memstrata_layer_read" not in sql
+    db.close()
+
+
+def test_a_default_search_hands_stage_one_the_ledger_as_row_id_bounds(home: Path) -> None:
+    """A store built from its files (transcripts, then the ledger): a default search (no
+    transcripts) gives stage 1 the ledger's run of row ids, not the layer function; a
+    mask over interleaved layers (`_index`: one ledger entry in twenty) has no ranges."""
+    from memstrata import Store
+    from memstrata.bench.synth import populate
+
+    populate(home, 400)
+    seen: list[tuple[Any, Any]] = []
+    real = engine._best_matches
+
+    def spy(*args: Any, **kw: Any) -> list[Any]:
+        seen.append((args[6], args[8]))  # keep, ranges
+        return real(*args, **kw)
+
+    with Store(home, agent="bench") as store, pytest.MonkeyPatch.context() as mp:
+        mp.setattr(engine, "_best_matches", spy)
+        assert store.search("the api token", mode="lexical")
+        with store.db.read() as conn:
+            ledger = [r[0] for r in conn.execute("SELECT id FROM docs WHERE layer = 'ledger'")]
+    assert len(ledger) == 100
+    assert seen == [(None, ((min(ledger), None),))]  # before: (the function, no ranges)
+    (home / "interleaved").mkdir()
+    db = _index(home / "interleaved")
+    with db.read() as conn:
+        assert LayerMask().ranges(conn, frozenset({"ledger"}).__contains__) is None
+    db.close()
+
+
+def test_ranges_let_through_exactly_the_row_ids_the_function_does() -> None:
+    """Random masks, up to and past `MAX_RANGES` runs: `within`'s SQL keeps exactly the
+    ids `keep` does (ids past the codes: the last run's, open above)."""
+    import random
+    import sqlite3
+
+    from memstrata.search.layermask import _runs, within
+
+    rng = random.Random(3)  # row id 0 is never a doc's: masks from 1
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE t (rowid INTEGER PRIMARY KEY)")
+    conn.executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(0, 80)])
+    checked = 0
+    for _ in range(400):
+        n = rng.randint(1, 60)
+        kept = bytearray(rng.choice(b"\x00\x01\x01") if rng.random() < 0.3 else 1 for _ in range(n))
+        if rng.random() < 0.5:  # long runs, as a store built from its files has
+            kept = bytearray(
+                b"".join(bytes([rng.randint(0, 1)]) * rng.randint(1, 12) for _ in range(6))
+            )
+        ranges = _runs(kept, LayerMask.MAX_RANGES)
+        runs = len([1 for i in range(1, len(kept)) if kept[i] and (i == 1 or not kept[i - 1])])
+        if runs > LayerMask.MAX_RANGES:
+            assert ranges is None
+            continue
+        assert ranges is not None
+        sql, args = within(ranges)
+        got = [r[0] for r in conn.execute(f"SELECT rowid FROM t WHERE rowid > 0{sql}", args)]
+        want = [i for i in range(1, 80) if (kept[i] if i < len(kept) else kept[-1])]
+        if len(kept) < 2:
+            continue
+        assert got == want, (bytes(kept), ranges)
+        checked += 1
+    assert checked > 200

@@ -33,7 +33,7 @@ from memstrata.search import scoring, shortforms
 from memstrata.search.coverage import QueryTerm, holds, idf
 from memstrata.search.expand import IdentifierWords, Phrase, plan
 from memstrata.search.filters import filters as _filters
-from memstrata.search.layermask import LayerMask
+from memstrata.search.layermask import LayerMask, Ranges, within
 from memstrata.search.query import OPT_IN_LAYERS, Hit, Searchable, SearchQuery
 from memstrata.search.rescore import scoring_extra
 from memstrata.search.rowmemo import RowMemo, RowMemos, own_meta
@@ -217,8 +217,11 @@ def lexical_pool(
         with _snapshot(conn) as ours:  # rows and hits of earlier searches (`search.rowmemo`)
             memo = memos.get(conn, where, params) if ours else RowMemo()
             mask = store.df_cache.per_scope(("layer mask",), LayerMask) if allowed else None
-            keep = mask.keep(conn, allowed) if mask is not None and allowed is not None else None
-            rows = _best_matches(conn, pruned, where, params, fetch, q.k, keep, memo.rows)
+            keep, ranges = None, None
+            if mask is not None and allowed is not None:
+                ranges = mask.ranges(conn, allowed)  # a few runs of row ids: FTS5 skips the rest
+                keep = mask.keep(conn, allowed) if ranges is None else None
+            rows = _best_matches(conn, pruned, where, params, fetch, q.k, keep, memo.rows, ranges)
         cands = memo.hits_of(rows, _candidate)  # under the connection's lock, as its rows
     gone = exclusions(store, q, cands)
     rows = [r for r in rows if r[1] not in gone]  # never hits: not the best's yardstick
@@ -374,6 +377,7 @@ def _best_matches(
     k: int,
     keep: Callable[[int], int] | None = None,
     read: dict[int, Any] | None = None,
+    ranges: Ranges | None = None,
 ) -> list[Any]:
     """The docs rows (bm25 last, best first) of the best `fetch` FTS5 matches that pass
     scope and filters (fewer when fewer pass, at least `k` when that many do): the pool.
@@ -385,14 +389,17 @@ def _best_matches(
     than asking again), and stops once `k` pass at a depth of 1,600 or more.
     Stage 1 reads one match more than it looks at, which tells whether there are more.
     `keep` (a row id -> whether its layer is read: `search.layermask`) drops the matches
-    of other layers inside stage 1, before FTS5 scores them.
+    of other layers inside stage 1, before FTS5 scores them; `ranges` (the same row ids
+    as a few runs: `LayerMask.ranges`) does it as row id bounds FTS5 applies itself.
     The pool is the best `fetch` that pass however deep stage 1 looked (it used to grow
     with the depth, to 800 candidates whose priors were most of a search's time).
     `read`: the rows an earlier search read under these filters (`search.rowmemo`).
     """
     weights = ", ".join(str(x) for x in COLUMN_WEIGHTS)
-    kept = ""
-    if keep is not None:
+    kept, bounds = "", tuple[int, ...]()  # the layer test stage 1 adds, its row id bounds
+    if ranges is not None:
+        kept, bounds = within(ranges)
+    elif keep is not None:
         with contextlib.suppress(sqlite3.OperationalError):  # statements still open: no filter
             conn.create_function("memstrata_layer_read", 1, keep)
             kept = " AND memstrata_layer_read(rowid)"
@@ -407,7 +414,7 @@ def _best_matches(
         f"WHERE {' AND '.join(where)}"
     )
     depth = fetch * 4
-    ranked = _Ranked(conn, stage1, match, STAGE1_FIRST * (depth + 1))
+    ranked = _Ranked(conn, stage1, (match, *bounds), STAGE1_FIRST * (depth + 1))
     read = {} if read is None else read
     rows: list[Any] = []
     try:
@@ -442,8 +449,8 @@ class _Ranked:
 
     WIDEN = 8
 
-    def __init__(self, conn: Any, sql: str, match: str, limit: int = 0) -> None:
-        self.conn, self.sql, self.match = conn, sql, match
+    def __init__(self, conn: Any, sql: str, args: tuple[Any, ...], limit: int = 0) -> None:
+        self.conn, self.sql, self.args = conn, sql, args  # the MATCH and any row id bounds
         self.rows: list[Any] = []
         self.limit = 0
         self.asked = limit  # the first statement's LIMIT (at least WIDEN x the first n)
@@ -462,7 +469,7 @@ class _Ranked:
                 self.close()
                 self.limit = max(n * self.WIDEN, self.asked)
                 self.asked = 0
-                self.cursor = self.conn.execute(self.sql, (self.match, self.limit))
+                self.cursor = self.conn.execute(self.sql, (*self.args, self.limit))
                 self.rows = []
             self.rows += self.cursor.fetchmany(n - len(self.rows))
             self.ended = len(self.rows) < n  # n <= limit: the statement had no more
