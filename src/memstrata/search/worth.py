@@ -31,6 +31,7 @@ from memstrata.search.duplicates import collapse_duplicates
 from memstrata.search.durations import with_durations
 from memstrata.search.failures import with_failures
 from memstrata.search.features import remember
+from memstrata.search.fixes import with_fixes
 from memstrata.search.intent import bare_prompt, with_open_work
 from memstrata.search.priors import (
     LEDGER_SIGNALS,
@@ -43,6 +44,7 @@ from memstrata.search.priors import (
     words_of,
 )
 from memstrata.search.query import Hit, Searchable, SearchQuery
+from memstrata.search.reasons import with_reasons
 from memstrata.search.terms import stems
 from memstrata.search.text import query_terms
 from memstrata.search.turns import with_turns
@@ -106,6 +108,8 @@ def rank_pool(
     pool = with_failures(store, q, pool, dropped)  # a failed call's ERROR shares its score
     pool = with_open_work(store, q, pool, dropped, settings.open_work)  # "what's still open?"
     pool = with_durations(q.text, pool)  # "how long ...?": the records that state a duration
+    pool = with_reasons(q.text, pool)  # "why ...?": the records that state a reason
+    pool = with_fixes(q.text, pool)  # "what fixed it?": the records that say they fixed it
     if not pool:
         return []
     kept = [h for h in pool if h.uid not in dropped]

@@ -1,0 +1,85 @@
+"""A question that asks why a choice was made is answered by a record that states a reason.
+
+"Why did we take the newsletter off Resend?" is answered by the decision recorded with
+its why ("11,800 subscribers would exceed Resend's 50,000 emails a month"). Records on
+the subject that state no reason outrank it on words and meaning: the CONTEXT.md line
+that says how things are now ("Weekly issue: Amazon SES; Resend only for magic links"),
+a fact holding the value the question names ("gpg_key: Ruth's release key ..." for "why
+aren't we using my gpg key?"). What such a question asks for is a reason, so the records
+that give one are weighed up:
+
+    asks(q)      = q asks "why", "how come" or "what was the reason", and not about a
+                   failure: no word of one ("crash", "broke", "failed": the `error`
+                   signal of `priors.asked_signals`) and no "could" / "can't" ("Why
+                   couldn't we download the files at first?" asks what stood in the
+                   way: a failure's cause, which `search.failures` finds)
+    states(r)    = r gives a reason: a ledger record with a rationale (its `detail`, the
+                   `why` of `record_decision`), a "Why: ..." of a decision logged as text,
+                   or a causal link in its text ("because", "due to", "caused by",
+                   "which is why", "so that")
+    score(r)     = score(r) x REASON        when asks(q) and states(r)
+
+Measured on the nine dev scenarios of `bench agent` by replay: without the failure
+condition, two "why couldn't we ... at first?" questions lost their ERROR / THOUGHT answer
+to decisions with a rationale on a neighbouring subject (pipeline q-key 3 -> 5, research
+q-paywall 1 -> 2). REASON 1.25, 1.5 and 2.0 all gained, none lost; 1.5 is the factor of
+`recall.asked` and `search.durations`.
+
+Applied to the pool before the priors, as `search.durations` is, so their exact pruning
+(`search.prune`) reads the weighed score as any other. `explain`: `reason` (the factor)
+and `reason_said` (where the reason was read).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from memstrata.search.priors import asked_signals
+from memstrata.search.query import Hit
+
+REASON = 1.5  # a record stating a reason, for a question that asks why a choice was made
+_ASKS = re.compile(r"\b(?:why|how\s+come)\b|\bwhat\s+(?:was|is|were|are)\s+the\s+reasons?\b", re.I)
+# "why couldn't we ...", "why can't it ...": what stood in the way, a failure's cause
+_ABILITY = re.compile(r"\b(?:could|couldn't|can't|cannot|can|unable|wouldn't|won't)\b", re.I)
+_WHY_LABEL = re.compile(r"\bWhy:\s+\S")
+_CAUSAL = re.compile(
+    r"\b(?:because|due\s+to|caused\s+by|which\s+is\s+why|that(?:'s|\s+is)\s+why|so\s+that)\b",
+    re.I,
+)
+
+
+def asks_reason(query: str) -> bool:
+    """True when `query` asks why a choice was made ("Why did we drop X?", "why aren't we
+    on Y any more?"), not why something failed or could not be done ("Why did the test
+    crash?", "Why couldn't we download the files?": a failure's cause, `search.failures`)."""
+    if not _ASKS.search(query) or _ABILITY.search(query):
+        return False
+    return "error" not in asked_signals(query)
+
+
+def reason_of(hit: Hit) -> str | None:
+    """Where `hit` states a reason ("rationale", "Why:", or the causal words), or None."""
+    detail = hit.meta.get("detail") if hit.layer == "ledger" else None
+    if isinstance(detail, str) and detail.strip():
+        return "rationale"
+    if _WHY_LABEL.search(hit.text):
+        return "Why:"
+    m = _CAUSAL.search(hit.text)
+    return m.group(0).lower() if m else None
+
+
+def with_reasons(query: str, pool: Sequence[Hit], factor: float = REASON) -> list[Hit]:
+    """`pool` with the records that state a reason weighed by `factor` when `query` asks
+    why (`reason` and `reason_said` in their explain)."""
+    if factor == 1.0 or not pool or not asks_reason(query):
+        return list(pool)
+    out: list[Hit] = []
+    for h in pool:
+        said = reason_of(h)
+        if said is None:
+            out.append(h)
+            continue
+        explain = {**h.explain, "reason": factor, "reason_said": said}
+        out.append(h.but(score=h.score * factor, explain=explain))
+    return out
