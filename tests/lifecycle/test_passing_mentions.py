@@ -1,0 +1,65 @@
+"""The lifecycle rules read a word for what it says (support-marlin, scen19b): what a
+replacement drops (`lifecycle.moot.dropped`) and which commands a successful shell line
+shows succeeded (`lifecycle.shell.succeeded_parts`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memstrata.lifecycle.moot import dropped
+from memstrata.lifecycle.shell import succeeded_parts
+from memstrata.model import LedgerEntry
+
+
+def _record(id_: str, summary: str, detail: str | None = None, ts: str = "") -> LedgerEntry:
+    ts = ts or "2026-09-09T16:00:00.000Z"
+    return LedgerEntry(id_, ts, "decision", None, None, None, (), summary, detail, None)
+
+
+def test_a_replacement_drops_what_the_replaced_record_decided_not_its_reasons_mentions() -> None:
+    old = _record(
+        "d0",
+        "Drop linux/arm/v7 (32-bit ARM) from the release builds and the CI test matrix",
+        "11 downloads of the armv7 archive for v0.8.2, and its qemu test job takes 7 minutes",
+    )
+    new = _record(
+        "d1",
+        "Build linux/arm/v7 release archives again; armv7 gets a build-only job",
+        "Raspberry Pi 2/3 users install from our mirror, so GitHub's download count missed them",
+    )
+    names = dropped(new, [old])
+    assert "v082" not in names  # said in the old record's reason only
+    assert "arm" not in names  # named again, in lower case
+    docs = _record("d2", "Build the docs site with MkDocs Material", "pip conflicts with mike")
+    hugo = _record("d3", "Build the docs site with Hugo and the Hextra theme")
+    assert dropped(hugo, [docs]) == {"mkdocs", "material"}
+    assert "weasyprint" in dropped(_record("d4", "Render PDFs with Typst, no WeasyPrint"), [])
+
+
+@pytest.mark.parametrize(
+    ("line", "parts"),
+    [
+        (
+            "go mod edit -go=1.23 && go get x@v1",
+            [["go", "mod", "edit", "-go=1.23"], ["go", "get", "x@v1"]],
+        ),
+        ("make docs; echo done", [["echo", "done"]]),  # only the last list's status is the line's
+        ("npm ci && npm run build || true", []),  # either may have failed
+        ("cargo fmt && cargo build | tee b.log", [["cargo", "fmt"], ["tee", "b.log"]]),
+        ("sleep 5 & go get x", [["go", "get", "x"]]),  # a background job's status is unknown
+        (
+            "go test ./... 2>&1 && go vet ./...",
+            [["go", "test", "./...", "2>&1"], ["go", "vet", "./..."]],
+        ),
+        (
+            "git commit -m 'a; b || c' && go get x",
+            [["git", "commit", "-m", "'a;", "b", "||", "c'"], ["go", "get", "x"]],
+        ),
+        ("(cd web && npm run build)", []),  # a subshell: not read
+        ("echo $(go get x) && true", []),
+    ],
+)
+def test_only_the_commands_a_successful_line_shows_succeeded_count(
+    line: str, parts: list[list[str]]
+) -> None:
+    assert succeeded_parts(line) == parts
