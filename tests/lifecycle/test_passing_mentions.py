@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 from memstrata.lifecycle.moot import dropped
+from memstrata.lifecycle.retired import replaced_facts
 from memstrata.lifecycle.shell import succeeded_parts
-from memstrata.model import LedgerEntry
+from memstrata.model import Fact, LedgerEntry
 
 
 def _record(id_: str, summary: str, detail: str | None = None, ts: str = "") -> LedgerEntry:
@@ -61,3 +62,19 @@ def test_only_the_commands_a_successful_line_shows_succeeded_count(
     line: str, parts: list[list[str]]
 ) -> None:
     assert succeeded_parts(line) == parts
+
+
+def _fact(key: str, value: str, at: str) -> Fact:
+    return Fact(key, value, "general", at, at)
+
+
+def test_numbers_with_thousands_separators_are_one_value_each() -> None:
+    """research-scooters: `madrid_fleet` ("... from 10,000 to 6,000 scooters") was shown
+    as replaced by `warsaw_fleet` ("about 40,000 shared scooters"): both keys say "fleet"
+    and both values held "000", the digits after a thousands separator, read as a number
+    of their own. A number is read whole; a later fact quoting one still replaces."""
+    madrid = _fact("madrid_fleet", "Madrid cut the fleet from 10,000 to 6,000", "2026-04-10")
+    warsaw = _fact("warsaw_fleet", "Warsaw had about 40,000 shared scooters", "2026-04-14")
+    revised = _fact("madrid_fleet_final", "The fleet is 6,000 since May", "2026-04-20")
+    assert replaced_facts([madrid, warsaw], []) == [None, None]
+    assert replaced_facts([madrid, revised], []) == [("madrid_fleet_final", "2026-04-20"), None]
