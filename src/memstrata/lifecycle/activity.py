@@ -19,7 +19,8 @@ is an aside: neither its prompt nor its answer is the session's goal or outcome.
 `open_errors(entries)` lists the failures nothing later resolved: a failed tool is
 resolved by a later successful call of the same tool on the same target (the same
 command, file or path, or the failed command run again with more arguments, not as a
-dry run), another error by a later final response or a passing test run; either by
+dry run, alone or in the `&&` chain of a shell line that succeeded: `lifecycle.shell`),
+another error by a later final response or a passing test run; either by
 the agent's note, before the user's next prompt, that it fixed it, naming something of
 it (`noted_fixed`);
 repeats of one failure are one line with a count. Pure functions over `LogEntry` values.
@@ -32,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from memstrata.lifecycle.shell import succeeded_parts
 from memstrata.reading.patterns import LazyPattern
 
 if TYPE_CHECKING:
@@ -328,7 +330,11 @@ def _extends(later: LogEntry, error: LogEntry) -> bool:
     (`fetch.py cnn14` failed on a dead link, `fetch.py cnn14 --url <new link>` worked; an
     agent's own `fetch_url(api/x) -> error 429`, then `fetch_url(api/x, retry) -> ok`)."""
     failed_words, later_words = _command(error), _command(later)
-    if failed_words is None or later_words is None or len(later_words) <= len(failed_words):
+    return failed_words is not None and later_words is not None and _more(later_words, failed_words)
+
+
+def _more(later_words: list[str], failed_words: list[str]) -> bool:
+    if len(later_words) <= len(failed_words):
         return False
     added = later_words[len(failed_words) :]
     return later_words[: len(failed_words)] == failed_words and not _LOOK_ONLY & set(added)
@@ -352,6 +358,10 @@ def _same_run(later: LogEntry, error: LogEntry) -> bool:
     failed_words, later_words = _command(error), _command(later)
     if failed_words is None or later_words is None or "command" not in _args(error):
         return False
+    return _rerun(later_words, failed_words)
+
+
+def _rerun(later_words: list[str], failed_words: list[str]) -> bool:
     stem = _stem(failed_words)
     return (
         len(stem) >= 2
@@ -402,7 +412,24 @@ def _resolves(later: LogEntry, error: LogEntry) -> bool:
             or _extends(later, error)
             or _corrects(later, error)
             or (kind_of_call(error) != "test" and _same_run(later, error))
+            or _chained(later, error)
         )
+    )
+
+
+def _chained(later: LogEntry, error: LogEntry) -> bool:
+    """`later`, a shell line that succeeded, ran the failed command in its `&&` chain,
+    again or with more arguments (support-marlin: `go get golang.org/x/crypto@v0.27.0`
+    needed Go 1.23; `go mod edit -go=1.23 && go get golang.org/x/crypto@v0.27.0` worked).
+    Only a part whose success the line's shows counts (`succeeded_parts`)."""
+    failed_words, command = _command(error), _args(later).get("command")
+    if failed_words is None or not isinstance(command, str) or "command" not in _args(error):
+        return False
+    parts = succeeded_parts(command) if any(c in command for c in "&;|\n") else []
+    rerun = kind_of_call(error) != "test"
+    return any(
+        p == failed_words or _more(p, failed_words) or (rerun and _rerun(p, failed_words))
+        for p in parts
     )
 
 

@@ -12,10 +12,13 @@ error's subject:
   runners such as `uv run`, `python -m`, `sudo` skipped), the host of a failed fetch and
   the hosts its message names (`api.wandb.ai` -> wandb), a file's name;
 * what a record drops: the names it negates ("no W&B", "instead of WeasyPrint", "without
-  Redis", "drop pandas") in its text or its reason, and the names of the record it
-  replaces that it does not repeat itself (a name: a capitalised word or acronym not
-  opening the sentence, a word with a digit, dot or `&`, or the initials of "Weights &
-  Biases");
+  Redis", "drop pandas") in its text or its reason, and the names of what the record it
+  replaces decided (its text, not its reason) that it does not name itself (a name: a
+  capitalised word or acronym not opening the sentence, a word with a digit, dot or `&`,
+  or the initials of "Weights & Biases"). support-marlin: "Build linux/arm/v7 release
+  archives again" replaced "Drop linux/arm/v7 (32-bit ARM) ...", whose reason said "11
+  downloads of the armv7 archive for v0.8.2": v0.8.2 is a passing mention, not dropped,
+  and the fact `latest_release` ("v0.8.2, tagged ...") stays current;
 * names match written loosely: lower case, `&` read as "and", punctuation dropped, so
   "W&B", "Weights & Biases" and `wandb` are one name.
 
@@ -113,16 +116,16 @@ def subject(error: LogEntry) -> set[str]:
 
 
 def dropped(record: LedgerEntry, replaced: Sequence[LedgerEntry]) -> set[str]:
-    """The names `record` drops: those it negates, and those of what it replaces that it
-    does not name itself."""
+    """The names `record` drops: those it negates, and those of what it replaces decided
+    (its summary) that it does not name itself."""
     said = f"{record.summary}\n{record.detail or ''}"
     out = {norm(m.group(1)) for m in _NEGATED.finditer(said)}
     out.update(
         norm(f"{a}&{b}") for m in _NEGATED.finditer(said) for a, b in _AMPERSAND.findall(m[1])
     )
     own = _names(said) - out
-    for old in replaced:
-        out |= _names(f"{old.summary}\n{old.detail or ''}") - own
+    for old in replaced:  # what it decided: its reason's names are mentions, not choices
+        out |= _names(old.summary) - own
     return {n for n in out if len(n) >= 3 and not _GENERIC.fullmatch(n)}
 
 

@@ -20,7 +20,7 @@ ml-wrensong: the fact `baseline_result` ("validation top-1 accuracy 0.844 ...") 
 as current after `baseline_site_split` ("... 0.713 ... (the 0.844 was inflated by the
 leak)"). A fact is replaced when a fact written after it under another key repeats a
 number of its value (with a decimal point, or of 3+ digits: a measured value, not a
-metric's name) and shares a word of its key; or when a decision in force, recorded after the
+metric's name; "40,000" is one number) and shares a word of its key; or when a decision in force, recorded after the
 fact was last written, drops the name its value opens with. The context shows it as
 replaced, after the current facts. Pure functions.
 """
@@ -43,7 +43,9 @@ _FIXED = LazyPattern(
     re.I,
 )
 _TOKEN = LazyPattern(r"[A-Za-z0-9][\w./+-]*[A-Za-z0-9]|[A-Za-z0-9]")
-_VALUE = LazyPattern(r"(?<![\w.])(?:\d+\.\d+|\d{3,})(?![\w.])")
+# A measured value: a decimal, a number of 3+ digits, read whole with its thousands
+# separators ("40,000", not "000": research-scooters' two cities' fleets shared that).
+_VALUE = LazyPattern(r"(?<![\w.,])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+|\d{3,})(?![\w.]|,\d)")
 _COMMON = frozenset(
     [
         "that",

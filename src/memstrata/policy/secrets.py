@@ -45,7 +45,10 @@ Rules (kind: what matches):
 | jwt | three base64url parts, the first two starting `eyJ` |
 | private-key | a `-----BEGIN ... PRIVATE KEY-----` block (to its END line) |
 | credential | `password = ...`, `api_key: ...`, `token=...` with an 8+ character value |
-|            | of two character classes; or a fact whose key names a credential |
+|            | of two character classes, not an environment variable's name (`token: |
+|            | ACTIONS_ID_TOKEN_REQUEST_URL is not set`, `token=$GH_TOKEN`: upper-case |
+|            | words and digits joined by `_`, three in four characters letters); or a |
+|            | fact whose key names a credential |
 | url-password | the password of `scheme://user:password@host` (not `${VAR}`, `<...>`, `***`) |
 | bearer-token | 16+ token characters after `Bearer ` (an `Authorization` header) |
 | high-entropy | a 32+ character token mixing 3 character classes, Shannon entropy >= 4.0 |
@@ -267,6 +270,24 @@ def _matches(
             yield m
 
 
+_VARIABLE = re.compile(r"`?(?:\$\{(?P<braced>\w+)\}|\$?(?P<bare>\w+))`?[.):]*")
+_NAME_PART = re.compile(r"[A-Z]+[0-9]*|[0-9]+")
+
+
+def _variable_name(value: str) -> bool:
+    """A credential label's value that names where a secret is kept, not the secret: an
+    environment variable's name or a reference to one (`ACTIONS_ID_TOKEN_REQUEST_URL`,
+    `$GH_TOKEN`, `${DB_PASSWORD}`): upper-case words (a word may end in digits: `S3`,
+    `PG16`) joined by `_`, three in four of its letters and digits letters. A random value
+    in capitals (`X7_Q9Z2K`) is not one."""
+    m = _VARIABLE.fullmatch(value)
+    name = str(m.group("braced") or m.group("bare")) if m else ""
+    parts = name.split("_")
+    if len(parts) < 2 or not name[:1].isalpha() or not all(map(_NAME_PART.fullmatch, parts)):
+        return False
+    return 4 * sum(c.isalpha() for c in name) >= 3 * (len(name) - len(parts) + 1)
+
+
 def _placeholder(value: str) -> bool:
     """A URL password that stands for one (`${DB_PASS}`, `<password>`, `***`, `%s`)."""
     return value.startswith(("$", "<", "{", "%")) or set(value) <= set("*xX.")
@@ -320,7 +341,9 @@ def find_secrets(text: str) -> list[Finding]:
                 "bearer_token": "bearer",
             }.get(kind)
             start, end = m.span(group) if group else m.span()
-            if kind == "credential" and _classes(text[start:end]) < 2:
+            if kind == "credential" and (
+                _classes(text[start:end]) < 2 or _variable_name(text[start:end])
+            ):
                 continue
             if kind == "url_password" and _placeholder(text[start:end]):
                 continue
