@@ -54,6 +54,7 @@ def config(home: Path, text: str) -> None:
         ("MOTHERDUCK_TOKEN=md7Kq2Zx9Lp4Wt6v in the build", "credential"),
         ("api_key: X7_Q9Z2K4 (capitals and digits, no words)", "credential"),
         ("token: GH_TOKEN=Zq8vK2mT9xR4pL7w", "credential"),  # a name, then its value
+        ("password: CORRECT_HORSE_BATTERY_STAPLE", "credential"),  # capital words, no name's
         ("token Zx8Qp2Lm9Vt4Rw7Ks1Jd6Hf3Gb5Nc0YaQ7", "high-entropy"),
         ("ci uses glpat-xYz12AbCdEfGhIjKlMnOp", "gitlab-token"),
         ("db at postgres://app:Hunter2xyz@db.internal:5432/app", "url-password"),
