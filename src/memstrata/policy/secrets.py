@@ -275,35 +275,9 @@ _VARIABLE = re.compile(r"`?(?:\$\{(?P<braced>\w+)\}|\$?(?P<bare>\w+))`?[.):]*")
 _NAME_PART = re.compile(r"[A-Z]+[0-9]*|[0-9]+")
 # A bare name (no `$`) must say what it holds or where: a password written in capital
 # words (`CORRECT_HORSE_BATTERY`) names nothing and stays withheld.
-_NAME_WORDS = frozenset(
-    [
-        "TOKEN",
-        "KEY",
-        "KEYS",
-        "SECRET",
-        "SECRETS",
-        "PASSWORD",
-        "PASSWD",
-        "PASS",
-        "PWD",
-        "URL",
-        "URI",
-        "DSN",
-        "ID",
-        "API",
-        "AUTH",
-        "CREDENTIAL",
-        "CREDENTIALS",
-        "CERT",
-        "ACCESS",
-        "PRIVATE",
-        "FILE",
-        "PATH",
-        "HOST",
-        "USER",
-        "ENV",
-        "VAR",
-    ]
+_NAME_WORD = re.compile(
+    r"TOKEN|KEYS?|SECRETS?|PASS(?:WORD|WD)?|PWD|UR[LI]|DSN|ID|API|AUTH|CREDENTIALS?|CERT"
+    r"|ACCESS|PRIVATE|FILE|PATH|HOST|USER|ENV|VAR"
 )
 
 
@@ -312,14 +286,14 @@ def _variable_name(value: str) -> bool:
     environment variable's name or a reference to one (`ACTIONS_ID_TOKEN_REQUEST_URL`,
     `$GH_TOKEN`, `${DB_PASSWORD}`): upper-case words (a word may end in digits: `S3`,
     `PG16`) joined by `_`, three in four of its letters and digits letters, and a bare
-    one (no `$`) with a word of `_NAME_WORDS`. A random value in capitals (`X7_Q9Z2K`) or
+    one (no `$`) with a word of `_NAME_WORD`. A random value in capitals (`X7_Q9Z2K`) or
     a password in capital words (`CORRECT_HORSE_BATTERY`) is not one."""
     m = _VARIABLE.fullmatch(value)
     name = str(m.group("braced") or m.group("bare")) if m else ""
     parts = name.split("_")
     if len(parts) < 2 or not name[:1].isalpha() or not all(map(_NAME_PART.fullmatch, parts)):
         return False
-    if not value.lstrip("`").startswith("$") and _NAME_WORDS.isdisjoint(parts):
+    if not value.lstrip("`").startswith("$") and not any(map(_NAME_WORD.fullmatch, parts)):
         return False
     return 4 * sum(c.isalpha() for c in name) >= 3 * (len(name) - len(parts) + 1)
 
