@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memstrata.lifecycle.shell import succeeded_parts
-from memstrata.reading.patterns import LazyPattern
+from memstrata.reading.patterns import FIXED_SAID, LazyPattern
 
 if TYPE_CHECKING:
     from memstrata.model import LogEntry
@@ -497,11 +497,7 @@ class OpenError:
 
 
 # An agent's note that says it fixed something ("...; fixed with keep rules for ...").
-_FIXED = LazyPattern(
-    r"\b(?:fixed|solved|resolved)\s+(?:it\s+|that\s+|this\s+)?(?:with|by)\b|"
-    r"\bfix(?:es|ed)\s+(?:it|that|this)\b|\b(?:works|passes|builds|runs)\s+now\b",
-    re.I,
-)
+_FIXED = LazyPattern(FIXED_SAID, re.I)
 _NAME = LazyPattern(r"[a-z][a-z0-9_]{4,}", re.I)
 # Words of any failure report: sharing one says nothing about which failure a note fixed.
 _GENERIC_WORDS = (

@@ -13,6 +13,13 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
+# An agent's words that it fixed something ("fixed with keep rules for ...", "works now"):
+# `lifecycle.activity` reads a note by them, `search.fixes` a record (with re.I).
+FIXED_SAID = (
+    r"\b(?:fixed|solved|resolved)\s+(?:it\s+|that\s+|this\s+)?(?:with|by)\b|"
+    r"\bfix(?:es|ed)\s+(?:it|that|this)\b|\b(?:works|passes|builds|runs)\s+now\b"
+)
+
 
 class LazyPattern:
     """`re.compile(pattern, flags)`, compiled on first use (module docstring)."""

@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memstrata.search.query import Hit
+from memstrata.search.query import Hit, weighed
 
 DURATION = 1.5  # a record stating a duration, for a question that asks for one
 _ASKS = re.compile(
@@ -87,12 +87,4 @@ def with_durations(query: str, pool: Sequence[Hit], factor: float = DURATION) ->
     asks for one (`duration` and `duration_said` in their explain)."""
     if factor == 1.0 or not pool or not asks_duration(query):
         return list(pool)
-    out: list[Hit] = []
-    for h in pool:
-        said = stated_duration(lead_of(h))
-        if said is None:
-            out.append(h)
-            continue
-        explain = {**h.explain, "duration": factor, "duration_said": said}
-        out.append(h.but(score=h.score * factor, explain=explain))
-    return out
+    return weighed(pool, factor, "duration", lambda h: stated_duration(lead_of(h)))

@@ -23,7 +23,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memstrata.search.query import Hit
+from memstrata.reading.patterns import FIXED_SAID
+from memstrata.search.query import Hit, weighed
 
 FIX = 1.5  # a record saying it fixed something, for a question that asks what fixed it
 _ASKS = re.compile(
@@ -32,12 +33,7 @@ _ASKS = re.compile(
     r"|\bhow\s+(?:was|were|is)\s+(?:it|that|this|they)\s+(?:fixed|solved|resolved)\b",
     re.I,
 )
-_STATES = re.compile(
-    r"\b(?:fixed|solved|resolved)\s+(?:it\s+|that\s+|this\s+)?(?:with|by)\b"
-    r"|\bfix(?:es|ed)\s+(?:it|that|this)\b|\bthe\s+fix\s+(?:was|is)\b"
-    r"|\b(?:works|passes|builds|runs)\s+now\b",
-    re.I,
-)
+_STATES = re.compile(rf"{FIXED_SAID}|\bthe\s+fix\s+(?:was|is)\b", re.I)
 
 
 def asks_fix(query: str) -> bool:
@@ -50,12 +46,9 @@ def with_fixes(query: str, pool: Sequence[Hit], factor: float = FIX) -> list[Hit
     `query` asks what fixed it (`fix` and `fix_said` in their explain)."""
     if factor == 1.0 or not pool or not asks_fix(query):
         return list(pool)
-    out: list[Hit] = []
-    for h in pool:
-        m = _STATES.search(h.text)
-        if m is None:
-            out.append(h)
-            continue
-        explain = {**h.explain, "fix": factor, "fix_said": m.group(0)}
-        out.append(h.but(score=h.score * factor, explain=explain))
-    return out
+    return weighed(pool, factor, "fix", _fix_said)
+
+
+def _fix_said(hit: Hit) -> str | None:
+    m = _STATES.search(hit.text)
+    return m.group(0) if m else None

@@ -11,6 +11,8 @@ from memstrata.limits import TAGS_PER_ENTRY
 from memstrata.model import check_utf8, parse_ts
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
     from memstrata.config import Config
     from memstrata.embed.base import Embedder
     from memstrata.index.db import Database
@@ -210,3 +212,20 @@ class Hit:
             d["text"] = self.text
             d["meta"] = self.meta
         return d
+
+
+def weighed(
+    pool: Sequence[Hit], factor: float, key: str, said_of: Callable[[Hit], str | None]
+) -> list[Hit]:
+    """`pool` with each hit `said_of` finds something in weighed by `factor`, its explain
+    naming the factor (`key`) and what was read (`<key>_said`): the question rules of
+    `search.durations`, `search.reasons` and `search.fixes`."""
+    out: list[Hit] = []
+    for h in pool:
+        said = said_of(h)
+        if said is None:
+            out.append(h)
+            continue
+        explain = {**h.explain, key: factor, f"{key}_said": said}
+        out.append(h.but(score=h.score * factor, explain=explain))
+    return out

@@ -36,7 +36,7 @@ import re
 from collections.abc import Sequence
 
 from memstrata.search.priors import asked_signals
-from memstrata.search.query import Hit
+from memstrata.search.query import Hit, weighed
 
 REASON = 1.5  # a record stating a reason, for a question that asks why a choice was made
 _ASKS = re.compile(r"\b(?:why|how\s+come)\b|\bwhat\s+(?:was|is|were|are)\s+the\s+reasons?\b", re.I)
@@ -74,12 +74,4 @@ def with_reasons(query: str, pool: Sequence[Hit], factor: float = REASON) -> lis
     why (`reason` and `reason_said` in their explain)."""
     if factor == 1.0 or not pool or not asks_reason(query):
         return list(pool)
-    out: list[Hit] = []
-    for h in pool:
-        said = reason_of(h)
-        if said is None:
-            out.append(h)
-            continue
-        explain = {**h.explain, "reason": factor, "reason_said": said}
-        out.append(h.but(score=h.score * factor, explain=explain))
-    return out
+    return weighed(pool, factor, "reason", reason_of)
