@@ -168,3 +168,27 @@ class ClaudeSession:
         """What a new session starts with: the SessionStart hook's additionalContext."""
         r = self.hook("session-start", self.payload("SessionStart", source=source))
         return str(json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"])
+
+
+# A tool call's result as Claude Code reports a quiet success.
+OK = {"stdout": "", "stderr": "", "interrupted": False, "isImage": False}
+
+
+def section(context: str, title: str) -> str:
+    """The lines of the context section whose title starts with `title`."""
+    for part in context.split("\n## ")[1:]:
+        if part.startswith(title):
+            return part.split("\n", 1)[1] if "\n" in part else ""
+    return ""
+
+
+def cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`memstrata --home home --agent me ARGS` as a process; it must succeed."""
+    r = subprocess.run(
+        [EXE, "--home", str(home), "--agent", "me", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert r.returncode == 0, r.stderr
+    return r

@@ -8,35 +8,13 @@ run inside a longer command line, an environment variable's name after "token:".
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
-from tests.claude_code import EXE, ClaudeSession
+from tests.claude_code import OK, ClaudeSession, cli, section
 
 from memstrata import Store
 from memstrata.policy.secrets import SecretWarning
-
-OK = {"stdout": "", "stderr": "", "interrupted": False, "isImage": False}
-
-
-def _section(context: str, title: str) -> str:
-    """The lines of the context section whose title starts with `title`."""
-    for part in context.split("\n## ")[1:]:
-        if part.startswith(title):
-            return part.split("\n", 1)[1] if "\n" in part else ""
-    return ""
-
-
-def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    r = subprocess.run(
-        [EXE, "--home", str(home), "--agent", "me", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert r.returncode == 0, r.stderr
-    return r
 
 
 def test_a_value_named_only_in_a_replaced_decisions_reason_is_not_replaced(home: Path) -> None:
@@ -50,7 +28,7 @@ def test_a_value_named_only_in_a_replaced_decisions_reason_is_not_replaced(home:
         facts = st.agent().facts
         facts.set("latest_release", "v0.8.2, tagged 2026-07-14")
         facts.set("docs_generator", "MkDocs Material, mkdocs.yml at the root")
-    arm = _cli(
+    arm = cli(
         home,
         "--json",
         "decisions",
@@ -59,8 +37,8 @@ def test_a_value_named_only_in_a_replaced_decisions_reason_is_not_replaced(home:
         "--detail",
         "11 downloads of the armv7 archive for v0.8.2",
     )
-    docs = _cli(home, "--json", "decisions", "record", "Build the docs site with MkDocs Material")
-    _cli(
+    docs = cli(home, "--json", "decisions", "record", "Build the docs site with MkDocs Material")
+    cli(
         home,
         "decisions",
         "record",
@@ -68,7 +46,7 @@ def test_a_value_named_only_in_a_replaced_decisions_reason_is_not_replaced(home:
         "--replaces",
         json.loads(arm.stdout)["entry"]["id"],
     )
-    hugo = _cli(
+    hugo = cli(
         home,
         "--json",
         "decisions",
@@ -77,7 +55,7 @@ def test_a_value_named_only_in_a_replaced_decisions_reason_is_not_replaced(home:
         "--replaces",
         json.loads(docs.stdout)["entry"]["id"],
     )
-    facts_shown = _section(_cli(home, "context").stdout, "Known facts").splitlines()
+    facts_shown = section(cli(home, "context").stdout, "Known facts").splitlines()
     line = {x[2:].split(" ", 1)[0]: x for x in facts_shown if x.startswith("- ")}
     assert "replaced" not in line["latest_release"], facts_shown
     hugo_id = json.loads(hugo.stdout)["entry"]["id"]
@@ -115,7 +93,7 @@ def test_a_failed_command_run_again_inside_a_chain_that_succeeded_is_resolved(
         "terraform init && terraform validate",  # other commands
     ):
         s.call("post-tool-use", s.tool("Bash", {"command": command}, OK))
-    errors = _section(s.context(), "Open errors")
+    errors = section(s.context(), "Open errors")
     assert "golang.org/x/crypto" not in errors and "weasyprint" not in errors, errors
     for command in ("npm run build", "make docs", "cargo build --release", "terraform apply"):
         assert f"Bash ({command}) failed" in errors, errors

@@ -11,11 +11,36 @@ from pathlib import Path
 
 from memstrata import Store
 
+RUN_CONTEXT = (
+    "sys.argv = ['memstrata', '--home', sys.argv[1], '--agent', 'finn', 'context']\n"
+    "runpy.run_module('memstrata', run_name='__main__', alter_sys=True)\n"
+)
+
+
+def _context(probe: str, home: Path) -> subprocess.CompletedProcess[str]:
+    """`memstrata --home home --agent finn context` run by `probe` (which patches what it
+    counts and reports it on stderr at exit) in a fresh interpreter."""
+    code = probe + RUN_CONTEXT
+    r = subprocess.run(
+        [sys.executable, "-c", code, str(home)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ},
+    )
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+def _reported(r: subprocess.CompletedProcess[str], tag: str) -> str:
+    """The one line of `r`'s stderr the probe printed starting with `tag`."""
+    (line,) = [x for x in r.stderr.splitlines() if x.startswith(tag)]
+    return line
+
+
 PROBE = (
     "import atexit, runpy, sys\n"
     "atexit.register(lambda: print('MODULES', ' '.join(sorted(sys.modules)), file=sys.stderr))\n"
-    "sys.argv = ['memstrata', '--home', sys.argv[1], '--agent', 'finn', 'context']\n"
-    "runpy.run_module('memstrata', run_name='__main__', alter_sys=True)\n"
 )
 NOT_FOR_CONTEXT = {
     "logging": "only when a background job or trigger fails",
@@ -43,16 +68,9 @@ def test_context_loads_neither_ranking_rules_nor_error_path_modules(home: Path) 
         mem.now.update("Ship the importer", ["write the tests"])
         mem.log.append("THOUGHT", "Chose SQLite for the index")
         store.ledger.publish("decision", "Redis for session storage")
-    r = subprocess.run(
-        [sys.executable, "-c", PROBE, str(home)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ},
-    )
-    assert r.returncode == 0, r.stderr
+    r = _context(PROBE, home)
     assert "Ship the importer" in r.stdout  # the context itself came back
-    (line,) = [x for x in r.stderr.splitlines() if x.startswith("MODULES ")]
+    line = _reported(r, "MODULES ")
     loaded = set(line.split()[1:])
     assert "memstrata.assembly.context" in loaded
     assert not {m: why for m, why in NOT_FOR_CONTEXT.items() if m in loaded}
@@ -72,8 +90,6 @@ LAZY_PROBE = (
     "                    found.append(v._compiled is not None)\n"
     "    print('LAZY', len(found), sum(found), file=sys.stderr)\n"
     "atexit.register(report)\n"
-    "sys.argv = ['memstrata', '--home', sys.argv[1], '--agent', 'finn', 'context']\n"
-    "runpy.run_module('memstrata', run_name='__main__', alter_sys=True)\n"
 )
 
 
@@ -84,16 +100,9 @@ def test_context_compiles_none_of_the_write_side_rules_it_imports(home: Path) ->
     no longer loads them: `NOT_FOR_CONTEXT`)."""
     with Store(home, agent="finn") as store:
         store.agent().now.update("Ship the importer", ["write the tests"])
-    r = subprocess.run(
-        [sys.executable, "-c", LAZY_PROBE, str(home)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ},
-    )
-    assert r.returncode == 0, r.stderr
+    r = _context(LAZY_PROBE, home)
     assert "Ship the importer" in r.stdout
-    (line,) = [x for x in r.stderr.splitlines() if x.startswith("LAZY ")]
+    line = _reported(r, "LAZY ")
     patterns, compiled = map(int, line.split()[1:])
     assert patterns >= 10 and compiled == 0
 
@@ -124,8 +133,6 @@ DROPPED_PROBE = (
     "real = moot.dropped\n"
     "moot.dropped = lambda *a: calls.append(1) or real(*a)\n"
     "atexit.register(lambda: print('DROPPED', len(calls), file=sys.stderr))\n"
-    "sys.argv = ['memstrata', '--home', sys.argv[1], '--agent', 'finn', 'context']\n"
-    "runpy.run_module('memstrata', run_name='__main__', alter_sys=True)\n"
 )
 
 
@@ -141,16 +148,9 @@ def test_context_reads_each_decision_once_for_all_the_facts_it_may_replace(home:
         mem.decisions.record("Move to PostgreSQL 16 instead of SQLite")
         for i in range(9):
             mem.decisions.record(f"Parse format{i} with Module{i}; no Cache{i}")
-    r = subprocess.run(
-        [sys.executable, "-c", DROPPED_PROBE, str(home)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ},
-    )
-    assert r.returncode == 0, r.stderr
+    r = _context(DROPPED_PROBE, home)
     assert "- db_engine (" in r.stdout and "[replaced: see mem-" in r.stdout, r.stdout
-    (line,) = [x for x in r.stderr.splitlines() if x.startswith("DROPPED ")]
+    line = _reported(r, "DROPPED ")
     assert 1 <= int(line.split()[1]) <= 10  # read per fact: 30 x 10
 
 
@@ -165,16 +165,9 @@ def test_context_reads_each_record_once_for_all_the_warnings_it_may_retire(home:
         store.agent().decisions.record("Orders come by webhook; no polling")
         for i in range(9):
             store.agent().decisions.record(f"Parse format{i} with Module{i}; no Cache{i}")
-    r = subprocess.run(
-        [sys.executable, "-c", DROPPED_PROBE, str(home)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ},
-    )
-    assert r.returncode == 0, r.stderr
+    r = _context(DROPPED_PROBE, home)
     assert "no longer in force (history keeps them): warning mem-" in r.stdout, r.stdout
-    (line,) = [x for x in r.stderr.splitlines() if x.startswith("DROPPED ")]
+    line = _reported(r, "DROPPED ")
     assert 1 <= int(line.split()[1]) <= 20  # read per warning: about 10 x 10
 
 
@@ -184,8 +177,6 @@ SIGNATURE_PROBE = (
     "real = inspect.signature\n"
     "inspect.signature = lambda *a, **k: calls.append(a[0]) or real(*a, **k)\n"
     "atexit.register(lambda: print('SIGNATURES', *calls, file=sys.stderr))\n"
-    "sys.argv = ['memstrata', '--home', sys.argv[1], '--agent', 'finn', 'context']\n"
-    "runpy.run_module('memstrata', run_name='__main__', alter_sys=True)\n"
 )
 
 
@@ -195,16 +186,9 @@ def test_context_builds_no_dataclass_signature(home: Path) -> None:
     value type the context loads says what it is instead."""
     with Store(home, agent="finn") as store:
         store.agent().now.update("Ship the importer", ["write the tests"])
-    r = subprocess.run(
-        [sys.executable, "-c", SIGNATURE_PROBE, str(home)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ},
-    )
-    assert r.returncode == 0, r.stderr
+    r = _context(SIGNATURE_PROBE, home)
     assert "Ship the importer" in r.stdout
-    (line,) = [x for x in r.stderr.splitlines() if x.startswith("SIGNATURES")]
+    line = _reported(r, "SIGNATURES")
     assert line == "SIGNATURES"
 
 
@@ -215,8 +199,6 @@ HISTORY_PROBE = (
     "real = Decisions.history\n"
     "Decisions.history = lambda *a, **k: calls.append(1) or real(*a, **k)\n"
     "atexit.register(lambda: print('HISTORY', len(calls), file=sys.stderr))\n"
-    "sys.argv = ['memstrata', '--home', sys.argv[1], '--agent', 'finn', 'context']\n"
-    "runpy.run_module('memstrata', run_name='__main__', alter_sys=True)\n"
 )
 
 
@@ -227,16 +209,9 @@ def test_context_asks_for_the_decisions_history_once_when_there_is_none(home: Pa
         mem = store.agent()
         mem.facts.set("db_engine", "SQLite")
         mem.log.append("THOUGHT", "Chose SQLite for the index")
-    r = subprocess.run(
-        [sys.executable, "-c", HISTORY_PROBE, str(home)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ},
-    )
-    assert r.returncode == 0, r.stderr
+    r = _context(HISTORY_PROBE, home)
     assert "db_engine" in r.stdout
-    (line,) = [x for x in r.stderr.splitlines() if x.startswith("HISTORY ")]
+    line = _reported(r, "HISTORY ")
     assert line == "HISTORY 1"
 
 
@@ -251,8 +226,6 @@ TEXTS_PROBE = (
     "    return real(self, path, ids)\n"
     "Versions.texts = texts\n"
     "atexit.register(lambda: print('TEXTS', len(asked), file=sys.stderr))\n"
-    "sys.argv = ['memstrata', '--home', sys.argv[1], '--agent', 'finn', 'context']\n"
-    "runpy.run_module('memstrata', run_name='__main__', alter_sys=True)\n"
 )
 
 
@@ -265,14 +238,7 @@ def test_context_reads_the_first_and_last_now_of_a_session_only(home: Path) -> N
         for i in range(12):
             mem.now.update(f"Objective {i}", ["measure"])
             mem.log.append("TOOL_USE", f"ran step {i}")
-    r = subprocess.run(
-        [sys.executable, "-c", TEXTS_PROBE, str(home)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ},
-    )
-    assert r.returncode == 0, r.stderr
+    r = _context(TEXTS_PROBE, home)
     assert "goal: Objective 1; outcome: NOW: Objective 11" in r.stdout
-    (line,) = [x for x in r.stderr.splitlines() if x.startswith("TEXTS ")]
+    line = _reported(r, "TEXTS ")
     assert line == "TEXTS 2"

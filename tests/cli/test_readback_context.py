@@ -13,31 +13,11 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from tests.claude_code import EXE, ClaudeSession
+from tests.claude_code import EXE, OK, ClaudeSession, cli, section
 
 from memstrata import Store
 
-OK = {"stdout": "", "stderr": "", "interrupted": False, "isImage": False}
 TOKEN = "Zx8kP2mQ9vL4tR7wY1nB5cF3hJ6dG0sAq1"  # random base62, as a key looks
-
-
-def _section(context: str, title: str) -> str:
-    """The lines of the context section whose title starts with `title`."""
-    for part in context.split("\n## ")[1:]:
-        if part.startswith(title):
-            return part.split("\n", 1)[1] if "\n" in part else ""
-    return ""
-
-
-def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    r = subprocess.run(
-        [EXE, "--home", str(home), "--agent", "me", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert r.returncode == 0, r.stderr
-    return r
 
 
 def test_a_temporary_workspace_path_is_shown_and_a_key_is_still_withheld(home: Path) -> None:
@@ -53,7 +33,7 @@ def test_a_temporary_workspace_path_is_shown_and_a_key_is_still_withheld(home: P
                 f"# Context\n\n- The deploy key is {TOKEN}\n- Uploads: /srv/keys/{TOKEN}\n"
             )
         context = ClaudeSession(home, project).context()
-    assert _section(context, "Workspace").strip() == str(project), context
+    assert section(context, "Workspace").strip() == str(project), context
     assert TOKEN not in context
     assert "The deploy key is [withheld: high-entropy]" in context, context
     assert "Uploads: /srv/keys/[withheld: high-entropy]" in context, context
@@ -73,7 +53,7 @@ def test_a_log_digest_files_a_preference_as_one_without_the_filler(home: Path) -
         )
         log.append("USER_FEEDBACK", "OK so, never push to main without a green CI run.")
         log.append("USER_FEEDBACK", "Great. Also, we decided to log in with a signed cookie.")
-    _cli(home, "compact", "--force")
+    cli(home, "compact", "--force")
     log_md = (home / "agents" / "me" / "memory" / "LOG.md").read_text()
     digest = log_md.split("LOG compacted:", 1)[1].split("<!--", 1)[0]
     assert (
@@ -95,7 +75,7 @@ def test_an_error_about_what_a_later_decision_dropped_is_not_open(
     the login under "Open errors (nothing later resolved them)". It is moot, not open: told
     under its session's line, with the record that dropped it. A failure about something
     still in use stays open."""
-    old = _cli(home, "--json", "decisions", "record", "Track experiments in Weights & Biases")
+    old = cli(home, "--json", "decisions", "record", "Track experiments in Weights & Biases")
     old_id = json.loads(old.stdout)["entry"]["id"]
     s = ClaudeSession(home, tmp_path / "proj")
     s.call("user-prompt-submit", s.prompt("Set up experiment tracking and a first training run."))
@@ -112,8 +92,8 @@ def test_an_error_about_what_a_later_decision_dropped_is_not_open(
     full = "Exit code 1\nError response from daemon: mkdir /var/lib/docker: No space left on device"
     s.call("post-tool-use-failure", s.tool("Bash", docker, None, failed=full))
     s.call("stop", s.answer("W&B is unreachable from the GPU server; training ran out of memory."))
-    _cli(home, "decisions", "record", "Run Icecast from Debian's package, no longer in Docker")
-    new = _cli(
+    cli(home, "decisions", "record", "Run Icecast from Debian's package, no longer in Docker")
+    new = cli(
         home,
         "--json",
         "decisions",
@@ -124,10 +104,10 @@ def test_an_error_about_what_a_later_decision_dropped_is_not_open(
     )
     new_id = json.loads(new.stdout)["entry"]["id"]
     context = ClaudeSession(home, tmp_path / "proj").context()
-    errors = _section(context, "Open errors")
+    errors = section(context, "Open errors")
     assert "out of memory" in errors, context  # nothing dropped the training
     assert "wandb" not in errors and "docker" not in errors, errors  # ops-lighthouse too
-    activity = _section(context, "Recent activity")
+    activity = section(context, "Recent activity")
     assert "Bash (uv run wandb login) failed: wandb: ERROR Unable to connect" in activity
     assert f"(no longer open: {new_id} dropped what it was about)" in activity, activity
 
@@ -200,7 +180,7 @@ def test_an_mcp_only_agents_session_line_says_its_goal_and_outcome(home: Path) -
             context = await c.read_resource("memory://prompt-context")
             return str(context.contents[0].text)  # type: ignore[union-attr]
 
-    activity = _section(anyio.run(main), "Recent activity")
+    activity = section(anyio.run(main), "Recent activity")
     line = next(x for x in activity.splitlines() if x.startswith("- "))
     assert "goal: Help me research shared e-scooters in Paris for a magazine feature." in line
     assert "2 other calls (web_search, fetch_url)" in line, line
@@ -228,7 +208,7 @@ def test_without_a_transcript_the_session_line_tells_the_now_the_agent_set(home:
         timeout=60,
     )
     assert r.returncode == 0, r.stderr
-    line = next(x for x in _section(r.stdout, "Recent activity").splitlines() if x[:2] == "- ")
+    line = next(x for x in section(r.stdout, "Recent activity").splitlines() if x[:2] == "- ")
     assert "goal: Researching Paris: the 2023 vote; 2 other calls" in line, line
     assert "outcome: NOW: Paris done: 89% against; next Madrid's tender" in line, line
 
@@ -253,7 +233,7 @@ def test_a_call_run_again_with_one_argument_corrected_resolves_its_failure(home:
         text=True,
         timeout=60,
     )
-    errors = _section(r.stdout, "Open errors")
+    errors = section(r.stdout, "Open errors")
     assert "saint-roch-scooters.pdf" in errors, r.stdout  # another file: not a correction
     assert "zotero" not in errors, errors
 
@@ -272,10 +252,10 @@ def test_preferences_saved_as_facts_are_under_preferences_once_labelled(
         mem.facts.set("http_client", "httpx, never requests", "preference")
         mem.facts.set("loan_period", "7 days, one renewal of 7 more days", "general")
     context = ClaudeSession(home, tmp_path / "proj").context()
-    prefs = _section(context, "Preferences")
+    prefs = section(context, "Preferences")
     assert "- I prefer httpx to requests for any HTTP calls (mem-" in prefs, context
     assert "- http_client: httpx, never requests" in prefs, context
-    facts = _section(context, "Known facts")
+    facts = section(context, "Known facts")
     assert "loan_period" in facts and "http_client" not in facts, context
 
 
@@ -300,6 +280,6 @@ def test_what_failed_run_again_with_other_options_resolves_it(home: Path, tmp_pa
         s.tool("Bash", {"command": "curl -sf https://pa.example/api/token"}, None, failed=token),
     )
     s.call("post-tool-use", s.tool("Bash", {"command": "curl -sf https://pa.example/status"}, OK))
-    errors = _section(s.context(), "Open errors")
+    errors = section(s.context(), "Open errors")
     assert "401" in errors, errors  # another URL fetched is no fix of the token
     assert "publickey" not in errors, errors
