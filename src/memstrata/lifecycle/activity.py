@@ -413,7 +413,31 @@ def _resolves(later: LogEntry, error: LogEntry) -> bool:
             or _corrects(later, error)
             or (kind_of_call(error) != "test" and _same_run(later, error))
             or _chained(later, error)
+            or _supplies(later, error)
         )
+    )
+
+
+# A variable a failure says is missing ("MOTHERDUCK_TOKEN is not set", "missing
+# environment variable: STRIPE_KEY"), and a command line that sets it.
+_UNSET = LazyPattern(
+    r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b(?: (?:is|was|has not been|has never been))? "
+    r"(?:not set|unset|missing|empty|not defined|undefined)\b|\bmissing (?:required )?"
+    r"(?:environment variable|env var|secret|variable)s?:? `?\$?([A-Z][A-Z0-9]*_[A-Z0-9_]+)"
+)
+
+
+def _supplies(later: LogEntry, error: LogEntry) -> bool:
+    """`later`, a command line that succeeded, sets the variable the failure said was not
+    set (analytics-kestrel: the Evidence build failed with "MOTHERDUCK_TOKEN is not set in
+    the build environment"; `netlify env:set MOTHERDUCK_TOKEN *** && netlify deploy --prod`
+    then worked): `NAME=`, or `set`, `export`, `env:set`, `secret set`... `NAME`."""
+    said = f"{error.content}\n{(error.metadata or {}).get('error') or ''}"
+    names = {a or b for a, b in _UNSET.findall(said)}
+    command = _args(later).get("command")
+    return isinstance(command, str) and any(
+        re.search(rf"\b{n}=|\b(?:set|export|add|put)\s+(?:-\S+\s+)*\$?{n}\b", command)
+        for n in names
     )
 
 
