@@ -136,7 +136,9 @@ def test_a_failure_for_a_variable_not_set_is_resolved_by_a_command_that_sets_it(
     the build environment"; `netlify env:set MOTHERDUCK_TOKEN *** && netlify deploy
     --prod` then succeeded, yet every later context listed the build failure as open. A
     successful command line that sets the variable a failure said was missing resolves
-    it; one that only reads it, or sets another, does not."""
+    it, and so does a call logged by hand as run with it (an MCP agent's `shell(netlify
+    deploy with MOTHERDUCK_TOKEN) -> ok`); one that only reads it, or sets another, does
+    not."""
     s = ClaudeSession(home, tmp_path / "proj")
     s.call("user-prompt-submit", s.prompt("Deploy the dashboard to Netlify."))
     failures = {
@@ -158,3 +160,24 @@ def test_a_failure_for_a_variable_not_set_is_resolved_by_a_command_that_sets_it(
     errors = section(s.context(), "Open errors")
     assert "npm run build" not in errors and "send.py" not in errors, errors
     assert "Bash (fly deploy) failed" in errors and "Bash (make release) failed" in errors, errors
+
+
+def test_a_hand_logged_call_run_with_the_missing_variable_resolves_its_failure(
+    home: Path,
+) -> None:
+    """The same, as an MCP agent with no hooks logs it: `shell(evidence build) -> error`
+    and the error's text as an ERROR entry, then `shell(netlify deploy with
+    MOTHERDUCK_TOKEN) -> ok`. A call that only names another variable resolves nothing."""
+    with Store(home, agent="analyst") as st:
+        log = st.agent().log
+        for call, error in (
+            ("shell(evidence build) -> error", "MOTHERDUCK_TOKEN is not set in the build"),
+            ("shell(fly deploy) -> error", "Error: DATABASE_URL is not set"),
+        ):
+            log.append("TOOL_USE", call)
+            log.append("ERROR", error)
+        log.append("TOOL_USE", "shell(netlify deploy with MOTHERDUCK_TOKEN) -> ok, live")
+        log.append("TOOL_USE", "shell(flyctl secrets list with FLY_API_TOKEN) -> ok")
+    errors = section(cli(home, "--agent", "analyst", "context").stdout, "Open errors")
+    assert "evidence build" not in errors and "MOTHERDUCK" not in errors, errors
+    assert "DATABASE_URL" in errors, errors

@@ -413,7 +413,6 @@ def _resolves(later: LogEntry, error: LogEntry) -> bool:
             or _corrects(later, error)
             or (kind_of_call(error) != "test" and _same_run(later, error))
             or _chained(later, error)
-            or _supplies(later, error)
         )
     )
 
@@ -427,16 +426,20 @@ _UNSET = LazyPattern(
 )
 
 
-def _supplies(later: LogEntry, error: LogEntry) -> bool:
-    """`later`, a command line that succeeded, sets the variable the failure said was not
-    set (analytics-kestrel: the Evidence build failed with "MOTHERDUCK_TOKEN is not set in
-    the build environment"; `netlify env:set MOTHERDUCK_TOKEN *** && netlify deploy --prod`
-    then worked): `NAME=`, or `set`, `export`, `env:set`, `secret set`... `NAME`."""
-    said = f"{error.content}\n{(error.metadata or {}).get('error') or ''}"
-    names = {a or b for a, b in _UNSET.findall(said)}
-    command = _args(later).get("command")
+def _supplies(later: LogEntry, error: LogEntry, failure: str) -> bool:
+    """`later`, a call of the same tool that succeeded, sets the variable the failure
+    (its text: `failure`) said was not set (analytics-kestrel: the Evidence build failed
+    with "MOTHERDUCK_TOKEN is not set in the build environment"; `netlify env:set
+    MOTHERDUCK_TOKEN *** && netlify deploy --prod`, logged by hand as `shell(netlify deploy
+    with MOTHERDUCK_TOKEN) -> ok`, then worked): `NAME=`, or `set`, `export`, `env:set`,
+    `secret set`, `with`... `NAME`."""
+    if not (is_trace(later) and not failed(later) and tool_of(later) == tool_of(error)):
+        return False
+    names = {a or b for a, b in _UNSET.findall(failure)}
+    args = _args(later)
+    command = args.get("command") or args.get("args")
     return isinstance(command, str) and any(
-        re.search(rf"\b{n}=|\b(?:set|export|add|put)\s+(?:-\S+\s+)*\$?{n}\b", command)
+        re.search(rf"\b{n}=|\b(?:set|export|add|put|with)\s+(?:-\S+\s+)*\$?{n}\b", command)
         for n in names
     )
 
@@ -563,7 +566,7 @@ def open_errors(entries: Sequence[LogEntry]) -> list[OpenError]:
         failure = f"{e.content}\n{(e.metadata or {}).get('error') or ''}\n{detail}"
         later = entries[i + 1 :]
         turn = next((k for k, x in enumerate(later) if _is_prompt(x)), len(later))
-        if any(_resolves(x, e) for x in later) or any(
+        if any(_resolves(x, e) or _supplies(x, e, failure) for x in later) or any(
             noted_fixed(x, failure)
             for x in later[:turn]  # noted while handling it
         ):
