@@ -127,3 +127,57 @@ def test_an_environment_variables_name_is_shown_and_its_value_withheld(
     assert "Q9zX2kLm7Vt4Rw8s" not in context and "md7Kq2Zx9Lp4Wt6v" not in context, context
     assert "token: [withheld: credential]" in context, context
     assert "MOTHERDUCK_TOKEN=[withheld: credential]" in context, context
+
+
+def test_a_failure_for_a_variable_not_set_is_resolved_by_a_command_that_sets_it(
+    home: Path, tmp_path: Path
+) -> None:
+    """analytics-kestrel: the Evidence build failed with "MOTHERDUCK_TOKEN is not set in
+    the build environment"; `netlify env:set MOTHERDUCK_TOKEN *** && netlify deploy
+    --prod` then succeeded, yet every later context listed the build failure as open. A
+    successful command line that sets the variable a failure said was missing resolves
+    it, and so does a call logged by hand as run with it (an MCP agent's `shell(netlify
+    deploy with MOTHERDUCK_TOKEN) -> ok`); one that only reads it, or sets another, does
+    not."""
+    s = ClaudeSession(home, tmp_path / "proj")
+    s.call("user-prompt-submit", s.prompt("Deploy the dashboard to Netlify."))
+    failures = {
+        "npm run build": "Error: Could not connect to MotherDuck: MOTHERDUCK_TOKEN is not set",
+        "python send.py": "KeyError: missing environment variable: RESEND_API_KEY",
+        "fly deploy": "Error: DATABASE_URL is not set",
+        "make release": "error: GITHUB_TOKEN is not set",
+    }
+    for command, error in failures.items():
+        failed = "Exit code 1\n" + error
+        s.call("post-tool-use-failure", s.tool("Bash", {"command": command}, None, failed=failed))
+    for command in (
+        "netlify env:set MOTHERDUCK_TOKEN *** && netlify deploy --prod",
+        "RESEND_API_KEY=*** python send.py --dry",
+        "echo $DATABASE_URL",  # reads it: sets nothing
+        "export GH_TOKEN=*** && gh auth status",  # another variable
+    ):
+        s.call("post-tool-use", s.tool("Bash", {"command": command}, OK))
+    errors = section(s.context(), "Open errors")
+    assert "npm run build" not in errors and "send.py" not in errors, errors
+    assert "Bash (fly deploy) failed" in errors and "Bash (make release) failed" in errors, errors
+
+
+def test_a_hand_logged_call_run_with_the_missing_variable_resolves_its_failure(
+    home: Path,
+) -> None:
+    """The same, as an MCP agent with no hooks logs it: `shell(evidence build) -> error`
+    and the error's text as an ERROR entry, then `shell(netlify deploy with
+    MOTHERDUCK_TOKEN) -> ok`. A call that only names another variable resolves nothing."""
+    with Store(home, agent="analyst") as st:
+        log = st.agent().log
+        for call, error in (
+            ("shell(evidence build) -> error", "MOTHERDUCK_TOKEN is not set in the build"),
+            ("shell(fly deploy) -> error", "Error: DATABASE_URL is not set"),
+        ):
+            log.append("TOOL_USE", call)
+            log.append("ERROR", error)
+        log.append("TOOL_USE", "shell(netlify deploy with MOTHERDUCK_TOKEN) -> ok, live")
+        log.append("TOOL_USE", "shell(flyctl secrets list with FLY_API_TOKEN) -> ok")
+    errors = section(cli(home, "--agent", "analyst", "context").stdout, "Open errors")
+    assert "evidence build" not in errors and "MOTHERDUCK" not in errors, errors
+    assert "DATABASE_URL" in errors, errors

@@ -78,3 +78,33 @@ def test_numbers_with_thousands_separators_are_one_value_each() -> None:
     revised = _fact("madrid_fleet_final", "The fleet is 6,000 since May", "2026-04-20")
     assert replaced_facts([madrid, warsaw], []) == [None, None]
     assert replaced_facts([madrid, revised], []) == [("madrid_fleet_final", "2026-04-20"), None]
+
+
+def test_a_year_is_no_measured_value() -> None:
+    """research-scooters: `paris_injuries` ("... registry 2019-2022: 1 in 4 ...") was shown
+    as replaced by `paris_revenue_per_ride` ("... per ride in Paris in 2022 ..."): both
+    keys say "paris" and both values held 2022, a year read as a measured value. A year
+    (in a range, or after "in", "since", "for"...) is a date; a number of the same digits
+    measured in something still counts."""
+    injuries = _fact("paris_injuries", "Trauma registry 2019-2022: 1 in 4 head injuries", "04-07")
+    revenue = _fact("paris_revenue_per_ride", "3.10 euros per ride in 2022, Lime", "04-19")
+    assert replaced_facts([injuries, revenue], []) == [None, None]
+    tokens = _fact("model_tokens", "the context is 2048 tokens", "04-01")
+    bigger = _fact("model_tokens_now", "4096 tokens, up from 2048 tokens", "04-02")
+    assert replaced_facts([tokens, bigger], []) == [("model_tokens_now", "04-02"), None]
+
+
+def test_a_name_that_opens_a_sentence_is_still_named() -> None:
+    """research-scooters: "Cover Paris, Madrid and Oslo in the main text; Warsaw becomes a
+    sidebar" replaced "Cover three cities: Paris, Madrid and Warsaw". Warsaw opens the
+    second sentence, so it was not read as a name the new record says, and the fact
+    `warsaw_fleet` was shown as replaced. A name the record says anywhere is its own; one
+    it says is gone ("WeasyPrint is out") is still dropped."""
+    old = _record("d0", "Cover three cities: Paris, Madrid and Warsaw")
+    new = _record("d1", "Cover Paris, Madrid and Oslo in the main text; Warsaw becomes a sidebar")
+    assert "warsaw" not in dropped(new, [old])
+    out = _record("d2", "Render PDFs with ReportLab. WeasyPrint is out: it needs pango")
+    assert "weasyprint" in dropped(out, [_record("d3", "Render PDFs with WeasyPrint")])
+    fleet = _fact("warsaw_fleet", "Warsaw had about 40,000 shared scooters", "2026-04-14T00:00")
+    new_later = _record("d1", new.summary, ts="2026-04-19T00:00:00.000Z")
+    assert replaced_facts([fleet], [(old, "d1"), (new_later, None)]) == [None]

@@ -417,6 +417,33 @@ def _resolves(later: LogEntry, error: LogEntry) -> bool:
     )
 
 
+# A variable a failure says is missing ("MOTHERDUCK_TOKEN is not set", "missing
+# environment variable: STRIPE_KEY"), and a command line that sets it.
+_UNSET = LazyPattern(
+    r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b(?: (?:is|was|has not been|has never been))? "
+    r"(?:not set|unset|missing|empty|not defined|undefined)\b|\bmissing (?:required )?"
+    r"(?:environment variable|env var|secret|variable)s?:? `?\$?([A-Z][A-Z0-9]*_[A-Z0-9_]+)"
+)
+
+
+def _supplies(later: LogEntry, error: LogEntry, failure: str) -> bool:
+    """`later`, a call of the same tool that succeeded, sets the variable the failure
+    (its text: `failure`) said was not set (analytics-kestrel: the Evidence build failed
+    with "MOTHERDUCK_TOKEN is not set in the build environment"; `netlify env:set
+    MOTHERDUCK_TOKEN *** && netlify deploy --prod`, logged by hand as `shell(netlify deploy
+    with MOTHERDUCK_TOKEN) -> ok`, then worked): `NAME=`, or `set`, `export`, `env:set`,
+    `secret set`, `with`... `NAME`."""
+    if not (is_trace(later) and not failed(later) and tool_of(later) == tool_of(error)):
+        return False
+    names = {a or b for a, b in _UNSET.findall(failure)}
+    args = _args(later)
+    command = args.get("command") or args.get("args")
+    return isinstance(command, str) and any(
+        re.search(rf"\b{n}=|\b(?:set|export|add|put|with)\s+(?:-\S+\s+)*\$?{n}\b", command)
+        for n in names
+    )
+
+
 def _chained(later: LogEntry, error: LogEntry) -> bool:
     """`later`, a shell line that succeeded, ran the failed command in its `&&` chain,
     again or with more arguments (support-marlin: `go get golang.org/x/crypto@v0.27.0`
@@ -539,7 +566,7 @@ def open_errors(entries: Sequence[LogEntry]) -> list[OpenError]:
         failure = f"{e.content}\n{(e.metadata or {}).get('error') or ''}\n{detail}"
         later = entries[i + 1 :]
         turn = next((k for k, x in enumerate(later) if _is_prompt(x)), len(later))
-        if any(_resolves(x, e) for x in later) or any(
+        if any(_resolves(x, e) or _supplies(x, e, failure) for x in later) or any(
             noted_fixed(x, failure)
             for x in later[:turn]  # noted while handling it
         ):

@@ -13,7 +13,9 @@ error's subject:
   the hosts its message names (`api.wandb.ai` -> wandb), a file's name;
 * what a record drops: the names it negates ("no W&B", "instead of WeasyPrint", "without
   Redis", "drop pandas") in its text or its reason, and the names of what the record it
-  replaces decided (its text, not its reason) that it does not name itself (a name: a
+  replaces decided (its text, not its reason) that it does not say itself, anywhere and in
+  any case ("...; Warsaw becomes a sidebar" keeps Warsaw) unless it says it is gone
+  ("WeasyPrint is out") (a name: a
   capitalised word or acronym not opening the sentence, a word with a digit, dot or `&`,
   or the initials of "Weights & Biases"). support-marlin: "Build linux/arm/v7 release
   archives again" replaced "Drop linux/arm/v7 (32-bit ARM) ...", whose reason said "11
@@ -61,6 +63,11 @@ _NEGATED = LazyPattern(
     r"\b(?:no longer(?: use| using)?|no|not|without|instead of|rather than|drop(?:s|ped|ping)?|"
     r"away from|stop using|off)\s+(?:the |a |an |using |our |any |in |on |with |from )?"
     r"((?:[A-Z][\w-]*\s*&\s*[A-Z][\w-]*)|[\w.&+#-]{2,})",
+)
+# A name said to be gone after it: "WeasyPrint is out", "Redis was dropped".
+_GONE = LazyPattern(
+    r"((?:[A-Z][\w-]*\s*&\s*[A-Z][\w-]*)|[\w.&+#-]{2,})\s+(?:is|are|was|were|has been|have been|"
+    r"gets|got)\s+(?:now\s+|also\s+)?(?:out|gone|dropped|removed|retired|deprecated|abandoned)\b"
 )
 _AMPERSAND = LazyPattern(r"\b([A-Z])[\w-]*\s*&\s*([A-Z])[\w-]*")
 _WORD = LazyPattern(r"[\w.&+#-]+")
@@ -119,11 +126,10 @@ def dropped(record: LedgerEntry, replaced: Sequence[LedgerEntry]) -> set[str]:
     """The names `record` drops: those it negates, and those of what it replaces decided
     (its summary) that it does not name itself."""
     said = f"{record.summary}\n{record.detail or ''}"
-    out = {norm(m.group(1)) for m in _NEGATED.finditer(said)}
-    out.update(
-        norm(f"{a}&{b}") for m in _NEGATED.finditer(said) for a, b in _AMPERSAND.findall(m[1])
-    )
-    own = _names(said) - out
+    negated = [*_NEGATED.finditer(said), *_GONE.finditer(said)]
+    out = {norm(m.group(1)) for m in negated}
+    out.update(norm(f"{a}&{b}") for m in negated for a, b in _AMPERSAND.findall(m[1]))
+    own = (_names(said) | _words(said)) - out  # said anywhere, a sentence's first word too
     for old in replaced:  # what it decided: its reason's names are mentions, not choices
         out |= _names(old.summary) - own
     return {n for n in out if len(n) >= 3 and not _GENERIC.fullmatch(n)}

@@ -20,7 +20,7 @@ ml-wrensong: the fact `baseline_result` ("validation top-1 accuracy 0.844 ...") 
 as current after `baseline_site_split` ("... 0.713 ... (the 0.844 was inflated by the
 leak)"). A fact is replaced when a fact written after it under another key repeats a
 number of its value (with a decimal point, or of 3+ digits: a measured value, not a
-metric's name; "40,000" is one number) and shares a word of its key; or when a decision in force, recorded after the
+metric's name; "40,000" is one number; a year is a date, not a value) and shares a word of its key; or when a decision in force, recorded after the
 fact was last written, drops the name its value opens with. The context shows it as
 replaced, after the current facts. Pure functions.
 """
@@ -46,6 +46,16 @@ _TOKEN = LazyPattern(r"[A-Za-z0-9][\w./+-]*[A-Za-z0-9]|[A-Za-z0-9]")
 # A measured value: a decimal, a number of 3+ digits, read whole with its thousands
 # separators ("40,000", not "000": research-scooters' two cities' fleets shared that).
 _VALUE = LazyPattern(r"(?<![\w.,])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+|\d{3,})(?![\w.]|,\d)")
+# A year, not a measured value: in a range ("2019-2022") or after a word that dates it
+# ("in 2022", "since 2019", "April 2023"), not followed by what it measures ("2048 tokens").
+_YEAR = LazyPattern(
+    r"(?:\b(?:in|since|from|until|till|by|for|of|during|before|after|around|between)\s+|"
+    r"(?<=\d)\s*[-\u2013/]\s*)((?:19|20)\d\d)(?![\w.]|,\d|\s+(?!(?:and|or|but|with|when|"
+    r"while|in|on|at|from|to|for|the|a|an|by|until|was|were|is|are)\b)[A-Za-z])"
+    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+((?:19|20)\d\d)\b"
+    r"|\b((?:19|20)\d\d)(?=\s*[-\u2013/]\s*(?:19|20)\d\d\b)",
+    re.I,
+)
 _COMMON = frozenset(
     [
         "that",
@@ -196,7 +206,7 @@ def replaced_facts(
     decisions cost `memstrata context` 3.2 to 4.0 s of CPU; read once, 0.17 s)."""
     ordered = sorted(facts, key=lambda f: f.updated_at)  # a later fact: the first that fits
     times = [f.updated_at for f in ordered]
-    values = [set(_VALUE.findall(f.value)) for f in ordered]
+    values = [_values(f.value) for f in ordered]
     by_word: dict[str, list[int]] = {}
     for i, f in enumerate(ordered):
         for w in set(f.key.lower().replace("-", "_").split("_")):
@@ -215,7 +225,7 @@ def replaced_facts(
     out: list[tuple[str, str] | None] = []
     for fact, head in zip(facts, heads, strict=True):
         key_words = {w for w in fact.key.lower().replace("-", "_").split("_") if len(w) >= 3}
-        tokens = set(_VALUE.findall(fact.value))
+        tokens = _values(fact.value)
         after = bisect.bisect_right(times, fact.updated_at)
         later = sorted({i for w in key_words for i in by_word.get(w, ()) if i >= after})
         hit = next((i for i in later if ordered[i].key != fact.key and tokens & values[i]), None)
@@ -226,6 +236,12 @@ def replaced_facts(
         n = bisect.bisect_right(at, bisect.bisect_right(decided, fact.updated_at) - 1)
         out.append((decisions[at[n]].id, decisions[at[n]].ts[:10]) if n < len(at) else None)
     return out
+
+
+def _values(text: str) -> set[str]:
+    """The measured values a fact's text holds: its numbers, the years aside."""
+    years = {"".join(m) for m in _YEAR.findall(text)}
+    return {v for v in _VALUE.findall(text) if v not in years}
 
 
 def _head(fact: Fact) -> str:
