@@ -127,6 +127,26 @@ def test_every_scenario_s_gold_agrees_with_its_script() -> None:
         assert any(sets_now) and not all(sets_now), sc.name
 
 
+def test_firmware_larkspur_holds_what_its_note_promises() -> None:
+    """scen19c's blind scenario: four reversals, one of them stated only by the user (the
+    report interval: no step records it, its stale decision is never replaced), facts
+    updated in place, NOW left unset in exactly two sessions, one compaction."""
+    sc = load("firmware-larkspur")
+    assert check_gold(sc) == []
+    steps = [st for s in sc.sessions for st in s["steps"]]
+    assert len([st for st in steps if st.get("replaces")]) == 3
+    said = [t for _, _, kind, t in written(sc) if m.has(t, "every 30 minutes")]
+    assert said and all(m.has(t, "change of plan") for t in said)  # the user's prompt only
+    assert not any(st.get("replaces") == "d-interval0" for st in steps)
+    keys = [st["key"] for st in steps if st["do"] == "fact"]
+    assert {k for k in keys if keys.count(k) > 1} >= {"pin_sensor_power", "lora_params"}
+    assert [s["id"] for s in sc.sessions if not any(st["do"] == "now" for st in s["steps"])] == [
+        "s04",
+        "s08",
+    ]
+    assert [st["do"] for st in steps].count("compact") == 1
+
+
 def test_the_gold_checker_catches_gold_the_script_never_writes() -> None:
     sc = load("coding-tidepool")
     sc.questions["q-db"] = {**sc.questions["q-db"], "answers": ["CockroachDB cluster"]}

@@ -55,6 +55,10 @@ def config(home: Path, text: str) -> None:
         ("api_key: X7_Q9Z2K4 (capitals and digits, no words)", "credential"),
         ("token: GH_TOKEN=Zq8vK2mT9xR4pL7w", "credential"),  # a name, then its value
         ("password: CORRECT_HORSE_BATTERY_STAPLE", "credential"),  # capital words, no name's
+        # a password said in prose, no `:` or `=` (firmware-larkspur, scen19c: the user's
+        # prompt came back whole from recall_memory)
+        ("user larkspur, password Kestrel-Barn-4471. Keep it in gateway/.env", "credential"),
+        ("the greenhouse wifi passphrase is Tomato-2026", "credential"),
         ("token Zx8Qp2Lm9Vt4Rw7Ks1Jd6Hf3Gb5Nc0YaQ7", "high-entropy"),
         ("ci uses glpat-xYz12AbCdEfGhIjKlMnOp", "gitlab-token"),
         ("db at postgres://app:Hunter2xyz@db.internal:5432/app", "url-password"),
@@ -83,6 +87,7 @@ def test_detector_finds_each_kind_and_only_the_secret_part(text: str, kind: str)
         "src/memstrata/lifecycle/session_compaction_policy_for_tools.py",
         "the key is on the table; token budget: 50000 tokens; password reset flow",
         "Chose bcrypt over argon2 for password hashing due to broader library support",
+        "password managers and password protection; the password is stored in gateway/.env",
         "see https://example.com/a:b@c and http://localhost:8080/api and https://user@host/x",
         "DATABASE_URL=postgres://app:${DB_PASSWORD}@db/app or postgres://u:<password>@h/db",
         "the bearer of bad news; Authorization: Bearer abc",

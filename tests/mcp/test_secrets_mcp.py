@@ -136,3 +136,30 @@ def test_edits_made_from_a_withheld_view_keep_the_secrets(home: Path) -> None:
     assert notes == f"# Keys\nthe prod deploy key is {ANTHROPIC}\nrotate it in May\n"
     context = (home / "agents/finn/memory/CONTEXT.md").read_text()
     assert f"uses {GITHUB} (read-only)" in context and "withheld" not in context
+
+
+def test_a_password_said_in_a_prompt_is_withheld_from_recall(home: Path) -> None:
+    """firmware-larkspur (scen19c): the user typed the broker's password in prose ("user
+    larkspur, password Kestrel-Barn-4471."); the prompt hook logged it, and recall_memory
+    handed the whole prompt, password included, to the agent."""
+    from memstrata.mcp.server import build_server
+    from memstrata.operations.hooks import user_prompt_submit
+
+    prompt = (
+        "Tomas gave me the login for the barn MQTT broker: user larkspur, password "
+        "Kestrel-Barn-4471. Keep it in gateway/.env, never in the repo."
+    )
+    with Store(home, agent="me") as s, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the warn policy's SecretWarning: stored as given
+        user_prompt_submit(s, "me", {"prompt": prompt, "session_id": "s-1"})
+        ask = "where's the broker login kept?"  # a later session's question (never its own hit)
+        user_prompt_submit(s, "me", {"prompt": ask, "session_id": "s-2"})
+
+    async def main() -> str:
+        with Store(home, agent="me") as s:
+            async with Client(build_server(s)) as c:
+                return raw(await c.call_tool("recall_memory", {"query": ask}))
+
+    shown = anyio.run(main)
+    assert "gateway/.env" in shown  # the prompt is recalled
+    assert "Kestrel-Barn-4471" not in shown and "[withheld: credential]" in shown

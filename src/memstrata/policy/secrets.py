@@ -49,7 +49,8 @@ Rules (kind: what matches):
 |            | ACTIONS_ID_TOKEN_REQUEST_URL is not set`, `token=$GH_TOKEN`: upper-case |
 |            | words and digits joined by `_`, three in four characters letters, a bare |
 |            | one naming a token, key, password, URL...); or a |
-|            | fact whose key names a credential |
+|            | fact whose key names a credential; a password said in prose (`password X`, |
+|            | `passphrase is X`), the same value rules |
 | url-password | the password of `scheme://user:password@host` (not `${VAR}`, `<...>`, `***`) |
 | bearer-token | 16+ token characters after `Bearer ` (an `Authorization` header) |
 | high-entropy | a 32+ character token mixing 3 character classes, Shannon entropy >= 4.0 |
@@ -179,6 +180,12 @@ _RULES: tuple[tuple[str, tuple[str, ...], bool, str], ...] = (
         r"(?i:(?:password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?key"
         r"|secret[_-]?key|access[_-]?token|auth[_-]?token|token|client[_-]?secret"
         r"|private[_-]?key)\b)[\"']?[ \t]*[:=][ \t]*[\"']?(?P<credval>[^\s\"',;]{8,})",
+    ),
+    (  # said in prose: "user larkspur, password Kestrel-Barn-4471" (firmware-larkspur)
+        "credential",
+        ("pass",),
+        True,
+        r"(?i:pass(?:word|wd|phrase)\b)[ \t]+(?:(?i:is)[ \t]+)?(?P<credval>[^\s\"',;]{8,})",
     ),
 )
 KINDS = tuple(sorted({r[0].replace("_", "-") for r in _RULES} | {"high-entropy"}))
