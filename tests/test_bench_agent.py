@@ -170,6 +170,11 @@ def test_the_gold_checker_catches_gold_the_script_never_writes() -> None:
     assert any("CockroachDB" in p for p in problems)
     assert any("use MongoDB" in p for p in problems)
     assert any("q-lock" in p and "wording" in p for p in problems)
+    rooms = load("rooms-checkout")
+    next(st for s in rooms.sessions for st in s["steps"] if st["do"] == "publish")["kind"] = (
+        "rumour"
+    )
+    assert any("'rumour'" in p and "memory_publish" in p for p in check_gold(rooms))
 
 
 @pytest.mark.timeout(960)  # the suite's 120 s would end it before the run's own hang guard
