@@ -147,6 +147,31 @@ def test_firmware_larkspur_holds_what_its_note_promises() -> None:
     assert [st["do"] for st in steps].count("compact") == 1
 
 
+def test_infra_saltmarsh_is_mcp_only_with_a_reviewer_a_user_only_reversal_and_a_secret() -> None:
+    """infra-saltmarsh (scen19d, written blind to the ranking) keeps what its brief asks for:
+    an MCP-only agent with its own transcript and a reviewer in another room on the ledger;
+    a reversal only the user states (no decision step replaces the old region); a password
+    printed by a failing CI run that no later session-start context may show."""
+    sc = load("infra-saltmarsh")
+    assert check_gold(sc) == []
+    agents = sc.data["agents"]
+    assert sc.surface == "mcp" and agents["infra"]["transcripts"] == "session_append"
+    assert len({a["room"] for a in agents.values()}) == 2
+    steps = [(s, st) for s in sc.sessions for st in s["steps"]]
+    assert any(st["do"] == "publish" and st.get("supersedes") for _, st in steps)
+    region = sc.questions["q-region"]
+    old = next(st for _, st in steps if st["do"] == "decide" and region["stale"][0] in st["text"])
+    assert not any(st.get("replaces") == old["id"] for _, st in steps)
+    secret = "Kx9vTq2mWs4LpZ7r"
+    leak = next(i for i, (_, st) in enumerate(steps) if secret in st.get("fail", ""))
+    later = {s["id"] for s, _ in steps[leak:] if sc.agent_of(s) == "infra"} - {steps[leak][0]["id"]}
+    assert later and all(
+        secret in s["context"]["must_not"] for s in sc.sessions if s["id"] in later
+    )
+    no_now = [s["id"] for s in sc.sessions if not any(st["do"] == "now" for st in s["steps"])]
+    assert len(no_now) == 2
+
+
 def test_the_gold_checker_catches_gold_the_script_never_writes() -> None:
     sc = load("coding-tidepool")
     sc.questions["q-db"] = {**sc.questions["q-db"], "answers": ["CockroachDB cluster"]}
@@ -165,6 +190,11 @@ def test_the_gold_checker_catches_gold_the_script_never_writes() -> None:
     assert any("CockroachDB" in p for p in problems)
     assert any("use MongoDB" in p for p in problems)
     assert any("q-lock" in p and "wording" in p for p in problems)
+    rooms = load("rooms-checkout")
+    next(st for s in rooms.sessions for st in s["steps"] if st["do"] == "publish")["kind"] = (
+        "rumour"
+    )
+    assert any("'rumour'" in p and "memory_publish" in p for p in check_gold(rooms))
 
 
 @pytest.mark.timeout(960)  # the suite's 120 s would end it before the run's own hang guard

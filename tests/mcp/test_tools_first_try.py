@@ -82,6 +82,8 @@ def test_every_parameter_is_described_with_allowed_values_and_defaults(home: Pat
             "artifact",
             "warning",
             "code",
+            "constraint",  # the record kinds the ledger takes whatever [kinds] says
+            "preference",
         ]
         assert props["log_activity"]["entry_type"]["enum"] == list(LOG_TYPES)
         assert "preference" in props["save_fact"]["category"]["enum"]

@@ -263,7 +263,8 @@ def test_the_six_kinds_and_no_others(home: Path) -> None:
 
 def test_kinds_are_configurable(home: Path) -> None:
     """Seed 000's kinds "categorize memories for filtered retrieval": a store's [kinds] table
-    replaces the six (each with its half-life); the MCP tool offers exactly those."""
+    replaces the six (each with its half-life); the MCP tool offers those, plus the record
+    kinds (constraint, preference) the ledger takes whatever [kinds] says."""
     from tests.seeds.conftest import tool_names
 
     home.mkdir(parents=True, exist_ok=True)
@@ -278,7 +279,8 @@ def test_kinds_are_configurable(home: Path) -> None:
         from memstrata.mcp.tools import build_tools
 
         spec = next(t for t in build_tools(a) if t.name == "memory_publish")
-        assert spec.input_schema()["properties"]["kind"]["enum"] == ["decision", "incident"]
+        enum = ["decision", "incident", "constraint", "preference"]
+        assert spec.input_schema()["properties"]["kind"]["enum"] == enum
 
 
 def test_a_rooms_default_view_is_every_other_room_not_its_own(home: Path) -> None:

@@ -17,7 +17,7 @@ response, a compaction, a question...), and the gold, written with the script:
 before it is expected (the current NOW by the agent's last `now` step), every
 question asked once, in words other than its answer's, every fact one
 `save_fact` accepts (a category it lists; a repo category cited): it refuses any other,
-and the fact is never saved.
+and the fact is never saved; every ledger entry of a kind `memory_publish` accepts.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from importlib import resources
 from typing import Any
 
 from memstrata.bench.agent_metrics import fold, has
-from memstrata.model import DURABLE_CATEGORIES, FACT_CATEGORIES
+from memstrata.config import DEFAULT_HALF_LIVES
+from memstrata.model import DURABLE_CATEGORIES, FACT_CATEGORIES, RECORD_KINDS
 
 SURFACES = ("claude-code", "mcp")
 WHATS = ("now", "task", "decision", "constraint", "preference", "error", "fact", "context")
@@ -166,6 +167,8 @@ def check_gold(sc: Scenario) -> list[str]:
                     say(f"{where}: {key} {step[key]!r} names no earlier step")
             if step["do"] == "fact":
                 _check_fact(where, step, say)
+            if step["do"] == "publish" and step["kind"] not in (*DEFAULT_HALF_LIVES, *RECORD_KINDS):
+                say(f"{where}: ledger kind {step['kind']!r} is one memory_publish refuses")
             if step["do"] == "task" and "add" not in step and step.get("ref") not in refs:
                 say(f"{where}: task {step.get('ref')!r} was never added")
             refs.update(str(step[k]) for k in ("id", "ref") if step.get(k))

@@ -13,6 +13,7 @@ from memstrata.assembly.predecessor import predecessor_context
 from memstrata.mcp import shapes
 from memstrata.mcp.shapes import Reply
 from memstrata.mcp.tools.spec import Caller, ToolSpec, p, req
+from memstrata.model import RECORD_KINDS
 
 if TYPE_CHECKING:
     from memstrata.config import Config
@@ -100,7 +101,10 @@ def memory_get_context(
 def tools(config: Config) -> list[ToolSpec]:
     """The declarations, in catalogue order."""
     S, obj = shapes.S, shapes._obj
-    kinds, bounds = config.kinds, config.bounds
+    # The ledger takes the record kinds whatever `[kinds]` says (`layers.decisions`): so do
+    # its tools, or an agent that reads `[constraint] ...` could not publish one.
+    kinds = (*config.kinds, *(k for k in RECORD_KINDS if k not in config.kinds))
+    bounds = config.bounds
     k_max = bounds.query_max
     explain = p("explain", "boolean", "add how each score was computed", False)
     kind = p("kind", "string", "ledger kind", enum=kinds)
