@@ -59,6 +59,8 @@ def config(home: Path, text: str) -> None:
         # prompt came back whole from recall_memory)
         ("user larkspur, password Kestrel-Barn-4471. Keep it in gateway/.env", "credential"),
         ("the greenhouse wifi passphrase is Tomato-2026", "credential"),
+        # infra-saltmarsh (scen19d): a user's message, shown whole by the context and session_read
+        ("the old password was Kx9vTq2mWs4LpZ7r, rotate it", "credential"),
         ("token Zx8Qp2Lm9Vt4Rw7Ks1Jd6Hf3Gb5Nc0YaQ7", "high-entropy"),
         ("ci uses glpat-xYz12AbCdEfGhIjKlMnOp", "gitlab-token"),
         ("db at postgres://app:Hunter2xyz@db.internal:5432/app", "url-password"),
@@ -88,6 +90,7 @@ def test_detector_finds_each_kind_and_only_the_secret_part(text: str, kind: str)
         "the key is on the table; token budget: 50000 tokens; password reset flow",
         "Chose bcrypt over argon2 for password hashing due to broader library support",
         "password managers and password protection; the password is stored in gateway/.env",
+        "the password was rejected by the server; the password is now rotated monthly",
         "see https://example.com/a:b@c and http://localhost:8080/api and https://user@host/x",
         "DATABASE_URL=postgres://app:${DB_PASSWORD}@db/app or postgres://u:<password>@h/db",
         "the bearer of bad news; Authorization: Bearer abc",

@@ -50,7 +50,7 @@ Rules (kind: what matches):
 |            | words and digits joined by `_`, three in four characters letters, a bare |
 |            | one naming a token, key, password, URL...); or a |
 |            | fact whose key names a credential; a password said in prose (`password X`, |
-|            | `passphrase is X`), the same value rules |
+|            | `passphrase is X`, `password was X`), the same value rules |
 | url-password | the password of `scheme://user:password@host` (not `${VAR}`, `<...>`, `***`) |
 | bearer-token | 16+ token characters after `Bearer ` (an `Authorization` header) |
 | high-entropy | a 32+ character token mixing 3 character classes, Shannon entropy >= 4.0 |
@@ -185,7 +185,8 @@ _RULES: tuple[tuple[str, tuple[str, ...], bool, str], ...] = (
         "credential",
         ("pass",),
         True,
-        r"(?i:pass(?:word|wd|phrase)\b)[ \t]+(?:(?i:is)[ \t]+)?(?P<credval>[^\s\"',;]{8,})",
+        r"(?i:pass(?:word|wd|phrase)\b)[ \t]+(?:(?i:is|was|is now|will be|becomes)[ \t]+)?"
+        r"(?P<credval>[^\s\"',;]{8,})",
     ),
 )
 KINDS = tuple(sorted({r[0].replace("_", "-") for r in _RULES} | {"high-entropy"}))
