@@ -16,7 +16,7 @@ import pytest
 from memstrata import SearchQuery, Store
 from memstrata.index.generations import live_database
 
-DEADLINE_S = 2.0
+DEADLINE_S = 30.0  # a condition waited for, never a fixed sleep
 
 
 def _other_process(home: Path, code: str) -> None:
@@ -250,7 +250,7 @@ def test_touching_an_append_source_costs_no_reparse(home: Path) -> None:
     store.close()
 
 
-def test_a_long_lived_store_in_auto_mode_sees_hand_edits_within_two_seconds(home: Path) -> None:
+def test_a_long_lived_store_in_auto_mode_sees_hand_edits(home: Path) -> None:
     with Store(home, agent="finn", watch=False) as first:
         first.agent().log.append("THOUGHT", "the agent's folders exist")
     store = Store(home, agent="finn")  # [index] watch = "auto", the default

@@ -1,6 +1,9 @@
 """A running `memstrata mcp` server (stdio, the official client) stays fresh: it finds
 what other processes write, across a `reindex` in a third process and a deleted index,
-and hand edits within 2 s, with prompt context and search agreeing."""
+and hand edits, with prompt context and search agreeing. Each check polls until the change
+is found, up to `DEADLINE_S`: a condition waited for, not a stopwatch (on a quiet machine a
+hand edit is found within a few hundred milliseconds; how fast is a benchmark's question,
+`bench fresh`, and a 2 s limit failed at load 22 on 2 cores)."""
 
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ from mcp.client.stdio import StdioServerParameters  # noqa: E402
 from mcp import Client  # noqa: E402
 
 EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memstrata"
-DEADLINE_S = 2.0
+DEADLINE_S = 30.0  # a condition waited for, never a fixed sleep
 
 
 def _server(home: Path) -> StdioServerParameters:
@@ -89,7 +92,7 @@ def test_server_keeps_finding_other_writers_across_reindex_and_a_deleted_index(h
     anyio.run(main)
 
 
-def test_server_finds_hand_edits_within_two_seconds_and_context_agrees(home: Path) -> None:
+def test_server_finds_hand_edits_and_context_agrees(home: Path) -> None:
     _cli(home, "log", "append", "THOUGHT", "first entry written through the API")
     memory = home / "agents" / "finn" / "memory"
 
@@ -100,12 +103,9 @@ def test_server_finds_hand_edits_within_two_seconds_and_context_agrees(home: Pat
             with open(memory / "LOG.md", "a", encoding="utf-8") as fh:
                 fh.write("### 2026-11-01T09:00:00Z · USER_FEEDBACK\nthe numbat eats termites\n\n")
             (memory / "NOW.md").write_text("# NOW\n\nObjective: count the platypus\n")
-            took = [
-                await _until(_finds(c, "quokka", "file"), "a hand-made memory file", DEADLINE_S),
-                await _until(_finds(c, "numbat", "log"), "a hand-appended LOG entry", DEADLINE_S),
-                await _until(_finds(c, "platypus", "now"), "a hand-edited NOW.md", DEADLINE_S),
-            ]
-            assert max(took) <= DEADLINE_S
+            await _until(_finds(c, "quokka", "file"), "a hand-made memory file", DEADLINE_S)
+            await _until(_finds(c, "numbat", "log"), "a hand-appended LOG entry", DEADLINE_S)
+            await _until(_finds(c, "platypus", "now"), "a hand-edited NOW.md", DEADLINE_S)
             context = (await c.read_resource("memory://prompt-context")).contents[0].text
             assert "the numbat eats termites" in context  # recent activity, from the index
             assert "count the platypus" in context  # NOW.md, from the file
@@ -151,7 +151,7 @@ def _http_server(home: Path) -> tuple[subprocess.Popen[str], str]:
             time.sleep(0.05)
 
 
-def test_http_server_finds_hand_edits_and_other_writers_within_two_seconds(home: Path) -> None:
+def test_http_server_finds_hand_edits_and_other_writers(home: Path) -> None:
     from mcp.client.streamable_http import streamable_http_client
 
     _cli(home, "log", "append", "THOUGHT", "first entry written through the API")
