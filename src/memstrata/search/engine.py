@@ -325,7 +325,7 @@ def _ranked(
             h.explain.update(given)
     for h in hits:
         h.explain["matched"] = [w for w, st in pool.words if holds(h, st)]
-    return [own_meta(h.but(snippet=make_snippet(h.text or h.title, terms))) for h in hits]
+    return [own_meta(h, make_snippet(h.text or h.title, terms)) for h in hits]
 
 
 def _beyond_words(store: Searchable, q: SearchQuery, terms: list[str]) -> list[Hit]:
