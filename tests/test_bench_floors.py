@@ -35,8 +35,14 @@ def test_bench_ops_gives_each_hot_operation_a_ratio_to_its_floor(
     assert cold["cpu_ratio"] == pytest.approx(
         cold["cpu_p50_ms"] / cold["floor_cpu_p50_ms"], rel=0.01
     )
+    recall = ratios["recall (lexical)"]
+    assert recall["cpu_p95_ms"] > 0 and recall["floor_cpu_p95_ms"] > 0  # each side's CPU
+    assert recall["cpu_ratio"] == pytest.approx(
+        recall["cpu_p95_ms"] / recall["floor_cpu_p95_ms"], rel=0.01
+    )
     table = format_table(rows)
     assert "bare fdatasync append" in table and "python -c pass" in table
+    assert f"bare {recall['floor_cpu_p95_ms']} ms" in table
 
 
 def test_bench_ops_times_nothing_while_a_vector_backlog_is_embedded(

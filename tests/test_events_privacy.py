@@ -6,9 +6,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from memstrata import Store
 from memstrata.store.events import audit_files, read_audit
@@ -114,3 +119,34 @@ def test_rotation_loses_no_record_of_concurrent_processes(home: Path) -> None:
         mine = [g for g in got if g.startswith(f"w{k}-")]
         assert mine == [f"w{k}-{i}" for i in range(n)]
     json.dumps(got)
+
+
+def test_an_audit_write_stats_the_trail_once(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One `stat` of the path per record (was fstat + stat + fstat); the size it gives,
+    plus the bytes written under the lock every writer holds, still rotates the file, and
+    a file replaced under the writer (a rotation or a purge by another process) is still
+    followed: its inode is not the one the descriptor was opened on."""
+    import memstrata.store.events as events
+
+    home.mkdir(parents=True)
+    (home / "config.toml").write_text("[events]\nmax_bytes = 4096\nkeep = 2\n")
+    calls: Counter[str] = Counter()
+
+    class CountingOs:  # the events module's `os`, counting its stat calls
+        def __getattr__(self, name: str) -> Any:
+            if name in ("stat", "fstat"):
+                calls[name] += 1
+            return getattr(os, name)
+
+    monkeypatch.setattr(events, "os", CountingOs())
+    with Store(home, agent="a", watch=False) as s:
+        s.events.emit("memory:write", {"type": "log", "path": "first", "delta": 0})
+        calls.clear()
+        for i in range(100):
+            s.events.emit("memory:write", {"type": "log", "path": f"x{i}", "delta": i})
+        # one stat a record; fstat only on opening a new file (two after each rotation)
+        assert calls["stat"] <= 100 and calls["fstat"] <= 10, calls
+        assert len(audit_files(home / "events.jsonl")) == 3  # rotated by size
+        (home / "events.jsonl").rename(home / "moved.jsonl")  # replaced under the writer
+        s.events.emit("memory:write", {"type": "log", "path": "after", "delta": 0})
+    assert [r["payload"]["path"] for r in read_audit(home / "events.jsonl")] == ["after"]  # type: ignore[index]

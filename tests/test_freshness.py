@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -285,4 +286,48 @@ def test_an_append_is_found_by_every_process_before_it_is_indexed(home: Path) ->
     store.engine.after_ack = lambda key, job: False  # type: ignore[method-assign]
     store.agent().log.append("THOUGHT", "the numbat eats termites")
     assert _found(store, "numbat")  # the writer's own next read indexes it first
+    store.close()
+
+
+def test_a_search_catches_the_index_up_once_and_still_sees_every_acknowledged_write(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search's reads (plan, short forms, the pool) run the freshness hooks once, first
+    (`Database.fresh`; they ran before each read, three `stat` calls each): an append left
+    by another process in `index/appended`, this process's own deferred index work and a
+    new generation published by a reindex are each seen by the next search."""
+    from memstrata.index.db import Database
+
+    monkeypatch.setenv("MEMSTRATA_EMBEDDER", "fake")  # hybrid too, cheaply
+    store = Store(home, agent="finn", watch=False)
+    store.agent().log.append("THOUGHT", "warm up")
+    runs: list[int] = []
+    real = Database._hooks
+
+    def counted(self: Database, *, reading: bool) -> None:
+        # the searching thread's runs (not background jobs', not reads inside a hook)
+        if threading.get_ident() == searching and not (self._in_hook or self._depth):
+            runs.append(reading)
+        real(self, reading=reading)
+
+    searching = threading.get_ident()
+
+    monkeypatch.setattr(Database, "_hooks", counted)
+    for mode in ("lexical", "hybrid"):
+        runs.clear()
+        store.search(SearchQuery(text="warm up", k=5, mode=mode))
+        assert runs.count(True) == 1, (mode, runs)
+    code = (
+        "import os\n"
+        "store.engine.after_ack = lambda key, job: False  # killed right after the ack\n"
+        "store.agent().log.append('THOUGHT', 'the quokka smiles')\n"
+        "os._exit(0)\n"
+    )
+    _other_process(home, code)
+    assert _found(store, "quokka")  # the other process's note, read by the one hook run
+    store.engine.after_ack = lambda key, job: False  # type: ignore[method-assign]
+    store.agent().log.append("THOUGHT", "the bilby burrows")
+    assert _found(store, "bilby")  # this process's deferred index work, run first
+    _other_process(home, "store.reindex()\nstore.ledger.publish('decision', 'then: dingo')")
+    assert _found(store, "dingo")  # the new generation, followed by the one hook run
     store.close()

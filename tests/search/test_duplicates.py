@@ -62,3 +62,40 @@ def test_copies_of_one_line_leave_room_for_the_answer(home: Path, mode: str) -> 
     shown = next(h for h in after if h.text == copy)
     assert [d["layer"] for d in shown.explain["duplicates"]] == ["log"] * 3
     assert len({h.uid for h in after}) == len(after)
+
+
+def test_a_pool_that_repeats_nothing_weighs_the_contenders_of_k_places_only(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no two candidates saying the same, nothing is collapsed: the priors rank for
+    the k places shown (`search.prune` keeps fewer contenders), not the 3k collapse would
+    need, and the list is the one the 3k gave, every field; a pool with a repeated line
+    still ranks 3k and names the copy."""
+    from memstrata import SearchQuery, Store
+    from memstrata.search import worth
+
+    store = Store(home, agent="finn", watch=False)
+    for i in range(40):
+        store.agent().facts.set(f"otter{i}", f"otter habitat number {i} by the river")
+    q = SearchQuery(text="otter habitat river", k=5, mode="lexical", now=1_800_000_000.0)
+    limits: list[int | None] = []
+    real = worth.apply_priors
+
+    def spy(*args: object, limit: int | None = None, **kw: object) -> list[Hit]:
+        limits.append(limit)
+        return real(*args, limit=limit, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(worth, "apply_priors", spy)
+    shown = [h.to_dict(full=True) for h in store.search(q)]
+    assert limits == [5]
+    monkeypatch.setattr(worth, "repeats", lambda hits: True)  # as if a line repeated
+    assert [h.to_dict(full=True) for h in store.search(q)] == shown and limits[1:] == [15]
+    monkeypatch.undo()
+    for _ in range(2):
+        store.agent().log.append("THOUGHT", "otter habitat river otter habitat river")
+    limits.clear()
+    monkeypatch.setattr(worth, "apply_priors", spy)
+    hits = store.search(q)
+    assert limits == [15] and len(hits) == 5
+    assert [d["layer"] for h in hits for d in h.explain.get("duplicates", [])] == ["log"]
+    store.close()

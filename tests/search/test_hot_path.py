@@ -8,7 +8,10 @@ import json
 import random
 import re
 from collections import Counter
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from memstrata.search import engine, features, scoring
 from memstrata.search.coverage import holds
@@ -21,7 +24,7 @@ from memstrata.search.priors import (
     excluded,
     is_question,
 )
-from memstrata.search.query import Hit
+from memstrata.search.query import Hit, SearchQuery
 from memstrata.search.toolcalls import FIRST_LINE_CHARS, first_line
 from memstrata.search.worth import excluded_from
 
@@ -278,3 +281,75 @@ def test_a_row_read_as_a_hit_is_the_hit_its_constructor_makes() -> None:
     assert hit == made and hit.__dict__ == made.__dict__
     assert hit.to_dict() == made.to_dict() and hit.but(score=1.0) == made.but(score=1.0)
     assert {f.name for f in dataclasses.fields(Hit)} == set(hit.__dict__)
+
+
+def test_identifier_words_keep_their_set_while_a_write_adds_no_word(tmp_path: Path) -> None:
+    """The abbreviation caches (`expand._spans`, `_by_initial`) are keyed by the set: an
+    equal set of another object made each query word compare every identifier word."""
+    from memstrata.index.db import Database
+    from memstrata.index.docs import Doc, upsert_docs
+    from memstrata.search.expand import IdentifierWords
+
+    db = Database(tmp_path / "index.db")
+
+    def put(uid: str, tags: tuple[str, ...]) -> None:
+        with db.write() as conn:
+            upsert_docs(conn, [Doc(uid=uid, layer="task", ts=0.0, body="b", source="s", tags=tags)])
+
+    put("u1", ("cfg",))
+    ids = IdentifierWords()
+    with db.read() as conn:
+        first = ids.get(conn, "1", [])
+    put("u2", ())  # a write without an identifier word
+    put("u3", ("cfg",))  # one more holder of a known word
+    with db.read() as conn:
+        assert ids.get(conn, "1", []) is first == {"cfg"}
+    put("u4", ("env",))
+    with db.read() as conn:
+        assert ids.get(conn, "1", []) == {"cfg", "env"}
+    db.close()
+
+
+def test_the_rescoring_lowers_a_candidates_text_once() -> None:
+    """Its lowered text and word count are kept per (title, body, tags): a second query
+    over the same candidates lowers none again, and scores as a fresh one."""
+    from memstrata.search import rescore
+
+    rows = [
+        (i, f"u{i}", "fact", None, None, None, "Db", 0.0, f"Data {i}", "DATABASE x")
+        for i in range(5)
+    ]
+    extra = [("database", ["databas"], 900)]
+    rescore._lowered_texts.clear()
+    first = rescore.scoring_extra(rows, extra, 10_000)
+    kept = dict(rescore._lowered_texts)
+    assert len(kept) == 5 and kept[("Data 0", "DATABASE x", "Db")] == ("data 0 database x db", 5)
+    again = rescore.scoring_extra(rows, extra, 10_000)
+    assert rescore._lowered_texts == kept and again == first == _scoring_extra_before(
+        rows, extra, 10_000
+    )
+
+
+def test_a_search_copies_its_pool_without_hit_but(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pool's copies with their scores (`query.rescored`, ~130 a search) skip `Hit.but`'s
+    checks; what `but` is still asked for is the few hits a later stage changes."""
+    from memstrata import Store
+
+    store = Store(tmp_path / "home", agent="finn", watch=False)
+    for i in range(40):
+        store.agent().facts.set(f"otter{i}", f"otter habitat number {i} by the river")
+    q = SearchQuery(text="otter habitat", k=5, mode="lexical", now=T0)
+    before = [h.to_dict(full=True) for h in store.search(q)]
+    calls: list[int] = []
+    real = Hit.but
+
+    def counted(self: Hit, **changes: Any) -> Hit:
+        calls.append(1)
+        return real(self, **changes)
+
+    monkeypatch.setattr(Hit, "but", counted)
+    assert [h.to_dict(full=True) for h in store.search(q)] == before and len(before) == 5
+    assert len(calls) <= len(before), len(calls)  # (the snippet and own meta: one copy)
+    store.close()

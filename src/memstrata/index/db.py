@@ -67,6 +67,7 @@ class Database:
         self._lock = threading.RLock()
         self._depth = 0
         self._in_hook = False
+        self._fresh = threading.local()  # `fresh`: this thread's reads skip the hooks
         self.on_reopen: Hook | None = None
         self.before_read: Hook | None = None
         self.pending: Hook | None = None
@@ -248,8 +249,25 @@ class Database:
     @contextlib.contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
-            self._hooks(reading=True)
+            if not getattr(self._fresh, "on", False):
+                self._hooks(reading=True)
             yield self.conn
+
+    @contextlib.contextmanager
+    def fresh(self) -> Iterator[None]:
+        """The reads inside, on this thread, see the index caught up once, here: the
+        hooks (a new generation, this process's deferred index work, other processes'
+        appends, hand edits seen by the watcher) run first and not again for each read
+        inside. What was acknowledged before the block is seen by every read in it; a
+        search made three reads, each paying the hooks' three `stat` calls."""
+        with self._lock:
+            self._hooks(reading=True)
+        was = getattr(self._fresh, "on", False)
+        self._fresh.on = True
+        try:
+            yield
+        finally:
+            self._fresh.on = was
 
     @contextlib.contextmanager
     def snapshot(self) -> Iterator[sqlite3.Connection]:

@@ -65,8 +65,20 @@ def collapse_duplicates(hits: Sequence[Hit], limit: int | None = None) -> list[H
     ]
 
 
+def repeats(hits: Sequence[Hit]) -> bool:
+    """Whether two of `hits` share a key (`collapse_duplicates` would collapse one)."""
+    seen: set[tuple[str, str]] = set()
+    for h in hits:
+        k = remember(h, "duplicate key", key)
+        if k[1]:
+            if k in seen:
+                return True
+            seen.add(k)
+    return False
+
+
 def _fold(text: str) -> str:
     return _SPACE.sub(" ", text).strip().casefold()
 
 
-__all__ = ["collapse_duplicates", "key"]
+__all__ = ["collapse_duplicates", "key", "repeats"]

@@ -34,7 +34,7 @@ from memstrata.search.coverage import QueryTerm, holds, idf
 from memstrata.search.expand import IdentifierWords, Phrase, plan
 from memstrata.search.filters import filters as _filters
 from memstrata.search.layermask import LayerMask, Ranges, within
-from memstrata.search.query import OPT_IN_LAYERS, Hit, Searchable, SearchQuery
+from memstrata.search.query import OPT_IN_LAYERS, Hit, Searchable, SearchQuery, rescored
 from memstrata.search.rescore import scoring_extra
 from memstrata.search.rowmemo import RowMemo, RowMemos, own_meta
 from memstrata.search.terms import TermStat, essential_terms, stems
@@ -313,7 +313,7 @@ def _ranked(
     else:
         # The top k by worth = score x prior, after exclusions and collapse (`search.worth`).
         # Only the hits shown get their explain: it costs more than ranking the pool.
-        pooled = [pool.hits[r[1]].but(score=s, explain={}) for s, r, _parts in scored]
+        pooled = [rescored(pool.hits[r[1]], s, {}) for s, r, _parts in scored]
         hits = rank_pool(store, q, pooled, pool.gone, terms=pool.terms)
         for h in hits:
             if h.uid not in rows:  # joined the pool with its prompt's turn (`search.turns`)
@@ -325,7 +325,7 @@ def _ranked(
             h.explain.update(given)
     for h in hits:
         h.explain["matched"] = [w for w, st in pool.words if holds(h, st)]
-    return [own_meta(h.but(snippet=make_snippet(h.text or h.title, terms))) for h in hits]
+    return [own_meta(h, make_snippet(h.text or h.title, terms)) for h in hits]
 
 
 def _beyond_words(store: Searchable, q: SearchQuery, terms: list[str]) -> list[Hit]:

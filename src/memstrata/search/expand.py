@@ -200,9 +200,15 @@ class IdentifierWords:
                 self._forget(uid)
                 if readable:
                     self._remember(uid, layer, title, tags)
-            self._seq, self._words = top, None
+            self._seq, self._words, before = top, None, self._words
+        else:
+            before = None
         if self._words is None:
-            self._words = frozenset(self._counts)
+            now = frozenset(self._counts)
+            # The same words as one object: `_spans` and `_by_initial` are cached by this
+            # set, and a lookup with an equal set of another object compares every word
+            # (at 10k entries a write that adds no word made each query word pay it).
+            self._words = before if before is not None and before == now else now
         return self._words
 
     def _forget(self, uid: str) -> None:

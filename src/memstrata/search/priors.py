@@ -49,7 +49,7 @@ from memstrata.search.coverage import QueryTerm, coverage_of
 from memstrata.search.features import remember
 from memstrata.search.newer import file_order, is_older, newer_first, oldest_first
 from memstrata.search.prune import contenders, demote_replaced
-from memstrata.search.query import Hit
+from memstrata.search.query import Hit, rescored
 from memstrata.search.replaces import replaced_terms, said_of
 from memstrata.search.text import query_terms, tokenize
 from memstrata.search.toolcalls import (
@@ -525,7 +525,7 @@ def apply_priors(
         }
         if n in collapsed:
             explain["collapsed"] = collapsed[n]
-        out.append(w.hit.but(score=w.worth, explain=explain))
+        out.append(rescored(w.hit, w.worth, explain))
     if out and (dropped_by or gone):
         out[0].explain["dropped"] = {
             why: uids[:5] + ([f"+{len(uids) - 5} more"] if len(uids) > 5 else [])

@@ -40,8 +40,10 @@ def search(store: Searchable, q: SearchQuery) -> list[Hit]:
         embedder = store.embedder()
         if not catch_up:
             store.build_vectors_later()
-        hits = hybrid_search(store, q, embedder, catch_up=catch_up)
+        with store.db.fresh():  # the index caught up once for the search's reads
+            hits = hybrid_search(store, q, embedder, catch_up=catch_up)
     else:
-        hits = lexical_search(store, q)
+        with store.db.fresh():
+            hits = lexical_search(store, q)
     store.events.emit("memory:search", {"query": q.text, "results": [h.uid for h in hits]})
     return hits

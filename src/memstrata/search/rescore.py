@@ -19,8 +19,11 @@ def scoring_extra(
 ) -> list[float]:
     """BM25 contribution (`scoring.bm25_term`) of the pruned common terms, on the
     candidates only; tf counts words of the candidate starting with one of the term's stems."""
-    texts = [f"{r[8]} {r[9]} {r[6]}".lower() for r in rows]
-    lengths = [max(1, len(t.split())) for t in texts]
+    texts, lengths = [], []
+    for r in rows:
+        text, length = _lowered(r[8], r[9], r[6])
+        texts.append(text)
+        lengths.append(length)
     avg = sum(lengths) / len(lengths) if lengths else 1.0
     out = [0.0] * len(rows)
     # One scan of each candidate finds, at each word start, the longest stem the word
@@ -46,6 +49,25 @@ def scoring_extra(
             if tf:
                 out[i] += scoring.bm25_term(tf, df, total, lengths[i], avg)
     return out
+
+
+# A candidate's text lowered and its word count, per (title, body, tags): the same
+# candidates come back query after query (the strings of a kept row are the same objects,
+# their hashes already known), and lowering ~100 texts was half of this re-scoring.
+_LOWERED_KEPT = 8192
+_lowered_texts: dict[tuple[str, str, str], tuple[str, int]] = {}
+
+
+def _lowered(title: str, body: str, tags: str) -> tuple[str, int]:
+    key = (title, body, tags)
+    got = _lowered_texts.get(key)
+    if got is None:
+        text = f"{title} {body} {tags}".lower()
+        got = (text, max(1, len(text.split())))
+        if len(_lowered_texts) >= _LOWERED_KEPT:
+            _lowered_texts.clear()
+        _lowered_texts[key] = got
+    return got
 
 
 def _stems_at_word_starts(text: str, union: list[str]) -> list[str]:

@@ -88,10 +88,12 @@ class RowMemos:
         return memo
 
 
-def own_meta(hit: Hit) -> Hit:
+def own_meta(hit: Hit, snippet: str | None = None) -> Hit:
     """`hit` with a `meta` dict of its own (a hit a search returns: its caller may change
-    it without changing the kept one)."""
+    it without changing the kept one), and `snippet` when given (one copy, not two)."""
     new = object.__new__(Hit)
     new.__dict__.update(hit.__dict__)
     new.__dict__["meta"] = dict(hit.meta)
+    if snippet is not None:
+        new.__dict__["snippet"] = snippet
     return new

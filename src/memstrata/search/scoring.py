@@ -21,6 +21,7 @@ from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TypeVar
 
 K = TypeVar("K", bound=Hashable)
+_LN2 = math.log(2.0)  # (`decay` took the logarithm once per candidate)
 
 
 def decay(age_hours: float, half_life_hours: float | None) -> float:
@@ -32,7 +33,7 @@ def decay(age_hours: float, half_life_hours: float | None) -> float:
     if not half_life_hours or half_life_hours <= 0:
         return 1.0
     age = max(0.0, float(age_hours))
-    return math.exp(-math.log(2.0) / half_life_hours * age)
+    return math.exp(-_LN2 / half_life_hours * age)
 
 
 def bm25_relevance(raw: float) -> float:

@@ -60,16 +60,12 @@ def with_turns(
     score (`turn_of` in their explain); members not in the pool join it."""
     if not pool or q.kind is not None or q.tags or q.rooms or q.in_room or q.exclude_room:
         return list(pool)
+    asked = [h for h in pool if is_intent(h) and h.uid not in dropped]
+    if not asked:  # no prompt in the pool (most): nothing to lift
+        return list(pool)
     best = max(h.score for h in pool)
     prompts = sorted(
-        (
-            h
-            for h in pool
-            if is_intent(h)
-            and h.uid not in dropped
-            and h.score >= PROMPT_FLOOR * best
-            and len(h.text.split()) <= MAX_WORDS
-        ),
+        (h for h in asked if h.score >= PROMPT_FLOOR * best and len(h.text.split()) <= MAX_WORDS),
         key=lambda h: -h.score,
     )[:PROMPTS]
     if not prompts:

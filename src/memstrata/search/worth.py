@@ -27,7 +27,7 @@ from memstrata.index import overview
 from memstrata.model import RECORD_KINDS, LedgerEntry
 from memstrata.search.copies import Flushed, Said, flushed_state
 from memstrata.search.coverage import QueryTerm, idf
-from memstrata.search.duplicates import collapse_duplicates
+from memstrata.search.duplicates import collapse_duplicates, repeats
 from memstrata.search.durations import with_durations
 from memstrata.search.failures import with_failures
 from memstrata.search.features import remember
@@ -132,7 +132,10 @@ def rank_pool(
             terms=terms,
         )
 
-    if not store.config.duplicates:
+    if not store.config.duplicates or not repeats(kept):
+        # No two candidates say the same (most pools): collapse would take nothing out of
+        # `ranked(room)` and name nothing, and its first k are `ranked(k)`'s, every field
+        # (`search.prune`), which weighs fewer contenders.
         return scores_in_rank_order(ranked(q.k))
     room = q.k * DUPLICATE_ROOM  # ranked before the duplicates are taken out
     hits = ranked(room)

@@ -35,7 +35,6 @@ that operation; refused event lines are counted in `EventBus.dropped`.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import hmac
 import json
 import os
@@ -92,7 +91,7 @@ KEY_BYTES = 32
 
 def query_digest(text: str, key: bytes) -> str:
     """`hmac-sha256:<hex>` of a search query under this host's audit key."""
-    return "hmac-sha256:" + hmac.new(key, text.encode("utf-8"), hashlib.sha256).hexdigest()
+    return "hmac-sha256:" + hmac.digest(key, text.encode("utf-8"), "sha256").hex()
 
 
 def audit_key(audit_path: Path) -> bytes | None:
@@ -146,6 +145,7 @@ class EventBus:
         self._subs: list[Subscriber] = []
         self._guard = threading.Lock()
         self._fd: int | None = None
+        self._ino = -1  # the inode `_fd` is open on
         self.dropped = 0  # audit lines the disk refused (full, read-only)
         self._key: bytes | None = None
 
@@ -201,31 +201,34 @@ class EventBus:
         assert self._audit is not None
         try:
             with self._guard, self._locks.hold(str(self._audit)):
-                fd = self._current()
-                os.write(fd, line)
-                if os.fstat(fd).st_size > self._max_bytes:
+                fd, size = self._current()
+                written = os.write(fd, line)
+                # Every writer of the file holds the lock: it grew by what we wrote.
+                size = os.fstat(fd).st_size if size is None else size + written
+                if size > self._max_bytes:
                     self._rotate()
         except (OSError, LockTimeout):
             self.dropped += 1
 
-    def _current(self) -> int:
+    def _current(self) -> tuple[int, int | None]:
         """The descriptor of the file now at the audit path (reopened after a rotation
-        or a purge's rewrite by any process). Called under the lock."""
+        or a purge's rewrite by any process), and its size when known. Called under the
+        lock. One `stat` of the path: the open descriptor's inode is kept from its open
+        (a descriptor never changes file), where each write used to `fstat` it."""
         assert self._audit is not None
         if self._fd is not None:
             try:
-                same = os.fstat(self._fd).st_ino == os.stat(self._audit).st_ino
+                st = os.stat(self._audit)
             except FileNotFoundError:
-                same = False
-            if same:
-                return self._fd
+                st = None
+            if st is not None and st.st_ino == self._ino:
+                return self._fd, st.st_size
             os.close(self._fd)
             self._fd = None
         self._audit.parent.mkdir(parents=True, exist_ok=True)
-        self._fd = os.open(
-            self._audit, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644
-        )
-        return self._fd
+        fd = os.open(self._audit, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        self._fd, self._ino = fd, os.fstat(fd).st_ino
+        return fd, None
 
     def _rotate(self) -> None:
         assert self._audit is not None
