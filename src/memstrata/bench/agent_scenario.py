@@ -23,12 +23,12 @@ and the fact is never saved.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
 from memstrata.bench.agent_metrics import fold, has
 from memstrata.model import DURABLE_CATEGORIES, FACT_CATEGORIES
+from memstrata.values import field, value_type
 
 SURFACES = ("claude-code", "mcp")
 WHATS = ("now", "task", "decision", "constraint", "preference", "error", "fact", "context")
@@ -55,7 +55,7 @@ MIN_SESSIONS, MAX_SESSIONS, MIN_QUESTIONS = 8, 15, 20
 HOOK_WRITTEN = "task complete"  # a must_not phrase a hook writes, not the script
 
 
-@dataclass
+@value_type
 class Scenario:
     name: str
     data: dict[str, Any]

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import argparse
 import shlex
-from dataclasses import dataclass, field
 from typing import Any
 
+from memstrata.values import field, value_type
 
-@dataclass
+
+@value_type
 class Node:
     """One command path: its subcommands, options and the values they take."""
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +34,7 @@ from memstrata.config import recall as recallconfig
 from memstrata.config.aliases import MEMORY_CONFIG_ALIASES
 from memstrata.config.settings import MAP_SECTIONS, SETTINGS, Setting
 from memstrata.errors import MalformedInput
+from memstrata.values import field, value_type
 
 DEFAULT_HALF_LIVES: dict[str, float] = {
     "convention": 720.0,
@@ -59,7 +59,7 @@ DEFAULT_LAYER_HALF_LIVES: dict[str, float | None] = {
 CONFIG_FILES = ("config.toml", "config.yaml", "config.yml")
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Bounds:
     """The shared ledger's bounds."""
 
@@ -71,7 +71,7 @@ class Bounds:
     context_bytes: int = 10240
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Config:
     """A store's effective settings (`SETTINGS`: defaults, the config file, the environment)."""
 
