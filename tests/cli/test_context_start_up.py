@@ -43,6 +43,8 @@ PROBE = (
     "atexit.register(lambda: print('MODULES', ' '.join(sorted(sys.modules)), file=sys.stderr))\n"
 )
 NOT_FOR_CONTEXT = {
+    "dataclasses": "value classes are `memstrata.values.value_type`: no class built by exec",
+    "inspect": "dataclasses' import of it (with ast, dis, tokenize): 67M instructions",
     "logging": "only when a background job or trigger fails",
     "difflib": "only to suggest a name or a config key",
     "tempfile": "only for a private copy of the index (a full disk)",

@@ -43,7 +43,7 @@ from memstrata.assembly.budget import Section, fit
 from memstrata.errors import MalformedInput, MemstrataError
 from memstrata.layers.starters import as_shown
 from memstrata.policy.secrets import fact_findings, kinds, mask
-from memstrata.values import value_type
+from memstrata.values import replace, value_type
 
 if TYPE_CHECKING:
     from memstrata.layers.agent import AgentMemory
@@ -414,7 +414,6 @@ def _fact_value(key: str, value: str) -> str:
 
 
 def _masked(section: Section) -> Section:
-    from memstrata.values import replace
 
     text = "\n".join(section.lines)
     clean = mask(text)

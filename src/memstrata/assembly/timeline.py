@@ -32,7 +32,7 @@ from memstrata.index import overview, queries
 from memstrata.layers.facts import to_fact
 from memstrata.lifecycle.compaction import compaction_history
 from memstrata.model import check_name, iso, parse_ts
-from memstrata.values import field, value_type
+from memstrata.values import field, replace, value_type
 
 if TYPE_CHECKING:
     from memstrata.store.view import Store
@@ -425,7 +425,6 @@ def _whole_file_text(store: Store, items: list[TimelineItem]) -> list[TimelineIt
     """Whole-file items carry the file's beginning (its first chunks), not only the
     first chunk (for NOW.md that is just its title), under a title that says what
     the item is: the file as it is now."""
-    from memstrata.values import replace
 
     if not any(i.layer in WHOLE_FILE_LAYERS for i in items):
         return items
