@@ -244,3 +244,15 @@ def test_context_reads_the_first_and_last_now_of_a_session_only(home: Path) -> N
     assert "goal: Objective 1; outcome: NOW: Objective 11" in r.stdout
     line = _reported(r, "TEXTS ")
     assert line == "TEXTS 2"
+
+
+def test_context_of_a_store_with_a_plain_config_file_imports_no_tomllib(home: Path) -> None:
+    """A usual config file (tables, strings, booleans, numbers) is read by
+    `config.quicktoml`; `tomllib`'s import cost a context more than the file's reading."""
+    with Store(home, agent="finn") as store:
+        store.agent().now.update("Ship the importer", ["write the tests"])
+    (home / "config.toml").write_text("[log]\nauto_compact = false  # kept\n", encoding="utf-8")
+    r = _context(PROBE, home)
+    assert "Ship the importer" in r.stdout
+    loaded = set(_reported(r, "MODULES ").split()[1:])
+    assert "memstrata.config.quicktoml" in loaded and "tomllib" not in loaded

@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from memstrata.config import quicktoml
 from memstrata.config import recall as recallconfig
 from memstrata.config.aliases import MEMORY_CONFIG_ALIASES
 from memstrata.config.settings import MAP_SECTIONS, SETTINGS, Setting
@@ -226,7 +227,10 @@ def _read_file(home: Path) -> tuple[str | None, dict[str, Any], list[str]]:
 def _parse(name: str, text: str) -> Any:
     """TOML or YAML text -> data; any syntax error becomes a ValueError."""
     if name.endswith(".toml"):
-        import tomllib  # only a store with a config file parses one (start-up)
+        plain = quicktoml.loads(text)  # the usual file, without importing tomllib
+        if plain is not None:
+            return plain
+        import tomllib  # only a file beyond the plain subset (start-up)
 
         return tomllib.loads(text)  # TOMLDecodeError is a ValueError
     import yaml
