@@ -45,10 +45,12 @@ PROBE = (
 NOT_FOR_CONTEXT = {
     "dataclasses": "value classes are `memstrata.values.value_type`: no class built by exec",
     "inspect": "dataclasses' import of it (with ast, dis, tokenize): 67M instructions",
+    "argparse": "a plain context line is read by `cli.quick`; argparse reads any other",
+    "gettext": "argparse's import of it (with locale)",
     "logging": "only when a background job or trigger fails",
     "difflib": "only to suggest a name or a config key",
     "tempfile": "only for a private copy of the index (a full disk)",
-    "shutil": "argparse's help width, given (`cli.main._help_width`); zlib, bz2, lzma with it",
+    "shutil": "argparse's help width, given (`cli.parser._help_width`); zlib, bz2, lzma with it",
     "memstrata.search.priors": "ranking rules: the context ranks nothing",
     "memstrata.search.engine": "the search engine: the context searches nothing",
     "memstrata.assembly.ignore": "ignore-memory rules: only for a prompt or transcript talk",

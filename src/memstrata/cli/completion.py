@@ -140,7 +140,7 @@ def register(sub: Any) -> None:
 def run_completion(args: argparse.Namespace) -> int:
     import sys
 
-    from memstrata.cli.main import build_parser
+    from memstrata.cli.parser import build_parser
 
     sys.stdout.write(SHELLS[args.shell](build_parser()))
     return 0
