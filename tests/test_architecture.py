@@ -1,6 +1,6 @@
 """Architecture rules as tests: the flow the folder list shows, and what keeps it honest.
 
-    basics (errors, model, limits, config, policy, reading)
+    basics (errors, model, limits, values, config, policy, reading)
       -> files (the truth) -> index -> store.engine (one per home: the only write doors)
       -> layers -> search -> lifecycle -> store.view (a principal: layers, search, triggers)
       -> assembly -> operations -> adapters (cli, mcp, web, integrations)
@@ -208,7 +208,7 @@ TRUTH_ELSEWHERE = {
     "index/": "the index reads the sources it catches up with (`reconcile.Origin`)",
     "bench/teams.py": "counts the PostgreSQL truth's own calls",
 }
-ROOT_BASICS = {"__init__.py", "__main__.py", "errors.py", "model.py", "limits.py"}
+ROOT_BASICS = {"__init__.py", "__main__.py", "errors.py", "model.py", "limits.py", "values.py"}
 # The design documents ("seeds", `../shared/seeds/000_*` .. `004_*`) live outside the
 # repository, so the code names the layer or the behaviour, not the document's number;
 # docs/seeds.md maps each document's rows to the code and the tests. A mention by number

@@ -253,7 +253,7 @@ def _hook_commands(data: Any) -> list[str]:
 
 
 def _parse_memstrata(line: str, where: str) -> None:
-    from memstrata.cli.main import build_parser
+    from memstrata.cli.parser import build_parser
 
     argv = shlex.split(line)
     argv = [a.replace("../shared/data/locomo10_dev.json", "x.json") for a in argv]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 import time
 import unicodedata
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from memstrata.errors import EntryTooLarge, MalformedInput
+from memstrata.values import field, value_type
 
 Role = Literal["admin", "project", "skill"]
 # The agent every surface acts as when none is named (--agent, $MEMSTRATA_AGENT): the CLI,
@@ -145,7 +145,7 @@ def parse_ts(value: str | float | int | None) -> float:
     return dt.timestamp()
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Principal:
     """Who is reading or writing: an agent name, its role (a row of the scope table in `policy.scope`) and room."""
 
@@ -154,7 +154,7 @@ class Principal:
     room: str | None = None
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class LedgerEntry:
     """One line of `ledger.jsonl`, with exactly the fields of the shared ledger's entry format."""
 
@@ -230,7 +230,7 @@ def estimate_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class LogEntry:
     """One entry of LOG.md (warm memory).
 
@@ -251,7 +251,7 @@ class LogEntry:
     edited: bool = False
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Fact:
     """A key/value fact (user_facts; durable facts use the taxonomy categories)."""
 
@@ -273,7 +273,7 @@ SESSION_ROLES: tuple[str, ...] = (
 )
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class SessionMessage:
     """One line of `sessions/<id>.jsonl` (episodic memory)."""
 
@@ -301,7 +301,7 @@ class SessionMessage:
 TASK_STATUSES: tuple[str, ...] = ("pending", "in_progress", "blocked", "done", "cancelled")
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Task:
     """One task of `tasks.json` (task memory)."""
 
@@ -332,7 +332,7 @@ class Task:
 ITEM_TYPES: tuple[str, ...] = ("entity", "claim", "task", "decision", "note")
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Item:
     """One extracted knowledge item of `items.json`."""
 

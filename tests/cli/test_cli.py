@@ -416,7 +416,7 @@ def test_context(seeded: Path) -> None:
 
 def test_cli_imports_nothing_heavy() -> None:
     code = (
-        "import sys; from memstrata.cli.main import build_parser; build_parser(); "
+        "import sys; from memstrata.cli.parser import build_parser; build_parser(); "
         "print(' '.join(sys.modules))"
     )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

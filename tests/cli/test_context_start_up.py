@@ -43,10 +43,14 @@ PROBE = (
     "atexit.register(lambda: print('MODULES', ' '.join(sorted(sys.modules)), file=sys.stderr))\n"
 )
 NOT_FOR_CONTEXT = {
+    "dataclasses": "value classes are `memstrata.values.value_type`: no class built by exec",
+    "inspect": "dataclasses' import of it (with ast, dis, tokenize): 67M instructions",
+    "argparse": "a plain context line is read by `cli.quick`; argparse reads any other",
+    "gettext": "argparse's import of it (with locale)",
     "logging": "only when a background job or trigger fails",
     "difflib": "only to suggest a name or a config key",
     "tempfile": "only for a private copy of the index (a full disk)",
-    "shutil": "argparse's help width, given (`cli.main._help_width`); zlib, bz2, lzma with it",
+    "shutil": "argparse's help width, given (`cli.parser._help_width`); zlib, bz2, lzma with it",
     "memstrata.search.priors": "ranking rules: the context ranks nothing",
     "memstrata.search.engine": "the search engine: the context searches nothing",
     "memstrata.assembly.ignore": "ignore-memory rules: only for a prompt or transcript talk",
@@ -242,3 +246,15 @@ def test_context_reads_the_first_and_last_now_of_a_session_only(home: Path) -> N
     assert "goal: Objective 1; outcome: NOW: Objective 11" in r.stdout
     line = _reported(r, "TEXTS ")
     assert line == "TEXTS 2"
+
+
+def test_context_of_a_store_with_a_plain_config_file_imports_no_tomllib(home: Path) -> None:
+    """A usual config file (tables, strings, booleans, numbers) is read by
+    `config.quicktoml`; `tomllib`'s import cost a context more than the file's reading."""
+    with Store(home, agent="finn") as store:
+        store.agent().now.update("Ship the importer", ["write the tests"])
+    (home / "config.toml").write_text("[log]\nauto_compact = false  # kept\n", encoding="utf-8")
+    r = _context(PROBE, home)
+    assert "Ship the importer" in r.stdout
+    loaded = set(_reported(r, "MODULES ").split()[1:])
+    assert "memstrata.config.quicktoml" in loaded and "tomllib" not in loaded

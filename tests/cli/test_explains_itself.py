@@ -19,7 +19,7 @@ import pytest
 
 from memstrata.cli.completion import SHELLS
 from memstrata.cli.examples import EXAMPLES
-from memstrata.cli.main import build_parser
+from memstrata.cli.parser import build_parser
 
 EXE = shutil.which("memstrata", path=str(Path(sys.executable).parent)) or "memstrata"
 

@@ -10,15 +10,14 @@ import io
 
 import pytest
 
-from memstrata.cli import main
-from memstrata.cli.main import COMMANDS, build_parser, command_asked
+from memstrata.cli.parser import COMMAND_MODULES, COMMANDS, build_parser, command_asked
 
 
 def test_the_command_table_names_the_module_registering_each_command() -> None:
     p = argparse.ArgumentParser()
     sub = p.add_subparsers()
     registered: dict[str, str] = {}
-    for module in main.COMMAND_MODULES:
+    for module in COMMAND_MODULES:
         before = set(sub.choices)
         importlib.import_module(module).register(sub)
         registered.update({c: module for c in sub.choices if c not in before})

@@ -15,12 +15,12 @@ import json
 import os
 import subprocess
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memstrata.agentconfig.clients import HOOKS, SERVER_NAME, Client, is_memstrata_hook
 from memstrata.agentconfig.jsonedit import parse
+from memstrata.values import value_type
 
 TIMEOUT_S = 60.0
 _HANDSHAKE = (
@@ -44,7 +44,7 @@ _HANDSHAKE = (
 )
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Finding:
     ok: bool
     text: str

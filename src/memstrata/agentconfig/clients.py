@@ -27,12 +27,12 @@ import itertools
 import json
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memstrata.errors import MalformedInput
 from memstrata.files.layout import DEFAULT_HOME, find_home
+from memstrata.values import value_type
 
 SERVER_NAME = "memstrata"  # the hooks skip the agent's calls of `mcp__memstrata__*` tools
 # Claude Code's hook events and the `memstrata hook` event each runs (`cli.hooks_cmd`).
@@ -51,7 +51,7 @@ Doc = dict[str, Any]
 Edit = Callable[[Doc, "Target"], tuple[Doc, list[str]]]
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Target:
     """The memstrata a client runs: program (argv prefix), store and agent."""
 
@@ -67,7 +67,7 @@ class Target:
         return shlex.join(self.argv(*args))
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class ConfigFile:
     """One file a client reads, relative to the project, and the edits memstrata makes;
     `servers` names the key its MCP servers sit under (None: a hooks file)."""
@@ -78,7 +78,7 @@ class ConfigFile:
     servers: str | None = None
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Client:
     """A coding agent: its files, what to do next, and whether setup makes the project a
     root for store discovery (`files.layout.PROJECT_MARKERS`: Claude Code's `.claude/`)."""

@@ -25,17 +25,17 @@ with its line and column, never rewritten.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 from memstrata.errors import MalformedInput
+from memstrata.values import value_type
 
 _DECODE = json.JSONDecoder()
 _WS = " \t\n\r"
 MAX_DEPTH = 200
 
 
-@dataclass
+@value_type
 class Node:
     """A value with its span in the text; an object keeps its members' nodes, an array its
     items'."""

@@ -12,16 +12,16 @@ from __future__ import annotations
 import difflib
 import os
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from memstrata.agentconfig.clients import Client, Target
 from memstrata.agentconfig.jsonedit import parse, render
 from memstrata.errors import MalformedInput, NotFound
 from memstrata.files.atomic import atomic_write_bytes, fsync_dir
+from memstrata.values import field, value_type
 
 
-@dataclass
+@value_type
 class FileChange:
     """One file: its text before (None: absent) and after (None: deleted), and what changed."""
 

@@ -8,10 +8,10 @@ Pure functions on plain strings.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from memstrata.values import replace, value_type
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Section:
     """One titled section of the context, with what it keeps when the budget is short."""
 

@@ -34,7 +34,6 @@ import os
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,6 +43,7 @@ from memstrata.assembly.budget import Section, fit
 from memstrata.errors import MalformedInput, MemstrataError
 from memstrata.layers.starters import as_shown
 from memstrata.policy.secrets import fact_findings, kinds, mask
+from memstrata.values import replace, value_type
 
 if TYPE_CHECKING:
     from memstrata.layers.agent import AgentMemory
@@ -80,7 +80,7 @@ def wants_no_memory(message: str) -> bool:
     return asks_to_ignore_memory(message)
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class AssembledContext:
     """The prompt block `assemble_context` built, and what fitting the budget cut."""
 
@@ -414,7 +414,6 @@ def _fact_value(key: str, value: str) -> str:
 
 
 def _masked(section: Section) -> Section:
-    from dataclasses import replace
 
     text = "\n".join(section.lines)
     clean = mask(text)

@@ -9,13 +9,13 @@ parse (`operations.doctor.examine` does that, store-wide).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstrata.files.versions import history_folder
 from memstrata.index import overview
 from memstrata.model import check_name
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from memstrata.store.view import Store
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 SHOW_UIDS = 5
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Health:
     """One agent's memory at a glance (the web app's home page): how current its index is,
     what could not be read cleanly, how big it is. Cheap: a few index queries and, when

@@ -15,7 +15,6 @@ plus its SQL filter on every row.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput, NotFound
@@ -23,6 +22,7 @@ from memstrata.index import queries
 from memstrata.layers.base import check_tags
 from memstrata.model import LedgerEntry, check_name, parse_ts
 from memstrata.search.scoring import decay
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from memstrata.store.view import Store
@@ -31,7 +31,7 @@ MAX_PAGE = 200
 MAX_CHAIN = 100
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class LedgerRow:
     entry: LedgerEntry
     superseded: bool
@@ -50,7 +50,7 @@ class LedgerRow:
         }
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class LedgerPage:
     rows: tuple[LedgerRow, ...]
     next: str | None

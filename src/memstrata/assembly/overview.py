@@ -22,7 +22,6 @@ only the agents and rooms the principal may read; each read is a layer's own.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
 from memstrata.assembly.health import agent_health
@@ -34,6 +33,7 @@ from memstrata.layers.hot import NowState
 from memstrata.lifecycle.activity import Session, one_line, sessions
 from memstrata.model import iso
 from memstrata.policy.secrets import fact_findings, find_secrets
+from memstrata.values import field, value_type
 
 if TYPE_CHECKING:
     from memstrata.assembly.health import Health
@@ -50,7 +50,7 @@ ROOM_ENTRIES = 3
 RECENT_ENTRIES = 200  # LOG entries read for the last session
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class LastSession:
     """The agent's latest session, by meaning: when, what for, how it ended."""
 
@@ -64,7 +64,7 @@ class LastSession:
     messages: int = 0
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class AgentView:
     name: str
     now: NowState | None
@@ -78,13 +78,13 @@ class AgentView:
     problems: tuple[str, ...] = ()  # what a layer could not read cleanly
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class RoomView:
     name: str
     entries: tuple[LedgerEntry, ...]  # newest first
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Overview:
     agents: tuple[AgentView, ...]
     rooms: tuple[RoomView, ...]

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from memstrata.assembly.timeline import (
@@ -59,6 +58,7 @@ from memstrata.lifecycle.statements import goal_of
 from memstrata.model import LogEntry, iso
 from memstrata.search.query import Hit
 from memstrata.search.toolcalls import TRANSCRIPT_TOOL, clues_of, group_calls
+from memstrata.values import replace, value_type
 
 if TYPE_CHECKING:
     from memstrata.store.view import Store
@@ -83,7 +83,7 @@ DETAIL_CHARS = 1200
 SORT_WORDS = (("read", "read"), ("edit", "edit"), ("test", "test run"), ("other", "other call"))
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class StoryLine:
     """One event: a prompt, an answer, a tool call, a note, a fact change..."""
 
@@ -104,7 +104,7 @@ class StoryLine:
         return iso(self.ts)
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class StoryPart:
     """Lines shown as they are, or a run of folded lines under one summary."""
 
@@ -117,7 +117,7 @@ class StoryPart:
         return uid is not None and any(uid in line.uids for line in self.lines)
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class StoryGroup:
     """The lines of one session (or of no session), oldest first, with its heading."""
 
@@ -147,7 +147,7 @@ class StoryGroup:
         return out
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Story:
     groups: tuple[StoryGroup, ...]
     next: str | None  # cursor of the older page

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +32,7 @@ from memstrata.index import overview, queries
 from memstrata.layers.facts import to_fact
 from memstrata.lifecycle.compaction import compaction_history
 from memstrata.model import check_name, iso, parse_ts
+from memstrata.values import field, replace, value_type
 
 if TYPE_CHECKING:
     from memstrata.store.view import Store
@@ -59,7 +59,7 @@ TEXT_CHARS = 600
 _DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class TimelineItem:
     """One thing that happened in an agent's memory."""
 
@@ -92,7 +92,7 @@ class TimelineItem:
         }
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class TimelinePage:
     items: tuple[TimelineItem, ...]
     next: str | None  # cursor of the next (older) page, None at the end
@@ -425,7 +425,6 @@ def _whole_file_text(store: Store, items: list[TimelineItem]) -> list[TimelineIt
     """Whole-file items carry the file's beginning (its first chunks), not only the
     first chunk (for NOW.md that is just its title), under a title that says what
     the item is: the file as it is now."""
-    from dataclasses import replace
 
     if not any(i.layer in WHOLE_FILE_LAYERS for i in items):
         return items

@@ -36,7 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memstrata.cli.main import build_parser
+from memstrata.cli.parser import build_parser
 from memstrata.embed import daemon
 from memstrata.lifecycle.maintain import start_maintenance
 from memstrata.mcp.server import build_server, select_tools

@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+
+from memstrata.values import value_type
 
 TOOLS = (
     "Read|Edit|MultiEdit|Write|Bash|Grep|Glob|LS|NotebookEdit|NotebookRead|WebFetch|"
@@ -76,7 +77,7 @@ def classify_line(line: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Noise:
     chars: int
     trace: int
@@ -104,7 +105,7 @@ def noisy_lines(text: str) -> list[tuple[str, str]]:
     return [(k, line) for line in text.splitlines() if (k := classify_line(line)) is not None]
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Record:
     """One result of a recall list, as the bench judges it."""
 

@@ -23,13 +23,13 @@ and the fact is never saved; every ledger entry of a kind `memory_publish` accep
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
 from memstrata.bench.agent_metrics import fold, has
 from memstrata.config import DEFAULT_HALF_LIVES
 from memstrata.model import DURABLE_CATEGORIES, FACT_CATEGORIES, RECORD_KINDS
+from memstrata.values import field, value_type
 
 SURFACES = ("claude-code", "mcp")
 WHATS = ("now", "task", "decision", "constraint", "preference", "error", "fact", "context")
@@ -56,7 +56,7 @@ MIN_SESSIONS, MAX_SESSIONS, MIN_QUESTIONS = 8, 15, 20
 HOOK_WRITTEN = "task complete"  # a must_not phrase a hook writes, not the script
 
 
-@dataclass
+@value_type
 class Scenario:
     name: str
     data: dict[str, Any]

@@ -23,11 +23,11 @@ In a Claude Code session every MCP call is also a tool call of the transcript
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memstrata.bench import agent_noise as noise
 from memstrata.bench.agent_drive import ToolFailed
+from memstrata.values import field, value_type
 
 if TYPE_CHECKING:
     from memstrata.bench.agent_drive import HookRunner, McpAgent, Transcript, VirtualClock
@@ -65,7 +65,7 @@ WHY_PARAMS = ("why", "rationale", "reason", "because", "detail", "details")
 KIND_PARAMS = ("kind", "type", "category")
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class DecisionTool:
     """A one-call "record a decision" tool found in `tools/list`, its parameters mapped."""
 
@@ -124,7 +124,7 @@ def find_decision_tool(listed: dict[str, dict[str, Any]]) -> tuple[DecisionTool 
     return None, f"{', '.join(names)} listed but not understood: log_activity THOUGHT fallback"
 
 
-@dataclass
+@value_type
 class SessionIO:
     """What one session's steps write through: its MCP agent, and in Claude Code its
     transcript and hooks."""

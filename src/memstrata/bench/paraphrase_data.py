@@ -20,17 +20,17 @@ A record's `where` says which write API stores it (see `paraphrase.ingest`):
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 from pathlib import Path
 
 from memstrata.errors import MalformedInput
+from memstrata.values import value_type
 
 DATA = Path(__file__).with_name("data") / "paraphrase.txt"
 SPLITS = ("dev", "heldout")
 WRITE_LAYERS = ("ledger", "fact", "context", "file", "log", "session")
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Record:
     rid: str  # p001 for a gold record, d0001 for a distractor
     where: str
@@ -42,7 +42,7 @@ class Record:
         return self.where.split(":", 1)[0]
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Pair:
     qid: str
     split: str

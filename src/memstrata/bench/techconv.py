@@ -23,12 +23,12 @@ import gzip
 import json
 import random
 import re
-from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
 from memstrata.errors import MalformedInput
+from memstrata.values import field, value_type
 
 HERE = Path(__file__).with_name("data")
 SPECS = HERE / "techconv"
@@ -37,14 +37,14 @@ ASSISTANT = "Assistant"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "updated fact", 4: "single fact"}
 
 
-@dataclass
+@value_type
 class Evidence:
     session: int
     speaker: str  # "dev" or "ai"
     text: str
 
 
-@dataclass
+@value_type
 class Question:
     qid: str
     category: int
@@ -54,7 +54,7 @@ class Question:
     outdated: list[Evidence] = field(default_factory=list)
 
 
-@dataclass
+@value_type
 class Spec:
     meta: dict[str, str]
     questions: list[Question]

@@ -7,18 +7,22 @@ importing a command module costs nothing at start-up.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import argparse
+
     from memstrata.errors import Conflict
     from memstrata.layers.agent import AgentMemory
     from memstrata.store.view import Store
 
 from memstrata.model import DEFAULT_AGENT as DEFAULT_AGENT  # every surface's default agent
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NOT_FOUND, EXIT_CONFLICT = 0, 1, 2, 3, 4  # `main.exit_code`
+EXIT_INTERRUPTED = 130
 
 _json_stderr = False  # under --json every line on stderr is one JSON object (`main` sets it)
 
@@ -27,6 +31,42 @@ def json_stderr(on: bool) -> None:
     """Under --json, warnings, notices and progress go to stderr as JSON lines."""
     global _json_stderr
     _json_stderr = on
+
+
+def wants_json(argv: Sequence[str]) -> bool:
+    return "--json" in argv
+
+
+def report(code: str, message: str, exit_status: int, *, as_json: bool) -> None:
+    """An error as one line on stderr, or under --json one JSON object (`cli.main`)."""
+    if as_json:
+        sys.stderr.write(
+            json.dumps(
+                {"error": {"code": code, "message": message, "exit": exit_status}},
+                ensure_ascii=False,
+            )
+            + "\n"
+        )
+    else:
+        sys.stderr.write(f"memstrata: error: {message}\n")
+
+
+def shown(args: argparse.Namespace, value: Any) -> Any:
+    """`value` as the CLI prints it: secrets withheld unless `--reveal` (an agent with a
+    shell reads this output as its context; a person asks for the raw value)."""
+    if getattr(args, "reveal", False):
+        return value
+    from memstrata.policy.secrets import withhold
+
+    return withhold(value)
+
+
+def emit(args: argparse.Namespace, data: Any, text: str | None = None) -> None:
+    data, text = shown(args, data), shown(args, text)
+    if args.json:
+        sys.stdout.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+    else:
+        sys.stdout.write((text if text is not None else str(data)).rstrip("\n") + "\n")
 
 
 def say(kind: str, message: str) -> None:

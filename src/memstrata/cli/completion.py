@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import argparse
 import shlex
-from dataclasses import dataclass, field
 from typing import Any
 
+from memstrata.values import field, value_type
 
-@dataclass
+
+@value_type
 class Node:
     """One command path: its subcommands, options and the values they take."""
 
@@ -139,7 +140,7 @@ def register(sub: Any) -> None:
 def run_completion(args: argparse.Namespace) -> int:
     import sys
 
-    from memstrata.cli.main import build_parser
+    from memstrata.cli.parser import build_parser
 
     sys.stdout.write(SHELLS[args.shell](build_parser()))
     return 0

@@ -10,8 +10,10 @@ stderr); the exit status stays 0.
 
 from __future__ import annotations
 
-import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
 
 
 def register(sub: Any) -> None:
@@ -36,8 +38,7 @@ def register(sub: Any) -> None:
 
 def run_context(args: argparse.Namespace) -> int:
     from memstrata.assembly.context import assemble_context
-    from memstrata.cli.common import open_store, say
-    from memstrata.cli.main import emit
+    from memstrata.cli.common import emit, open_store, say
 
     # Ignoring memory reads nothing, so the store is not even caught up.
     with open_store(args, sync=not args.ignore_memory) as store:

@@ -27,14 +27,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memstrata.config import quicktoml
 from memstrata.config import recall as recallconfig
 from memstrata.config.aliases import MEMORY_CONFIG_ALIASES
 from memstrata.config.settings import MAP_SECTIONS, SETTINGS, Setting
 from memstrata.errors import MalformedInput
+from memstrata.values import field, value_type
 
 DEFAULT_HALF_LIVES: dict[str, float] = {
     "convention": 720.0,
@@ -59,7 +60,7 @@ DEFAULT_LAYER_HALF_LIVES: dict[str, float | None] = {
 CONFIG_FILES = ("config.toml", "config.yaml", "config.yml")
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Bounds:
     """The shared ledger's bounds."""
 
@@ -71,7 +72,7 @@ class Bounds:
     context_bytes: int = 10240
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Config:
     """A store's effective settings (`SETTINGS`: defaults, the config file, the environment)."""
 
@@ -226,7 +227,10 @@ def _read_file(home: Path) -> tuple[str | None, dict[str, Any], list[str]]:
 def _parse(name: str, text: str) -> Any:
     """TOML or YAML text -> data; any syntax error becomes a ValueError."""
     if name.endswith(".toml"):
-        import tomllib  # only a store with a config file parses one (start-up)
+        plain = quicktoml.loads(text)  # the usual file, without importing tomllib
+        if plain is not None:
+            return plain
+        import tomllib  # only a file beyond the plain subset (start-up)
 
         return tomllib.loads(text)  # TOMLDecodeError is a ValueError
     import yaml

@@ -10,12 +10,12 @@ derived from these in `memstrata.config`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from memstrata.config.aliases import memory_path, sessions_path
 from memstrata.config.recall import HELP as RECALL_HELP
 from memstrata.config.serve_tokens import serve_tokens as _serve_tokens
+from memstrata.values import value_type
 
 # -- value parsers: each returns the parsed value or raises ValueError(reason) ------
 
@@ -88,7 +88,7 @@ def _strings(v: Any) -> tuple[str, ...]:
     return tuple(v)
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Setting:
     """One configurable value: where it lives in the file and which `Config` field it sets."""
 

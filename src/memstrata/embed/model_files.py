@@ -34,10 +34,10 @@ import hashlib
 import importlib.util
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from memstrata.errors import ModelNotFound, ProviderError
+from memstrata.values import value_type
 
 MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 MODEL_NAME = "all-MiniLM-L6-v2"
@@ -63,7 +63,7 @@ HOW_TO = (
 )
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class ModelFiles:
     """A complete model folder and where it was found (`config`, `package`, `cache`,
     `hf-cache`, `download`)."""

@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from memstrata.files.atomic import fsync_dir
 from memstrata.files.diskerrors import disk_errors
 from memstrata.files.locks import LockTable
+from memstrata.values import value_type
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Appended:
     """Where an append landed: byte range [start, end) in the file."""
 

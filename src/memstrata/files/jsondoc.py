@@ -22,15 +22,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memstrata.errors import MalformedInput
 from memstrata.files.jsonl import BadLine
+from memstrata.values import value_type
 
 
-@dataclass
+@value_type
 class RecordList:
     """A JSON document holding one list of records (under `key`, or a bare array)."""
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from memstrata.files.appendlog import read_from
+from memstrata.values import value_type
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class BadLine:
     """A line that could not be used: torn by a killed writer or edited badly."""
 
@@ -26,7 +26,7 @@ def encode(record: dict[str, Any]) -> bytes:
     return (line + "\n").encode("utf-8")
 
 
-@dataclass
+@value_type
 class Decoded:
     """The records of a run of JSONL bytes, its bad lines, and how many bytes it covers."""
 

@@ -36,11 +36,11 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memstrata.model import check_name
+from memstrata.values import field, value_type
 
 if TYPE_CHECKING:
     from memstrata.files.truth import Truth
@@ -103,7 +103,7 @@ def find_home(start: str | os.PathLike[str] | None = None) -> Path:
         folder = parent
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Layout:
     """Paths of every layer below `home`; which alias exists, and which agents and rooms,
     is asked of `truth` (the store's sources, wherever they are kept)."""

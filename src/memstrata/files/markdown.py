@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from memstrata.values import value_type
 
 _HEADING = re.compile(r"^#{1,6}\s+(.*\S)\s*$")
 MAX_CHUNK_CHARS = 2000
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Chunk:
     """One indexed piece of a Markdown file: its heading, text and first line."""
 

@@ -44,11 +44,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from memstrata.files.watch import ChangeWatcher
 from memstrata.model import name_problem, shown
+from memstrata.values import value_type
 
 MISSING = ""  # `rewrite(expected=MISSING)`: only if the source does not exist yet
 
@@ -104,7 +104,7 @@ class Misnamed:
             notices.append(self._said)
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Entry:
     """One source (or folder) as the truth holds it now."""
 
@@ -116,7 +116,7 @@ class Entry:
     is_dir: bool = False
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Appended:
     """Where an append landed: bytes [start, end) of `path`, and the source after it."""
 
@@ -128,7 +128,7 @@ class Appended:
     version: str
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Content:
     """A source's bytes as read, with the entry (size, version) they were read at."""
 

@@ -63,12 +63,12 @@ import math
 import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput, StaleWrite
 from memstrata.files.truth import MISSING, Content, Entry
 from memstrata.model import iso, now_ts, parse_ts
+from memstrata.values import replace, value_type
 
 if TYPE_CHECKING:
     from memstrata.files.truth import Truth
@@ -90,7 +90,7 @@ FOUND = (
 # -- where a write comes from ------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Origin:
     """Where the writes of this context come from: the surface ("cli restore", "mcp
     memory_write", "web", nested ones joined by "/") and a note ("restore of <id>")."""
@@ -133,7 +133,7 @@ def set_surface(label: str) -> None:
 # -- which files, and where their versions live -------------------------------------
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Versioned:
     """A file whose replaces keep versions: `rel` (store-relative), its `agent` and its
     `name` below the agent's folder ("memory/CONTEXT.md", "AGENT.md")."""
@@ -202,7 +202,7 @@ def agent_histories(truth: Truth, agent: str) -> list[str]:
 # -- records --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Record:
     """One content a file held: when it was written, by whom, through what."""
 
@@ -289,7 +289,7 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Retention:
     """How many versions a file keeps (`[versions] keep`) and for how long
     (`[versions] max_age_days`, 0: no age limit); the newest MIN_KEEP always stay."""
@@ -322,7 +322,7 @@ class Retention:
         return oldest.epoch < now - self.max_age_days * 86400
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Author:
     """Who wrote a version: the acting agent and its role, when known."""
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
 from memstrata.files.jsonl import BadLine
+from memstrata.values import field, value_type
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Doc:
     """One searchable memory, whatever layer it comes from.
 
@@ -53,7 +53,7 @@ class Doc:
         return new
 
 
-@dataclass
+@value_type
 class Parsed:
     """What a layer's parser found in a byte range of one of its files."""
 

@@ -13,10 +13,10 @@ bookkeeping, asked after the caller checked it may read that agent.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memstrata.index.queries import DocFilter, DocRow, _select, where
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from memstrata.index.db import Database
@@ -114,7 +114,7 @@ def active_rooms(db: Database, scope: Gate, *, scan: int, n: int) -> list[str]:
 
 
 # -- sessions -------------------------------------------------------------------------------
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Told:
     """What one transcript holds, from the index: counts (a tool call and its result are
     one call), its span, its first user message and last assistant message (cut)."""
@@ -237,7 +237,7 @@ def oldest_after(
 
 
 # -- one agent's folder, as indexed ------------------------------------------------------------
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Indexed:
     """What the index holds of the files below one folder: each source's (path, size,
     version), the records of an owner, the first bad lines and how many there are."""

@@ -23,11 +23,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memstrata.errors import MalformedInput
 from memstrata.index.docs import delete_source
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from memstrata.index.db import Database
@@ -114,7 +114,7 @@ def parse_cursor(text: str) -> tuple[float, int]:
 # -- the filter ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class DocFilter:
     """Which rows of `docs`: every field narrows (None / empty: no condition).
 

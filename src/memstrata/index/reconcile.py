@@ -35,7 +35,6 @@ from __future__ import annotations
 import sqlite3
 import zlib
 from collections.abc import Callable, Collection, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +43,7 @@ from memstrata.files.locks import LockTable
 from memstrata.files.truth import Content, Entry, Truth
 from memstrata.index.db import Database
 from memstrata.index.docs import Parsed, apply_parsed, delete_source, replace_source_docs
+from memstrata.values import field, value_type
 
 ANCHOR_BYTES = 32
 PREFIX_CHUNK = 1 << 20  # bytes read at a time when checking an indexed prefix
@@ -51,7 +51,7 @@ PREFIX_CHUNK = 1 << 20  # bytes read at a time when checking an indexed prefix
 Parser = Callable[[bytes, int], Parsed]
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class SourceSpec:
     """A file some layer owns, how it grows, and the parser that turns bytes into docs."""
 
@@ -80,7 +80,7 @@ def counted_sources(
     return [counted(s) for s in specs]
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Origin:
     """Where sources are read from (the truth) and the home their index keys hang under.
 
@@ -127,7 +127,7 @@ class Origin:
         return True  # a project file (only `sources` keys lie outside the home)
 
 
-@dataclass
+@value_type
 class SyncReport:
     """What one catch-up of the index did: sources looked at, re-read, appended to, dropped."""
 

@@ -24,14 +24,15 @@ is vectorised NumPy (a 10k-record store builds in milliseconds).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from memstrata.values import value_type
 
 WINDOWS = (1, 2)
 WINDOW_LAYERS = frozenset({"session", "channel"})
 
 
-@dataclass
+@value_type
 class Record:
     """What the matrix keeps of one record: its unit vectors and where it sits."""
 
@@ -41,7 +42,7 @@ class Record:
     pos: int | None
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Dense:
     """One record's dense score and what gave it: `unit` (its n-th unit) or `window`."""
 

@@ -18,10 +18,11 @@ namespace and key inside, says where the item is. Framework-neutral: no LangGrap
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import quote, unquote
+
+from memstrata.values import replace, value_type
 
 ROOT = "langgraph"
 SUFFIX = ".json"
@@ -66,7 +67,7 @@ def _iso(dt: datetime) -> str:
     return dt.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class ItemFile:
     """One item as its file holds it."""
 

@@ -39,7 +39,6 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -70,6 +69,7 @@ from memstrata.integrations.itemfiles import (
 )
 from memstrata.model import check_name
 from memstrata.search.query import MAX_K, SearchQuery
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from memstrata.layers.files import MemoryFiles
@@ -168,7 +168,7 @@ def _in_base(store: Store, query: SearchQuery, base: str) -> list[tuple[str, flo
     return sorted(out.items(), key=lambda kv: -kv[1])
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class _Found:
     namespace: tuple[str, ...]
     key: str

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import NotFound
 from memstrata.model import check_name
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from memstrata.layers.sessions import Sessions
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from memstrata.store.view import Store
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Line:
     """How one framework item is shown in the transcript."""
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import builtins
 import re
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +26,7 @@ from memstrata.layers.base import Acting, Layer
 from memstrata.layers.log import parse_log, to_entry
 from memstrata.layers.mdparse import markdown_spec
 from memstrata.model import LogEntry, iso
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from memstrata.store.engine import Engine
@@ -35,7 +35,7 @@ ARCHIVE_FILE = re.compile(r"^LOG-(\d{8}T\d{6}Z)-(arc-[0-9a-f]{1,32})\.md$")
 ARCHIVE_ID = re.compile(r"^arc-[0-9a-f]{1,32}$")
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class LogArchive:
     """One compaction archive of an agent's LOG."""
 
@@ -46,6 +46,8 @@ class LogArchive:
     modified: str
 
     def to_dict(self) -> dict[str, Any]:
+        from dataclasses import asdict  # only for a listing: not at import
+
         return asdict(self)
 
 

@@ -10,7 +10,6 @@ signals, see `store.signals`).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +21,7 @@ from memstrata.index import queries
 from memstrata.model import Principal, check_utf8, name_problem
 from memstrata.policy.scope import Gate
 from memstrata.policy.secrets import screen, screen_json
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     Find = Callable[[SearchQuery], list[Hit]]
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Acting:
     """What a layer acts with: the engine's doors, the gate, the event face."""
 

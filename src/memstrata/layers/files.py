@@ -18,7 +18,6 @@ possible, as `forget` does for a fact.
 from __future__ import annotations
 
 import builtins
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,6 +40,7 @@ from memstrata.layers.walk import memory_layer_of
 from memstrata.model import iso, now_ts
 from memstrata.policy.secrets import restore_withheld
 from memstrata.store.editing import sha256_text
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from memstrata.files.truth import Entry
@@ -62,7 +62,7 @@ def _no_edit(relp: str) -> Refused:
     )
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class FileInfo:
     """One file of a memory folder as listed: path, size, modification time."""
 

@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +22,7 @@ from memstrata.layers.base import Acting, Layer, check_count, check_text
 from memstrata.layers.mdparse import markdown_spec
 from memstrata.model import iso, now_ts
 from memstrata.policy.secrets import restore_withheld
+from memstrata.values import field, value_type
 
 if TYPE_CHECKING:
     from memstrata.index.reconcile import SourceSpec
@@ -65,7 +65,7 @@ class MarkdownLayer(Layer):
         return self._stat(self.path) is not None
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class NowState:
     """NOW.md's content: the objective, next steps, blockers, phase and other sections."""
 

@@ -24,14 +24,15 @@ an open block is left unconsumed unless the caller says the bytes are
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+
+from memstrata.values import field, value_type
 
 HEAD = re.compile(r"^### (\S+) · ([A-Za-z_]+)[ \t]*$")
 FOOT = re.compile(r"^<!-- (log-[0-9a-f]{8}) (\{.*\}) -->$")
 _FOOT_START = "<!-- log-"
 
 
-@dataclass
+@value_type
 class Block:
     """One entry or text block: byte range [start, end) of the file, and its parts."""
 
@@ -52,7 +53,7 @@ class Block:
         return self.entry_id is not None
 
 
-@dataclass
+@value_type
 class Split:
     """The entry blocks of a run of LOG.md bytes, and how many bytes they cover."""
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import builtins
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +31,7 @@ from memstrata.layers.base import Acting, Layer, check_count, check_tags, check_
 from memstrata.layers.mdparse import is_text_file, markdown_spec
 from memstrata.layers.walk import walk
 from memstrata.model import check_name, check_plain, iso, now_ts, parse_ts
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from memstrata.store.engine import Engine
@@ -72,7 +72,7 @@ def parse_channel(data: bytes, base: int, path: str, room: str) -> Parsed:
     return out
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class RoomInfo:
     name: str
     upstream: tuple[str, ...] = ()

@@ -15,7 +15,6 @@ import contextlib
 import json
 import os
 from collections.abc import Callable, Iterable, Sized
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,7 @@ from memstrata.model import (
     parse_ts,
 )
 from memstrata.store.signals import SessionGrew
+from memstrata.values import value_type
 
 MAX_MESSAGE_BYTES = limits.SESSION_MESSAGE_BYTES
 NEIGHBOUR_RADIUS = 2  # each message is also found by the words of the 2 around it
@@ -44,7 +44,7 @@ SUMMARY_CHARS = 600  # of a first prompt or last answer read for a session's sum
 SAID_CHARS = 160  # ... and kept, as one line
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class SessionInfo:
     """A session as `sessions.json` lists it, with what its transcript says (`Transcript`)."""
 
@@ -77,7 +77,7 @@ class SessionInfo:
         }
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Transcript:
     """What one session's transcript holds, from the index: its first prompt, last answer,
     span and counts (a tool call and its result count as one call)."""

@@ -23,7 +23,6 @@ from __future__ import annotations
 import builtins
 import hashlib
 import os
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +35,7 @@ from memstrata.index.reconcile import SourceSpec, SyncReport, sync_sources
 from memstrata.layers.base import Acting, Layer
 from memstrata.layers.mdparse import TEXT_SUFFIXES
 from memstrata.model import iso, name_problem, now_ts
+from memstrata.values import replace
 
 if TYPE_CHECKING:
     pass

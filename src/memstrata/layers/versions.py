@@ -22,7 +22,6 @@ replaced is kept like any other.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +42,7 @@ from memstrata.layers.base import Acting, Layer
 from memstrata.layers.hot import MarkdownLayer
 from memstrata.layers.walk import memory_layer_of
 from memstrata.model import iso
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -57,7 +57,7 @@ UNRECORDED = (
 CHANGED_CHARS = 120
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Version:
     """One content a file held. `id` is the first hex digits of its sha256 (one content,
     one id, like a git blob); `current` marks what the file holds now."""
@@ -78,7 +78,7 @@ class Version:
         return dict(self.__dict__)
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class History:
     """A file's versions, newest first."""
 

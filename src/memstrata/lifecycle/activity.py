@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memstrata.lifecycle.shell import succeeded_parts
 from memstrata.reading.patterns import FIXED_SAID, LazyPattern
+from memstrata.values import field, value_type
 
 if TYPE_CHECKING:
     from memstrata.model import LogEntry
@@ -179,7 +179,7 @@ def is_call(e: LogEntry) -> bool:
     return is_trace(e) or (e.entry_type == "ERROR" and tool_of(e) is not None)
 
 
-@dataclass
+@value_type
 class Session:
     """One session's (or, without sessions, one turn's) entries, told by meaning."""
 
@@ -507,7 +507,7 @@ def failure_line(e: LogEntry, detail: str = "") -> str:
     return f"{what} failed" + (f": {gist(str(said), ERROR_CHARS)}" if said else "")
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class OpenError:
     """A failure nothing later resolved, told once however often it happened."""
 

@@ -30,7 +30,6 @@ entries in both LOG.md and the archive (a duplicate, never a loss).
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import LockTimeout, MalformedInput
@@ -50,6 +49,7 @@ from memstrata.lifecycle.splice import archived, splice, take_snapshot
 from memstrata.lifecycle.thresholds import needs_compaction
 from memstrata.llm.extractive import ExtractiveSummarizer
 from memstrata.model import LogEntry, iso, now_ts
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from memstrata.llm.base import Summarizer
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 DEFAULT_SUMMARY_CHARS = 2000
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class CompactionRecord:
     """What one compaction did (one line of `compactions.jsonl` when `compacted`)."""
 
@@ -76,6 +76,8 @@ class CompactionRecord:
     usage: dict[str, int] | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        from dataclasses import asdict  # only for a listing: not at import
+
         return asdict(self)
 
 

@@ -41,7 +41,6 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import ProviderError
@@ -51,6 +50,7 @@ from memstrata.lifecycle.statements import sentences
 from memstrata.llm.extractive import ExtractiveSummarizer
 from memstrata.reading.classify import classify_line, prohibits
 from memstrata.reading.english import strip_filler
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from memstrata.layers.hot import NowState
@@ -132,7 +132,7 @@ _CONSENT_WORDS = frozenset(
 _SHAPE = re.compile(r"\d+")
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Record:
     """One thing that happened: `kind` is "text", "tool", "error" or "digest" (an earlier one)."""
 
@@ -239,7 +239,7 @@ def message_records(messages: Iterable[SessionMessage | dict[str, Any]]) -> list
     return out
 
 
-@dataclass
+@value_type
 class _Sorted:
     pinned: dict[str, list[str]]
     narrative: list[tuple[str, str | None]]  # (line, speaker)
@@ -370,7 +370,7 @@ def _goal(now: NowState | None) -> str:
     return (previous_goal(now) or "") if now is not None else ""
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Sections:
     """A digest before it is fitted to a budget: each part in policy order."""
 

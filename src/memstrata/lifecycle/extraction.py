@@ -26,7 +26,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,6 +33,7 @@ from memstrata.errors import MalformedInput, NotFound, ProviderError
 from memstrata.files.paths import safe_join
 from memstrata.lifecycle.providers import default_extractor, usage_delta, usage_snapshot
 from memstrata.model import check_name, name_problem
+from memstrata.values import field, value_type
 
 if TYPE_CHECKING:
     from memstrata.llm.base import Extractor
@@ -59,7 +59,7 @@ SKIP_DIRS = frozenset(
 MAX_FILE_BYTES = 1024 * 1024
 
 
-@dataclass
+@value_type
 class ExtractReport:
     files_scanned: int = 0
     items_written: int = 0

@@ -29,7 +29,6 @@ flush writes nothing (the agent alone decides what CONTEXT.md holds).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import StaleWrite
@@ -38,6 +37,7 @@ from memstrata.lifecycle.digest import durable_items, message_records
 from memstrata.lifecycle.flushed import covered, records_said
 from memstrata.model import SessionMessage, estimate_tokens, iso, now_ts
 from memstrata.store.editing import sha256_text
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from memstrata.store.view import Store
@@ -47,7 +47,7 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 MAX_FLUSH_ITEMS = 30
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class FlushResult:
     flushed: bool
     reason: str

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memstrata.errors import NotFound
@@ -30,6 +29,7 @@ from memstrata.layers.episodes import SESSION_TEMPLATE
 from memstrata.lifecycle.compaction import compact_log
 from memstrata.lifecycle.likeness import near_duplicate
 from memstrata.model import DURABLE_CATEGORIES, Fact, parse_ts
+from memstrata.values import field, value_type
 
 if TYPE_CHECKING:
     from memstrata.store.view import Store
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 DAY = 86400.0
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class AuditThresholds:
     now_chars: int = 4000
     context_chars: int | None = None  # default: 80% of memory.max_chars
@@ -47,7 +47,7 @@ class AuditThresholds:
     duplicate_threshold: float = 0.8
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class AuditFinding:
     kind: str
     target: str  # a fact key, or a path relative to the agent's memory dir
@@ -56,7 +56,7 @@ class AuditFinding:
     keep: str | None = None  # duplicate_fact: the key that stays
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class AuditReport:
     agent: str
     findings: tuple[AuditFinding, ...] = ()
@@ -77,14 +77,14 @@ class AuditReport:
         return "\n".join(lines) + "\n"
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class PruneAction:
     finding: AuditFinding
     applied: bool
     result: str
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class PruneReport:
     dry_run: bool
     actions: tuple[PruneAction, ...] = field(default=())

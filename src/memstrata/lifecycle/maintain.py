@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MemstrataError
@@ -32,6 +31,7 @@ from memstrata.lifecycle.compaction import compact_log, stamp
 from memstrata.lifecycle.retention import archive_old_sessions
 from memstrata.lifecycle.splice import durable_copy
 from memstrata.model import iso, now_ts
+from memstrata.values import field, value_type
 
 if TYPE_CHECKING:
     from memstrata.store.view import Store
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 CLOSED = ("done", "cancelled")
 
 
-@dataclass
+@value_type
 class AgentUpkeep:
     agent: str
     sessions_archived: list[str] = field(default_factory=list)

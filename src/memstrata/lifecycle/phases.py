@@ -15,18 +15,18 @@ Durable facts are promoted through Checklist C (`lifecycle.promotion.checklist_c
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memstrata.layers.episodes import slugify
 from memstrata.lifecycle.promotion import ChecklistC, checklist_c, promote_fact
 from memstrata.model import Fact, check_name
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from memstrata.store.view import Store
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class PhaseStart:
     """What a phase starts from: the task folder's files it may read, and what it wrote."""
 

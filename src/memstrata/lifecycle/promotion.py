@@ -38,7 +38,6 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import AlreadyExists, MalformedInput, NotFound, Refused
@@ -51,6 +50,7 @@ from memstrata.layers.durable import (
 from memstrata.layers.episodes import slugify
 from memstrata.lifecycle.likeness import near_duplicate
 from memstrata.model import DURABLE_CATEGORIES, Fact, check_name, iso, now_ts
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from memstrata.store.view import Store
@@ -99,14 +99,14 @@ _DANGLING = re.compile(
 _THIS_TASK = re.compile(r"\b(this|the current) (task|ticket|iteration|phase|pr)\b", re.I)
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Check:
     name: str
     passed: bool
     why: str
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class ChecklistC:
     """The verdict on one candidate fact: every check, in order."""
 

@@ -11,7 +11,6 @@ unmarked session with no transcript, never a lost transcript.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memstrata.errors import MalformedInput
@@ -19,6 +18,7 @@ from memstrata.files.jsonl import decode
 from memstrata.lifecycle.compaction import stamp
 from memstrata.lifecycle.splice import move_durably
 from memstrata.model import iso, parse_ts
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from memstrata.layers.sessions import Sessions
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 DAY = 86400.0
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class ArchivedSession:
     id: str
     last_activity: str

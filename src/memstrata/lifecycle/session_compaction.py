@@ -25,11 +25,9 @@ placeholder (tool calls stay, so the agent still knows what it did).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from memstrata.errors import MalformedInput, NotFound
@@ -54,6 +52,7 @@ from memstrata.lifecycle.providers import (
 from memstrata.lifecycle.splice import archived, splice, take_snapshot
 from memstrata.llm.extractive import ExtractiveSummarizer
 from memstrata.model import SessionMessage, check_name, iso, now_ts
+from memstrata.values import replace, value_type
 
 if TYPE_CHECKING:
     from memstrata.llm.base import Summarizer
@@ -64,7 +63,7 @@ FLUSH_TAIL = 5
 M = TypeVar("M", SessionMessage, dict[str, Any])
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class SessionCompaction:
     compacted: bool
     reason: str
@@ -231,7 +230,7 @@ def context_view(
             "the full result is in the session transcript]"
         )
         if isinstance(m, SessionMessage):
-            out.append(dataclasses.replace(m, content=note))
+            out.append(replace(m, content=note))
         else:
             out.append({**m, "content": note, "pruned": True})
     return out

@@ -22,18 +22,18 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memstrata.errors import MemstrataError, StaleWrite
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from memstrata.index.reconcile import SourceSpec
     from memstrata.store.view import Store
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Snapshot:
     path: Path
     data: bytes

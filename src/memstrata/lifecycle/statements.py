@@ -29,10 +29,10 @@ continuation, a question, a report such as "the host said no").
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from memstrata.reading.english import expand_contractions
 from memstrata.reading.patterns import LazyPattern
+from memstrata.values import value_type
 
 GOAL_CHARS = 200
 
@@ -269,7 +269,7 @@ _VERBS = frozenset(
 _WORD = LazyPattern(r"[^\W_]+")
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Statement:
     kind: str  # "decision" | "constraint" | "preference"
     text: str  # the sentence as said, openers dropped

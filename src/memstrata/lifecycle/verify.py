@@ -17,17 +17,16 @@ memory. `recall_verified` is search + verify + flag in one call.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memstrata.errors import NotFound
 from memstrata.search.query import SearchQuery
+from memstrata.values import replace, value_type
 
 if TYPE_CHECKING:
     from memstrata.search.query import Hit
@@ -91,7 +90,7 @@ _CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\(\)")
 _METHOD = re.compile(rf"(?<![\w./])([A-Z]\w*)\.(?!(?:{_EXT})\b)([a-z_]\w*)\b(?![/(])")
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Finding:
     """One memory claim that no longer holds against the code."""
 
@@ -250,7 +249,7 @@ def flag_stale(hits: Iterable[Hit], findings: Iterable[Finding]) -> list[Hit]:
         ]
         if bad:
             warn = [f"{f.ref}: {f.problem} ({f.detail})" for f in bad]
-            h = dataclasses.replace(h, explain={**h.explain, "stale": warn})
+            h = replace(h, explain={**h.explain, "stale": warn})
         out.append(h)
     return out
 

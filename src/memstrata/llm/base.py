@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Literal, Protocol, get_args, runtime_checkable
 
 from memstrata.errors import MalformedInput
+from memstrata.values import field, value_type
 
 ItemType = Literal["entity", "claim", "task", "decision", "note"]
 ITEM_TYPES: frozenset[str] = frozenset(get_args(ItemType))
@@ -25,7 +25,7 @@ MAX_TITLE = 200
 MAX_CONTENT = 4000
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class ItemDraft:
     """One memory item proposed by an extractor.
 
@@ -69,7 +69,7 @@ class ItemDraft:
         object.__setattr__(self, "confidence", float(c))
 
 
-@dataclass
+@value_type
 class Usage:
     """Token accounting for one client, updated after every successful call.
 

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memstrata.assembly.context import assemble_context
 from memstrata.errors import MemstrataError
 from memstrata.policy.secrets import withhold
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from memstrata.store.view import Store
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Resource:
     """A readable resource: what `resources/list` shows and the function that reads it."""
 

@@ -16,16 +16,16 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from memstrata.errors import MalformedInput
+from memstrata.values import value_type
 
 REQUIRED: Any = object()
 _PY = {"string": str, "integer": int, "boolean": bool, "object": dict, "array": list}
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Param:
     """One tool parameter. `default` REQUIRED means the caller must give it; a
     default of None means optional with no value (left out of the schema)."""

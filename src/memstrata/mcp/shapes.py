@@ -13,17 +13,17 @@ clients and models that read text only. Conventions, the same in every tool:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memstrata.model import iso
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from memstrata.model import LedgerEntry, Task
     from memstrata.search.query import Hit
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Reply:
     """A tool's answer: readable `text`, structured `data` (None: text only)."""
 

@@ -17,13 +17,13 @@ in the database is newer than the one the index last caught up with.
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import ScopeDenied
 from memstrata.files.versions import history_folder
 from memstrata.index import queries
+from memstrata.values import field, value_type
 
 if TYPE_CHECKING:
     from memstrata.store.view import Store
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 SHOW_UIDS = 5
 
 
-@dataclass
+@value_type
 class Findings:
     sources: int = 0
     file_docs: int = 0

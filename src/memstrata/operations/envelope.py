@@ -24,7 +24,6 @@ nothing else; it holds no store. A skill that opens a store anyway gets nothing
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memstrata.assembly.context import assemble_context
@@ -32,6 +31,7 @@ from memstrata.errors import MalformedInput, ScopeDenied
 from memstrata.layers.base import check_text
 from memstrata.model import check_name
 from memstrata.policy.secrets import mask
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from memstrata.store.view import Store
@@ -41,7 +41,7 @@ MAX_PROJECT_CONTEXT_CHARS = 16_000
 DEFAULT_SNIPPET_CHARS = 4_000
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class SkillEnvelope:
     """One request from an admin to a skill agent, in the protocol's shape."""
 

@@ -43,13 +43,13 @@ time. In agent-controlled mode (`[memory] mode`) nothing is written; reads
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput
 from memstrata.files.jsonl import read_records
 from memstrata.model import check_name
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from memstrata.store.view import Store
@@ -62,7 +62,7 @@ RESUME_MESSAGES = 6
 SKIPPED_TOOL_PREFIX = "mcp__memstrata__"  # their effect is memory already ([mcp] auto_log)
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Captured:
     session_id: str
     appended: int

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +58,7 @@ from memstrata.operations.purge_versions import (
 from memstrata.policy.secrets import find_secrets, redact
 from memstrata.search.text import QUERY_STOPWORDS, tokenize
 from memstrata.store.events import scrub_audit
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from memstrata.store.view import Store
@@ -68,7 +68,7 @@ MIN_NEEDLE = 4  # shorter texts are not searched for in the audit trail
 Transform = Callable[[bytes], bytes | None]  # a line -> the line to keep (None: drop it)
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Tombstone:
     id: str
     layer: str
@@ -90,7 +90,7 @@ class Tombstone:
         }
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class PurgeReport:
     tombstone: Tombstone
     rewritten: tuple[str, ...]  # store-relative files rewritten without the content

@@ -74,10 +74,10 @@ import warnings
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memstrata.errors import SecretDetected
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from memstrata.config import Config
@@ -202,7 +202,7 @@ _KEY_NAME = (
 )
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Finding:
     """One secret-looking span `[start, end)` of a text, and which rule found it."""
 

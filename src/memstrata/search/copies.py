@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from memstrata.search.replaces import REPLACES
 from memstrata.search.terms import stems
 from memstrata.search.text import query_terms
+from memstrata.values import value_type
 
 MIN_SHARED = 3
 FLUSH_HEADING = re.compile(r"^#{2,6} (\d{4}-\d\d-\d\d)? ?.*\bmemory flush\)\s*$")
@@ -41,7 +41,7 @@ _ITEM = re.compile(r"^- (Decision|Constraint|Preference): (.+)$")
 _LABELS = frozenset({"decision", "decid", "constraint", "prefer", "use", "let"})
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Said:
     """A record as these rules read it: its id, its text, and what replaced it (None: in
     force)."""
@@ -52,7 +52,7 @@ class Said:
     ts: str = ""  # ISO time it was recorded
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Flushed:
     """A flushed section as recall shows it: its text with each replaced item marked
     (`mark_replaced`), the ids that replaced them, and whether every item is replaced."""

@@ -23,15 +23,15 @@ import functools
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from memstrata.search import features
 from memstrata.search.query import Hit
+from memstrata.values import value_type
 
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")  # `text.tokenize`'s tokens of ASCII text
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class QueryTerm:
     """One content word of the query, its FTS5 stems and its IDF over the index."""
 

@@ -25,7 +25,6 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 from memstrata.errors import NotFound
@@ -40,6 +39,7 @@ from memstrata.search.rowmemo import RowMemo, RowMemos, own_meta
 from memstrata.search.terms import TermStat, essential_terms, stems
 from memstrata.search.text import mentioned, query_terms, tokenize
 from memstrata.search.worth import exclusions, rank_pool
+from memstrata.values import field, value_type
 
 COLUMN_WEIGHTS = (2.0, 1.0, 1.5, 0.5)  # title, body, tags, context
 # Transcript-like layers: messages with an author (title) and thread neighbours.
@@ -154,7 +154,7 @@ def _df(conn: Any, term: str) -> int:
     return int(row[0]) if row else 0
 
 
-@dataclass
+@value_type
 class LexicalPool:
     """The lexical candidates of a query, before scoring: what both paths start from.
 

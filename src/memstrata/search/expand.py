@@ -29,11 +29,11 @@ import itertools
 import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 
 from memstrata.index.frequencies import MAX_SCOPES
 from memstrata.search.terms import stems as stem_words
 from memstrata.search.text import QUERY_STOPWORDS, quote, tokenize
+from memstrata.values import value_type
 
 MIN_PREFIX = 3
 _VOWELS = frozenset("aeiou")  # `y` counts as a consonant: `qty` <- quantity
@@ -42,7 +42,7 @@ MAX_PREFIX_TERMS = 50
 SPANS_KEPT = 4096  # query spans whose abbreviations are remembered per identifier set  # vocabulary terms counted for a prefix's document frequency
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Phrase:
     """One OR-branch of the MATCH expression and why it is there."""
 

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from memstrata.search import scoring, shortforms, updates
@@ -52,6 +51,7 @@ from memstrata.search.query import LAYERS, OPT_IN_LAYERS, Hit, Searchable, Searc
 from memstrata.search.text import query_terms
 from memstrata.search.updates import newer_first
 from memstrata.search.worth import exclusions, rank_pool
+from memstrata.values import replace
 
 if TYPE_CHECKING:
     from collections.abc import Callable

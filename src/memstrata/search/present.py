@@ -23,11 +23,11 @@ Pure functions over `Hit` values: no store, no SQL.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
 from memstrata.search.query import Hit
+from memstrata.values import value_type
 
 TITLE_CHARS = 120
 _FILE_LAYERS = frozenset({"file", "scratch"})
@@ -35,7 +35,7 @@ _HOT = {"now": "now", "context": "context", "identity": "identity"}
 _LOG_LAYERS = frozenset({"log", "archive"})
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Place:
     """Where a record lives: a kind of place, its owner and key, a line or position in it."""
 

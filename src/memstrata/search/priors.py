@@ -26,7 +26,6 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from memstrata.config.recall import (
@@ -62,6 +61,7 @@ from memstrata.search.toolcalls import (
     group_calls,
     log_metadata,
 )
+from memstrata.values import field, value_type
 
 BOOKKEEPING = "bookkeeping"
 DIALOGUE_LAYERS = frozenset({"session", "channel"})  # turns of a conversation
@@ -132,7 +132,7 @@ _HEADINGS = (
 )
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Signal:
     """What kind of record a hit is, and the clue that said so."""
 
@@ -141,7 +141,7 @@ class Signal:
     states: str | None = None  # what an account says it is (a prompt stating a decision)
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class PriorSettings:
     """The `[recall]` weights: signal -> weight, and `asked`."""
 

@@ -3,12 +3,12 @@ search reads through (`Searchable`: a principal's view of a store provides it)."
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memstrata.errors import MalformedInput, UnknownLayer
 from memstrata.limits import TAGS_PER_ENTRY
 from memstrata.model import check_utf8, parse_ts
+from memstrata.values import field, value_type
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -87,7 +87,7 @@ MAX_K = 50
 MAX_QUERY_CHARS = 4000
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class SearchQuery:
     """What to look for and where. `text` may be empty for a structured (newest-first) query.
 
@@ -159,7 +159,7 @@ MEMO_SLOT = "_features"
 _UNREAD_BY_MEMO = frozenset({"score", "explain", "snippet"})
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Hit:
     """One recalled memory, with where it came from and why it ranked where it did."""
 

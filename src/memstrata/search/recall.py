@@ -11,11 +11,10 @@ above both, so neither imports the other's caller.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from memstrata.search.engine import lexical_search
 from memstrata.search.hybrid import hybrid_search
 from memstrata.search.query import Hit, Searchable, SearchQuery
+from memstrata.values import replace
 
 
 def search(store: Searchable, q: SearchQuery) -> list[Hit]:

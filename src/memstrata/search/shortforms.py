@@ -31,13 +31,13 @@ import re
 import sqlite3
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from memstrata.search import scoring
 from memstrata.search.expand import Phrase
 from memstrata.search.terms import stems as stem_words
 from memstrata.search.text import QUERY_STOPWORDS, quote, tokenize
+from memstrata.values import value_type
 
 LONG_FORMS = 2  # long forms searched per initialism
 SCANNED = 200  # records read to find an initialism's long forms
@@ -129,7 +129,7 @@ def long_forms(letters: str, texts: Sequence[str]) -> list[str]:
     return [n for n, _ in sorted(seen.items(), key=lambda x: (-x[1], x[0]))][:LONG_FORMS]
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Form:
     """One more MATCH branch, and the query words whose place it takes in a record that
     holds it (word, FTS5 stems, document frequency): "W&B" stands for "weights biases"."""

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from dataclasses import dataclass
+
+from memstrata.values import value_type
 
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 DEFAULT_POSTINGS_BUDGET = 25_000
@@ -60,7 +61,7 @@ def stems(words: list[str]) -> dict[str, list[str]]:
     return {w: list(known[w] or ()) for w in words}
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class TermStat:
     word: str
     df: int

@@ -23,11 +23,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
 from memstrata.search.query import Hit
+from memstrata.values import value_type
 
 LOG_LAYERS = frozenset({"log", "archive"})
 TOOL_ROLES = frozenset({"tool_call", "tool_use", "tool_result"})
@@ -59,7 +59,7 @@ def first_line(text: str) -> str:
     return (text if end < 0 else text[:end]).strip()[:FIRST_LINE_CHARS]
 
 
-@dataclass
+@value_type
 class Clues:
     """What one hit says about the tool call it records."""
 
@@ -72,7 +72,7 @@ class Clues:
     slot: str  # "log", "error", "call" or "result"
 
 
-@dataclass
+@value_type
 class _Call:
     exact: set[str]
     session: str | None

@@ -21,7 +21,6 @@ never skipped.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from memstrata.files.truth import ChangeFeed
@@ -33,6 +32,7 @@ from memstrata.index.reconcile import (
     refresh,
     sync_sources,
 )
+from memstrata.values import replace
 
 if TYPE_CHECKING:
     from memstrata.store.engine import Engine

@@ -40,12 +40,12 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memstrata.index.db import INDEX_LAG
 from memstrata.index.queries import doc_count
 from memstrata.index.reconcile import SourceSpec, SyncReport, catch_up_append, index_whole
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from memstrata.store.engine import Engine
@@ -57,7 +57,7 @@ POLL_S = 0.05  # how soon the worker sees the main thread end (the interpreter e
 Then = Callable[[int | None], object]
 
 
-@dataclass
+@value_type
 class Item:
     """A source to bring the index up to: appended to, or replaced whole."""
 

@@ -41,7 +41,6 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,11 +48,12 @@ from memstrata.errors import LockTimeout
 from memstrata.files.atomic import atomic_write_bytes
 from memstrata.files.jsonl import encode, read_records
 from memstrata.files.locks import LockTable
+from memstrata.values import value_type
 
 EVENT_NAMES = ("memory:read", "memory:write", "memory:flush", "memory:compact", "memory:search")
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Event:
     """One memory event (`EVENT_NAMES`) with its payload, acting agent and time."""
 

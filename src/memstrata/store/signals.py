@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from memstrata.model import Principal
+from memstrata.values import value_type
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class LogAppended:
     """An entry was appended to `owner`'s LOG.md by `principal`; the file's `size` and
     the index's `entries` of it right after (None: unknown, a listener looks)."""
@@ -34,7 +34,7 @@ class LogAppended:
     entries: int | None = None
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class SessionGrew:
     """Messages were appended to `owner`'s transcript `session` by `principal`."""
 

@@ -8,12 +8,12 @@ sharing the index connection, locks and events (cached per identity).
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import ScopeDenied
 from memstrata.files.versions import set_surface
+from memstrata.values import field, value_type
 from memstrata.web.identity import Identities, Identity
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 IDENTITY_KEY = "memstrata.identity"
 
 
-@dataclass
+@value_type
 class ServeContext:
     store: Store
     identities: Identities

@@ -28,7 +28,8 @@ import hmac
 import secrets
 import threading
 import time
-from dataclasses import dataclass
+
+from memstrata.values import value_type
 
 SESSION_COOKIE = "memstrata_session"
 SESSION_SECONDS = 12 * 3600
@@ -37,7 +38,7 @@ REVEAL_COOKIE = "memstrata_reveal"
 REVEAL_SECONDS = 300  # how long a confirmed reveal shows secrets in clear
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Identity:
     """The principal a request acts as (role from the config) and how it was established."""
 
@@ -47,7 +48,7 @@ class Identity:
     session: str | None = None  # the login session id, for the CSRF token
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class TokenEntry:
     token: str  # plain, or "sha256:<hex>" of the token
     agent: str | None

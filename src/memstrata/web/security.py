@@ -31,11 +31,11 @@ import hmac
 import ipaddress
 import json
 from collections.abc import Awaitable, Callable, Iterable, MutableMapping
-from dataclasses import dataclass
 from typing import Any
 
 from memstrata.errors import MalformedInput
 from memstrata.model import has_control
+from memstrata.values import value_type
 
 ASGIApp = Callable[[MutableMapping[str, Any], Any, Any], Awaitable[None]]
 
@@ -90,7 +90,7 @@ def bearer_ok(header: bytes | None, token: str) -> bool:
     return hmac.compare_digest(credentials.strip().encode("ascii"), token.encode("ascii"))
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class HttpPolicy:
     """Which Host and Origin values are accepted, and the bearer token (if any)."""
 

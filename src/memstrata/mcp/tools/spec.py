@@ -16,20 +16,20 @@ them to the caller of a server.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memstrata.mcp.schema import REQUIRED, Param, input_schema
 from memstrata.mcp.shapes import Reply
+from memstrata.values import field, replace, value_type
 
 if TYPE_CHECKING:
     from memstrata.layers.agent import AgentMemory
     from memstrata.store.view import Store
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class ToolSpec:
     name: str
     fn: Callable[..., Reply]

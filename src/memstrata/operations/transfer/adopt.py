@@ -18,7 +18,6 @@ export and every restore agree.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import InvalidInput, NotFound
@@ -27,12 +26,13 @@ from memstrata.model import iso, now_ts
 from memstrata.operations import purge
 from memstrata.operations.purge_versions import holds_version
 from memstrata.operations.transfer.tombstones import contradicted, purged_at
+from memstrata.values import replace, value_type
 
 if TYPE_CHECKING:
     from memstrata.store.view import Store
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class ArchiveTombstone:
     """A tombstone an archive holds and the store lacks, with what it claims."""
 

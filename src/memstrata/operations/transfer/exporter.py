@@ -20,13 +20,13 @@ import json
 import os
 import shutil
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from memstrata.errors import AlreadyExists, ScopeDenied
 from memstrata.files.local import LocalTruth
 from memstrata.operations.transfer.members import MANIFEST, is_tarball
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from memstrata.files.truth import Content
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 CHUNK = 1024 * 1024
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class ExportReport:
     home: str
     target: str

@@ -34,7 +34,6 @@ import os
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -65,6 +64,7 @@ from memstrata.operations.transfer.members import (
     member_name,
 )
 from memstrata.operations.transfer.tombstones import Tombstones, contradicted, parse
+from memstrata.values import field, value_type
 
 if TYPE_CHECKING:
     from memstrata.store.engine import Engine
@@ -75,7 +75,7 @@ SHOW = 5
 COMMIT = "COMMIT"
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class ImportReport:
     home: str
     source: str
@@ -113,7 +113,7 @@ class ImportReport:
         }
 
 
-@dataclass
+@value_type
 class _Staged:
     hashes: dict[str, tuple[str, int]] = field(default_factory=dict)  # every file member
     memory: list[str] = field(default_factory=list)  # staged, to import

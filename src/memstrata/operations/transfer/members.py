@@ -16,9 +16,10 @@ import io
 import os
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, TYPE_CHECKING, Any, cast
+
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     import tarfile
@@ -45,7 +46,7 @@ MAX_HEADER_CHAIN = 8  # extended headers before one member (GNU tar writes at mo
 _EVENTS = re.compile(r"^events(\.\d+)?\.jsonl$")
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Member:
     name: str  # normalised, store-relative posix path
     size: int  # declared (tar header) or observed (folder) size in bytes

@@ -20,16 +20,16 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from memstrata.errors import AlreadyExists, MemstrataError
 from memstrata.files.truth import Truth
+from memstrata.values import value_type
 
 Manifest = dict[str, tuple[int, str]]  # path -> (size, sha256)
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class MigrateReport:
     source: str
     dest: str

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput
@@ -42,12 +41,13 @@ from memstrata.layers.log import _unescape
 from memstrata.layers.logblocks import split_blocks
 from memstrata.model import parse_ts
 from memstrata.operations.purge import ledger_stub
+from memstrata.values import field, value_type
 
 if TYPE_CHECKING:
     from memstrata.store.view import Store
 
 
-@dataclass
+@value_type
 class Verdict:
     data: bytes | None  # what to import instead; None: not the member at all
     ids: list[str] = field(default_factory=list)  # the tombstones that changed it

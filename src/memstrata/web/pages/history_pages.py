@@ -19,7 +19,6 @@ version, so the content it replaces is kept.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
 from typing import Annotated, Any
 from urllib.parse import quote, urlencode
 
@@ -32,6 +31,7 @@ from memstrata.files.versions import surface
 from memstrata.layers.versions import CURRENT, History
 from memstrata.policy.secrets import holds_secrets
 from memstrata.store.editing import sha256_text
+from memstrata.values import replace, value_type
 from memstrata.web.context import store_of
 from memstrata.web.pages.forms import back, require_csrf
 from memstrata.web.pages.render import page
@@ -43,7 +43,7 @@ Csrf = Annotated[str, Form(max_length=128)]
 WORDS = re.compile(r"\s+|\w+|[^\w\s]")
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class DiffLine:
     """One line of a diff as the page shows it: `kind` is add, del, same, hunk or note;
     `parts` the text in pieces, each (text, changed) (changed: a word that differs from
@@ -289,7 +289,7 @@ def _file_page(
     )
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Row:
     """A version as the list shows it: an HTML id unique on the page (one content can
     be a version more than once: restored), whether its "from" / "to" is ticked, how

@@ -12,12 +12,12 @@ the page marks it (`:target`).
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
 from memstrata.files.versions import versioned
 from memstrata.search.present import Place, explain_in_words, place_of, title_of
 from memstrata.search.query import Hit
+from memstrata.values import value_type
 
 
 def anchor(key: str) -> str:
@@ -73,7 +73,7 @@ def history_href(agent: str, layer: str, source: str) -> str | None:
     return f"{_agent(agent)}/history?{urlencode({'path': source.removeprefix(prefix)})}"
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class ShownHit:
     """A search hit as the search page shows it: a title, a link to it in context, its
     explain in words."""

@@ -15,13 +15,13 @@ import functools
 import json
 import time
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from memstrata.errors import MalformedInput
 from memstrata.model import iso, parse_ts
 from memstrata.policy.secrets import KINDS, holds_secrets, mask
+from memstrata.values import field, value_type
 from memstrata.web.context import IDENTITY_KEY, context_of
 from memstrata.web.identity import REVEAL_COOKIE
 from memstrata.web.notices import QUERY_KEY
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 WITHHELD_SLOT = "<!--memstrata:withheld-->"  # base.html: where the withheld notice goes
 
 
-@dataclass
+@value_type
 class _Showing:
     """How the page being rendered shows secrets, and how many values it withheld."""
 
