@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ import pytest
 
 from memstrata.bench import agent_metrics as m
 from memstrata.bench.agent import run_bench
+from memstrata.bench.agent_drive import SeededIds
 from memstrata.bench.agent_replay import HeldOut, replay
 from memstrata.bench.agent_report import format_report
 from memstrata.bench.agent_scenario import check_gold, load, scenario_names, written
@@ -258,6 +260,71 @@ def test_bench_agent_through_the_cli_at_a_small_size(tmp_path: Path) -> None:
     assert "2026-03-02T09:" in log and "2026-03-04T14:" in log
     days = set(re.findall(r"\b(\d{4}-\d\d-\d\d)T\d\d:\d\d", log))
     assert days == {"2026-03-02", "2026-03-03", "2026-03-04"}  # none by the real clock
+
+
+# Run in a fresh interpreter: what a scenario gets must not depend on what the process did
+# before it (modules imported, servers built), so the first run has to be a process's first.
+_ALONE_THEN_AFTER = """
+import json, sys
+from memstrata.bench.agent import run_bench
+
+def recalled(result):
+    (sc,) = result["scenarios"]
+    return sc["metrics"], [
+        [a["id"], a["mcp"]["rank"], [h["uid"] for h in a["mcp"]["results"]]] for a in sc["asks"]
+    ]
+
+alone = recalled(run_bench(["web-quillmark"], sessions=3, held_out=False))
+run_bench(["research-scooters"], sessions=1, held_out=False)
+after = recalled(run_bench(["web-quillmark"], sessions=3, held_out=False))
+json.dump({"alone": alone, "after": after}, sys.stdout)
+"""
+
+
+@pytest.mark.timeout(900)  # three runs of real hooks and MCP servers, embedding
+def test_a_scenario_recalls_the_same_alone_and_after_another_scenario() -> None:
+    """A scenario's recall lists (each record's id, the answer's rank) and figures are the
+    same when it runs first in a process and when another scenario ran before it. The
+    library's ids (`log-...`, `mem-...`) are drawn from seeded streams; modules imported
+    during a process's first scenario and the MCP SDK draw too, and once shifted the
+    library's ids of that scenario only (`agent_drive.SeededIds`)."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+    }
+    r = subprocess.run(
+        [sys.executable, "-c", _ALONE_THEN_AFTER],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+    )
+    assert r.returncode == 0, r.stderr
+    runs = json.loads(r.stdout)
+    assert runs["alone"][1]  # the questions of the first three sessions were asked
+    assert runs["alone"] == runs["after"]
+
+
+def test_seeded_ids_are_not_moved_by_other_code_drawing() -> None:
+    """The ids one function draws under `SeededIds` do not depend on whether other code
+    (a module imported lazily, a client built) drew random bytes in between."""
+
+    def library_id() -> str:
+        return os.urandom(4).hex()
+
+    def other_code() -> None:
+        uuid.uuid4()
+        os.urandom(32)
+
+    with SeededIds(7):
+        quiet = [library_id() for _ in range(3)]
+    with SeededIds(7):
+        other_code()
+        first = library_id()
+        other_code()
+        busy = [first, library_id(), library_id()]
+    assert quiet == busy
+    assert len(set(quiet)) == 3
 
 
 @pytest.mark.timeout(600)  # real hooks and MCP servers, embedding: slow when loaded

@@ -107,15 +107,20 @@ class VirtualClock:
 
 
 class SeededIds:
-    """`os.urandom` from a seeded generator, while installed (`with SeededIds(seed):`).
+    """`os.urandom` from seeded generators, while installed (`with SeededIds(seed):`).
 
     The library names what it writes with random ids (`log-…`, `arc-…`, `mem-…`) and some
     of them land in indexed text (a compaction digest, a capture notice): their token
     counts would move near-ties in BM25 from run to run. Seeded, every run writes the same
-    ids. Each thread name draws from its own stream (a compaction job runs in a thread of
-    its own while the MCP client answers in another: one shared stream would hand out the
-    ids in whichever order the threads ran). Nothing else changes: the ids stay unique
-    within a run."""
+    ids. Each call site (the function that asked, below `uuid`, `secrets` and `random`)
+    and thread name draws from its own stream, so no other code's draws shift the
+    library's: modules imported lazily during the first scenario of a process draw at
+    import time (`opentelemetry.context` takes three `uuid4()`s), the MCP SDK draws per
+    server and client, and one shared stream handed the first scenario other ids than it
+    gets after another scenario ran (web-quillmark 0.577 / 0.885 alone, 0.577 / 0.846
+    after the others). A compaction job runs in a thread of its own while the MCP client
+    answers in another: per thread, the order the threads ran in does not matter either.
+    Nothing else changes: the ids stay unique within a run."""
 
     def __init__(self, seed: int) -> None:
         self._seed = seed
@@ -124,11 +129,11 @@ class SeededIds:
         self._real: Callable[[int], bytes] | None = None
 
     def _urandom(self, n: int) -> bytes:
-        name = threading.current_thread().name
+        key = f"{threading.current_thread().name}/{_call_site(sys._getframe(1))}"
         with self._lock:
-            rng = self._streams.get(name)
+            rng = self._streams.get(key)
             if rng is None:
-                rng = self._streams[name] = random.Random(f"{self._seed}/{name}")
+                rng = self._streams[key] = random.Random(f"{self._seed}/{key}")
             return rng.randbytes(n)
 
     def __enter__(self) -> SeededIds:
@@ -140,6 +145,20 @@ class SeededIds:
         if self._real is not None:
             os.urandom = self._real
             self._real = None
+
+
+# The standard library's wrappers around `os.urandom`: the draw is the caller's.
+_WRAPPERS = frozenset({"uuid", "secrets", "random"})
+
+
+def _call_site(frame: Any) -> str:
+    """'module.function' of the first frame outside `_WRAPPERS`: not its line, so an edit
+    elsewhere in the module does not move the ids it draws."""
+    while frame is not None and frame.f_globals.get("__name__") in _WRAPPERS:
+        frame = frame.f_back
+    if frame is None:
+        return "?"
+    return f"{frame.f_globals.get('__name__')}.{frame.f_code.co_qualname}"
 
 
 @contextlib.contextmanager

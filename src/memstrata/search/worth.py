@@ -33,6 +33,7 @@ from memstrata.search.failures import with_failures
 from memstrata.search.features import remember
 from memstrata.search.fixes import with_fixes
 from memstrata.search.intent import bare_prompt, with_open_work
+from memstrata.search.people import with_people
 from memstrata.search.priors import (
     LEDGER_SIGNALS,
     MD_LAYERS,
@@ -110,6 +111,7 @@ def rank_pool(
     pool = with_durations(q.text, pool)  # "how long ...?": the records that state a duration
     pool = with_reasons(q.text, pool)  # "why ...?": the records that state a reason
     pool = with_fixes(q.text, pool)  # "what fixed it?": the records that say they fixed it
+    pool = with_people(q.text, pool)  # "who ...?": the records that name a person
     if not pool:
         return []
     kept = [h for h in pool if h.uid not in dropped]
