@@ -43,3 +43,20 @@ def test_a_prompt_naming_no_decision_in_force_records_nothing(home: Path, tmp_pa
     s.hook("user-prompt-submit", s.prompt("Change of plan on the antenna: the external one."))
     listed = json.loads(cli(home, "--json", "decisions", "list").stdout)
     assert "antenna" not in json.dumps(listed) and OLD in json.dumps(listed)
+
+
+def test_the_agents_own_replacement_of_the_old_record_replaces_the_users(
+    home: Path, tmp_path: Path
+) -> None:
+    """support-marlin: the user says "Let's move the site to Hugo", then the agent records
+    the replacement naming the old record's id; the user's record took its place, so the
+    agent's replaces that one (no AlreadySuperseded), and only the agent's stays in force."""
+    old = json.loads(cli(home, "--json", "decisions", "record", OLD).stdout)["entry"]["id"]
+    s = ClaudeSession(home, tmp_path / "proj")
+    s.hook("user-prompt-submit", s.prompt(PROMPT))
+    mine = "Report interval: one reading every 30 minutes (light sleep between)"
+    got = json.loads(cli(home, "--json", "decisions", "record", mine, "--replaces", old).stdout)
+    listed = json.dumps(json.loads(cli(home, "--json", "decisions", "list").stdout))
+    assert mine in listed and "from now on" not in listed and "every 15 minutes" not in listed
+    user = json.loads(cli(home, "--json", "ledger", "get", got["entry"]["supersedes"]).stdout)
+    assert "every 30 minutes from now on" in json.dumps(user)  # the user's, now history

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from memstrata.layers.decisions import USER_REF
 from memstrata.lifecycle.statements import sentences
 from memstrata.model import iso, now_ts
 from memstrata.reading.english import expand_contractions
@@ -47,7 +48,6 @@ if TYPE_CHECKING:
 
 MAX_CHARS = 400
 KINDS = ("decision", "constraint")
-USER_REF = "stated by the user"  # the `ref` of a record this rule wrote (with the session)
 
 _SIGNAL = LazyPattern(
     r"\b(?:change of plans?|plan change|new plan|from now on|going forward|instead of|"
