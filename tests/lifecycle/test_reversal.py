@@ -65,3 +65,9 @@ def test_without_a_signal_or_as_a_question_nothing_changes() -> None:
     )
     assert replaced_by("Can we change the reporting interval to 30 minutes?", FIRMWARE) is None
     assert replaced_by("Add the battery reading to the payload.", FIRMWARE) is None
+
+
+def test_switch_x_to_y_is_a_task_unless_x_labels_a_record() -> None:
+    records = [*FIRMWARE, _e("mem-00000030", "Button styles: Tailwind only, no CSS files")]
+    assert replaced_by("Move the button to the header, from now on.", records) is None
+    assert replaced_by("Switch the site to Hugo instead.", records) is None

@@ -16,10 +16,11 @@ prompt in the activity, as before):
   "instead of", "rather than", "no longer", "switch/change/move (the) X to", "let's go
   with X, not Y", "actually, ..."; a question states nothing;
 * a subject shared with exactly one decision or constraint in force. The subject is what
-  the prompt names: "change of plan on the reporting interval" -> reporting interval,
-  "switch the broker to ..." -> broker; every word of it must be in the record (written
-  loosely: "reporting" ~ "Report", "minutes" ~ "minute"), and when several records hold
-  it, the one whose label ("Region: ...") holds it. Without a named subject, the
+  the prompt names: "change of plan on the reporting interval" -> reporting interval;
+  every word of it must be in the record (written loosely: "reporting" ~ "Report",
+  "minutes" ~ "minute"), and when several records hold it, the one whose label
+  ("Region: ...") holds it. "Switch the radio to ..." names one too, but reads as a task
+  ("move the button to the header") unless a record's label is that subject ("Radio: ..."). Without a named subject, the
   sentence with the signal must share at least two words with the record, and no other
   record as many. Two candidates: nothing.
 
@@ -121,15 +122,25 @@ def _label(summary: str) -> str | None:
     return m.group(1).strip() if m and len(m.group(1).split()) <= 6 else None
 
 
-def _subject(prompt: str) -> tuple[list[str], int] | None:
-    """The subject's words the prompt names and where its new value starts, or None."""
+def _subject(prompt: str) -> tuple[list[str], int, bool] | None:
+    """The subject's words the prompt names, where its new value starts, and whether it
+    was named by "change of plan on ..." (else "switch X to": X must be a record's label)."""
     for pattern in (_NAMED, _TO):
         m = pattern.search(prompt)
         if m is not None:
             words = _content(m.group(1))
             if 1 <= len(words) <= 4:
-                return words, m.end() if pattern is _NAMED else m.start()
+                named = pattern is _NAMED
+                return words, m.end() if named else m.start(), named
     return None
+
+
+def _is_label(words: Sequence[str], summary: str) -> bool:
+    """The record's label ("Radio: ...") is the subject, word for word (loosely)."""
+    label = _label(summary)
+    return label is not None and _holds(words, label) == len(set(words)) == len(
+        set(_content(label))
+    )
 
 
 def _statement(prompt: str, start: int) -> str:
@@ -156,8 +167,11 @@ def replaced_by(prompt: str, in_force: Sequence[LedgerEntry]) -> Reversal | None
         return None
     records = [e for e in in_force if e.kind in KINDS]
     named = _subject(text)
-    if named is not None:
-        words, start = named
+    if named is not None and not named[2]:  # "switch the radio to SF9": a task, unless
+        words, start, _ = named  # a record is labelled with that very subject
+        found = [e for e in records if _is_label(words, e.summary)]
+    elif named is not None:
+        words, start, _ = named
         found = [e for e in records if _holds(words, e.summary) == len(set(words))]
         if len(found) > 1:
             found = [e for e in found if _holds(words, _label(e.summary) or "") == len(set(words))]
