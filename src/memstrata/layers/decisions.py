@@ -51,6 +51,10 @@ if TYPE_CHECKING:
 # constraints in the context, and named by `replaces` like the three record kinds.
 RULE_KINDS = ("convention", "warning")
 _ID = re.compile(r"mem-[0-9a-f]{8}")
+# The `ref` of a record `lifecycle.reversal` wrote from the user's change of plan: an agent
+# that records the replacement itself, naming the record the user's words replaced,
+# replaces the user's record (the chain stays old -> the user's words -> the agent's).
+USER_REF = "stated by the user"
 _WORD = re.compile(r"[^\W_]{3,}")
 
 
@@ -104,6 +108,10 @@ class Decisions:
         if kind not in RECORD_KINDS:
             raise UnknownKind(f"unknown record kind {kind!r}; use {', '.join(RECORD_KINDS)}")
         target = self.resolve(replaces, kind).id if replaces is not None else None
+        if target is not None:  # replaced since by the user's words: replace those instead
+            after = {e.supersedes: e for e, _ in self.history((*RECORD_KINDS, *RULE_KINDS))}
+            while target in after and (after[target].ref or "").startswith(USER_REF):
+                target = after[target].id
         return self.ledger.publish(
             kind, text.strip(), tags=tags, detail=detail, ref=ref, supersedes=target
         )

@@ -5,7 +5,9 @@
                          user and assistant messages too, so the agent picks up where the
                          transcript was cut
     UserPromptSubmit  -> logs the user's intent, records the turn's start
-                         (`lifecycle.outcome`), and injects NOW + the last meaningful LOG
+                         (`lifecycle.outcome`), records a change of plan the prompt
+                         states as the decision that replaces the one it names
+                         (`lifecycle.reversal`), and injects NOW + the last meaningful LOG
                          entries; "ignore memory" injects no memory at all
     PostToolUse       -> one compact TOOL_USE entry per tool execution (auto-log,
                          with the call's `tool_use_id`); a failed one (error, non-zero exit,
@@ -180,6 +182,10 @@ def user_prompt_submit(store: Store, agent: str, hook: dict[str, Any]) -> dict[s
     logged = log_intent(store, agent, prompt, **meta)
     if logged is not None and sid is not None:  # writes allowed
         turn_started(store, agent, sid)
+    if logged is not None and not ignore:  # a change of plan replaces its decision
+        from memstrata.lifecycle.reversal import record_reversal
+
+        record_reversal(store, agent, prompt, sid)
     if ignore:
         return None  # "ignore memory": memory is not consulted for this turn
     text = prompt_context(store, agent, skip=logged.id if logged is not None else None)

@@ -1,13 +1,20 @@
-"""Session transcripts: append a message (created on first use), read the last."""
+"""Session transcripts: append a message (created on first use), read the last.
+
+A user message appended is read for a change of plan (`lifecycle.reversal`): an MCP agent's
+transcript is the only way the user's words reach memory, so "change of plan on the
+region: ..." replaces the region decision in force here, as the UserPromptSubmit hook
+does for Claude Code."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from memstrata.lifecycle.reversal import record_reversal
 from memstrata.mcp import shapes
 from memstrata.mcp.shapes import Reply
 from memstrata.mcp.tools.spec import Caller, ToolSpec, p, req
 from memstrata.model import SESSION_ROLES
+from memstrata.operations.loop import writes_allowed
 
 if TYPE_CHECKING:
     from memstrata.config import Config
@@ -23,6 +30,8 @@ def session_append(
     input: Any,
 ) -> Reply:
     m = caller.agent.sessions.append(session_id, role, content, id=id, name=name, input=input)
+    if role == "user" and writes_allowed(caller.store):  # the user's change of plan
+        record_reversal(caller.store, caller.agent.name, content, session_id)
     return Reply(
         f"appended {m.id} to session {session_id}",
         {"id": m.id, "session_id": session_id, "timestamp": m.timestamp},

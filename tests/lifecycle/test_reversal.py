@@ -1,0 +1,73 @@
+"""Issue 19: a change of plan only the user states replaces the one decision it names
+(`lifecycle.reversal.replaced_by`, the pure rule; the hook and MCP paths are tested in
+tests/cli/test_user_reversal.py and tests/mcp/test_user_reversal_mcp.py)."""
+
+from __future__ import annotations
+
+from memstrata.lifecycle.reversal import replaced_by
+from memstrata.model import LedgerEntry
+
+
+def _e(uid: str, summary: str, kind: str = "decision") -> LedgerEntry:
+    return LedgerEntry(uid, "2026-11-20T10:00:00Z", kind, None, "me", None, (), summary, None, None)
+
+
+FIRMWARE = [
+    _e("mem-00000001", "Report interval: one reading and one uplink every 15 minutes"),
+    _e("mem-00000002", "Flash and log with probe-rs (connect under reset), defmt over RTT"),
+    _e("mem-00000003", "Radio: lora-phy, SF10 at 14 dBm because SF7 did not reach bed 14"),
+    _e("mem-00000004", "EU868 duty cycle: at most 1% airtime, also while testing", "constraint"),
+]
+INTERVAL = (
+    "Change of plan on the reporting interval: the agronomist says soil moisture barely moves "
+    "in a quarter of an hour. Send one reading every 30 minutes from now on, it halves the "
+    "airtime too."
+)
+REGION = (
+    "Before you apply anything: change of plan on the region. Our backups are in Ireland. "
+    "Build all the new stuff in eu-west-1, not London. The old box stays until the cutover."
+)
+
+
+def test_a_change_of_plan_replaces_the_one_record_it_names() -> None:
+    got = replaced_by(INTERVAL, FIRMWARE)
+    assert got is not None and got.replaces.id == "mem-00000001"
+    assert got.text.startswith("Report interval: ")  # the old label kept
+    assert "every 30 minutes from now on" in got.text and "15 minutes" not in got.text
+    infra = [
+        _e("mem-00000010", "Region: eu-west-2 (London) for the new stack"),
+        _e("mem-00000011", "Backups replicate nightly to a second region"),  # holds "region"
+        _e("mem-00000012", "State in S3 with a DynamoDB lock table"),
+    ]
+    got = replaced_by(REGION, infra)  # two hold the word; the label decides
+    assert got is not None and got.replaces.id == "mem-00000010"
+    assert "eu-west-1, not London" in got.text and "Before you apply" not in got.text
+    switched = replaced_by("Switch the radio to SF9 at 14 dBm, it reaches bed 14 now.", FIRMWARE)
+    assert switched is not None and switched.replaces.id == "mem-00000003"
+
+
+def test_no_subject_in_force_records_nothing() -> None:
+    assert replaced_by("Change of plan on the antenna: use the external one.", FIRMWARE) is None
+    assert replaced_by("From now on, write the changelog in English.", FIRMWARE) is None
+
+
+def test_an_ambiguous_subject_records_nothing() -> None:
+    two = [
+        _e("mem-00000020", "Report interval: one reading every 15 minutes"),
+        _e("mem-00000021", "Report interval for the gateway: every hour"),
+    ]
+    assert replaced_by(INTERVAL, two) is None
+
+
+def test_without_a_signal_or_as_a_question_nothing_changes() -> None:
+    assert (
+        replaced_by("Send one reading every 30 minutes and report the interval.", FIRMWARE) is None
+    )
+    assert replaced_by("Can we change the reporting interval to 30 minutes?", FIRMWARE) is None
+    assert replaced_by("Add the battery reading to the payload.", FIRMWARE) is None
+
+
+def test_switch_x_to_y_is_a_task_unless_x_labels_a_record() -> None:
+    records = [*FIRMWARE, _e("mem-00000030", "Button styles: Tailwind only, no CSS files")]
+    assert replaced_by("Move the button to the header, from now on.", records) is None
+    assert replaced_by("Switch the site to Hugo instead.", records) is None
