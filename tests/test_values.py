@@ -137,3 +137,21 @@ def test_post_init_runs_after_the_fields_are_set() -> None:
     assert Checked(n=3).n == 3 and seen == [3]
     with pytest.raises(ValueError, match="negative"):
         Checked(-1)
+
+
+def test_no_module_builds_its_value_classes_with_dataclasses() -> None:
+    """One kind of value type (cold21d): a module that imports `dataclasses` to build a
+    class brings back what a context's start-up no longer pays (ctx19h's `Reversal`
+    landed as a `@dataclass` the same day). Reading `dataclasses.fields` etc. is fine."""
+    import re
+    from pathlib import Path
+
+    import memstrata
+
+    root = Path(memstrata.__file__).parent
+    built = [
+        str(p.relative_to(root))
+        for p in root.rglob("*.py")
+        if re.search(r"^\s*@(?:dataclasses\.)?dataclass\b", p.read_text(encoding="utf-8"), re.M)
+    ]
+    assert built == []

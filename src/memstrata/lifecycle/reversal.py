@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memstrata.layers.decisions import USER_REF
@@ -42,6 +41,7 @@ from memstrata.lifecycle.statements import sentences
 from memstrata.model import iso, now_ts
 from memstrata.reading.english import expand_contractions
 from memstrata.reading.patterns import LazyPattern
+from memstrata.values import value_type
 
 if TYPE_CHECKING:
     from memstrata.model import LedgerEntry
@@ -82,7 +82,7 @@ _STOP = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@value_type(frozen=True)
 class Reversal:
     """The record a prompt replaces, and the text of the record now in force."""
 
