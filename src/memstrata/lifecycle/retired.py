@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from memstrata.lifecycle.moot import dropped, norm
-from memstrata.reading.patterns import LazyPattern
+from memstrata.reading.patterns import MONTHS, LazyPattern
 
 if TYPE_CHECKING:
     from memstrata.model import Fact, LedgerEntry
@@ -113,17 +113,7 @@ _COMMON = frozenset(
         "case",
         "issue",
         "problem",
-        "january",
-        "february",
-        "march",
-        "april",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
+        *MONTHS,  # "may" is under four letters: never a content word
     ]
 )
 

@@ -58,3 +58,22 @@ class LazyPattern:
 
     def sub(self, repl: str | Callable[[re.Match[str]], str], string: str, count: int = 0) -> str:
         return self.compiled.sub(repl, string, count)
+
+
+# Calendar words: names, not content, wherever a reader weighs words (lifecycle.retired's
+# content words, search.people's person names).
+MONTHS = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+]
+WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from memstrata.reading.patterns import MONTHS, WEEKDAYS
 from memstrata.search.query import Hit, weighed
 from memstrata.search.text import STOPWORDS
 
@@ -38,29 +39,7 @@ _PAIR = re.compile(r"\b([A-Z][a-z]+)\s+([A-Z][a-z]+)\b")
 # only when a role or a possessive follows it ("Ingrid Solberg (head of growth)", "Ruth's").
 _OPENS = re.compile(r"(?:\A|[.!?;:\n#]|^\s*[-*]|\(|\|)\s*$", re.M)
 _ROLE = re.compile(r"\s*\(|'s\b")
-_CALENDAR = frozenset(
-    [
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-    ]
-)
+_CALENDAR = frozenset([*WEEKDAYS, *MONTHS])
 _TURNS = frozenset({"session", "channel"})  # `priors.DIALOGUE_LAYERS`
 
 
