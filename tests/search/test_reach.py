@@ -109,3 +109,50 @@ def test_a_recall_weighs_only_the_candidates_that_can_place(
     store.search(why)
     assert sizes == [40]
     store.close()
+
+
+def test_hundreds_of_recalls_give_the_same_hits_held_back_or_not(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The identity check of the change, kept: 200 recalls of `bench ops`' query shapes
+    (and questions the rules answer) over a synthetic store, a fixed `now`, every hit as a
+    JSON line, with candidates held back and with the whole pool weighed: byte-identical,
+    and candidates were held back in many of them."""
+    import json
+
+    from memstrata import SearchQuery, Store
+    from memstrata.bench.synth import Writer, populate
+
+    populate(home, 2000)
+    (home / "config.toml").write_text('[search]\nembedder = "none"\n', encoding="utf-8")
+    store = Store(home, agent="bench", watch=False)
+    w, rng = Writer(99), random.Random(5)
+    shapes = ["{q}", "why {q}", "how long did {q} take", "who {q}", "{q} failed"]
+    queries = [
+        SearchQuery(
+            text=rng.choice(shapes).format(q=w.query()),
+            k=rng.choice((3, 10, 25)),
+            mode="lexical",
+            now=1_800_000_000.0,
+            include_superseded=rng.random() < 0.1,
+        )
+        for _ in range(200)
+    ]
+    real, held = reach.held_back, []
+
+    def counting(*a: object, **kw: object) -> set[int]:
+        out = real(*a, **kw)  # type: ignore[arg-type]
+        held.append(len(out))
+        return out
+
+    def lines() -> str:
+        return "\n".join(
+            json.dumps(h.to_dict(full=True)) for q in queries for h in [*store.search(q), None] if h
+        )
+
+    monkeypatch.setattr(reach, "held_back", counting)
+    with_cut = lines()
+    monkeypatch.setattr(reach, "held_back", lambda *a, **kw: set())
+    assert lines() == with_cut
+    assert sum(1 for n in held if n) >= 20, held
+    store.close()
