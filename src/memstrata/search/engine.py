@@ -313,8 +313,8 @@ def _ranked(
         # The top k by worth (`search.worth`) of the candidates that can reach its places
         # (`search.reach`); only the hits shown get an explain (costs more than ranking).
         cands = [(pool.hits[r[1]], s) for s, r, _parts in scored]
-        pooled, whole = within_reach(store, q, cands, pool.terms, pool.gone)
-        hits = rank_pool(store, q, pooled, pool.gone, terms=pool.terms, whole=whole)
+        pooled, whole, rep = within_reach(store, q, cands, pool.terms, pool.gone)
+        hits = rank_pool(store, q, pooled, pool.gone, terms=pool.terms, whole=whole, repeating=rep)
         for h in hits:
             if h.uid not in rows:  # joined the pool with its prompt's turn (`search.turns`)
                 continue

@@ -66,36 +66,37 @@ def within_reach(
     cands: Sequence[tuple[Hit, float]],
     terms: Sequence[object] | None,
     dropped: Mapping[str, str],
-) -> tuple[list[Hit], Callable[[], list[Hit]] | None]:
+) -> tuple[list[Hit], Callable[[], list[Hit]] | None, bool | None]:
     """The scored candidates (hit, score; best first) as `rank_pool`'s pool: copies with
-    their scores of those that can reach its places (`held_back`), and the whole pool's
-    copies, made when asked (None when all can)."""
+    their scores of those that can reach its places (`held_back`); the whole pool's
+    copies, made when asked (None when all can reach); whether the whole pool repeats a
+    line (`duplicates.repeats`; None when not known: a flushed copy is marked later)."""
     cfg = PriorSettings.from_config(store.config.recall_weights)
     near = 1.0 - cfg.newer if terms and cfg.newer > 0 else 1.0
     hits = [h for h, _s in cands]
+    repeating = _repeating(hits) if store.config.duplicates else False
     held = held_back(
         hits,
         [s for _h, s in cands],
         q.text,
         cfg,
-        places=q.k if _ranks_k(store, hits) else q.k * DUPLICATE_ROOM,
+        places=q.k if repeating is False else q.k * DUPLICATE_ROOM,
         near=near,
         idle=lambda: rules_idle(q, hits, dropped),
     )
     pooled = [rescored(h, s, {}) for n, (h, s) in enumerate(cands) if n not in held]
     if not held:
-        return pooled, None
-    return pooled, lambda: [rescored(h, s, {}) for h, s in cands]
+        return pooled, None, repeating
+    return pooled, lambda: [rescored(h, s, {}) for h, s in cands], repeating
 
 
-def _ranks_k(store: Searchable, hits: Sequence[Hit]) -> bool:
-    """Whether `rank_pool` ranks `q.k` places, not `k x DUPLICATE_ROOM`, for this pool:
-    duplicates are not collapsed, or no two candidates say the same (`repeats`) and none
-    is a flushed copy whose marked text could repeat another's (`worth.flushed_copies`)."""
-    if not store.config.duplicates:
-        return True
-    flushed = any(h.layer in MD_LAYERS and "memory flush)" in h.title for h in hits)
-    return not flushed and not repeats(hits)
+def _repeating(hits: Sequence[Hit]) -> bool | None:
+    """`repeats(hits)`, what `rank_pool` asks of the pool to rank k places, not k x
+    `DUPLICATE_ROOM`; None when a flushed copy's text is marked before it is asked
+    (`worth.flushed_copies`): its marked text could repeat another's."""
+    if any(h.layer in MD_LAYERS and "memory flush)" in h.title for h in hits):
+        return None
+    return repeats(hits)
 
 
 def held_back(
@@ -115,6 +116,7 @@ def held_back(
     if near <= 0.0 or cfg.coverage > 0 or not _positive(cfg):
         return set()
     factor = _factors(query, cfg)
+    factors: dict[tuple[str, str | None, bool], float] = {}  # per signal, states and asks
     worth: list[float] = []
     keep: list[bool] = []
     clues: list[float] = []
@@ -123,7 +125,11 @@ def held_back(
         if not score >= 0.0:  # negative or NaN: the order of the bounds is not known
             return set()
         _meta, bookkeeping, signal, asks = remember(hit, "rank", rank_facts)
-        value = score * factor(signal.name, signal.states, asks)
+        of = (signal.name, signal.states, asks)
+        f = factors.get(of)
+        if f is None:
+            f = factors[of] = factor(*of)
+        value = score * f
         worth.append(value)
         if signal.name in CLUE_SIGNALS:
             clues.append(value)

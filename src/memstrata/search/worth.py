@@ -97,6 +97,7 @@ def rank_pool(
     *,
     terms: Sequence[QueryTerm] | None = None,
     whole: Callable[[], Sequence[Hit]] | None = None,
+    repeating: bool | None = None,
 ) -> list[Hit]:
     """The top `q.k` of the pool by worth, after exclusions and collapse
     (`priors.apply_priors`), a hit repeating a better one's title and text shown once
@@ -104,7 +105,8 @@ def rank_pool(
     took out of the pool (shown in the first hit's explain); None: find them here.
     `terms`: `query_terms_of(store, q.text)` when the caller already read them.
     `whole`: the whole pool, when `pool` is the part of it that can reach the first
-    `q.k x DUPLICATE_ROOM` places (`search.reach`): ranked when collapse runs short."""
+    `q.k x DUPLICATE_ROOM` places (`search.reach`): ranked when collapse runs short.
+    `repeating`: whether the whole pool repeats a line (`repeats`), when the caller knows."""
     settings = PriorSettings.from_config(store.config.recall_weights)
     if dropped is None:
         dropped = exclusions(store, q, pool)
@@ -134,7 +136,7 @@ def rank_pool(
             terms=terms,
         )
 
-    if not store.config.duplicates or not repeats(kept):
+    if not store.config.duplicates or not (repeats(kept) if repeating is None else repeating):
         # No two candidates say the same (most pools): collapse would take nothing out of
         # `ranked(room)` and name nothing, and its first k are `ranked(k)`'s, every field
         # (`search.prune`), which weighs fewer contenders.
@@ -162,7 +164,7 @@ def rules_idle(q: SearchQuery, pool: Sequence[Hit], dropped: Mapping[str, str]) 
     """Whether none of `rank_pool`'s question rules acts on `pool` (each returns it as it
     is): no prompt whose turn could be read, and a query that asks none of the things
     the others answer. False whenever one of them might act."""
-    if any(is_intent(h) and h.uid not in dropped for h in pool):
+    if any(h.kind == "USER_FEEDBACK" and is_intent(h) and h.uid not in dropped for h in pool):
         return False  # `with_turns` reads the turns of the pool's best prompts
     text = q.text
     return not (
