@@ -72,7 +72,7 @@ def test_a_pool_that_repeats_nothing_weighs_the_contenders_of_k_places_only(
     need, and the list is the one the 3k gave, every field; a pool with a repeated line
     still ranks 3k and names the copy."""
     from memstrata import SearchQuery, Store
-    from memstrata.search import worth
+    from memstrata.search import reach, worth
 
     store = Store(home, agent="finn", watch=False)
     for i in range(40):
@@ -89,6 +89,7 @@ def test_a_pool_that_repeats_nothing_weighs_the_contenders_of_k_places_only(
     shown = [h.to_dict(full=True) for h in store.search(q)]
     assert limits == [5]
     monkeypatch.setattr(worth, "repeats", lambda hits: True)  # as if a line repeated
+    monkeypatch.setattr(reach, "repeats", lambda hits: True)  # the lexical path asks here
     assert [h.to_dict(full=True) for h in store.search(q)] == shown and limits[1:] == [15]
     monkeypatch.undo()
     for _ in range(2):

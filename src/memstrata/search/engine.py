@@ -33,7 +33,8 @@ from memstrata.search.coverage import QueryTerm, holds, idf
 from memstrata.search.expand import IdentifierWords, Phrase, plan
 from memstrata.search.filters import filters as _filters
 from memstrata.search.layermask import LayerMask, Ranges, within
-from memstrata.search.query import OPT_IN_LAYERS, Hit, Searchable, SearchQuery, rescored
+from memstrata.search.query import OPT_IN_LAYERS, Hit, Searchable, SearchQuery
+from memstrata.search.reach import within_reach
 from memstrata.search.rescore import scoring_extra
 from memstrata.search.rowmemo import RowMemo, RowMemos, own_meta
 from memstrata.search.terms import TermStat, essential_terms, stems
@@ -294,15 +295,13 @@ def _ranked(
         if relevance is None:
             continue
         kind_of = (r[2], r[5])
-        if kind_of in half_lives:
-            half_life = half_lives[kind_of]
-        else:
-            half_life = half_lives[kind_of] = store.config.half_life(r[2], r[5])
+        if kind_of not in half_lives:
+            half_lives[kind_of] = store.config.half_life(r[2], r[5])
+        half_life = half_lives[kind_of]
         age_h = (now - r[7]) / 3600.0
         dec = scoring.decay(age_h, half_life)
         rec = scoring.recency(dec, bound)
-        score = relevance * rec
-        scored.append((score, r, (raw[r[1]], relevance, age_h, half_life, dec, rec)))
+        scored.append((relevance * rec, r, (raw[r[1]], relevance, age_h, half_life, dec, rec)))
     scored.sort(key=lambda x: (-x[0], -x[1][7]))
     rows = {r[1]: (r, parts) for _s, r, parts in scored}
     if wanted is not None:
@@ -311,10 +310,11 @@ def _ranked(
             for s, r, parts in scored[:wanted]
         ]
     else:
-        # The top k by worth = score x prior, after exclusions and collapse (`search.worth`).
-        # Only the hits shown get their explain: it costs more than ranking the pool.
-        pooled = [rescored(pool.hits[r[1]], s, {}) for s, r, _parts in scored]
-        hits = rank_pool(store, q, pooled, pool.gone, terms=pool.terms)
+        # The top k by worth (`search.worth`) of the candidates that can reach its places
+        # (`search.reach`); only the hits shown get an explain (costs more than ranking).
+        cands = [(pool.hits[r[1]], s) for s, r, _parts in scored]
+        pooled, whole, rep = within_reach(store, q, cands, pool.terms, pool.gone)
+        hits = rank_pool(store, q, pooled, pool.gone, terms=pool.terms, whole=whole, repeating=rep)
         for h in hits:
             if h.uid not in rows:  # joined the pool with its prompt's turn (`search.turns`)
                 continue

@@ -121,7 +121,7 @@ _PREFERENCE = re.compile(
 _WORDS = re.compile(r"[^\W_]+")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-_QUESTION_CUES = frozenset(["ask", "asked", "asking", "asks", "question", "questions"])
+QUESTION_CUES = frozenset(["ask", "asked", "asking", "asks", "question", "questions"])
 _LABEL_WORDS = frozenset({"decision", "decided", "decide", "we", "use", "uses", "using"})
 _HEADINGS = (
     ("digest", re.compile(r"\bmemory flush\b|\bcompacted\b|\bsummary of\b", re.I)),
@@ -313,7 +313,7 @@ def _signal(r: _Seen) -> Signal:
 def is_question(hit: Hit) -> bool:
     """True when a record asks rather than states: at least half of its sentences are
     questions ("Does a single ride make money once licences are paid?"). A question does
-    not answer a question, unless the query asks what to ask (`_QUESTION_CUES`).
+    not answer a question, unless the query asks what to ask (`QUESTION_CUES`).
 
     Example:
         >>> is_question(Hit("n:1", "file", 1.0, "Questions", "1. Does it pay? 2. Who pays?",
@@ -449,7 +449,7 @@ def apply_priors(
     """
     cfg = settings or PriorSettings()
     asked = asked_signals(query)
-    asks_questions = bool(set(tokenize(query)) & _QUESTION_CUES)
+    asks_questions = bool(set(tokenize(query)) & QUESTION_CUES)
     current = set(open_prompts)
     gone_before = dict(dropped or {})
     dropped_by: dict[str, list[str]] = {}

@@ -20,7 +20,7 @@ words the agent searches with. Intents of finished turns stay searchable (at the
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from memstrata.index import overview
@@ -28,12 +28,12 @@ from memstrata.model import RECORD_KINDS, LedgerEntry
 from memstrata.search.copies import Flushed, Said, flushed_state
 from memstrata.search.coverage import QueryTerm, idf
 from memstrata.search.duplicates import collapse_duplicates, repeats
-from memstrata.search.durations import with_durations
-from memstrata.search.failures import with_failures
+from memstrata.search.durations import asks_duration, with_durations
+from memstrata.search.failures import asks_about_failure, with_failures
 from memstrata.search.features import remember
-from memstrata.search.fixes import with_fixes
-from memstrata.search.intent import bare_prompt, with_open_work
-from memstrata.search.people import with_people
+from memstrata.search.fixes import asks_fix, with_fixes
+from memstrata.search.intent import asked_work, bare_prompt, with_open_work
+from memstrata.search.people import asks_who, with_people
 from memstrata.search.priors import (
     LEDGER_SIGNALS,
     MD_LAYERS,
@@ -45,7 +45,7 @@ from memstrata.search.priors import (
     words_of,
 )
 from memstrata.search.query import Hit, Searchable, SearchQuery
-from memstrata.search.reasons import with_reasons
+from memstrata.search.reasons import asks_reason, with_reasons
 from memstrata.search.terms import stems
 from memstrata.search.text import query_terms
 from memstrata.search.turns import with_turns
@@ -96,12 +96,17 @@ def rank_pool(
     dropped: Mapping[str, str] | None = None,
     *,
     terms: Sequence[QueryTerm] | None = None,
+    whole: Callable[[], Sequence[Hit]] | None = None,
+    repeating: bool | None = None,
 ) -> list[Hit]:
     """The top `q.k` of the pool by worth, after exclusions and collapse
     (`priors.apply_priors`), a hit repeating a better one's title and text shown once
     (`search.duplicates`, `[search] duplicates`). `dropped`: what `exclusions` already
     took out of the pool (shown in the first hit's explain); None: find them here.
-    `terms`: `query_terms_of(store, q.text)` when the caller already read them."""
+    `terms`: `query_terms_of(store, q.text)` when the caller already read them.
+    `whole`: the whole pool, when `pool` is the part of it that can reach the first
+    `q.k x DUPLICATE_ROOM` places (`search.reach`): ranked when collapse runs short.
+    `repeating`: whether the whole pool repeats a line (`repeats`), when the caller knows."""
     settings = PriorSettings.from_config(store.config.recall_weights)
     if dropped is None:
         dropped = exclusions(store, q, pool)
@@ -114,10 +119,7 @@ def rank_pool(
     pool = with_people(q.text, pool)  # "who ...?": the records that name a person
     if not pool:
         return []
-    kept = [h for h in pool if h.uid not in dropped]
-    marked = flushed_copies(store, kept)
-    if marked:
-        kept = [_marked(h, marked[h.uid]) if h.uid in marked else h for h in kept]
+    kept = _kept(store, pool, dropped)
     if not (settings.coverage or settings.newer):
         terms = ()
     elif terms is None:
@@ -134,7 +136,7 @@ def rank_pool(
             terms=terms,
         )
 
-    if not store.config.duplicates or not repeats(kept):
+    if not store.config.duplicates or not (repeats(kept) if repeating is None else repeating):
         # No two candidates say the same (most pools): collapse would take nothing out of
         # `ranked(room)` and name nothing, and its first k are `ranked(k)`'s, every field
         # (`search.prune`), which weighs fewer contenders.
@@ -143,8 +145,36 @@ def rank_pool(
     hits = ranked(room)
     shown = collapse_duplicates(hits, q.k)
     if len(shown) < q.k and len(hits) >= room:  # ran short: the whole pool
+        if whole is not None:  # the rules are idle on it (`search.reach`)
+            kept = _kept(store, whole(), dropped)
         shown = collapse_duplicates(ranked(None), q.k)
     return scores_in_rank_order(shown)
+
+
+def _kept(store: Searchable, pool: Sequence[Hit], dropped: Mapping[str, str]) -> list[Hit]:
+    """The pool without what was dropped, flushed copies marked (`flushed_copies`)."""
+    kept = [h for h in pool if h.uid not in dropped]
+    marked = flushed_copies(store, kept)
+    if marked:
+        kept = [_marked(h, marked[h.uid]) if h.uid in marked else h for h in kept]
+    return kept
+
+
+def rules_idle(q: SearchQuery, pool: Sequence[Hit], dropped: Mapping[str, str]) -> bool:
+    """Whether none of `rank_pool`'s question rules acts on `pool` (each returns it as it
+    is): no prompt whose turn could be read, and a query that asks none of the things
+    the others answer. False whenever one of them might act."""
+    if any(h.kind == "USER_FEEDBACK" and is_intent(h) and h.uid not in dropped for h in pool):
+        return False  # `with_turns` reads the turns of the pool's best prompts
+    text = q.text
+    return not (
+        asks_about_failure(text)
+        or asked_work(text) is not None
+        or asks_duration(text)
+        or asks_reason(text)
+        or asks_fix(text)
+        or asks_who(text)
+    )
 
 
 def scores_in_rank_order(hits: list[Hit]) -> list[Hit]:
