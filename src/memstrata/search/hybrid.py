@@ -14,8 +14,9 @@
                  then a newer statement within `update_band` of an older one that says
                  nearly the same moves just above it (`search.updates`)
 
-With `[search] feedback` > 0 the query vector is first moved toward the best hits of a
-first search (Rocchio, `search.feedback`; explain names them: `feedback_seeds`).
+With `[search] feedback` > 0 the query vector is moved toward the best hits of a first
+pass (Rocchio, `search.feedback`; explain names them: `feedback_seeds`), and a second
+pass scores the dense side anew over what the first read (`_Read`: no second FTS5 search).
 
 MaxSim reads the query's content pieces only (`search.pieces`: no stopword or
 punctuation pieces).
