@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import pytest
 
 from memstrata import SearchQuery, Store
 from memstrata.embed.base import FakeEmbedder
+from memstrata.index.vectors import VectorIndex
+from memstrata.search import hybrid
 from memstrata.search.feedback import SEEDS, feedback_vector
 
 
@@ -22,10 +26,10 @@ def test_the_query_moves_toward_the_mean_of_its_seeds_by_the_weight() -> None:
     assert np.allclose(feedback_vector(np, q, seeds[:0], 1.0), q)  # no seed: as it is
 
 
-def _store(home: Path, config: str) -> Store:
+def _store(home: Path, config: str, embedder: FakeEmbedder | None = None) -> Store:
     (home / "config.toml").write_text(config)
     store = Store(home, agent="a")
-    store.use_embedder(FakeEmbedder(dim=64))
+    store.use_embedder(embedder or FakeEmbedder(dim=64))
     sessions = store.agent().sessions
     turns = [
         ("John", "I just finished reading a fantasy series"),
@@ -60,3 +64,75 @@ def test_feedback_is_off_by_default_and_explain_names_its_seeds_when_on(tmp_path
             assert h.explain["feedback"] == 1.0
             seeds = h.explain["feedback_seeds"]
             assert 1 <= len(seeds) <= SEEDS and len(set(seeds)) == len(seeds)
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[list[str]]]:
+    """Record each lexical search's query and each token-vector read's uids."""
+    lexical: list[str] = []
+    read: list[list[str]] = []
+    real_pool = hybrid.lexical_pool
+    real_sets = VectorIndex.token_sets
+
+    def pool(store: Any, q: SearchQuery, *args: Any, **kw: Any) -> Any:
+        lexical.append(q.text)
+        return real_pool(store, q, *args, **kw)
+
+    def sets(self: VectorIndex, uids: Any) -> Any:
+        uids = list(uids)
+        read.append(uids)
+        return real_sets(self, uids)
+
+    monkeypatch.setattr(hybrid, "lexical_pool", pool)
+    monkeypatch.setattr(VectorIndex, "token_sets", sets)
+    return lexical, read
+
+
+def test_feedback_reruns_neither_the_lexical_search_nor_a_candidates_maxsim(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second pass reuses the first's lexical pool and MaxSim (`hybrid._Read`): one
+    FTS5 search a question, each candidate's token vectors read once, on and off alike."""
+    q = SearchQuery(text="What books has John read?", layers=("session",), k=5, mode="hybrid")
+    lexical, read = _counting(monkeypatch)
+    config = '[search]\nembedder = "fake"\nfeedback = 1.0\n'
+    with _store(tmp_path, config, FakeEmbedder(dim=64, tokens=True)) as store:
+        store.vectors(store.embedder()).build(wait=True)
+        lexical.clear()
+        read.clear()
+        hits = store.search(q)
+        assert hits and hits[0].explain["feedback_seeds"]
+        assert hits[0].explain.get("maxsim") is not None  # MaxSim took part
+        assert lexical == [q.text]  # one lexical search, not one a pass
+        uids = [u for part in read for u in part]
+        assert uids and len(uids) == len(set(uids))  # no candidate's token vectors twice
+
+
+def test_feedback_applies_to_a_search_given_its_query_vector(tmp_path: Path) -> None:
+    """`hybrid_search(query_vector=...)` (the bench's timed loop, the API) moves the
+    given vector too: feedback is a setting of the store, not of who embedded the query."""
+    q = SearchQuery(text="What books has John read?", layers=("session",), k=5, mode="hybrid")
+    emb = FakeEmbedder(dim=64)
+    with _store(tmp_path, '[search]\nembedder = "fake"\nfeedback = 1.0\n', emb) as store:
+        v = emb.embed([q.text])[0]
+        hits = hybrid.hybrid_search(store, q, emb, query_vector=v)
+        assert hits and all(h.explain["feedback_seeds"] for h in hits)
+
+
+def test_bench_semantic_searches_with_the_search_config_of_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`bench semantic`'s 10k hybrid store reads MEMSTRATA_BENCH_SEARCH_CONFIG, as `bench
+    locomo` does: its p95 can be paired with feedback on and off."""
+    from memstrata.bench.semantic import hybrid_config
+
+    for extra, want in ((None, 0.0), ("feedback = 1.0", 1.0)):
+        if extra is None:
+            monkeypatch.delenv("MEMSTRATA_BENCH_SEARCH_CONFIG", raising=False)
+        else:
+            monkeypatch.setenv("MEMSTRATA_BENCH_SEARCH_CONFIG", extra)
+        home = tmp_path / str(want)
+        home.mkdir()
+        (home / "config.toml").write_text(hybrid_config())
+        with Store(home, agent="bench") as store:
+            assert store.config.feedback == want
+            assert store.config.embedder == "none"

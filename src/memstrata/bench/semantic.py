@@ -147,7 +147,7 @@ def run_hybrid(
     home = Path(tempfile.mkdtemp(prefix="memstrata-bench-semantic-"))
     try:
         populate(home, size)
-        (home / "config.toml").write_text('[search]\nembedder = "none"\n', encoding="utf-8")
+        (home / "config.toml").write_text(hybrid_config(), encoding="utf-8")
         with Store(home, agent="bench") as store:
             shape = FakeEmbedder(384, tokens=True)  # MiniLM's shape: 384-d, token vectors
             t = time.perf_counter()
@@ -188,6 +188,14 @@ def run_hybrid(
         return rows
     finally:
         shutil.rmtree(home, ignore_errors=True)
+
+
+def hybrid_config() -> str:
+    """The hybrid store's config.toml: no embedder of its own (the timed loop gives the
+    vectors), then the `[search]` lines of MEMSTRATA_BENCH_SEARCH_CONFIG, as `bench
+    locomo` and `bench paraphrase` read it (e.g. "feedback = 1.0")."""
+    extra = os.environ.get("MEMSTRATA_BENCH_SEARCH_CONFIG", "")
+    return '[search]\nembedder = "none"\n' + (f"{extra}\n" if extra else "")
 
 
 def _hybrid_row(what: str, size: int, samples: list[tuple[float, float]]) -> dict[str, Any]:

@@ -3,13 +3,14 @@
     q'  = q / |q| + feedback x c / |c|,   c = mean of the record vectors of the best
           `SEEDS` hits of a first hybrid search for the same question
 
-The hybrid search is then run with q' as its query vector (the lexical side and MaxSim
-read the question's words as before). A question whose answer is spread over several
-records ("What books has John read?": "this fantasy series", "a novel by ...") is worded
-unlike most of them; the first hits say what the answers look like in this memory, and
-moving the query toward them reaches the items the question's own vector misses.
-Off by default (`feedback = 0`): docs/benchmarks-recall.md section 12 has what it gave
-(LoCoMo dev r@10 +0.009) and what it costs (a second search: about 1.6x the CPU).
+The second pass scores only the dense side anew (`search.hybrid._feedback`): the first
+pass's lexical pool, rows, exclusions and MaxSim (the question's words, not its vector)
+are kept, and its candidates are scored with q' beside the dense pool of q' itself.
+A question whose answer is spread over several records ("What books has John read?":
+"this fantasy series", "a novel by ...") is worded unlike most of them; the first hits
+say what the answers look like in this memory, and moving the query toward them reaches
+the items the question's own vector misses. docs/benchmarks-recall.md sections 12 and 14
+have what it gave and what it costs.
 """
 
 from __future__ import annotations

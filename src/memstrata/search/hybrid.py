@@ -14,8 +14,9 @@
                  then a newer statement within `update_band` of an older one that says
                  nearly the same moves just above it (`search.updates`)
 
-With `[search] feedback` > 0 the query vector is first moved toward the best hits of a
-first search (Rocchio, `search.feedback`; explain names them: `feedback_seeds`).
+With `[search] feedback` > 0 the query vector is moved toward the best hits of a first
+pass (Rocchio, `search.feedback`; explain names them: `feedback_seeds`), and a second
+pass scores the dense side anew over what the first read (`_Read`: no second FTS5 search).
 
 MaxSim reads the query's content pieces only (`search.pieces`: no stopword or
 punctuation pieces).
@@ -86,37 +87,93 @@ def hybrid_search(
     vi = store.vectors(embedder)
     if catch_up:
         vi.build(wait=True)
+    read = _Read(store, q, vi)
+    if query_vector is None:
+        pool = read.pool
+        spelled = shortforms.spelled_both_ways(q.text, pool.forms) if pool is not None else q.text
+        query_vector = vi.embed_query(spelled)
+    qv = vi.query_vector(query_vector)
     seeds: list[str] = []
-    if q.mode == "hybrid" and query_vector is None and store.config.feedback > 0:
-        query_vector, seeds = _feedback(store, q, embedder, vi)
-    fetch = max(FETCH, q.k * 5)
-    where, params = _filters(store, q)
-    terms = query_terms(q.text) if q.mode == "hybrid" else []
-    pool = lexical_pool(store, q, terms, where, params, fetch) if terms else None
-    spelled = shortforms.spelled_both_ways(q.text, pool.forms) if pool is not None else q.text
-    qv = vi.query_vector(query_vector if query_vector is not None else vi.embed_query(spelled))
-    matrix = vi.matrix()
+    if q.mode == "hybrid" and qv is not None and store.config.feedback > 0:
+        qv, seeds = _feedback(store, q, vi, read, qv)
+    return _search(store, q, vi, read, qv, seeds)
+
+
+class _Read:
+    """What a search reads once, whatever its query vector: the filters, the lexical
+    pool (FTS5, its rows and Hits), the candidates' rows, the exclusions, the matrix,
+    and each candidate's MaxSim (it reads the question's words, not its vector).
+    Feedback's second pass (`_feedback`) reuses it: only the dense side is scored anew."""
+
+    __slots__ = (
+        "fetch",
+        "gone",
+        "lexical",
+        "lexical_uids",
+        "made",
+        "matrix",
+        "maxsim",
+        "maxsim_read",
+        "params",
+        "pieces",
+        "pool",
+        "qt",
+        "rows",
+        "screened",
+        "where",
+    )
+
+    def __init__(self, store: Searchable, q: SearchQuery, vi: Any) -> None:
+        self.fetch = max(FETCH, q.k * 5)
+        self.where, self.params = _filters(store, q)
+        terms = query_terms(q.text) if q.mode == "hybrid" else []
+        pool = lexical_pool(store, q, terms, self.where, self.params, self.fetch) if terms else None
+        self.pool = pool
+        self.rows: dict[str, Any] = {r[1]: r for r in pool.rows} if pool is not None else {}
+        # candidates never shown (`search.worth.exclusions`): out of the pool before fusion
+        self.gone: dict[str, str] = dict(pool.gone) if pool is not None else {}
+        # the candidates' Hits made so far (their features remembered): `_rank` copies them
+        self.made: dict[str, Hit] = dict(pool.hits) if pool is not None else {}
+        self.lexical = pool.lexical() if pool is not None else {}
+        self.lexical_uids = pool_uids(pool)
+        self.matrix = vi.matrix()
+        self.screened: set[str] = set()  # dense-only candidates `exclusions` has read
+        self.maxsim: dict[str, float] = {}  # uid -> maxsim of the candidates read so far
+        self.maxsim_read: set[str] = set()  # ... those with token vectors or not
+        self.pieces: list[str] = []  # the query words MaxSim reads
+        self.qt: Any = None  # the query's token vectors, once read (`_maxsim`)
+
+
+def _search(
+    store: Searchable,
+    q: SearchQuery,
+    vi: Any,
+    read: _Read,
+    qv: Any,
+    seeds: list[str],
+    *,
+    shown: bool = True,
+) -> list[Hit]:
+    """The search for the unit query vector `qv` (None: none) over what `read` holds,
+    which it extends (the dense pool's rows, exclusions, MaxSim). `shown` False: the
+    ranked hits without explain or snippet (feedback's first pass reads their uids)."""
+    matrix, rows, gone, made, lexical = read.matrix, read.rows, read.gone, read.made, read.lexical
+    pool = read.pool
     dense: dict[str, Dense] = {}
-    rows: dict[str, Any] = {r[1]: r for r in pool.rows} if pool is not None else {}
     if qv is not None and len(matrix):
         scores = matrix.score(qv, allowed=matrix.mask(layers=_layers(store, q)))
-        for d in _dense_pool(store, matrix, scores, fetch, where, params, rows):
+        for d in _dense_pool(store, matrix, scores, read.fetch, read.where, read.params, rows):
             dense[d.uid] = d
         known = [u for u in rows if u not in dense]
         dense.update(matrix.pick(scores, known))
-    # candidates never shown (`search.worth.exclusions`): out of the pool before fusion
-    gone = dict(pool.gone) if pool is not None else {}
-    lexical_uids = pool_uids(pool)
     dense_only = [
         _hit(rows[u], 0.0, {}, [], snippet=False)
         for u in dense
-        if u not in gone and u in rows and u not in lexical_uids
+        if u not in gone and u in rows and u not in read.lexical_uids and u not in read.screened
     ]
+    read.screened.update(h.uid for h in dense_only)
     gone.update(exclusions(store, q, dense_only))
-    # the candidates' Hits made so far (their features remembered): `_rank` copies them
-    made: dict[str, Hit] = dict(pool.hits) if pool is not None else {}
     made.update((h.uid, h) for h in dense_only)
-    lexical = pool.lexical() if pool is not None else {}
     cands = [u for u in rows if (u in lexical or u in dense) and u not in gone]
     if q.mode == "hybrid":
         cands = _reached(cands, lexical, dense)
@@ -135,7 +192,9 @@ def hybrid_search(
     else:
         if store.config.maxsim:
             content = store.config.maxsim_pieces == "content"
-            maxsim, asked = _maxsim(vi, q.text, [u for u in cands if u in matrix.index], content)
+            maxsim, asked = _maxsim(
+                vi, q.text, [u for u in cands if u in matrix.index], content, read
+            )
         relevance, fused, z = _fuse(store, cands, lexical, dense, maxsim)
     hits, why = _rank(
         store, q, cands, rows, relevance, fused, z, lexical, dense, pool, vi, maxsim, made
@@ -143,6 +202,8 @@ def hybrid_search(
     if q.mode == "hybrid":  # a word-less candidate far from the query is never shown
         hits = [h for h in hits if h.uid in lexical or dense[h.uid].score >= MIN_DENSE_COS]
     hits = rank_pool(store, q, hits, gone)  # the top k by worth = score x prior
+    if not shown:
+        return hits
     for h in hits:
         _explained(h, why)
         if pool is not None and h.uid in lexical:
@@ -159,39 +220,53 @@ def hybrid_search(
 
 
 def _maxsim(
-    vi: Any, text: str, uids: list[str], content: bool
+    vi: Any, text: str, uids: list[str], content: bool, read: _Read
 ) -> tuple[dict[str, float], list[str]]:
     """maxsim(q, d) of the candidates `uids` that have token vectors (`index.tokens`),
     over the query's content pieces (`search.pieces`), and the words of the pieces read;
-    only records of the loaded matrix are asked, so a changed record's are never used."""
+    only records of the loaded matrix are asked, so a changed record's are never used.
+    A candidate `read` has read already is not read again (feedback's second pass)."""
     if not vi.tokens or not uids:
-        return {}, []
-    qt = vi.query_tokens(text)
-    if qt is None or not len(qt):
         return {}, []
     import numpy as np
 
-    keep, words = content_pieces(vi.embedder, text, len(qt)) if content else (None, [])
-    if keep is not None:
-        qt = qt[keep]
-    return token_maxsim(np, qt, vi.token_sets(uids)), words
+    if read.qt is None:  # once a search: both passes read the same words
+        qt = vi.query_tokens(text)
+        if qt is not None and len(qt):
+            keep, read.pieces = (
+                content_pieces(vi.embedder, text, len(qt)) if content else (None, [])
+            )
+            if keep is not None:
+                qt = qt[keep]
+        read.qt = qt if qt is not None and len(qt) else ()
+        if not len(read.qt):
+            read.pieces = []
+    if not len(read.qt):
+        return {}, []
+    fresh = [u for u in uids if u not in read.maxsim_read]
+    if fresh:
+        read.maxsim.update(token_maxsim(np, read.qt, vi.token_sets(fresh)))
+        read.maxsim_read.update(fresh)
+    return {u: read.maxsim[u] for u in uids if u in read.maxsim}, read.pieces
 
 
 def _feedback(
-    store: Searchable, q: SearchQuery, embedder: Embedder, vi: Any
-) -> tuple[list[float] | None, list[str]]:
+    store: Searchable, q: SearchQuery, vi: Any, read: _Read, qv: Any
+) -> tuple[Any, list[str]]:
     """The query vector moved toward the best hits of a first search (`search.feedback`),
-    and those hits' uids; (None, []) when the first search finds nothing embedded."""
+    and those hits' uids; `qv` and [] when none of them is embedded. The first search
+    fills `read`, so the second reruns neither the lexical search nor MaxSim of a
+    candidate it has read: it scores the dense side with the moved vector, over the first
+    search's candidates and the moved vector's own dense pool."""
     import numpy as np
 
-    qv = vi.embed_query(q.text)
-    first = hybrid_search(store, replace(q, k=SEEDS), embedder, query_vector=qv, catch_up=False)
-    matrix = vi.matrix()
+    first = _search(store, replace(q, k=SEEDS), vi, read, qv, [], shown=False)
+    matrix = read.matrix
     seeds = [h.uid for h in first if h.uid in matrix.index]
     if not seeds:
-        return None, []
+        return qv, []
     rows = matrix.vectors[[matrix.index[u] for u in seeds]]
-    return feedback_vector(np, qv, rows, store.config.feedback).tolist(), seeds
+    return vi.query_vector(feedback_vector(np, qv, rows, store.config.feedback)), seeds
 
 
 def pool_uids(pool: Any) -> set[str]:
