@@ -217,3 +217,21 @@ def test_seed002_amnesia_sigkill_mid_task_then_resume(home: Path) -> None:
             "Continue",
         ]
         assert s.agent().now.state().objective == "Task complete: Continue"
+
+
+def test_a_turn_keeps_the_now_the_agent_set_during_it(home: Path) -> None:
+    """The model called update_now inside the turn (seed 002's "updating NOW.md mid-task",
+    the agent's own call): the turn's end does not erase it with "Task complete". A turn in
+    which the agent set none still ends with "Task complete" (seed 002: the loop owns NOW)."""
+    m = MemoryManager("finn", home)
+    with m.turn("Export the report as PDF") as turn:
+        turn.tool_executed("shell", {"cmd": "make pdf"}, None, error="OSError: cannot load pango")
+        m.update_now("PDF export blocked: WeasyPrint needs pango", ["Ask about the CI image"])
+        turn.final_response("Blocked: WeasyPrint needs pango on the CI image.")
+    state = m.memory.now.state()
+    assert state.objective == "PDF export blocked: WeasyPrint needs pango"
+    assert state.next_steps == ("Ask about the CI image",)
+    with m.turn("Thanks, that's all for today") as turn:
+        turn.final_response("Bye")
+    assert m.memory.now.state().objective == "Task complete: Thanks, that's all for today"
+    m.close()
