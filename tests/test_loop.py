@@ -235,3 +235,28 @@ def test_a_turn_keeps_the_now_the_agent_set_during_it(home: Path) -> None:
         turn.final_response("Bye")
     assert m.memory.now.state().objective == "Task complete: Thanks, that's all for today"
     m.close()
+
+
+def test_a_turn_records_the_change_of_plan_the_user_states(home: Path) -> None:
+    """The user's change of plan, said in a turn's message, replaces the one decision in force
+    it names, as the hooks' UserPromptSubmit and MCP session_append do (chatbot-otterbrook:
+    "kept 90 days" stayed "in force" in three contexts after the user said 30)."""
+    m = MemoryManager("finn", home)
+    m.record_decision(
+        "Chat transcripts are kept 90 days in the conversations table, then deleted by the "
+        "nightly purge job"
+    )
+    said = (
+        "Change of plan on transcripts: our DPO came back and chat transcripts must be "
+        "deleted after 30 days, not 90. Please change the purge job today."
+    )
+    with m.turn(said) as turn:
+        turn.final_response("Done: the purge job now deletes transcripts after 30 days.")
+    in_force = [e.summary for e in m.store.agent().decisions.in_force()]
+    assert not [s for s in in_force if "kept 90 days" in s]
+    assert [s for s in in_force if "after 30 days, not 90" in s]
+    assert "kept 90 days" not in m.format_context_for_prompt()
+    with m.turn("Ignore memory: what is 30 days in hours?") as turn:  # an aside changes nothing
+        turn.final_response("720 hours.")
+    assert len(m.store.agent().decisions.in_force()) == len(in_force)
+    m.close()

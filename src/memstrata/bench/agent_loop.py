@@ -2,7 +2,7 @@
 
 A builder's own agent loop (OpenAI-Agents or LangGraph style: the model's tools are
 `shell`, `read_file`, `apply_patch`, `web_search`, plus memory tools the builder wrote
-over `MemoryManager`), wired as docs/python-api.md and seed 002 say, no hooks, no MCP:
+over `MemoryManager`), wired as docs/python-api.md says, no hooks, no MCP:
 
     step        what the loop calls
     (session)   `MemoryManager(agent, home, room=...)`, one process per session; with
@@ -21,9 +21,9 @@ over `MemoryManager`), wired as docs/python-api.md and seed 002 say, no hooks, n
                 `store.agent().tasks.add / .update`, memory_write / memory_replace ->
                 `store.agent().context` (CONTEXT.md) or `.files`
     reply       `turn.final_response(text)`; the turn ends (`AgentLoop` then sets NOW to
-                "Task complete: <prompt>", seed 002's engine integration)
-    compact     the loop's own history is summarised: `m.compact_log(summary)` (seed
-                002's manual compaction), then the next LLM call's context is checked
+                "Task complete: <prompt>" unless the agent set NOW in the turn)
+    compact     the loop's own history is summarised: `m.compact_log(summary)` (the
+                manual LOG compaction), then the next LLM call's context is checked
     ask         the user's question opens a turn, then the model calls recall_memory
 
 `work`, `publish` and `ledger` have no meaning here (`check_gold` says so).
@@ -37,11 +37,11 @@ from typing import TYPE_CHECKING, Any
 from memstrata.bench import agent_metrics as m
 from memstrata.bench.agent_steps import DecisionTool
 from memstrata.errors import MemstrataError
+from memstrata.operations.manager import MemoryManager
 
 if TYPE_CHECKING:
     from memstrata.bench.agent_drive import VirtualClock
     from memstrata.operations.loop import Turn
-    from memstrata.operations.manager import MemoryManager
 
 CONTEXT_FILE = "CONTEXT.md"
 TOOL_SECONDS = 15
@@ -233,8 +233,6 @@ def _short(args: dict[str, Any]) -> str:
 async def loop_session(run: Any, session: dict[str, Any]) -> None:
     """One session of a `python` scenario (`agent.ScenarioRun` calls it): the agent's
     process opens its memory, runs its turns, and closes it."""
-    from memstrata.operations.manager import MemoryManager
-
     sc = run.sc
     agent = sc.agent_of(session)
     conf = sc.data["agents"][agent]

@@ -16,13 +16,16 @@ execution (TOOL_USE: the tool, a clipped view of its parameters, the size and
 outcome of its result, never the output itself), log the final response, set
 NOW.md to "task complete", and on an exception self-anneal (`lifecycle.anneal`:
 ERROR entry with the traceback, recovery steps in NOW.md) and re-raise. The loop owns
-NOW, except in a turn where the agent set it itself (`update_now` during the turn, seed
-002's "updating NOW.md mid-task"): that NOW is kept, not replaced by "Task complete".
+NOW, except in a turn where the agent set it itself (`update_now` during the turn, the
+agent's own "updating NOW.md mid-task"): that NOW is kept, not replaced by "Task complete".
 
 With a `session_id` the turn is also the transcript's PERSIST stage: the user's
 message, each tool call (name, input) and result, and the final response are
 appended to `sessions/<session_id>.jsonl` as they happen (tool results clipped
 to 8000 characters, an unserialisable input shown as its clipped parameters).
+
+A user's message that states a change of plan replaces the one decision in force it
+names (`lifecycle.reversal`, the rule of the hooks and MCP `session_append`).
 
 When the user asks to ignore memory ("ignore memory", "fresh context", ...),
 `before_llm_call` reads nothing from memory for that turn. In
@@ -44,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 from memstrata.assembly.context import assemble_context, wants_no_memory
 from memstrata.errors import MalformedInput, MemstrataError
 from memstrata.lifecycle.anneal import record_error, store_and_agent
+from memstrata.lifecycle.reversal import record_reversal
 from memstrata.store.view import Store
 
 if TYPE_CHECKING:
@@ -249,7 +253,9 @@ class Turn:
     def __enter__(self) -> Turn:
         if writes_allowed(self.store):
             self.now_at_start = self.store.agent(self.agent).now.read()
-        self._keep(log_intent(self.store, self.agent, self.message, **self._meta()))
+        logged = self._keep(log_intent(self.store, self.agent, self.message, **self._meta()))
+        if logged is not None and not self.ignore_memory:  # a change of plan the user states
+            record_reversal(self.store, self.agent, self.message, self.session_id)
         if self.message.strip():
             self._persist({"role": "user", "content": self.message})
         return self

@@ -394,20 +394,8 @@ def find_secrets(text: str) -> list[Finding]:
 # the key's last words (`db_pass`, `github_token`, `aws_secret_access_key`): `eval_pass_rate`,
 # `max_tokens` or `token_budget` hold no secret, and were withheld from every context as one.
 _KEY_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-_ALWAYS = frozenset(
-    {
-        "password",
-        "passwd",
-        "passphrase",
-        "pwd",
-        "secret",
-        "secrets",
-        "credential",
-        "credentials",
-        "apikey",
-    }
-)
-_LAST = frozenset({"pass", "token", "privatekey", "accesskey"})
+_ALWAYS = re.compile(r"passw(?:or)?d|passphrase|pwd|secrets?|credentials?|apikey")
+_LAST = frozenset({"pass", "token"})
 _KEY_OF = frozenset({"api", "private", "access", "secret", "signing", "encryption", "ssh"})
 
 
@@ -417,7 +405,7 @@ def credential_key(key: str) -> bool:
     words = [w.lower() for w in _KEY_WORDS.findall(key or "")]
     if not words:
         return False
-    if _ALWAYS & set(words) or words[-1] in _LAST:
+    if any(map(_ALWAYS.fullmatch, words)) or words[-1] in _LAST:
         return True
     return len(words) > 1 and words[-1] == "key" and words[-2] in _KEY_OF
 
