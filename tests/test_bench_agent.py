@@ -107,7 +107,7 @@ def test_every_scenario_s_gold_agrees_with_its_script() -> None:
     held = [s for s in scenarios if s.held_out]
     assert len(held) == 1 and len(scenarios) - len(held) >= 3
     assert "held-out" in held[0].data["note"].lower()
-    assert {s.surface for s in scenarios} == {"claude-code", "mcp"}
+    assert {s.surface for s in scenarios} == {"claude-code", "mcp", "python"}
     assert any(len(s.data["agents"]) == 2 for s in scenarios)  # the rooms scenario
     for sc in scenarios:
         assert check_gold(sc) == [], sc.name
@@ -172,6 +172,38 @@ def test_infra_saltmarsh_is_mcp_only_with_a_reviewer_a_user_only_reversal_and_a_
     )
     no_now = [s["id"] for s in sc.sessions if not any(st["do"] == "now" for st in s["steps"])]
     assert len(no_now) == 2
+
+
+def test_chatbot_otterbrook_is_a_python_loop_with_a_user_only_reversal_and_a_secret() -> None:
+    """chatbot-otterbrook (scen19e, written blind to the ranking): an agent on the Python API
+    in its builder's own loop (no hooks, no MCP) that keeps a session transcript; four
+    reversals, one only the user states (transcript retention: no step replaces it); an API
+    key printed in a tool's output that no later session-start context may show; NOW left
+    unset in two sessions; one compaction; facts updated in place."""
+    sc = load("chatbot-otterbrook")
+    assert check_gold(sc) == []
+    assert sc.surface == "python" and sc.data["agents"]["devbot"]["transcripts"] == "session"
+    steps = [(s, st) for s in sc.sessions for st in s["steps"]]
+    assert len([st for _, st in steps if st.get("replaces")]) == 3
+    assert not any(st.get("replaces") == "d-ret0" for _, st in steps)
+    said = [t for _, _, kind, t in written(sc) if m.has(t, "after 30 days, not 90")]
+    assert said and all(m.has(t, "change of plan") for t in said)  # the user's prompt only
+    secret = "3f9c2e7a41b84d6e9a0c5b7d2e1f8a64"
+    leak = next(i for i, (_, st) in enumerate(steps) if secret in st.get("output", ""))
+    later = {s["id"] for s, _ in steps[leak:]} - {steps[leak][0]["id"]}
+    assert len(later) == 5
+    assert all(secret in s["context"]["must_not"] for s in sc.sessions if s["id"] in later)
+    no_now = [s["id"] for s in sc.sessions if not any(st["do"] == "now" for st in s["steps"])]
+    assert no_now == ["s04", "s08"]
+    assert [st["do"] for _, st in steps].count("compact") == 1
+    keys = [st["key"] for _, st in steps if st["do"] == "fact"]
+    assert {k for k in keys if keys.count(k) > 1} == {
+        "eval_pass_rate",
+        "azure_deployment",
+        "p95_latency",
+    }
+    tools = {st["name"] for _, st in steps if st["do"] == "tool"}
+    assert tools == {"shell", "read_file", "apply_patch", "web_search"}
 
 
 def test_the_gold_checker_catches_gold_the_script_never_writes() -> None:

@@ -217,3 +217,46 @@ def test_seed002_amnesia_sigkill_mid_task_then_resume(home: Path) -> None:
             "Continue",
         ]
         assert s.agent().now.state().objective == "Task complete: Continue"
+
+
+def test_a_turn_keeps_the_now_the_agent_set_during_it(home: Path) -> None:
+    """The model called update_now inside the turn (seed 002's "updating NOW.md mid-task",
+    the agent's own call): the turn's end does not erase it with "Task complete". A turn in
+    which the agent set none still ends with "Task complete" (seed 002: the loop owns NOW)."""
+    m = MemoryManager("finn", home)
+    with m.turn("Export the report as PDF") as turn:
+        turn.tool_executed("shell", {"cmd": "make pdf"}, None, error="OSError: cannot load pango")
+        m.update_now("PDF export blocked: WeasyPrint needs pango", ["Ask about the CI image"])
+        turn.final_response("Blocked: WeasyPrint needs pango on the CI image.")
+    state = m.memory.now.state()
+    assert state.objective == "PDF export blocked: WeasyPrint needs pango"
+    assert state.next_steps == ("Ask about the CI image",)
+    with m.turn("Thanks, that's all for today") as turn:
+        turn.final_response("Bye")
+    assert m.memory.now.state().objective == "Task complete: Thanks, that's all for today"
+    m.close()
+
+
+def test_a_turn_records_the_change_of_plan_the_user_states(home: Path) -> None:
+    """The user's change of plan, said in a turn's message, replaces the one decision in force
+    it names, as the hooks' UserPromptSubmit and MCP session_append do (chatbot-otterbrook:
+    "kept 90 days" stayed "in force" in three contexts after the user said 30)."""
+    m = MemoryManager("finn", home)
+    m.record_decision(
+        "Chat transcripts are kept 90 days in the conversations table, then deleted by the "
+        "nightly purge job"
+    )
+    said = (
+        "Change of plan on transcripts: our DPO came back and chat transcripts must be "
+        "deleted after 30 days, not 90. Please change the purge job today."
+    )
+    with m.turn(said) as turn:
+        turn.final_response("Done: the purge job now deletes transcripts after 30 days.")
+    in_force = [e.summary for e in m.store.agent().decisions.in_force()]
+    assert not [s for s in in_force if "kept 90 days" in s]
+    assert [s for s in in_force if "after 30 days, not 90" in s]
+    assert "kept 90 days" not in m.format_context_for_prompt()
+    with m.turn("Ignore memory: what is 30 days in hours?") as turn:  # an aside changes nothing
+        turn.final_response("720 hours.")
+    assert len(m.store.agent().decisions.in_force()) == len(in_force)
+    m.close()

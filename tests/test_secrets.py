@@ -20,7 +20,14 @@ from memstrata.assembly.context import assemble_context
 from memstrata.assembly.predecessor import predecessor_context
 from memstrata.errors import NotFound, SecretDetected
 from memstrata.files.jsonl import encode
-from memstrata.policy.secrets import SecretWarning, collect_notices, find_secrets, mask
+from memstrata.policy.secrets import (
+    SecretWarning,
+    collect_notices,
+    credential_key,
+    fact_findings,
+    find_secrets,
+    mask,
+)
 
 OPENAI = "sk-proj-T3BlbkFJq9Zx8Qp2Lm9Vt4Rw7Ks1Jd6Hf3Gb5Nc0Ya"
 AWS = "AKIAZ7Q4M2XK9LD3PB6W"
@@ -319,3 +326,45 @@ def test_an_edit_from_a_withheld_view_gets_its_secrets_back() -> None:
     assert restore_withheld(edited, old) == (
         old.replace("staging", "stage") + "note: [withheld: github-token]\n"
     )  # each marker gets the secret of its kind in order; one with none stays as written
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "db_password",
+        "DB_PASS",
+        "api_key",
+        "apiKey",
+        "github_token",
+        "aws_secret_access_key",
+        "secret_key_base",
+        "private_key",
+        "smtp_pwd",
+        "passphrase",
+        "token",
+        "credentials",
+    ],
+)
+def test_a_fact_key_that_names_a_credential_is_one(key: str) -> None:
+    assert credential_key(key)
+
+
+@pytest.mark.parametrize(
+    "key",
+    # chatbot-otterbrook's blind run: `eval_pass_rate` ("86% of 150 eval questions") was
+    # withheld from every context as a credential, because "pass" matched inside it
+    [
+        "eval_pass_rate",
+        "passenger_count",
+        "bypass_mode",
+        "compass_heading",
+        "max_tokens",
+        "tokens_per_minute",
+        "token_budget",
+        "keyboard_layout",
+        "api_key_rotation_days",
+    ],
+)
+def test_a_fact_key_that_only_contains_a_credential_word_is_not_one(key: str) -> None:
+    assert not credential_key(key)
+    assert fact_findings(key, "86% of 150 eval questions answered correctly") == []

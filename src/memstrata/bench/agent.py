@@ -44,6 +44,7 @@ from memstrata.bench.agent_drive import (
     parse_when,
     stable_uuid,
 )
+from memstrata.bench.agent_loop import OWN_STEPS, LoopIO, loop_session
 from memstrata.bench.agent_noise import document
 from memstrata.bench.agent_replay import snapshot, write_asks
 from memstrata.bench.agent_scenario import Scenario, load, scenario_names
@@ -184,6 +185,9 @@ class ScenarioRun:
         day, at = int(session["day"]), str(session.get("at", "09:00"))
         hh, mm = (int(x) for x in at.split(":"))
         self.clock.set(parse_when(sc.data["start"]) + day * 86400 + hh * 3600 + mm * 60)
+        if sc.surface == "python":
+            await loop_session(self, session)
+            return
         claude = sc.surface == "claude-code"
         async with McpAgent(
             self.home, agent, conf.get("tools", ["default"]), conf.get("room")
@@ -239,21 +243,18 @@ class ScenarioRun:
 
     async def step(
         self,
-        io: SessionIO,
+        io: SessionIO | LoopIO,
         session: dict[str, Any],
         step: dict[str, Any],
         tool: DecisionTool | None,
     ) -> None:
         do = step["do"]
         self.clock.advance(SECONDS.get(do, 10))
-        if do == "prompt":
-            await self.prompt(io, step["text"], step.get("expect"))
-        elif do == "reply":
-            if io.transcript is not None:
-                io.transcript.assistant_text(step["text"])
-                io.fire("stop", "Stop", stop_hook_active=False, last_assistant_message=step["text"])
+        if do in OWN_STEPS:  # what the python loop does its own way (`agent_loop`)
+            if isinstance(io, LoopIO):
+                await io.own(self, session, step)
             else:
-                await io.said("assistant", step["text"])
+                await self.session_step(io, session, step)
         elif do == "tool":
             text = step.get("output") or step.get("stdout") or ""
             if "document" in step:
@@ -268,9 +269,6 @@ class ScenarioRun:
                 step["name"], step.get("input", {}), text, response, fail=step.get("fail"), log=log
             )
             self.counts["tool_calls"] += 1
-        elif do == "work":
-            n = await work(io, step, self.sc.data.get("files", {}), self.root)
-            self.counts["tool_calls"] += n
         elif do == "now":
             await io.call(
                 "update_status", {"new_status": step["status"], "next_steps": step.get("next", [])}
@@ -302,6 +300,23 @@ class ScenarioRun:
             await self.task(io, step)
         elif do == "recall":
             await io.call("recall_memory", {"query": step["query"]})
+
+    async def session_step(
+        self, io: SessionIO, session: dict[str, Any], step: dict[str, Any]
+    ) -> None:
+        """The steps of a Claude Code or MCP session that a python loop does its own way."""
+        do = step["do"]
+        if do == "prompt":
+            await self.prompt(io, step["text"], step.get("expect"))
+        elif do == "reply":
+            if io.transcript is not None:
+                io.transcript.assistant_text(step["text"])
+                io.fire("stop", "Stop", stop_hook_active=False, last_assistant_message=step["text"])
+            else:
+                await io.said("assistant", step["text"])
+        elif do == "work":
+            n = await work(io, step, self.sc.data.get("files", {}), self.root)
+            self.counts["tool_calls"] += n
         elif do == "compact":
             await self.compact(io, session, step)
         elif do == "publish":
@@ -330,7 +345,9 @@ class ScenarioRun:
             ok = injected is not None and m.has(injected, now[0])
             self.turns["continue"].append({"prompt": text, "ok": ok, "now": now[0]})
 
-    async def decide(self, io: SessionIO, step: dict[str, Any], tool: DecisionTool | None) -> None:
+    async def decide(
+        self, io: SessionIO | LoopIO, step: dict[str, Any], tool: DecisionTool | None
+    ) -> None:
         kind = step.get("kind", "decision")
         replaced = self.refs.get(step["replaces"], ("", {}))[0] if step.get("replaces") else None
         args = tool.args(step["text"], step.get("why"), replaced, kind) if tool else None
@@ -343,7 +360,7 @@ class ScenarioRun:
             _, data = await io.call("log_activity", {"entry_type": "THOUGHT", "content": content})
         self.refs[step["id"]] = (_id_in(data), data)
 
-    async def task(self, io: SessionIO, step: dict[str, Any]) -> None:
+    async def task(self, io: SessionIO | LoopIO, step: dict[str, Any]) -> None:
         if "add" in step:
             args = {"description": step["add"], "priority": step.get("priority", 3)}
             _, data = await io.call("task_add", args)
@@ -379,7 +396,7 @@ class ScenarioRun:
         else:
             await io.call("memory_query", dict(step.get("query", {})))
 
-    async def ask(self, io: SessionIO, session: dict[str, Any], q: dict[str, Any]) -> None:
+    async def ask(self, io: SessionIO | LoopIO, session: dict[str, Any], q: dict[str, Any]) -> None:
 
         query = q.get("query", q["q"])
         if io.transcript is not None:

@@ -31,7 +31,8 @@ from memstrata.config import DEFAULT_HALF_LIVES
 from memstrata.model import DURABLE_CATEGORIES, FACT_CATEGORIES, RECORD_KINDS
 from memstrata.values import field, value_type
 
-SURFACES = ("claude-code", "mcp")
+SURFACES = ("claude-code", "mcp", "python")
+LOOPLESS = frozenset({"work", "publish", "ledger"})  # steps a `python` loop has no call for
 WHATS = ("now", "task", "decision", "constraint", "preference", "error", "fact", "context")
 STEP_KINDS = frozenset(
     {
@@ -99,6 +100,8 @@ def written(sc: Scenario) -> list[tuple[int, int, str, str]]:
     for si, session in enumerate(sc.sessions):
         agent = sc.data["agents"][sc.agent_of(session)]
         transcripts = agent.get("transcripts", "hooks" if sc.surface == "claude-code" else "none")
+        if sc.surface == "python":  # the loop logs prompts, replies and failures itself
+            transcripts = "loop+session" if transcripts == "session" else "loop"
         for ti, step in enumerate(session["steps"]):
             for kind, text in _texts(step, transcripts):
                 out.append((si, ti, kind, text))
@@ -112,6 +115,8 @@ def _texts(step: dict[str, Any], transcripts: str) -> list[tuple[str, str]]:
         return [(do, step["text"])] if said else []
     if do == "tool":
         texts = [("error", step["fail"])] if step.get("fail") and (said or step.get("log")) else []
+        if transcripts == "loop+session" and not step.get("fail"):  # the turn keeps its result
+            texts.append(("output", step.get("output") or step.get("stdout") or ""))
         return texts + ([("log", step["log"])] if isinstance(step.get("log"), str) else [])
     if do == "work":
         fail = step.get("test_fail")
@@ -158,6 +163,8 @@ def check_gold(sc: Scenario) -> list[str]:
             if step.get("do") not in STEP_KINDS:
                 say(f"{where}: unknown step")
                 continue
+            if sc.surface == "python" and step["do"] in LOOPLESS:
+                say(f"{where}: a python loop has no call for this step")
             if step["do"] == "ask":
                 if step["id"] in asked:
                     say(f"{where}: question {step['id']} asked twice")

@@ -15,12 +15,17 @@ before each LLM call, log the user's intent (USER_FEEDBACK), log every tool
 execution (TOOL_USE: the tool, a clipped view of its parameters, the size and
 outcome of its result, never the output itself), log the final response, set
 NOW.md to "task complete", and on an exception self-anneal (`lifecycle.anneal`:
-ERROR entry with the traceback, recovery steps in NOW.md) and re-raise.
+ERROR entry with the traceback, recovery steps in NOW.md) and re-raise. The loop owns
+NOW, except in a turn where the agent set it itself (`update_now` during the turn, the
+agent's own "updating NOW.md mid-task"): that NOW is kept, not replaced by "Task complete".
 
 With a `session_id` the turn is also the transcript's PERSIST stage: the user's
 message, each tool call (name, input) and result, and the final response are
 appended to `sessions/<session_id>.jsonl` as they happen (tool results clipped
 to 8000 characters, an unserialisable input shown as its clipped parameters).
+
+A user's message that states a change of plan replaces the one decision in force it
+names (`lifecycle.reversal`, the rule of the hooks and MCP `session_append`).
 
 When the user asks to ignore memory ("ignore memory", "fresh context", ...),
 `before_llm_call` reads nothing from memory for that turn. In
@@ -42,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 from memstrata.assembly.context import assemble_context, wants_no_memory
 from memstrata.errors import MalformedInput, MemstrataError
 from memstrata.lifecycle.anneal import record_error, store_and_agent
+from memstrata.lifecycle.reversal import record_reversal
 from memstrata.store.view import Store
 
 if TYPE_CHECKING:
@@ -221,6 +227,7 @@ class Turn:
         self.session_id = session_id
         self.ignore_memory = wants_no_memory(message)
         self.entries: list[LogEntry] = []
+        self.now_at_start: str | None = None  # NOW.md as the turn found it
 
     @property
     def store(self) -> Store:
@@ -244,7 +251,11 @@ class Turn:
             self.store.agent(self.agent).sessions.append_many(self.session_id, list(messages))
 
     def __enter__(self) -> Turn:
-        self._keep(log_intent(self.store, self.agent, self.message, **self._meta()))
+        if writes_allowed(self.store):
+            self.now_at_start = self.store.agent(self.agent).now.read()
+        logged = self._keep(log_intent(self.store, self.agent, self.message, **self._meta()))
+        if logged is not None and not self.ignore_memory:  # a change of plan the user states
+            record_reversal(self.store, self.agent, self.message, self.session_id)
         if self.message.strip():
             self._persist({"role": "user", "content": self.message})
         return self
@@ -328,6 +339,8 @@ class Turn:
                 except (MemstrataError, OSError) as failure:
                     ev.add_note(f"memstrata: could not record this error in memory: {failure}")
             return  # the exception propagates unchanged
+        if self.store.agent(self.agent).now.read() != self.now_at_start:
+            return  # the agent set NOW during the turn (`update_now`): it is the agent's
         mark_complete(self.store, self.agent, self.message)
 
 

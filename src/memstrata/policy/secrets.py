@@ -196,10 +196,6 @@ _FOLDERS = re.compile(r"[a-z0-9_-]+(?:/[a-z0-9_-]+)*")
 # Parts of memstrata's own names (`LOG-20261127T080630Z-arc-2c8e968d`) that read as words
 # do: a compact UTC stamp, a lower-case hex id standing alone.
 _STAMP = re.compile(r"\d{8}T\d{6,9}Z|(?<![A-Za-z0-9])[0-9a-f]{8,}(?![A-Za-z0-9])")
-_KEY_NAME = (
-    r"(?i)(pass(word|wd|phrase)?|secret|api[_-]?key|apikey|token|private[_-]?key"
-    r"|access[_-]?key|credential|pwd)"
-)
 
 
 @value_type(frozen=True)
@@ -216,8 +212,8 @@ class SecretWarning(UserWarning):
 
 
 @functools.cache
-def _compiled() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    return re.compile(_CANDIDATE), re.compile(_KEY_NAME), re.compile(_WORD)
+def _compiled() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    return re.compile(_CANDIDATE), re.compile(_WORD)
 
 
 @functools.cache
@@ -340,7 +336,7 @@ def find_secrets(text: str) -> list[Finding]:
     """
     if not text:
         return []
-    candidate, _, word = _compiled()
+    candidate, word = _compiled()
     lower = text.lower()
     found: list[Finding] = []
     for index, (kind, triggers, ci, _rx) in enumerate(_RULES):
@@ -393,9 +389,25 @@ def find_secrets(text: str) -> list[Finding]:
     return found
 
 
+# A fact key's words (`db_password` -> db, password; `apiKey` -> api, key). A word that can
+# only mean a credential names one anywhere in the key; `pass`, `token` and `<x>_key` only as
+# the key's last words (`db_pass`, `github_token`, `aws_secret_access_key`): `eval_pass_rate`,
+# `max_tokens` or `token_budget` hold no secret, and were withheld from every context as one.
+_KEY_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_ALWAYS = re.compile(r"passw(?:or)?d|passphrase|pwd|secrets?|credentials?|apikey")
+_LAST = frozenset({"pass", "token"})
+_KEY_OF = frozenset({"api", "private", "access", "secret", "signing", "encryption", "ssh"})
+
+
 def credential_key(key: str) -> bool:
-    """True when a fact key names a credential (`api_key`, `db_password`, `token`...)."""
-    return bool(_compiled()[1].search(key or ""))
+    """True when a fact key names a credential (`api_key`, `db_password`, `token`...), not
+    when it only contains such a word (`eval_pass_rate`, `max_tokens`)."""
+    words = [w.lower() for w in _KEY_WORDS.findall(key or "")]
+    if not words:
+        return False
+    if any(map(_ALWAYS.fullmatch, words)) or words[-1] in _LAST:
+        return True
+    return len(words) > 1 and words[-1] == "key" and words[-2] in _KEY_OF
 
 
 def fact_findings(key: str, value: str) -> list[Finding]:
