@@ -290,5 +290,4 @@ def test_memory_tools_name_every_tool_of_the_mcp_catalogue(home: Path) -> None:
     with Store(home, agent="finn") as s:
         listed = {spec.name for spec in declarations(s.config)}
     methods = {n for n in vars(MemoryTools) if not n.startswith("_")}
-    assert listed | methods <= MEMORY_TOOLS, sorted((listed | methods) - MEMORY_TOOLS)
-    assert MEMORY_TOOLS <= listed | methods, sorted(MEMORY_TOOLS - (listed | methods))
+    assert listed | methods == MEMORY_TOOLS, sorted(MEMORY_TOOLS ^ (listed | methods))

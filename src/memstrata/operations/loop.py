@@ -67,15 +67,48 @@ _FAILED_KEYS = ("is_error", "isError", "error", "interrupted")
 # skip `mcp__memstrata__*` and the MCP server logs none by default (`[mcp] auto_log`).
 # `tests/test_loop.py` holds this list to the MCP catalogue.
 MEMORY_TOOLS = frozenset(
-    (
-        "recall_memory memory_get log_activity update_status save_fact get_fact record_decision "
-        "memory_read memory_write memory_replace memory_insert memory_list memory_publish "
-        "memory_query memory_search memory_get_context room_channel room_artifact room_close "
-        "room_upstream task_add task_update task_list session_append session_read "
-        "task_folder_create task_folder_write task_folder_read task_verified gate_event "
-        "task_phase scratch_promote memory_promote memory_audit memory_verify skill_handoff "
-        "memory memory_history memory_restore recall"
-    ).split()
+    [
+        "recall_memory",
+        "memory_get",
+        "log_activity",
+        "update_status",
+        "save_fact",
+        "get_fact",
+        "record_decision",
+        "memory_read",
+        "memory_write",
+        "memory_replace",
+        "memory_insert",
+        "memory_list",
+        "memory_publish",
+        "memory_query",
+        "memory_search",
+        "memory_get_context",
+        "room_channel",
+        "room_artifact",
+        "room_close",
+        "room_upstream",
+        "task_add",
+        "task_update",
+        "task_list",
+        "session_append",
+        "session_read",
+        "task_folder_create",
+        "task_folder_write",
+        "task_folder_read",
+        "task_verified",
+        "gate_event",
+        "task_phase",
+        "scratch_promote",
+        "memory_promote",
+        "memory_audit",
+        "memory_verify",
+        "skill_handoff",
+        "memory",
+        "memory_history",
+        "memory_restore",
+        "recall",
+    ]
 )
 
 
