@@ -202,7 +202,7 @@ def _speech_act(head: str, speaker: str | None) -> str | None:
     if not head:
         return None
     kind = classify_line(head, speaker)
-    return CLASSIFIED.get(kind) or ("preference" if _PREFERENCE.search(head) else None)
+    return CLASSIFIED.get(kind or "") or ("preference" if _PREFERENCE.search(head) else None)
 
 
 def bookkeeping_reason(hit: Hit) -> str | None:
