@@ -260,3 +260,34 @@ def test_a_turn_records_the_change_of_plan_the_user_states(home: Path) -> None:
         turn.final_response("720 hours.")
     assert len(m.store.agent().decisions.in_force()) == len(in_force)
     m.close()
+
+
+def test_a_turn_logs_no_trace_of_memorys_own_tools(home: Path) -> None:
+    """The model's memory tools (recall_memory, save_fact, ...) act on memory already: the
+    turn keeps their calls in the transcript, and logs no TOOL_USE line for them that recall
+    would hand back (`recall_memory(query="Where do the embeddings ...")` was a hit in
+    chatbot-otterbrook). The agent's other tools are logged as before."""
+    m = MemoryManager("finn", home)
+    with m.turn("Where do the embeddings live?", session_id="s1") as turn:
+        hits = m.recall_memory("embeddings store")
+        turn.tool_executed("recall_memory", {"query": "Where do the embeddings live"}, hits)
+        m.save_fact("vector_store", "pgvector in Postgres 16", "general")
+        turn.tool_executed("save_fact", {"key": "vector_store"}, {"ok": True})
+        turn.tool_executed("read_file", {"path": "app/db.py"}, "import psycopg")
+        turn.final_response("pgvector, in the app's Postgres.")
+    traces = [e["content"] for e in m.read_log(50) if e["entry_type"] == "TOOL_USE"]
+    assert traces == ['read_file(path="app/db.py") -> ok, 14 chars'], traces
+    calls = [x.name for x in m.memory.sessions.messages("s1") if x.role == "tool_call"]
+    assert calls == ["recall_memory", "save_fact", "read_file"]
+    m.close()
+
+
+def test_memory_tools_name_every_tool_of_the_mcp_catalogue(home: Path) -> None:
+    from memstrata.integrations.memory_tools import MemoryTools
+    from memstrata.mcp.tools import declarations
+    from memstrata.operations.loop import MEMORY_TOOLS
+
+    with Store(home, agent="finn") as s:
+        listed = {spec.name for spec in declarations(s.config)}
+    methods = {n for n in vars(MemoryTools) if not n.startswith("_")}
+    assert listed | methods == MEMORY_TOOLS, sorted(MEMORY_TOOLS ^ (listed | methods))

@@ -61,6 +61,55 @@ MAX_ARG_CHARS = 80
 MAX_ARGS_CHARS = 300
 MAX_RESULT_CHARS = 8000  # a tool result as the session transcript keeps it
 _FAILED_KEYS = ("is_error", "isError", "error", "interrupted")
+# memstrata's own memory tools, by the names the MCP server (`mcp.tools`) and the framework
+# integrations (`integrations.memory_tools`) give them. Their effect is memory already: a
+# turn keeps their call in the transcript but logs no TOOL_USE entry for them, as the hooks
+# skip `mcp__memstrata__*` and the MCP server logs none by default (`[mcp] auto_log`).
+# `tests/test_loop.py` holds this list to the MCP catalogue.
+MEMORY_TOOLS = frozenset(
+    [
+        "recall_memory",
+        "memory_get",
+        "log_activity",
+        "update_status",
+        "save_fact",
+        "get_fact",
+        "record_decision",
+        "memory_read",
+        "memory_write",
+        "memory_replace",
+        "memory_insert",
+        "memory_list",
+        "memory_publish",
+        "memory_query",
+        "memory_search",
+        "memory_get_context",
+        "room_channel",
+        "room_artifact",
+        "room_close",
+        "room_upstream",
+        "task_add",
+        "task_update",
+        "task_list",
+        "session_append",
+        "session_read",
+        "task_folder_create",
+        "task_folder_write",
+        "task_folder_read",
+        "task_verified",
+        "gate_event",
+        "task_phase",
+        "scratch_promote",
+        "memory_promote",
+        "memory_audit",
+        "memory_verify",
+        "skill_handoff",
+        "memory",
+        "memory_history",
+        "memory_restore",
+        "recall",
+    ]
+)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -289,9 +338,17 @@ class Turn:
         error: BaseException | str | None = None,
     ) -> LogEntry | None:
         """Log one tool execution (TOOL_USE): parameters clipped, result as size and outcome;
-        with a session, the call and its result go to the transcript too."""
-        entry = self._keep(
-            log_tool(self.store, self.agent, name, args, result, duration, error, **self._meta())
+        with a session, the call and its result go to the transcript too. A call of one of
+        memstrata's own memory tools (`MEMORY_TOOLS`) goes to the transcript only: its effect
+        is memory already, and its LOG line would come back from recall as an answer."""
+        entry = (
+            None
+            if name in MEMORY_TOOLS
+            else self._keep(
+                log_tool(
+                    self.store, self.agent, name, args, result, duration, error, **self._meta()
+                )
+            )
         )
         if self.session_id:
             call_id = "tool_" + os.urandom(4).hex()  # a call and its result share it

@@ -60,6 +60,7 @@ from memstrata.search.toolcalls import (
     first_line,
     group_calls,
     log_metadata,
+    loop_mark,
 )
 from memstrata.values import field, value_type
 
@@ -201,9 +202,7 @@ def _speech_act(head: str, speaker: str | None) -> str | None:
     if not head:
         return None
     kind = classify_line(head, speaker)
-    if kind in CLASSIFIED:
-        return CLASSIFIED[kind]
-    return "preference" if _PREFERENCE.search(head) else None
+    return CLASSIFIED.get(kind or "") or ("preference" if _PREFERENCE.search(head) else None)
 
 
 def bookkeeping_reason(hit: Hit) -> str | None:
@@ -286,6 +285,8 @@ def signal_of(hit: Hit) -> Signal:
 def _signal(r: _Seen) -> Signal:
     hit = r.hit
     kind, layer = hit.kind or "", hit.layer
+    if (marked := loop_mark(hit, r.meta)) is not None:
+        return Signal(*marked)
     if kind in EXPLICIT_KINDS and layer not in LOG_LAYERS and layer != "session":
         return Signal(kind, f"{layer} kind {kind}")
     for name in ("decision", "constraint", "preference"):

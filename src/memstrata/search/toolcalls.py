@@ -42,6 +42,9 @@ TOOL_CALL_WINDOW = 600.0  # seconds between the records of one call matched by t
 RESULT_SLACK = 5.0  # clock slack: a record of the tool's end this much before its tool_use
 END_GAP = 60.0  # the result, LOG entry and ERROR of one call are written when the tool ends
 FIRST_LINE_CHARS = 300
+# NOW.md's objective as `AgentLoop` leaves it at a turn's end where the agent set none:
+# "Task complete: " and the turn's prompt (the prompt again, already logged as the intent).
+_LOOP_DONE = re.compile(r"^(?:#+\s*objective\s*)?task complete\b", re.I)
 
 
 def log_metadata(hit: Hit) -> dict[str, Any]:
@@ -50,6 +53,18 @@ def log_metadata(hit: Hit) -> dict[str, Any]:
         return {}
     inner = hit.meta.get("metadata")
     return inner if isinstance(inner, dict) else {}
+
+
+def loop_mark(hit: Hit, meta: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The signal of a record an agent loop leaves that its kind alone misreads, or None:
+    NOW.md's "Task complete: <prompt>" (`AgentLoop`'s turn end: the prompt again, an
+    intent, not a status) and a TOOL_USE entry of a failed call that carries its error
+    (`loop.describe_tool`: AgentLoop, MCP auto-log; the hooks log an ERROR instead)."""
+    if hit.layer == "now" and _LOOP_DONE.match(hit.text.lstrip()):
+        return "intent", "NOW.md 'Task complete: <prompt>' (AgentLoop's turn end)"
+    if hit.kind == "TOOL_USE" and meta.get("outcome") == "error" and meta.get("error"):
+        return "error", "TOOL_USE of a failed call (metadata.error)"
+    return None
 
 
 def first_line(text: str) -> str:
