@@ -163,12 +163,22 @@ def kind_of_call(e: LogEntry) -> str:
     return "other"
 
 
+# What a call logged by hand says of its outcome when it failed: "-> error: lock held",
+# "-> apply staging failed: AccessDenied", "-> 214 errors: role does not exist" (an MCP
+# agent's own words), not "-> ok, 0 failed" or "-> no errors".
+_FAILED_SAID = LazyPattern(
+    r"^(?:error|failed)|(?<!\b0 )(?<!\bno )\b(?:failed|errors?|denied|refused|timed out|"
+    r"exception|panicked)\b",
+    re.I,
+)
+
+
 def failed(e: LogEntry) -> bool:
     if e.entry_type == "ERROR" or (e.metadata or {}).get("outcome") == "error":
         return True
     call = _call(e)
     said = (call.group(3) or "") if call is not None else ""
-    return "outcome" not in (e.metadata or {}) and said.lower().startswith(("error", "failed"))
+    return "outcome" not in (e.metadata or {}) and bool(_FAILED_SAID.search(said.strip()))
 
 
 def is_call(e: LogEntry) -> bool:

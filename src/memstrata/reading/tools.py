@@ -91,6 +91,13 @@ def tool_class(tool: str | None, args: Mapping[str, Any] | None = None) -> str |
 def command_line(value: Any) -> str | None:
     """A command argument as one line: a string as it is; an argv list joined, the
     script of `["bash", "-lc", "pytest -q"]` alone (Codex CLI's `shell`)."""
+    if isinstance(value, str) and value.startswith("[") and value.endswith("]"):
+        import json  # an argv list the logger wrote as JSON (`loop.compact_args`)
+
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
     if isinstance(value, str):
         return value if value.strip() else None
     if isinstance(value, list) and value and all(isinstance(w, str) for w in value):
