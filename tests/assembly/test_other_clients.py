@@ -144,3 +144,21 @@ def test_the_noise_classifier_knows_every_clients_tool_calls() -> None:
     ):
         assert classify_line(line) == "trace", line
     assert classify_line("- Use str.replace(old, new) for the slugs") is None
+
+
+def test_an_output_an_agent_logs_as_its_error_is_told_by_its_failure(home: Path) -> None:
+    """An MCP agent logs a failed run's output as its ERROR (`log_activity`): the open
+    error is the line that says what went wrong, not the run's banner."""
+    with Store(home, agent="infra") as s:
+        errors = _logged(
+            s,
+            (
+                "ERROR",
+                "deploy (staging)  Run ./scripts/deploy.sh staging\n+ ENV=staging\n"
+                "+ aws ssm get-parameters-by-path --path /salt/staging/ --with-decryption\n"
+                'FATAL:  password authentication failed for user "booking_app"\n'
+                "Error: Process completed with exit code 1.",
+            ),
+        )
+    assert 'password authentication failed for user "booking_app"' in errors, errors
+    assert "ENV=staging" not in errors

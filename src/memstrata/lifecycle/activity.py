@@ -26,7 +26,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from memstrata.reading.failure import gist
+from memstrata.reading.failure import gist, told
 from memstrata.reading.patterns import LazyPattern
 from memstrata.reading.tools import TARGET_KEYS, normal_args, tool_class
 from memstrata.values import field, value_type
@@ -320,7 +320,8 @@ def failure_line(e: LogEntry, detail: str = "") -> str:
     """'Bash (pytest -q) failed: OSError: ...' for a failed call; an error's own text."""
     tool, where = tool_of(e), target(e)
     said = (e.metadata or {}).get("error") or detail
-    if tool is None:
-        return one_line(e.content, 240)
+    if tool is None:  # an output pasted as an error tells its failure, not its banner
+        text = e.content.strip()
+        return told(text, 240) if "\n" in text else one_line(text, 240)
     what = f"{tool} ({one_line(where, 60)})" if where else tool
     return f"{what} failed" + (f": {gist(str(said), ERROR_CHARS)}" if said else "")
