@@ -62,8 +62,10 @@ def test_the_same_program_with_other_flags_resolves_its_failure(home: Path) -> N
             ("TOOL_USE", "run_terminal_cmd(pg_restore --no-owner --role=app) -> ok, 187m42s"),
             ("TOOL_USE", "run_terminal_cmd(curl -s https://b.example/y) -> 200"),  # another URL
             ("TOOL_USE", "run_terminal_cmd(terraform plan --help) -> usage"),  # a look
+            ("TOOL_USE", "run_terminal_cmd(make lint) -> ok, done without errors"),
         )
     assert "terraform" not in errors and "pg_restore" not in errors, errors
+    assert "make lint" not in errors  # "without errors" is no failure
     assert "a.example" in errors
 
 

@@ -167,7 +167,7 @@ def kind_of_call(e: LogEntry) -> str:
 # "-> apply staging failed: AccessDenied", "-> 214 errors: role does not exist" (an MCP
 # agent's own words), not "-> ok, 0 failed" or "-> no errors".
 _FAILED_SAID = LazyPattern(
-    r"^(?:error|failed)|(?<!\b0 )(?<!\bno )\b(?:failed|errors?|denied|refused|timed out|"
+    r"^(?:error|failed)|(?<!\b0 )(?<!\bno )(?<!without )(?<!\bzero )\b(?:failed|errors?|denied|refused|timed out|"
     r"exception|panicked)\b",
     re.I,
 )
