@@ -291,10 +291,11 @@ class OpenError:
 
 # An agent's note that says it fixed something ("...; fixed with keep rules for ...").
 # An agent's note that it ended a failure: "fixed with ...", "Fixed the staging deploy:
-# granted ...", "Released it with force-unlock" (not "not fixed", "can't be released").
+# granted ...", "... so we released it with force-unlock": a remedy verb said as done, at
+# the head of a clause or after its subject, not an adjective ("at a fixed hour").
 _FIXED = LazyPattern(
-    FIXED_SAID + r"|(?<!not )(?<!n't )(?<!never )(?<!be )\b(?:fixed|released|granted|"
-    r"unlocked|rotated|reverted|restored|worked around)\b",
+    FIXED_SAID + r"|(?:^|[.;:!]\s+|,\s+|\b(?:i|we|and|then|was|were|been|has|have|got)\s+)"
+    r"(?:fixed|released|granted|unlocked|rotated|reverted|restored|worked around)\b",
     re.I,
 )
 LATER_NAMES = 3  # names a note after the user's next prompt shares with the failure
