@@ -95,9 +95,10 @@ def command_line(value: Any) -> str | None:
         import json  # an argv list the logger wrote as JSON (`loop.compact_args`)
 
         try:
-            value = json.loads(value)
+            parsed: Any = json.loads(value)
         except ValueError:
-            return value
+            return str(value)
+        value = parsed
     if isinstance(value, str):
         return value if value.strip() else None
     if isinstance(value, list) and value and all(isinstance(w, str) for w in value):
