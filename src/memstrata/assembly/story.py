@@ -54,8 +54,8 @@ from memstrata.lifecycle.activity import (
     target,
 )
 from memstrata.lifecycle.statements import goal_of
-from memstrata.reading.failure import gist
 from memstrata.model import LogEntry, iso
+from memstrata.reading.failure import gist
 from memstrata.search.query import Hit
 from memstrata.search.toolcalls import TRANSCRIPT_TOOL, clues_of, group_calls
 from memstrata.values import replace, value_type
