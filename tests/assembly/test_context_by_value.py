@@ -186,7 +186,8 @@ def test_tool_calls_an_agent_logs_by_hand_in_their_shape_are_counted_not_shown(h
         log.append("TOOL_USE", "loaded prices.csv by hand")  # a note, not a call
         text = assemble_context(s, "me", now=TS).text
     assert "web_search(" not in text and "Bash(" not in text and "fetch_pdf(" not in text
-    assert "1 test run, 2 other calls (1 failed; web_search, fetch_pdf)" in text
+    # web_search is a search tool in the one table of tool names (`reading.tools`): a read
+    assert "1 read, 1 test run, 1 other call (1 failed; fetch_pdf)" in text
     errors = _section(text, "## Open errors (nothing later resolved them)").strip().splitlines()
     assert len(errors) == 1 and "paywalled" in errors[0] and "fetch_pdf" in errors[0]
     assert "loaded prices.csv by hand" in text

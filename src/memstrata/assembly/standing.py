@@ -23,14 +23,13 @@ from memstrata.layers.hot import parse_now
 from memstrata.lifecycle.activity import (
     NOTE_CHARS,
     OUTCOME_CHARS,
-    OpenError,
     clip,
     failure_line,
     is_trace,
     one_line,
-    open_errors,
     sessions,
 )
+from memstrata.lifecycle.resolved import OpenError, open_errors
 from memstrata.model import parse_ts
 
 if TYPE_CHECKING:

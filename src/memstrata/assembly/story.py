@@ -46,7 +46,6 @@ from memstrata.assembly.timeline import (
 from memstrata.errors import MalformedInput
 from memstrata.lifecycle.activity import (
     final_text,
-    gist,
     is_bookkeeping,
     is_final_response,
     is_trace,
@@ -56,6 +55,7 @@ from memstrata.lifecycle.activity import (
 )
 from memstrata.lifecycle.statements import goal_of
 from memstrata.model import LogEntry, iso
+from memstrata.reading.failure import gist
 from memstrata.search.query import Hit
 from memstrata.search.toolcalls import TRANSCRIPT_TOOL, clues_of, group_calls
 from memstrata.values import replace, value_type

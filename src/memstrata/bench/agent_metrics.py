@@ -7,9 +7,10 @@ Context noise share: characters on lines that are tool traces or bookkeeping,
 over all characters of the context (line lengths, newlines not counted). A line is
 
     trace        a LOG line of type TOOL_USE ("- 2026-03-02 09:14 TOOL_USE: ...");
-                 a tool call written out as `Name(` for Claude Code's tools (Read, Edit,
-                 MultiEdit, Write, Bash, Grep, Glob, LS, NotebookEdit, WebFetch,
-                 WebSearch, TodoWrite, Task) or an MCP tool (`mcp__server__tool(`);
+                 a tool call written out as `Name(` for a coding agent's tools, any
+                 client's (`reading.tools.TOOL_CLASSES`: Claude Code's Read, Edit,
+                 Bash..., Cursor's read_file, run_terminal_cmd, Codex's shell,
+                 apply_patch...) or an MCP tool (`mcp__server__tool(`);
                  a transcript tool block or role: `[tool_use ...`, `[tool_result]`,
                  `tool_use:`, `tool_result:`, `tool_call:`
     bookkeeping  a capture notice ("stop hook: captured 26 new message(s) of session ...");
@@ -32,12 +33,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from memstrata.reading.tools import EDITOR_TOOLS, TOOL_CLASSES
 from memstrata.values import value_type
 
-TOOLS = (
-    "Read|Edit|MultiEdit|Write|Bash|Grep|Glob|LS|NotebookEdit|NotebookRead|WebFetch|"
-    "WebSearch|TodoWrite|Task"
-)
+# Every client's tool names, from the one table (`reading.tools`), longest first.
+TOOLS = "|".join(sorted((*TOOL_CLASSES, *EDITOR_TOOLS), key=lambda n: (-len(n), n)))
 TRACE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("log TOOL_USE", re.compile(r"^\s*[-*]?\s*(\d{4}-\d\d-\d\d[ T][\d:.]+Z?\s+)?TOOL_USE\b")),
     ("tool call", re.compile(rf"(?<![\w.])(?:{TOOLS}|mcp__[\w-]+__[\w-]+)\(")),

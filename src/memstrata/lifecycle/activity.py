@@ -16,14 +16,8 @@ group its goals (`statements.goal_of` of its prompts), its outcome (the last fin
 response), counts of reads, edits and test runs (and failures) and its notes. A turn
 that asked to ignore memory ("ignore memory, unrelated: ...", metadata `ignore_memory`)
 is an aside: neither its prompt nor its answer is the session's goal or outcome.
-`open_errors(entries)` lists the failures nothing later resolved: a failed tool is
-resolved by a later successful call of the same tool on the same target (the same
-command, file or path, or the failed command run again with more arguments, not as a
-dry run, alone or in the `&&` chain of a shell line that succeeded: `lifecycle.shell`),
-another error by a later final response or a passing test run; either by
-the agent's note, before the user's next prompt, that it fixed it, naming something of
-it (`noted_fixed`);
-repeats of one failure are one line with a count. Pure functions over `LogEntry` values.
+`open_errors` (in `lifecycle.resolved`) lists the failures nothing later resolved.
+Pure functions over `LogEntry` values.
 """
 
 from __future__ import annotations
@@ -32,17 +26,14 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from memstrata.lifecycle.shell import succeeded_parts
-from memstrata.reading.patterns import FIXED_SAID, LazyPattern
+from memstrata.reading.failure import gist, told
+from memstrata.reading.patterns import LazyPattern
+from memstrata.reading.tools import TARGET_KEYS, normal_args, tool_class
 from memstrata.values import field, value_type
 
 if TYPE_CHECKING:
     from memstrata.model import LogEntry
 
-READ_TOOLS = frozenset(
-    {"Read", "Grep", "Glob", "LS", "NotebookRead", "WebFetch", "WebSearch", "read_file"}
-)
-EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "write_file", "edit_file"})
 _TEST_RUN = LazyPattern(
     r"\b(?:pytest|py\.test|unittest|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest|"
     r"(?:npm|pnpm|yarn|bun)(?: run)? test|go test|cargo test|make (?:test|check)|"
@@ -116,9 +107,10 @@ def final_text(e: LogEntry) -> str:
 
 
 def _args(e: LogEntry) -> dict[str, Any]:
+    """A call's arguments in one shape whichever client made it (`reading.tools`)."""
     args = (e.metadata or {}).get("args")
     if isinstance(args, dict):
-        return args
+        return normal_args(tool_of(e), args)
     call = _call(e)
     if call is None:
         return {}
@@ -138,7 +130,7 @@ def target(e: LogEntry) -> str:
     command = args.get("command")
     if isinstance(command, str) and command.strip():
         return one_line(command, 80)
-    for key in ("file_path", "path", "notebook_path", "pattern", "url", "query", "args"):
+    for key in TARGET_KEYS:
         value = args.get(key)
         if isinstance(value, str) and value.strip():
             return value.strip()
@@ -154,16 +146,31 @@ def tool_of(e: LogEntry) -> str | None:
 
 
 def kind_of_call(e: LogEntry) -> str:
-    """'read', 'edit', 'test' or 'other' for a tool call (a trace or a failed call)."""
-    tool = tool_of(e) or ""
-    if tool in READ_TOOLS:
+    """'read', 'edit', 'test' or 'other' for a tool call (a trace or a failed call): by
+    the one table of tool names (`reading.tools`: a search counts as a read, a run of a
+    test runner as a test run), whichever client named the tool."""
+    args = _args(e)
+    kind = tool_class(tool_of(e), args)
+    if kind in ("read", "search"):
         return "read"
-    if tool in EDIT_TOOLS:
+    if kind == "edit":
         return "edit"
-    command = _args(e).get("command")
+    if kind not in ("run", None):
+        return "other"
+    command = args.get("command")
     if isinstance(command, str) and _TEST_RUN.search(command):
         return "test"
     return "other"
+
+
+# What a call logged by hand says of its outcome when it failed: "-> error: lock held",
+# "-> apply staging failed: AccessDenied", "-> 214 errors: role does not exist" (an MCP
+# agent's own words), not "-> ok, 0 failed" or "-> no errors".
+_FAILED_SAID = LazyPattern(
+    r"^(?:error|failed)|(?<!\b0 )(?<!\bno )(?<!without )(?<!\bzero )\b(?:failed|errors?|denied|refused|timed out|"
+    r"exception|panicked)\b",
+    re.I,
+)
 
 
 def failed(e: LogEntry) -> bool:
@@ -171,7 +178,7 @@ def failed(e: LogEntry) -> bool:
         return True
     call = _call(e)
     said = (call.group(3) or "") if call is not None else ""
-    return "outcome" not in (e.metadata or {}) and said.lower().startswith(("error", "failed"))
+    return "outcome" not in (e.metadata or {}) and bool(_FAILED_SAID.search(said.strip()))
 
 
 def is_call(e: LogEntry) -> bool:
@@ -236,7 +243,7 @@ def echoed(entries: Sequence[LogEntry], i: int) -> bool:
     )
 
 
-def _echo_detail(entries: Sequence[LogEntry], i: int) -> str:
+def echo_detail(entries: Sequence[LogEntry], i: int) -> str:
     """What the ERROR echoing entry `i` (a failed call) says went wrong, if there is one."""
     if i + 1 < len(entries) and echoed(entries, i + 1):
         echo = entries[i + 1]
@@ -280,7 +287,7 @@ def sessions(entries: Sequence[LogEntry]) -> list[Session]:
                 g.others[name] = g.others.get(name, 0) + 1
             if failed(e):
                 g.failures[kind] = g.failures.get(kind, 0) + 1
-                g.failed.append((e, _echo_detail(entries, i)))
+                g.failed.append((e, echo_detail(entries, i)))
         elif e.entry_type == "USER_FEEDBACK":
             g.aside = bool((e.metadata or {}).get("ignore_memory"))
             if g.aside:
@@ -306,273 +313,15 @@ def sessions(entries: Sequence[LogEntry]) -> list[Session]:
     return [groups[k] for k in order]
 
 
-# Options that make a run of a command a look, not the work: a later dry run succeeding
-# does not mean the failed command would now succeed.
-_LOOK_ONLY = frozenset(
-    {"--check", "--dry-run", "--dryrun", "-n", "--help", "-h", "--version", "--list", "--plan"}
-)
-
-
-def _command(e: LogEntry) -> list[str] | None:
-    """A call's command line (or, for a call logged by hand as `tool(a, b)`, its argument
-    list) as words; None for a call on a file, path or URL."""
-    args = _args(e)
-    command, listed = args.get("command"), args.get("args")
-    if isinstance(command, str) and command.strip():
-        return command.split()
-    if isinstance(listed, str) and listed.strip() and len(args) == 1:
-        return [w for w in re.split(r"[\s,]+", listed) if w]
-    return None
-
-
-def _extends(later: LogEntry, error: LogEntry) -> bool:
-    """`later` runs the failed command again with more arguments, not as a dry run
-    (`fetch.py cnn14` failed on a dead link, `fetch.py cnn14 --url <new link>` worked; an
-    agent's own `fetch_url(api/x) -> error 429`, then `fetch_url(api/x, retry) -> ok`)."""
-    failed_words, later_words = _command(error), _command(later)
-    return failed_words is not None and later_words is not None and _more(later_words, failed_words)
-
-
-def _more(later_words: list[str], failed_words: list[str]) -> bool:
-    if len(later_words) <= len(failed_words):
-        return False
-    added = later_words[len(failed_words) :]
-    return later_words[: len(failed_words)] == failed_words and not _LOOK_ONLY & set(added)
-
-
-def _stem(words: list[str]) -> list[str]:
-    """A command line up to its first option (`-m module` kept): what it runs."""
-    out: list[str] = []
-    for i, w in enumerate(words):
-        if w.startswith("-") and not (w == "-m" and i + 1 < len(words)):
-            break
-        out.append(w)
-    return out
-
-
-def _same_run(later: LogEntry, error: LogEntry) -> bool:
-    """`later` runs what failed again with other options, not as a dry run (pipeline-
-    harvest: `python -m harvest.ingest --day 2026-05-02` was refused by the SFTP server;
-    once the key was added, `python -m harvest.ingest --since 2026-04-01` downloaded 412
-    files). A program alone (`curl -s URL`) is not what ran: its target says that."""
-    failed_words, later_words = _command(error), _command(later)
-    if failed_words is None or later_words is None or "command" not in _args(error):
-        return False
-    return _rerun(later_words, failed_words)
-
-
-def _rerun(later_words: list[str], failed_words: list[str]) -> bool:
-    stem = _stem(failed_words)
-    return (
-        len(stem) >= 2
-        and len(stem) < len(failed_words)
-        and _stem(later_words) == stem
-        and not _LOOK_ONLY & set(later_words)
-    )
-
-
-def _listed(e: LogEntry) -> list[str] | None:
-    """A non-command call's arguments in order (a listed `tool(a, b)` or named ones)."""
-    args = _args(e)
-    if "command" in args:
-        return None
-    listed = args.get("args")
-    if isinstance(listed, str) and len(args) == 1:
-        return [w.strip() for w in listed.split(",") if w.strip()]
-    return [f"{k}={v}" for k, v in sorted(args.items())] or None
-
-
-def _corrects(later: LogEntry, error: LogEntry) -> bool:
-    """`later` is the failed call again with one argument corrected (research-scooters:
-    `zotero_export(scooters, chicago-note-bibliography) -> error 500`, then `zotero_export(
-    scooters, chicago-fullnote-bibliography) -> ok`): the same arguments but one, and that
-    one spelled alike (another file or page is another target, not a correction)."""
-    was, now = _listed(error), _listed(later)
-    if was is None or now is None or len(was) != len(now) or len(was) < 2:
-        return False
-    changed = [(a, b) for a, b in zip(was, now, strict=True) if a != b]
-    if len(changed) != 1:
-        return False
-    from difflib import SequenceMatcher  # only when a failed call was retried (start-up)
-
-    return SequenceMatcher(None, *changed[0]).ratio() >= 0.75
-
-
-def _resolves(later: LogEntry, error: LogEntry) -> bool:
-    if tool_of(error) is None:  # an error of the work itself: a turn ended, or tests pass
-        return is_final_response(later) or (
-            is_trace(later) and not failed(later) and kind_of_call(later) == "test"
-        )
-    return (
-        is_trace(later)
-        and not failed(later)
-        and tool_of(later) == tool_of(error)
-        and (
-            target(later) == target(error)
-            or _extends(later, error)
-            or _corrects(later, error)
-            or (kind_of_call(error) != "test" and _same_run(later, error))
-            or _chained(later, error)
-        )
-    )
-
-
-# A variable a failure says is missing ("MOTHERDUCK_TOKEN is not set", "missing
-# environment variable: STRIPE_KEY"), and a command line that sets it.
-_UNSET = LazyPattern(
-    r"\b([A-Z][A-Z0-9]*_[A-Z0-9_]+)\b(?: (?:is|was|has not been|has never been))? "
-    r"(?:not set|unset|missing|empty|not defined|undefined)\b|\bmissing (?:required )?"
-    r"(?:environment variable|env var|secret|variable)s?:? `?\$?([A-Z][A-Z0-9]*_[A-Z0-9_]+)"
-)
-
-
-def _supplies(later: LogEntry, error: LogEntry, failure: str) -> bool:
-    """`later`, a call of the same tool that succeeded, sets the variable the failure
-    (its text: `failure`) said was not set (analytics-kestrel: the Evidence build failed
-    with "MOTHERDUCK_TOKEN is not set in the build environment"; `netlify env:set
-    MOTHERDUCK_TOKEN *** && netlify deploy --prod`, logged by hand as `shell(netlify deploy
-    with MOTHERDUCK_TOKEN) -> ok`, then worked): `NAME=`, or `set`, `export`, `env:set`,
-    `secret set`, `with`... `NAME`."""
-    if not (is_trace(later) and not failed(later) and tool_of(later) == tool_of(error)):
-        return False
-    names = {a or b for a, b in _UNSET.findall(failure)}
-    args = _args(later)
-    command = args.get("command") or args.get("args")
-    return isinstance(command, str) and any(
-        re.search(rf"\b{n}=|\b(?:set|export|add|put|with)\s+(?:-\S+\s+)*\$?{n}\b", command)
-        for n in names
-    )
-
-
-def _chained(later: LogEntry, error: LogEntry) -> bool:
-    """`later`, a shell line that succeeded, ran the failed command in its `&&` chain,
-    again or with more arguments (support-marlin: `go get golang.org/x/crypto@v0.27.0`
-    needed Go 1.23; `go mod edit -go=1.23 && go get golang.org/x/crypto@v0.27.0` worked).
-    Only a part whose success the line's shows counts (`succeeded_parts`)."""
-    failed_words, command = _command(error), _args(later).get("command")
-    if failed_words is None or not isinstance(command, str) or "command" not in _args(error):
-        return False
-    parts = succeeded_parts(command) if any(c in command for c in "&;|\n") else []
-    rerun = kind_of_call(error) != "test"
-    return any(
-        p == failed_words or _more(p, failed_words) or (rerun and _rerun(p, failed_words))
-        for p in parts
-    )
-
-
-_GIST = LazyPattern(
-    r"\b[A-Z]\w*(?:Error|Exception|Denied|Refused)\b|\bFAILED\b|\berror:|\bfatal:|^E\s{2,}|"
-    r"\bHTTP \d{3}\b|\bpermission denied\b|\bnot found\b",
-    re.I,
-)
-_EXIT = LazyPattern(r"^(?:exit (?:code|status)|returned|exited with)\s*:?\s*-?\d+\.?$", re.I)
-
-
 ERROR_CHARS = 200  # an open error's telling line in the context (both ends kept past it)
-
-
-def gist(detail: str, limit: int = 160) -> str:
-    """The telling line of an error's text (the exception, the FAILED line, the HTTP status),
-    one line; a bare "Exit code 1" only when nothing else is said."""
-    lines = [x.strip() for x in detail.splitlines() if x.strip()]
-    said = [x for x in lines if not _EXIT.match(x)] or lines
-    told = next((x for x in said if _GIST.search(x)), said[0] if said else "")
-    return ends(told, limit)
-
-
-def ends(text: str, limit: int) -> str:
-    """One line of at most `limit` characters keeping both ends of a long one: an error
-    line states where it failed first and its innermost cause last (`FAILED! => {... 401:
-    unauthorized: key restricted to bucket web}`), so the middle goes. Pure.
-
-    >>> ends("fatal: host FAILED! msg: init failed: create failed: 401: key restricted to web", 50)
-    'fatal: host … failed: 401: key restricted to web'
-    """
-    flat = " ".join(text.split())
-    if len(flat) <= limit:
-        return flat
-    head = flat[: limit // 3].rsplit(" ", 1)[0]
-    tail = flat[-(limit - len(head) - 3) :]
-    tail = tail.split(" ", 1)[1] if " " in tail else tail
-    return f"{head} … {tail}"
 
 
 def failure_line(e: LogEntry, detail: str = "") -> str:
     """'Bash (pytest -q) failed: OSError: ...' for a failed call; an error's own text."""
     tool, where = tool_of(e), target(e)
     said = (e.metadata or {}).get("error") or detail
-    if tool is None:
-        return one_line(e.content, 240)
+    if tool is None:  # an output pasted as an error tells its failure, not its banner
+        text = e.content.strip()
+        return told(text, 240) if "\n" in text else one_line(text, 240)
     what = f"{tool} ({one_line(where, 60)})" if where else tool
     return f"{what} failed" + (f": {gist(str(said), ERROR_CHARS)}" if said else "")
-
-
-@value_type(frozen=True)
-class OpenError:
-    """A failure nothing later resolved, told once however often it happened."""
-
-    entry: LogEntry  # the latest occurrence
-    count: int
-    detail: str = ""  # what went wrong, when the entry itself does not say
-    ids: tuple[str, ...] = ()  # every occurrence's entry id
-
-    def line(self) -> str:
-        e = self.entry
-        text = failure_line(e, self.detail)
-        times = f" (×{self.count})" if self.count > 1 else ""
-        return f"- {e.ts[:16].replace('T', ' ')} {text}{times}"
-
-
-# An agent's note that says it fixed something ("...; fixed with keep rules for ...").
-_FIXED = LazyPattern(FIXED_SAID, re.I)
-_NAME = LazyPattern(r"[a-z][a-z0-9_]{4,}", re.I)
-# Words of any failure report: sharing one says nothing about which failure a note fixed.
-_GENERIC_WORDS = (
-    "error errors failed failure fails fatal exception exit code command build builds built "
-    "could cannot because after before which there their these about while found running "
-    "crashed crash launch start started stack trace"
-)
-_GENERIC = frozenset(_GENERIC_WORDS.split())
-
-
-def _names(text: str) -> set[str]:
-    return {w.lower() for w in _NAME.findall(text)} - _GENERIC
-
-
-def _is_prompt(e: LogEntry) -> bool:
-    return e.entry_type == "USER_FEEDBACK" and (e.metadata or {}).get("event") == "user_intent"
-
-
-def noted_fixed(note: LogEntry, failure: str) -> bool:
-    """`note` is the agent's THOUGHT saying it fixed what `failure` (a failed call's or
-    an error's text) reports, naming something of it (mobile-fernway: `adb logcat` showed
-    `ClassNotFoundException: org.maplibre.android.maps.MapView`; the agent noted "R8
-    stripped the MapLibre classes; fixed with keep rules for org.maplibre.**"). Nothing
-    reran the failed call, yet the failure is over."""
-    return (
-        note.entry_type == "THOUGHT"
-        and bool(_FIXED.search(note.content))
-        and bool(_names(note.content) & _names(failure))
-    )
-
-
-def open_errors(entries: Sequence[LogEntry]) -> list[OpenError]:
-    """Failures nothing later resolved, each once (its latest occurrence and a count)."""
-    out: dict[tuple[str | None, str, str], OpenError] = {}
-    for i, e in enumerate(entries):
-        if not (e.entry_type == "ERROR" or (is_trace(e) and failed(e))) or echoed(entries, i):
-            continue
-        detail = _echo_detail(entries, i)
-        failure = f"{e.content}\n{(e.metadata or {}).get('error') or ''}\n{detail}"
-        later = entries[i + 1 :]
-        turn = next((k for k, x in enumerate(later) if _is_prompt(x)), len(later))
-        if any(_resolves(x, e) or _supplies(x, e, failure) for x in later) or any(
-            noted_fixed(x, failure)
-            for x in later[:turn]  # noted while handling it
-        ):
-            continue
-        key = (tool_of(e), target(e), "" if tool_of(e) else e.content)
-        seen = out.pop(key, None)
-        ids = (*(seen.ids if seen else ()), e.id)
-        out[key] = OpenError(e, (seen.count if seen else 0) + 1, detail, ids)
-    return list(out.values())

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from memstrata.errors import MalformedInput, MemstrataError
+from memstrata.reading.failure import clipped, told
 
 if TYPE_CHECKING:
     from memstrata.operations.manager import MemoryManager
@@ -56,11 +57,13 @@ def record_tool_failure(
     one ERROR entry naming the tool and the failure (`meta`: its arguments, call id,
     session), and the recovery NOW.md unless `recovery` is False (the agent set NOW in
     this turn: `lifecycle.outcome`)."""
-    message = f"Error: tool {tool} failed: {_one_line(detail or 'no detail given')}"
+    # What is indexed and read back: the lines that say what went wrong, not the banner a
+    # build or run prints first (`reading.failure.told`); the whole output in metadata.
+    message = f"Error: tool {tool} failed: {told(detail) if detail.strip() else 'no detail given'}"
     store.agent(agent).log.append(
         "ERROR",
         message,
-        {"tool": tool, "outcome": "error", "error": detail[:MAX_TRACEBACK_CHARS], **meta},
+        {"tool": tool, "outcome": "error", "error": clipped(detail, MAX_TRACEBACK_CHARS), **meta},
     )
     if recovery:
         _recovery_now(store, agent, message)

@@ -34,8 +34,9 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from memstrata.layers.hot import NowState, parse_now, render_now
-from memstrata.lifecycle.activity import one_line, open_errors
+from memstrata.lifecycle.activity import one_line
 from memstrata.lifecycle.anneal import INTERRUPTED, RECOVERY_STATUS
+from memstrata.lifecycle.resolved import open_errors
 from memstrata.lifecycle.statements import goal_of, statements
 from memstrata.model import iso, now_ts
 

@@ -238,8 +238,10 @@ def _anneal(
 
     agents = agent_owns_now(store, agent, meta.get("session"))
     args = compact_args(hook.get("tool_input"))
-    record_tool_failure(
-        store, agent, tool, detail[:MAX_CONTENT], recovery=not agents, args=args, **meta
+    from memstrata.reading.failure import clipped
+
+    record_tool_failure(  # a long output's error is at its end: both ends are kept
+        store, agent, tool, clipped(detail, MAX_CONTENT), recovery=not agents, args=args, **meta
     )
 
 

@@ -16,7 +16,8 @@ and each kind has its own grammar, so the rules read that, not keywords:
                 "never" and "don't" count at the head of a clause or after you/we/a
                 modal, never for perception verbs ("don't see any errors") or in
                 "the function never returns None"; "must have", "must be the" are
-                guesses, not rules
+                guesses, not rules; a manner asked for the work at hand ("the payload
+                today. Keep it small") is a request, not a rule
     blocker     something outside the work holds it up: "blocked on", "waiting on
                 the DBA", "can't run X until", "stuck", "on hold", "pending the
                 review", "depends on", "X is down, so nothing can ..."; not a wait
@@ -182,6 +183,17 @@ _RULE_HEAD = re.compile(
     r"this|that|these|those|some|few|if|when|after|before)\b)\w+ (?:the|a|an|on|in|for|"
     r"from|to|with|against)\b)"
 )
+# How to do the work at hand, asked for it ("Battery voltage and the payload today. Keep it
+# small, ..."): a manner ("keep it small", "make the reply short") in a line that names the
+# present occasion is a request for that work, not a rule that holds beyond it.
+_MANNER = re.compile(
+    _OPENER + r"(?:keep|make) (?:\w+ ){1,3}(?:small|short|simple|brief|tight|minimal|lean|"
+    r"concise|light|quick|focused|readable)\b"
+)
+_OCCASION = re.compile(
+    r"\b(?:today|tonight|this (?:time|morning|afternoon|evening|session|one|round|run)|"
+    r"for now|right now|for this (?:one|task|change|pr|run))\b"
+)
 # "no force pushes", "no reformatting": a rule without a verb, when someone gives it.
 _VERBLESS_NO = re.compile(
     r"^no (?!(?:idea|worries|problem|thanks|rush|clue|need|way)\b)"
@@ -299,6 +311,8 @@ def _is_constraint(low: str, clauses: list[str], user: bool) -> tuple[bool, bool
                     c,
                 )
             )
+        if _MANNER.match(c) and _OCCASION.search(low):
+            continue  # a request for today's work (above), not a rule
         if _RULE_HEAD.match(c) or (user and (_INSTRUCTION_HEAD.match(c) or _VERBLESS_NO.match(c))):
             return True, False
     return False, False

@@ -11,7 +11,7 @@ is its mirror for "what fixed it": the records that say they fixed something are
                    "how was it fixed"
     states(r)    = r says it fixed something: "fixed / solved / resolved (it) with / by",
                    "fixes it", "the fix was", "works / passes / builds / runs now" (the
-                   words `lifecycle.activity.noted_fixed` reads a note by)
+                   words `lifecycle.resolved.noted_fixed` reads a note by)
     score(r)     = score(r) x FIX        when asks(q) and states(r)
 
 Applied to the pool before the priors, as `search.durations` is. `explain`: `fix` (the
