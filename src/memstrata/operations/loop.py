@@ -48,6 +48,7 @@ from memstrata.assembly.context import assemble_context, wants_no_memory
 from memstrata.errors import MalformedInput, MemstrataError
 from memstrata.lifecycle.anneal import record_error, store_and_agent
 from memstrata.lifecycle.reversal import record_reversal
+from memstrata.reading.failure import told
 from memstrata.store.view import Store
 
 if TYPE_CHECKING:
@@ -206,8 +207,8 @@ def describe_tool(
         meta["duration_s"] = round(float(duration), 3)
     if error:
         detail = f"{type(error).__name__}: {error}" if isinstance(error, BaseException) else error
-        meta["error"] = _clip(str(detail), 300)
-        content += f": {_clip(str(detail), 160)}"
+        meta["error"] = told(str(detail), 300)  # what went wrong, not the output's banner
+        content += f": {told(str(detail), 160)}"
     return content, meta
 
 
