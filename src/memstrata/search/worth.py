@@ -46,6 +46,7 @@ from memstrata.search.priors import (
 )
 from memstrata.search.query import Hit, Searchable, SearchQuery
 from memstrata.search.reasons import with_reasons
+from memstrata.search.resolutions import with_resolutions
 from memstrata.search.terms import stems
 from memstrata.search.text import query_terms
 from memstrata.search.turns import with_turns
@@ -110,6 +111,7 @@ def rank_pool(
     pool = with_open_work(store, q, pool, dropped, settings.open_work)  # "what's still open?"
     pool = with_durations(q.text, pool)  # "how long ...?": the records that state a duration
     pool = with_reasons(q.text, pool)  # "why ...?": the records that state a reason
+    pool = with_resolutions(store, q, pool, dropped)  # "how did we get past it?": after its error
     pool = with_fixes(q.text, pool)  # "what fixed it?": the records that say they fixed it
     pool = with_people(q.text, pool)  # "who ...?": the records that name a person
     if not pool:
