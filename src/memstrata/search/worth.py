@@ -34,6 +34,7 @@ from memstrata.search.features import remember
 from memstrata.search.fixes import with_fixes
 from memstrata.search.intent import bare_prompt, with_open_work
 from memstrata.search.people import with_people
+from memstrata.search.pointers import with_pointed
 from memstrata.search.priors import (
     LEDGER_SIGNALS,
     MD_LAYERS,
@@ -114,6 +115,7 @@ def rank_pool(
     pool = with_resolutions(store, q, pool, dropped)  # "how did we get past it?": after its error
     pool = with_fixes(q.text, pool)  # "what fixed it?": the records that say they fixed it
     pool = with_people(q.text, pool)  # "who ...?": the records that name a person
+    pool = with_pointed(store, q, pool, dropped)  # "... is in the rds_class fact": the fact
     if not pool:
         return []
     kept = [h for h in pool if h.uid not in dropped]
