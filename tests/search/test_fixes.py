@@ -58,3 +58,35 @@ def test_what_fixed_it_ranks_the_record_that_says_it_fixed_it_first() -> None:
 )
 def test_what_asks_what_fixed_it(query: str, asks: bool) -> None:
     assert asks_fix(query) is asks
+
+
+@pytest.mark.parametrize(
+    ("query", "asks"),
+    [
+        ("What did the first restore trip over, and what got it through?", True),
+        ("What was blocking terraform yesterday, and how did we get past it?", True),
+        ("The debugger wouldn't connect at first. What did we do about it?", True),
+        ("what was the workaround for the flaky test?", True),
+        ("how'd we work around the rate limit", True),
+        ("How do we handle secrets in CI?", False),
+        ("What did we do on Tuesday?", False),
+    ],
+)
+def test_what_asks_how_a_problem_was_got_past(query: str, asks: bool) -> None:
+    """asks_fix also reads how a problem was got past (infra-saltmarsh q-restore-err,
+    q-lock1; firmware-larkspur q-attach), in the past tense only."""
+    assert asks_fix(query) is asks
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("pg_restore failed on ownership. Fix: pg_restore --no-owner", "Fix: "),
+        ("the lock was stale, so we released it with terraform force-unlock", "released it with"),
+        ("Workaround: pin the runner image to 22.04", "Workaround: "),
+        ("fixtures live in tests/data; see the solution file", None),
+    ],
+)
+def test_what_says_it_fixed_something(text: str, said: str | None) -> None:
+    [hit] = with_fixes("what was the fix?", [_log("x", "THOUGHT", text, 0.5)])
+    assert hit.explain.get("fix_said") == said

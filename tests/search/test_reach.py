@@ -156,3 +156,29 @@ def test_hundreds_of_recalls_give_the_same_hits_held_back_or_not(
     assert lines() == with_cut
     assert sum(1 for n in held if n) >= 20, held
     store.close()
+
+
+def test_no_candidate_is_held_back_while_a_record_points_to_a_fact_the_question_asks() -> None:
+    """`search.pointers` (rank19i) lifts the fact a good record names by key; a fact that
+    could not place on its own worth would have been held back before it ran, and come
+    back without its own explain. `rules_idle` says no while a pointer names a key the
+    question holds a word of (perf21e and rank19i, merged: the guard was missing)."""
+    from memstrata.search.query import SearchQuery
+
+    pointer = Hit(
+        "ledger:d1",
+        "ledger",
+        0.9,
+        "Production database",
+        "Production database: RDS "
+        "PostgreSQL 16.4, Multi-AZ; the instance class is in the rds_instance_class fact",
+        "",
+        0.0,
+        "ledger.jsonl",
+        kind="decision",
+    )
+    other = Hit("log:a:1", "log", 0.5, "THOUGHT", "vacuum finished", "", 0.0, "LOG.md")
+    asked = SearchQuery(text="What size is the production database instance right now?")
+    assert not worth.rules_idle(asked, [pointer, other], {})
+    elsewhere = SearchQuery(text="Is the production database Multi-AZ?")  # no word of the key
+    assert worth.rules_idle(elsewhere, [pointer, other], {})

@@ -34,6 +34,7 @@ from memstrata.search.features import remember
 from memstrata.search.fixes import asks_fix, with_fixes
 from memstrata.search.intent import asked_work, bare_prompt, with_open_work
 from memstrata.search.people import asks_who, with_people
+from memstrata.search.pointers import points_to, with_pointed
 from memstrata.search.priors import (
     LEDGER_SIGNALS,
     MD_LAYERS,
@@ -46,6 +47,7 @@ from memstrata.search.priors import (
 )
 from memstrata.search.query import Hit, Searchable, SearchQuery
 from memstrata.search.reasons import asks_reason, with_reasons
+from memstrata.search.resolutions import with_resolutions
 from memstrata.search.terms import stems
 from memstrata.search.text import query_terms
 from memstrata.search.turns import with_turns
@@ -115,8 +117,10 @@ def rank_pool(
     pool = with_open_work(store, q, pool, dropped, settings.open_work)  # "what's still open?"
     pool = with_durations(q.text, pool)  # "how long ...?": the records that state a duration
     pool = with_reasons(q.text, pool)  # "why ...?": the records that state a reason
+    pool = with_resolutions(store, q, pool, dropped)  # "how did we get past it?": after its error
     pool = with_fixes(q.text, pool)  # "what fixed it?": the records that say they fixed it
     pool = with_people(q.text, pool)  # "who ...?": the records that name a person
+    pool = with_pointed(store, q, pool, dropped)  # "... is in the rds_class fact": the fact
     if not pool:
         return []
     kept = _kept(store, pool, dropped)
@@ -166,6 +170,8 @@ def rules_idle(q: SearchQuery, pool: Sequence[Hit], dropped: Mapping[str, str]) 
     the others answer. False whenever one of them might act."""
     if any(h.kind == "USER_FEEDBACK" and is_intent(h) and h.uid not in dropped for h in pool):
         return False  # `with_turns` reads the turns of the pool's best prompts
+    if points_to(q, pool, dropped):
+        return False  # `with_pointed` lifts the facts the pool's best records name
     text = q.text
     return not (
         asks_about_failure(text)
