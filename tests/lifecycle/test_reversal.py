@@ -71,3 +71,27 @@ def test_switch_x_to_y_is_a_task_unless_x_labels_a_record() -> None:
     records = [*FIRMWARE, _e("mem-00000030", "Button styles: Tailwind only, no CSS files")]
     assert replaced_by("Move the button to the header, from now on.", records) is None
     assert replaced_by("Switch the site to Hugo instead.", records) is None
+
+
+def test_a_switch_spoken_of_as_a_noun_or_before_have_to_is_no_change_of_plan() -> None:
+    """infra-saltmarsh, after the user's region change was recorded: "Do that. And keep the
+    old box running for 48 hours after the switch in case we have to roll back." read as
+    "switch ... to" (five words apart: "switch in case we have to") and replaced the region
+    record with that sentence (rank19i saw "Region: And keep the old box running ...")."""
+    region = [
+        _e(
+            "mem-00000030",
+            "Region: Build all the new stuff in eu-west-1, not London. The old box stays "
+            "where it is until the cutover.",
+        )
+    ]
+    later = (
+        "Do that. And keep the old box running for 48 hours after the switch in case we "
+        "have to roll back."
+    )
+    assert replaced_by(later, region) is None
+    assert (
+        replaced_by("After the switch to eu-west-1 the old box needs to stay up.", region) is None
+    )
+    moved = replaced_by("Switch the region to eu-central-1, the old box can go.", region)
+    assert moved is not None and moved.replaces.id == "mem-00000030"

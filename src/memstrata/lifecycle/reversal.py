@@ -13,7 +13,8 @@ otherwise (a wrong supersede hides a decision that still holds; a missed one lea
 prompt in the activity, as before):
 
 * a clear signal of a change: "change of plan", "new plan", "from now on", "going forward",
-  "instead of", "rather than", "no longer", "switch/change/move (the) X to", "let's go
+  "instead of", "rather than", "no longer", "switch/change/move (the) X to" (the verb: not
+  "after the switch", not "... we have to"), "let's go
   with X, not Y", "actually, ..."; a question states nothing;
 * a subject shared with exactly one decision or constraint in force. The subject is what
   the prompt names: "change of plan on the reporting interval" -> reporting interval;
@@ -52,7 +53,11 @@ KINDS = ("decision", "constraint")
 
 _SIGNAL = LazyPattern(
     r"\b(?:change of plans?|plan change|new plan|from now on|going forward|instead of|"
-    r"rather than|no longer|(?:switch|switching|change|changing|move|moving)\s+(?:\S+\s+){0,4}?to\b|"
+    r"rather than|no longer|"
+    # a verb, not "the switch": "after the switch in case we have to roll back" is no change
+    r"(?<!\bthe )(?<!\ba )(?<!\bthis )(?<!\bthat )(?:switch|switching|change|changing|move|"
+    r"moving)\s+(?:(?!(?:have|has|had|need|needs|want|wants|going|got|ought|able|used)\s)"
+    r"\S+\s+){0,4}?to\b|"
     r"let us (?:go with|use|switch to|move to)\b[^.!?]*,\s+not\s+\w)|^actually\b"
 )
 # "Change of plan on the reporting interval: ..." names its subject.
