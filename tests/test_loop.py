@@ -319,3 +319,25 @@ def test_a_failed_tools_entry_tells_what_went_wrong_not_the_banner(home: Path) -
     assert "postcode 'bs16qw' was not redacted" in entry["content"], entry["content"]
     assert "platform linux" not in entry["content"]
     assert "not redacted" in entry["metadata"]["error"]
+
+
+def test_a_turn_claims_nothing_complete_while_tasks_are_open(home: Path) -> None:
+    """chatbot-otterbrook: sessions began from "Task complete: I've added 30 harder questions
+    to the eval ... Run it?" while the eval task was open (and "continue" found nothing to
+    resume). A turn where the agent set no NOW records the outcome as the Stop hook does
+    when a task is open (the user's goal, the open tasks as next steps, the last turn);
+    "Task complete" (seed 002) only when no task is open."""
+    m = MemoryManager("finn", home)
+    task = m.store.agent().tasks.add("Run the eval set v2 (150 questions) and report the pass rate")
+    with m.turn("I've added 30 harder questions to the eval. Run it?") as turn:
+        turn.tool_executed("shell", {"cmd": "uv run python -m app.eval run"}, "started")
+        turn.final_response("The eval run is started; results in about 14 minutes.")
+    state = m.memory.now.state()
+    assert not state.objective.lower().startswith("task complete"), state.objective
+    assert any(task.id in step for step in state.next_steps), state.next_steps
+    assert "The eval run is started" in m.memory.now.read()
+    m.store.agent().tasks.update(task.id, status="done")
+    with m.turn("Thanks, that's all") as turn:
+        turn.final_response("Bye")
+    assert m.memory.now.state().objective == "Task complete: Thanks, that's all"
+    m.close()

@@ -130,6 +130,21 @@ def record_outcome(store: Store, agent: str, session: str, prompt: str, answer: 
     JSON output: "kept" (the agent's NOW stands) or "recorded"."""
     if agent_owns_now(store, agent, session):
         return "kept: NOW.md is the agent's"
+    write_outcome(store, agent, session, prompt, answer)
+    return "recorded"
+
+
+def open_work(store: Store, agent: str) -> bool:
+    """Whether any of the agent's tasks is pending, in progress or blocked."""
+    return any(
+        t.status in ("pending", "in_progress", "blocked") for t in store.agent(agent).tasks.list()
+    )
+
+
+def write_outcome(store: Store, agent: str, session: str | None, prompt: str, answer: str) -> None:
+    """NOW.md as a turn's outcome: the user's goal, the open tasks as next steps, the
+    blocked ones as blockers, and a "Last turn" section; never "Task complete" (the Stop
+    hook's NOW, and `AgentLoop`'s at a turn's end while tasks are open)."""
     mem = store.agent(agent)
     prior = mem.now.state() if mem.now.exists() else None
     earlier = previous_goal(prior)
@@ -145,7 +160,9 @@ def record_outcome(store: Store, agent: str, session: str, prompt: str, answer: 
         _task_step(t) + (f" (blocked by {', '.join(t.blocked_by)})" if t.blocked_by else "")
         for t in blocked[:MAX_STEPS]
     ]
-    ours = [e for e in mem.log.tail(200) if (e.metadata or {}).get("session") == session]
+    ours = [
+        e for e in mem.log.tail(200) if session and (e.metadata or {}).get("session") == session
+    ]
     failures = len(open_errors(ours))  # listed once, in the context's open errors
     remaining = [t.id for t in [*live, *blocked]]
     last = f"{iso(now_ts())[:16].replace('T', ' ')} answered: {one_line(answer, 240)}"
@@ -161,7 +178,6 @@ def record_outcome(store: Store, agent: str, session: str, prompt: str, answer: 
         extra={LAST_TURN: last},
     )
     mem.now.write(render_now(state))
-    return "recorded"
 
 
 HOOK_REF = "stated in session"  # the `ref` of a record the hooks transcribed

@@ -18,6 +18,10 @@ NOW.md to "task complete", and on an exception self-anneal (`lifecycle.anneal`:
 ERROR entry with the traceback, recovery steps in NOW.md) and re-raise. The loop owns
 NOW, except in a turn where the agent set it itself (`update_now` during the turn, the
 agent's own "updating NOW.md mid-task"): that NOW is kept, not replaced by "Task complete".
+And it says "Task complete" only when no task is open: while one is, the turn's outcome is
+recorded as the Stop hook records it (`lifecycle.outcome.write_outcome`: the user's goal,
+the open tasks as next steps, the last turn), so a session never starts from a false
+"complete".
 
 With a `session_id` the turn is also the transcript's PERSIST stage: the user's
 message, each tool call (name, input) and result, and the final response are
@@ -47,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 from memstrata.assembly.context import assemble_context, wants_no_memory
 from memstrata.errors import MalformedInput, MemstrataError
 from memstrata.lifecycle.anneal import record_error, store_and_agent
+from memstrata.lifecycle.outcome import open_work, write_outcome
 from memstrata.lifecycle.reversal import record_reversal
 from memstrata.reading.failure import told
 from memstrata.store.view import Store
@@ -278,6 +283,7 @@ class Turn:
         self.ignore_memory = wants_no_memory(message)
         self.entries: list[LogEntry] = []
         self.now_at_start: str | None = None  # NOW.md as the turn found it
+        self.answer = ""  # the turn's final response, once given
 
     @property
     def store(self) -> Store:
@@ -380,6 +386,7 @@ class Turn:
     def final_response(self, text: str) -> LogEntry | None:
         """Log the turn's final response (SYSTEM, clipped to 2000 characters); with a
         session, the whole response goes to the transcript as the assistant's message."""
+        self.answer = text
         entry = self._keep(log_final_response(self.store, self.agent, text, **self._meta()))
         if text.strip():
             self._persist({"role": "assistant", "content": text})
@@ -399,6 +406,9 @@ class Turn:
             return  # the exception propagates unchanged
         if self.store.agent(self.agent).now.read() != self.now_at_start:
             return  # the agent set NOW during the turn (`update_now`): it is the agent's
+        if open_work(self.store, self.agent):  # "complete" would be false: say what is open
+            write_outcome(self.store, self.agent, self.session_id, self.message, self.answer)
+            return
         mark_complete(self.store, self.agent, self.message)
 
 
