@@ -30,6 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memstrata.search.filters import filters
+from memstrata.search.lending import lend, narrowed
 from memstrata.search.priors import asked_signals
 from memstrata.search.query import Hit, Searchable, SearchQuery
 from memstrata.search.toolcalls import END_GAP, LOG_LAYERS, first_line, log_metadata
@@ -45,29 +46,15 @@ def with_failures(
 ) -> list[Hit]:
     """`pool` with the ERROR of each failed call it holds lifted to the call's score
     (`failure_of` in its explain); an ERROR not in the pool joins it."""
-    if not pool or q.kind is not None or q.tags or q.rooms or q.in_room or q.exclude_room:
-        return list(pool)
-    if not asks_about_failure(q.text):
+    if not pool or narrowed(q) or not asks_about_failure(q.text):
         return list(pool)
     tools = sorted(
         (h for h in pool if h.uid not in dropped and _is_tool_record(h)), key=lambda h: -h.score
     )[:LENDERS]
     if not tools:
         return list(pool)
-    by_uid = {h.uid: h for h in pool}
-    lifted: dict[str, Hit] = {}
-    for error, lender in _errors_of(store, q, tools):
-        have = lifted.get(error.uid) or by_uid.get(error.uid)
-        if have is not None and have.score >= lender.score:
-            continue
-        base = have if have is not None else error
-        explain = dict(base.explain) if have is not None else {}
-        explain.update({"failure_of": lender.uid, "own_score": round(base.score, 6)})
-        lifted[error.uid] = base.but(score=lender.score, explain=explain)
-    if not lifted:
-        return list(pool)
-    out = [lifted.pop(h.uid, h) for h in pool]
-    return out + list(lifted.values())
+    loans = _errors_of(store, q, tools)
+    return lend(pool, ((e, lender.score, "failure_of", lender.uid) for e, lender in loans))
 
 
 def asks_about_failure(query: str) -> bool:

@@ -27,6 +27,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from memstrata.search.filters import filters
+from memstrata.search.lending import lend, narrowed
 from memstrata.search.query import Hit, Searchable, SearchQuery
 from memstrata.search.terms import stems
 from memstrata.search.text import query_terms, tokenize
@@ -51,7 +52,7 @@ def points_to(q: SearchQuery, pool: Sequence[Hit], dropped: Mapping[str, str]) -
     """The fact keys the pool's best records name that the question holds a word of, each
     with its best pointer: what `with_pointed` would look up ({} when it would do nothing;
     `search.worth.rules_idle` asks it before candidates are held back)."""
-    if not pool or q.kind is not None or q.tags or q.rooms or q.in_room or q.exclude_room:
+    if not pool or narrowed(q):
         return {}
     if q.layers and "fact" not in q.layers:
         return {}
@@ -83,25 +84,15 @@ def with_pointed(
         rows = conn.execute(
             f"SELECT {_COLUMNS} FROM docs d WHERE {' AND '.join(where)}", [*params, *named]
         ).fetchall()
-    by_uid = {h.uid: h for h in pool}
-    lifted: dict[str, Hit] = {}
-    for row in rows:
-        fact = _hit(row)
-        pointer = named.get(fact.title)
-        if pointer is None or fact.uid in dropped:
-            continue
-        lent = ABOVE * pointer.score
-        have = lifted.get(fact.uid) or by_uid.get(fact.uid)
-        if have is not None and have.score >= lent:
-            continue
-        base = have if have is not None else fact
-        explain = dict(base.explain) if have is not None else {}
-        explain.update({"pointed_by": pointer.uid, "own_score": round(base.score, 6)})
-        lifted[fact.uid] = base.but(score=lent, explain=explain)
-    if not lifted:
-        return list(pool)
-    out = [lifted.pop(h.uid, h) for h in pool]
-    return out + list(lifted.values())
+    facts = [(f, named.get(f.title)) for f in map(_hit, rows)]
+    return lend(
+        pool,
+        (
+            (f, ABOVE * p.score, "pointed_by", p.uid)
+            for f, p in facts
+            if p is not None and f.uid not in dropped
+        ),
+    )
 
 
 def _stems_of(words: Sequence[str]) -> set[str]:

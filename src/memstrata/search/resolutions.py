@@ -35,6 +35,7 @@ from typing import Any
 
 from memstrata.search.filters import filters
 from memstrata.search.fixes import asks_fix, fix_said
+from memstrata.search.lending import lend, narrowed
 from memstrata.search.query import Hit, Searchable, SearchQuery
 from memstrata.search.toolcalls import LOG_LAYERS
 from memstrata.search.turns import _COLUMNS, _hit
@@ -52,35 +53,24 @@ def with_resolutions(
 ) -> list[Hit]:
     """`pool` with the record that says how each of its errors was fixed lifted to the
     error's score (`resolves` in its explain); one not in the pool joins it."""
-    if not pool or q.kind is not None or q.tags or q.rooms or q.in_room or q.exclude_room:
-        return list(pool)
-    if not asks_fix(q.text):
+    if not pool or narrowed(q) or not asks_fix(q.text):
         return list(pool)
     errors = sorted(
         (h for h in pool if h.uid not in dropped and _is_error(h)), key=lambda h: -h.score
     )[:LENDERS]
     if not errors:
         return list(pool)
-    by_uid = {h.uid: h for h in pool}
-    lifted: dict[str, Hit] = {}
     where, params = filters(store, q)
     with store.db.read() as conn:
-        for error in errors:
-            found = _resolution_after(conn, where, params, error)
-            if found is None or found.uid in dropped:
-                continue
-            lent = SHARE * error.score
-            have = lifted.get(found.uid) or by_uid.get(found.uid)
-            if have is not None and have.score >= lent:
-                continue
-            base = have if have is not None else found
-            explain = dict(base.explain) if have is not None else {}
-            explain.update({"resolves": error.uid, "own_score": round(base.score, 6)})
-            lifted[found.uid] = base.but(score=lent, explain=explain)
-    if not lifted:
-        return list(pool)
-    out = [lifted.pop(h.uid, h) for h in pool]
-    return out + list(lifted.values())
+        fixes = [(e, _resolution_after(conn, where, params, e)) for e in errors]
+    return lend(
+        pool,
+        (
+            (fix, SHARE * e.score, "resolves", e.uid)
+            for e, fix in fixes
+            if fix is not None and fix.uid not in dropped
+        ),
+    )
 
 
 def _is_error(hit: Hit) -> bool:
