@@ -29,7 +29,7 @@ from typing import Any
 
 from memstrata.errors import NotFound
 from memstrata.search import scoring, shortforms
-from memstrata.search.coverage import QueryTerm, holds, idf
+from memstrata.search.coverage import QueryTerm, holders, idf
 from memstrata.search.expand import IdentifierWords, Phrase, plan
 from memstrata.search.filters import filters as _filters
 from memstrata.search.layermask import LayerMask, Ranges, within
@@ -323,8 +323,9 @@ def _ranked(
             given = {**lexical_why, **h.explain}  # the prior's score (worth) overrides
             h.explain.clear()
             h.explain.update(given)
+    matched = holders(pool.words)
     for h in hits:
-        h.explain["matched"] = [w for w, st in pool.words if holds(h, st)]
+        h.explain["matched"] = matched(h)
     return [own_meta(h, make_snippet(h.text or h.title, terms)) for h in hits]
 
 

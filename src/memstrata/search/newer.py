@@ -18,6 +18,8 @@ terms (most hold a combination no earlier hit holds, and have no older version t
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
+from itertools import repeat
+from operator import ge
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from memstrata.config.recall import NEWER_KEY
@@ -26,6 +28,11 @@ if TYPE_CHECKING:
     from memstrata.search.query import Hit
 
 T = TypeVar("T")
+
+# `newer_first` looks up past this many places with one comparison run (`map`, `all`)
+# before it reads them one by one: a pool of near-ties (one common query word held by
+# every candidate) walked a hundred places up for each of a hundred candidates.
+_RUN = 16
 
 # Layers whose files are appended in time order (their index specs are "append"); a
 # LOG archive (`archive:` uids) keeps its entries in LOG order, an archived Markdown
@@ -120,8 +127,10 @@ def newer_first(
     goes) when it is worth at least (1 - band) of it and of every hit it passes. Only a
     record that states how things are (`states`) moves, above one of its signal or an
     account of the past (`accounts`). `kept` holds `priors._Worth` items in worth order."""
-    worth = [w.worth for w in kept]  # kept[i].worth, moved along with kept[i]
     near = 1.0 - band
+    # near x kept[i].worth, moved along with kept[i]: the band's bound of each place, made
+    # once (in a pool of near-ties every hit looks up past most of those before it)
+    bound = [near * w.worth for w in kept]
     # held terms -> how many of kept[:j] hold them: a hit no earlier one matches on its
     # terms (most of them) has no older version to look for
     earlier: dict[tuple[str, ...], int] = {}
@@ -131,9 +140,15 @@ def newer_first(
             continue
         held = tuple(b.held)
         if b.signal.name in states and earlier.get(held):
-            top, bw = j, worth[j]
-            while top > 0 and bw >= near * worth[top - 1]:
-                top -= 1
+            top, bw = j, b.worth
+            while top > 0:  # up past each place b is within the band of, a run at a time
+                run = max(0, top - _RUN)
+                if all(map(ge, repeat(bw, top - run), bound[run:top])):
+                    top = run
+                    continue
+                while bw >= bound[top - 1]:  # one of the run's is out of the band
+                    top -= 1
+                break
             ts, name = b.hit.ts, b.signal.name
             for i in range(top, j):
                 # an older say on b's subject: older, the same query terms held, and the
@@ -147,6 +162,6 @@ def newer_first(
                     b.prior["newer_than"] = a.hit.uid
                     b.prior["newer_key"] = f"recall.{NEWER_KEY}"
                     kept.insert(i, kept.pop(j))
-                    worth.insert(i, worth.pop(j))
+                    bound.insert(i, bound.pop(j))
                     break
         earlier[held] = earlier.get(held, 0) + 1

@@ -67,7 +67,8 @@ def exclusions(store: Searchable, q: SearchQuery, candidates: Sequence[Hit]) -> 
     prompts = open_prompts(store, candidates)
     out = excluded_from(candidates, q.text, prompts, include_superseded=q.include_superseded)
     for h in candidates:
-        if h.uid not in out:
+        # `bare_prompt` reads only prompts (kind USER_FEEDBACK or a transcript's user)
+        if (h.kind == "USER_FEEDBACK" or h.kind == "user") and h.uid not in out:
             why = bare_prompt(h)  # "continue", "ok go on": never a hit (`search.intent`)
             if why is not None:
                 out[h.uid] = why
