@@ -131,6 +131,7 @@ def newer_first(
     # near x kept[i].worth, moved along with kept[i]: the band's bound of each place, made
     # once (in a pool of near-ties every hit looks up past most of those before it)
     bound = [near * w.worth for w in kept]
+    says = [(w.signal.name, w.hit.ts) for w in kept]  # each place's signal and ts, as bound
     # held terms -> how many of kept[:j] hold them: a hit no earlier one matches on its
     # terms (most of them) has no older version to look for
     earlier: dict[tuple[str, ...], int] = {}
@@ -151,17 +152,16 @@ def newer_first(
                 break
             ts, name = b.hit.ts, b.signal.name
             for i in range(top, j):
-                # an older say on b's subject: older, the same query terms held, and the
-                # same signal, or an account of the past (`accounts`) a newer statement updates
-                a = kept[i]
-                if (
-                    (a.hit.ts < ts or (a.hit.ts == ts and is_older(a.hit, b.hit)))
-                    and a.held == b.held
-                    and (a.signal.name == name or a.signal.name in accounts)
-                ):
-                    b.prior["newer_than"] = a.hit.uid
-                    b.prior["newer_key"] = f"recall.{NEWER_KEY}"
-                    kept.insert(i, kept.pop(j))
-                    bound.insert(i, bound.pop(j))
-                    break
+                # an older say on b's subject: the same signal, or an account of the past
+                # (`accounts`) a newer statement updates, older, the same query terms held
+                said, at = says[i]
+                if (said == name or said in accounts) and at <= ts:
+                    a = kept[i]
+                    if (at < ts or is_older(a.hit, b.hit)) and a.held == b.held:
+                        b.prior["newer_than"] = a.hit.uid
+                        b.prior["newer_key"] = f"recall.{NEWER_KEY}"
+                        kept.insert(i, kept.pop(j))
+                        bound.insert(i, bound.pop(j))
+                        says.insert(i, says.pop(j))
+                        break
         earlier[held] = earlier.get(held, 0) + 1
