@@ -73,11 +73,15 @@ def _pool(rng: random.Random, n: int) -> list[_Worth]:
 @pytest.mark.parametrize(("band", "most"), [(0.05, 40), (0.2, 120), (0.5, 120)])
 def test_newer_first_moves_exactly_what_the_pairwise_scan_moved(band: float, most: int) -> None:
     """Also with pools of near-ties a hundred long, where a hit looks up past runs of
-    places at a time (`newer._RUN`), and with a worth that is not a number."""
+    places at a time (`newer._RUN`), pools with no account of the past (the places of a
+    signal found by `list.index`) and a worth that is not a number."""
     rng = random.Random(21)
     moved = 0
     for n in range(300):
         pool = _pool(rng, rng.randrange(1, most))
+        if n % 2:  # no account of the past among them (`newer_first` finds places in C)
+            for w in pool:
+                w.signal = Signal(rng.choice(sorted(STATES)), "why")
         if n % 50 == 49:
             pool[rng.randrange(len(pool))].factor = float("nan")
         before, after = list(pool), list(pool)

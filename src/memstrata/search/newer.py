@@ -131,7 +131,10 @@ def newer_first(
     # near x kept[i].worth, moved along with kept[i]: the band's bound of each place, made
     # once (in a pool of near-ties every hit looks up past most of those before it)
     bound = [near * w.worth for w in kept]
-    says = [(w.signal.name, w.hit.ts) for w in kept]  # each place's signal and ts, as bound
+    names = [w.signal.name for w in kept]  # each place's signal, moved along as bound
+    # no account of the past among them (most pools): the places of b's own signal are
+    # found by `list.index` (C), b's own place ending the search
+    plain = not any(n in accounts for n in names)
     # held terms -> how many of kept[:j] hold them: a hit no earlier one matches on its
     # terms (most of them) has no older version to look for
     earlier: dict[tuple[str, ...], int] = {}
@@ -151,17 +154,25 @@ def newer_first(
                     top -= 1
                 break
             ts, name = b.hit.ts, b.signal.name
-            for i in range(top, j):
+            i = top
+            while i < j:
                 # an older say on b's subject: the same signal, or an account of the past
                 # (`accounts`) a newer statement updates, older, the same query terms held
-                said, at = says[i]
-                if (said == name or said in accounts) and at <= ts:
-                    a = kept[i]
-                    if (at < ts or is_older(a.hit, b.hit)) and a.held == b.held:
-                        b.prior["newer_than"] = a.hit.uid
-                        b.prior["newer_key"] = f"recall.{NEWER_KEY}"
-                        kept.insert(i, kept.pop(j))
-                        bound.insert(i, bound.pop(j))
-                        says.insert(i, says.pop(j))
+                if plain:
+                    i = names.index(name, i, j + 1)
+                    if i == j:
                         break
+                elif not (names[i] == name or names[i] in accounts):
+                    i += 1
+                    continue
+                a = kept[i]
+                at = a.hit.ts
+                if (at < ts or (at == ts and is_older(a.hit, b.hit))) and a.held == b.held:
+                    b.prior["newer_than"] = a.hit.uid
+                    b.prior["newer_key"] = f"recall.{NEWER_KEY}"
+                    kept.insert(i, kept.pop(j))
+                    bound.insert(i, bound.pop(j))
+                    names.insert(i, names.pop(j))
+                    break
+                i += 1
         earlier[held] = earlier.get(held, 0) + 1
