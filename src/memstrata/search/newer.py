@@ -18,8 +18,6 @@ terms (most hold a combination no earlier hit holds, and have no older version t
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
-from itertools import repeat
-from operator import ge
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from memstrata.config.recall import NEWER_KEY
@@ -28,11 +26,6 @@ if TYPE_CHECKING:
     from memstrata.search.query import Hit
 
 T = TypeVar("T")
-
-# `newer_first` looks up past this many places with one comparison run (`map`, `all`)
-# before it reads them one by one: a pool of near-ties (one common query word held by
-# every candidate) walked a hundred places up for each of a hundred candidates.
-_RUN = 16
 
 # Layers whose files are appended in time order (their index specs are "append"); a
 # LOG archive (`archive:` uids) keeps its entries in LOG order, an archived Markdown
@@ -128,13 +121,9 @@ def newer_first(
     record that states how things are (`states`) moves, above one of its signal or an
     account of the past (`accounts`). `kept` holds `priors._Worth` items in worth order."""
     near = 1.0 - band
-    # near x kept[i].worth, moved along with kept[i]: the band's bound of each place, made
-    # once (in a pool of near-ties every hit looks up past most of those before it)
-    bound = [near * w.worth for w in kept]
-    names = [w.signal.name for w in kept]  # each place's signal, moved along as bound
-    # no account of the past among them (most pools): the places of b's own signal are
-    # found by `list.index` (C), b's own place ending the search
-    plain = not any(n in accounts for n in names)
+    bound = [near * w.worth for w in kept]  # the band's bound of kept[i], moved along with it
+    names = [w.signal.name for w in kept]  # and its signal
+    plain = not any(n in accounts for n in names)  # no account of the past (most pools)
     # held terms -> how many of kept[:j] hold them: a hit no earlier one matches on its
     # terms (most of them) has no older version to look for
     earlier: dict[tuple[str, ...], int] = {}
@@ -145,24 +134,18 @@ def newer_first(
         held = tuple(b.held)
         if b.signal.name in states and earlier.get(held):
             top, bw = j, b.worth
-            while top > 0:  # up past each place b is within the band of, a run at a time
-                run = max(0, top - _RUN)
-                if all(map(ge, repeat(bw, top - run), bound[run:top])):
-                    top = run
-                    continue
-                while bw >= bound[top - 1]:  # one of the run's is out of the band
-                    top -= 1
-                break
+            while top > 0 and bw >= bound[top - 1]:
+                top -= 1
             ts, name = b.hit.ts, b.signal.name
             i = top
             while i < j:
                 # an older say on b's subject: the same signal, or an account of the past
                 # (`accounts`) a newer statement updates, older, the same query terms held
-                if plain:
+                if plain:  # the next place of b's own signal, found in C (b's place ends it)
                     i = names.index(name, i, j + 1)
                     if i == j:
                         break
-                elif not (names[i] == name or names[i] in accounts):
+                elif names[i] != name and names[i] not in accounts:
                     i += 1
                     continue
                 a = kept[i]
