@@ -72,9 +72,8 @@ def _pool(rng: random.Random, n: int) -> list[_Worth]:
 
 @pytest.mark.parametrize(("band", "most"), [(0.05, 40), (0.2, 120), (0.5, 120)])
 def test_newer_first_moves_exactly_what_the_pairwise_scan_moved(band: float, most: int) -> None:
-    """Also with pools of near-ties a hundred long, where a hit looks up past runs of
-    places at a time (`newer._RUN`), pools with no account of the past (the places of a
-    signal found by `list.index`) and a worth that is not a number."""
+    """Also with pools of near-ties a hundred long, pools with no account of the past
+    (the places of a signal found by `list.index`) and a worth that is not a number."""
     rng = random.Random(21)
     moved = 0
     for n in range(300):
