@@ -372,8 +372,8 @@ def test_exclusions_read_only_prompts_for_a_bare_prompt(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`intent.bare_prompt` says something only of a prompt (a USER_FEEDBACK intent, a
-    transcript's user turn): the other candidates are not handed to it (on main every
-    candidate of every recall was). That a bare prompt is never a hit:
+    transcript's user turn), `priors.is_intent` only of a USER_FEEDBACK entry: the other
+    candidates are not handed to them (on main every candidate of every recall was). That a bare prompt is never a hit:
     `tests/test_recall_intent.py`."""
     from memstrata.search import worth
     from memstrata.store.view import Store
@@ -386,6 +386,14 @@ def test_exclusions_read_only_prompts_for_a_bare_prompt(
         return real(hit)
 
     monkeypatch.setattr(worth, "bare_prompt", spy)
+    intents: list[str] = []
+    is_intent = worth.is_intent
+
+    def spy_intent(hit: Hit) -> bool:
+        intents.append(hit.kind or "")
+        return is_intent(hit)
+
+    monkeypatch.setattr(worth, "is_intent", spy_intent)  # `open_prompts`, `rules_idle`
     with Store(tmp_path / "h", agent="finn", watch=False) as store:
         mem = store.agent()
         for i in range(12):
@@ -394,4 +402,5 @@ def test_exclusions_read_only_prompts_for_a_bare_prompt(
         mem.log.append("SYSTEM", "answered", {"event": "final_response"})  # not the open one
         hits = store.search(SearchQuery(text="heron nest", k=20, mode="lexical"))
     assert asked == ["USER_FEEDBACK"], asked
+    assert intents and set(intents) == {"USER_FEEDBACK"}, intents
     assert sum(1 for h in hits if h.layer == "fact") == 12

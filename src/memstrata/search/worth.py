@@ -224,7 +224,9 @@ def _df(conn: Any, term: str) -> int:
 
 def open_prompts(store: Searchable, pool: Sequence[Hit]) -> set[str]:
     """The uids of the intents in `pool` that are their agent's prompt being answered now."""
-    owners = sorted({h.owner for h in pool if h.owner and is_intent(h)})
+    owners = sorted(
+        {h.owner for h in pool if h.kind == "USER_FEEDBACK" and h.owner and is_intent(h)}
+    )
     if not owners:
         return set()
     scope_sql, params = store.gate.sql_filter("d")
