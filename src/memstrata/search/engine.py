@@ -323,9 +323,8 @@ def _ranked(
             given = {**lexical_why, **h.explain}  # the prior's score (worth) overrides
             h.explain.clear()
             h.explain.update(given)
-    matched = holders(pool.words)
-    for h in hits:
-        h.explain["matched"] = matched(h)
+    for h, held in zip(hits, map(holders(pool.words), hits), strict=True):
+        h.explain["matched"] = held  # the query words it holds (`coverage.holders`)
     return [own_meta(h, make_snippet(h.text or h.title, terms)) for h in hits]
 
 
