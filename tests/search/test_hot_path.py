@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from memstrata.search import engine, features, scoring
-from memstrata.search.coverage import holds
+from memstrata.search.coverage import holders, holds
 from memstrata.search.newer import newer_first
 from memstrata.search.priors import (
     ACCOUNTS,
@@ -70,20 +70,28 @@ def _pool(rng: random.Random, n: int) -> list[_Worth]:
     return out
 
 
-def test_newer_first_moves_exactly_what_the_pairwise_scan_moved() -> None:
+@pytest.mark.parametrize(("band", "most"), [(0.05, 40), (0.2, 120), (0.5, 120)])
+def test_newer_first_moves_exactly_what_the_pairwise_scan_moved(band: float, most: int) -> None:
+    """Also with pools of near-ties a hundred long, pools with no account of the past
+    (the places of a signal found by `list.index`) and a worth that is not a number."""
     rng = random.Random(21)
     moved = 0
-    for _ in range(300):
-        pool = _pool(rng, rng.randrange(1, 40))
+    for n in range(300):
+        pool = _pool(rng, rng.randrange(1, most))
+        if n % 2:  # no account of the past among them (`newer_first` finds places in C)
+            for w in pool:
+                w.signal = Signal(rng.choice(sorted(STATES)), "why")
+        if n % 50 == 49:
+            pool[rng.randrange(len(pool))].factor = float("nan")
         before, after = list(pool), list(pool)
         plain = [(w.hit.uid, dict(w.prior)) for w in pool]
         for w in pool:
             w.prior.clear()
-        _newer_first_before(before, 0.05)
+        _newer_first_before(before, band)
         expected = [(w.hit.uid, dict(w.prior)) for w in before]
         for w in pool:
             w.prior.clear()
-        newer_first(after, 0.05, STATES, ACCOUNTS)
+        newer_first(after, band, STATES, ACCOUNTS)
         assert [(w.hit.uid, dict(w.prior)) for w in after] == expected
         moved += expected != plain
     assert moved > 30  # the pools had near-ties that moved
@@ -249,6 +257,11 @@ def test_a_record_holds_a_stem_as_its_sorted_words_say() -> None:
         for stem in rng.sample(stems, 3):
             expected = any(w.startswith(stem) for w in words)
             assert holds(hit, (stem,)) == expected, (text, tags, stem)
+        # the engine's `matched`: the words of a query a hit holds, in one look-up
+        pairs = [(f"w{i}", tuple(rng.sample(stems, rng.randrange(1, 3)))) for i in range(4)]
+        for pick in (pairs, [p for p in pairs if all(s.isalpha() for s in p[1])]):
+            want = [w for w, st in pick if holds(hit, st)]
+            assert holders(pick)(hit) == want, (text, pick)
         pair = tuple(rng.sample(stems, 2))
         assert holds(hit, pair) == any(w.startswith(pair) for w in words)
 
@@ -353,3 +366,41 @@ def test_a_search_copies_its_pool_without_hit_but(
     assert [h.to_dict(full=True) for h in store.search(q)] == before and len(before) == 5
     assert len(calls) <= len(before), len(calls)  # (the snippet and own meta: one copy)
     store.close()
+
+
+def test_exclusions_read_only_prompts_for_a_bare_prompt(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`intent.bare_prompt` says something only of a prompt (a USER_FEEDBACK intent, a
+    transcript's user turn), `priors.is_intent` only of a USER_FEEDBACK entry: the other
+    candidates are not handed to them (on main every candidate of every recall was). That a bare prompt is never a hit:
+    `tests/test_recall_intent.py`."""
+    from memstrata.search import worth
+    from memstrata.store.view import Store
+
+    asked: list[str] = []
+    real = worth.bare_prompt
+
+    def spy(hit: Hit) -> str | None:
+        asked.append(hit.kind or "")
+        return real(hit)
+
+    monkeypatch.setattr(worth, "bare_prompt", spy)
+    intents: list[str] = []
+    is_intent = worth.is_intent
+
+    def spy_intent(hit: Hit) -> bool:
+        intents.append(hit.kind or "")
+        return is_intent(hit)
+
+    monkeypatch.setattr(worth, "is_intent", spy_intent)  # `open_prompts`, `rules_idle`
+    with Store(tmp_path / "h", agent="finn", watch=False) as store:
+        mem = store.agent()
+        for i in range(12):
+            mem.facts.set(f"heron{i}", f"a heron nest by the weir {i}")
+        mem.log.append("USER_FEEDBACK", "ok heron go on", {"event": "user_intent"})
+        mem.log.append("SYSTEM", "answered", {"event": "final_response"})  # not the open one
+        hits = store.search(SearchQuery(text="heron nest", k=20, mode="lexical"))
+    assert asked == ["USER_FEEDBACK"], asked
+    assert intents and set(intents) == {"USER_FEEDBACK"}, intents
+    assert sum(1 for h in hits if h.layer == "fact") == 12

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from memstrata.search import features, pointers
+from memstrata.search.pointers import keys_named
 from memstrata.search.query import SearchQuery
 from memstrata.store.view import Store
 
@@ -46,3 +50,26 @@ def test_keys_named() -> None:
         "db_engine",
         "user-tz",
     ]
+
+
+def test_a_records_fact_keys_are_read_once_not_at_every_recall(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`points_to` runs twice a recall (`worth.rules_idle`, `with_pointed`) over the pool's
+    best records; the keys a record names are a function of its title and text, found
+    once (`features.remember`; on main the text was searched both times, every recall)."""
+    found: list[str] = []
+
+    def counting(text: str) -> list[str]:
+        found.append(text)
+        return keys_named(text)
+
+    monkeypatch.setattr(pointers, "keys_named", counting)
+    features.clear()
+    q = SearchQuery(text="What size is the production database instance now?", k=5)
+    with _store(tmp_path / "h") as s:
+        first = [h.to_dict(full=True) for h in s.search(q)]
+        once = len(found)
+        again = [h.to_dict(full=True) for h in s.search(q)]
+    assert 0 < once <= 3 and len(found) == once, found
+    assert again == first and first[0]["explain"].get("pointed_by")

@@ -182,3 +182,72 @@ def test_no_candidate_is_held_back_while_a_record_points_to_a_fact_the_question_
     assert not worth.rules_idle(asked, [pointer, other], {})
     elsewhere = SearchQuery(text="Is the production database Multi-AZ?")  # no word of the key
     assert worth.rules_idle(elsewhere, [pointer, other], {})
+
+
+@pytest.mark.parametrize("settings", SETTINGS)
+def test_a_decision_that_replaces_nothing_is_held_back_like_any_candidate(
+    settings: PriorSettings,
+) -> None:
+    """Random pools of decisions (some replacing another, many of one ts), facts and notes:
+    decisions that replace nothing and share no other decision's ts are held back when
+    they cannot place (on main every decision reached the priors), and the first places
+    are the whole pool's, every field."""
+    rng = random.Random(8)
+    held_decisions = 0
+    for _ in range(150):
+        pool = sorted(_pool(rng, rng.randrange(5, 70), tools=False), key=lambda h: -h.score)
+        query = rng.choice(QUERIES)
+        terms = TERMS if rng.random() < 0.8 else []
+        near = 1.0 - settings.newer if terms and settings.newer > 0 else 1.0
+        for limit in (1, 3, 10):
+            held = reach.held_back(
+                pool,
+                [h.score for h in pool],
+                query,
+                settings,
+                places=limit,
+                near=near,
+                idle=lambda: True,
+            )
+            held_decisions += sum(1 for n in held if pool[n].kind == "decision")
+            head, whole = (
+                _shown(apply_priors(hits, query, settings, limit=limit, terms=terms))
+                for hits in (_head(pool, held), pool)
+            )
+            assert head == whole
+    if settings.coverage > 0:
+        assert held_decisions == 0
+    else:
+        assert held_decisions > 100
+
+
+def test_a_decision_that_replaces_another_or_shares_its_ts_is_not_held_back() -> None:
+    """`recall.replaced` (0.5) of a decision reads the others: one that says it replaces
+    something, or one of several decisions of one ts (read in file order), stays."""
+    t0 = 1_700_000_000.0
+    facts = [
+        Hit(f"f{n}", "fact", 1.0 - n / 100, "k", "cache is set", "", t0 + n, "f", kind="config")
+        for n in range(20)
+    ]
+
+    def decision(uid: str, text: str, ts: float) -> Hit:
+        return Hit(uid, "ledger", 0.1, text, text, "", ts, "l", kind="decision")
+
+    pool = [
+        *facts,
+        decision("alone", "use redis for the cache", t0 + 100),
+        decision("replacer", "replace memcached with redis", t0 + 200),
+        decision("tied1", "use lru for the cache", t0 + 300),
+        decision("tied2", "use ttl for the cache", t0 + 300),
+    ]
+    kw = {"places": 3, "near": 0.8, "idle": lambda: True}
+    held = reach.held_back(pool, [h.score for h in pool], "cache", PriorSettings(), **kw)  # type: ignore[arg-type]
+    assert {pool[n].uid for n in held if pool[n].kind == "decision"} == {"alone"}
+    same = PriorSettings(replaced=1.0)  # nothing is demoted: any decision may go
+    held = reach.held_back(pool, [h.score for h in pool], "cache", same, **kw)  # type: ignore[arg-type]
+    assert {pool[n].uid for n in held if pool[n].kind == "decision"} == {
+        "alone",
+        "replacer",
+        "tied1",
+        "tied2",
+    }

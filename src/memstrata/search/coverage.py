@@ -90,6 +90,15 @@ def coverage_of(terms: Sequence[QueryTerm]) -> Callable[[Hit], tuple[float, list
     return cover
 
 
+def holders(pairs: Sequence[tuple[str, Sequence[str]]]) -> Callable[[Hit], list[str]]:
+    """For one query's (word, stems) pairs: the words a hit holds, in order, as `holds`
+    tells each (`[w for w, st in pairs if holds(hit, st)]`), what does not depend on the
+    hit read once (the engine's `matched` of every hit shown)."""
+    if all(_plain(stem) for _word, stems in pairs for stem in stems):
+        return lambda hit: _held(hit, pairs, True)
+    return lambda hit: [w for w, st in pairs if holds(hit, st)]
+
+
 def holds(hit: Hit, stems: Sequence[str]) -> bool:
     """Whether a word of the hit's title, text or tags starts with one of `stems`."""
     return bool(_held(hit, [("", stems)], all(_plain(stem) for stem in stems)))

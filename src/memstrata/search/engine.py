@@ -29,7 +29,7 @@ from typing import Any
 
 from memstrata.errors import NotFound
 from memstrata.search import scoring, shortforms
-from memstrata.search.coverage import QueryTerm, holds, idf
+from memstrata.search.coverage import QueryTerm, holders, idf
 from memstrata.search.expand import IdentifierWords, Phrase, plan
 from memstrata.search.filters import filters as _filters
 from memstrata.search.layermask import LayerMask, Ranges, within
@@ -323,8 +323,8 @@ def _ranked(
             given = {**lexical_why, **h.explain}  # the prior's score (worth) overrides
             h.explain.clear()
             h.explain.update(given)
-    for h in hits:
-        h.explain["matched"] = [w for w, st in pool.words if holds(h, st)]
+    for h, held in zip(hits, map(holders(pool.words), hits), strict=True):
+        h.explain["matched"] = held  # the query words it holds (`coverage.holders`)
     return [own_meta(h, make_snippet(h.text or h.title, terms)) for h in hits]
 
 

@@ -120,8 +120,10 @@ def newer_first(
     goes) when it is worth at least (1 - band) of it and of every hit it passes. Only a
     record that states how things are (`states`) moves, above one of its signal or an
     account of the past (`accounts`). `kept` holds `priors._Worth` items in worth order."""
-    worth = [w.worth for w in kept]  # kept[i].worth, moved along with kept[i]
     near = 1.0 - band
+    bound = [near * w.worth for w in kept]  # the band's bound of kept[i], moved along with it
+    names = [w.signal.name for w in kept]  # and its signal
+    plain = not any(n in accounts for n in names)  # no account of the past (most pools)
     # held terms -> how many of kept[:j] hold them: a hit no earlier one matches on its
     # terms (most of them) has no older version to look for
     earlier: dict[tuple[str, ...], int] = {}
@@ -131,22 +133,29 @@ def newer_first(
             continue
         held = tuple(b.held)
         if b.signal.name in states and earlier.get(held):
-            top, bw = j, worth[j]
-            while top > 0 and bw >= near * worth[top - 1]:
+            top, bw = j, b.worth
+            while top > 0 and bw >= bound[top - 1]:
                 top -= 1
             ts, name = b.hit.ts, b.signal.name
-            for i in range(top, j):
-                # an older say on b's subject: older, the same query terms held, and the
-                # same signal, or an account of the past (`accounts`) a newer statement updates
+            i = top
+            while i < j:
+                # an older say on b's subject: the same signal, or an account of the past
+                # (`accounts`) a newer statement updates, older, the same query terms held
+                if plain:  # the next place of b's own signal, found in C (b's place ends it)
+                    i = names.index(name, i, j + 1)
+                    if i == j:
+                        break
+                elif names[i] != name and names[i] not in accounts:
+                    i += 1
+                    continue
                 a = kept[i]
-                if (
-                    (a.hit.ts < ts or (a.hit.ts == ts and is_older(a.hit, b.hit)))
-                    and a.held == b.held
-                    and (a.signal.name == name or a.signal.name in accounts)
-                ):
+                at = a.hit.ts
+                if (at < ts or (at == ts and is_older(a.hit, b.hit))) and a.held == b.held:
                     b.prior["newer_than"] = a.hit.uid
                     b.prior["newer_key"] = f"recall.{NEWER_KEY}"
                     kept.insert(i, kept.pop(j))
-                    worth.insert(i, worth.pop(j))
+                    bound.insert(i, bound.pop(j))
+                    names.insert(i, names.pop(j))
                     break
+                i += 1
         earlier[held] = earlier.get(held, 0) + 1

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from memstrata.search.features import remember
 from memstrata.search.filters import filters
 from memstrata.search.lending import lend, narrowed
 from memstrata.search.query import Hit, Searchable, SearchQuery
@@ -48,6 +49,12 @@ def keys_named(text: str) -> list[str]:
     return list(dict.fromkeys(_KEY.findall(text)))
 
 
+def _keys_of(hit: Hit) -> list[str]:
+    """`keys_named` of a record's title and text, read once per record
+    (`features.remember`): `points_to` runs twice a recall over the pool's best."""
+    return keys_named(f"{hit.title}\n{hit.text}")
+
+
 def points_to(q: SearchQuery, pool: Sequence[Hit], dropped: Mapping[str, str]) -> dict[str, Hit]:
     """The fact keys the pool's best records name that the question holds a word of, each
     with its best pointer: what `with_pointed` would look up ({} when it would do nothing;
@@ -64,7 +71,7 @@ def points_to(q: SearchQuery, pool: Sequence[Hit], dropped: Mapping[str, str]) -
     for h in best:
         if h.layer == "fact":
             continue
-        for key in keys_named(f"{h.title}\n{h.text}"):
+        for key in remember(h, "keys named", _keys_of):
             if key not in named and _stems_of(tokenize(key)) & asked:
                 named[key] = h
     return named

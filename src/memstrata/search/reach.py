@@ -19,7 +19,9 @@ that only the candidates `search.prune` would keep reach that far:
     theta      = the P-th highest worth among the candidates that are not decisions
     held back  = every candidate that is not a decision, a tool or error record or
                  bookkeeping, with worth < min((1 - newer) x theta, the lowest worth of a
-                 tool or error record)
+                 tool or error record); and a decision below that cut that is inert:
+                 `recall.replaced` is 1, or it is below 1 and the decision says it
+                 replaces nothing and no other decision of the pool has its ts
 
 Why the hits are the same, every field: `prune.contenders` of the whole pool drops every
 candidate held back (its theta, over every candidate and with `recall.replaced` on the
@@ -27,8 +29,10 @@ decisions, is at least this one; its cut at least this one's), and over the rest
 the same theta (every candidate worth theta or more is kept) and the same cut, so the
 priors weigh exactly the same contenders in the same order. A held-back candidate adds
 nothing to the first hit's `dropped` (it passed `worth.exclusions`, which tests the same
-rules with more prompts, and no weight is 0) nor to `recall.replaced` (decisions are
-kept) nor to collapse (tool calls are kept). The question rules read the whole pool
+rules with more prompts, and no weight is 0) nor to `recall.replaced` (a decision's worth
+there is at most the one here, `recall.replaced` only lowering it; one held back replaces
+no other, and the others keep their order oldest first: perf21f) nor to collapse (tool
+calls are kept). The question rules read the whole pool
 (a prompt's turn, the best score), so nothing is held back unless none of them acts
 (`worth.rules_idle`). Duplicates: a pool that repeats nothing repeats nothing once
 held back, and `rank_pool` ranks its k places either way; one that repeats is held back
@@ -42,6 +46,7 @@ negative or not a number, `recall.newer` is 1 or more, or the pool holds P or fe
 from __future__ import annotations
 
 import heapq
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 from memstrata.search.duplicates import repeats
@@ -56,6 +61,7 @@ from memstrata.search.priors import (
 )
 from memstrata.search.prune import CLUE_SIGNALS
 from memstrata.search.query import Hit, Searchable, SearchQuery, rescored
+from memstrata.search.replaces import replaced_terms
 from memstrata.search.text import tokenize
 from memstrata.search.worth import DUPLICATE_ROOM, rules_idle
 
@@ -121,6 +127,8 @@ def held_back(
     keep: list[bool] = []
     clues: list[float] = []
     weighed: list[float] = []  # the worths of the candidates that are not decisions
+    inert: list[int] = []  # the decisions that replace nothing (`_inert`)
+    stamps: Counter[float] = Counter()  # the decisions' ts
     for hit, score in zip(pool, scores, strict=True):
         if not score >= 0.0:  # negative or NaN: the order of the bounds is not known
             return set()
@@ -130,11 +138,15 @@ def held_back(
         if f is None:
             f = factors[of] = factor(*of)
         value = score * f
-        worth.append(value)
         if signal.name in CLUE_SIGNALS:
             clues.append(value)
-        if signal.name != "decision":
+        if signal.name == "decision":
+            stamps[hit.ts] += 1
+            if cfg.replaced == 1.0 or not remember(hit, "replaces", replaced_terms):
+                inert.append(len(worth))
+        else:
             weighed.append(value)
+        worth.append(value)
         keep.append(
             signal.name in CLUE_SIGNALS
             or signal.name == "decision"
@@ -148,9 +160,20 @@ def held_back(
     if clues:
         cut = min(cut, min(clues))
     out = {n for n, (v, k) in enumerate(zip(worth, keep, strict=True)) if not k and v < cut}
+    more = [n for n in inert if worth[n] < cut and _inert(pool[n], stamps, cfg.replaced)]
+    if len(pool) - len(out) - len(more) > top:  # else the priors would weigh all that is left
+        out.update(more)
     if not out or len(pool) - len(out) <= top or not idle():
         return set()
     return out
+
+
+def _inert(decision: Hit, stamps: Counter[float], replaced: float) -> bool:
+    """Whether holding `decision` back changes no other decision's `recall.replaced`:
+    no decision is demoted (`replaced` 1), or it replaces nothing and no other decision
+    of the pool has its ts (`priors.replaced_decisions` reads the decisions oldest first,
+    one ts's in file order: taking one out of a run of ties could reorder the others)."""
+    return replaced == 1.0 or (replaced < 1.0 and stamps[decision.ts] == 1)
 
 
 def _positive(cfg: PriorSettings) -> bool:

@@ -67,7 +67,8 @@ def exclusions(store: Searchable, q: SearchQuery, candidates: Sequence[Hit]) -> 
     prompts = open_prompts(store, candidates)
     out = excluded_from(candidates, q.text, prompts, include_superseded=q.include_superseded)
     for h in candidates:
-        if h.uid not in out:
+        # `bare_prompt` reads only prompts (kind USER_FEEDBACK or a transcript's user)
+        if (h.kind == "USER_FEEDBACK" or h.kind == "user") and h.uid not in out:
             why = bare_prompt(h)  # "continue", "ok go on": never a hit (`search.intent`)
             if why is not None:
                 out[h.uid] = why
@@ -223,7 +224,9 @@ def _df(conn: Any, term: str) -> int:
 
 def open_prompts(store: Searchable, pool: Sequence[Hit]) -> set[str]:
     """The uids of the intents in `pool` that are their agent's prompt being answered now."""
-    owners = sorted({h.owner for h in pool if h.owner and is_intent(h)})
+    owners = sorted(
+        {h.owner for h in pool if h.kind == "USER_FEEDBACK" and h.owner and is_intent(h)}
+    )
     if not owners:
         return set()
     scope_sql, params = store.gate.sql_filter("d")
