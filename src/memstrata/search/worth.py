@@ -49,7 +49,7 @@ from memstrata.search.query import Hit, Searchable, SearchQuery
 from memstrata.search.reasons import asks_reason, with_reasons
 from memstrata.search.resolutions import with_resolutions
 from memstrata.search.terms import stems
-from memstrata.search.text import query_terms
+from memstrata.search.frames import topic_terms
 from memstrata.search.turns import with_turns
 
 DUPLICATE_ROOM = 3  # hits ranked per hit shown, before duplicates are collapsed
@@ -201,7 +201,7 @@ def scores_in_rank_order(hits: list[Hit]) -> list[Hit]:
 def query_terms_of(store: Searchable, text: str) -> list[QueryTerm]:
     """The query's content words with their FTS5 stems and IDF over the whole index
     (`search.coverage`); a word no document holds is left out (nothing can cover it)."""
-    words = query_terms(text)
+    words = topic_terms(text)  # without the words that frame it (`search.frames`)
     if not words:
         return []
     by_word = stems(words)
