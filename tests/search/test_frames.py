@@ -62,6 +62,7 @@ def test_a_frame_word_does_not_rank_a_record_on_another_subject(
         ("Where did the pretrained audio checkpoint come from in the end?", {"end"}),
         ("How many people tune in, and how much RAM is left so far?", {"many", "much", "far"}),
         ("What sort of address slipped through?", {"sort"}),
+        ("are we still flashing with espflash?", {"still"}),
         ("How fast are answers at the slow end, as last measured?", {"fast", "last"}),
         ("Which encryption key protects the database, and why that one?", {"one"}),
         ("Which long-lived token do we use, and for one user or all?", set()),

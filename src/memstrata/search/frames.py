@@ -15,17 +15,19 @@ are read as phrases:
                 old, good, frequently); a time-frame adverbial (these days, nowadays,
                 right now, at the moment, at present, so far, to date, at the start,
                 in the end, in the first place, at the time, any more, anymore, "as
-                last ..."); last / this / next + time, week, month, year; "what sort
-                of"; "that one" / "this one" closing a clause
+                last ..."); last / this / next + time, week, month, year; "still";
+                "what sort of"; "that one" / "this one" closing a clause
     topic(q)  = `text.query_terms(q)` without frame(q), when that leaves at least two
                 terms; else all of them
 
 "At first" and "the first time" are not frames: the records that tell what went wrong
 first say "first" too ("probe-rs would not attach: first 'Access denied' ..."), and
 dropping it moved firmware-larkspur's q-attach from rank 1 to 2 (`bench agent --replay`).
-A question left with one term ("How long should the feature be?" -> "feature") keeps
-its frame word: one word ranks the shortest record that holds it first (a bare heading,
-"# E-scooter feature for The Commons", above the brief's "2,500 words").
+"Per" ("per month") is not one either: left out, it moved web-quillmark's q-price from
+rank 2 to 1 and analytics-kestrel's q-churn-rate from 3 to 4. A question left with one
+term ("How long should the feature be?" -> "feature") keeps its frame word: one word
+ranks the shortest record that holds it first (a bare heading, "# E-scooter feature for
+The Commons", above the brief's "2,500 words").
 
 The question's meaning is left whole (the dense and MaxSim features read its text; the
 MaxSim pieces without the frame words moved no dev rank), and what it asks for is read
@@ -48,7 +50,7 @@ _FRAMES = re.compile(
     r"|at\s+the\s+time|any\s*more)\b"
     r"|\bas\s+last\b"
     r"|\b(?:last|this|next)\s+(?:time|week|month|year)\b"
-    r"|\bwhat\s+sort\s+of\b"
+    r"|\bwhat\s+sort\s+of\b|\bstill\b"
     r"|\b(?:that|this)\s+one\s*(?=[?.!,;]|$)",
     re.I,
 )
