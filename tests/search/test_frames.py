@@ -37,9 +37,7 @@ def _store(home: Path) -> Store:
 
 
 @pytest.mark.parametrize("mode", ["lexical", "hybrid"])
-def test_a_frame_word_does_not_rank_a_record_on_another_subject(
-    tmp_path: Path, mode: str
-) -> None:
+def test_a_frame_word_does_not_rank_a_record_on_another_subject(tmp_path: Path, mode: str) -> None:
     with _store(tmp_path / "h") as s:
         if mode == "hybrid":
             s.use_embedder(FakeEmbedder(dim=64, tokens=True))
