@@ -1,7 +1,7 @@
 """One search over every layer: SQL candidate generation, then pure re-ranking.
 
-    phrases    = the query's words, a prefix for a word nothing holds whole, and
-                 the identifier abbreviations of its words (`search.expand`)
+    phrases    = the query's words bar those framing it (`search.frames`), a prefix for
+                 a word nothing holds whole, their identifier abbreviations (`search.expand`)
     candidates = FTS5 MATCH (OR of the phrases) AND scope filter AND query filters,
                  best `fetch` by bm25 (column weights: title, body, tags, context);
                  a candidate whose BM25 relevance is ~0 (it holds only words most
@@ -32,13 +32,14 @@ from memstrata.search import scoring, shortforms
 from memstrata.search.coverage import QueryTerm, holders, idf
 from memstrata.search.expand import IdentifierWords, Phrase, plan
 from memstrata.search.filters import filters as _filters
+from memstrata.search.frames import topic_terms
 from memstrata.search.layermask import LayerMask, Ranges, within
 from memstrata.search.query import OPT_IN_LAYERS, Hit, Searchable, SearchQuery
 from memstrata.search.reach import within_reach
 from memstrata.search.rescore import scoring_extra
 from memstrata.search.rowmemo import RowMemo, RowMemos, own_meta
 from memstrata.search.terms import TermStat, essential_terms, stems
-from memstrata.search.text import mentioned, query_terms, tokenize
+from memstrata.search.text import mentioned, tokenize
 from memstrata.search.worth import exclusions, rank_pool
 from memstrata.values import field, value_type
 
@@ -70,7 +71,7 @@ def lexical_search(store: Searchable, q: SearchQuery, *, fetch: int | None = Non
     where, params = _filters(store, q)
     if not q.text.strip():
         return _structured(store, q, where, params)
-    terms = query_terms(q.text)
+    terms = topic_terms(q.text)  # without the words that frame it (`search.frames`)
     if not terms:
         return []  # only punctuation or symbols: nothing to match on
     return _ranked(store, q, terms, where, params, fetch)
@@ -514,9 +515,8 @@ def _passing(
     return out[:fetch]
 
 
-# A row's `meta` JSON parsed once per distinct text: a hybrid search made a Hit of each
-# of its ~200 candidates two or three times (lexical pool, dense pool, ranking), and
-# parsing their meta was a tenth of its CPU at 10k memories.
+# A row's `meta` JSON parsed once per distinct text: a hybrid search made a Hit of each of its
+# ~200 candidates 2-3 times (lexical, dense, ranking); parsing was 1/10 of its CPU at 10k.
 _META_KEPT = 4096
 _metas: dict[str, Any] = {}
 

@@ -45,6 +45,7 @@ from memstrata.search import scoring, shortforms, updates
 from memstrata.search.engine import _COLUMNS, _hit, lexical_pool, make_snippet
 from memstrata.search.feedback import SEEDS, feedback_vector
 from memstrata.search.filters import filters as _filters
+from memstrata.search.frames import topic_terms
 from memstrata.search.maxsim import maxsim as token_maxsim
 from memstrata.search.newer import written_before
 from memstrata.search.pieces import content_pieces
@@ -126,7 +127,7 @@ class _Read:
     def __init__(self, store: Searchable, q: SearchQuery, vi: Any) -> None:
         self.fetch = max(FETCH, q.k * 5)
         self.where, self.params = _filters(store, q)
-        terms = query_terms(q.text) if q.mode == "hybrid" else []
+        terms = topic_terms(q.text) if q.mode == "hybrid" else []  # `search.frames`
         pool = lexical_pool(store, q, terms, self.where, self.params, self.fetch) if terms else None
         self.pool = pool
         self.rows: dict[str, Any] = {r[1]: r for r in pool.rows} if pool is not None else {}

@@ -32,6 +32,7 @@ from memstrata.search.durations import asks_duration, with_durations
 from memstrata.search.failures import asks_about_failure, with_failures
 from memstrata.search.features import remember
 from memstrata.search.fixes import asks_fix, with_fixes
+from memstrata.search.frames import topic_terms
 from memstrata.search.intent import asked_work, bare_prompt, with_open_work
 from memstrata.search.people import asks_who, with_people
 from memstrata.search.pointers import points_to, with_pointed
@@ -49,7 +50,6 @@ from memstrata.search.query import Hit, Searchable, SearchQuery
 from memstrata.search.reasons import asks_reason, with_reasons
 from memstrata.search.resolutions import with_resolutions
 from memstrata.search.terms import stems
-from memstrata.search.text import query_terms
 from memstrata.search.turns import with_turns
 
 DUPLICATE_ROOM = 3  # hits ranked per hit shown, before duplicates are collapsed
@@ -202,7 +202,7 @@ def scores_in_rank_order(hits: list[Hit]) -> list[Hit]:
 def query_terms_of(store: Searchable, text: str) -> list[QueryTerm]:
     """The query's content words with their FTS5 stems and IDF over the whole index
     (`search.coverage`); a word no document holds is left out (nothing can cover it)."""
-    words = query_terms(text)
+    words = topic_terms(text)  # without the words that frame it (`search.frames`)
     if not words:
         return []
     by_word = stems(words)
