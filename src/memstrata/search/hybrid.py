@@ -17,6 +17,8 @@
 With `[search] feedback` > 0 the query vector is moved toward the best hits of a first
 pass (Rocchio, `search.feedback`; explain names them: `feedback_seeds`), and a second
 pass scores the dense side anew over what the first read (`_Read`: no second FTS5 search).
+The query moves only when every seed is a one-unit record, and the first pass's best
+`PINNED` hits keep their places above the second pass's ranking (`feedback.acts`, `pinned`).
 
 MaxSim reads the query's content pieces only (`search.pieces`: no stopword or
 punctuation pieces).
@@ -43,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from memstrata.search import scoring, shortforms, updates
 from memstrata.search.engine import _COLUMNS, _hit, lexical_pool, make_snippet
-from memstrata.search.feedback import SEEDS, feedback_vector
+from memstrata.search.feedback import PINNED, SEEDS, acts, feedback_vector, pinned
 from memstrata.search.filters import filters as _filters
 from memstrata.search.maxsim import maxsim as token_maxsim
 from memstrata.search.newer import written_before
@@ -96,6 +98,9 @@ def hybrid_search(
     seeds: list[str] = []
     if q.mode == "hybrid" and qv is not None and store.config.feedback > 0:
         qv, seeds = _feedback(store, q, vi, read, qv)
+    if seeds:  # the first pass's best stay first (`feedback.pinned`)
+        hits = _search(store, replace(q, k=q.k + PINNED), vi, read, qv, seeds)
+        return pinned(read.first[:PINNED], hits, q.k)
     return _search(store, q, vi, read, qv, seeds)
 
 
@@ -107,6 +112,7 @@ class _Read:
 
     __slots__ = (
         "fetch",
+        "first",
         "gone",
         "lexical",
         "lexical_uids",
@@ -142,6 +148,7 @@ class _Read:
         self.maxsim_read: set[str] = set()  # ... those with token vectors or not
         self.pieces: list[str] = []  # the query words MaxSim reads
         self.qt: Any = None  # the query's token vectors, once read (`_maxsim`)
+        self.first: list[str] = []  # feedback's first pass: its best uids
 
 
 def _search(
@@ -261,10 +268,11 @@ def _feedback(
     import numpy as np
 
     first = _search(store, replace(q, k=SEEDS), vi, read, qv, [], shown=False)
+    read.first = [h.uid for h in first]
     matrix = read.matrix
     seeds = [h.uid for h in first if h.uid in matrix.index]
-    if not seeds:
-        return qv, []
+    if not acts([int(matrix.counts[matrix.index[u]]) for u in seeds]):
+        return qv, []  # a long seed: the question is left as it is
     rows = matrix.vectors[[matrix.index[u] for u in seeds]]
     return vi.query_vector(feedback_vector(np, qv, rows, store.config.feedback)), seeds
 
