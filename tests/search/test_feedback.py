@@ -181,3 +181,14 @@ def test_the_first_hits_keep_their_places_when_the_query_moves(
                 assert hits[0].explain["feedback_seeds"]  # the query did move
     assert tops["1.0"][:PINNED] == tops["0"][:PINNED]
     assert pinned(["b", "a"], ["a", "c", "b", "d"], 3) == ["b", "a", "c"]
+
+
+def test_feedback_answers_a_search_at_the_largest_k(tmp_path: Path) -> None:
+    """The second pass asks for `PINNED` more hits than the question, never past `MAX_K`
+    (`bench locomo`'s session ranking asks for 50: it raised MalformedInput)."""
+    from memstrata.search.query import MAX_K
+
+    q = SearchQuery(text="What books has John read?", layers=("session",), k=MAX_K, mode="hybrid")
+    with _store(tmp_path, '[search]\nembedder = "fake"\nfeedback = 1.0\n') as store:
+        hits = store.search(q)
+        assert hits and hits[0].explain["feedback_seeds"]

@@ -50,7 +50,7 @@ from memstrata.search.filters import filters as _filters
 from memstrata.search.maxsim import maxsim as token_maxsim
 from memstrata.search.newer import written_before
 from memstrata.search.pieces import content_pieces
-from memstrata.search.query import LAYERS, OPT_IN_LAYERS, Hit, Searchable, SearchQuery
+from memstrata.search.query import LAYERS, MAX_K, OPT_IN_LAYERS, Hit, Searchable, SearchQuery
 from memstrata.search.text import query_terms
 from memstrata.search.updates import newer_first
 from memstrata.search.worth import exclusions, rank_pool
@@ -99,7 +99,7 @@ def hybrid_search(
     if q.mode == "hybrid" and qv is not None and store.config.feedback > 0:
         qv, seeds = _feedback(store, q, vi, read, qv)
     if seeds:  # the first pass's best stay first (`feedback.pinned`)
-        hits = _search(store, replace(q, k=q.k + PINNED), vi, read, qv, seeds)
+        hits = _search(store, replace(q, k=min(q.k + PINNED, MAX_K)), vi, read, qv, seeds)
         return pinned(read.first[:PINNED], hits, q.k)
     return _search(store, q, vi, read, qv, seeds)
 
