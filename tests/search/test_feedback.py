@@ -12,7 +12,7 @@ from memstrata import SearchQuery, Store
 from memstrata.embed.base import FakeEmbedder
 from memstrata.index.vectors import VectorIndex
 from memstrata.search import hybrid
-from memstrata.search.feedback import SEEDS, feedback_vector
+from memstrata.search.feedback import PINNED, SEEDS, acts, feedback_vector, pinned
 
 
 def test_the_query_moves_toward_the_mean_of_its_seeds_by_the_weight() -> None:
@@ -136,3 +136,59 @@ def test_bench_semantic_searches_with_the_search_config_of_the_environment(
         with Store(home, agent="bench") as store:
             assert store.config.feedback == want
             assert store.config.embedder == "none"
+
+
+def test_feedback_leaves_a_question_alone_when_a_seed_is_a_long_message(tmp_path: Path) -> None:
+    """A long message's vector is the mean of its chunks, mostly filler: with one among
+    the seeds (`feedback.acts`) the query is not moved, and the hits are feedback off's."""
+    q = SearchQuery(text="What books has John read?", layers=("session",), k=5, mode="hybrid")
+    filler = " ".join(
+        f"Generic note {i} about deployment pipelines and caching." for i in range(40)
+    )
+    long_turn = f"John read a fantasy series about books and dragons. {filler}"
+    assert len(long_turn) > 1200  # more than one unit (`index.units.CHUNK_CHARS`)
+    got = {}
+    for fb in ("0", "1.0"):
+        (tmp_path / fb).mkdir()
+        with _store(tmp_path / fb, f'[search]\nembedder = "fake"\nfeedback = {fb}\n') as store:
+            store.agent().sessions.append_many(
+                "s2", [{"id": "D2:1", "role": "user", "speaker": "John", "content": long_turn}]
+            )
+            hits = store.search(q)
+            assert any(h.meta.get("id") == "D2:1" for h in hits[:SEEDS])
+            assert all("feedback_seeds" not in h.explain for h in hits)
+            got[fb] = [h.uid for h in hits]
+    assert got["0"] == got["1.0"]
+    assert acts([1, 1]) and not acts([1, 2])  # the rule itself: one long seed is enough
+
+
+def test_the_first_hits_keep_their_places_when_the_query_moves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Feedback orders what follows the first pass's best `PINNED` hits, not them: moved
+    toward an unrelated message, the top 3 stay the first pass's, in its order."""
+    q = SearchQuery(text="What books has John read?", layers=("session",), k=5, mode="hybrid")
+    emb = FakeEmbedder(dim=64)
+    away = emb.embed(["the dog chased a ball in the park"])[0]
+    monkeypatch.setattr(hybrid, "feedback_vector", lambda np, q, rows, w: np.asarray(away))
+    tops = {}
+    for fb in ("0", "1.0"):
+        (tmp_path / fb).mkdir()
+        with _store(tmp_path / fb, f'[search]\nembedder = "fake"\nfeedback = {fb}\n', emb) as s:
+            hits = s.search(q)
+            tops[fb] = [h.uid for h in hits]
+            if fb == "1.0":
+                assert hits[0].explain["feedback_seeds"]  # the query did move
+    assert tops["1.0"][:PINNED] == tops["0"][:PINNED]
+    assert pinned(["b", "a"], ["a", "c", "b", "d"], 3) == ["b", "a", "c"]
+
+
+def test_feedback_answers_a_search_at_the_largest_k(tmp_path: Path) -> None:
+    """The second pass asks for `PINNED` more hits than the question, never past `MAX_K`
+    (`bench locomo`'s session ranking asks for 50: it raised MalformedInput)."""
+    from memstrata.search.query import MAX_K
+
+    q = SearchQuery(text="What books has John read?", layers=("session",), k=MAX_K, mode="hybrid")
+    with _store(tmp_path, '[search]\nembedder = "fake"\nfeedback = 1.0\n') as store:
+        hits = store.search(q)
+        assert hits and hits[0].explain["feedback_seeds"]

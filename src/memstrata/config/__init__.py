@@ -105,7 +105,7 @@ class Config:
     duplicates: bool = True
     maxsim_pieces: str = "all"  # "content": docs/benchmarks-recall.md section 9 (bench agent)
     update_band: float = 0.0  # 0.05: docs/benchmarks-recall.md section 9
-    feedback: float = 0.0  # 1.0: docs/benchmarks-recall.md section 12 (off: not measured on all)
+    feedback: float = 0.0  # 1.0: docs/benchmarks-recall.md sections 12, 15 (off: its cost)
     llm_summarizer: str | None = None
     llm_extractor: str | None = None
     llm_classifier: str | None = None

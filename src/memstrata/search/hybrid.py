@@ -17,6 +17,8 @@
 With `[search] feedback` > 0 the query vector is moved toward the best hits of a first
 pass (Rocchio, `search.feedback`; explain names them: `feedback_seeds`), and a second
 pass scores the dense side anew over what the first read (`_Read`: no second FTS5 search).
+The query moves only when every seed is a one-unit record, and the first pass's best
+`PINNED` hits keep their places above the second pass's ranking (`feedback.acts`, `pinned`).
 
 MaxSim reads the query's content pieces only (`search.pieces`: no stopword or
 punctuation pieces).
@@ -43,13 +45,13 @@ from typing import TYPE_CHECKING, Any
 
 from memstrata.search import scoring, shortforms, updates
 from memstrata.search.engine import _COLUMNS, _hit, lexical_pool, make_snippet
-from memstrata.search.feedback import SEEDS, feedback_vector
+from memstrata.search.feedback import PINNED, SEEDS, acts, feedback_vector, pinned
 from memstrata.search.filters import filters as _filters
 from memstrata.search.frames import topic_terms
 from memstrata.search.maxsim import maxsim as token_maxsim
 from memstrata.search.newer import written_before
 from memstrata.search.pieces import content_pieces
-from memstrata.search.query import LAYERS, OPT_IN_LAYERS, Hit, Searchable, SearchQuery
+from memstrata.search.query import LAYERS, MAX_K, OPT_IN_LAYERS, Hit, Searchable, SearchQuery
 from memstrata.search.text import query_terms
 from memstrata.search.updates import newer_first
 from memstrata.search.worth import exclusions, rank_pool
@@ -97,6 +99,9 @@ def hybrid_search(
     seeds: list[str] = []
     if q.mode == "hybrid" and qv is not None and store.config.feedback > 0:
         qv, seeds = _feedback(store, q, vi, read, qv)
+    if seeds:  # the first pass's best stay first (`feedback.pinned`)
+        hits = _search(store, replace(q, k=min(q.k + PINNED, MAX_K)), vi, read, qv, seeds)
+        return pinned(read.first[:PINNED], hits, q.k)
     return _search(store, q, vi, read, qv, seeds)
 
 
@@ -108,6 +113,7 @@ class _Read:
 
     __slots__ = (
         "fetch",
+        "first",
         "gone",
         "lexical",
         "lexical_uids",
@@ -143,6 +149,7 @@ class _Read:
         self.maxsim_read: set[str] = set()  # ... those with token vectors or not
         self.pieces: list[str] = []  # the query words MaxSim reads
         self.qt: Any = None  # the query's token vectors, once read (`_maxsim`)
+        self.first: list[str] = []  # feedback's first pass: its best uids
 
 
 def _search(
@@ -262,10 +269,11 @@ def _feedback(
     import numpy as np
 
     first = _search(store, replace(q, k=SEEDS), vi, read, qv, [], shown=False)
+    read.first = [h.uid for h in first]
     matrix = read.matrix
     seeds = [h.uid for h in first if h.uid in matrix.index]
-    if not seeds:
-        return qv, []
+    if not acts([int(matrix.counts[matrix.index[u]]) for u in seeds]):
+        return qv, []  # a long seed: the question is left as it is
     rows = matrix.vectors[[matrix.index[u] for u in seeds]]
     return vi.query_vector(feedback_vector(np, qv, rows, store.config.feedback)), seeds
 
