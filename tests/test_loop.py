@@ -240,6 +240,29 @@ def test_a_turn_keeps_the_now_the_agent_set_during_it(home: Path) -> None:
     m.close()
 
 
+def test_a_turn_keeps_the_now_the_agent_set_in_an_earlier_turn_while_tasks_are_open(
+    home: Path,
+) -> None:
+    """chatbot-otterbrook (NOW 7/10): the agent set NOW ("Moved to Azure ...; next: answer
+    generation") in one turn; a later turn where it set none, a task open, rewrote NOW's
+    next steps as the open tasks, so the next session (and the context after a compaction)
+    did not start from the agent's NOW. The hooks keep an agent's NOW from any earlier turn;
+    the loop now does too while a task is open."""
+    m = MemoryManager("finn", home)
+    m.store.agent().tasks.add("Answer generation with citations")
+    with m.turn("Rework the model and the index") as turn:
+        m.update_now("Moved to Azure and pgvector", ["Answer generation on the new stack"])
+        turn.final_response("Both done.")
+    with m.turn("What is left on the index?") as turn:
+        turn.final_response("Nothing, it is in pgvector now.")
+    m.close()
+    with MemoryManager("finn", home) as later, later.turn("Let's fix the handoff first.") as t:
+        t.final_response("Looking at it.")
+        state = later.memory.now.state()
+    assert state.objective == "Moved to Azure and pgvector"
+    assert state.next_steps == ("Answer generation on the new stack",)
+
+
 def test_a_turn_records_the_change_of_plan_the_user_states(home: Path) -> None:
     """The user's change of plan, said in a turn's message, replaces the one decision in force
     it names, as the hooks' UserPromptSubmit and MCP session_append do (chatbot-otterbrook:
