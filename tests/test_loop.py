@@ -288,6 +288,25 @@ def test_a_turn_records_the_change_of_plan_the_user_states(home: Path) -> None:
     m.close()
 
 
+def test_a_users_change_of_plan_records_the_decision_not_the_errand(home: Path) -> None:
+    """chatbot-otterbrook: the record in force read "Our DPO came back and chat transcripts
+    must be deleted after 30 days, not 90. Please change the purge job today." The decision
+    is what holds; the request for the day's work around it is not part of it."""
+    with MemoryManager("finn", home) as m:
+        m.record_decision(
+            "Chat transcripts are kept 90 days in the conversations table, then deleted by "
+            "the nightly purge job"
+        )
+        said = (
+            "Change of plan on transcripts: our DPO came back and chat transcripts must be "
+            "deleted after 30 days, not 90. Please change the purge job today."
+        )
+        with m.turn(said) as turn:
+            turn.final_response("Done: the purge job now deletes transcripts after 30 days.")
+        new = [e.summary for e in m.store.agent().decisions.in_force()]
+    assert new == ["Our DPO came back and chat transcripts must be deleted after 30 days, not 90."]
+
+
 def test_a_turn_logs_no_trace_of_memorys_own_tools(home: Path) -> None:
     """The model's memory tools (recall_memory, save_fact, ...) act on memory already: the
     turn keeps their calls in the transcript, and logs no TOOL_USE line for them that recall
