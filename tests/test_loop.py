@@ -383,3 +383,24 @@ def test_a_turn_claims_nothing_complete_while_tasks_are_open(home: Path) -> None
         turn.final_response("Bye")
     assert m.memory.now.state().objective == "Task complete: Thanks, that's all"
     m.close()
+
+
+def test_conversation_compacted_flushes_the_session_and_returns_its_tail(home: Path) -> None:
+    """docs/misses/chatbot-otterbrook.md: the Python API had no call for "the model's
+    conversation was compacted" (the hooks' PreCompact, then SessionStart "compact"); a
+    builder's loop could only compact LOG.md. `conversation_compacted` flushes the session's
+    durable items to CONTEXT.md and returns the context with the session's last messages."""
+    with MemoryManager("finn", home) as m:
+        sid = m.store.agent().sessions.start("s1").id
+        with m.turn("Wire the report export.", session_id=sid) as turn:
+            turn.tool_executed("shell", {"cmd": "make export"}, "12 passed")
+            turn.final_response("Decision: the report export runs nightly at 02:00 UTC.")
+        log_before = len(m.memory.log.tail(100))
+        text = m.conversation_compacted(sid, workspace="/home/finn/reports")
+        assert "## Workspace\n/home/finn/reports\n" in text
+        tail = text.split("## This session before the compaction", 1)[1].split("\n## ", 1)[0]
+        assert "- user: Wire the report export." in tail
+        flushed = m.store.agent().context.read()
+        assert "the report export runs nightly at 02:00 UTC" in flushed
+        assert "12 passed" not in flushed and "make export" not in flushed
+        assert len(m.memory.log.tail(100)) == log_before  # LOG.md is not compacted by it
