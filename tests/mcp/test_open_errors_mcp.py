@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 import anyio
 import pytest
 
 mcp = pytest.importorskip("mcp")
 from mcp import Client  # noqa: E402
-
 from memstrata.mcp.server import build_server  # noqa: E402
 from memstrata.store.view import Store  # noqa: E402
 
