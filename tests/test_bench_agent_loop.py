@@ -98,6 +98,8 @@ def test_the_python_surface_drives_memorymanager_in_the_builders_own_loop(tmp_pa
     labels = [c["label"] for c in result["checkpoints"]]
     assert labels == ["s01", "s02"]
     s02 = result["checkpoints"][1]
+    for checkpoint in result["checkpoints"]:  # the project's folder, not the bench's cwd
+        assert "## Workspace\n/home/user/tiny\n" in checkpoint["text"], checkpoint["text"]
     # the first LLM call's context: what the loop hands the model at the session's start
     assert all(i["covered"] for i in s02["items"]) and not s02["must_not"][0]["present"]
     (ask,) = result["asks"]

@@ -240,6 +240,29 @@ def test_a_turn_keeps_the_now_the_agent_set_during_it(home: Path) -> None:
     m.close()
 
 
+def test_a_turn_keeps_the_now_the_agent_set_in_an_earlier_turn_while_tasks_are_open(
+    home: Path,
+) -> None:
+    """chatbot-otterbrook (NOW 7/10): the agent set NOW ("Moved to Azure ...; next: answer
+    generation") in one turn; a later turn where it set none, a task open, rewrote NOW's
+    next steps as the open tasks, so the next session (and the context after a compaction)
+    did not start from the agent's NOW. The hooks keep an agent's NOW from any earlier turn;
+    the loop now does too while a task is open."""
+    m = MemoryManager("finn", home)
+    m.store.agent().tasks.add("Answer generation with citations")
+    with m.turn("Rework the model and the index") as turn:
+        m.update_now("Moved to Azure and pgvector", ["Answer generation on the new stack"])
+        turn.final_response("Both done.")
+    with m.turn("What is left on the index?") as turn:
+        turn.final_response("Nothing, it is in pgvector now.")
+    m.close()
+    with MemoryManager("finn", home) as later, later.turn("Let's fix the handoff first.") as t:
+        t.final_response("Looking at it.")
+        state = later.memory.now.state()
+    assert state.objective == "Moved to Azure and pgvector"
+    assert state.next_steps == ("Answer generation on the new stack",)
+
+
 def test_a_turn_records_the_change_of_plan_the_user_states(home: Path) -> None:
     """The user's change of plan, said in a turn's message, replaces the one decision in force
     it names, as the hooks' UserPromptSubmit and MCP session_append do (chatbot-otterbrook:
@@ -263,6 +286,25 @@ def test_a_turn_records_the_change_of_plan_the_user_states(home: Path) -> None:
         turn.final_response("720 hours.")
     assert len(m.store.agent().decisions.in_force()) == len(in_force)
     m.close()
+
+
+def test_a_users_change_of_plan_records_the_decision_not_the_errand(home: Path) -> None:
+    """chatbot-otterbrook: the record in force read "Our DPO came back and chat transcripts
+    must be deleted after 30 days, not 90. Please change the purge job today." The decision
+    is what holds; the request for the day's work around it is not part of it."""
+    with MemoryManager("finn", home) as m:
+        m.record_decision(
+            "Chat transcripts are kept 90 days in the conversations table, then deleted by "
+            "the nightly purge job"
+        )
+        said = (
+            "Change of plan on transcripts: our DPO came back and chat transcripts must be "
+            "deleted after 30 days, not 90. Please change the purge job today."
+        )
+        with m.turn(said) as turn:
+            turn.final_response("Done: the purge job now deletes transcripts after 30 days.")
+        new = [e.summary for e in m.store.agent().decisions.in_force()]
+    assert new == ["Our DPO came back and chat transcripts must be deleted after 30 days, not 90."]
 
 
 def test_a_turn_logs_no_trace_of_memorys_own_tools(home: Path) -> None:
@@ -341,3 +383,24 @@ def test_a_turn_claims_nothing_complete_while_tasks_are_open(home: Path) -> None
         turn.final_response("Bye")
     assert m.memory.now.state().objective == "Task complete: Thanks, that's all"
     m.close()
+
+
+def test_conversation_compacted_flushes_the_session_and_returns_its_tail(home: Path) -> None:
+    """docs/misses/chatbot-otterbrook.md: the Python API had no call for "the model's
+    conversation was compacted" (the hooks' PreCompact, then SessionStart "compact"); a
+    builder's loop could only compact LOG.md. `conversation_compacted` flushes the session's
+    durable items to CONTEXT.md and returns the context with the session's last messages."""
+    with MemoryManager("finn", home) as m:
+        sid = m.store.agent().sessions.start("s1").id
+        with m.turn("Wire the report export.", session_id=sid) as turn:
+            turn.tool_executed("shell", {"cmd": "make export"}, "12 passed")
+            turn.final_response("Decision: the report export runs nightly at 02:00 UTC.")
+        log_before = len(m.memory.log.tail(100))
+        text = m.conversation_compacted(sid, workspace="/home/finn/reports")
+        assert "## Workspace\n/home/finn/reports\n" in text
+        tail = text.split("## This session before the compaction", 1)[1].split("\n## ", 1)[0]
+        assert "- user: Wire the report export." in tail
+        flushed = m.store.agent().context.read()
+        assert "the report export runs nightly at 02:00 UTC" in flushed
+        assert "12 passed" not in flushed and "make export" not in flushed
+        assert len(m.memory.log.tail(100)) == log_before  # LOG.md is not compacted by it

@@ -211,3 +211,30 @@ def test_a_long_open_error_keeps_its_innermost_cause(home: Path) -> None:
     assert "application key is restricted to bucket web" in errors, errors
     assert len(errors.strip().splitlines()[0]) < 300, errors
     assert "…" in errors  # the middle went
+
+
+def test_a_past_outcome_does_not_restate_a_decision_replaced_since(home: Path) -> None:
+    """chatbot-otterbrook (stale context 3/38): s02's final response said "Transcripts are
+    kept 90 days and then purged nightly."; the user changed it to 30 days in s08, and the
+    s08-s10 contexts still quoted the 90 days on s02's activity line. Through the Python
+    API: the outcome keeps its other sentences, not the replaced one."""
+    from memstrata import MemoryManager
+
+    with MemoryManager("devbot", home) as m:
+        old = m.record_decision(
+            "Chat transcripts are kept 90 days in the conversations table, then deleted by "
+            "the nightly purge job"
+        )
+        with m.turn("Carry on with the article index.", session_id="s02") as turn:
+            turn.final_response(
+                "The index is built: 3,912 chunks in Qdrant. Transcripts are kept 90 days "
+                "and then purged nightly."
+            )
+    with MemoryManager("devbot", home) as m:
+        m.record_decision("Chat transcripts are deleted after 30 days, not 90", replaces=old)
+        with m.turn("Where are we?", session_id="s03") as turn:
+            text = turn.before_llm_call()
+    activity = _section(text, "## Recent activity (LOG.md, by session)")
+    assert "3,912 chunks in Qdrant" in activity
+    assert "kept 90 days" not in text
+    assert "deleted after 30 days" in _section(text, "## Decisions and constraints in force")

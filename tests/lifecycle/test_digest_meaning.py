@@ -67,3 +67,18 @@ def test_digest_objective_is_the_users_goal_not_task_complete(home: Path) -> Non
     digest = _compact(home)
     objective = [x for x in digest.splitlines() if x.startswith("- Objective:")]
     assert objective == ["- Objective: Start the PDF export"]
+
+
+def test_digest_objective_is_no_question_asked_when_the_user_set_a_goal(home: Path) -> None:
+    """chatbot-otterbrook s10: most turns were questions asked in a launch review, the loop
+    ended the last with "Task complete: How should Brook word ...?", and the digest's
+    objective was that question. A question asked is a goal only when nothing else is."""
+    with AgentLoop.open("me", home) as loop:
+        with loop.turn("Let's get Brook onto the staging cluster today.") as turn:
+            turn.final_response("Brook is on staging (3 replicas).")
+        for asked in ("What did Microsoft say about the quota?", "How should Brook word it?"):
+            with loop.turn(asked) as turn:
+                turn.final_response("Plain British English, short sentences.")
+    digest = _compact(home)
+    objective = [x for x in digest.splitlines() if x.startswith("- Objective:")]
+    assert objective == ["- Objective: Let's get Brook onto the staging cluster today."]

@@ -30,6 +30,7 @@ from memstrata.lifecycle.activity import (
     sessions,
 )
 from memstrata.lifecycle.resolved import OpenError, open_errors
+from memstrata.lifecycle.retired import without_replaced
 from memstrata.model import parse_ts
 
 if TYPE_CHECKING:
@@ -288,8 +289,9 @@ def activity_lines(
         counts = s.summary()
         if counts:
             parts.append(counts)
-        if s.outcome:
-            parts.append(f"outcome: {s.outcome}")
+        outcome = without_replaced(s.outcome, history) if history else s.outcome
+        if outcome:  # a past answer's account, without a decision replaced since
+            parts.append(f"outcome: {outcome}")
         if len(parts) == 1 and not s.notes and not s.failed:
             continue
         lines.append("- " + "; ".join(parts))

@@ -9,7 +9,8 @@ over `MemoryManager`), wired as docs/python-api.md says, no hooks, no MCP:
                 `transcripts: "session"`, `store.agent().sessions.start(id)` and every
                 turn opened with `session_id=` (`sessions.end` at the session's end)
     prompt      the open turn ends; `m.turn(text, session_id=...)` opens (logs the
-                intent), `turn.before_llm_call()` is what the model gets: the first
+                intent), `turn.before_llm_call(workspace=root)` is what the model
+                gets (the scenario's project folder, not the bench's cwd): the first
                 prompt's is the session-start context, a "continue" turn's must hold NOW,
                 an "ignore memory" turn's none
     tool        `turn.tool_executed(name, input, output, error=fail)`
@@ -64,9 +65,15 @@ class LoopIO:
     transcript = None  # no Claude Code transcript: the loop keeps its own (`sessions`)
 
     def __init__(
-        self, manager: MemoryManager, agent: str, session_name: str, clock: VirtualClock
+        self,
+        manager: MemoryManager,
+        agent: str,
+        session_name: str,
+        clock: VirtualClock,
+        workspace: str | None = None,
     ) -> None:
         self.m = manager
+        self.workspace = workspace  # the project's folder, as the builder's loop runs in it
         self.agent = agent
         self.session_name = session_name
         self.clock = clock
@@ -91,7 +98,7 @@ class LoopIO:
         self.end_turn()
         turn = self.m.turn(text, session_id=self.session_id)
         self.turn = turn.__enter__()
-        return self.turn.before_llm_call()
+        return self.turn.before_llm_call(workspace=self.workspace)
 
     def end_turn(self) -> None:
         if self.turn is not None:
@@ -101,8 +108,8 @@ class LoopIO:
     def context(self) -> str:
         """What the model is given now: the open turn's next LLM call, else a fresh read."""
         if self.turn is not None:
-            return self.turn.before_llm_call()
-        return self.m.format_context_for_prompt()
+            return self.turn.before_llm_call(workspace=self.workspace)
+        return self.m.format_context_for_prompt(workspace=self.workspace)
 
     # -- the steps the bench's own runner maps (agent.ScenarioRun.step) ---------
     async def call(self, tool: str, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -238,7 +245,7 @@ async def loop_session(run: Any, session: dict[str, Any]) -> None:
     conf = sc.data["agents"][agent]
     run.surfaces.setdefault("decision", DECISION_HOW)
     with MemoryManager(agent, run.home, room=conf.get("room")) as manager:
-        io = LoopIO(manager, agent, f"{sc.name}-{session['id']}", run.clock)
+        io = LoopIO(manager, agent, f"{sc.name}-{session['id']}", run.clock, run.root)
         io.start(conf.get("transcripts", "none") == "session")
         if not session["steps"] or session["steps"][0]["do"] != "prompt":
             io.checkpoint_due = False

@@ -251,29 +251,39 @@ def echo_detail(entries: Sequence[LogEntry], i: int) -> str:
     return ""
 
 
-def sessions(entries: Sequence[LogEntry]) -> list[Session]:
-    """The entries grouped by session (see module docstring), oldest group first."""
-    groups: dict[str, Session] = {}
-    order: list[str] = []
+def session_keys(entries: Sequence[LogEntry]) -> list[str | None]:
+    """Each entry's session group (see module docstring; None for an entry no group
+    holds: bookkeeping, a compaction summary, an echoed error), in the entries' order."""
+    keys: list[str | None] = []
+    starts: dict[str, str] = {}  # a group -> the time of its first entry
     last = "t:0"  # an entry naming no session belongs with the one before it
-    before: str | None = None  # the last prompt's goal (or words): what "it" points to
     for i, e in enumerate(entries):
         if is_bookkeeping(e) or (e.metadata or {}).get("compacted") or echoed(entries, i):
+            keys.append(None)
             continue
         named = (e.metadata or {}).get("session")
         if (
             not named
             and (
                 e.entry_type == "USER_FEEDBACK"  # a turn of a loop without sessions starts here
-                or (
-                    not last.startswith("s:")
-                    and last in groups
-                    and groups[last].start[:10] < e.ts[:10]
-                )
+                or (not last.startswith("s:") and last in starts and starts[last][:10] < e.ts[:10])
             )
         ):
             last = f"t:{i}"  # and an agent without sessions or turns: one group a day
-        key = last = _session_key(e, last)
+        last = _session_key(e, last)
+        starts.setdefault(last, e.ts)
+        keys.append(last)
+    return keys
+
+
+def sessions(entries: Sequence[LogEntry]) -> list[Session]:
+    """The entries grouped by session (see module docstring), oldest group first."""
+    groups: dict[str, Session] = {}
+    order: list[str] = []
+    before: str | None = None  # the last prompt's goal (or words): what "it" points to
+    for i, (e, key) in enumerate(zip(entries, session_keys(entries), strict=True)):
+        if key is None:
+            continue
         g = groups.get(key)
         if g is None:
             g = groups[key] = Session(key, e.ts, e.ts)

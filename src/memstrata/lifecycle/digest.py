@@ -26,7 +26,8 @@ and the "[tool_use ...]" / "[tool_result] ..." lines earlier captures folded int
 messages); hook bookkeeping (capture notices) is dropped; a final response is read
 without its "Final response:" label, so it is a decision only when it states one; the
 objective is the user's goal (NOW.md's, with `AgentLoop`'s "Task complete: " and the
-recovery status read back to the goal they carry). Metadata `{"kind": "decision" |
+recovery status read back to the goal they carry; a question asked is no goal: then the
+latest objective line, else the latest goal the user's prompts set, else the question). Metadata `{"kind": "decision" |
 "constraint" | "blocker" | "phase"}`
 overrides the text rules, and an optional `LineClassifier` (a model, see
 `llm.base`) may label lines the rules left as narrative. A previous digest's
@@ -46,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 from memstrata.errors import ProviderError
 from memstrata.lifecycle.activity import final_text, is_bookkeeping, is_final_response
 from memstrata.lifecycle.outcome import previous_goal
-from memstrata.lifecycle.statements import sentences
+from memstrata.lifecycle.statements import goal_of, sentences
 from memstrata.llm.extractive import ExtractiveSummarizer
 from memstrata.reading.classify import classify_line, prohibits
 from memstrata.reading.english import strip_filler
@@ -370,6 +371,18 @@ def _goal(now: NowState | None) -> str:
     return (previous_goal(now) or "") if now is not None else ""
 
 
+def _only_asked(text: str) -> bool:
+    """A question asked ("How should Brook word its messages?"), not work asked for ("Can
+    you rework both?"): `AgentLoop`'s "Task complete: <prompt>" after a question turn."""
+    return text.rstrip(" \"')").endswith("?") and goal_of(text) is None
+
+
+def _users_goal(records: Sequence[Record]) -> str:
+    """The latest goal the user's own words set (`statements.goal_of`), or ""."""
+    said = (goal_of(r.text) for r in reversed(records) if r.kind == "text" and r.speaker == "user")
+    return next((g for g in said if g), "")
+
+
 @value_type(frozen=True)
 class Sections:
     """A digest before it is fitted to a budget: each part in policy order."""
@@ -391,10 +404,13 @@ def sections(
     resolutions = [x for x in [*narrative, *s.pinned["decision"]] if _RESOLVED.search(x)]
     heads: list[str] = []
     objective = _goal(now)
-    if objective.lower() not in PLACEHOLDER_OBJECTIVES:
+    asked = objective if _only_asked(objective) else ""  # a goal only when nothing else is
+    if objective.lower() not in PLACEHOLDER_OBJECTIVES and not asked:
         heads.append(one_line(objective))
     elif s.pinned["objective"]:
         heads.append(s.pinned["objective"][-1])  # the active one is the latest
+    elif goal := _users_goal(records) or asked:
+        heads.append(one_line(goal))
     heads = [f"- Objective: {_strip_label('objective', h)}" for h in heads]
     if now and now.phase:
         heads.append(f"- Phase: {one_line(now.phase)}")

@@ -20,7 +20,8 @@ resolved by a later successful call that does what failed again:
 another error (no tool) by a later final response or a passing test run; either by the
 agent's note that it fixed it (fixed, released, granted, unlocked...), naming something
 of it: before the user's next prompt one shared name is enough, later three
-(`noted_fixed`). Repeats of one failure are one line with a count. Pure functions over
+(`noted_fixed`). A session's end bounds the turn too: an MCP agent's prompts never reach
+LOG.md, and a note days later sharing a word with an old failure does not close it. Repeats of one failure are one line with a count. Pure functions over
 `LogEntry` values.
 """
 
@@ -39,6 +40,7 @@ from memstrata.lifecycle.activity import (
     is_final_response,
     is_trace,
     kind_of_call,
+    session_keys,
     target,
     tool_of,
 )
@@ -317,6 +319,19 @@ def _is_prompt(e: LogEntry) -> bool:
     return e.entry_type == "USER_FEEDBACK" and (e.metadata or {}).get("event") == "user_intent"
 
 
+def _turn_end(later: Sequence[LogEntry], keys: Sequence[str | None], own: str | None) -> int:
+    """Where the failure's turn ends among `later`: the user's next prompt, or the end of
+    its session (an MCP agent's prompts never reach LOG.md: its sessions bound the turn)."""
+    return next(
+        (
+            k
+            for k, (x, key) in enumerate(zip(later, keys, strict=True))
+            if _is_prompt(x) or (key is not None and key != own)
+        ),
+        len(later),
+    )
+
+
 def noted_fixed(note: LogEntry, failure: str, names: int = 1) -> bool:
     """`note` is the agent's THOUGHT saying it fixed what `failure` (a failed call's or
     an error's text) reports, naming something of it (mobile-fernway: `adb logcat` showed
@@ -333,13 +348,15 @@ def noted_fixed(note: LogEntry, failure: str, names: int = 1) -> bool:
 def open_errors(entries: Sequence[LogEntry]) -> list[OpenError]:
     """Failures nothing later resolved, each once (its latest occurrence and a count)."""
     out: dict[tuple[str | None, str, str], OpenError] = {}
+    keys: list[str | None] | None = None  # each entry's session group, read once if needed
     for i, e in enumerate(entries):
         if not (e.entry_type == "ERROR" or (is_trace(e) and failed(e))) or echoed(entries, i):
             continue
         detail = echo_detail(entries, i)
         failure = f"{e.content}\n{(e.metadata or {}).get('error') or ''}\n{detail}"
         later = entries[i + 1 :]
-        turn = next((k for k, x in enumerate(later) if _is_prompt(x)), len(later))
+        keys = keys if keys is not None else session_keys(entries)
+        turn = _turn_end(later, keys[i + 1 :], keys[i])
         if any(_resolves(x, e) or _supplies(x, e, failure) for x in later) or any(
             # noted while handling it, or later saying more of it
             noted_fixed(x, failure, 1 if k < turn else LATER_NAMES)

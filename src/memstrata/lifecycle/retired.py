@@ -22,7 +22,8 @@ leak)"). A fact is replaced when a fact written after it under another key repea
 number of its value (with a decimal point, or of 3+ digits: a measured value, not a
 metric's name; "40,000" is one number; a year is a date, not a value) and shares a word of its key; or when a decision in force, recorded after the
 fact was last written, drops the name its value opens with. The context shows it as
-replaced, after the current facts. Pure functions.
+replaced, after the current facts. A past session's outcome that restates a replaced
+decision loses that sentence (`without_replaced`). Pure functions.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from memstrata.lifecycle.moot import dropped, norm
+from memstrata.lifecycle.statements import sentences
 from memstrata.reading.patterns import MONTHS, LazyPattern
 
 if TYPE_CHECKING:
@@ -239,3 +241,45 @@ def _head(fact: Fact) -> str:
     first = _TOKEN.findall(fact.value)[:1]
     head = norm(first[0]) if first else ""
     return head if len(head) >= 3 else ""
+
+
+# A past session's outcome (its final response) that restates a decision since replaced:
+# chatbot-otterbrook's s02 answered "... Transcripts are kept 90 days and then purged
+# nightly."; the user changed it to 30 days in s08, and every later context's activity
+# line still quoted the 90 days (3 of 38 stale checks). The account of the past keeps its
+# other sentences; the one that restates the replaced record is left out.
+RESTATES_SHARE = 0.8  # of a sentence's content words a replaced record holds
+RESTATES_WORDS = 3  # fewer content words say too little to be told apart
+
+
+def _loosely(word: str, words: Sequence[str]) -> bool:
+    """`word` is one of `words`, written loosely ("purged" ~ "purge", "nightly")."""
+    return any(
+        w == word or (min(len(w), len(word)) >= 4 and (w.startswith(word) or word.startswith(w)))
+        for w in words
+    )
+
+
+def _held(words: Sequence[str], record: Sequence[str]) -> int:
+    return sum(1 for w in dict.fromkeys(words) if _loosely(w, record))
+
+
+def without_replaced(text: str, history: Sequence[tuple[LedgerEntry, str | None]]) -> str:
+    """`text` (a past session's outcome) without the sentences that restate a decision or
+    constraint since replaced: at least 80% of a sentence's content words (three or more)
+    are a replaced record's, and no record in force holds as many. `history`:
+    `Decisions.history()`. Pure; the text unchanged when nothing was replaced."""
+    replaced = [content_words(_text(e)) for e, by in history if by is not None]
+    if not replaced or not text:
+        return text
+    in_force = [content_words(_text(e)) for e, by in history if by is None]
+    kept = []
+    for said in sentences(text):
+        words = list(dict.fromkeys(content_words(said)))
+        if len(words) >= RESTATES_WORDS:
+            old = max(_held(words, r) for r in replaced)
+            now = max((_held(words, r) for r in in_force), default=0)
+            if old >= RESTATES_SHARE * len(words) and old > now:
+                continue
+        kept.append(said)
+    return " ".join(kept)

@@ -26,7 +26,8 @@ prompt in the activity, as before):
   record as many. Two candidates: nothing.
 
 The new record keeps the old one's label ("Report interval: ...") and the user's words from
-the change on; `record_reversal` records it, of the old one's kind, superseding it
+the change on, without the request for the work around them ("Please change the purge job
+today.": the decision is what holds, not the errand); `record_reversal` records it, of the old one's kind, superseding it
 (history keeps the old one, readable by id), attributed to the user with the date. Only
 the principal's own records are candidates (those it wrote and may supersede).
 """
@@ -72,6 +73,8 @@ _TO = LazyPattern(
     r"((?:[\w-]+\s+){0,2}?[\w-]+)\s+(?:from\s+[^.!?]{1,40}?\s+)?to\b",
     re.I,
 )
+# "Please ...", "Can you ...", "..., please.": asked of the agent, not decided.
+_ASK = LazyPattern(r"^(?:please|(?:can|could|would|will) you|let us)\b|\bplease[.!]?$")
 _WORD = LazyPattern(r"[^\W_][\w-]*")
 _LABEL = LazyPattern(r"^([^:.!?]{2,50}):\s+\S")
 _STOP = frozenset(
@@ -148,11 +151,21 @@ def _is_label(words: Sequence[str], summary: str) -> bool:
     )
 
 
+def _asks(sentence: str) -> bool:
+    """A request for the day's work wrapped around the change ("Please change the purge job
+    today."): it asks for an act, it states no decision, unless it says the change itself."""
+    low = _norm(sentence.strip())
+    return bool(_ASK.search(low)) and not _SIGNAL.search(low)
+
+
 def _statement(prompt: str, start: int) -> str:
-    """The user's words from `start` on (the prompt's own case), whole sentences, clipped."""
+    """The user's words from `start` on (the prompt's own case), whole sentences, clipped;
+    after the first, a sentence that only asks for the work is left out (`_asks`)."""
     rest = prompt[start:].strip()
     out = ""
     for s in sentences(rest):
+        if out and _asks(s):
+            continue
         if out and len(out) + len(s) + 1 > MAX_CHARS:
             break
         out = f"{out} {s}".strip()

@@ -101,6 +101,25 @@ def _one_line(text: str, limit: int = 200) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def resumed_tail(store: Store, agent: str, sid: str, source: str) -> tuple[str, list[str]] | None:
+    """What session `sid` said last (its user, assistant and summary messages), for the
+    context after a compaction (`source` "compact") or a break ("resume"); None without."""
+    sessions = store.agent(agent).sessions
+    if not store.engine.exists(sessions._spec(sid).path):
+        return None
+    said = [
+        (m.role, _without_tool_text(m.content))
+        for m in sessions.messages(sid)
+        if m.role in ("user", "assistant", "summary")
+    ]
+    said = [(role, text) for role, text in said if text]
+    lines = [f"- {role}: {_one_line(text)}" for role, text in said[-RESUME_MESSAGES:]]
+    if not lines:
+        return None
+    cut = "compaction" if source == "compact" else "break"
+    return f"## This session before the {cut} (its last {len(lines)} messages)", lines
+
+
 def session_start(
     store: Store, agent: str, hook: dict[str, Any] | None = None, *, budget_chars: int = 12000
 ) -> dict[str, Any]:
@@ -111,20 +130,7 @@ def session_start(
     source = str(hook.get("source") or "startup")
     resumed: tuple[str, list[str]] | None = None
     if hook.get("session_id") and source in ("resume", "compact"):
-        sid = session_id_of(hook)
-        sessions = store.agent(agent).sessions
-        if store.engine.exists(sessions._spec(sid).path):
-            said = [
-                (m.role, _without_tool_text(m.content))
-                for m in sessions.messages(sid)
-                if m.role in ("user", "assistant", "summary")
-            ]
-            said = [(role, text) for role, text in said if text]
-            lines = [f"- {role}: {_one_line(text)}" for role, text in said[-RESUME_MESSAGES:]]
-            if lines:
-                cut = "compaction" if source == "compact" else "break"
-                title = f"## This session before the {cut} (its last {len(lines)} messages)"
-                resumed = (title, lines)
+        resumed = resumed_tail(store, agent, session_id_of(hook), source)
     cwd = hook.get("cwd")  # the agent's workspace, as Claude Code reports it
     ctx = assemble_context(
         store,

@@ -18,10 +18,11 @@ NOW.md to "task complete", and on an exception self-anneal (`lifecycle.anneal`:
 ERROR entry with the traceback, recovery steps in NOW.md) and re-raise. The loop owns
 NOW, except in a turn where the agent set it itself (`update_now` during the turn, the
 agent's own "updating NOW.md mid-task"): that NOW is kept, not replaced by "Task complete".
-And it says "Task complete" only when no task is open: while one is, the turn's outcome is
-recorded as the Stop hook records it (`lifecycle.outcome.write_outcome`: the user's goal,
-the open tasks as next steps, the last turn), so a session never starts from a false
-"complete".
+And it says "Task complete" only when no task is open: while one is, a NOW the agent set
+in an earlier turn stands (the hooks' rule, `lifecycle.outcome.agent_owns_now`), and
+otherwise the turn's outcome is recorded as the Stop hook records it
+(`lifecycle.outcome.write_outcome`: the user's goal, the open tasks as next steps, the last
+turn), so a session never starts from a false "complete" nor loses the agent's next steps.
 
 With a `session_id` the turn is also the transcript's PERSIST stage: the user's
 message, each tool call (name, input) and result, and the final response are
@@ -51,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 from memstrata.assembly.context import assemble_context, wants_no_memory
 from memstrata.errors import MalformedInput, MemstrataError
 from memstrata.lifecycle.anneal import record_error, store_and_agent
-from memstrata.lifecycle.outcome import open_work, write_outcome
+from memstrata.lifecycle.outcome import agent_owns_now, open_work, write_outcome
 from memstrata.lifecycle.reversal import record_reversal
 from memstrata.reading.failure import told
 from memstrata.store.view import Store
@@ -407,6 +408,8 @@ class Turn:
         if self.store.agent(self.agent).now.read() != self.now_at_start:
             return  # the agent set NOW during the turn (`update_now`): it is the agent's
         if open_work(self.store, self.agent):  # "complete" would be false: say what is open
+            if agent_owns_now(self.store, self.agent, None):
+                return  # the agent set it in an earlier turn: it stands, as for the hooks
             write_outcome(self.store, self.agent, self.session_id, self.message, self.answer)
             return
         mark_complete(self.store, self.agent, self.message)

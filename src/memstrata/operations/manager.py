@@ -24,7 +24,9 @@ from typing import TYPE_CHECKING, Any
 from memstrata.assembly.context import assemble_context
 from memstrata.errors import MalformedInput, NotFound
 from memstrata.lifecycle.compaction import compact_log
-from memstrata.operations.loop import AgentLoop
+from memstrata.lifecycle.flush import flush_session
+from memstrata.operations.hooks import resumed_tail
+from memstrata.operations.loop import AgentLoop, writes_allowed
 from memstrata.search.query import Hit, SearchQuery
 from memstrata.store.view import Store
 
@@ -152,6 +154,30 @@ class MemoryManager:
         return compact_log(
             self.store, self.agent_name, summary=summary, summarizer=summarizer, force=force
         )
+
+    def conversation_compacted(
+        self, session_id: str, *, workspace: str | None = None, budget_chars: int = 12000
+    ) -> str:
+        """The model's conversation of `session_id` was compacted (Claude Code's PreCompact
+        then SessionStart "compact", for your own loop): the durable items of the session's
+        current cycle go to CONTEXT.md (`lifecycle.flush`, nothing in agent-controlled mode),
+        and the context returned for the model's next call holds the session's last
+        messages. LOG.md is not compacted (that is `compact_log`).
+
+        Example:
+            >>> text = m.conversation_compacted("s1")  # doctest: +SKIP
+            >>> "## This session before the compaction" in text  # doctest: +SKIP
+            True
+        """
+        if writes_allowed(self.store) and session_id in self.store.agent().sessions.ids():
+            flush_session(self.store, self.agent_name, session_id)
+        return assemble_context(
+            self.store,
+            self.agent_name,
+            budget_chars=budget_chars,
+            workspace=workspace,
+            resumed=resumed_tail(self.store, self.agent_name, session_id, "compact"),
+        ).text
 
     def turn(self, message: str, *, session_id: str | None = None) -> Turn:
         """Automatic memory around one agent turn (see `memstrata.operations.loop`)."""
