@@ -12,12 +12,14 @@ all when the question's words ("draw", "average") are not the fact's ("avg", "uA
 
     updated(f)     = a current fact changed after it was first set (its journal record's
                      `created_at` before its `updated_at`)
-    stated(r, f)   = r is one of the pool's best `LENDERS` records, not a fact, tool trace
-                     or error, written before f's update, and holds at least `SHARED` of
-                     the content words of f's key and value, `SHARE` of them or more
-    asks(q, f)     = q holds a word of f (its FTS5 stems), or asks about the present
-                     ("now", "currently", "still", "any more", `PRESENT`); and q does not
-                     ask why a choice was made (`search.reasons`: the older record has it)
+    asks(q, f)     = q names f's subject, a word of its key (FTS5 stems: "deployment" of
+                     `azure_deployment`), or asks about the present ("now", "currently",
+                     "still", "any more": `PRESENT`); and q does not ask why a choice was
+                     made (`search.reasons`: the older record holds the reason)
+    stated(r, f)   = r is one of the pool's best `LENDERS` records (the best
+                     `PRESENT_LENDERS` when q does not name f's subject), not a fact, tool
+                     trace or error, written before f's update, and holds at least `SHARED`
+                     of the content words of f's key and value, `SHARE` of them or more
     score(f)       = max(score(f), ABOVE x score(r))       when stated(r, f) and asks(q, f)
 
 A fact not yet in the pool joins it. `explain`: `updates` (the older record's uid) and
@@ -40,6 +42,7 @@ from memstrata.search.text import QUERY_STOPWORDS, query_terms, tokenize
 from memstrata.search.turns import _COLUMNS, _hit
 
 LENDERS = 10  # records of one pool looked at, best first
+PRESENT_LENDERS = 3  # ... for a fact the question does not name, only asks "now" about
 SHARED = 3  # content words of the fact an older record holds, at least
 SHARE = 0.4  # ... and this share of the fact's content words
 UPDATED_FACTS = 200  # facts read (the most recently updated first)
@@ -116,10 +119,11 @@ def restating(
     words = {h.uid: content_words(f"{h.title}\n{h.text}") for h in lenders}
     out: list[tuple[Hit, Hit]] = []
     for f in facts:
-        said = content_words(f"{f.title}\n{f.text}")
-        if not present and not (_stems_of(sorted(said)) & asked):
+        named = bool(_stems_of(tokenize(f.title)) & asked)
+        if not (named or present):
             continue
-        for r in lenders:  # best first: the first that stated f lends
+        said = content_words(f"{f.title}\n{f.text}")
+        for r in lenders if named else lenders[:PRESENT_LENDERS]:  # the first that stated f
             if r.ts < f.ts and stated(words[r.uid], said):
                 out.append((f, r))
                 break
