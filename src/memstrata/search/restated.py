@@ -91,8 +91,7 @@ def _updated_facts(store: Searchable, q: SearchQuery) -> list[Hit]:
     where += ["d.layer = 'fact'", f"{made} < {changed}"]
     with store.db.read() as conn:
         rows = conn.execute(
-            f"SELECT {_COLUMNS} FROM docs d WHERE {' AND '.join(where)} "
-            "ORDER BY d.ts DESC LIMIT ?",
+            f"SELECT {_COLUMNS} FROM docs d WHERE {' AND '.join(where)} ORDER BY d.ts DESC LIMIT ?",
             [*params, UPDATED_FACTS],
         ).fetchall()
     return [_hit(r) for r in rows]
