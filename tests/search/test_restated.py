@@ -117,13 +117,15 @@ def test_no_candidate_is_held_back_while_a_fact_updated_since_a_good_record_is_a
         assert worth.rules_idle(elsewhere, line, {}, s)
 
 
-def test_stated_needs_three_shared_words_and_a_share_of_the_fact() -> None:
+def test_stated_needs_four_shared_words_and_a_share_of_the_fact() -> None:
     from memstrata.search.restated import content_words, stated
 
     fact = content_words("orders_queue: orders-q2: quorum queue, 5 replicas, RabbitMQ 3.13")
     assert stated(content_words(QUEUE), fact)
     assert not stated(content_words("the orders queue is slow"), fact)  # two words
-    many = content_words("quorum replicas rabbitmq " + " ".join(f"w{n}" for n in range(40)))
+    many = content_words("orders quorum replicas rabbitmq " + " ".join(f"w{n}" for n in range(40)))
     assert stated(many, fact)  # the share is of the fact's words
-    ten = content_words("orders queue quorum alpha beta gamma delta epsilon zeta theta")
-    assert not stated(content_words("orders queue quorum"), ten)  # three of ten
+    # three shared words happen by chance: support-marlin's "latest", "release" and "v0"
+    assert not stated(content_words("orders queue quorum"), fact)
+    twelve = content_words("orders queue quorum replicas alpha beta gamma delta epsilon zeta")
+    assert not stated(content_words("orders queue quorum replicas"), twelve | {"eta", "iota"})

@@ -53,5 +53,9 @@ def test_word_runs() -> None:
     from memstrata.search.shortforms import word_runs
 
     assert word_runs("what spreading factor are the nodes on?") == [("spreading", "factor")]
-    assert word_runs("is the p95 read latency ok") == [("read", "latency")]
-    assert ("time", "live", "setting") not in word_runs("what time to live setting")
+    assert word_runs("is our read latency ok") == [("read", "latency")]
+    assert word_runs("what log level and retry budget") == [("log", "level")]  # "and" ends it
+    # a verb and its neighbour: firmware-larkspur's "are we still flashing with espflash?"
+    # and "when the gateway stops forwarding" searched `sf10` before
+    assert word_runs("are we still flashing with espflash?") == []
+    assert ("stops", "forwarding") not in word_runs("when the gateway stops forwarding")

@@ -43,7 +43,7 @@ from memstrata.search.turns import _COLUMNS, _hit
 
 LENDERS = 10  # records of one pool looked at, best first
 PRESENT_LENDERS = 3  # ... for a fact the question does not name, only asks "now" about
-SHARED = 3  # content words of the fact an older record holds, at least
+SHARED = 4  # content words of the fact an older record holds, at least
 SHARE = 0.4  # ... and this share of the fact's content words
 UPDATED_FACTS = 200  # facts read (the most recently updated first)
 NOT_LENDERS = frozenset({"fact"})  # layers whose records never lend

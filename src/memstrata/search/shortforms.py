@@ -199,25 +199,37 @@ def forms(
 
 
 def word_runs(text: str) -> list[tuple[str, ...]]:
-    """The runs of two or three adjacent words of `text` that may be spelled by their
-    initials: letters only, three or more of them, no stopword (lower case as written).
+    """The runs of two or three words of `text` that may be spelled by their initials: the
+    words right after a word that opens a noun phrase ("what", "which", "the", "our":
+    `_OPENERS`), letters only, three or more of them, no stopword (lower case as written).
+    A run elsewhere is more often a verb and its neighbour ("are we still flashing", "the
+    gateway stops forwarding"), which no setting is named after.
 
     Example:
         >>> word_runs("what spreading factor are the nodes on?")
         [('spreading', 'factor')]
+        >>> word_runs("are we still flashing with it?")
+        []
     """
+    words = [m.group(0).lower() for m in re.finditer(r"[\w'’]+", text)]
     out: list[tuple[str, ...]] = []
-    run: list[str] = []
-    for m in re.finditer(r"[\w'’]+", text):
-        w = m.group(0).lower()
-        if w.isalpha() and len(w) >= 3 and w not in QUERY_STOPWORDS:
-            run.append(w)
-            for n in (2, 3):
-                if len(run) >= n:
-                    out.append(tuple(run[-n:]))
-        else:
-            run.clear()
+    for n, w in enumerate(words[:-2]):
+        if w not in _OPENERS:
+            continue
+        run: list[str] = []
+        for x in words[n + 1 : n + 4]:
+            if not (x.isalpha() and len(x) >= 3 and x not in QUERY_STOPWORDS):
+                break
+            run.append(x)
+            if len(run) >= 2:
+                out.append(tuple(run))
     return list(dict.fromkeys(out))
+
+
+# Words after which a noun phrase starts: the question's interrogatives, articles and
+# possessives ("what spreading factor", "the replication factor", "our log level").
+_OPENER_WORDS = "what which whose the a an our your their its my his her this that these those"
+_OPENERS = frozenset(_OPENER_WORDS.split())
 
 
 _VALUED = re.compile(r"[a-z]{2,5}(\d+)")
