@@ -32,6 +32,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from memstrata.search.features import words
 from memstrata.search.filters import filters
 from memstrata.search.lending import lend, narrowed
 from memstrata.search.pointers import ABOVE
@@ -63,6 +64,12 @@ def content_words(text: str) -> set[str]:
         ['62', '900', 'avg', 'current', 'ua']
     """
     return {t for t in tokenize(text) if len(t) > 1 and t not in QUERY_STOPWORDS}
+
+
+def _content(hit: Hit) -> set[str]:
+    """`content_words` of a record's title, text and tags, from the words ranking reads
+    of it once (`features.words`)."""
+    return {t for t in words(hit) if len(t) > 1 and t not in QUERY_STOPWORDS}
 
 
 def stated(record: set[str], fact: set[str]) -> bool:
@@ -115,15 +122,14 @@ def restating(
         return []
     present = PRESENT.search(q.text) is not None
     asked = _stems_of(query_terms(q.text))
-    words = {h.uid: content_words(f"{h.title}\n{h.text}") for h in lenders}
     out: list[tuple[Hit, Hit]] = []
     for f in facts:
         named = bool(_stems_of(tokenize(f.title)) & asked)
         if not (named or present):
             continue
-        said = content_words(f"{f.title}\n{f.text}")
+        said = _content(f)
         for r in lenders if named else lenders[:PRESENT_LENDERS]:  # the first that stated f
-            if r.ts < f.ts and stated(words[r.uid], said):
+            if r.ts < f.ts and stated(_content(r), said):
                 out.append((f, r))
                 break
     return out

@@ -180,17 +180,19 @@ def rules_idle(
         return False  # `with_turns` reads the turns of the pool's best prompts
     if points_to(q, pool, dropped):
         return False  # `with_pointed` lifts the facts the pool's best records name
-    if store is None or restating(store, q, pool, dropped):
-        return False  # `with_restated` lifts a fact updated since a good record stated it
     text = q.text
-    return not (
+    if (
         asks_about_failure(text)
         or asked_work(text) is not None
         or asks_duration(text)
         or asks_reason(text)
         or asks_fix(text)
         or asks_who(text)
-    )
+    ):
+        return False
+    # last, as it reads the store: `with_restated` lifts a fact updated since a good
+    # record stated it
+    return store is not None and not restating(store, q, pool, dropped)
 
 
 def scores_in_rank_order(hits: list[Hit]) -> list[Hit]:
