@@ -30,7 +30,7 @@ no kind, tag or room filter; the facts filtered as any search of the query is).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from memstrata.search.features import words
 from memstrata.search.filters import filters
@@ -63,13 +63,17 @@ def content_words(text: str) -> set[str]:
         >>> sorted(content_words("avg_current: 62 uA avg over 900 s"))
         ['62', '900', 'avg', 'current', 'ua']
     """
-    return {t for t in tokenize(text) if len(t) > 1 and t not in QUERY_STOPWORDS}
+    return _naming(tokenize(text))
 
 
 def _content(hit: Hit) -> set[str]:
     """`content_words` of a record's title, text and tags, from the words ranking reads
     of it once (`features.words`)."""
-    return {t for t in words(hit) if len(t) > 1 and t not in QUERY_STOPWORDS}
+    return _naming(words(hit))
+
+
+def _naming(tokens: Iterable[str]) -> set[str]:
+    return {t for t in tokens if len(t) > 1 and t not in QUERY_STOPWORDS}
 
 
 def stated(record: set[str], fact: set[str]) -> bool:
@@ -146,8 +150,8 @@ def with_restated(
     return lend(pool, ((f, ABOVE * r.score, "updates", r.uid) for f, r in found))
 
 
-def _stems_of(words: Sequence[str]) -> set[str]:
-    return {t for terms in stems(list(words)).values() for t in terms}
+def _stems_of(said: Sequence[str]) -> set[str]:
+    return {t for terms in stems(list(said)).values() for t in terms}
 
 
 __all__ = ["content_words", "restating", "stated", "with_restated"]
