@@ -13,6 +13,7 @@ from tests.search.test_prune import SETTINGS, TERMS, _pool, _shown
 from memstrata.search import reach, worth
 from memstrata.search.priors import PriorSettings, apply_priors
 from memstrata.search.query import Hit
+from memstrata.store.view import Store
 
 QUERIES = ["database export", "what did we decide about the cache", "what do we ask about pdf"]
 
@@ -158,7 +159,9 @@ def test_hundreds_of_recalls_give_the_same_hits_held_back_or_not(
     store.close()
 
 
-def test_no_candidate_is_held_back_while_a_record_points_to_a_fact_the_question_asks() -> None:
+def test_no_candidate_is_held_back_while_a_record_points_to_a_fact_the_question_asks(
+    store: Store,
+) -> None:
     """`search.pointers` (rank19i) lifts the fact a good record names by key; a fact that
     could not place on its own worth would have been held back before it ran, and come
     back without its own explain. `rules_idle` says no while a pointer names a key the
@@ -179,9 +182,9 @@ def test_no_candidate_is_held_back_while_a_record_points_to_a_fact_the_question_
     )
     other = Hit("log:a:1", "log", 0.5, "THOUGHT", "vacuum finished", "", 0.0, "LOG.md")
     asked = SearchQuery(text="What size is the production database instance right now?")
-    assert not worth.rules_idle(asked, [pointer, other], {})
+    assert not worth.rules_idle(asked, [pointer, other], {}, store)
     elsewhere = SearchQuery(text="Is the production database Multi-AZ?")  # no word of the key
-    assert worth.rules_idle(elsewhere, [pointer, other], {})
+    assert worth.rules_idle(elsewhere, [pointer, other], {}, store)
 
 
 @pytest.mark.parametrize("settings", SETTINGS)

@@ -88,7 +88,7 @@ def within_reach(
         cfg,
         places=q.k if repeating is False else q.k * DUPLICATE_ROOM,
         near=near,
-        idle=lambda: rules_idle(q, hits, dropped),
+        idle=lambda: rules_idle(q, hits, dropped, store),
     )
     pooled = [rescored(h, s, {}) for n, (h, s) in enumerate(cands) if n not in held]
     if not held:

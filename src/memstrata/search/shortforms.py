@@ -17,8 +17,17 @@ are found the same way, deterministically, from the question's own text and the 
   initials are the letters is taken as a long form (at most `LONG_FORMS`, the most
   frequent first), then searched as a phrase (`"weights biases"`).
 
-Only capitalised runs count, so ordinary words in a row ("we believe") are never taken for
-a name; the long forms come only from records the principal may read (the scope filter).
+* **words in the question -> their initials with a value** ("spreading factor" -> SF10,
+  SF7): two or three adjacent words of the question, none a stopword, give their initials
+  (sf); the records are searched for the tokens that are those letters then a number
+  (`sf10`, `sf7`) when the records the principal reads hold at least `VALUES` different
+  ones: the store writes the letters as the name of a setting with its value, as an
+  engineer writes SF10, CR5 or TX14. One such token alone ("ec2" for "error code") is a
+  name of its own, not a setting, and is left alone.
+
+Only capitalised runs count as names, so ordinary words in a row ("we believe") are never
+taken for one (nor do they give initials with a value: the store holds no `wb7`, `wb10`);
+the long forms and the valued tokens come only from records the principal may read.
 Each phrase joins the lexical OR query as one more branch (`engine.lexical_pool`), and
 `explain` lists them under `short_forms`. A store with more than `MAX_DOCS` documents is
 not scanned for long forms (a one-letter prefix query reads a large share of the
@@ -40,6 +49,8 @@ from memstrata.search.text import QUERY_STOPWORDS, quote, tokenize
 from memstrata.values import value_type
 
 LONG_FORMS = 2  # long forms searched per initialism
+VALUES = 2  # different values an initialism must be written with ("SF7", "SF10")
+VALUED = 3  # valued tokens searched per run of words, the most frequent first
 SCANNED = 200  # records read to find an initialism's long forms
 MAX_DOCS = 200_000  # a larger store is not scanned for long forms
 MIN_LETTERS, MAX_LETTERS = 2, 5
@@ -169,12 +180,88 @@ def forms(
         joined = "&".join(letters) if len(letters) == 2 else letters
         add(letters, list(low), said, f"initials of {name}", joined)
         add(letters, [low], said, f"initials of {name}", letters)
+    for words in word_runs(text):
+        letters = "".join(w[0] for w in words)
+        for token in _valued(conn, letters, scope_sql, params):
+            add(
+                letters.upper(),
+                [token],
+                list(words),
+                f"initials of {' '.join(words)}",
+                token.upper(),
+            )
     found = initialisms(text) if total <= MAX_DOCS else []
     for letters in found:
         said = tokenize(_spelled(text, letters))
         for name in _long_forms(conn, letters, scope_sql, params):
             add(letters, tokenize(name), said, f"long form of {letters}", name)
     return out
+
+
+def word_runs(text: str) -> list[tuple[str, ...]]:
+    """The runs of two or three words of `text` that may be spelled by their initials: the
+    words right after a word that opens a noun phrase ("what", "which", "the", "our":
+    `_OPENERS`), letters only, three or more of them, no stopword (lower case as written).
+    A run elsewhere is more often a verb and its neighbour ("are we still flashing", "the
+    gateway stops forwarding"), which no setting is named after.
+
+    Example:
+        >>> word_runs("what spreading factor are the nodes on?")
+        [('spreading', 'factor')]
+        >>> word_runs("are we still flashing with it?")
+        []
+    """
+    words = [m.group(0).lower() for m in re.finditer(r"[\w'’]+", text)]
+    out: list[tuple[str, ...]] = []
+    for n, w in enumerate(words[:-2]):
+        if w not in _OPENERS:
+            continue
+        run: list[str] = []
+        for x in words[n + 1 : n + 4]:
+            if not (x.isalpha() and len(x) >= 3 and x not in QUERY_STOPWORDS):
+                break
+            run.append(x)
+            if len(run) >= 2:
+                out.append(tuple(run))
+    return list(dict.fromkeys(out))
+
+
+# Words after which a noun phrase starts: the question's interrogatives, articles and
+# possessives ("what spreading factor", "the replication factor", "our log level").
+_OPENER_WORDS = "what which whose the a an our your their its my his her this that these those"
+_OPENERS = frozenset(_OPENER_WORDS.split())
+
+
+_VALUED = re.compile(r"[a-z]{2,5}(\d+)")
+
+
+def _valued(conn: sqlite3.Connection, letters: str, scope_sql: str, params: list[Any]) -> list[str]:
+    """The index's tokens that are `letters` then a number (`sf10`), when records the
+    principal may read hold `VALUES` different ones or more: the most frequent `VALUED`."""
+    if not MIN_LETTERS <= len(letters) <= MAX_LETTERS:
+        return []
+    rows = conn.execute(
+        "SELECT term, doc FROM docs_vocab WHERE term > ? AND term < ? LIMIT 200",
+        (letters, letters + "{"),
+    ).fetchall()
+    tokens = [(str(t), int(n)) for t, n in rows if _is_valued(str(t), letters)]
+    if len(tokens) < VALUES:
+        return []
+    sql = (
+        "SELECT 1 FROM docs_fts JOIN docs d ON d.id = docs_fts.rowid "
+        f"WHERE docs_fts MATCH ? AND {scope_sql} LIMIT 1"
+    )
+    read = [
+        t
+        for t, _n in sorted(tokens, key=lambda x: (-x[1], x[0]))
+        if conn.execute(sql, [quote(t), *params]).fetchone() is not None
+    ]
+    return read[:VALUED] if len(read) >= VALUES else []
+
+
+def _is_valued(token: str, letters: str) -> bool:
+    m = _VALUED.fullmatch(token)
+    return m is not None and token[: m.start(1)] == letters
 
 
 def spelled_both_ways(text: str, found: Sequence[Form]) -> str:
@@ -282,4 +369,13 @@ def _count(conn: sqlite3.Connection, match: str) -> int:
     return int(row[0]) if row else 0
 
 
-__all__ = ["Form", "credit", "forms", "initialisms", "long_forms", "names", "spelled_both_ways"]
+__all__ = [
+    "Form",
+    "credit",
+    "forms",
+    "initialisms",
+    "long_forms",
+    "names",
+    "spelled_both_ways",
+    "word_runs",
+]

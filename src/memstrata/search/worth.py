@@ -49,6 +49,7 @@ from memstrata.search.priors import (
 from memstrata.search.query import Hit, Searchable, SearchQuery
 from memstrata.search.reasons import asks_reason, with_reasons
 from memstrata.search.resolutions import with_resolutions
+from memstrata.search.restated import restating, with_restated
 from memstrata.search.terms import stems
 from memstrata.search.turns import with_turns
 
@@ -122,6 +123,7 @@ def rank_pool(
     pool = with_fixes(q.text, pool)  # "what fixed it?": the records that say they fixed it
     pool = with_people(q.text, pool)  # "who ...?": the records that name a person
     pool = with_pointed(store, q, pool, dropped)  # "... is in the rds_class fact": the fact
+    pool = with_restated(store, q, pool, dropped)  # a fact updated since a record stated it
     if not pool:
         return []
     kept = _kept(store, pool, dropped)
@@ -165,23 +167,33 @@ def _kept(store: Searchable, pool: Sequence[Hit], dropped: Mapping[str, str]) ->
     return kept
 
 
-def rules_idle(q: SearchQuery, pool: Sequence[Hit], dropped: Mapping[str, str]) -> bool:
+def rules_idle(
+    q: SearchQuery,
+    pool: Sequence[Hit],
+    dropped: Mapping[str, str],
+    store: Searchable | None = None,
+) -> bool:
     """Whether none of `rank_pool`'s question rules acts on `pool` (each returns it as it
     is): no prompt whose turn could be read, and a query that asks none of the things
-    the others answer. False whenever one of them might act."""
+    the others answer. False whenever one of them might act; without the `store`, whenever
+    `with_restated` (which reads the store's updated facts) might."""
     if any(h.kind == "USER_FEEDBACK" and is_intent(h) and h.uid not in dropped for h in pool):
         return False  # `with_turns` reads the turns of the pool's best prompts
     if points_to(q, pool, dropped):
         return False  # `with_pointed` lifts the facts the pool's best records name
     text = q.text
-    return not (
+    if (
         asks_about_failure(text)
         or asked_work(text) is not None
         or asks_duration(text)
         or asks_reason(text)
         or asks_fix(text)
         or asks_who(text)
-    )
+    ):
+        return False
+    # last, as it reads the store: `with_restated` lifts a fact updated since a good
+    # record stated it
+    return store is not None and not restating(store, q, pool, dropped)
 
 
 def scores_in_rank_order(hits: list[Hit]) -> list[Hit]:
