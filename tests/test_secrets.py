@@ -27,6 +27,7 @@ from memstrata.policy.secrets import (
     fact_findings,
     find_secrets,
     mask,
+    withhold,
 )
 
 OPENAI = "sk-proj-T3BlbkFJq9Zx8Qp2Lm9Vt4Rw7Ks1Jd6Hf3Gb5Nc0Ya"
@@ -368,3 +369,23 @@ def test_a_fact_key_that_names_a_credential_is_one(key: str) -> None:
 def test_a_fact_key_that_only_contains_a_credential_word_is_not_one(key: str) -> None:
     assert not credential_key(key)
     assert fact_findings(key, "86% of 150 eval questions answered correctly") == []
+
+
+def test_a_tool_input_field_named_for_a_credential_is_one(home: Path) -> None:
+    """events-heronsgate's blind run (scen19k): an MCP agent kept its portal login in its
+    transcript as a tool_call, input `{"username": ..., "password": "Kingfisher#2207"}`.
+    The value alone has no secret's shape, so `redact` stored it as given and a read
+    (`search --json --full`, an MCP result) showed it; the key names a credential, as a
+    fact's key does (`fact_findings`)."""
+    password = "Kingfisher#2207"
+    login = {"url": "https://book.example.org/login", "username": "priya", "password": password}
+    shown = withhold({"input": login, "n": 1})
+    assert shown == {"input": {**login, "password": "[withheld: credential]"}, "n": 1}
+    config(home, '[secrets]\npolicy = "redact"\n')
+    with Store(home, agent="finn") as s:
+        mem = s.agent()
+        mem.sessions.append("s1", "tool_call", "", id="t1", name="portal_login", input=login)
+        mem.log.append("TOOL_USE", "portal_login -> ok", {"password": password})
+        assert mem.log.tail(1)[0].metadata == {"password": "[REDACTED:credential]"}
+    data = files_bytes(home)
+    assert password.encode() not in data and b"priya" in data

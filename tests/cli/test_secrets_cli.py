@@ -64,3 +64,17 @@ def test_hook_output_withholds_secrets(home: Path, tmp_path: Path) -> None:
     context = json.loads(out)["hookSpecificOutput"]["additionalContext"]
     assert "rotate it" in context and "[withheld: aws-access-key]" in context
     assert AWS not in context and ANTHROPIC not in context  # --reveal does not reach a model
+
+
+def test_search_full_withholds_a_credential_in_a_tool_input(home: Path) -> None:
+    """events-heronsgate's blind run (scen19k): `search --json --full` printed a session
+    tool_call's `meta.input.password` in clear (its text and snippet were withheld)."""
+    login = {"username": "priya", "password": "Kingfisher#2207"}
+    with Store(home, agent="finn") as s, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        s.agent().sessions.append("s1", "tool_call", "", id="t1", name="portal_login", input=login)
+    out = cli(home, "--json", "search", "--layer", "sessions", "--full", "portal login")
+    assert "portal_login" in out and "priya" in out
+    assert "Kingfisher#2207" not in out
+    revealed = cli(home, "--json", "--reveal", "search", "--layer", "sessions", "--full", "portal")
+    assert "Kingfisher#2207" in revealed

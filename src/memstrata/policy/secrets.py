@@ -445,18 +445,19 @@ def mask(text: str) -> str:
     return redact(text, found, WITHHELD) if found else text
 
 
-def withhold(value: Any) -> Any:
-    """What a model may see of `value`: every string in it (a text, or a JSON-like value's
-    dict values and list items, keys kept) with each secret as `[withheld: <kind>]`.
+def withhold(value: Any, key: str = "") -> Any:
+    """What a model may see of `value`: each secret in its strings (dict values, keys kept,
+    list items; a whole value under a credential key, `{"password": ...}`) as `[withheld: <kind>]`.
 
     Example:
         >>> withhold({"text": "key AKIAZ7Q4M2XK9LD3PB6W", "n": 1})
         {'text': 'key [withheld: aws-access-key]', 'n': 1}
     """
     if isinstance(value, str):
-        return mask(value)
+        found = fact_findings(key, value)
+        return redact(value, found, WITHHELD) if found else value
     if isinstance(value, dict):
-        return {k: withhold(v) for k, v in value.items()}
+        return {k: withhold(v, str(k)) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [withhold(v) for v in value]
     return value
@@ -580,12 +581,14 @@ def screen(store: Policed, text: str, what: str, *, shared: bool = False) -> str
     return apply_policy(store, text, find_secrets(text), what, shared=shared)
 
 
-def screen_json(store: Policed, value: Any, what: str, *, shared: bool = False) -> Any:
-    """`screen` every string inside a JSON-like value (metadata, tool input)."""
+def screen_json(
+    store: Policed, value: Any, what: str, *, shared: bool = False, key: str = ""
+) -> Any:
+    """`screen` each string of a JSON-like value (a credential key's value whole, `withhold`)."""
     if isinstance(value, str):
-        return screen(store, value, what, shared=shared)
+        return apply_policy(store, value, fact_findings(key, value), what, shared=shared)
     if isinstance(value, dict):
-        return {k: screen_json(store, v, what, shared=shared) for k, v in value.items()}
+        return {k: screen_json(store, v, what, shared=shared, key=str(k)) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [screen_json(store, v, what, shared=shared) for v in value]
     return value
