@@ -238,3 +238,32 @@ def test_a_past_outcome_does_not_restate_a_decision_replaced_since(home: Path) -
     assert "3,912 chunks in Qdrant" in activity
     assert "kept 90 days" not in text
     assert "deleted after 30 days" in _section(text, "## Decisions and constraints in force")
+
+
+def test_a_past_outcome_in_bullets_loses_the_one_that_restates_a_replaced_decision(
+    home: Path,
+) -> None:
+    """events-heronsgate (stale context 3 of 29 checks): a final reply in bullets becomes an
+    outcome of clauses joined by "; " ("Rooms confirmed; Deposit paid; Catering: <the
+    caterer replaced since>, £14.50 a head; ..."), one sentence to `without_replaced`, so
+    the replaced caterer stayed in every later context. Each clause is told apart."""
+    from memstrata import MemoryManager
+
+    with MemoryManager("planner", home) as m:
+        old = m.record_decision(
+            "Print shop: Inkwell Press, 400 programmes on recycled paper, £0.60 a copy"
+        )
+        with m.turn("Can you book the print run?", session_id="s03") as turn:
+            turn.final_response(
+                "- Print run booked for 3 March\n- Proofs due on 24 February\n"
+                "- Print shop: Inkwell Press, £0.60 a copy\n- Delivery to the hall is free"
+            )
+    with MemoryManager("planner", home) as m:
+        m.record_decision("Print shop: Greenleaf Print, 400 programmes, £0.55 a copy", replaces=old)
+        with m.turn("Where are we?", session_id="s04") as turn:
+            text = turn.before_llm_call()
+    activity = _section(text, "## Recent activity (LOG.md, by session)")
+    assert "Proofs due on 24 February" in activity
+    assert "Delivery to the hall is free" in activity
+    assert "Inkwell Press" not in text
+    assert "Greenleaf Print" in _section(text, "## Decisions and constraints in force")

@@ -250,6 +250,7 @@ def _head(fact: Fact) -> str:
 # other sentences; the one that restates the replaced record is left out.
 RESTATES_SHARE = 0.8  # of a sentence's content words a replaced record holds
 RESTATES_WORDS = 3  # fewer content words say too little to be told apart
+_CLAUSE = re.compile(r"(;\s+|\s+-\s+|\n+)")  # the clauses of a reply in bullets
 
 
 def _loosely(word: str, words: Sequence[str]) -> bool:
@@ -273,13 +274,22 @@ def without_replaced(text: str, history: Sequence[tuple[LedgerEntry, str | None]
     if not replaced or not text:
         return text
     in_force = [content_words(_text(e)) for e, by in history if by is None]
+
+    def restates(said: str) -> bool:
+        words = list(dict.fromkeys(content_words(said)))
+        if len(words) < RESTATES_WORDS:
+            return False
+        old = max(_held(words, r) for r in replaced)
+        now = max((_held(words, r) for r in in_force), default=0)
+        return old >= RESTATES_SHARE * len(words) and old > now
+
     kept = []
     for said in sentences(text):
-        words = list(dict.fromkeys(content_words(said)))
-        if len(words) >= RESTATES_WORDS:
-            old = max(_held(words, r) for r in replaced)
-            now = max((_held(words, r) for r in in_force), default=0)
-            if old >= RESTATES_SHARE * len(words) and old > now:
-                continue
-        kept.append(said)
+        # a reply in bullets is one sentence of clauses ("a; b; c", "a - b - c"): each is
+        # told apart, the separators kept
+        parts = _CLAUSE.split(said)
+        clauses = [(parts[i], "".join(parts[i + 1 : i + 2])) for i in range(0, len(parts), 2)]
+        told = [(c, sep) for c, sep in clauses if c.strip() and not restates(c)]
+        if told:
+            kept.append("".join(c + sep for c, sep in told[:-1]) + told[-1][0])
     return " ".join(kept)
