@@ -11,10 +11,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from tests.search.test_restated import ASKED, _queue_store, clock  # noqa: F401
 
 from memstrata.search.query import SearchQuery
 from memstrata.store.view import Store
-from tests.search.test_restated import ASKED, _queue_store, clock  # noqa: F401
+
+pytestmark = pytest.mark.usefixtures("clock")  # each write an hour after the one before
 
 UPDATED_FACTS = "$.updated_at"  # what only `restated._read_updated`'s statement holds
 NEWER = "orders-q3: quorum queue, 7 replicas, RabbitMQ 4.0"
@@ -39,7 +41,7 @@ def _lifted(store: Store) -> list[str]:
 
 @pytest.mark.parametrize("update", [True, False], ids=["updated", "never-updated"])
 def test_searches_of_an_unchanged_store_read_the_updated_facts_once(
-    tmp_path: Path, clock: None, update: bool
+    tmp_path: Path, update: bool
 ) -> None:
     """Five searches, one read (fails before: one read a search, or two when
     `search.reach` asked `rules_idle` first); the same hits each time."""
@@ -51,9 +53,7 @@ def test_searches_of_an_unchanged_store_read_the_updated_facts_once(
         assert bool(found[0]) == update and (not update or "orders-q2" in found[0][0])
 
 
-def test_a_fact_updated_between_two_searches_is_seen_by_the_second(
-    tmp_path: Path, clock: None
-) -> None:
+def test_a_fact_updated_between_two_searches_is_seen_by_the_second(tmp_path: Path) -> None:
     with _queue_store(tmp_path / "h", update=False) as s:
         assert _lifted(s) == []
         s.agent().facts.set("orders_queue", "orders-q2: quorum queue, 5 replicas, RabbitMQ 3.13")
@@ -65,7 +65,7 @@ def test_a_fact_updated_between_two_searches_is_seen_by_the_second(
         assert _lifted(s) == [NEWER]  # read again, and still the one asked about
 
 
-def test_a_fact_updated_by_another_store_of_the_home_is_seen(tmp_path: Path, clock: None) -> None:
+def test_a_fact_updated_by_another_store_of_the_home_is_seen(tmp_path: Path) -> None:
     home = tmp_path / "h"
     with _queue_store(home, update=False) as s:
         assert _lifted(s) == []
@@ -74,7 +74,7 @@ def test_a_fact_updated_by_another_store_of_the_home_is_seen(tmp_path: Path, clo
         assert _lifted(s) == [NEWER]
 
 
-def test_a_fact_updated_by_another_process_is_seen(tmp_path: Path, clock: None) -> None:
+def test_a_fact_updated_by_another_process_is_seen(tmp_path: Path) -> None:
     """The other process's update is acknowledged (it exited) before the search."""
     home = tmp_path / "h"
     with _queue_store(home, update=False) as s:
@@ -91,9 +91,7 @@ def test_a_fact_updated_by_another_process_is_seen(tmp_path: Path, clock: None) 
         assert _lifted(s) == [NEWER]
 
 
-def test_facts_read_inside_a_transaction_rolled_back_are_never_given_again(
-    tmp_path: Path, clock: None
-) -> None:
+def test_facts_read_inside_a_transaction_rolled_back_are_never_given_again(tmp_path: Path) -> None:
     """A search inside the caller's transaction sees its writes; once rolled back, the
     next search does not (the stamp alone would not say: `total_changes` stays counted)."""
     with _queue_store(tmp_path / "h", update=False) as s:
