@@ -113,7 +113,8 @@ class UpdatedFacts:
     `Store.df_cache`, per generation).
 
     Most stores hold no fact updated in place, and the rule then does nothing; reading
-    the docs for them at every search cost 6-18% of an agent store's recall CPU. The facts
+    the docs for them at every search cost ~4% of a search's CPU on an agent store, a
+    fifth on `bench ops`'s with 50 updated facts (docs/scale.md, cache19l). The facts
     read are kept with the index's stamp (`search.rowmemo.index_stamp`: `PRAGMA
     data_version`, which another connection's commit changes, and this connection's
     `total_changes`, which its own writes and its catch-up of files changed by hand or by
