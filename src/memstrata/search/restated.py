@@ -30,7 +30,10 @@ no kind, tag or room filter; the facts filtered as any search of the query is).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+import sqlite3
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any
 
 from memstrata.search.features import words
 from memstrata.search.filters import filters
@@ -38,6 +41,7 @@ from memstrata.search.lending import lend, narrowed
 from memstrata.search.pointers import ABOVE
 from memstrata.search.query import Hit, Searchable, SearchQuery
 from memstrata.search.reasons import asks_reason
+from memstrata.search.rowmemo import index_stamp
 from memstrata.search.terms import stems
 from memstrata.search.text import QUERY_STOPWORDS, query_terms, tokenize
 from memstrata.search.turns import _COLUMNS, _hit
@@ -95,17 +99,56 @@ def _lenders(pool: Sequence[Hit], dropped: Mapping[str, str]) -> list[Hit]:
     return out[:LENDERS]
 
 
-def _updated_facts(store: Searchable, q: SearchQuery) -> list[Hit]:
+def _updated_facts(store: Searchable, q: SearchQuery) -> Sequence[Hit]:
     """The current facts the query may see whose value changed after it was first set."""
     where, params = filters(store, q)
-    made, changed = "json_extract(d.meta, '$.created_at')", "json_extract(d.meta, '$.updated_at')"
-    where += ["d.layer = 'fact'", f"{made} < {changed}"]
     with store.db.read() as conn:
-        rows = conn.execute(
-            f"SELECT {_COLUMNS} FROM docs d WHERE {' AND '.join(where)} ORDER BY d.ts DESC LIMIT ?",
-            [*params, UPDATED_FACTS],
-        ).fetchall()
-    return [_hit(r) for r in rows]
+        if conn.in_transaction:  # the caller's: its writes may yet be rolled back
+            return _read_updated(conn, where, params)
+        return store.df_cache.per_scope(("updated facts",), UpdatedFacts).get(conn, where, params)
+
+
+class UpdatedFacts:
+    """`_updated_facts` of each recent filter, kept while the index is unchanged (kept in
+    `Store.df_cache`, per generation).
+
+    Most stores hold no fact updated in place, and the rule then does nothing; reading
+    the docs for them at every search cost ~4% of a search's CPU on an agent store, a
+    fifth on `bench ops`'s with 50 updated facts (docs/scale.md, cache19l). The facts
+    read are kept with the index's stamp (`search.rowmemo.index_stamp`: `PRAGMA
+    data_version`, which another connection's commit changes, and this connection's
+    `total_changes`, which its own writes and its catch-up of files changed by hand or by
+    other processes change), and read again when the stamp differs. The stamp is read
+    before the facts: a commit between the two is read now and changes the stamp again.
+    """
+
+    FILTERS = 4  # filters (WHERE terms and parameters) kept, the least recent dropped
+
+    def __init__(self) -> None:
+        self._by_filter: OrderedDict[Hashable, tuple[tuple[Any, ...], tuple[Hit, ...]]] = (
+            OrderedDict()
+        )
+
+    def get(self, conn: sqlite3.Connection, where: list[str], params: list[Any]) -> tuple[Hit, ...]:
+        key = (tuple(where), tuple(params))
+        stamp = index_stamp(conn)
+        kept = self._by_filter.get(key)
+        if kept is None or kept[0] != stamp:
+            kept = self._by_filter[key] = (stamp, _read_updated(conn, where, params))
+            while len(self._by_filter) > self.FILTERS:
+                self._by_filter.popitem(last=False)
+        self._by_filter.move_to_end(key)
+        return kept[1]
+
+
+def _read_updated(conn: sqlite3.Connection, where: list[str], params: list[Any]) -> tuple[Hit, ...]:
+    made, changed = "json_extract(d.meta, '$.created_at')", "json_extract(d.meta, '$.updated_at')"
+    where = [*where, "d.layer = 'fact'", f"{made} < {changed}"]
+    rows = conn.execute(
+        f"SELECT {_COLUMNS} FROM docs d WHERE {' AND '.join(where)} ORDER BY d.ts DESC LIMIT ?",
+        [*params, UPDATED_FACTS],
+    ).fetchall()
+    return tuple(_hit(r) for r in rows)
 
 
 def restating(

@@ -83,9 +83,14 @@ class RowMemos:
                 self._by_filter.popitem(last=False)
         else:
             self._by_filter.move_to_end(key)
-        version = conn.execute("PRAGMA data_version").fetchone()[0]
-        memo.renew((conn, version, conn.total_changes))
+        memo.renew(index_stamp(conn))
         return memo
+
+
+def index_stamp(conn: sqlite3.Connection) -> tuple[Any, ...]:
+    """The `stamp` of the index as `conn` sees it now (the module docstring): equal while
+    nobody changed it, outside a transaction the caller opened."""
+    return (conn, conn.execute("PRAGMA data_version").fetchone()[0], conn.total_changes)
 
 
 def own_meta(hit: Hit, snippet: str | None = None) -> Hit:
