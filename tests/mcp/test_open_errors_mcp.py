@@ -117,3 +117,21 @@ def test_a_note_that_did_the_work_another_way_closes_the_error(home: Path) -> No
     errors = _open_section(anyio.run(main))
     assert "wholesale group" not in errors, errors
     assert "supplier price feed" in errors  # "instead" said of no work done
+
+
+def test_a_retry_that_is_the_last_entry_of_the_log_closes_the_error(home: Path) -> None:
+    """The success that closes the failure may be the LOG's last entry (the first run of
+    events-heronsgate on the branch: "could not be read ... IndexError")."""
+
+    async def main() -> str:
+        with Store(home, agent="shop") as store:
+            async with Client(build_server(store)) as c:
+                await _log(c, "TOOL_USE", "stock_export(warehouse) -> 429")
+                await _log(c, "ERROR", "429 Too Many Requests: retry after 30 s")
+                await _log(c, "TOOL_USE", "stock_export(warehouse) -> 1,204 rows")
+                context = await c.read_resource("memory://prompt-context")
+                return str(context.contents[0].text)  # type: ignore[union-attr]
+
+    text = anyio.run(main)
+    assert "could not be read" not in text, text
+    assert "Too Many Requests" in text and "Too Many Requests" not in _open_section(text), text

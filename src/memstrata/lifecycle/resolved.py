@@ -355,8 +355,10 @@ def _call_of(entries: Sequence[LogEntry], i: int, keys: Sequence[str | None]) ->
     """The call an ERROR naming no tool reports: the trace logged just before it in its
     session (an MCP agent logs `portal_book(3 rooms) -> 409 conflict`, then the error's
     text as an ERROR: the call's result says no failure word, the ERROR is its failure)."""
+    if not 0 < i < len(entries):
+        return None
     e = entries[i]
-    if e.entry_type != "ERROR" or tool_of(e) is not None or i == 0:
+    if e.entry_type != "ERROR" or tool_of(e) is not None:
         return None
     before = entries[i - 1]
     same = keys[i - 1] is not None and keys[i] in (None, keys[i - 1])
