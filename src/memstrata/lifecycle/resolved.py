@@ -374,12 +374,12 @@ def _retried(
     than the next session, a success of the tool says nothing of this failure."""
     order = list(dict.fromkeys(k for k in keys if k is not None))
     own = keys[i] if keys[i] is not None else keys[i - 1]
-    at = order.index(own) if own in order else -1
+    at = order.index(own) if own is not None and own in order else -1
     bound = set(order[at : at + 2]) if at >= 0 else set()
     for k in range(i + 1, len(entries)):
-        x = entries[k]
-        if keys[k] not in bound:
-            if keys[k] is not None and order.index(keys[k]) > at + 1:
+        x, key = entries[k], keys[k]
+        if key is None or key not in bound:
+            if key is not None and order.index(key) > at + 1:
                 break
             continue
         if (
