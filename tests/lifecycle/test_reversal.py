@@ -95,3 +95,55 @@ def test_a_switch_spoken_of_as_a_noun_or_before_have_to_is_no_change_of_plan() -
     )
     moved = replaced_by("Switch the region to eu-central-1, the old box can go.", region)
     assert moved is not None and moved.replaces.id == "mem-00000030"
+
+
+GARDEN = [
+    _e("mem-00000040", "Friday social: a pub quiz in the church hall with the Rotary quizmaster"),
+    _e("mem-00000041", "Hall: St Anne's church hall, main room seats 90, £120 a day"),
+    _e("mem-00000042", "Plant sale: Saturday 10:00-13:00 on the front lawn"),
+]
+DROPPED = (
+    "The committee talked it over and they don't want the quiz after all, the quizmaster "
+    "wants too much. Let's have a bring-and-share picnic instead, 17:00 to 19:00, same hall."
+)
+
+
+def test_a_plan_dropped_after_all_and_replaced_instead_names_its_subject_nearby() -> None:
+    """events-heronsgate s07: the user drops a decision ("don't want X after all") in one
+    sentence and says the new plan ("... instead") in the next, which names no subject."""
+    got = replaced_by(DROPPED, GARDEN)
+    assert got is not None and got.replaces.id == "mem-00000040"
+    assert got.text.startswith("Friday social: Let's have a bring-and-share picnic instead")
+    # most of the subject in the sentence before the bare "instead"
+    said = "The Rotary quizmaster is too dear. Let's do a picnic social instead."
+    got = replaced_by(said, GARDEN)
+    assert got is not None and got.replaces.id == "mem-00000040"
+    # a drop alone, and "let's drop the ..."
+    alone = replaced_by("So not the pub quiz after all, the quizmaster cancelled.", GARDEN)
+    assert alone is not None and alone.replaces.id == "mem-00000040"
+    scrap = replaced_by("Let's drop the plant sale on the lawn, nobody has plants.", GARDEN)
+    assert scrap is not None and scrap.replaces.id == "mem-00000042"
+
+
+def test_instead_or_after_all_that_changes_nothing_in_force_records_nothing() -> None:
+    # "instead" in a report of what happened, not a plan
+    reported = "The church hall website was down, so I rang the hall's main room warden instead."
+    assert replaced_by(reported, GARDEN) is None
+    # a plan with "instead" whose words are in no record in force
+    assert replaced_by("Let's use green bunting instead, it matches the logo.", GARDEN) is None
+    # "after all" in sentences that drop nothing
+    assert replaced_by("The pub quiz in the church hall was a good idea after all.", GARDEN) is None
+    assert (
+        replaced_by("The plant sale on the lawn did not get rained off after all.", GARDEN) is None
+    )
+    # a question states nothing; two candidates: nothing
+    assert replaced_by("Should we not do the pub quiz after all?", GARDEN) is None
+    two = [*GARDEN, _e("mem-00000043", "Saturday social: a pub quiz on the lawn")]
+    assert replaced_by("So not the pub quiz after all.", two) is None
+
+
+def test_a_neighbour_sentence_alone_does_not_name_the_subject() -> None:
+    """The words that pick the record must reach into a signal sentence: a plan with
+    "instead" after a sentence about the hall changes nothing of the hall."""
+    said = "The church hall main room is booked. Let's do the raffle at noon instead."
+    assert replaced_by(said, GARDEN) is None

@@ -17,8 +17,11 @@ resolved by a later successful call that does what failed again:
                     `gh_run_rerun(123) -> ok`)
     the fix         a later call that sets the variable the failure said was unset
 
-another error (no tool) by a later final response or a passing test run; either by the
-agent's note that it fixed it (fixed, released, granted, unlocked...), naming something
+an ERROR naming no tool logged right after a call is that call's failure: a later success
+of the same tool in its session or the next closes it (`_retried`). Another error (no
+tool) by a later final response or a passing test run; either by the
+agent's note that it fixed it (fixed, released, granted, unlocked..., or did the work
+another way: "sent it through the list instead"), naming something
 of it: before the user's next prompt one shared name is enough, later three
 (`noted_fixed`). A session's end bounds the turn too: an MCP agent's prompts never reach
 LOG.md, and a note days later sharing a word with an old failure does not close it. Repeats of one failure are one line with a count. Pure functions over
@@ -297,7 +300,10 @@ class OpenError:
 # the head of a clause or after its subject, not an adjective ("at a fixed hour").
 _FIXED = LazyPattern(
     FIXED_SAID + r"|(?:^|[.;:!]\s+|,\s+|\b(?:i|we|and|then|was|were|been|has|have|got)\s+)"
-    r"(?:fixed|released|granted|unlocked|rotated|reverted|restored|worked around)\b",
+    r"(?:fixed|released|granted|unlocked|rotated|reverted|restored|worked around)\b|"
+    # the work done another way: "...; sent the call-out through the mailing list instead"
+    r"(?:^|[.;:!]\s+|\b(?:i|we|so|and)\s+)(?:sent|used|posted|booked|ran|fetched|took|went "
+    r"with|switched to)\b[^.;!?]*\binstead\b",
     re.I,
 )
 LATER_NAMES = 3  # names a note after the user's next prompt shares with the failure
@@ -345,6 +351,47 @@ def noted_fixed(note: LogEntry, failure: str, names: int = 1) -> bool:
     )
 
 
+def _call_of(entries: Sequence[LogEntry], i: int, keys: Sequence[str | None]) -> LogEntry | None:
+    """The call an ERROR naming no tool reports: the trace logged just before it in its
+    session (an MCP agent logs `portal_book(3 rooms) -> 409 conflict`, then the error's
+    text as an ERROR: the call's result says no failure word, the ERROR is its failure)."""
+    if not 0 < i < len(entries):
+        return None
+    e = entries[i]
+    if e.entry_type != "ERROR" or tool_of(e) is not None:
+        return None
+    before = entries[i - 1]
+    same = keys[i - 1] is not None and keys[i] in (None, keys[i - 1])
+    return before if same and is_trace(before) and not failed(before) else None
+
+
+def _retried(
+    entries: Sequence[LogEntry], i: int, call: LogEntry, keys: Sequence[str | None]
+) -> bool:
+    """A later call of `call`'s tool succeeded (no ERROR right after it), in the failure's
+    session or the next one (events-heronsgate: `eventbrite_api(create event) -> 401`, the
+    user reconnected the account, `eventbrite_api(create event) -> draft 8712...`). Later
+    than the next session, a success of the tool says nothing of this failure."""
+    order = list(dict.fromkeys(k for k in keys if k is not None))
+    own = keys[i] if keys[i] is not None else keys[i - 1]
+    at = order.index(own) if own is not None and own in order else -1
+    bound = set(order[at : at + 2]) if at >= 0 else set()
+    for k in range(i + 1, len(entries)):
+        x, key = entries[k], keys[k]
+        if key is None or key not in bound:
+            if key is not None and order.index(key) > at + 1:
+                break
+            continue
+        if (
+            is_trace(x)
+            and not failed(x)
+            and tool_of(x) == tool_of(call)
+            and _call_of(entries, k + 1, keys) is not x
+        ):
+            return True
+    return False
+
+
 def open_errors(entries: Sequence[LogEntry]) -> list[OpenError]:
     """Failures nothing later resolved, each once (its latest occurrence and a count)."""
     out: dict[tuple[str | None, str, str], OpenError] = {}
@@ -357,6 +404,9 @@ def open_errors(entries: Sequence[LogEntry]) -> list[OpenError]:
         later = entries[i + 1 :]
         keys = keys if keys is not None else session_keys(entries)
         turn = _turn_end(later, keys[i + 1 :], keys[i])
+        call = _call_of(entries, i, keys)
+        if call is not None and _retried(entries, i, call, keys):
+            continue
         if any(_resolves(x, e) or _supplies(x, e, failure) for x in later) or any(
             # noted while handling it, or later saying more of it
             noted_fixed(x, failure, 1 if k < turn else LATER_NAMES)

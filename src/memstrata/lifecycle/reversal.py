@@ -15,15 +15,21 @@ prompt in the activity, as before):
 * a clear signal of a change: "change of plan", "new plan", "from now on", "going forward",
   "instead of", "rather than", "no longer", "switch/change/move (the) X to" (the verb: not
   "after the switch", not "... we have to"), "let's go
-  with X, not Y", "actually, ..."; a question states nothing;
+  with X, not Y", "actually, ..."; a plan with a bare "instead" ("let's do a supper
+  instead", not "I rang the warden instead"); a drop ("they don't want X after all", "so
+  not X after all", "let's drop the X", not "it did not break after all"); a question
+  states nothing;
 * a subject shared with exactly one decision or constraint in force. The subject is what
   the prompt names: "change of plan on the reporting interval" -> reporting interval;
   every word of it must be in the record (written loosely: "reporting" ~ "Report",
   "minutes" ~ "minute"), and when several records hold it, the one whose label
   ("Region: ...") holds it. "Switch the radio to ..." names one too, but reads as a task
-  ("move the button to the header") unless a record's label is that subject ("Radio: ..."). Without a named subject, the
-  sentence with the signal must share at least two words with the record, and no other
-  record as many. Two candidates: nothing.
+  ("move the button to the header") unless a record's label is that subject ("Radio: ...").
+  Without a named subject, the sentences with the signal and the one either side of each
+  must share at least two words with the record, no other record as many, and one of them
+  must be in a signal sentence (events-heronsgate: "... don't want the ceilidh after all,
+  ... Let's do a community supper ... instead"). Two candidates: nothing. When a drop is
+  followed by the new plan, the new record starts at the plan.
 
 The new record keeps the old one's label ("Report interval: ...") and the user's words from
 the change on, without the request for the work around them ("Please change the purge job
@@ -52,6 +58,17 @@ if TYPE_CHECKING:
 MAX_CHARS = 400
 KINDS = ("decision", "constraint")
 
+# A decision dropped: "they don't want the ceilidh after all", "so not the X after all",
+# "let's drop the X". Said of what happened ("the deploy did not break after all") it is
+# no change: the verb must be a wish or a plan's, or "not" must open the clause.
+_DROP_RE = (
+    r"\b(?:do|does|did) not (?:want|need|like)\b[^.!?]*\bafter all\b|"
+    r"\b(?:not|no longer) (?:doing|having|holding|running|using|going with|booking)\b"
+    r"[^.!?]*\bafter all\b|(?:^|[,;:]\s*|\bso |\bthen )(?:not|no) [^.!?]*\bafter all\b|"
+    r"(?:^|\blet us |\bwe (?:will|are|have|should) |\bplease )(?:drop|dropping|dropped|scrap|"
+    r"scrapping|scrapped|ditch|ditching|ditched|cancel|cancelling|cancelled)\s+(?:the|our|that)\b"
+)
+_DROP = LazyPattern(_DROP_RE)
 _SIGNAL = LazyPattern(
     r"\b(?:change of plans?|plan change|new plan|from now on|going forward|instead of|"
     r"rather than|no longer|"
@@ -59,7 +76,12 @@ _SIGNAL = LazyPattern(
     r"(?<!\bthe )(?<!\ba )(?<!\bthis )(?<!\bthat )(?:switch|switching|change|changing|move|"
     r"moving)\s+(?:(?!(?:have|has|had|need|needs|want|wants|going|got|ought|able|used)\s)"
     r"\S+\s+){0,4}?to\b|"
-    r"let us (?:go with|use|switch to|move to)\b[^.!?]*,\s+not\s+\w)|^actually\b"
+    r"let us (?:go with|use|switch to|move to)\b[^.!?]*,\s+not\s+\w)|^actually\b|"
+    # "let's do a supper instead, ...": a plan said with a bare "instead" (not a report of
+    # what happened: "I read the guide on a mirror instead" changes nothing)
+    r"^(?:so,? |ok,? |then,? )?(?:let us|we (?:will|shall|should|can|are going to)|"
+    r"(?:i|we) would (?:like|rather)|(?:use|go with|do|make it|have|book|get|try)\b)"
+    r"[^.!?]*\binstead\b|" + _DROP_RE
 )
 # "Change of plan on the reporting interval: ..." names its subject.
 _NAMED = LazyPattern(
@@ -173,6 +195,25 @@ def _statement(prompt: str, start: int) -> str:
     return out[:1].upper() + out[1:]
 
 
+def _around(
+    said: Sequence[str], every: Sequence[str], records: Sequence[LedgerEntry]
+) -> list[LedgerEntry]:
+    """The records the signal sentences' subject names when the prompt names none: the
+    words of the signal sentences and of the sentence either side of each ("They don't want
+    the ceilidh after all. Let's do a supper instead.": the second names no subject). The
+    best record shares at least two, no other as many, and one of them is in a signal
+    sentence itself (a neighbour alone says nothing changed)."""
+    near: list[str] = []
+    for s in said:
+        k = every.index(s) if s in every else -1
+        near.extend(every[max(0, k - 1) : k + 2] if k >= 0 else [s])
+    words, own = _content(" ".join(dict.fromkeys(near))), _content(" ".join(said))
+    scored = [(e, _holds(words, e.summary)) for e in records]
+    best = max((n for _, n in scored), default=0)
+    found = [e for e, n in scored if n == best] if best >= 2 else []
+    return found if len(found) == 1 and _holds(own, found[0].summary) >= 1 else []
+
+
 def replaced_by(prompt: str, in_force: Sequence[LedgerEntry]) -> Reversal | None:
     """The one record of `in_force` a user's prompt replaces, with the new record's text;
     None without a clear signal, a question, or unless exactly one record matches
@@ -194,11 +235,10 @@ def replaced_by(prompt: str, in_force: Sequence[LedgerEntry]) -> Reversal | None
         if len(found) > 1:
             found = [e for e in found if _holds(words, _label(e.summary) or "") == len(set(words))]
     else:
-        words = _content(" ".join(said))
-        start = text.find(said[0])
-        scored = [(e, _holds(words, e.summary)) for e in records]
-        best = max((n for _, n in scored), default=0)
-        found = [e for e, n in scored if n == best] if best >= 2 else []
+        found = _around(said, sentences(text), records)
+        # "They don't want X after all. Let's do Y instead.": the new record starts where
+        # the new plan does, a drop alone is the change itself
+        start = text.find(next((s for s in said if not _DROP.search(_norm(s))), said[0]))
     if len(found) != 1:
         return None
     old = found[0]
