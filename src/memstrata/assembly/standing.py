@@ -30,7 +30,6 @@ from memstrata.lifecycle.activity import (
     sessions,
 )
 from memstrata.lifecycle.resolved import OpenError, open_errors
-from memstrata.lifecycle.retired import without_replaced
 from memstrata.model import parse_ts
 
 if TYPE_CHECKING:
@@ -115,6 +114,16 @@ def decision_lines(
 
 def preference_lines(mem: AgentMemory) -> list[str]:
     return [record_line(e, kinds=("preference",)) for e in mem.decisions.in_force(("preference",))]
+
+
+def _told(outcome: str, history: list[tuple[LedgerEntry, str | None]] | None) -> str:
+    """A past session's outcome without a decision replaced since (`lifecycle.retired`,
+    its statement readers, imported only when some record was replaced: start-up)."""
+    if not outcome or not history or all(by is None for _, by in history):
+        return outcome
+    from memstrata.lifecycle.retired import without_replaced
+
+    return without_replaced(outcome, history)
 
 
 def records_history(mem: AgentMemory) -> list[tuple[LedgerEntry, str | None]]:
@@ -289,7 +298,7 @@ def activity_lines(
         counts = s.summary()
         if counts:
             parts.append(counts)
-        outcome = without_replaced(s.outcome, history) if history else s.outcome
+        outcome = _told(s.outcome, history)
         if outcome:  # a past answer's account, without a decision replaced since
             parts.append(f"outcome: {outcome}")
         if len(parts) == 1 and not s.notes and not s.failed:
