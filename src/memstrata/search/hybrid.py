@@ -43,7 +43,8 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from memstrata.search import scoring, shortforms, updates
+from memstrata.search import changes, scoring, shortforms, updates
+from memstrata.search.changes import later_change
 from memstrata.search.engine import _COLUMNS, _hit, lexical_pool, make_snippet
 from memstrata.search.feedback import PINNED, SEEDS, acts, feedback_vector, pinned
 from memstrata.search.filters import filters as _filters
@@ -404,6 +405,10 @@ def _rank(
     if moved:
         scored = [(moved[s[2]][0], *s[1:]) if s[2] in moved else s for s in scored]
         scored.sort(key=lambda x: (-x[0], -x[1]))
+    change = _later_change(q, vi, scored, rows) if q.mode == "hybrid" else None
+    if change is not None:  # a later change above the statement it changes (`search.changes`)
+        scored = [(change[1], *s[1:]) if s[2] == change[0] else s for s in scored]
+        scored.sort(key=lambda x: (-x[0], -x[1]))
     pending = vi.pending_records()
     parts = {s[2]: s for s in scored}
 
@@ -437,6 +442,8 @@ def _rank(
                 "formula": _formula(cfg.fusion if q.mode == "hybrid" else "semantic"),
             }
         )
+        if change is not None and uid == change[0]:
+            explain["changes"] = change[2]
         if uid in moved:
             explain["newer_than"] = moved[uid][1]
             explain["same_as"] = round(moved[uid][2], 4)
@@ -502,6 +509,24 @@ def _newer_versions(
         return written_before((ra[2], a, ra[10], ra[11]), (rb[2], b, rb[10], rb[11]))
 
     return newer_first(np, [(x[0], x[1], x[2]) for x in scored], vector, band, earlier=earlier)
+
+
+def _later_change(
+    q: SearchQuery, vi: Any, scored: list[tuple[float, float, str, float, float]], rows: Any
+) -> tuple[str, float, str] | None:
+    """`changes.later_change` over the top of `scored`: (b, its new score, a) or None."""
+    matrix = vi.matrix()
+    top = []
+    for s in scored[: changes.DEPTH]:
+        r, i = rows[s[2]], matrix.index.get(s[2])
+        units = int(matrix.counts[i]) if i is not None else 0
+        top.append((s[0], s[1], s[2], r[2], r[9] or "", units))
+
+    def earlier(a: str, b: str) -> bool:
+        ra, rb = rows[a], rows[b]
+        return written_before((ra[2], a, ra[10], ra[11]), (rb[2], b, rb[10], rb[11]))
+
+    return later_change(q.text, top, earlier)
 
 
 def _from(d: Dense) -> str:
