@@ -46,6 +46,12 @@ DEFERRED_FOR_START_UP: tuple[tuple[str, str, str], ...] = (
         "compaction and flush load their rules only for the write that crosses a limit",
     ),
     (
+        "memstrata.operations.manager",
+        "memstrata.operations.hooks",
+        "the hooks' module (~15 ms) only for `conversation_compacted`, not for every "
+        "builder's `MemoryManager`",
+    ),
+    (
         "memstrata.assembly.context",
         "memstrata.assembly.ignore",
         "its cue rules (a dozen regular expressions, 3-8 ms) read a prompt, which "

@@ -25,7 +25,6 @@ from memstrata.assembly.context import assemble_context
 from memstrata.errors import MalformedInput, NotFound
 from memstrata.lifecycle.compaction import compact_log
 from memstrata.lifecycle.flush import flush_session
-from memstrata.operations.hooks import resumed_tail
 from memstrata.operations.loop import AgentLoop, writes_allowed
 from memstrata.search.query import Hit, SearchQuery
 from memstrata.store.view import Store
@@ -169,6 +168,8 @@ class MemoryManager:
             >>> "## This session before the compaction" in text  # doctest: +SKIP
             True
         """
+        from memstrata.operations.hooks import resumed_tail  # the hooks: only on this call
+
         if writes_allowed(self.store) and session_id in self.store.agent().sessions.ids():
             flush_session(self.store, self.agent_name, session_id)
         return assemble_context(
