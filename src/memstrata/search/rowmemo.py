@@ -46,7 +46,7 @@ from memstrata.search.query import Hit
 
 FILTERS = 4  # filters (WHERE terms and parameters) whose rows are kept, the least recent dropped
 ROWS = 8_192  # rows kept per filter; past it the filter starts afresh
-CHANGES = 2_000  # docs written since the last search; past it the filter starts afresh
+CHANGES = ROWS  # docs written since the last search past which the filter starts afresh
 
 _FEEDS = (
     "SELECT (SELECT coalesce(max(seq), 0) FROM doc_changes),"
