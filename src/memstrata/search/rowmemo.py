@@ -60,7 +60,7 @@ _WRITTEN = (
 
 class RowMemo:
     """The rows (row id -> docs row, or None: it did not pass the filter) and hits of one
-    filter, for one state of the index."""
+    filter, each kept until its doc is written (`renew`)."""
 
     def __init__(self) -> None:
         self.stamp: tuple[Any, ...] | None = None
