@@ -320,3 +320,30 @@ MIGRATIONS.append(
         """,
     )
 )
+
+# Rows kept between searches (`search.rowmemo`) follow `doc_changes` for what it covers and
+# this feed for the rest: the uid of a doc whose other columns a search reads (kind, ts,
+# source, line, meta, thread, pos) changed while none that `doc_changes` follows did (a
+# rewrite shifting a LOG's lines, an entry moved to an archive). Not in `doc_changes`,
+# which marks a record's vectors dirty; an append writes neither this nor more than before.
+MIGRATIONS.append(
+    (
+        "018_doc_touches",
+        """
+        CREATE TABLE IF NOT EXISTS doc_touches (seq INTEGER PRIMARY KEY, uid TEXT NOT NULL UNIQUE);
+        CREATE TRIGGER IF NOT EXISTS docs_touch_au
+        AFTER UPDATE OF kind, ts, source, line, meta, thread, pos ON docs
+        WHEN (old.kind IS NOT new.kind OR old.ts IS NOT new.ts OR old.source IS NOT new.source
+              OR old.line IS NOT new.line OR old.meta IS NOT new.meta
+              OR old.thread IS NOT new.thread OR old.pos IS NOT new.pos)
+             AND old.title IS new.title AND old.body IS new.body
+             AND old.superseded IS new.superseded AND old.tags IS new.tags
+             AND old.layer IS new.layer AND old.owner IS new.owner
+             AND old.room IS new.room AND old.secret IS new.secret BEGIN
+            INSERT INTO doc_touches(uid, seq)
+            VALUES (new.uid, (SELECT coalesce(max(seq), 0) + 1 FROM doc_touches))
+            ON CONFLICT(uid) DO UPDATE SET seq = excluded.seq;
+        END;
+        """,
+    )
+)
