@@ -148,3 +148,29 @@ def test_the_built_store_does_not_depend_on_when_a_compaction_thread_runs(
     late = _ingest(tmp_path / "late", records, now, compact_late=True)
     assert prompt == late
     assert len(prompt) > 2  # compacted more than once
+
+
+def test_a_change_to_ingest_builds_the_store_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `bench` counts as query-side for the cache's code version, yet `ingest` decides
+    # what the store holds: a store built by an earlier ingest was searched again
+    # (the compaction fix above measured nothing until the cache was cleared).
+    # Fails before: the second run copied the first run's store.
+    pairs, records = load(small(tmp_path))
+    said: list[str] = []
+
+    def built() -> bool:
+        said.clear()
+        paraphrase.run_memstrata(pairs, records, ("lexical",), progress=said.append)
+        return not any("from the cache" in s for s in said)
+
+    assert built()
+    assert not built()  # the same ingest: copied
+    ingest = paraphrase.ingest
+
+    def another_ingest(store: Any, records: list[Record], now: float) -> dict[str, str]:
+        return ingest(store, records, now)
+
+    monkeypatch.setattr(paraphrase, "ingest", another_ingest)
+    assert built()

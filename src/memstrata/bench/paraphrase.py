@@ -32,6 +32,7 @@ import statistics
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from inspect import getsource
 from pathlib import Path
 from typing import Any
 
@@ -212,7 +213,8 @@ def run_memstrata(
 
     home, info, hit = built_home(
         "paraphrase",
-        ([(r.rid, r.where, r.days_ago, r.text) for r in records], config),
+        # `bench` is query-side for `cache.code_version`, but `ingest` decides what is written
+        ([(r.rid, r.where, r.days_ago, r.text) for r in records], config, getsource(ingest)),
         build,
         cache_dir(cache),
     )
