@@ -7,9 +7,8 @@
                  (a candidate no query word reaches is kept if z_dense >= 1)
     maxsim(d)  = max over d's units of mean over the query's word pieces of the best
                  cos with one of the unit's pieces (token vectors, `index.tokens`)
-    fused(d)   = w x z_lexical(d) + z_dense(d) + z_maxsim(d)
-                 z = (x - mean) / sd over the candidates, w = the best share of the
-                 query's words a lexical candidate holds (`search.lexweight`)
+    fused(d)   = z_lexical(d) + z_dense(d) + z_maxsim(d)
+                 z = (x - mean) / sd over the candidates
     relevance  = (fused - min) / (max - min)   over the candidates, best = 1
     score      = relevance x recency,  recency = 1 - bound x (1 - decay(age, half-life))
                  then a newer statement within `update_band` of an older one that says
@@ -50,7 +49,6 @@ from memstrata.search.engine import _COLUMNS, _hit, lexical_pool, make_snippet
 from memstrata.search.feedback import PINNED, SEEDS, acts, feedback_vector, pinned
 from memstrata.search.filters import filters as _filters
 from memstrata.search.frames import topic_terms
-from memstrata.search.lexweight import lexical_weight, weighted_zsum
 from memstrata.search.maxsim import maxsim as token_maxsim
 from memstrata.search.newer import written_before
 from memstrata.search.pieces import content_pieces
@@ -196,7 +194,6 @@ def _search(
         ]
     maxsim: dict[str, float] = {}
     asked: list[str] = []
-    w_lexical = 1.0
     if q.mode == "semantic":
         relevance = {u: dense[u].score for u in cands if u in dense}
         z: dict[str, dict[str, float]] = {}
@@ -207,12 +204,7 @@ def _search(
             maxsim, asked = _maxsim(
                 vi, q.text, [u for u in cands if u in matrix.index], content, read
             )
-        w_lexical = (
-            lexical_weight(pool.terms, (made[u] for u in lexical if u in made))
-            if pool is not None
-            else 1.0
-        )
-        relevance, fused, z = _fuse(store, cands, lexical, dense, maxsim, w_lexical)
+        relevance, fused, z = _fuse(store, cands, lexical, dense, maxsim)
     hits, why = _rank(
         store, q, cands, rows, relevance, fused, z, lexical, dense, pool, vi, maxsim, made
     )
@@ -223,8 +215,6 @@ def _search(
         return hits
     for h in hits:
         _explained(h, why)
-        if w_lexical < 1.0:
-            h.explain["lexical_weight"] = round(w_lexical, 6)
         if pool is not None and h.uid in lexical:
             h.explain["matched"] = pool.matched(rows[h.uid])
         if asked and h.explain.get("maxsim") is not None:
@@ -348,7 +338,6 @@ def _fuse(
     lexical: dict[str, float],
     dense: dict[str, Dense],
     maxsim: dict[str, float],
-    w_lexical: float = 1.0,
 ) -> tuple[dict[str, float], dict[str, float], dict[str, dict[str, float]]]:
     pooled = set(cands)  # once: in the comprehension's test it was made for every uid
     features = {
@@ -372,8 +361,8 @@ def _fuse(
             text_norm="max",
         )
     else:
-        z = {f: scoring.zscores({u: v[u] for u in cands if u in v}) for f, v in features.items()}
-        fused = weighted_zsum(z, {"lexical": w_lexical}, cands)
+        z = {f: scoring.zscores(v) for f, v in features.items()}
+        fused = scoring.zsum(features, cands)
     return scoring.above_floor(fused), fused, z
 
 
@@ -553,9 +542,7 @@ def _formula(fusion: str) -> str:
     if fusion == "zsum":
         return (
             "relevance = (fused - min) / (max - min) over the candidates, "
-            "fused = w x z(lexical) + z(dense) + z(maxsim), z = (x - mean) / sd over the "
-            "candidates, w = lexical_weight: the best IDF-weighted share of the query's terms "
-            "a lexical candidate holds "
+            "fused = z(lexical) + z(dense) + z(maxsim), z = (x - mean) / sd over the candidates "
             "(a feature a candidate lacks counts 0), lexical = bm25 / best bm25 + author bonus, "
             "dense = max cos(query, unit or window), maxsim = max over units of mean over "
             "the query's content pieces of max cos(query piece, unit piece); "
