@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import threading
+import time
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from memstrata.bench import paraphrase
-from memstrata.bench.paraphrase_data import WRITE_LAYERS, load
+from memstrata.bench.paraphrase_data import WRITE_LAYERS, Record, filler, load
+from memstrata.lifecycle import triggers
+from memstrata.store.engine import Engine
+from memstrata.store.view import Store
 
 # One record per write layer, each with words no other record holds; each question is
 # its record's own text, so a bench that resolves hits to records finds all of them.
@@ -89,3 +96,81 @@ def test_cli_prints_the_held_out_part_on_its_own(tmp_path: Path) -> None:
         ("memstrata-lexical", "heldout", "all")
     ]
     assert rows[0]["questions"] == 2 and "p95_ms" in rows[0]
+
+
+def _log_split(home: Path) -> list[list[str]]:
+    """The record ids in LOG.md, then in each archive (in the order of their contents)."""
+    agent = home / "agents" / paraphrase.AGENT
+    rec = re.compile(r'"rec": "(\w+)"')
+    log = rec.findall((agent / "memory" / "LOG.md").read_text())
+    archives = sorted(rec.findall(p.read_text()) for p in (agent / "archive").glob("*.md"))
+    return [log, *archives]
+
+
+def _ingest(home: Path, records: list[Record], now: float, compact_late: bool) -> list[list[str]]:
+    """`paraphrase.ingest` into a fresh store whose LOG compactions run at once, or
+    only once someone waits for the background work (`compact_late`: a busy machine)."""
+    home.mkdir()
+    (home / "config.toml").write_text(
+        f'[roles]\nadmin = ["{paraphrase.AGENT}"]\n[log]\ncompact_entries = 10\n'
+    )
+    release = threading.Event()
+    if not compact_late:
+        release.set()
+    compact, drain = triggers.compact_log_if_due, Engine.drain
+
+    def held(store: Any, agent: str) -> bool:
+        release.wait(timeout=60)
+        return compact(store, agent)
+
+    def draining(engine: Engine, timeout: float | None = None) -> None:
+        release.set()
+        drain(engine, timeout)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(triggers, "compact_log_if_due", held)
+        mp.setattr(Engine, "drain", draining)
+        with Store(home, agent=paraphrase.AGENT) as store:
+            paraphrase.ingest(store, records, now)
+    return _log_split(home)
+
+
+def test_the_built_store_does_not_depend_on_when_a_compaction_thread_runs(
+    tmp_path: Path,
+) -> None:
+    # Appended back to back, the entries a LOG compaction archived were those written
+    # by the time its thread ran: two builds of the same code split LOG.md / archive/
+    # differently, and a question's rank moved (p090: 4 to 7). Fails before the fix.
+    _pairs, records = load(small(tmp_path))
+    records = records + filler(60)
+    now = time.time()
+    prompt = _ingest(tmp_path / "prompt", records, now, compact_late=False)
+    late = _ingest(tmp_path / "late", records, now, compact_late=True)
+    assert prompt == late
+    assert len(prompt) > 2  # compacted more than once
+
+
+def test_a_change_to_ingest_builds_the_store_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `bench` counts as query-side for the cache's code version, yet `ingest` decides
+    # what the store holds: a store built by an earlier ingest was searched again
+    # (the compaction fix above measured nothing until the cache was cleared).
+    # Fails before: the second run copied the first run's store.
+    pairs, records = load(small(tmp_path))
+    said: list[str] = []
+
+    def built() -> bool:
+        said.clear()
+        paraphrase.run_memstrata(pairs, records, ("lexical",), progress=said.append)
+        return not any("from the cache" in s for s in said)
+
+    assert built()
+    assert not built()  # the same ingest: copied
+    ingest = paraphrase.ingest
+
+    def another_ingest(store: Any, records: list[Record], now: float) -> dict[str, str]:
+        return ingest(store, records, now)
+
+    monkeypatch.setattr(paraphrase, "ingest", another_ingest)
+    assert built()

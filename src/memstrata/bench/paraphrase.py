@@ -32,6 +32,7 @@ import statistics
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
+from inspect import getsource
 from pathlib import Path
 from typing import Any
 
@@ -112,7 +113,13 @@ def _markdown(records: list[Record], title: str) -> str:
 
 def ingest(store: Any, records: list[Record], now: float) -> dict[str, str]:
     """Write every record through the agent's APIs; returns the record id of each
-    ledger entry and fact by the uid its search hits carry."""
+    ledger entry and fact by the uid its search hits carry.
+
+    Each append waits for the maintenance it started (a LOG compaction), as an agent's
+    turns do: appended back to back, the entries a compaction archived depended on
+    when its thread ran, so two builds split LOG.md and `archive/` differently (BM25
+    statistics and the candidate pool with them: one question's rank moved 4-7 over
+    builds of the same code)."""
     agent = store.agent(AGENT, create=True)
     by_uid: dict[str, str] = {}
     timed = sorted(
@@ -130,11 +137,13 @@ def ingest(store: Any, records: list[Record], now: float) -> dict[str, str]:
             by_uid[f"ledger:{entry.id}"] = r.rid
         elif r.layer == "log":
             agent.log.append(r.where.split(":")[1], r.text, {"rec": r.rid}, ts=ts)
+            store.drain()  # the compaction it started, before the next entry (see `ingest`)
         else:
             _s, sid, role = r.where.split(":")
             sessions[sid].append({"id": r.rid, "role": role, "content": r.text, "timestamp": ts})
     for sid, messages in sessions.items():
         agent.sessions.append_many(sid, messages)
+        store.drain()
     for r in records:
         if r.layer == "fact":
             _f, category, key = r.where.split(":", 2)
@@ -204,7 +213,8 @@ def run_memstrata(
 
     home, info, hit = built_home(
         "paraphrase",
-        ([(r.rid, r.where, r.days_ago, r.text) for r in records], config),
+        # `bench` is query-side for `cache.code_version`, but `ingest` decides what is written
+        ([(r.rid, r.where, r.days_ago, r.text) for r in records], config, getsource(ingest)),
         build,
         cache_dir(cache),
     )
