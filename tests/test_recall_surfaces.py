@@ -357,6 +357,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     _memstrata(home, "init", AGENT)
     _scope_records(home, root / "proj")
     anyio.run(_build, home)
+    # A search in the default mode uses the vectors built so far (`search.hybrid`); on a
+    # loaded machine the background embedder was still behind when the questions came, and
+    # a half-embedded store ranked the pango ERROR above the ReportLab decision. A search
+    # that names `hybrid` catches the vectors up first: the questions see a settled store.
+    _memstrata(home, "search", "PDF", "--mode", "hybrid")
     uids = _known(home)
     assert all(uids.values()), uids  # the scenario recorded what the tests look for
     assert len(uids["db_test_call"]) == 3  # LOG TOOL_USE, transcript tool_use and tool_result
