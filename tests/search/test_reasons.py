@@ -92,3 +92,42 @@ def test_what_states_a_reason() -> None:
     assert reason_of(note("Due to the paywall we used the preprint")) == "due to"
     assert reason_of(note("Weekly issue: Amazon SES, batches of 50")) is None
     assert reason_of(SECTION) is None
+
+
+def test_a_conversations_turns_keep_their_scores_on_a_why_question() -> None:
+    """LoCoMo dev: "Why did Gina combine her clothing business with dance?" ranked a turn on
+    another subject that says "because" above the turn that answers; every turn of a chat is
+    talk, and "because" in it is no recorded rationale (as `search.people` leaves turns)."""
+    query = "Why did Gina combine her clothing business with dance?"
+    talk = Hit(
+        "session:s:3",
+        "session",
+        0.8,
+        "Gina",
+        "I started the store because I lost my job",
+        "",
+        T0,
+        "s.jsonl",
+        kind="user",
+    )
+    answer = Hit(
+        "session:s:8",
+        "session",
+        0.9,
+        "Gina",
+        "Dance and fashion both let me express myself",
+        "",
+        T0,
+        "s.jsonl",
+        kind="user",
+    )
+    assert asks_reason(query) and reason_of(talk) == "because"
+    kept = {h.uid: h for h in with_reasons(query, [talk, answer])}
+    assert kept["session:s:3"].score == 0.8 and "reason" not in kept["session:s:3"].explain
+    assert [h.uid for h in apply_priors(list(kept.values()), query)] == [
+        "session:s:8",
+        "session:s:3",
+    ]
+    # the same words in a curated record still give a reason
+    [noted] = with_reasons(query, [talk.but(uid="log:1", layer="log")])
+    assert noted.score == pytest.approx(0.8 * 1.5)

@@ -19,6 +19,13 @@ that give one are weighed up:
                    "which is why", "so that")
     score(r)     = score(r) x REASON        when asks(q) and states(r)
 
+Turns of a conversation (transcripts, channels) are left alone, as `search.people` leaves
+them: "because" and "so that" are how people talk, not a recorded rationale. On LoCoMo dev
+(chat turns only) the weight lifted any turn with a "because" above the turn that answers
+("Why did Gina combine her clothing business with dance?": a turn on another subject with
+"because" went to first place above the answer): r@5 / r@20 fell (docs/benchmarks-recall.md,
+section 18).
+
 Measured on the nine dev scenarios of `bench agent` by replay: without the failure
 condition, two "why couldn't we ... at first?" questions lost their ERROR / THOUGHT answer
 to decisions with a rationale on a neighbouring subject (pipeline q-key 3 -> 5, research
@@ -39,6 +46,7 @@ from memstrata.search.priors import asked_signals
 from memstrata.search.query import Hit, weighed
 
 REASON = 1.5  # a record stating a reason, for a question that asks why a choice was made
+_TURNS = frozenset({"session", "channel"})  # `priors.DIALOGUE_LAYERS`
 _ASKS = re.compile(r"\b(?:why|how\s+come)\b|\bwhat\s+(?:was|is|were|are)\s+the\s+reasons?\b", re.I)
 # "why couldn't we ...", "why can't it ...": what stood in the way, a failure's cause
 _ABILITY = re.compile(r"\b(?:could|couldn't|can't|cannot|can|unable|wouldn't|won't)\b", re.I)
@@ -71,7 +79,7 @@ def reason_of(hit: Hit) -> str | None:
 
 def with_reasons(query: str, pool: Sequence[Hit], factor: float = REASON) -> list[Hit]:
     """`pool` with the records that state a reason weighed by `factor` when `query` asks
-    why (`reason` and `reason_said` in their explain)."""
+    why (`reason` and `reason_said` in their explain); a conversation's turns as they are."""
     if factor == 1.0 or not pool or not asks_reason(query):
         return list(pool)
-    return weighed(pool, factor, "reason", reason_of)
+    return weighed(pool, factor, "reason", lambda h: None if h.layer in _TURNS else reason_of(h))
