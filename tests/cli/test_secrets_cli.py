@@ -148,3 +148,23 @@ def test_purge_removes_a_secret_the_index_never_held(home: Path) -> None:
     facts = (home / "agents" / "finn" / "facts.jsonl").read_text(encoding="utf-8")
     assert GUESSES["fact"] not in facts
     assert json.loads(cli(home, "--json", "search", "--layer", "fact", "db_password")) == []
+
+
+def test_an_index_built_before_the_rule_is_reparsed_without_the_secret(home: Path) -> None:
+    """An index made by an earlier memstrata holds the raw text: migration
+    `019_masked_secrets` forgets every source, so the next open re-parses it masked."""
+    import sqlite3
+
+    from memstrata.index.generations import live_database
+
+    seed_guesses(home)
+    conn = sqlite3.connect(live_database(home / "index") or "")
+    with conn:  # as an earlier version indexed it (the FTS5 trigger takes the raw text too)
+        conn.execute(
+            "UPDATE docs SET body = ? WHERE uid LIKE 'log:%'", (f"password: {GUESSES['log']}",)
+        )
+        conn.execute("DELETE FROM meta WHERE key = 'migration:019_masked_secrets'")
+    conn.close()
+    assert index_holds(home, GUESSES["log"])  # the old index held it
+    assert json.loads(cli(home, "--json", "search", GUESSES["log"])) == []
+    assert index_holds(home, GUESSES["log"]) == []
