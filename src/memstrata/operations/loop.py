@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from memstrata.assembly.context import assemble_context, wants_no_memory
 from memstrata.errors import MalformedInput, MemstrataError
-from memstrata.lifecycle.anneal import record_error, store_and_agent
+from memstrata.lifecycle.anneal import record_error, record_tool_failure, store_and_agent
 from memstrata.lifecycle.outcome import agent_owns_now, open_work, write_outcome
 from memstrata.lifecycle.reversal import record_reversal
 from memstrata.reading.failure import told
@@ -262,8 +262,6 @@ def record_failed_result(
     so the context's open errors and recall read it as they read a hook's; the recovery
     NOW.md only when NOW is not the agent's (`lifecycle.outcome.agent_owns_now`). False
     when there is nothing to record (no flag, or no automatic writes)."""
-    from memstrata.lifecycle.anneal import record_tool_failure
-
     if not message.is_error or message.role != "tool_result" or not writes_allowed(store):
         return False
     transcript = store.agent(agent).sessions.messages(session_id)
