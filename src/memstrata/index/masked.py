@@ -20,6 +20,7 @@ search reads it. Neighbour context is built from the masked bodies.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -59,15 +60,17 @@ def masked(text: str, whole: Sequence[str] = ()) -> str:
     if not text:
         return text
     for value in whole:
-        if len(value) >= SHORTEST_WHOLE and value in text:
-            text = text.replace(value, WITHHELD.format(kind="credential"))
+        # as written, and as a tool call's JSON input shows it (`pa\"ss`, `\u00e9`...)
+        for form in {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}:
+            if len(form) >= SHORTEST_WHOLE and form in text:
+                text = text.replace(form, WITHHELD.format(kind="credential"))
     found = find_secrets(text)
     return redact(text, found, WITHHELD) if found else text
 
 
 def indexed(doc: Doc) -> Doc:
-    """`doc` with its searchable text masked (`masked`); the same
-    object when it holds no secret."""
+    """`doc` with its searchable text masked (`masked`); the same object when it holds
+    no secret."""
     whole = whole_values(doc.meta) if doc.meta else []
     if doc.layer == "fact" and credential_key(doc.title) and doc.body.strip():
         whole.append(doc.body)  # a fact's key is its record's `key`, its value the body
