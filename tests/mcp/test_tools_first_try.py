@@ -339,7 +339,7 @@ def test_recall_memory_searches_sessions_only_when_asked(home: Path) -> None:
             tools = {t.name: t for t in (await c.list_tools()).tools}
             assert 'only when layers names "session"' in tools["recall_memory"].description
             # and when to name it (issue 19: transcripts by default took rank 1 from the
-            # answer in 84 of 328 dev questions, docs/bench-agent.md)
+            # answer in 89 of 354 dev questions of snap36, docs/bench-agent.md)
             assert "word for word" in tools["recall_memory"].description
             layers = tools["recall_memory"].input_schema["properties"]["layers"]
             assert "all but session" in layers["description"]
