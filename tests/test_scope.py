@@ -29,7 +29,7 @@ def populated(home: Path) -> Path:
         m.now.update(f"{agent} secret objective zebra")
         m.context.write(f"# {agent} memory zebra\n")
         m.log.append("THOUGHT", f"{agent} private thought zebra")
-        m.facts.set("secret", f"{agent} zebra")
+        m.facts.set("motto", f"{agent} zebra")  # (a key naming a credential is never indexed)
         m.files.write("notes.md", f"{agent} notes zebra")
         m.tasks.add(f"{agent} task zebra")
         m.sessions.append("s1", "user", f"{agent} said zebra")
@@ -52,7 +52,7 @@ def _reads(store: Store, agent: str) -> dict[str, Callable[[], Any]]:
         "identity": m.identity.read,
         "log.tail": lambda: m.log.tail(5),
         "log.entries": m.log.entries,
-        "facts.get": lambda: m.facts.get("secret"),
+        "facts.get": lambda: m.facts.get("motto"),
         "facts.list": m.facts.list,
         "files.read": lambda: m.files.read("notes.md"),
         "files.list": m.files.list,
@@ -83,7 +83,7 @@ def _writes(store: Store, agent: str) -> dict[str, Callable[[], Any]]:
         "now": lambda: m.now.update("hijack"),
         "context": lambda: m.context.write("hijack"),
         "log": lambda: m.log.append("THOUGHT", "hijack"),
-        "facts": lambda: m.facts.set("secret", "hijack"),
+        "facts": lambda: m.facts.set("motto", "hijack"),
         "files": lambda: m.files.write("notes.md", "hijack"),
         "replace": lambda: m.files.replace("notes.md", "zebra", "hijack"),
         "delete": lambda: m.files.delete("notes.md"),
@@ -107,7 +107,7 @@ def test_project_agent_cannot_touch_another_project_agent(populated: Path) -> No
 # a method with a parameter missing here fails the walk below until someone decides
 # what its scope is. Values are valid, so a refusal can only be the gate's.
 SAMPLE: dict[str, Any] = {
-    "key": "secret",
+    "key": "motto",
     "value": "hijack",
     "rel": "notes.md",
     "old": "zebra",
@@ -232,7 +232,7 @@ def test_project_agent_reads_admin_but_cannot_write_it(populated: Path) -> None:
     for fn in _reads(alice, "wilco").values():
         fn()
     assert "wilco secret objective" in alice.agent("wilco").now.read()
-    assert alice.agent("wilco").facts.get("secret").value == "wilco zebra"
+    assert alice.agent("wilco").facts.get("motto").value == "wilco zebra"
     for name, fn in _writes(alice, "wilco").items():
         with pytest.raises(ScopeDenied):
             fn()

@@ -389,3 +389,24 @@ def test_a_tool_input_field_named_for_a_credential_is_one(home: Path) -> None:
         assert mem.log.tail(1)[0].metadata == {"password": "[REDACTED:credential]"}
     data = files_bytes(home)
     assert password.encode() not in data and b"priya" in data
+
+
+def test_the_index_masks_a_value_withheld_whole_as_the_record_writes_it() -> None:
+    """`index.masked`: a tool input's `password` is a secret whole (`withhold`), whatever its
+    shape; the transcript's indexed text shows the input as JSON, quotes escaped."""
+    import json as _json
+
+    from memstrata.index.docs import Doc
+    from memstrata.index.masked import indexed
+
+    for password in ("kingfisher", 'pa"ss word', "héron-ciel"):
+        given = {"username": "priya", "password": password}
+        body = "portal_login " + _json.dumps(given, ensure_ascii=False)
+        doc = Doc(uid="u", layer="session", ts=0.0, body=body, source="s", meta={"input": given})
+        assert indexed(doc).body == (
+            'portal_login {"username": "priya", "password": "[withheld: credential]"}'
+        ), password
+    fact = Doc(uid="f", layer="fact", ts=0.0, title="db_password", body="hunter2", source="s")
+    assert indexed(fact).body == "[withheld: credential]"
+    plain = Doc(uid="p", layer="log", ts=0.0, body="nothing to hide here", source="s")
+    assert indexed(plain) is plain

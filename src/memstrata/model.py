@@ -284,6 +284,7 @@ class SessionMessage:
     name: str | None = None
     input: Any = None
     speaker: str | None = None
+    is_error: bool = False  # a tool_result of a call that failed (Claude Code's name)
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"id": self.id, "role": self.role}
@@ -293,6 +294,8 @@ class SessionMessage:
             d["input"] = self.input
         if self.speaker is not None:
             d["speaker"] = self.speaker
+        if self.is_error:
+            d["is_error"] = True
         d["content"] = self.content
         d["timestamp"] = self.timestamp
         return d

@@ -78,3 +78,93 @@ def test_search_full_withholds_a_credential_in_a_tool_input(home: Path) -> None:
     assert "Kingfisher#2207" not in out
     revealed = cli(home, "--json", "--reveal", "search", "--layer", "sessions", "--full", "portal")
     assert "Kingfisher#2207" in revealed
+
+
+# A store holding a secret in each way one arrives: a tool call's input under a key that
+# names a credential, a password said in a prompt, a fact under a credential key, a LOG line.
+GUESSES = {
+    "tool input": "Kingfisher#2207",
+    "prompt": "Tern-Lantern-9",
+    "fact": "hunter2x",
+    "log": "Gannet-Cove-77",
+}
+
+
+def seed_guesses(home: Path) -> None:
+    with Store(home, agent="finn") as s, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the warn policy's SecretWarning: stored as given
+        mem = s.agent()
+        login = {"username": "priya", "password": GUESSES["tool input"]}
+        mem.sessions.append("s1", "tool_call", "", id="t1", name="portal_login", input=login)
+        mem.sessions.append("s1", "user", f"the portal password is {GUESSES['prompt']} for now")
+        mem.sessions.append("s1", "assistant", "noted, the portal login works")
+        mem.facts.set("db_password", GUESSES["fact"])
+        mem.log.append("THOUGHT", f"deploy with password: {GUESSES['log']} on the portal")
+
+
+def index_holds(home: Path, text: str) -> list[str]:
+    """Where the index (docs' searchable columns, FTS5's vocabulary) holds `text`."""
+    import sqlite3
+
+    from memstrata.index.generations import live_database
+    from memstrata.search.text import tokenize
+
+    conn = sqlite3.connect(live_database(home / "index") or "")
+    try:
+        rows = conn.execute("SELECT uid, title, body, tags, context FROM docs").fetchall()
+        words = {r[0] for r in conn.execute("SELECT term FROM docs_vocab")}
+    finally:
+        conn.close()
+    found = [r[0] for r in rows if any(text in str(c) for c in r[1:])]
+    rare = [w for w in tokenize(text) if not w.isdigit() and len(w) > 4]
+    return found + [f"fts:{w}" for w in rare if w in words]
+
+
+def test_a_search_for_a_withheld_secret_finds_nothing(home: Path) -> None:
+    """Issue 19 (stop 35's note): `search --layer sessions <password>` found the record (shown
+    withheld), so whoever may search could confirm a guess. The index holds each secret as
+    `[withheld: <kind>]`, after a write and after `reindex`; the files keep it."""
+    seed_guesses(home)
+    for rebuilt in (False, True):
+        if rebuilt:
+            cli(home, "reindex")
+        for what, secret in GUESSES.items():
+            for scope in ([], ["--layer", "sessions"], ["--layer", "fact", "--layer", "log"]):
+                out = cli(home, "--json", "search", *scope, "--explain", secret)
+                assert json.loads(out) == [], f"{what} {scope} rebuilt={rebuilt}: {out[:300]}"
+            assert index_holds(home, secret) == [], what
+        found = json.loads(cli(home, "--json", "search", "--layer", "sessions", "portal login"))
+        assert {h["kind"] for h in found} >= {"tool_call", "user"}  # the records are indexed
+        assert json.loads(cli(home, "--json", "search", "deploy portal"))  # the LOG line too
+    facts = (home / "agents" / "finn" / "facts.jsonl").read_text(encoding="utf-8")
+    assert GUESSES["fact"] in facts  # the file is the truth: it keeps what the policy stored
+    assert GUESSES["fact"] in cli(home, "facts", "get", "db_password")  # asked by its key
+    cli(home, "doctor")  # no drift: doctor compares the files' masked text with the index
+
+
+def test_purge_removes_a_secret_the_index_never_held(home: Path) -> None:
+    seed_guesses(home)
+    cli(home, "purge", "fact", "db_password", "--reason", "pasted by mistake", "--yes")
+    facts = (home / "agents" / "finn" / "facts.jsonl").read_text(encoding="utf-8")
+    assert GUESSES["fact"] not in facts
+    assert json.loads(cli(home, "--json", "search", "--layer", "fact", "db_password")) == []
+
+
+def test_an_index_built_before_the_rule_is_reparsed_without_the_secret(home: Path) -> None:
+    """An index made by an earlier memstrata holds the raw text: migration
+    `019_masked_secrets` forgets every source, so the next open re-parses it masked."""
+    import sqlite3
+
+    from memstrata.index.generations import live_database
+
+    seed_guesses(home)
+    conn = sqlite3.connect(live_database(home / "index") or "")
+    with conn:  # as an earlier version indexed it (the FTS5 trigger takes the raw text too)
+        conn.execute(
+            "UPDATE docs SET body = ? WHERE uid LIKE 'log:%'", (f"password: {GUESSES['log']}",)
+        )
+        conn.execute("DELETE FROM meta WHERE key = 'migration:019_masked_secrets'")
+    conn.close()
+    assert index_holds(home, GUESSES["log"])  # the old index held it
+    assert json.loads(cli(home, "--json", "search", GUESSES["log"])) == []
+    assert index_holds(home, GUESSES["log"]) == []

@@ -163,3 +163,34 @@ def test_a_password_said_in_a_prompt_is_withheld_from_recall(home: Path) -> None
     shown = anyio.run(main)
     assert "gateway/.env" in shown  # the prompt is recalled
     assert "Kestrel-Barn-4471" not in shown and "[withheld: credential]" in shown
+
+
+def test_recall_for_a_withheld_secret_finds_nothing_over_stdio(home: Path) -> None:
+    """Issue 19 (stop 35's note): the index held a secret's raw text, so `recall_memory` for
+    a guessed password found its record (shown withheld): a search confirmed the guess."""
+    guesses = ("Kingfisher#2207", "Tern-Lantern-9", "hunter2x")
+    with Store(home, agent="finn") as s, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mem = s.agent()
+        login = {"username": "priya", "password": guesses[0]}
+        mem.sessions.append("s-1", "tool_call", "", id="t1", name="portal_login", input=login)
+        mem.sessions.append("s-1", "user", f"the portal password is {guesses[1]} for now")
+        mem.facts.set("db_password", guesses[2])
+
+    async def main() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        async with Client(params(home)) as c:
+            for g in guesses:
+                for layers in (None, ["session"], ["fact", "session"]):
+                    args: dict[str, Any] = {"query": g, "explain": True, "n_results": 10}
+                    if layers:
+                        args["layers"] = layers
+                    r = await c.call_tool("recall_memory", args)
+                    out[f"{g} {layers}"] = r.structured_content["results"]
+            r = await c.call_tool("recall_memory", {"query": "portal login", "layers": ["session"]})
+            out["portal"] = r.structured_content["results"]
+        return out
+
+    seen = anyio.run(main)
+    assert {h["kind"] for h in seen.pop("portal")} >= {"tool_call", "user"}
+    assert seen == {k: [] for k in seen}

@@ -338,6 +338,9 @@ def test_recall_memory_searches_sessions_only_when_asked(home: Path) -> None:
         async with Client(_params(home, "--tools", "default,sessions")) as c:
             tools = {t.name: t for t in (await c.list_tools()).tools}
             assert 'only when layers names "session"' in tools["recall_memory"].description
+            # and when to name it (issue 19: transcripts by default took rank 1 from the
+            # answer in 89 of 354 dev questions of snap36, docs/bench-agent.md)
+            assert "word for word" in tools["recall_memory"].description
             layers = tools["recall_memory"].input_schema["properties"]["layers"]
             assert "all but session" in layers["description"]
             await c.call_tool(

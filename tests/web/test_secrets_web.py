@@ -110,3 +110,33 @@ def test_mcp_at_serve_withholds_secrets_too(served: tuple[Served, Ids]) -> None:
         read, recall = pool.submit(anyio.run, main).result()
     assert "key [withheld: openai-key]" in read and OPENAI not in read
     assert OPENAI not in recall
+
+
+def test_api_search_for_a_withheld_secret_finds_nothing(served: tuple[Served, Ids]) -> None:
+    """Issue 19 (stop 35's note): the index held a secret's raw text, so `/api/search` for a
+    guessed password found its record: a search confirmed the guess. (The API returns what
+    is stored to whoever may read it; a search only finds what the index holds.)"""
+    server, _ = served
+    guesses = ("Kingfisher#2207", "Tern-Lantern-9", "hunter2x")
+    with server.client("finn") as c:
+        login = {"username": "priya", "password": guesses[0]}
+        said = f"the booking portal password is {guesses[1]} for now"
+        messages = [
+            {"role": "tool_call", "id": "t1", "name": "portal_login", "input": login},
+            {"role": "user", "content": said},
+        ]
+        r = c.post("/api/agents/finn/sessions/s-portal/messages", json={"messages": messages})
+        assert r.status_code == 201
+        r = c.post("/api/agents/finn/facts", json={"key": "portal_password", "value": guesses[2]})
+        assert r.status_code == 201
+        holders = ("session:finn:s-portal:", "fact:finn:portal_password")
+        for g in guesses:
+            for layers in ([], ["sessions"], ["fact", "sessions"]):
+                hits = c.get("/api/search", params={"q": g, "layers": layers}).json()["hits"]
+                posted = c.post("/api/search", json={"text": g, "layers": layers}).json()
+                found = [h["uid"] for h in [*hits, *posted["hits"]]]
+                # (a question's prior may still bring NOW.md: it holds no guess)
+                assert not [u for u in found if u.startswith(holders)], (g, layers, found)
+        found = c.get("/api/search", params={"q": "booking portal", "layers": ["sessions"]})
+        assert {h["kind"] for h in found.json()["hits"]} >= {"tool_call", "user"}
+        assert c.get("/api/agents/finn/facts/portal_password").json()["value"] == guesses[2]

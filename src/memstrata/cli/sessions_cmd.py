@@ -28,6 +28,12 @@ def register(sub: Any) -> None:
     a.add_argument("--name", help="tool name (tool_call, tool_result)")
     a.add_argument("--input", help="tool input as JSON")
     a.add_argument("--speaker", help="who spoke, when not the role")
+    a.add_argument("--call-id", help="message id: a tool_call and its tool_result share one")
+    a.add_argument(
+        "--is-error",
+        action="store_true",
+        help="tool_result: the call failed (logged as an ERROR, an open error until resolved)",
+    )
     a.set_defaults(func=run_append)
     sh = ssub.add_parser("show", help="print a transcript")
     sh.add_argument("id", help="session id")
@@ -66,7 +72,13 @@ def run_append(args: argparse.Namespace) -> int:
             name=args.name,
             input=tool_input,
             speaker=args.speaker,
+            id=args.call_id,
+            is_error=args.is_error or None,
         )
+        if msg.is_error:
+            from memstrata.operations.loop import record_failed_result
+
+            record_failed_result(store, mem.name, args.id, msg)
     emit(args, msg.to_dict(), f"{msg.id} {msg.timestamp} {msg.role}")
     return 0
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from memstrata.files.jsonl import BadLine
+from memstrata.index.masked import indexed
 from memstrata.values import field, value_type
 
 
@@ -191,7 +192,12 @@ def delete_source(conn: sqlite3.Connection, source: str, *, superseding: bool = 
 
 
 def apply_parsed(conn: sqlite3.Connection, parsed: Parsed) -> None:
-    docs = parsed.docs
+    """Write a parse's docs, their searchable text masked (`index.masked`: the index never
+    holds a secret's text), then its deletes and bad lines."""
+    _apply(conn, parsed, [indexed(d) for d in parsed.docs])
+
+
+def _apply(conn: sqlite3.Connection, parsed: Parsed, docs: list[Doc]) -> None:
     if parsed.neighbour_radius and docs:
         docs = with_neighbour_context(conn, docs, parsed.neighbour_radius)
     upsert_docs(conn, docs)
@@ -279,7 +285,7 @@ def replace_source_docs(conn: sqlite3.Connection, source: str, parsed: Parsed) -
         conn.executemany("DELETE FROM docs WHERE uid = ?", [(u,) for u in gone])
     changed = []
     same = []
-    for d in parsed.docs:
+    for d in map(indexed, parsed.docs):
         if have.get(d.uid) == (d.title, d.body, tags_text(d.tags), d.context):
             same.append(
                 (
@@ -298,12 +304,4 @@ def replace_source_docs(conn: sqlite3.Connection, source: str, parsed: Parsed) -
             "UPDATE docs SET ts = ?, line = ?, pos = ?, kind = ?, meta = ? WHERE uid = ?", same
         )
     conn.execute("DELETE FROM bad_lines WHERE source = ?", (source,))
-    apply_parsed(
-        conn,
-        Parsed(
-            docs=changed,
-            bad=parsed.bad,
-            deletes=parsed.deletes,
-            neighbour_radius=parsed.neighbour_radius,
-        ),
-    )
+    _apply(conn, parsed, changed)

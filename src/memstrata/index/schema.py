@@ -347,3 +347,8 @@ MIGRATIONS.append(
         """,
     )
 )
+
+# The index never holds a secret's text (`index.masked`): forgetting every source makes the
+# next sync re-parse it, so docs indexed before hold `[withheld: <kind>]` where they held a
+# secret (`memstrata reindex` also rebuilds FTS5's segments without the old tokens).
+MIGRATIONS.append(("019_masked_secrets", "DELETE FROM sources;"))

@@ -102,6 +102,7 @@ def to_message(rec: dict[str, Any]) -> SessionMessage:
         name=rec.get("name"),
         input=rec.get("input"),
         speaker=rec.get("speaker"),
+        is_error=rec.get("is_error") is True,
     )
 
 
@@ -118,6 +119,8 @@ def parse_session(data: bytes, base: int, path: str, owner: str, sid: str) -> Pa
             )
             continue
         body = msg.content
+        if msg.is_error and not body.lower().startswith("error"):
+            body = f"error: {body}"  # as the Stop hook captures a failed result
         if msg.role == "tool_call":
             body = f"{msg.name or ''} {json.dumps(msg.input, ensure_ascii=False) if msg.input is not None else ''}".strip()
         out.docs.append(
@@ -519,6 +522,10 @@ def _message_record(m: dict[str, Any]) -> dict[str, Any]:
     if m.get("input") is not None:
         check_json(m["input"], "tool call input", limits.SESSION_INPUT_BYTES)
         rec["input"] = m["input"]
+    if m.get("is_error") not in (None, False):
+        if m["is_error"] is not True or role != "tool_result":
+            raise MalformedInput("is_error is true or false, and only on a tool_result")
+        rec["is_error"] = True  # absent when false: the line reads as it always did
     rec["content"] = content
     rec["timestamp"] = iso(now_ts() if ts is None else parse_ts(ts))
     return rec

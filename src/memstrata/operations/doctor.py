@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from memstrata.errors import ScopeDenied
 from memstrata.files.versions import history_folder
 from memstrata.index import queries
+from memstrata.index.masked import indexed
 from memstrata.values import field, value_type
 
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ def examine(store: Store) -> Findings:
         seen.add(path)
         out.sources += 1
         parsed = spec.parse(engine.origin.read_from(spec, 0), 0)  # (a project file too)
-        fresh = {d.uid: (d.title, d.body) for d in parsed.docs}
+        fresh = {d.uid: (d.title, d.body) for d in map(indexed, parsed.docs)}  # (masked)
         should_hide.update(d.supersedes for d in parsed.docs if d.supersedes)
         held = queries.texts_by_uid(db, path)
         out.file_docs += len(fresh)

@@ -51,14 +51,14 @@ from typing import TYPE_CHECKING, Any
 
 from memstrata.assembly.context import assemble_context, wants_no_memory
 from memstrata.errors import MalformedInput, MemstrataError
-from memstrata.lifecycle.anneal import record_error, store_and_agent
+from memstrata.lifecycle.anneal import record_error, record_tool_failure, store_and_agent
 from memstrata.lifecycle.outcome import agent_owns_now, open_work, write_outcome
 from memstrata.lifecycle.reversal import record_reversal
 from memstrata.reading.failure import told
 from memstrata.store.view import Store
 
 if TYPE_CHECKING:
-    from memstrata.model import LogEntry
+    from memstrata.model import LogEntry, SessionMessage
     from memstrata.operations.manager import MemoryManager
 
 COMPLETE = "Task complete"
@@ -252,6 +252,35 @@ def log_tool(
     return store.agent(agent).log.append("TOOL_USE", content, {**info, **meta})
 
 
+def record_failed_result(
+    store: Store, agent: str, session_id: str, message: SessionMessage
+) -> bool:
+    """A transcript's tool_result flagged `is_error` (MCP `session_append`, the HTTP API,
+    `memstrata sessions append --is-error`): the ERROR entry Claude Code's
+    PostToolUseFailure hook leaves (`lifecycle.anneal.record_tool_failure`: the tool, the
+    arguments of the transcript's tool_call with the same id, the call id, the session),
+    so the context's open errors and recall read it as they read a hook's; the recovery
+    NOW.md only when NOW is not the agent's (`lifecycle.outcome.agent_owns_now`). False
+    when there is nothing to record (no flag, or no automatic writes)."""
+    if not message.is_error or message.role != "tool_result" or not writes_allowed(store):
+        return False
+    transcript = store.agent(agent).sessions.messages(session_id)
+    call = next(
+        (m for m in reversed(transcript) if m.role == "tool_call" and m.id == message.id), None
+    )
+    record_tool_failure(
+        store,
+        agent,
+        message.name or (call.name if call else None) or "tool",
+        message.content,
+        recovery=not agent_owns_now(store, agent, session_id),
+        args=compact_args(call.input if call is not None else None),
+        tool_use_id=message.id,
+        session=session_id,
+    )
+    return True
+
+
 def log_final_response(store: Store, agent: str, text: str, **meta: Any) -> LogEntry | None:
     """Automatic "logging final responses": a SYSTEM entry, clipped to 2000 characters."""
     if not writes_allowed(store) or not text.strip():
@@ -380,7 +409,13 @@ class Turn:
                     "input": _json_input(args),
                     "content": "",
                 },
-                {"id": call_id, "role": "tool_result", "name": name[:200], "content": text},
+                {
+                    "id": call_id,
+                    "role": "tool_result",
+                    "name": name[:200],
+                    "content": text,
+                    **({"is_error": True} if error else {}),
+                },
             )
         return entry
 

@@ -3,7 +3,9 @@
 A user message appended is read for a change of plan (`lifecycle.reversal`): an MCP agent's
 transcript is the only way the user's words reach memory, so "change of plan on the
 region: ..." replaces the region decision in force here, as the UserPromptSubmit hook
-does for Claude Code."""
+does for Claude Code. A tool_result with `is_error` is the call's failure: an ERROR entry in
+LOG.md as Claude Code's PostToolUseFailure hook leaves (`operations.loop.record_failed_result`),
+so the context's open errors and recall see it."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from memstrata.mcp import shapes
 from memstrata.mcp.shapes import Reply
 from memstrata.mcp.tools.spec import Caller, ToolSpec, p, req
 from memstrata.model import SESSION_ROLES
-from memstrata.operations.loop import writes_allowed
+from memstrata.operations.loop import record_failed_result, writes_allowed
 
 if TYPE_CHECKING:
     from memstrata.config import Config
@@ -28,10 +30,14 @@ def session_append(
     id: str | None,
     name: str | None,
     input: Any,
+    is_error: bool,
 ) -> Reply:
-    m = caller.agent.sessions.append(session_id, role, content, id=id, name=name, input=input)
+    m = caller.agent.sessions.append(
+        session_id, role, content, id=id, name=name, input=input, is_error=is_error or None
+    )
     if role == "user" and writes_allowed(caller.store):  # the user's change of plan
         record_reversal(caller.store, caller.agent.name, content, session_id)
+    record_failed_result(caller.store, caller.agent.name, session_id, m)  # is_error: an ERROR
     return Reply(
         f"appended {m.id} to session {session_id}",
         {"id": m.id, "session_id": session_id, "timestamp": m.timestamp},
@@ -66,6 +72,13 @@ def tools(config: Config) -> list[ToolSpec]:
                 ),
                 p("name", "string", "tool_call / tool_result: the tool's name"),
                 p("input", "object", 'tool_call: the tool\'s input, e.g. {"path": "a.md"}'),
+                p(
+                    "is_error",
+                    "boolean",
+                    "tool_result: the call failed (logged as an ERROR, listed as an open "
+                    "error until resolved)",
+                    False,
+                ),
             ),
             obj({"id": S, "session_id": S, "timestamp": S}, ["id", "session_id", "timestamp"]),
             read_only=False,

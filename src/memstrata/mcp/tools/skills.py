@@ -161,7 +161,8 @@ def tools(config: Config) -> list[ToolSpec]:
             recall_memory,
             "Search all the memory you may read (LOG and its archive, memory files, "
             "CONTEXT.md, NOW.md, facts, tasks, the ledger); session transcripts only when "
-            'layers names "session". Returns ranked hits.',
+            'layers names "session" (what was said word for word: a pasted value, a tool\'s '
+            "output). Returns ranked hits.",
             (
                 req("query", "string", "a question or keywords"),
                 p("n_results", "integer", "number of hits", 5, minimum=1, maximum=k_max),

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from memstrata import limits
 from memstrata.model import FACT_CATEGORIES, SESSION_ROLES, TASK_STATUSES
+from memstrata.operations.loop import record_failed_result
 from memstrata.web.context import store_of
 
 router = APIRouter(prefix="/agents", tags=["facts, tasks, sessions"])
@@ -66,6 +67,7 @@ class Message(BaseModel):
     name: str | None = Field(None, max_length=limits.SESSION_LABEL_CHARS)
     speaker: str | None = Field(None, max_length=limits.SESSION_LABEL_CHARS)
     timestamp: str | None = Field(None, max_length=64)
+    is_error: bool | None = Field(None, description="tool_result: the call failed")
 
 
 class MessageBatch(BaseModel):
@@ -187,7 +189,10 @@ def session_append(
     request: Request, agent: str, session_id: str, body: MessageBatch
 ) -> dict[str, Any]:
     msgs = [m.model_dump(exclude_none=True) for m in body.messages]
-    out = store_of(request).agent(agent).sessions.append_many(session_id, msgs)
+    store = store_of(request)
+    out = store.agent(agent).sessions.append_many(session_id, msgs)
+    for m in out:  # a failed call's result: an ERROR entry, as MCP session_append records it
+        record_failed_result(store, agent, session_id, m)
     return {"session_id": session_id, "messages": [m.to_dict() for m in out]}
 
 
