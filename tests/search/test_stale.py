@@ -11,11 +11,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.search.test_restated import clock  # noqa: F401
+
 from memstrata.search.query import SearchQuery
 from memstrata.search.stale import carries, changed_frames, frames
 from memstrata.search.text import tokenize
 from memstrata.store.view import Store
-from tests.search.test_restated import clock  # noqa: F401
 
 VENUE = "Venue: Granary Hall in Leeds, the main room for 120, from Saturday 12 June, £2,400"
 

@@ -34,9 +34,12 @@ from collections.abc import Iterable, Sequence
 SHARED = 2  # content words besides the frame that the record and the fact share, at least
 KINDS = frozenset({"decision", "constraint"})  # ledger kinds whose values are in force
 _DATE_WORDS = frozenset(
-    "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs "
-    "fri sat sun january february march april may june july august september october "
-    "november december jan feb mar apr jun jul aug sep sept oct nov dec".split()
+    re.split(
+        r"\s+",
+        "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs "
+        "fri sat sun january february march april may june july august september october "
+        "november december jan feb mar apr jun jul aug sep sept oct nov dec",
+    )
 )
 _WHEN = re.compile(r"\b(?:when|what (?:date|day|time)|which (?:date|day))\b", re.I)
 
