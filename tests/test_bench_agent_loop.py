@@ -8,9 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from memstrata.bench import agent_metrics as m
 from memstrata.bench.agent import run_scenario
 from memstrata.bench.agent_loop import DECISION_HOW
-from memstrata.bench.agent_scenario import check_gold, from_dict
+from memstrata.bench.agent_scenario import check_gold, from_dict, load, written
 from memstrata.store.view import Store
 
 SHELL_OUT = "collected 12 items\n" + "tests/test_router.py ........ [100%]\n" * 40 + "12 passed"
@@ -138,3 +139,40 @@ def test_the_gold_checker_knows_what_a_python_loop_writes() -> None:
     assert any("12 passed" in p for p in check_gold(from_dict(data)))
     data["sessions"][0]["steps"].append({"do": "work", "read": ["app/router.py"]})
     assert any("python loop has no call" in p for p in check_gold(from_dict(data)))
+
+
+def test_renovation_ashgrove_is_a_non_coding_python_loop_with_its_gold_fixed() -> None:
+    """renovation-ashgrove (scen19m, written blind to the ranking): a renovation project
+    assistant on the Python API (no coding tools); a decision reversed twice (the
+    worktops) and one only the user states (no step replaces the bifold doors); a portal
+    password in a user's prompt that no later session-start context may show; NOW unset
+    in s04 and s08; one compaction; facts updated in place; 25+ questions."""
+    sc = load("renovation-ashgrove")
+    assert check_gold(sc) == []
+    assert sc.surface == "python" and sc.data["agents"]["hearth"]["transcripts"] == "session"
+    steps = [(s, st) for s in sc.sessions for st in s["steps"]]
+    tools = {st["name"] for _, st in steps if st["do"] == "tool"}
+    assert not tools & {"shell", "apply_patch", "read_file", "Bash", "Edit"}
+    replaces = [st["replaces"] for _, st in steps if st.get("replaces")]
+    assert len(replaces) == 7 and {"d-top0", "d-top1"} <= set(replaces)
+    assert "d-doors0" not in replaces
+    said = [t for _, _, kind, t in written(sc) if m.has(t, "three-panel sliding door")]
+    assert said and all(m.has(t, "change of plan") for t in said)  # the user's prompt only
+    secret = "Tern!Slate-4471"
+    leak = next(i for i, (_, st) in enumerate(steps) if secret in st.get("text", ""))
+    later = {s["id"] for s, _ in steps[leak:]} - {steps[leak][0]["id"]}
+    assert len(later) == 5
+    assert all(secret in s["context"]["must_not"] for s in sc.sessions if s["id"] in later)
+    no_now = [s["id"] for s in sc.sessions if not any(st["do"] == "now" for st in s["steps"])]
+    assert no_now == ["s04", "s08"]
+    assert [st["do"] for _, st in steps].count("compact") == 1
+    keys = [st["key"] for _, st in steps if st["do"] == "fact"]
+    assert {k for k in keys if keys.count(k) > 1} == {
+        "budget_total",
+        "builder_quote",
+        "start_date",
+        "steel_beam",
+        "budget_forecast",
+        "kitchen_lead_time",
+    }
+    assert len(sc.questions) >= 25

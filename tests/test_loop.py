@@ -288,6 +288,34 @@ def test_a_turn_records_the_change_of_plan_the_user_states(home: Path) -> None:
     m.close()
 
 
+def test_a_change_of_plan_on_a_subject_the_record_names_otherwise_replaces_it(
+    home: Path,
+) -> None:
+    """renovation-ashgrove s09: "Change of plan on the back doors: ... We'd rather have a
+    three-panel sliding door", said through the loop, replaced nothing ("back doors" is not
+    all in "Rear opening: ... bifold door"), so the bifold stayed in force in every later
+    context. An unrelated wish in the same session replaces nothing."""
+    m = MemoryManager("finn", home)
+    m.record_decision("Rear opening: a four-panel aluminium bifold door, 3.6 m wide, dark grey")
+    m.record_decision("No site meetings or trade calls on Wednesdays", "constraint")
+    with m.turn("We'd rather have the site meetings at nine, Tom's on nights.") as turn:
+        turn.final_response("Noted: nine o'clock.")
+    assert len(m.store.agent().decisions.in_force()) == 2
+    said = (
+        "Change of plan on the back doors: the bifold frames look chunky whether they're open "
+        "or shut. We'd rather have a three-panel sliding door, same width, same grey."
+    )
+    with m.turn(said, session_id="s9") as turn:
+        turn.final_response("I'll ask for a revised drawing.")
+    in_force = sorted(e.summary for e in m.store.agent().decisions.in_force())
+    assert in_force[0] == "No site meetings or trade calls on Wednesdays"
+    assert in_force[1].startswith("Rear opening: ") and "three-panel sliding door" in in_force[1]
+    context = m.format_context_for_prompt()
+    assert "four-panel aluminium bifold door, 3.6 m" not in context
+    assert "three-panel sliding door" in context
+    m.close()
+
+
 def test_a_users_change_of_plan_records_the_decision_not_the_errand(home: Path) -> None:
     """chatbot-otterbrook: the record in force read "Our DPO came back and chat transcripts
     must be deleted after 30 days, not 90. Please change the purge job today." The decision

@@ -147,3 +147,59 @@ def test_a_neighbour_sentence_alone_does_not_name_the_subject() -> None:
     "instead" after a sentence about the hall changes nothing of the hall."""
     said = "The church hall main room is booked. Let's do the raffle at noon instead."
     assert replaced_by(said, GARDEN) is None
+
+
+HOUSE = [
+    _e("mem-00000050", "Rear opening: a four-panel aluminium bifold door, 3.6 m wide, dark grey"),
+    _e("mem-00000051", "Kitchen worktops: quartz, Caesarstone Pure White 20 mm"),
+    _e("mem-00000052", "Kitchen floor: polished concrete over the underfloor heating"),
+    _e("mem-00000053", "Builder: Nowak Build (Marek Nowak), starting Monday 8 March"),
+    _e("mem-00000054", "No site meetings or trade calls on Wednesdays", "constraint"),
+    _e("mem-00000055", "A short summary email every Friday afternoon", "preference"),
+]
+
+
+def test_a_named_subject_the_record_holds_in_part_is_found_by_the_words_around_it() -> None:
+    """renovation-ashgrove s09: "Change of plan on the back doors" names a subject no record
+    holds whole ("back"; the record says "Rear opening: ... bifold door"): nothing was
+    replaced. The prompt's words around the signal pick the record, which must hold a word
+    of the subject; the old label is kept."""
+    said = (
+        "Change of plan on the back doors: we saw another job and the bifold frames look "
+        "chunky whether they're open or shut. We'd rather have a three-panel sliding door, "
+        "same width, same grey."
+    )
+    got = replaced_by(said, HOUSE)
+    assert got is not None and got.replaces.id == "mem-00000050"
+    assert got.text.startswith("Rear opening: ") and "three-panel sliding door" in got.text
+    # the words around pick a record that holds no word of the subject: nothing
+    other = "Change of plan on the back garden: the bifold door frames look chunky, grey."
+    assert replaced_by(other, HOUSE) is None
+
+
+def test_the_family_of_a_users_change_of_plan_replaces_the_record_it_names() -> None:
+    """A change of plan in the words a user uses for one: "we'd rather", "let's go with X
+    instead", "switch to", "actually, make ..."; each replaces the one record of its subject."""
+    for said, uid in (
+        ("We'd rather have oak worktops, the quartz feels cold.", "mem-00000051"),
+        ("I'd prefer oak for the kitchen worktops after all that.", "mem-00000051"),
+        ("Let's go with porcelain tiles for the kitchen floor instead.", "mem-00000052"),
+        ("Switch the builder to Kerr & Sons, they can start in March.", "mem-00000053"),
+        ("Actually, make the kitchen floor large porcelain tiles.", "mem-00000052"),
+    ):
+        got = replaced_by(said, HOUSE)
+        assert got is not None and got.replaces.id == uid, said
+        assert said.split(",")[0].rstrip(".") in got.text
+
+
+def test_a_wish_on_another_subject_replaces_nothing() -> None:
+    """A bare "we'd rather" is a wish, not always a change of plan: it replaces only a
+    record whose label it names. On another subject, or on a record with no label that it
+    shares words with ("site meetings"), nothing is replaced."""
+    for said in (
+        "We'd rather have the Friday update by text message.",
+        "We'd rather have the site meetings at nine, Tom's on nights.",
+        "I'd rather you rang Marek than emailed him.",
+        "We'd rather not hear about the heat pump grant until it comes through.",
+    ):
+        assert replaced_by(said, HOUSE) is None, said

@@ -29,7 +29,14 @@ prompt in the activity, as before):
   must share at least two words with the record, no other record as many, and one of them
   must be in a signal sentence (events-heronsgate: "... don't want the ceilidh after all,
   ... Let's do a community supper ... instead"). Two candidates: nothing. When a drop is
-  followed by the new plan, the new record starts at the plan.
+  followed by the new plan, the new record starts at the plan. A named subject that no
+  record holds whole ("change of plan on the back doors" for "Rear opening: a four-panel
+  aluminium bifold door", renovation-ashgrove) is read the same way, and the record found
+  must hold a word of the subject;
+* a wish for something else ("we'd rather have a three-panel slider", "I'd prefer the
+  oak") is a weaker signal: alone, it replaces only a record whose label ("Kitchen
+  worktops: ...") the wish or a sentence beside it names, so "we'd rather have the site
+  meetings at nine" leaves "No site meetings on Wednesdays" (no label) in force.
 
 The new record keeps the old one's label ("Report interval: ...") and the user's words from
 the change on, without the request for the work around them ("Please change the purge job
@@ -83,6 +90,8 @@ _SIGNAL = LazyPattern(
     r"(?:i|we) would (?:like|rather)|(?:use|go with|do|make it|have|book|get|try)\b)"
     r"[^.!?]*\binstead\b|" + _DROP_RE
 )
+# "We'd rather have a sliding door", "I'd prefer the oak": a wish for something else.
+_WISH = LazyPattern(r"\b(?:i|we) would (?:rather|prefer)\b")
 # "Change of plan on the reporting interval: ..." names its subject.
 _NAMED = LazyPattern(
     r"\b(?:change of plans?|plan change|new plan)\s+(?:on|for|about|regarding|re|with|"
@@ -214,6 +223,15 @@ def _around(
     return found if len(found) == 1 and _holds(own, found[0].summary) >= 1 else []
 
 
+def _names_label(said: Sequence[str], every: Sequence[str], record: LedgerEntry) -> bool:
+    """A word of `record`'s label ("Kitchen worktops") is in a wish or a sentence beside it."""
+    label = _label(record.summary)
+    if label is None:
+        return False
+    near = [x for s in said for x in every[max(0, every.index(s) - 1) : every.index(s) + 2]]
+    return _holds(_content(label), " ".join(dict.fromkeys(near))) >= 1
+
+
 def replaced_by(prompt: str, in_force: Sequence[LedgerEntry]) -> Reversal | None:
     """The one record of `in_force` a user's prompt replaces, with the new record's text;
     None without a clear signal, a question, or unless exactly one record matches
@@ -221,7 +239,9 @@ def replaced_by(prompt: str, in_force: Sequence[LedgerEntry]) -> Reversal | None
     text = prompt.strip()
     if not text or text.rstrip().endswith("?"):
         return None
-    said = [s for s in sentences(text) if _SIGNAL.search(_norm(s)) and not s.endswith("?")]
+    every = sentences(text)
+    signal = [s for s in every if _SIGNAL.search(_norm(s)) and not s.endswith("?")]
+    said = [s for s in every if (s in signal or _WISH.search(_norm(s))) and not s.endswith("?")]
     if not said:
         return None
     records = [e for e in in_force if e.kind in KINDS]
@@ -234,8 +254,12 @@ def replaced_by(prompt: str, in_force: Sequence[LedgerEntry]) -> Reversal | None
         found = [e for e in records if _holds(words, e.summary) == len(set(words))]
         if len(found) > 1:
             found = [e for e in found if _holds(words, _label(e.summary) or "") == len(set(words))]
+        elif not found:  # "the back doors" for "Rear opening: ... bifold door": part of it
+            found = [e for e in _around(said, every, records) if _holds(words, e.summary)]
     else:
-        found = _around(said, sentences(text), records)
+        found = _around(said, every, records)
+        if not signal:  # a wish alone: the record's label is named beside it
+            found = [e for e in found if _names_label(said, every, e)]
         # "They don't want X after all. Let's do Y instead.": the new record starts where
         # the new plan does, a drop alone is the change itself
         start = text.find(next((s for s in said if not _DROP.search(_norm(s))), said[0]))

@@ -22,6 +22,10 @@ all when the question's words ("draw", "average") are not the fact's ("avg", "uA
                      of the content words of f's key and value, `SHARE` of them or more
     score(f)       = max(score(f), ABOVE x score(r))       when stated(r, f) and asks(q, f)
 
+A decision in force (of the best `LENDERS`) that holds a value f changed since, in the
+same frame ("Monday 8 March" / "Monday 15 March"), lends to f as well, when q asks about
+the present, names f's key or asks "when" of a date (`search.stale`, renovation-ashgrove).
+
 A fact not yet in the pool joins it. `explain`: `updates` (the older record's uid) and
 `own_score`. Applied to the pool before the priors, as `search.pointers` is (`lend`:
 no kind, tag or room filter; the facts filtered as any search of the query is).
@@ -42,6 +46,8 @@ from memstrata.search.pointers import ABOVE
 from memstrata.search.query import Hit, Searchable, SearchQuery
 from memstrata.search.reasons import asks_reason
 from memstrata.search.rowmemo import index_stamp
+from memstrata.search.stale import KINDS as STALE_KINDS
+from memstrata.search.stale import asks_when, carries
 from memstrata.search.terms import stems
 from memstrata.search.text import QUERY_STOPWORDS, query_terms, tokenize
 from memstrata.search.turns import _COLUMNS, _hit
@@ -172,14 +178,33 @@ def restating(
     out: list[tuple[Hit, Hit]] = []
     for f in facts:
         named = bool(_stems_of(tokenize(f.title)) & asked)
-        if not (named or present):
-            continue
         said = _content(f)
-        for r in lenders if named else lenders[:PRESENT_LENDERS]:  # the first that stated f
-            if r.ts < f.ts and stated(_content(r), said):
-                out.append((f, r))
-                break
+        found = None
+        if named or present:
+            for r in lenders if named else lenders[:PRESENT_LENDERS]:  # the first that stated f
+                if r.ts < f.ts and stated(_content(r), said):
+                    found = r
+                    break
+        if found is None:  # a decision in force holding a value f changed since
+            found = _carrier(q.text, f, said, lenders, named or present)
+        if found is not None:
+            out.append((f, found))
     return out
+
+
+def _carrier(
+    query: str, fact: Hit, said: set[str], lenders: Sequence[Hit], asked: bool
+) -> Hit | None:
+    """The best of `lenders` that is a decision in force carrying a value `fact` changed
+    since it was written (`search.stale`), when the question asks for it."""
+    mine = tokenize(f"{fact.title} {fact.text}")
+    for r in lenders:
+        if r.layer != "ledger" or r.kind not in STALE_KINDS or r.ts >= fact.ts:
+            continue
+        changed = carries(tokenize(f"{r.title} {r.text}"), mine, _content(r) & said)
+        if changed and (asked or asks_when(query, changed)):
+            return r
+    return None
 
 
 def with_restated(

@@ -47,6 +47,7 @@ from memstrata.search.priors import (
     words_of,
 )
 from memstrata.search.query import Hit, Searchable, SearchQuery
+from memstrata.search.questions import with_questions_below
 from memstrata.search.reasons import asks_reason, with_reasons
 from memstrata.search.resolutions import with_resolutions
 from memstrata.search.restated import restating, with_restated
@@ -124,6 +125,7 @@ def rank_pool(
     pool = with_people(q.text, pool)  # "who ...?": the records that name a person
     pool = with_pointed(store, q, pool, dropped)  # "... is in the rds_class fact": the fact
     pool = with_restated(store, q, pool, dropped)  # a fact updated since a record stated it
+    pool = with_questions_below(pool, settings.question)  # a user's earlier question
     if not pool:
         return []
     kept = _kept(store, pool, dropped)
