@@ -17,6 +17,9 @@ Role = Literal["admin", "project", "skill"]
 # user's memory is never split between two agents without a word (issue 19).
 DEFAULT_AGENT = "agent"
 ROLES: tuple[str, ...] = ("admin", "project", "skill")
+# The `ref` of a record `lifecycle.reversal` wrote from the user's change of plan (its
+# `detail` says when and what it replaced: bookkeeping, not a reason; `search.reasons`).
+USER_REF = "stated by the user"
 
 # `fullmatch`, never `match` with `$`: `$` also matches before a final newline, which
 # let `finn\n` through as a folder name.

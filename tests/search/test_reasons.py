@@ -8,10 +8,13 @@ links") above the decision whose why says "11,800 subscribers would exceed Resen
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from memstrata import MemoryManager
 from memstrata.search.priors import apply_priors
-from memstrata.search.query import Hit
+from memstrata.search.query import Hit, SearchQuery
 from memstrata.search.reasons import asks_reason, reason_of, with_reasons
 
 T0 = 1_790_000_000.0
@@ -131,3 +134,28 @@ def test_a_conversations_turns_keep_their_scores_on_a_why_question() -> None:
     # the same words in a curated record still give a reason
     [noted] = with_reasons(query, [talk.but(uid="log:1", layer="log")])
     assert noted.score == pytest.approx(0.8 * 1.5)
+
+
+def test_a_users_change_of_plan_states_no_reason_by_its_bookkeeping_detail(home: Path) -> None:
+    """renovation-ashgrove q-worktop-why: the record a user's change of plan writes
+    (`lifecycle.reversal`) carries "Changed by the user on <date>; it replaces <id>" as its
+    detail; read as a rationale, it ranked 3rd for a why-question on another subject. The
+    detail says when and what, not why (fails before: `reason` 1.5 on it)."""
+    m = MemoryManager("finn", home)
+    for n in range(8):  # "kitchen" held by fewer than half of the memories (FTS5's IDF)
+        m.store.agent().log.append("THOUGHT", f"Garden shed note {n}: the roof felt is fine")
+    m.record_decision("Worktop: laminate in oak effect, 38 mm, for the kitchen")
+    m.record_decision(
+        "Flooring: engineered oak in the kitchen",
+        detail="solid oak would cup over the underfloor heating",
+    )
+    with m.turn("Change of plan on the worktop: white quartz, 20 mm, for the kitchen.") as t:
+        t.final_response("Noted: quartz it is.")
+    hits = m.store.search(SearchQuery(text="Why did we go for oak in the kitchen?", k=8))
+    by = {h.text or h.title: h for h in hits if h.layer == "ledger"}
+    [changed] = [h for h in by.values() if str(h.meta.get("ref", "")).startswith("stated by")]
+    assert "Changed by the user" in changed.meta["detail"]
+    assert "reason" not in changed.explain, changed.explain
+    floor = next(h for h in hits if "engineered oak" in h.title + h.text)
+    assert floor.explain["reason"] == 1.5
+    m.close()

@@ -117,3 +117,40 @@ def test_members_lifted_alike_keep_the_order_of_their_own_scores(tmp_path: Path)
         assert members[:1] == ["The birds' mels are computed at 16 kHz on the phones"], [
             (h.text, h.score, h.explain.get("own_score")) for h in hits
         ]
+
+
+def test_a_prompt_without_a_final_response_lends_nothing_past_the_next_prompt(
+    tmp_path: Path,
+) -> None:
+    """renovation-ashgrove q-forecast (issue 19): a prompt's turn with no final response of
+    its own ends at the next prompt; the final response of that next turn is not lent the
+    first prompt's score. (A guard, passes before: the final response lent in q-forecast,
+    log-a37e7ac1, closed the lending prompt's own turn, right after it in the LOG.)"""
+    with Store(tmp_path / "h", agent="me") as s:
+        log = s.agent().log
+        for n in range(6):  # the question's words held by fewer than half of the memories
+            log.append("THOUGHT", f"Garden shed note {n}: the roof felt is fine")
+        log.append("USER_FEEDBACK", "The money spreadsheet went strange after we cut the attic room out. What was wrong with it?", {"event": "user_intent", "session": "s09"})  # fmt: skip
+        log.append("USER_FEEDBACK", "Can Severn Heat resubmit the grant?", {"event": "user_intent", "session": "s10"})  # fmt: skip
+        log.append("SYSTEM", "Final response: Voucher issued, valid three months.", {"event": "final_response", "session": "s10"})  # fmt: skip
+        hits = s.search(SearchQuery(text="Where are we against the money spreadsheet?", k=6))
+        assert any("money spreadsheet" in h.text for h in hits), [h.text for h in hits]
+        lent = [h.text for h in hits if h.explain.get("turn_of")]
+        assert not any("Voucher issued" in t for t in lent), lent
+
+
+def test_a_turn_without_a_final_response_ends_with_its_session(tmp_path: Path) -> None:
+    """A session that ended with no final response (the agent stopped, the Stop hook never
+    ran): what the next session logs before its own prompt is not the answer to it (fails
+    before: the next session's final response was lent the prompt's score)."""
+    with Store(tmp_path / "h", agent="me") as s:
+        log = s.agent().log
+        for n in range(6):  # the question's words held by fewer than half of the memories
+            log.append("THOUGHT", f"Garden shed note {n}: the roof felt is fine")
+        log.append("USER_FEEDBACK", "The money spreadsheet went strange after we cut the attic room out. What was wrong with it?", {"event": "user_intent", "session": "s09"})  # fmt: skip
+        log.append("THOUGHT", "The spreadsheet total still counted the attic room rows", {"session": "s09"})  # fmt: skip
+        log.append("SYSTEM", "Final response: Voucher issued, valid three months.", {"event": "final_response", "session": "s10"})  # fmt: skip
+        hits = s.search(SearchQuery(text="Where are we against the money spreadsheet?", k=6))
+        lent = [h.text for h in hits if h.explain.get("turn_of")]
+        assert any("attic room rows" in t for t in lent), [(h.text, h.explain) for h in hits]
+        assert not any("Voucher issued" in t for t in lent), lent

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING
 from memstrata.errors import NotFound, NotUnique, UnknownKind, UnknownSupersedes
 from memstrata.index import overview
 from memstrata.layers.ledger import Ledger
-from memstrata.model import RECORD_KINDS, LedgerEntry
+from memstrata.model import RECORD_KINDS, USER_REF, LedgerEntry
 
 if TYPE_CHECKING:
     from memstrata.layers.base import Acting
@@ -51,10 +51,9 @@ if TYPE_CHECKING:
 # constraints in the context, and named by `replaces` like the three record kinds.
 RULE_KINDS = ("convention", "warning")
 _ID = re.compile(r"mem-[0-9a-f]{8}")
-# The `ref` of a record `lifecycle.reversal` wrote from the user's change of plan: an agent
-# that records the replacement itself, naming the record the user's words replaced,
+# `USER_REF` (model), the `ref` of a record `lifecycle.reversal` wrote from the user's
+# change of plan: an agent that records the replacement itself, naming the record the user's words replaced,
 # replaces the user's record (the chain stays old -> the user's words -> the agent's).
-USER_REF = "stated by the user"
 _WORD = re.compile(r"[^\W_]{3,}")
 
 

@@ -51,9 +51,8 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from memstrata.layers.decisions import USER_REF
 from memstrata.lifecycle.statements import sentences
-from memstrata.model import iso, now_ts
+from memstrata.model import USER_REF, iso, now_ts
 from memstrata.reading.english import expand_contractions
 from memstrata.reading.patterns import LazyPattern
 from memstrata.values import value_type

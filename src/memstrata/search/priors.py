@@ -61,6 +61,7 @@ from memstrata.search.toolcalls import (
     group_calls,
     log_metadata,
     loop_mark,
+    loop_prompt,
 )
 from memstrata.values import field, value_type
 
@@ -582,10 +583,10 @@ def excluded_by(
         return f"bookkeeping: {bookkeeping}"
     if hit.uid in open_prompts:
         return "the prompt being asked (the newest intent, no final response yet)"
-    asked_by_user = (hit.kind == "USER_FEEDBACK" and meta.get("event") == "user_intent") or (
-        hit.layer == "session" and hit.kind == "user"
-    )
-    if asked_by_user and said and words_of(hit.text) == said:
+    by_user = hit.kind == "user" and hit.layer == "session"
+    by_user |= hit.kind == "USER_FEEDBACK" and meta.get("event") == "user_intent"
+    asked = hit.text if by_user else loop_prompt(hit)  # NOW.md: "Task complete: <prompt>"
+    if asked is not None and said and words_of(asked) == said:
         return "the question being asked (same words)"
     return None
 

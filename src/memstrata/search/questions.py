@@ -11,10 +11,13 @@ prompt that only asks states nothing a later question could want, and its turn's
 is already found through it (`search.turns` lends the prompt's relevance to what the
 agent wrote while answering). So:
 
-    asks_only(p) = p is a user's prompt (an intent the prompt hook or AgentLoop logged)
-                   whose every sentence is a question: "How much ... now?"; not "The
-                   sheet went strange after we cut the loft. What was wrong with it?",
-                   which says what happened
+    asks_only(p) = p is a user's prompt (an intent the prompt hook or AgentLoop logged),
+                   or NOW.md's "Task complete: <prompt>" that restates one at the turn's
+                   end (`AgentLoop`; renovation-ashgrove q-forecast ranked such a NOW,
+                   the earlier question again, as an `intent`), and every sentence of
+                   the prompt is a question: "How much ... now?"; not "The sheet went
+                   strange after we cut the loft. What was wrong with it?", which says
+                   what happened
     score(p)     = score(p) x question       (`recall.question`, once more than the
                                               priors' factor for a record that asks)
 
@@ -32,8 +35,15 @@ from collections.abc import Sequence
 
 from memstrata.search.priors import is_intent
 from memstrata.search.query import Hit
+from memstrata.search.toolcalls import loop_prompt
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+def asked_text(hit: Hit) -> str | None:
+    """What the user asked, when `hit` is the user's prompt or NOW.md's "Task complete:
+    <prompt>" that restates it (`toolcalls.loop_prompt`); None for any other record."""
+    return hit.text if is_intent(hit) else loop_prompt(hit)
 
 
 def asks_only(hit: Hit) -> bool:
@@ -46,9 +56,10 @@ def asks_only(hit: Hit) -> bool:
         >>> asks_only(p), asks_only(p.but(text="The sheet broke. Why?"))
         (True, False)
     """
-    if "?" not in hit.text or not is_intent(hit):
+    asked = asked_text(hit)
+    if asked is None or "?" not in asked:
         return False
-    said = [s for line in hit.text.splitlines() for s in _SENTENCE.split(line.strip()) if s]
+    said = [s for line in asked.splitlines() for s in _SENTENCE.split(line.strip()) if s]
     return bool(said) and all(s.rstrip().endswith("?") for s in said)
 
 
@@ -66,4 +77,4 @@ def with_questions_below(pool: Sequence[Hit], factor: float) -> list[Hit]:
     return out
 
 
-__all__ = ["asks_only", "with_questions_below"]
+__all__ = ["asked_text", "asks_only", "with_questions_below"]

@@ -14,7 +14,11 @@ that give one are weighed up:
                    couldn't we download the files at first?" asks what stood in the
                    way: a failure's cause, which `search.failures` finds)
     states(r)    = r gives a reason: a ledger record with a rationale (its `detail`, the
-                   `why` of `record_decision`), a "Why: ..." of a decision logged as text,
+                   `why` of `record_decision`; not the detail a user's change of plan
+                   carries, "Changed by the user on <date>; it replaces <id>", which
+                   `lifecycle.reversal` writes: bookkeeping, renovation-ashgrove
+                   q-worktop-why ranked such a record 3rd), a "Why: ..." of a decision
+                   logged as text,
                    or a causal link in its text ("because", "due to", "caused by",
                    "which is why", "so that")
     score(r)     = score(r) x REASON        when asks(q) and states(r)
@@ -42,6 +46,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from memstrata.model import USER_REF
 from memstrata.search.priors import asked_signals
 from memstrata.search.query import Hit, weighed
 
@@ -69,12 +74,19 @@ def asks_reason(query: str) -> bool:
 def reason_of(hit: Hit) -> str | None:
     """Where `hit` states a reason ("rationale", "Why:", or the causal words), or None."""
     detail = hit.meta.get("detail") if hit.layer == "ledger" else None
-    if isinstance(detail, str) and detail.strip():
+    if isinstance(detail, str) and detail.strip() and not _bookkept(hit):
         return "rationale"
     if _WHY_LABEL.search(hit.text):
         return "Why:"
     m = _CAUSAL.search(hit.text)
     return m.group(0).lower() if m else None
+
+
+def _bookkept(hit: Hit) -> bool:
+    """A record the user's change of plan wrote (`lifecycle.reversal`): its detail says
+    when the user changed it and what it replaced, not why."""
+    ref = hit.meta.get("ref")
+    return isinstance(ref, str) and ref.startswith(USER_REF)
 
 
 def with_reasons(query: str, pool: Sequence[Hit], factor: float = REASON) -> list[Hit]:

@@ -45,6 +45,7 @@ FIRST_LINE_CHARS = 300
 # NOW.md's objective as `AgentLoop` leaves it at a turn's end where the agent set none:
 # "Task complete: " and the turn's prompt (the prompt again, already logged as the intent).
 _LOOP_DONE = re.compile(r"^(?:#+\s*objective\s*)?task complete\b", re.I)
+_LOOP_PROMPT = re.compile(r"^(?:#+\s*objective\s*)?task complete:[ \t]*(\S[^\n]*)", re.I)
 
 
 def log_metadata(hit: Hit) -> dict[str, Any]:
@@ -65,6 +66,15 @@ def loop_mark(hit: Hit, meta: Mapping[str, Any]) -> tuple[str, str] | None:
     if hit.kind == "TOOL_USE" and meta.get("outcome") == "error" and meta.get("error"):
         return "error", "TOOL_USE of a failed call (metadata.error)"
     return None
+
+
+def loop_prompt(hit: Hit) -> str | None:
+    """The prompt NOW.md's "Task complete: <prompt>" restates (`loop.mark_complete`, its
+    first 200 characters), or None for any other record."""
+    if hit.layer != "now":
+        return None
+    m = _LOOP_PROMPT.match(hit.text.lstrip())
+    return m.group(1).strip() if m else None
 
 
 def first_line(text: str) -> str:

@@ -10,7 +10,9 @@ little meaning with a later "What made the broadcast go silent on the 13th?"). A
 that finds the prompt has found the exchange, so its answer is a candidate too:
 
     turn(p)      = the LOG entries after prompt p in p's LOG file (or archive), up to and
-                   including the final response that closed it; a next prompt ends it
+                   including the final response that closed it; a next prompt ends it,
+                   and so does an entry of another session (a session that ended with
+                   no final response: the next one's records are not its answer)
     members      = the entries of turn(p) that carry content: not tool traces
                    (TOOL_USE), not another prompt; and, when the turn has ended, what
                    p's agent recorded outside the LOG while answering it: its ledger
@@ -108,10 +110,12 @@ def _members(store: Searchable, q: SearchQuery, prompt: Hit) -> list[Hit]:
         ).fetchall()
     out: list[Hit] = []
     end: Hit | None = None
+    session = _inner(prompt).get("session")
     for r in rows:
         h = _hit(r)
-        if is_intent(h):
-            end = h
+        other = _inner(h).get("session")
+        if is_intent(h) or (session and other and other != session):
+            end = h  # the next prompt, or an entry of another session: the turn has ended
             break
         if h.kind != "TOOL_USE":
             out.append(h)
@@ -142,9 +146,14 @@ def _recorded(store: Searchable, q: SearchQuery, prompt: Hit, end: Hit) -> list[
     return [_hit(r) for r in rows]
 
 
-def _event(h: Hit) -> str | None:
+def _inner(h: Hit) -> dict[str, Any]:
     inner = h.meta.get("metadata") if h.layer in LOG_LAYERS else None
-    return inner.get("event") if isinstance(inner, dict) else None
+    return inner if isinstance(inner, dict) else {}
+
+
+def _event(h: Hit) -> str | None:
+    event = _inner(h).get("event")
+    return event if isinstance(event, str) else None
 
 
 def _hit(r: Any) -> Hit:

@@ -47,7 +47,7 @@ from memstrata.search.priors import (
     words_of,
 )
 from memstrata.search.query import Hit, Searchable, SearchQuery
-from memstrata.search.questions import with_questions_below
+from memstrata.search.questions import asks_only, with_questions_below
 from memstrata.search.reasons import asks_reason, with_reasons
 from memstrata.search.resolutions import with_resolutions
 from memstrata.search.restated import restating, with_restated
@@ -181,6 +181,8 @@ def rules_idle(
     `with_restated` (which reads the store's updated facts) might."""
     if any(h.kind == "USER_FEEDBACK" and is_intent(h) and h.uid not in dropped for h in pool):
         return False  # `with_turns` reads the turns of the pool's best prompts
+    if any(h.layer == "now" and asks_only(h) and h.uid not in dropped for h in pool):
+        return False  # `with_questions_below`: NOW.md restating a prompt that only asks
     if points_to(q, pool, dropped):
         return False  # `with_pointed` lifts the facts the pool's best records name
     text = q.text
