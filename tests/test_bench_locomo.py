@@ -233,3 +233,31 @@ def test_sessions_are_ranked_by_their_best_turn() -> None:
     rows = tally.rows["all"]
     assert [r["session_recall@10"] for r in rows] == [0.0, 0.0]
     assert [r["session_rank@10"] for r in rows] == [1.0, 0.0]
+
+
+def test_a_change_to_ingest_builds_the_store_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `bench` counts as query-side for the cache's code version, yet `_ingest` decides
+    # what the store holds: a store built by an earlier `_ingest` was searched again
+    # (as in `bench paraphrase`, 77dcdbd). Fails before: the third run copied the store.
+    path = tmp_path / "conv.json"
+    path.write_text(json.dumps(CONV))
+    convs = locomo.load(path)
+    said: list[str] = []
+
+    def built() -> bool:
+        said.clear()
+        locomo.run_memstrata(convs, ("lexical",), progress=said.append)
+        assert said
+        return not any("from the cache" in s for s in said)
+
+    assert built()
+    assert not built()  # the same ingest: copied
+    ingest = locomo._ingest
+
+    def another_ingest(home: Path, config: str, turns: list, semantic: bool) -> dict:
+        return ingest(home, config, turns, semantic)
+
+    monkeypatch.setattr(locomo, "_ingest", another_ingest)
+    assert built()

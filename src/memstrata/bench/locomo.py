@@ -72,6 +72,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from datetime import datetime
+from inspect import getsource
 from pathlib import Path
 from typing import Any
 
@@ -273,7 +274,8 @@ def run_memstrata(
                 )
             home, info, hit = built_home(
                 "locomo",
-                (turns, config, semantic),
+                # `bench` is query-side for `cache.code_version`, but `_ingest` decides what is written
+                (turns, config, semantic, getsource(_ingest)),
                 lambda h, c=config, t=turns: _ingest(h, c, t, semantic),  # type: ignore[misc]
                 folder,
             )
