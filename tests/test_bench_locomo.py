@@ -233,3 +233,85 @@ def test_sessions_are_ranked_by_their_best_turn() -> None:
     rows = tally.rows["all"]
     assert [r["session_recall@10"] for r in rows] == [0.0, 0.0]
     assert [r["session_rank@10"] for r in rows] == [1.0, 0.0]
+
+
+def test_a_change_to_ingest_builds_the_store_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `bench` counts as query-side for the cache's code version, yet `_ingest` decides
+    # what the store holds: a store built by an earlier `_ingest` was searched again
+    # (as in `bench paraphrase`, 77dcdbd). Fails before: the third run copied the store.
+    path = tmp_path / "conv.json"
+    path.write_text(json.dumps(CONV))
+    convs = locomo.load(path)
+    said: list[str] = []
+
+    def built() -> bool:
+        said.clear()
+        locomo.run_memstrata(convs, ("lexical",), progress=said.append)
+        assert said
+        return not any("from the cache" in s for s in said)
+
+    assert built()
+    assert not built()  # the same ingest: copied
+    ingest = locomo._ingest
+
+    def another_ingest(home: Path, config: str, turns: list, semantic: bool) -> dict:
+        return ingest(home, config, turns, semantic)
+
+    monkeypatch.setattr(locomo, "_ingest", another_ingest)
+    assert built()
+
+
+def _log_split(home: Path, turns: list, compact_late: bool) -> list[list[str]]:
+    """`locomo.log_ingest` into a fresh store whose LOG compactions run at once, or only
+    once someone waits for the background work (`compact_late`: a busy machine); the
+    turn ids in LOG.md, then in each archive."""
+    import re
+    import threading
+
+    from memstrata.lifecycle import triggers
+    from memstrata.store.engine import Engine
+    from memstrata.store.view import Store
+
+    home.mkdir()
+    (home / "config.toml").write_text("[log]\ncompact_entries = 10\n")
+    release = threading.Event()
+    if not compact_late:
+        release.set()
+    compact, drain = triggers.compact_log_if_due, Engine.drain
+
+    def held(store, agent):  # type: ignore[no-untyped-def]
+        release.wait(timeout=60)
+        return compact(store, agent)
+
+    def draining(engine, timeout=None):  # type: ignore[no-untyped-def]
+        release.set()
+        drain(engine, timeout)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(triggers, "compact_log_if_due", held)
+        mp.setattr(Engine, "drain", draining)
+        with Store(home, agent="locomo") as store:
+            locomo.log_ingest(store, turns)
+    agent = home / "agents" / "locomo"
+    dia = re.compile(r'"dia": "(D\d+:\d+)"')
+    log = dia.findall((agent / "memory" / "LOG.md").read_text())
+    archives = sorted(dia.findall(p.read_text()) for p in (agent / "archive").glob("*.md"))
+    return [log, *archives]
+
+
+def test_the_log_rows_store_does_not_depend_on_when_a_compaction_thread_runs(
+    tmp_path: Path,
+) -> None:
+    # The LOG rows appended every turn back to back and waited for the compactions only
+    # at the end: the entries a compaction archived were those written by the time its
+    # thread ran (as in `bench paraphrase`, 79a238c). Fails before: `late` archived
+    # everything in one compaction.
+    path = tmp_path / "conv.json"
+    path.write_text(json.dumps(long_conversation(60)))
+    ((_sample, turns, _qs),) = locomo.load(path)
+    prompt = _log_split(tmp_path / "prompt", turns, compact_late=False)
+    late = _log_split(tmp_path / "late", turns, compact_late=True)
+    assert prompt == late
+    assert len(prompt) > 2  # compacted more than once

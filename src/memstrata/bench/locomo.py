@@ -72,6 +72,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from datetime import datetime
+from inspect import getsource
 from pathlib import Path
 from typing import Any
 
@@ -273,7 +274,8 @@ def run_memstrata(
                 )
             home, info, hit = built_home(
                 "locomo",
-                (turns, config, semantic),
+                # `bench` is query-side for `cache.code_version`, but `_ingest` decides what is written
+                (turns, config, semantic, getsource(_ingest)),
                 lambda h, c=config, t=turns: _ingest(h, c, t, semantic),  # type: ignore[misc]
                 folder,
             )
@@ -354,10 +356,7 @@ def run_memstrata_log(
             (home / "config.toml").write_text(config)
             last = max((t[4] for t in turns), default=0.0)
             with Store(home, agent="locomo") as store:
-                log = store.agent().log
-                for dia, _n, speaker, text, ts in turns:
-                    log.append("SYSTEM", turn_text(speaker, text, ts), {"dia": dia}, ts=ts)
-                store.drain()  # the background compactions the appends started
+                log_ingest(store, turns)
                 for question, cat, ev, old in qs:
                     t = time.perf_counter()
                     hits = store.search(
@@ -369,6 +368,17 @@ def run_memstrata_log(
         finally:
             shutil.rmtree(home, ignore_errors=True)
     return tally
+
+
+def log_ingest(store: Store, turns: list[Turn]) -> None:
+    """One `log.append` per turn; each waits for the LOG compaction it started, as an
+    agent's turns do: appended back to back, the entries a compaction archived were
+    those written by the time its thread ran, so two runs split LOG.md and `archive/`
+    differently (as in `bench paraphrase`, 79a238c)."""
+    log = store.agent().log
+    for dia, _n, speaker, text, ts in turns:
+        log.append("SYSTEM", turn_text(speaker, text, ts), {"dia": dia}, ts=ts)
+        store.drain()
 
 
 def run_fts5_baseline(convs: Iterable[tuple[str, list[Turn], list[Question]]]) -> Tally:
