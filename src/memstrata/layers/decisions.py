@@ -52,8 +52,8 @@ if TYPE_CHECKING:
 RULE_KINDS = ("convention", "warning")
 _ID = re.compile(r"mem-[0-9a-f]{8}")
 # `USER_REF` (model), the `ref` of a record `lifecycle.reversal` wrote from the user's
-# change of plan: an agent that records the replacement itself, naming the record the user's words replaced,
-# replaces the user's record (the chain stays old -> the user's words -> the agent's).
+# change of plan: an agent that records the replacement itself, naming the record the
+# user's words replaced, replaces the user's record (the chain stays old -> the user's words -> the agent's).
 _WORD = re.compile(r"[^\W_]{3,}")
 
 

@@ -211,11 +211,7 @@ def _around(
     the ceilidh after all. Let's do a supper instead.": the second names no subject). The
     best record shares at least two, no other as many, and one of them is in a signal
     sentence itself (a neighbour alone says nothing changed)."""
-    near: list[str] = []
-    for s in said:
-        k = every.index(s) if s in every else -1
-        near.extend(every[max(0, k - 1) : k + 2] if k >= 0 else [s])
-    words, own = _content(" ".join(dict.fromkeys(near))), _content(" ".join(said))
+    words, own = _content(_beside(said, every)), _content(" ".join(said))
     scored = [(e, _holds(words, e.summary)) for e in records]
     best = max((n for _, n in scored), default=0)
     found = [e for e, n in scored if n == best] if best >= 2 else []
@@ -227,8 +223,16 @@ def _names_label(said: Sequence[str], every: Sequence[str], record: LedgerEntry)
     label = _label(record.summary)
     if label is None:
         return False
-    near = [x for s in said for x in every[max(0, every.index(s) - 1) : every.index(s) + 2]]
-    return _holds(_content(label), " ".join(dict.fromkeys(near))) >= 1
+    return _holds(_content(label), _beside(said, every)) >= 1
+
+
+def _beside(said: Sequence[str], every: Sequence[str]) -> str:
+    """The sentences `said` and the one either side of each, once each, in order."""
+    near: list[str] = []
+    for s in said:
+        k = every.index(s) if s in every else -1
+        near.extend(every[max(0, k - 1) : k + 2] if k >= 0 else [s])
+    return " ".join(dict.fromkeys(near))
 
 
 def replaced_by(prompt: str, in_force: Sequence[LedgerEntry]) -> Reversal | None:

@@ -28,6 +28,7 @@ import re
 from collections.abc import Sequence
 
 from memstrata.reading.patterns import MONTHS, WEEKDAYS
+from memstrata.search.priors import DIALOGUE_LAYERS
 from memstrata.search.query import Hit, weighed
 from memstrata.search.text import STOPWORDS
 
@@ -40,7 +41,6 @@ _PAIR = re.compile(r"\b([A-Z][a-z]+)\s+([A-Z][a-z]+)\b")
 _OPENS = re.compile(r"(?:\A|[.!?;:\n#]|^\s*[-*]|\(|\|)\s*$", re.M)
 _ROLE = re.compile(r"\s*\(|'s\b")
 _CALENDAR = frozenset([*WEEKDAYS, *MONTHS])
-_TURNS = frozenset({"session", "channel"})  # `priors.DIALOGUE_LAYERS`
 
 
 def asks_who(query: str) -> bool:
@@ -77,12 +77,14 @@ def with_people(query: str, pool: Sequence[Hit], factor: float = WHO) -> list[Hi
     who (`who` and `who_said` in their explain)."""
     if factor == 1.0 or not pool or not asks_who(query):
         return list(pool)
-    found = {h.uid: full_names(f"{h.title}\n{h.text}") for h in pool if h.layer not in _TURNS}
+    found = {
+        h.uid: full_names(f"{h.title}\n{h.text}") for h in pool if h.layer not in DIALOGUE_LAYERS
+    }
     firsts = {name.split()[0] for names in found.values() for name in names}
     first = re.compile(rf"\b(?:{'|'.join(sorted(firsts))})\b") if firsts else None
 
     def named(h: Hit) -> str | None:
-        if h.layer in _TURNS:
+        if h.layer in DIALOGUE_LAYERS:
             return None
         names = found.get(h.uid) or []
         if names:

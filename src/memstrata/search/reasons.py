@@ -47,11 +47,10 @@ import re
 from collections.abc import Sequence
 
 from memstrata.model import USER_REF
-from memstrata.search.priors import asked_signals
+from memstrata.search.priors import DIALOGUE_LAYERS, asked_signals
 from memstrata.search.query import Hit, weighed
 
 REASON = 1.5  # a record stating a reason, for a question that asks why a choice was made
-_TURNS = frozenset({"session", "channel"})  # `priors.DIALOGUE_LAYERS`
 _ASKS = re.compile(r"\b(?:why|how\s+come)\b|\bwhat\s+(?:was|is|were|are)\s+the\s+reasons?\b", re.I)
 # "why couldn't we ...", "why can't it ...": what stood in the way, a failure's cause
 _ABILITY = re.compile(r"\b(?:could|couldn't|can't|cannot|can|unable|wouldn't|won't)\b", re.I)
@@ -94,4 +93,6 @@ def with_reasons(query: str, pool: Sequence[Hit], factor: float = REASON) -> lis
     why (`reason` and `reason_said` in their explain); a conversation's turns as they are."""
     if factor == 1.0 or not pool or not asks_reason(query):
         return list(pool)
-    return weighed(pool, factor, "reason", lambda h: None if h.layer in _TURNS else reason_of(h))
+    return weighed(
+        pool, factor, "reason", lambda h: None if h.layer in DIALOGUE_LAYERS else reason_of(h)
+    )

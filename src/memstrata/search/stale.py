@@ -31,16 +31,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from memstrata.reading.patterns import MONTHS, WEEKDAYS
+
 SHARED = 2  # content words besides the frame that the record and the fact share, at least
 KINDS = frozenset({"decision", "constraint"})  # ledger kinds whose values are in force
-_DATE_WORDS = frozenset(
-    re.split(
-        r"\s+",
-        "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs "
-        "fri sat sun january february march april may june july august september october "
-        "november december jan feb mar apr jun jul aug sep sept oct nov dec",
-    )
-)
+_CALENDAR = (*WEEKDAYS, *MONTHS)
+# the calendar's names and their short forms ("mon", "sept") beside a number: a date
+_DATE_WORDS = frozenset([*_CALENDAR, *(w[:3] for w in _CALENDAR), "tues", "thur", "thurs", "sept"])
 _WHEN = re.compile(r"\b(?:when|what (?:date|day|time)|which (?:date|day))\b", re.I)
 
 Frame = tuple[str, str]
